@@ -1,0 +1,5 @@
+use super::CmdResult;
+
+pub fn run(_args: crate::CompactArgs) -> CmdResult {
+    Err("`compact` is not implemented yet".into())
+}

@@ -1,0 +1,208 @@
+//! `arbor-cli`: the same engine as the app, headless.
+//!
+//! Each subcommand lives in `commands/<name>.rs` and is a thin adapter over one crate:
+//! `inspect`, `tree`, `context` over `session-engine`; `compact`, `navigate` over `summarizer`;
+//! `index`, `search` over `library`.
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+mod commands;
+
+#[derive(Parser)]
+#[command(name = "arbor-cli", version, about = "Inspect, compact, navigate and search Pi coding-agent sessions")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Budget flags shared by `inspect`, `compact` and `navigate` (the oracle's flags).
+#[derive(Args, Debug, Clone, Default)]
+pub struct BudgetArgs {
+    /// The model's context window in tokens [default: 200000, or the model catalog's value]
+    #[arg(long)]
+    pub context_window: Option<u64>,
+    /// compaction.reserveTokens [default: Pi's settings files, else 16384]
+    #[arg(long)]
+    pub reserve_tokens: Option<u64>,
+    /// compaction.keepRecentTokens [default: Pi's settings files, else 20000]
+    #[arg(long)]
+    pub keep_recent_tokens: Option<u64>,
+    /// compaction.enabled (only `false` disables)
+    #[arg(long)]
+    pub compaction_enabled: Option<bool>,
+    /// branchSummary.reserveTokens [default: Pi's settings files, else 16384]
+    #[arg(long)]
+    pub branch_reserve_tokens: Option<u64>,
+    /// Explicit token budget for branch-entry selection (0 = unlimited)
+    #[arg(long)]
+    pub branch_budget: Option<u64>,
+}
+
+/// Provider flags shared by `compact` and `navigate`.
+#[derive(Args, Debug, Clone)]
+pub struct ProviderArgs {
+    /// openai | anthropic | gemini | offline
+    #[arg(long, default_value = "offline")]
+    pub provider: String,
+    /// Model id, e.g. gpt-4o-mini, claude-sonnet-4-5, gemini-2.5-flash
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Base URL: OpenAI-compatible ends in /v1; Anthropic and Gemini take the host
+    #[arg(long)]
+    pub base_url: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print what Pi would compute for a session file, as JSON (the conformance report)
+    Inspect(InspectArgs),
+    /// Print the session tree as ASCII: active path, leaf, labels, compactions, branch summaries
+    Tree(TreeArgs),
+    /// Print, readably, what the model would see at the leaf (or --leaf), with token counts
+    Context(ContextArgs),
+    /// Compact the session now: summarize old history and append a `compaction` entry
+    Compact(CompactArgs),
+    /// Move the leaf to another node, optionally appending a `branch_summary` of the branch left
+    Navigate(NavigateArgs),
+    /// Build or update the SQLite index of session files
+    Index(IndexArgs),
+    /// Full-text search across indexed sessions
+    Search(SearchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct InspectArgs {
+    /// Session file (.jsonl)
+    pub file: PathBuf,
+    /// Inspect as if this entry were the leaf (`null` = before the first entry)
+    #[arg(long)]
+    pub leaf: Option<String>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+    /// Navigation target: adds the `branch` section
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Custom instructions (accepted for oracle compatibility)
+    #[arg(long)]
+    pub custom_instructions: Option<String>,
+    /// Read options from a JSON object with the oracle's `options` keys
+    #[arg(long)]
+    pub options_json: Option<PathBuf>,
+    /// Pretty-print the JSON
+    #[arg(long)]
+    pub pretty: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct TreeArgs {
+    /// Session file (.jsonl)
+    pub file: PathBuf,
+    /// Mark this entry as the leaf instead of the file's last entry
+    #[arg(long)]
+    pub leaf: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ContextArgs {
+    /// Session file (.jsonl)
+    pub file: PathBuf,
+    /// Show the context as if this entry were the leaf
+    #[arg(long)]
+    pub leaf: Option<String>,
+    /// Context window used for the threshold line
+    #[arg(long, default_value_t = 200000)]
+    pub context_window: u64,
+    /// compaction.reserveTokens used for the threshold line
+    #[arg(long, default_value_t = 16384)]
+    pub reserve_tokens: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct CompactArgs {
+    /// Session file (.jsonl)
+    pub file: PathBuf,
+    /// Compact as if this entry were the leaf
+    #[arg(long)]
+    pub leaf: Option<String>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+    /// Extra focus for the summary
+    #[arg(long)]
+    pub instructions: Option<String>,
+    #[command(flatten)]
+    pub provider: ProviderArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct NavigateArgs {
+    /// Session file (.jsonl)
+    pub file: PathBuf,
+    /// Entry to navigate to
+    #[arg(long)]
+    pub target: String,
+    /// Navigate from this leaf instead of the file's last entry
+    #[arg(long)]
+    pub leaf: Option<String>,
+    /// Summarize the branch being left
+    #[arg(long)]
+    pub summarize: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+    /// Extra focus for the branch summary
+    #[arg(long)]
+    pub instructions: Option<String>,
+    /// Label to attach
+    #[arg(long)]
+    pub label: Option<String>,
+    #[command(flatten)]
+    pub provider: ProviderArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct IndexArgs {
+    /// Session roots to index (default: Pi's sessions root)
+    #[arg(long = "root")]
+    pub roots: Vec<PathBuf>,
+    /// Index database file (default: Arbor's app-data folder)
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct SearchArgs {
+    /// Full-text query
+    pub query: String,
+    /// Session roots (default: Pi's sessions root)
+    #[arg(long = "root")]
+    pub roots: Vec<PathBuf>,
+    /// Only sessions of this project (cwd)
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Print hits as a JSON array
+    #[arg(long)]
+    pub json: bool,
+    /// Index database file (default: Arbor's app-data folder)
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Inspect(a) => commands::inspect::run(a),
+        Command::Tree(a) => commands::tree::run(a),
+        Command::Context(a) => commands::context::run(a),
+        Command::Compact(a) => commands::compact::run(a),
+        Command::Navigate(a) => commands::navigate::run(a),
+        Command::Index(a) => commands::index::run(a),
+        Command::Search(a) => commands::search::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("arbor-cli: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

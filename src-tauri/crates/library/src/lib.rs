@@ -1,0 +1,1 @@
+//! library crate (in progress).

@@ -1,0 +1,1 @@
+//! Pi-compatible session engine.

@@ -1,0 +1,1 @@
+//! summarizer crate (in progress).

@@ -1,0 +1,2 @@
+//! Arbor desktop app (placeholder until the app crate lands).
+pub fn placeholder() {}

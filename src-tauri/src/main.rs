@@ -1,0 +1,3 @@
+fn main() {
+    arbor_app::placeholder();
+}
