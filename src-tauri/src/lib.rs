@@ -1,2 +1,7 @@
-//! Arbor desktop app (placeholder until the app crate lands).
-pub fn placeholder() {}
+//! Arbor desktop app: wiring only.
+pub fn run() {
+    tauri::Builder::default()
+        .plugin(tauri_plugin_dialog::init())
+        .run(tauri::generate_context!())
+        .expect("error while running Arbor");
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Idempotent setup for a fresh Debian/Ubuntu machine: system packages (only the missing ones),
+# the UI's npm packages, and the built UI (ui/dist, which the Rust build embeds).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+APT_PACKAGES=(libwebkit2gtk-4.1-dev build-essential pkg-config file xvfb xauth webkit2gtk-driver
+  dbus gnome-keyring libsecret-tools keyutils imagemagick)
+
+if command -v dpkg-query >/dev/null 2>&1; then
+  missing=()
+  for p in "${APT_PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$p")
+    fi
+  done
+  if ((${#missing[@]})); then
+    echo "setup: installing system packages: ${missing[*]}"
+    SUDO=""
+    if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+else
+  echo "setup: not a Debian/Ubuntu system; install WebKitGTK 4.1 (dev), a C toolchain, pkg-config," >&2
+  echo "       Xvfb, WebKitWebDriver, dbus, gnome-keyring and ImageMagick yourself (see README.md)." >&2
+fi
+
+for tool in cargo node npm; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "setup: '$tool' not found. Install Rust (https://rustup.rs) and Node.js 20+ first." >&2
+    exit 1
+  fi
+done
+
+# npm ci only when the lockfile changed since the last install (keeps reruns fast).
+stamp="ui/node_modules/.arbor-lock-stamp"
+if [ ! -f "$stamp" ] || ! cmp -s ui/package-lock.json "$stamp"; then
+  (cd ui && npm ci --no-audit --no-fund)
+  cp ui/package-lock.json "$stamp"
+fi
+
+(cd ui && npm run build --silent)
+echo "setup: done"

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Set everything up and run every test: Rust (workspace), Vitest (UI) and the end-to-end
+# WebDriver test of the real window under Xvfb.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+"$ROOT/scripts/setup.sh"
+
+echo "== cargo test --workspace --locked"
+if [ -x "$ROOT/scripts/with-secret-service.sh" ]; then
+  # Starts dbus-run-session + an unlocked gnome-keyring for the keyring tests.
+  "$ROOT/scripts/with-secret-service.sh" cargo test --workspace --locked
+else
+  cargo test --workspace --locked
+fi
+
+echo "== vitest"
+(cd ui && npx vitest run)
+
+echo "== end-to-end (WebDriver, Xvfb)"
+cargo build --locked -p arbor
+ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" node "$ROOT/tests/e2e/e2e.mjs"

@@ -1,0 +1,8 @@
+import { defineConfig } from "vite";
+
+export default defineConfig({
+  clearScreen: false,
+  server: { port: 5173, strictPort: true },
+  build: { target: "es2022", outDir: "dist", emptyOutDir: true },
+  test: { environment: "jsdom", include: ["test/**/*.test.ts"] },
+});
