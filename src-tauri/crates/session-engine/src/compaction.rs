@@ -1,0 +1,420 @@
+//! Compaction planning (§11), the serialized transcript (§12.1) and the entry Pi writes (§12.3-12.5).
+//! Everything here is pure: the app calls it on every slider move.
+
+use crate::context::{self, build_context_on_path, estimate_context, estimate_tokens, to_llm, CompactionSettings};
+use crate::json::{self, obj, Value};
+use crate::session::{Kind, Session};
+
+pub use crate::context::CompactionSettings as Settings;
+
+/// `{read, written, edited}`, insertion-ordered sets.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FileOps {
+    pub read: Vec<String>,
+    pub written: Vec<String>,
+    pub edited: Vec<String>,
+}
+
+fn add(set: &mut Vec<String>, v: String) {
+    if !set.contains(&v) {
+        set.push(v);
+    }
+}
+
+impl FileOps {
+    /// `extractFileOpsFromMessage`: read/write/edit tool calls with a non-empty string `path`.
+    pub fn add_tool_calls(&mut self, m: &Value) {
+        if m.str_field("role") != Some("assistant") {
+            return;
+        }
+        let Some(Value::Arr(blocks)) = m.get("content") else { return };
+        for b in blocks {
+            if b.str_field("type") != Some("toolCall") || b.get("name").is_none() {
+                continue;
+            }
+            let Some(args) = b.get("arguments").filter(|a| a.truthy()) else { continue };
+            let Some(path) = args.str_field("path").filter(|p| !p.is_empty()) else { continue };
+            match b.str_field("name") {
+                Some("read") => add(&mut self.read, path.to_string()),
+                Some("write") => add(&mut self.written, path.to_string()),
+                Some("edit") => add(&mut self.edited, path.to_string()),
+                _ => {}
+            }
+        }
+    }
+
+    /// Adds a Pi-generated entry's `details.readFiles` / `details.modifiedFiles`.
+    pub fn add_details(&mut self, details: &Value) {
+        if let Some(Value::Arr(r)) = details.get("readFiles") {
+            for f in r {
+                add(&mut self.read, f.as_str().map(str::to_string).unwrap_or_else(|| context::js_to_string(f)));
+            }
+        }
+        if let Some(Value::Arr(m)) = details.get("modifiedFiles") {
+            for f in m {
+                add(&mut self.edited, f.as_str().map(str::to_string).unwrap_or_else(|| context::js_to_string(f)));
+            }
+        }
+    }
+
+    /// `computeFileLists`: (readFiles, modifiedFiles), each sorted by UTF-16 code units.
+    pub fn file_lists(&self) -> (Vec<String>, Vec<String>) {
+        let mut modified: Vec<String> = Vec::new();
+        for f in self.edited.iter().chain(self.written.iter()) {
+            add(&mut modified, f.clone());
+        }
+        let mut read: Vec<String> = self.read.iter().filter(|f| !modified.contains(f)).cloned().collect();
+        read.sort_by(|a, b| json::cmp_utf16(a, b));
+        modified.sort_by(|a, b| json::cmp_utf16(a, b));
+        (read, modified)
+    }
+}
+
+/// `formatFileOperations`.
+pub fn file_ops_appendix(read: &[String], modified: &[String]) -> String {
+    let mut sections = Vec::new();
+    if !read.is_empty() {
+        sections.push(format!("<read-files>\n{}\n</read-files>", read.join("\n")));
+    }
+    if !modified.is_empty() {
+        sections.push(format!("<modified-files>\n{}\n</modified-files>", modified.join("\n")));
+    }
+    if sections.is_empty() {
+        String::new()
+    } else {
+        format!("\n\n{}", sections.join("\n\n"))
+    }
+}
+
+const TOOL_RESULT_MAX: usize = 2000;
+
+fn truncate_for_summary(text: &str) -> String {
+    let len = json::utf16_len(text);
+    if len <= TOOL_RESULT_MAX {
+        return text.to_string();
+    }
+    format!("{}\n\n[... {} more characters truncated]", json::utf16_prefix(text, TOOL_RESULT_MAX), len - TOOL_RESULT_MAX)
+}
+
+fn text_of_blocks(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::Str(s)) => s.clone(),
+        Some(Value::Arr(blocks)) => blocks
+            .iter()
+            .filter(|b| b.str_field("type") == Some("text"))
+            .map(|b| b.get("text").map(context::js_to_string).unwrap_or_else(|| "undefined".into()))
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+/// `serializeConversation` over LLM messages (apply [`to_llm`] first).
+pub fn serialize_conversation(messages: &[Value]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for m in messages {
+        match m.str_field("role") {
+            Some("user") => {
+                let text = text_of_blocks(m.get("content"));
+                if !text.is_empty() {
+                    parts.push(format!("[User]: {text}"));
+                }
+            }
+            Some("assistant") => {
+                let mut texts = Vec::new();
+                let mut thinking = Vec::new();
+                let mut calls = Vec::new();
+                if let Some(Value::Arr(blocks)) = m.get("content") {
+                    for b in blocks {
+                        match b.str_field("type") {
+                            Some("text") => texts.push(b.get("text").map(context::js_to_string).unwrap_or_else(|| "undefined".into())),
+                            Some("thinking") => thinking.push(b.get("thinking").map(context::js_to_string).unwrap_or_else(|| "undefined".into())),
+                            Some("toolCall") => {
+                                let args = match b.get("arguments") {
+                                    Some(Value::Obj(a)) => a.iter().map(|(k, v)| format!("{k}={}", json::to_string(v))).collect::<Vec<_>>().join(", "),
+                                    _ => String::new(),
+                                };
+                                let name = b.get("name").map(context::js_to_string).unwrap_or_else(|| "undefined".into());
+                                calls.push(format!("{name}({args})"));
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                if !thinking.is_empty() {
+                    parts.push(format!("[Assistant thinking]: {}", thinking.join("\n")));
+                }
+                if !texts.is_empty() {
+                    parts.push(format!("[Assistant]: {}", texts.join("\n")));
+                }
+                if !calls.is_empty() {
+                    parts.push(format!("[Assistant tool calls]: {}", calls.join("; ")));
+                }
+            }
+            Some("toolResult") => {
+                let text = text_of_blocks(m.get("content"));
+                if !text.is_empty() {
+                    parts.push(format!("[Tool result]: {}", truncate_for_summary(&text)));
+                }
+            }
+            _ => {}
+        }
+    }
+    parts.join("\n\n")
+}
+
+/// `serializeConversation(convertToLlm(messages))`.
+pub fn serialize_agent_messages(messages: &[Value]) -> String {
+    serialize_conversation(&to_llm(messages))
+}
+
+/// The compaction mapping of one entry (§11.5): like the context mapping, but a
+/// `branch_summary` always yields a message and a `compaction` yields nothing.
+pub fn compaction_message(s: &Session, idx: usize) -> Option<Value> {
+    match s.kind(idx) {
+        Kind::Message => s.value(idx).get("message").cloned(),
+        Kind::CustomMessage => Some(context::custom_message(s, idx)),
+        Kind::BranchSummary => Some(context::branch_summary_message(s, idx)),
+        _ => None,
+    }
+}
+
+fn is_valid_cut_point(s: &Session, idx: usize) -> bool {
+    match s.kind(idx) {
+        Kind::Message => matches!(
+            s.role(idx),
+            Some("bashExecution" | "custom" | "branchSummary" | "compactionSummary" | "user" | "assistant")
+        ),
+        Kind::BranchSummary | Kind::CustomMessage => true,
+        _ => false,
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CutPoint {
+    /// Positions in the path.
+    pub first_kept: usize,
+    pub turn_start: Option<usize>,
+    pub is_split_turn: bool,
+}
+
+/// `findCutPoint` over `path[start..end]` (positions into `path`).
+pub fn find_cut_point(s: &Session, path: &[usize], start: usize, end: usize, keep_recent: f64) -> CutPoint {
+    let cut_points: Vec<usize> = (start..end).filter(|&p| is_valid_cut_point(s, path[p])).collect();
+    if cut_points.is_empty() {
+        return CutPoint { first_kept: start, turn_start: None, is_split_turn: false };
+    }
+    let mut acc = 0.0;
+    let mut cut = cut_points[0];
+    for p in (start..end).rev() {
+        let idx = path[p];
+        if s.kind(idx) != Kind::Message {
+            continue;
+        }
+        acc += s.message(idx).map(estimate_tokens).unwrap_or(0.0);
+        if acc >= keep_recent {
+            // The first cut point at or after p (cut points are sorted).
+            let k = cut_points.partition_point(|&c| c < p);
+            if k < cut_points.len() {
+                cut = cut_points[k];
+            }
+            break;
+        }
+    }
+    while cut > start {
+        let prev = s.kind(path[cut - 1]);
+        if prev == Kind::Compaction || prev == Kind::Message {
+            break;
+        }
+        cut -= 1;
+    }
+    let is_user = s.kind(path[cut]) == Kind::Message && s.role(path[cut]) == Some("user");
+    let turn_start = if is_user { None } else { find_turn_start(s, path, cut, start) };
+    CutPoint { first_kept: cut, turn_start, is_split_turn: !is_user && turn_start.is_some() }
+}
+
+/// `findTurnStartIndex`.
+pub fn find_turn_start(s: &Session, path: &[usize], from: usize, start: usize) -> Option<usize> {
+    (start..=from).rev().find(|&p| {
+        let idx = path[p];
+        match s.kind(idx) {
+            Kind::BranchSummary | Kind::CustomMessage => true,
+            Kind::Message => matches!(s.role(idx), Some("user" | "bashExecution")),
+            _ => false,
+        }
+    })
+}
+
+/// A message chosen for a summary, with the entry it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedMessage {
+    pub entry: usize,
+    pub message: Value,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompactionPreparation {
+    pub first_kept_entry_id: String,
+    /// Position of the first kept entry in the path.
+    pub first_kept_position: usize,
+    pub boundary_start: usize,
+    pub previous_compaction: Option<usize>,
+    pub messages_to_summarize: Vec<PlannedMessage>,
+    pub turn_prefix_messages: Vec<PlannedMessage>,
+    pub is_split_turn: bool,
+    pub turn_start: Option<usize>,
+    pub tokens_before: f64,
+    pub previous_summary: Option<Value>,
+    pub file_ops: FileOps,
+    pub read_files: Vec<String>,
+    pub modified_files: Vec<String>,
+    pub settings: CompactionSettings,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The last path entry is a compaction ("Already compacted").
+    LastEntryIsCompaction,
+    /// No entry to keep: an empty path ("Nothing to compact (session too small)").
+    NoFirstKeptEntry,
+}
+
+impl Refusal {
+    pub fn reason(self) -> &'static str {
+        match self {
+            Refusal::LastEntryIsCompaction => "lastEntryIsCompaction",
+            Refusal::NoFirstKeptEntry => "noFirstKeptEntry",
+        }
+    }
+    pub fn message(self) -> &'static str {
+        match self {
+            Refusal::LastEntryIsCompaction => "Already compacted: the leaf is a compaction entry. Continue the conversation first, or pick another leaf.",
+            Refusal::NoFirstKeptEntry => "Nothing to compact (session too small).",
+        }
+    }
+}
+
+impl CompactionPreparation {
+    pub fn agent_messages_to_summarize(&self) -> Vec<Value> {
+        self.messages_to_summarize.iter().map(|m| m.message.clone()).collect()
+    }
+    pub fn agent_turn_prefix(&self) -> Vec<Value> {
+        self.turn_prefix_messages.iter().map(|m| m.message.clone()).collect()
+    }
+    pub fn serialized_history(&self) -> String {
+        serialize_agent_messages(&self.agent_messages_to_summarize())
+    }
+    pub fn serialized_turn_prefix(&self) -> String {
+        serialize_agent_messages(&self.agent_turn_prefix())
+    }
+    pub fn appendix(&self) -> String {
+        file_ops_appendix(&self.read_files, &self.modified_files)
+    }
+    /// Whether the history needs an LLM call (Pi skips it on a split turn with nothing before).
+    pub fn needs_history_call(&self) -> bool {
+        !(self.is_split_turn && !self.turn_prefix_messages.is_empty() && self.messages_to_summarize.is_empty())
+    }
+    pub fn needs_prefix_call(&self) -> bool {
+        self.is_split_turn && !self.turn_prefix_messages.is_empty()
+    }
+    /// Tokens in the messages to summarize and in the kept part (for the live preview).
+    pub fn tokens_summarized(&self) -> f64 {
+        self.messages_to_summarize.iter().chain(self.turn_prefix_messages.iter()).map(|m| estimate_tokens(&m.message)).sum()
+    }
+}
+
+/// `prepareCompaction(path, settings)` (§11).
+pub fn prepare_compaction(s: &Session, path: &[usize], settings: &CompactionSettings) -> Result<CompactionPreparation, Refusal> {
+    if let Some(&last) = path.last() {
+        if s.kind(last) == Kind::Compaction {
+            return Err(Refusal::LastEntryIsCompaction);
+        }
+    }
+    let prev = path.iter().rposition(|&i| s.kind(i) == Kind::Compaction);
+    let mut previous_summary = None;
+    let mut boundary_start = 0;
+    if let Some(p) = prev {
+        let v = s.value(path[p]);
+        previous_summary = v.get("summary").cloned();
+        let fk = v.get("firstKeptEntryId").and_then(Value::as_str);
+        boundary_start = match path.iter().position(|&i| Some(s.id(i)) == fk) {
+            Some(k) => k,
+            None => p + 1,
+        };
+    }
+    let end = path.len();
+    let ctx = build_context_on_path(s, path);
+    let tokens_before = estimate_context(&ctx.agent_messages()).tokens;
+    let cut = find_cut_point(s, path, boundary_start, end, settings.keep_recent_tokens);
+    if cut.first_kept >= path.len() {
+        return Err(Refusal::NoFirstKeptEntry);
+    }
+    let first_kept_entry_id = s.id(path[cut.first_kept]).to_string();
+    if first_kept_entry_id.is_empty() {
+        return Err(Refusal::NoFirstKeptEntry);
+    }
+    let history_end = if cut.is_split_turn { cut.turn_start.unwrap_or(cut.first_kept) } else { cut.first_kept };
+    let collect = |from: usize, to: usize| -> Vec<PlannedMessage> {
+        (from..to).filter_map(|p| compaction_message(s, path[p]).map(|m| PlannedMessage { entry: path[p], message: m })).collect()
+    };
+    let messages_to_summarize = collect(boundary_start, history_end);
+    let turn_prefix_messages = if cut.is_split_turn { collect(cut.turn_start.unwrap_or(cut.first_kept), cut.first_kept) } else { Vec::new() };
+    let mut ops = FileOps::default();
+    if let Some(p) = prev {
+        let v = s.value(path[p]);
+        if !v.get("fromHook").is_some_and(Value::truthy) {
+            if let Some(d) = v.get("details").filter(|d| d.truthy()) {
+                ops.add_details(d);
+            }
+        }
+    }
+    for m in messages_to_summarize.iter().chain(turn_prefix_messages.iter()) {
+        ops.add_tool_calls(&m.message);
+    }
+    let (read_files, modified_files) = ops.file_lists();
+    Ok(CompactionPreparation {
+        first_kept_entry_id,
+        first_kept_position: cut.first_kept,
+        boundary_start,
+        previous_compaction: prev.map(|p| path[p]),
+        messages_to_summarize,
+        turn_prefix_messages,
+        is_split_turn: cut.is_split_turn,
+        turn_start: cut.turn_start,
+        tokens_before,
+        previous_summary,
+        file_ops: ops,
+        read_files,
+        modified_files,
+        settings: *settings,
+    })
+}
+
+/// The summary text Pi writes: history (or the literal "No prior history." when a split turn
+/// has nothing before it), the split-turn context, then the file-list appendix.
+pub fn merge_summary(prep: &CompactionPreparation, history: Option<&str>, prefix: Option<&str>) -> String {
+    let mut summary = if prep.needs_prefix_call() {
+        let h = if prep.messages_to_summarize.is_empty() { "No prior history." } else { history.unwrap_or("") };
+        format!("{h}\n\n---\n\n**Turn Context (split turn):**\n\n{}", prefix.unwrap_or(""))
+    } else {
+        history.unwrap_or("").to_string()
+    };
+    summary.push_str(&prep.appendix());
+    summary
+}
+
+/// `details` as Pi writes it: `{readFiles, modifiedFiles}`.
+pub fn file_details(read: &[String], modified: &[String]) -> Value {
+    obj([
+        ("readFiles", Value::Arr(read.iter().map(|f| Value::Str(f.clone())).collect())),
+        ("modifiedFiles", Value::Arr(modified.iter().map(|f| Value::Str(f.clone())).collect())),
+    ])
+}
+
+/// Output limits Pi uses for the two summary calls.
+pub fn history_max_tokens(reserve: f64) -> f64 {
+    (0.8 * reserve).floor()
+}
+pub fn prefix_max_tokens(reserve: f64) -> f64 {
+    (0.5 * reserve).floor()
+}

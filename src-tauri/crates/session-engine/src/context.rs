@@ -1,0 +1,578 @@
+//! What the model sees: `buildSessionContext` (§8), `convertToLlm` (§8.4), token estimates (§9)
+//! and the automatic compaction check (§10).
+
+use crate::json::{self, obj, Value};
+use crate::session::{Kind, Session};
+use crate::time::parse_iso_ms;
+
+pub const COMPACTION_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+pub const COMPACTION_SUFFIX: &str = "\n</summary>";
+pub const BRANCH_PREFIX: &str = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+pub const BRANCH_SUFFIX: &str = "</summary>";
+
+/// One message of the context and the entry it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CtxMessage {
+    pub entry: usize,
+    pub message: Value,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Model {
+    pub provider: Value,
+    pub model_id: Value,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Context {
+    pub messages: Vec<CtxMessage>,
+    pub thinking_level: Value,
+    pub model: Option<Model>,
+    /// The compaction whose summary opens the context, if any.
+    pub compaction: Option<usize>,
+}
+
+impl Context {
+    pub fn agent_messages(&self) -> Vec<Value> {
+        self.messages.iter().map(|m| m.message.clone()).collect()
+    }
+}
+
+fn ts_ms(s: &Session, idx: usize) -> Value {
+    match parse_iso_ms(&s.entry(idx).timestamp) {
+        Some(ms) => Value::Num(ms as f64),
+        None => Value::Num(f64::NAN),
+    }
+}
+
+fn field(v: &Value, k: &str) -> Value {
+    v.get(k).cloned().unwrap_or(Value::Null)
+}
+
+/// `createCustomMessage`: `{role, customType, content, display, details?, timestamp}`.
+pub fn custom_message(s: &Session, idx: usize) -> Value {
+    let v = s.value(idx);
+    let mut m = json::Map::new();
+    m.insert("role", "custom".into());
+    // `undefined` values are left out by JSON.stringify; keep that by skipping absent keys.
+    for k in ["customType", "content", "display", "details"] {
+        if let Some(x) = v.get(k) {
+            m.insert(k, x.clone());
+        }
+    }
+    m.insert("timestamp", ts_ms(s, idx));
+    Value::Obj(m)
+}
+
+/// `createBranchSummaryMessage`.
+pub fn branch_summary_message(s: &Session, idx: usize) -> Value {
+    let v = s.value(idx);
+    let mut m = json::Map::new();
+    m.insert("role", "branchSummary".into());
+    if let Some(x) = v.get("summary") {
+        m.insert("summary", x.clone());
+    }
+    if let Some(x) = v.get("fromId") {
+        m.insert("fromId", x.clone());
+    }
+    m.insert("timestamp", ts_ms(s, idx));
+    Value::Obj(m)
+}
+
+/// `createCompactionSummaryMessage`.
+pub fn compaction_summary_message(s: &Session, idx: usize) -> Value {
+    let v = s.value(idx);
+    let mut m = json::Map::new();
+    m.insert("role", "compactionSummary".into());
+    if let Some(x) = v.get("summary") {
+        m.insert("summary", x.clone());
+    }
+    if let Some(x) = v.get("tokensBefore") {
+        m.insert("tokensBefore", x.clone());
+    }
+    m.insert("timestamp", ts_ms(s, idx));
+    Value::Obj(m)
+}
+
+/// The §8.2 context mapping of one entry.
+pub fn context_message(s: &Session, idx: usize) -> Option<Value> {
+    match s.kind(idx) {
+        Kind::Message => s.value(idx).get("message").cloned(),
+        Kind::CustomMessage => Some(custom_message(s, idx)),
+        Kind::BranchSummary if s.value(idx).get("summary").is_some_and(Value::truthy) => Some(branch_summary_message(s, idx)),
+        _ => None,
+    }
+}
+
+/// `buildSessionContext` for `leaf` (None = before the first entry: empty context).
+pub fn build_context(s: &Session, leaf: Option<usize>) -> Context {
+    let path = s.path(leaf);
+    build_context_on_path(s, &path)
+}
+
+/// The context for a given root-first path (its last entry is the leaf).
+pub fn build_context_on_path(s: &Session, path: &[usize]) -> Context {
+    let mut ctx = Context { messages: Vec::new(), thinking_level: Value::Str("off".into()), model: None, compaction: None };
+    if path.is_empty() {
+        return ctx;
+    }
+    // The settings walk, done backwards so that only the entries that decide are parsed.
+    let mut have_thinking = false;
+    let mut have_model = false;
+    let mut comp_pos: Option<usize> = None;
+    for (pos, &idx) in path.iter().enumerate().rev() {
+        match s.kind(idx) {
+            Kind::ThinkingLevelChange if !have_thinking => {
+                have_thinking = true;
+                ctx.thinking_level = field(s.value(idx), "thinkingLevel");
+            }
+            Kind::ModelChange if !have_model => {
+                have_model = true;
+                let v = s.value(idx);
+                ctx.model = Some(Model { provider: field(v, "provider"), model_id: field(v, "modelId") });
+            }
+            Kind::Message if !have_model => {
+                if let Some(m) = s.message(idx) {
+                    if m.str_field("role") == Some("assistant") {
+                        have_model = true;
+                        ctx.model = Some(Model { provider: field(m, "provider"), model_id: field(m, "model") });
+                    }
+                }
+            }
+            Kind::Compaction if comp_pos.is_none() => comp_pos = Some(pos),
+            _ => {}
+        }
+        if have_thinking && have_model && comp_pos.is_some() {
+            break;
+        }
+    }
+    let push = |idx: usize, ctx: &mut Context| {
+        if let Some(m) = context_message(s, idx) {
+            ctx.messages.push(CtxMessage { entry: idx, message: m });
+        }
+    };
+    match comp_pos {
+        None => {
+            for &idx in path {
+                push(idx, &mut ctx);
+            }
+        }
+        Some(ci) => {
+            let c = path[ci];
+            ctx.compaction = Some(c);
+            ctx.messages.push(CtxMessage { entry: c, message: compaction_summary_message(s, c) });
+            let first_kept = s.value(c).get("firstKeptEntryId").cloned();
+            let kept_from = path[..ci].iter().position(|&i| first_kept.as_ref().and_then(Value::as_str) == Some(s.id(i)));
+            if let Some(k) = kept_from {
+                for &idx in &path[k..ci] {
+                    push(idx, &mut ctx);
+                }
+            }
+            for &idx in &path[ci + 1..] {
+                push(idx, &mut ctx);
+            }
+        }
+    }
+    ctx
+}
+
+fn text_blocks_joined(content: &Value, sep: &str) -> String {
+    match content {
+        Value::Str(s) => s.clone(),
+        Value::Arr(blocks) => blocks
+            .iter()
+            .filter(|b| b.str_field("type") == Some("text"))
+            .map(|b| match b.get("text") {
+                Some(Value::Str(t)) => t.clone(),
+                Some(other) => js_to_string(other),
+                None => "undefined".into(),
+            })
+            .collect::<Vec<_>>()
+            .join(sep),
+        _ => String::new(),
+    }
+}
+
+/// JavaScript `String(value)` for the values that can appear in template literals here.
+pub fn js_to_string(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Num(n) => {
+            if n.is_nan() {
+                "NaN".into()
+            } else if n.is_infinite() {
+                if *n > 0.0 { "Infinity".into() } else { "-Infinity".into() }
+            } else {
+                json::number_to_string(*n)
+            }
+        }
+        Value::Str(s) => s.clone(),
+        Value::Arr(a) => a.iter().map(|x| if x.is_null() { String::new() } else { js_to_string(x) }).collect::<Vec<_>>().join(","),
+        Value::Obj(_) => "[object Object]".into(),
+    }
+}
+
+/// The user-visible text of a user message's content (string, or text blocks joined with "").
+pub fn user_text(content: &Value) -> String {
+    text_blocks_joined(content, "")
+}
+
+/// `bashExecutionToText`.
+pub fn bash_text(m: &Value) -> String {
+    let cmd = m.get("command").map(js_to_string).unwrap_or_else(|| "undefined".into());
+    let mut t = format!("Ran `{cmd}`\n");
+    match m.get("output") {
+        Some(o) if o.truthy() => t.push_str(&format!("```\n{}\n```", js_to_string(o))),
+        _ => t.push_str("(no output)"),
+    }
+    if m.get("cancelled").is_some_and(Value::truthy) {
+        t.push_str("\n\n(command cancelled)");
+    } else if let Some(code) = m.get("exitCode") {
+        if !code.is_null() && !matches!(code, Value::Num(n) if *n == 0.0) {
+            t.push_str(&format!("\n\nCommand exited with code {}", js_to_string(code)));
+        }
+    }
+    if m.get("truncated").is_some_and(Value::truthy) {
+        if let Some(p) = m.get("fullOutputPath").filter(|p| p.truthy()) {
+            t.push_str(&format!("\n\n[Output truncated. Full output: {}]", js_to_string(p)));
+        }
+    }
+    t
+}
+
+fn text_block(text: String) -> Value {
+    obj([("type", "text".into()), ("text", Value::Str(text))])
+}
+
+fn user_msg(content: Value, ts: Option<&Value>) -> Value {
+    let mut m = json::Map::new();
+    m.insert("role", "user".into());
+    m.insert("content", content);
+    if let Some(t) = ts {
+        m.insert("timestamp", t.clone());
+    }
+    Value::Obj(m)
+}
+
+/// `convertToLlm` of one message (None = dropped).
+pub fn to_llm_one(m: &Value) -> Option<Value> {
+    let role = m.str_field("role")?;
+    let ts = m.get("timestamp");
+    match role {
+        "user" | "assistant" | "toolResult" => Some(m.clone()),
+        "bashExecution" => {
+            if m.get("excludeFromContext").is_some_and(Value::truthy) {
+                None
+            } else {
+                Some(user_msg(Value::Arr(vec![text_block(bash_text(m))]), ts))
+            }
+        }
+        "custom" => {
+            let content = match m.get("content") {
+                Some(Value::Str(s)) => Value::Arr(vec![text_block(s.clone())]),
+                Some(other) => other.clone(),
+                None => Value::Null,
+            };
+            // `content: undefined` is left out by JSON.stringify.
+            let mut out = json::Map::new();
+            out.insert("role", "user".into());
+            if m.get("content").is_some() {
+                out.insert("content", content);
+            }
+            if let Some(t) = ts {
+                out.insert("timestamp", t.clone());
+            }
+            Some(Value::Obj(out))
+        }
+        "branchSummary" => {
+            let s = m.get("summary").map(js_to_string).unwrap_or_else(|| "undefined".into());
+            Some(user_msg(Value::Arr(vec![text_block(format!("{BRANCH_PREFIX}{s}{BRANCH_SUFFIX}"))]), ts))
+        }
+        "compactionSummary" => {
+            let s = m.get("summary").map(js_to_string).unwrap_or_else(|| "undefined".into());
+            Some(user_msg(Value::Arr(vec![text_block(format!("{COMPACTION_PREFIX}{s}{COMPACTION_SUFFIX}"))]), ts))
+        }
+        _ => None,
+    }
+}
+
+/// `convertToLlm`.
+pub fn to_llm(messages: &[Value]) -> Vec<Value> {
+    messages.iter().filter_map(to_llm_one).collect()
+}
+
+fn len16(v: Option<&Value>) -> f64 {
+    match v {
+        Some(Value::Str(s)) => json::utf16_len(s) as f64,
+        // `undefined.length` would throw in Pi; count nothing.
+        _ => 0.0,
+    }
+}
+
+/// `estimateTokens`: ceil(chars / 4), chars in UTF-16 units (§9.1).
+pub fn estimate_tokens(m: &Value) -> f64 {
+    let mut chars = 0.0;
+    match m.str_field("role") {
+        Some("user") => match m.get("content") {
+            Some(Value::Str(s)) => chars = json::utf16_len(s) as f64,
+            Some(Value::Arr(blocks)) => {
+                for b in blocks {
+                    if b.str_field("type") == Some("text") && b.get("text").is_some_and(Value::truthy) {
+                        chars += len16(b.get("text"));
+                    }
+                }
+            }
+            _ => {}
+        },
+        Some("assistant") => {
+            if let Some(Value::Arr(blocks)) = m.get("content") {
+                for b in blocks {
+                    match b.str_field("type") {
+                        Some("text") => chars += len16(b.get("text")),
+                        Some("thinking") => chars += len16(b.get("thinking")),
+                        Some("toolCall") => {
+                            chars += len16(b.get("name"));
+                            chars += match b.get("arguments") {
+                                Some(a) => json::utf16_len(&json::to_string(a)) as f64,
+                                None => 0.0,
+                            };
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        Some("custom" | "toolResult") => match m.get("content") {
+            Some(Value::Str(s)) => chars = json::utf16_len(s) as f64,
+            Some(Value::Arr(blocks)) => {
+                for b in blocks {
+                    if b.str_field("type") == Some("text") && b.get("text").is_some_and(Value::truthy) {
+                        chars += len16(b.get("text"));
+                    }
+                    if b.str_field("type") == Some("image") {
+                        chars += 4800.0;
+                    }
+                }
+            }
+            _ => {}
+        },
+        Some("bashExecution") => chars = len16(m.get("command")) + len16(m.get("output")),
+        Some("branchSummary" | "compactionSummary") => chars = len16(m.get("summary")),
+        _ => return 0.0,
+    }
+    (chars / 4.0).ceil()
+}
+
+/// The usage of an assistant message that counts (§9.2), if any.
+pub fn assistant_usage(m: &Value) -> Option<&Value> {
+    if m.str_field("role") != Some("assistant") {
+        return None;
+    }
+    let stop = m.str_field("stopReason");
+    if stop == Some("aborted") || stop == Some("error") {
+        return None;
+    }
+    m.get("usage").filter(|u| u.truthy())
+}
+
+fn num(v: &Value, k: &str) -> f64 {
+    match v.get(k) {
+        Some(Value::Num(n)) => *n,
+        Some(Value::Null) => 0.0,
+        Some(Value::Bool(b)) => *b as u8 as f64,
+        _ => f64::NAN,
+    }
+}
+
+/// `calculateContextTokens`: `totalTokens || input + output + cacheRead + cacheWrite`.
+pub fn context_tokens_of_usage(u: &Value) -> f64 {
+    match u.get("totalTokens") {
+        Some(t) if t.truthy() => match t {
+            Value::Num(n) => *n,
+            _ => f64::NAN,
+        },
+        _ => num(u, "input") + num(u, "output") + num(u, "cacheRead") + num(u, "cacheWrite"),
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Estimate {
+    pub tokens: f64,
+    pub usage_tokens: f64,
+    pub trailing_tokens: f64,
+    pub last_usage_index: Option<usize>,
+}
+
+/// `estimateContextTokens` (§9.3).
+pub fn estimate_context(messages: &[Value]) -> Estimate {
+    let last = messages.iter().rposition(|m| assistant_usage(m).is_some());
+    match last {
+        None => {
+            let t: f64 = messages.iter().map(estimate_tokens).sum();
+            Estimate { tokens: t, usage_tokens: 0.0, trailing_tokens: t, last_usage_index: None }
+        }
+        Some(u) => {
+            let usage = context_tokens_of_usage(assistant_usage(&messages[u]).unwrap_or(&Value::Null));
+            let trailing: f64 = messages[u + 1..].iter().map(estimate_tokens).sum();
+            Estimate { tokens: usage + trailing, usage_tokens: usage, trailing_tokens: trailing, last_usage_index: Some(u) }
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CompactionSettings {
+    pub enabled: bool,
+    pub reserve_tokens: f64,
+    pub keep_recent_tokens: f64,
+}
+
+impl Default for CompactionSettings {
+    fn default() -> Self {
+        CompactionSettings { enabled: true, reserve_tokens: 16384.0, keep_recent_tokens: 20000.0 }
+    }
+}
+
+/// `shouldCompact` (§10.1): strictly greater than `window - reserve`, and only when enabled.
+pub fn should_compact(context_tokens: f64, context_window: f64, s: &CompactionSettings) -> bool {
+    s.enabled && context_tokens > context_window - s.reserve_tokens
+}
+
+fn overflow_patterns() -> &'static (regex::RegexSet, regex::RegexSet) {
+    static P: std::sync::OnceLock<(regex::RegexSet, regex::RegexSet)> = std::sync::OnceLock::new();
+    P.get_or_init(|| {
+        // Pi-ai 0.73.1's OVERFLOW_PATTERNS and NON_OVERFLOW_PATTERNS (utils/overflow.js).
+        let over = regex::RegexSet::new([
+            r"(?i)prompt is too long",
+            r"(?i)request_too_large",
+            r"(?i)input is too long for requested model",
+            r"(?i)exceeds the context window",
+            r"(?i)input token count.*exceeds the maximum",
+            r"(?i)maximum prompt length is \d+",
+            r"(?i)reduce the length of the messages",
+            r"(?i)maximum context length is \d+ tokens",
+            r"(?i)exceeds the limit of \d+",
+            r"(?i)exceeds the available context size",
+            r"(?i)greater than the context length",
+            r"(?i)context window exceeds limit",
+            r"(?i)exceeded model token limit",
+            r"(?i)too large for model with \d+ maximum context length",
+            r"(?i)model_context_window_exceeded",
+            r"(?i)prompt too long; exceeded (?:max )?context length",
+            r"(?i)context[_ ]length[_ ]exceeded",
+            r"(?i)too many tokens",
+            r"(?i)token limit exceeded",
+            r"(?i)^4(?:00|13)\s*(?:status code)?\s*\(no body\)",
+        ])
+        .expect("static patterns compile");
+        let non = regex::RegexSet::new([r"(?i)^(Throttling error|Service unavailable):", r"(?i)rate limit", r"(?i)too many requests"])
+            .expect("static patterns compile");
+        (over, non)
+    })
+}
+
+/// Whether an error text reads as a context overflow (Pi's pattern set).
+pub fn is_overflow_text(text: &str) -> bool {
+    let (over, non) = overflow_patterns();
+    !non.is_match(text) && over.is_match(text)
+}
+
+/// pi-ai's `isContextOverflow` for an assistant message.
+pub fn is_context_overflow(m: &Value, context_window: f64) -> bool {
+    let stop = m.str_field("stopReason");
+    if stop == Some("error") {
+        if let Some(Value::Str(e)) = m.get("errorMessage") {
+            if !e.is_empty() && is_overflow_text(e) {
+                return true;
+            }
+        }
+    }
+    let usage = m.get("usage").cloned().unwrap_or(Value::Null);
+    let input = num(&usage, "input") + num(&usage, "cacheRead");
+    if context_window > 0.0 && stop == Some("stop") && input > context_window {
+        return true;
+    }
+    if context_window > 0.0 && stop == Some("length") && num(&usage, "output") == 0.0 && input >= context_window * 0.99 {
+        return true;
+    }
+    false
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AutoCompaction {
+    Threshold,
+    Overflow,
+}
+
+impl AutoCompaction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AutoCompaction::Threshold => "threshold",
+            AutoCompaction::Overflow => "overflow",
+        }
+    }
+}
+
+/// The model the check runs against (`this.model`).
+#[derive(Clone, Debug)]
+pub struct CurrentModel {
+    pub provider: String,
+    pub id: String,
+    pub context_window: f64,
+}
+
+/// Pi's `_checkCompaction` decision (§10.2) for `assistant` in `ctx` (whose path is `path`).
+/// `skip_aborted` is true after a run (check a) and false before a prompt (check b).
+pub fn auto_compaction_check(
+    s: &Session,
+    path: &[usize],
+    ctx_messages: &[Value],
+    assistant: &Value,
+    model: Option<&CurrentModel>,
+    settings: &CompactionSettings,
+    skip_aborted: bool,
+) -> Option<AutoCompaction> {
+    if !settings.enabled {
+        return None;
+    }
+    if skip_aborted && assistant.str_field("stopReason") == Some("aborted") {
+        return None;
+    }
+    let window = model.map(|m| m.context_window).unwrap_or(0.0);
+    let same_model = model.is_some_and(|m| {
+        assistant.str_field("provider") == Some(m.provider.as_str()) && assistant.str_field("model") == Some(m.id.as_str())
+    });
+    let latest_compaction_ms = path
+        .iter()
+        .rev()
+        .find(|&&i| s.kind(i) == Kind::Compaction)
+        .map(|&i| parse_iso_ms(&s.entry(i).timestamp).map(|v| v as f64).unwrap_or(f64::NAN));
+    let assistant_ts = num(assistant, "timestamp");
+    if let Some(c) = latest_compaction_ms {
+        if assistant_ts <= c {
+            return None;
+        }
+    }
+    if same_model && is_context_overflow(assistant, window) {
+        return Some(AutoCompaction::Overflow);
+    }
+    let tokens = if assistant.str_field("stopReason") == Some("error") {
+        let est = estimate_context(ctx_messages);
+        let u = est.last_usage_index?;
+        let usage_msg = &ctx_messages[u];
+        if let Some(c) = latest_compaction_ms {
+            if usage_msg.str_field("role") == Some("assistant") && num(usage_msg, "timestamp") <= c {
+                return None;
+            }
+        }
+        est.tokens
+    } else {
+        context_tokens_of_usage(assistant.get("usage").unwrap_or(&Value::Null))
+    };
+    should_compact(tokens, window, settings).then_some(AutoCompaction::Threshold)
+}
+
+/// The last assistant message of a context (Pi's `_findLastAssistantMessage`).
+pub fn last_assistant(messages: &[Value]) -> Option<&Value> {
+    messages.iter().rev().find(|m| m.str_field("role") == Some("assistant"))
+}

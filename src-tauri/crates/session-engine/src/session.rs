@@ -1,0 +1,1003 @@
+//! Loading a session file into an indexed, lazily parsed tree.
+//!
+//! Loading follows Pi's `loadEntriesFromFile` + `_buildIndex` exactly (see
+//! `pi-session-format.md` §6), with three differences that never change what Pi would compute
+//! for a file Pi itself can load:
+//! * every skipped line is reported as a [`Diagnostic`] with its line number and byte offset;
+//! * `parentId` cycles are detected and cut (Pi loops forever on them);
+//! * values are not parsed at load: each line is validated by [`json::scan_line`] and only its
+//!   `type`, `id`, `parentId` and `timestamp` are kept. The full JSON of an entry is parsed on
+//!   first use ([`Session::value`]) and cached.
+//!
+//! The original bytes of every line are kept (`Session::raw`), so nothing Arbor does changes key
+//! order, unknown fields or number forms.
+
+use crate::json::{self, Field, Value};
+use rustc_hash::FxHashMap;
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// The session format version this engine writes.
+pub const CURRENT_VERSION: u32 = 3;
+
+pub const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Header {
+    pub id: String,
+    pub version: Option<f64>,
+    pub timestamp: Option<String>,
+    pub cwd: Option<String>,
+    pub parent_session: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DiagnosticKind {
+    /// Not valid JSON (Pi skips it silently).
+    Malformed,
+    /// The last line has no trailing newline and is not valid JSON: probably an append in
+    /// progress or torn by a crash.
+    TornTail,
+    /// Valid JSON, but not an object with a string `id` (Pi would misbehave on it).
+    InvalidEntry,
+    /// A repeated `session` header line (Pi ignores it).
+    ExtraHeader,
+    /// An id seen before; the later entry wins in the index, as in Pi.
+    DuplicateId,
+    /// Invalid UTF-8 in the line; decoded with U+FFFD as Pi does.
+    InvalidUtf8,
+    /// The entry's `parentId` chain loops; the walk stops here.
+    Cycle,
+    /// The entry's parent is not in the file; it is shown as an extra root.
+    Orphan,
+    /// A compaction whose `firstKeptEntryId` is not on its own path (Pi silently keeps nothing).
+    MissingFirstKept,
+    /// Nothing but NUL bytes (a tail grown by a power cut before the data landed).
+    NulBytes,
+    /// The last line is valid JSON but has no trailing newline.
+    Unterminated,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// 1-based line number, counted after trimming leading whitespace of the file (Pi's
+    /// numbering; equal to the editor's line number for files that start with their header).
+    pub line: usize,
+    /// Byte offset of the line's first byte in the file.
+    pub offset: u64,
+    pub kind: DiagnosticKind,
+    pub message: String,
+}
+
+/// Why a session opens read-only.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReadOnly {
+    /// A v1 or v2 file: migrated in memory; "save as v3 copy" writes a new file.
+    Legacy { version: u32 },
+    /// A header version above what this engine writes.
+    Newer { version: String },
+    /// The file has no valid header (Pi would overwrite it with a fresh header on open).
+    Rejected,
+    /// The `parentId` chain of some entry loops; appending onto it would hang Pi.
+    Cycle,
+}
+
+impl ReadOnly {
+    pub fn explain(&self) -> String {
+        match self {
+            ReadOnly::Legacy { version } => format!(
+                "This is a version {version} session file. Arbor shows it migrated to version 3 but never rewrites it; use \"Save as v3 copy\" to continue it."
+            ),
+            ReadOnly::Newer { version } => format!(
+                "This session was written by a newer Pi (format version {version}). Arbor opens it read-only; update Arbor to write to it."
+            ),
+            ReadOnly::Rejected => "This file has no valid session header, so it is not a Pi session. Arbor will not write to it. Note: opening it in Pi replaces its content with a new empty session.".into(),
+            ReadOnly::Cycle => "Some entries' parentId links form a cycle (Pi would hang on this file). Arbor opens it read-only.".into(),
+        }
+    }
+}
+
+/// The `type` of an entry, with the known ones as variants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Message,
+    ThinkingLevelChange,
+    ModelChange,
+    Compaction,
+    BranchSummary,
+    Custom,
+    CustomMessage,
+    Label,
+    SessionInfo,
+    Other,
+}
+
+impl Kind {
+    pub fn from_type(t: &str) -> Kind {
+        match t {
+            "message" => Kind::Message,
+            "thinking_level_change" => Kind::ThinkingLevelChange,
+            "model_change" => Kind::ModelChange,
+            "compaction" => Kind::Compaction,
+            "branch_summary" => Kind::BranchSummary,
+            "custom" => Kind::Custom,
+            "custom_message" => Kind::CustomMessage,
+            "label" => Kind::Label,
+            "session_info" => Kind::SessionInfo,
+            _ => Kind::Other,
+        }
+    }
+}
+
+/// One entry line, indexed but not parsed.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// Byte range of the line in the file (without the `\n`).
+    pub start: u64,
+    pub end: u64,
+    pub line: u32,
+    pub kind: Kind,
+    pub type_name: Box<str>,
+    pub id: Box<str>,
+    /// `None` for `null` or a missing key; `Some("")` is kept (Pi treats it like null when
+    /// walking, but as an orphan in the tree).
+    pub parent_id: Option<Box<str>>,
+    pub timestamp: Box<str>,
+}
+
+/// A loaded session.
+pub struct Session {
+    buf: Vec<u8>,
+    header: Option<Header>,
+    entries: Vec<Entry>,
+    values: Vec<OnceLock<Value>>,
+    by_id: FxHashMap<Box<str>, u32>,
+    /// Parent of each entry through the id index (Pi's `byId.get(parentId)`), or NONE.
+    parent: Vec<u32>,
+    diagnostics: Vec<Diagnostic>,
+    labels: Vec<(String, String, String)>,
+    name: Option<String>,
+    read_only: Option<ReadOnly>,
+    /// Entry values after an in-memory migration (legacy files), in file order.
+    migrated: bool,
+    version_in_file: Option<f64>,
+    non_empty_lines: usize,
+    malformed_lines: Vec<usize>,
+    ends_with_newline: bool,
+    children: OnceLock<Children>,
+}
+
+struct Children {
+    start: Vec<u32>,
+    list: Vec<u32>,
+    roots: Vec<u32>,
+}
+
+/// Source of fresh ids for the v1 migration (random in the app; a counter in tests, like the
+/// oracle's `a0000001`, `a0000002`, ...).
+pub trait IdSource {
+    fn next_id(&mut self, taken: &dyn Fn(&str) -> bool) -> String;
+}
+
+/// Pi's generator: the first 8 hex characters of a random UUID v4, retried on collision.
+pub struct RandomIds;
+impl IdSource for RandomIds {
+    fn next_id(&mut self, taken: &dyn Fn(&str) -> bool) -> String {
+        for _ in 0..100 {
+            let id = crate::ids::random_short_id();
+            if !taken(&id) {
+                return id;
+            }
+        }
+        crate::ids::random_uuid_v4()
+    }
+}
+
+/// Counter ids with a one-letter prefix: `a0000001`, `a0000002`, ...
+pub struct CounterIds {
+    pub prefix: char,
+    pub next: u32,
+}
+impl IdSource for CounterIds {
+    fn next_id(&mut self, _taken: &dyn Fn(&str) -> bool) -> String {
+        self.next += 1;
+        format!("{}{:07x}", self.prefix, self.next)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("{path}: no such file. Check the path, or pick a session from the list.")]
+    NotFound { path: String },
+    #[error("{path}: not a regular file ({what}). Choose a .jsonl session file.")]
+    NotAFile { path: String, what: &'static str },
+    #[error("{path}: cannot read the file: {source}. Check its permissions.")]
+    Io { path: String, source: std::io::Error },
+}
+
+/// Per-line trimming rules of JavaScript's `String.prototype.trim`.
+fn is_js_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}'
+            | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
+    )
+}
+
+fn js_is_blank(line: &[u8]) -> bool {
+    if line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r' | 0x0B | 0x0C)) {
+        return true;
+    }
+    if line.iter().all(|b| b.is_ascii()) {
+        return false;
+    }
+    String::from_utf8_lossy(line).chars().all(is_js_space)
+}
+
+/// Byte length of the JS-whitespace prefix of `buf`.
+fn js_trim_start(buf: &[u8]) -> usize {
+    let mut i = 0;
+    while i < buf.len() {
+        let b = buf[i];
+        if matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C) {
+            i += 1;
+            continue;
+        }
+        if b < 0x80 {
+            break;
+        }
+        let rest = &buf[i..buf.len().min(i + 4)];
+        let c = match std::str::from_utf8(rest) {
+            Ok(s) => s.chars().next(),
+            Err(e) => std::str::from_utf8(&rest[..e.valid_up_to()]).ok().and_then(|s| s.chars().next()),
+        };
+        match c {
+            Some(c) if is_js_space(c) => i += c.len_utf8(),
+            _ => break,
+        }
+    }
+    i
+}
+
+fn js_trim_end(buf: &[u8], start: usize) -> usize {
+    let mut end = buf.len();
+    while end > start {
+        let b = buf[end - 1];
+        if matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C) {
+            end -= 1;
+            continue;
+        }
+        if b < 0x80 {
+            break;
+        }
+        // Find the start of the last UTF-8 sequence.
+        let mut s = end - 1;
+        while s > start && (buf[s] & 0xC0) == 0x80 && end - s < 4 {
+            s -= 1;
+        }
+        match std::str::from_utf8(&buf[s..end]).ok().and_then(|t| t.chars().next()) {
+            Some(c) if is_js_space(c) => end = s,
+            _ => break,
+        }
+    }
+    end
+}
+
+impl Session {
+    /// Opens a session file, read-only. Rejects what is not a regular file before reading it.
+    pub fn open(path: &Path) -> Result<Session, OpenError> {
+        let p = path.display().to_string();
+        let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => OpenError::NotFound { path: p.clone() },
+            _ => OpenError::Io { path: p.clone(), source: e },
+        })?;
+        let ft = meta.file_type();
+        if ft.is_dir() {
+            return Err(OpenError::NotAFile { path: p, what: "a directory" });
+        }
+        if !ft.is_file() {
+            return Err(OpenError::NotAFile { path: p, what: "a FIFO, socket or device" });
+        }
+        let buf = std::fs::read(path).map_err(|e| OpenError::Io { path: p, source: e })?;
+        Ok(Session::from_bytes(buf))
+    }
+
+    pub fn from_bytes(buf: Vec<u8>) -> Session {
+        Session::from_bytes_with_ids(buf, &mut RandomIds)
+    }
+
+    /// Loads from bytes, drawing any ids a v1 migration needs from `ids`.
+    pub fn from_bytes_with_ids(buf: Vec<u8>, ids: &mut dyn IdSource) -> Session {
+        let mut s = Session {
+            buf,
+            header: None,
+            entries: Vec::new(),
+            values: Vec::new(),
+            by_id: FxHashMap::default(),
+            parent: Vec::new(),
+            diagnostics: Vec::new(),
+            labels: Vec::new(),
+            name: None,
+            read_only: None,
+            migrated: false,
+            version_in_file: None,
+            non_empty_lines: 0,
+            malformed_lines: Vec::new(),
+            ends_with_newline: false,
+            children: OnceLock::new(),
+        };
+        s.load(ids);
+        s
+    }
+
+    fn load(&mut self, ids: &mut dyn IdSource) {
+        let buf = std::mem::take(&mut self.buf);
+        self.ends_with_newline = buf.last() == Some(&b'\n');
+        let all_utf8 = std::str::from_utf8(&buf).is_ok();
+        let t0 = js_trim_start(&buf);
+        let t1 = js_trim_end(&buf, t0);
+        // Lines of the trimmed text, split on '\n' only.
+        let mut line_no = 0usize;
+        let mut pos = t0;
+        let mut header_seen = false;
+        let mut rejected = false;
+        let mut legacy_values: Vec<(usize, u64, u64, Value)> = Vec::new();
+        let mut legacy = false;
+        self.entries.reserve(buf.len() / 2048 + 16);
+        while pos <= t1 && t0 < t1 {
+            let nl = memchr::memchr(b'\n', &buf[pos..t1]).map(|o| pos + o).unwrap_or(t1);
+            line_no += 1;
+            let line = &buf[pos..nl];
+            let line_start = pos;
+            pos = nl + 1;
+            let is_last = nl >= t1;
+            if js_is_blank(line) {
+                if nl >= t1 {
+                    break;
+                }
+                continue;
+            }
+            self.non_empty_lines += 1;
+            let lossy;
+            let text: &[u8] = if all_utf8 || std::str::from_utf8(line).is_ok() {
+                line
+            } else {
+                self.diag(line_no, line_start, DiagnosticKind::InvalidUtf8, "invalid UTF-8 in this line; decoded with U+FFFD replacement characters, as Pi does".into());
+                lossy = String::from_utf8_lossy(line).into_owned().into_bytes();
+                &lossy
+            };
+            let scanned = match json::scan_line(text) {
+                Ok(sc) => sc,
+                Err(e) => {
+                    self.malformed_lines.push(line_no);
+                    let (kind, msg) = if line.iter().all(|&b| b == 0 || b == b'\r') {
+                        (DiagnosticKind::NulBytes, format!("{} NUL bytes (a tail left by a power cut?); skipped, file untouched", line.len()))
+                    } else if is_last && !self.ends_with_newline_at(t1, &buf) {
+                        (DiagnosticKind::TornTail, format!("incomplete last line ({} bytes at offset {line_start}): an append in progress or torn by a crash; skipped, file untouched", line.len()))
+                    } else {
+                        (DiagnosticKind::Malformed, format!("not valid JSON ({e}); skipped, as Pi does"))
+                    };
+                    self.diag(line_no, line_start, kind, msg);
+                    if nl >= t1 {
+                        break;
+                    }
+                    continue;
+                }
+            };
+            if !header_seen {
+                header_seen = true;
+                // The first parsed value must be a session header with a string id.
+                let v = json::parse_bytes(text).unwrap_or(Value::Null);
+                let ok = v.str_field("type") == Some("session") && v.str_field("id").is_some();
+                if !ok {
+                    rejected = true;
+                    self.diag(line_no, line_start, DiagnosticKind::InvalidEntry, "the first JSON line is not a session header with a string id; the file is not a valid Pi session".into());
+                    break;
+                }
+                let version = v.num_field("version");
+                self.version_in_file = version;
+                self.header = Some(Header {
+                    id: v.str_field("id").unwrap_or_default().to_string(),
+                    version,
+                    timestamp: v.str_field("timestamp").map(str::to_string),
+                    cwd: v.str_field("cwd").map(str::to_string),
+                    parent_session: v.str_field("parentSession").map(str::to_string),
+                });
+                let ver = version.unwrap_or(1.0);
+                if ver < CURRENT_VERSION as f64 {
+                    legacy = true;
+                    self.read_only = Some(ReadOnly::Legacy { version: if ver < 2.0 { 1 } else { 2 } });
+                    legacy_values.push((line_no, line_start as u64, nl as u64, v));
+                } else if ver > CURRENT_VERSION as f64 {
+                    self.read_only = Some(ReadOnly::Newer { version: json::number_to_string(ver) });
+                }
+                if nl >= t1 {
+                    break;
+                }
+                continue;
+            }
+            if legacy {
+                let v = json::parse_bytes(text).unwrap_or(Value::Null);
+                legacy_values.push((line_no, line_start as u64, nl as u64, v));
+                if nl >= t1 {
+                    break;
+                }
+                continue;
+            }
+            if !scanned.is_object {
+                self.diag(line_no, line_start, DiagnosticKind::InvalidEntry, "valid JSON but not an object; skipped".into());
+                if nl >= t1 {
+                    break;
+                }
+                continue;
+            }
+            let type_name = match scanned.type_ {
+                Field::Str(r) => json::raw_str(text, r),
+                _ => String::new(),
+            };
+            if type_name == "session" {
+                self.diag(line_no, line_start, DiagnosticKind::ExtraHeader, "a repeated session header; ignored, as Pi does".into());
+                if nl >= t1 {
+                    break;
+                }
+                continue;
+            }
+            let id = match scanned.id {
+                Field::Str(r) => json::raw_str(text, r),
+                _ => {
+                    self.diag(line_no, line_start, DiagnosticKind::InvalidEntry, "an object without a string id; skipped".into());
+                    if nl >= t1 {
+                        break;
+                    }
+                    continue;
+                }
+            };
+            let parent_id = match scanned.parent_id {
+                Field::Str(r) => Some(json::raw_str(text, r)),
+                _ => None,
+            };
+            let timestamp = match scanned.timestamp {
+                Field::Str(r) => json::raw_str(text, r),
+                _ => String::new(),
+            };
+            if is_last && !self.ends_with_newline_at(t1, &buf) {
+                self.diag(line_no, line_start, DiagnosticKind::Unterminated, "the last line has no trailing newline; Arbor's next append starts with one".into());
+            }
+            self.push_entry(line_start as u64, nl as u64, line_no, &type_name, id, parent_id, timestamp, None);
+            if nl >= t1 {
+                break;
+            }
+        }
+        self.buf = buf;
+        if rejected {
+            self.header = None;
+            self.read_only = Some(ReadOnly::Rejected);
+            return;
+        }
+        if self.header.is_none() {
+            self.read_only = Some(ReadOnly::Rejected);
+            return;
+        }
+        if legacy {
+            self.migrate(legacy_values, ids);
+        }
+        self.finish_index();
+    }
+
+    fn ends_with_newline_at(&self, t1: usize, buf: &[u8]) -> bool {
+        // The trimmed text ends at t1; the last line is terminated if a '\n' follows it.
+        buf[t1..].contains(&b'\n')
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push_entry(&mut self, start: u64, end: u64, line: usize, type_name: &str, id: String, parent_id: Option<String>, timestamp: String, value: Option<Value>) {
+        let idx = self.entries.len() as u32;
+        self.entries.push(Entry {
+            start,
+            end,
+            line: line as u32,
+            kind: Kind::from_type(type_name),
+            type_name: type_name.into(),
+            id: id.into(),
+            parent_id: parent_id.map(Into::into),
+            timestamp: timestamp.into(),
+        });
+        let cell = OnceLock::new();
+        if let Some(v) = value {
+            let _ = cell.set(v);
+        }
+        self.values.push(cell);
+        let _ = idx;
+    }
+
+    /// v1 → v2 → v3 in memory, exactly as Pi's `migrateToCurrentVersion` (§6.3).
+    fn migrate(&mut self, mut vals: Vec<(usize, u64, u64, Value)>, ids: &mut dyn IdSource) {
+        self.migrated = true;
+        let version = self.version_in_file.unwrap_or(1.0);
+        if version < 2.0 {
+            let mut taken: rustc_hash::FxHashSet<String> = Default::default();
+            let mut prev: Option<String> = None;
+            let n = vals.len();
+            for i in 0..n {
+                let is_session = vals[i].3.str_field("type") == Some("session");
+                if is_session {
+                    if let Value::Obj(m) = &mut vals[i].3 {
+                        m.insert("version", Value::Num(2.0));
+                    }
+                    continue;
+                }
+                let id = ids.next_id(&|c| taken.contains(c));
+                taken.insert(id.clone());
+                let first_kept_target = if vals[i].3.str_field("type") == Some("compaction") {
+                    match vals[i].3.get("firstKeptEntryIndex") {
+                        Some(Value::Num(k)) => {
+                            let k = *k;
+                            let mut target = None;
+                            if k >= 0.0 && k.fract() == 0.0 && (k as usize) < n {
+                                let t = &vals[k as usize].3;
+                                if t.str_field("type") != Some("session") {
+                                    // Earlier objects already carry their new id; a forward index
+                                    // sees the old one (usually absent, i.e. `undefined`).
+                                    target = if (k as usize) == i { Some(Value::Str(id.clone())) } else { t.get("id").cloned() };
+                                }
+                            }
+                            Some(target)
+                        }
+                        _ => None,
+                    }
+                } else {
+                    None
+                };
+                if let Value::Obj(m) = &mut vals[i].3 {
+                    m.insert("id", Value::Str(id.clone()));
+                    m.insert("parentId", prev.clone().map(Value::Str).unwrap_or(Value::Null));
+                    if let Some(target) = first_kept_target {
+                        if let Some(t) = target {
+                            m.insert("firstKeptEntryId", t);
+                        }
+                        m.remove("firstKeptEntryIndex");
+                    }
+                }
+                prev = Some(id);
+            }
+        }
+        for (_, _, _, v) in vals.iter_mut() {
+            let is_session = v.str_field("type") == Some("session");
+            if let Value::Obj(m) = v {
+                if is_session {
+                    m.insert("version", Value::Num(3.0));
+                    continue;
+                }
+                if m.get("type").and_then(Value::as_str) == Some("message") {
+                    if let Some(Value::Obj(msg)) = m.0.iter_mut().find(|(k, _)| k == "message").map(|(_, v)| v) {
+                        if msg.get("role").and_then(Value::as_str) == Some("hookMessage") {
+                            msg.insert("role", Value::Str("custom".into()));
+                        }
+                    }
+                }
+            }
+        }
+        let mut header_done = false;
+        for (line, start, end, v) in vals {
+            if v.str_field("type") == Some("session") {
+                if header_done {
+                    self.diag(line, start as usize, DiagnosticKind::ExtraHeader, "a repeated session header; ignored, as Pi does".into());
+                }
+                header_done = true;
+                continue;
+            }
+            let Some(id) = v.str_field("id").map(str::to_string) else {
+                self.diag(line, start as usize, DiagnosticKind::InvalidEntry, "an object without a string id; skipped".into());
+                continue;
+            };
+            if !matches!(v, Value::Obj(_)) {
+                continue;
+            }
+            let t = v.str_field("type").unwrap_or("").to_string();
+            let parent = v.str_field("parentId").map(str::to_string);
+            let ts = v.str_field("timestamp").unwrap_or("").to_string();
+            self.push_entry(start, end, line, &t, id, parent, ts, Some(v));
+        }
+    }
+
+    fn diag(&mut self, line: usize, offset: usize, kind: DiagnosticKind, message: String) {
+        self.diagnostics.push(Diagnostic { line, offset: offset as u64, kind, message });
+    }
+
+    /// Builds the id index, parents, labels and name; detects duplicates, orphans and cycles.
+    fn finish_index(&mut self) {
+        let n = self.entries.len();
+        self.by_id.reserve(n);
+        let mut dups = Vec::new();
+        for (i, e) in self.entries.iter().enumerate() {
+            if let Some(prev) = self.by_id.insert(e.id.clone(), i as u32) {
+                dups.push((i, prev));
+            }
+        }
+        for (i, prev) in dups {
+            let e = &self.entries[i];
+            let msg = format!("id {} repeats line {}; the later entry wins, as in Pi", e.id, self.entries[prev as usize].line);
+            let (line, start) = (e.line as usize, e.start as usize);
+            self.diag(line, start, DiagnosticKind::DuplicateId, msg);
+        }
+        self.parent = self
+            .entries
+            .iter()
+            .map(|e| match e.parent_id.as_deref() {
+                Some(p) if !p.is_empty() => self.by_id.get(p).copied().unwrap_or(NONE),
+                _ => NONE,
+            })
+            .collect();
+        // Orphans: a non-empty parentId that is not in the file.
+        let mut orphan_diags = Vec::new();
+        for (i, e) in self.entries.iter().enumerate() {
+            if let Some(p) = e.parent_id.as_deref() {
+                if !p.is_empty() && self.parent[i] == NONE {
+                    orphan_diags.push((e.line as usize, e.start as usize, format!("entry {} has parent {} which is not in the file; shown as an extra root", e.id, p)));
+                }
+            }
+        }
+        for (l, o, m) in orphan_diags {
+            self.diag(l, o, DiagnosticKind::Orphan, m);
+        }
+        // Cycles: colour each chain (0 unknown, 1 on the stack, 2 reaches a root).
+        let mut state = vec![0u8; n];
+        let mut stack = Vec::new();
+        let mut cyclic = Vec::new();
+        for start in 0..n {
+            if state[start] != 0 {
+                continue;
+            }
+            let mut cur = start as u32;
+            loop {
+                let c = cur as usize;
+                if state[c] == 2 {
+                    break;
+                }
+                if state[c] == 1 {
+                    cyclic.push(c);
+                    break;
+                }
+                state[c] = 1;
+                stack.push(c);
+                let p = self.parent[c];
+                if p == NONE {
+                    break;
+                }
+                cur = p;
+            }
+            for c in stack.drain(..) {
+                state[c] = 2;
+            }
+        }
+        if !cyclic.is_empty() {
+            for c in cyclic {
+                let e = &self.entries[c];
+                let msg = format!("the parentId chain through {} loops; Arbor stops the walk here (Pi would hang)", e.id);
+                let (l, o) = (e.line as usize, e.start as usize);
+                self.diag(l, o, DiagnosticKind::Cycle, msg);
+            }
+            if self.read_only.is_none() {
+                self.read_only = Some(ReadOnly::Cycle);
+            }
+        }
+        // Labels (last wins in file order) and the session name (last session_info).
+        let mut labels: FxHashMap<String, (String, String)> = FxHashMap::default();
+        let mut label_order: Vec<String> = Vec::new();
+        for i in 0..n {
+            match self.entries[i].kind {
+                Kind::Label => {
+                    let v = self.value(i);
+                    let target = v.str_field("targetId").unwrap_or("").to_string();
+                    match v.get("label") {
+                        Some(l) if l.truthy() => {
+                            let text = match l {
+                                Value::Str(s) => s.clone(),
+                                other => json::to_string(other),
+                            };
+                            if !labels.contains_key(&target) {
+                                label_order.push(target.clone());
+                            }
+                            labels.insert(target, (text, self.entries[i].timestamp.to_string()));
+                        }
+                        _ => {
+                            labels.remove(&target);
+                            label_order.retain(|t| *t != target);
+                        }
+                    }
+                }
+                Kind::SessionInfo => {
+                    let v = self.value(i);
+                    self.name = v.str_field("name").map(|s| s.trim_matches(is_js_space).to_string()).filter(|s| !s.is_empty());
+                }
+                _ => {}
+            }
+        }
+        self.labels = label_order
+            .into_iter()
+            .filter_map(|t| labels.remove(&t).map(|(l, ts)| (t, l, ts)))
+            .collect();
+    }
+
+    // --------------------------------------------------------------------------------------
+    // Accessors
+    // --------------------------------------------------------------------------------------
+
+    pub fn header(&self) -> Option<&Header> {
+        self.header.as_ref()
+    }
+    /// Pi accepts the file (its first parsed line is a session header with a string id).
+    pub fn header_accepted(&self) -> bool {
+        self.header.is_some()
+    }
+    pub fn read_only(&self) -> Option<&ReadOnly> {
+        self.read_only.as_ref()
+    }
+    pub fn read_only_reason(&self) -> Option<String> {
+        self.read_only.as_ref().map(ReadOnly::explain)
+    }
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+    pub fn version_in_file(&self) -> Option<f64> {
+        self.version_in_file
+    }
+    pub fn migrated(&self) -> bool {
+        self.migrated
+    }
+    pub fn non_empty_lines(&self) -> usize {
+        self.non_empty_lines
+    }
+    /// Pi's 1-based numbers of lines that are not JSON.
+    pub fn malformed_lines(&self) -> &[usize] {
+        &self.malformed_lines
+    }
+    /// True when the file's last byte is `\n` (or the file is empty).
+    pub fn ends_with_newline(&self) -> bool {
+        self.ends_with_newline || self.buf.is_empty()
+    }
+    pub fn file_len(&self) -> u64 {
+        self.buf.len() as u64
+    }
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+    pub fn entry(&self, idx: usize) -> &Entry {
+        &self.entries[idx]
+    }
+    pub fn id(&self, idx: usize) -> &str {
+        &self.entries[idx].id
+    }
+    pub fn kind(&self, idx: usize) -> Kind {
+        self.entries[idx].kind
+    }
+    /// The original bytes of the entry's line (without `\n`; a CRLF file keeps its `\r`).
+    pub fn raw(&self, idx: usize) -> &[u8] {
+        let e = &self.entries[idx];
+        &self.buf[e.start as usize..e.end as usize]
+    }
+    /// The entry's full JSON, parsed on first use.
+    pub fn value(&self, idx: usize) -> &Value {
+        self.values[idx].get_or_init(|| json::parse_bytes(self.raw(idx)).unwrap_or(Value::Null))
+    }
+    /// `entry.message` of a `message` entry.
+    pub fn message(&self, idx: usize) -> Option<&Value> {
+        if self.entries[idx].kind != Kind::Message {
+            return None;
+        }
+        self.value(idx).get("message")
+    }
+    /// `entry.message.role` of a `message` entry.
+    pub fn role(&self, idx: usize) -> Option<&str> {
+        self.message(idx).and_then(|m| m.str_field("role"))
+    }
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).map(|&i| i as usize)
+    }
+    /// The parent through the id index (Pi's `byId.get(parentId)`).
+    pub fn parent_of(&self, idx: usize) -> Option<usize> {
+        match self.parent[idx] {
+            NONE => None,
+            p => Some(p as usize),
+        }
+    }
+    /// Pi's leaf after loading: the last entry line of the file.
+    pub fn file_leaf(&self) -> Option<usize> {
+        if self.entries.is_empty() {
+            None
+        } else {
+            // Pi sets leafId = entry.id for each entry; the index maps it to the later duplicate.
+            self.index_of(&self.entries[self.entries.len() - 1].id)
+        }
+    }
+    /// Labels in effect: (target id, label, timestamp), in order of first setting.
+    pub fn labels(&self) -> &[(String, String, String)] {
+        &self.labels
+    }
+    pub fn label_of(&self, id: &str) -> Option<&str> {
+        self.labels.iter().find(|(t, _, _)| t == id).map(|(_, l, _)| l.as_str())
+    }
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The path from the root to `leaf` (entry indices, root first). Linear; stops at a cycle.
+    pub fn path(&self, leaf: Option<usize>) -> Vec<usize> {
+        let Some(mut cur) = leaf else { return Vec::new() };
+        let mut out = Vec::new();
+        loop {
+            out.push(cur);
+            if out.len() > self.entries.len() {
+                // A cycle: the loader reported it; stop.
+                break;
+            }
+            match self.parent_of(cur) {
+                Some(p) => cur = p,
+                None => break,
+            }
+        }
+        out.reverse();
+        out
+    }
+
+    /// The ids on `path(leaf)`.
+    pub fn path_ids(&self, leaf: Option<usize>) -> Vec<&str> {
+        self.path(leaf).into_iter().map(|i| self.id(i)).collect()
+    }
+
+    /// The deepest entry on both paths (Pi's common-ancestor rule: walk the target's path
+    /// from the target towards the root; the first id on the old path).
+    pub fn common_ancestor(&self, a: usize, b: usize) -> Option<usize> {
+        let on_a: rustc_hash::FxHashSet<usize> = self.path(Some(a)).into_iter().collect();
+        self.path(Some(b)).into_iter().rev().find(|i| on_a.contains(i))
+    }
+
+    fn tree(&self) -> &Children {
+        self.children.get_or_init(|| {
+            let n = self.entries.len();
+            // Pi's getTree: nodes by id (a later duplicate replaces the earlier one);
+            // roots: parentId null or own id, or a parent that is not present.
+            let mut roots = Vec::new();
+            let mut counts = vec![0u32; n + 1];
+            let mut edges: Vec<(u32, u32)> = Vec::with_capacity(n);
+            for (i, e) in self.entries.iter().enumerate() {
+                let node = self.by_id[&e.id];
+                if node as usize != i {
+                    // An earlier duplicate: Pi attaches the later node for it again; skip.
+                    continue;
+                }
+                match e.parent_id.as_deref() {
+                    None => roots.push(node),
+                    Some(p) if p == &*e.id => roots.push(node),
+                    Some(p) => match self.by_id.get(p) {
+                        Some(&par) => {
+                            edges.push((par, node));
+                            counts[par as usize] += 1;
+                        }
+                        None => roots.push(node),
+                    },
+                }
+            }
+            let mut start = vec![0u32; n + 1];
+            for i in 0..n {
+                start[i + 1] = start[i] + counts[i];
+            }
+            let mut fill = start.clone();
+            let mut list = vec![0u32; edges.len()];
+            for (p, c) in edges {
+                list[fill[p as usize] as usize] = c;
+                fill[p as usize] += 1;
+            }
+            for i in 0..n {
+                let slice = &mut list[start[i] as usize..start[i + 1] as usize];
+                if slice.len() > 1 {
+                    slice.sort_by_key(|&c| crate::time::parse_iso_ms(&self.entries[c as usize].timestamp).unwrap_or(i64::MIN));
+                }
+            }
+            Children { start, list, roots }
+        })
+    }
+
+    /// Children of an entry, oldest first (by timestamp, as Pi's `getTree`).
+    pub fn children(&self, idx: usize) -> &[u32] {
+        let t = self.tree();
+        &t.list[t.start[idx] as usize..t.start[idx + 1] as usize]
+    }
+
+    /// Roots of the tree in file order: real roots and orphans.
+    pub fn roots(&self) -> &[u32] {
+        &self.tree().roots
+    }
+
+    /// Entry indices in file order whose `type` is `compaction`.
+    pub fn compactions(&self) -> impl Iterator<Item = usize> + '_ {
+        self.entries.iter().enumerate().filter(|(_, e)| e.kind == Kind::Compaction).map(|(i, _)| i)
+    }
+
+    /// The migrated file (header + entries) as Pi would write it back: one JSON line each.
+    /// Only for legacy files; used by "save as v3 copy".
+    pub fn migrated_lines(&self) -> Option<Vec<String>> {
+        if !self.migrated {
+            return None;
+        }
+        let h = self.header.as_ref()?;
+        // Re-read the header object to keep its key order, then set version 3 as Pi does.
+        let first = self.first_header_value()?;
+        let mut header = first;
+        if let Value::Obj(m) = &mut header {
+            m.insert("version", Value::Num(3.0));
+        }
+        let _ = h;
+        let mut out = vec![json::to_string(&header)];
+        for i in 0..self.entries.len() {
+            out.push(json::to_string(self.value(i)));
+        }
+        Some(out)
+    }
+
+    fn first_header_value(&self) -> Option<Value> {
+        let t0 = js_trim_start(&self.buf);
+        for line in self.buf[t0..].split(|&b| b == b'\n') {
+            if js_is_blank(line) {
+                continue;
+            }
+            if let Ok(v) = json::parse_bytes(line) {
+                return Some(v);
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Session {
+        Session::from_bytes(text.as_bytes().to_vec())
+    }
+
+    const H: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+
+    #[test]
+    fn leaf_is_the_last_line_and_path_walks_parents() {
+        let s = load(&format!(
+            "{H}\n{}\n{}\n{}\n",
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}"#,
+            r#"{"type":"message","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"user","content":"x"}}"#,
+            r#"{"type":"label","id":"c","parentId":"a","timestamp":"2025-01-01T00:00:03.000Z","targetId":"a","label":"start"}"#,
+        ));
+        assert_eq!(s.len(), 3);
+        assert_eq!(s.file_leaf().map(|i| s.id(i)), Some("c"));
+        assert_eq!(s.path_ids(s.file_leaf()), vec!["a", "c"]);
+        assert_eq!(s.label_of("a"), Some("start"));
+        assert_eq!(s.children(0).len(), 2);
+        assert_eq!(s.common_ancestor(1, 2), Some(0));
+    }
+
+    #[test]
+    fn cycles_are_cut_and_reported() {
+        let s = load(&format!(
+            "{H}\n{}\n{}\n",
+            r#"{"type":"custom","id":"a","parentId":"b","timestamp":"t"}"#,
+            r#"{"type":"custom","id":"b","parentId":"a","timestamp":"t"}"#,
+        ));
+        assert_eq!(s.path(Some(1)).len(), 3); // bounded
+        assert!(s.diagnostics().iter().any(|d| d.kind == DiagnosticKind::Cycle));
+        assert_eq!(s.read_only(), Some(&ReadOnly::Cycle));
+    }
+
+    #[test]
+    fn torn_tail_is_reported_not_fatal() {
+        let s = load(&format!("{H}\n{}\n{{\"type\":\"mess", r#"{"type":"custom","id":"a","parentId":null,"timestamp":"t"}"#));
+        assert_eq!(s.len(), 1);
+        assert!(s.diagnostics().iter().any(|d| d.kind == DiagnosticKind::TornTail));
+        assert!(!s.ends_with_newline());
+    }
+}
