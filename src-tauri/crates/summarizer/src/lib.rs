@@ -6,6 +6,7 @@
 //! - `keys`: API keys in the OS keyring (F50–F53); the UI can set, delete and ask, never read.
 //! - `catalog`: models with their context window and output limit, user-extendable.
 pub mod error;
+pub mod keys;
 pub mod overflow;
 pub mod provider;
 pub mod retry;
