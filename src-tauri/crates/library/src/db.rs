@@ -1,0 +1,212 @@
+//! The SQLite file: open, check, migrate, and move aside when it cannot be trusted.
+//!
+//! The index is a cache of the JSONL files. A file that SQLite calls corrupt or "not a database",
+//! that fails `quick_check`, or that carries a `user_version` newer than this build knows, is
+//! renamed to `<name>.corrupt-<epoch ms>` (with its `-wal`) and a fresh index is built; the caller
+//! gets a [`Notice`] to show. We never write into a newer schema (F34).
+use crate::{LibError, Notice};
+use rusqlite::{Connection, ErrorCode};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Current schema version (`PRAGMA user_version`).
+pub const SCHEMA_VERSION: i64 = 1;
+
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    /// How long a write waits for another instance's write transaction (F33).
+    pub busy_timeout: Duration,
+    /// Run `PRAGMA quick_check` when opening (O(index size); on by default).
+    pub quick_check: bool,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions { busy_timeout: Duration::from_secs(5), quick_check: true }
+    }
+}
+
+const SCHEMA_V1: &str = r#"
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS user_roots(path TEXT PRIMARY KEY, added_ms INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS files(
+  id INTEGER PRIMARY KEY,
+  path TEXT NOT NULL UNIQUE,
+  root TEXT,
+  dev INTEGER NOT NULL DEFAULT 0,
+  ino INTEGER NOT NULL DEFAULT 0,
+  size INTEGER NOT NULL DEFAULT 0,
+  mtime_ns INTEGER NOT NULL DEFAULT 0,
+  offset INTEGER NOT NULL DEFAULT 0,
+  head_hash INTEGER NOT NULL DEFAULT 0,
+  tail_hash INTEGER NOT NULL DEFAULT 0,
+  valid INTEGER NOT NULL DEFAULT 0,
+  header_id TEXT,
+  cwd TEXT,
+  created TEXT,
+  created_ms INTEGER,
+  parent_session TEXT,
+  version REAL,
+  name TEXT,
+  model TEXT,
+  first_message TEXT,
+  modified_ms INTEGER,
+  entry_count INTEGER NOT NULL DEFAULT 0,
+  message_count INTEGER NOT NULL DEFAULT 0,
+  compaction_count INTEGER NOT NULL DEFAULT 0,
+  branch_count INTEGER NOT NULL DEFAULT 0,
+  bad_lines INTEGER NOT NULL DEFAULT 0,
+  files_read TEXT NOT NULL DEFAULT '[]',
+  files_modified TEXT NOT NULL DEFAULT '[]',
+  leaf_id TEXT,
+  ctx_usage INTEGER,
+  ctx_trailing INTEGER NOT NULL DEFAULT 0,
+  indexed_ms INTEGER
+);
+CREATE INDEX IF NOT EXISTS files_cwd ON files(cwd);
+CREATE INDEX IF NOT EXISTS files_header ON files(header_id);
+CREATE TABLE IF NOT EXISTS entries(
+  rowid INTEGER PRIMARY KEY,
+  file_id INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  entry_id TEXT NOT NULL,
+  parent_id TEXT,
+  type TEXT NOT NULL,
+  role TEXT,
+  ts TEXT,
+  first_kept TEXT,
+  ctx INTEGER NOT NULL,
+  tok INTEGER NOT NULL,
+  usage INTEGER,
+  status INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS entries_file_id ON entries(file_id, entry_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
+"#;
+
+pub(crate) fn classify_err(e: rusqlite::Error) -> LibError {
+    if let rusqlite::Error::SqliteFailure(f, _) = &e {
+        match f.code {
+            ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase => return LibError::Corrupt(e.to_string()),
+            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
+                return LibError::Busy("the index is busy: another Arbor instance is writing it; try again in a moment".into())
+            }
+            _ => {}
+        }
+    }
+    LibError::Sqlite(e.to_string())
+}
+
+enum OpenFail {
+    Bad(String),
+    Other(LibError),
+}
+
+fn try_open(path: &Path, opts: &OpenOptions) -> Result<Connection, OpenFail> {
+    let conn = Connection::open(path).map_err(|e| OpenFail::Other(classify_err(e)))?;
+    let bad = |e: rusqlite::Error| match classify_err(e) {
+        LibError::Corrupt(m) => OpenFail::Bad(m),
+        other => OpenFail::Other(other),
+    };
+    conn.busy_timeout(opts.busy_timeout).map_err(bad)?;
+    let v: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(bad)?;
+    if v > SCHEMA_VERSION {
+        return Err(OpenFail::Bad(format!(
+            "the index was written by a newer Arbor (schema {v}, this build knows {SCHEMA_VERSION})"
+        )));
+    }
+    let _: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)).map_err(bad)?;
+    conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-16000;").map_err(bad)?;
+    if opts.quick_check && v > 0 {
+        let res: String = conn.query_row("PRAGMA quick_check(1)", [], |r| r.get(0)).map_err(bad)?;
+        if res != "ok" {
+            return Err(OpenFail::Bad(format!("quick_check failed: {res}")));
+        }
+    }
+    if v < SCHEMA_VERSION {
+        migrate(&conn, v).map_err(bad)?;
+    }
+    // The schema may be damaged without quick_check noticing (or it was off): touch every table.
+    conn.query_row("SELECT (SELECT count(*) FROM files LIMIT 1) + (SELECT count(*) FROM user_roots)", [], |r| r.get::<_, i64>(0))
+        .map_err(|e| match classify_err(e) {
+            LibError::Sqlite(m) => OpenFail::Bad(m),
+            LibError::Corrupt(m) => OpenFail::Bad(m),
+            other => OpenFail::Other(other),
+        })?;
+    Ok(conn)
+}
+
+/// Migrations run inside one `BEGIN IMMEDIATE` transaction: a crash leaves the old version (F35).
+fn migrate(conn: &Connection, from: i64) -> rusqlite::Result<()> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let r = (|| {
+        if from < 1 {
+            conn.execute_batch(SCHEMA_V1)?;
+        }
+        conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))?;
+        Ok(())
+    })();
+    match r {
+        Ok(()) => conn.execute_batch("COMMIT"),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+/// Rename `path` (and its `-wal`; drop its `-shm`) to `<path>.corrupt-<ms>`. Returns the new name.
+pub(crate) fn move_aside(path: &Path) -> Result<PathBuf, LibError> {
+    let aside = PathBuf::from(format!("{}.corrupt-{}", path.display(), now_ms()));
+    std::fs::rename(path, &aside).map_err(|e| LibError::Io {
+        path: path.to_path_buf(),
+        message: format!("could not move the damaged index aside ({e}); delete it by hand, Arbor rebuilds it"),
+    })?;
+    let wal = PathBuf::from(format!("{}-wal", path.display()));
+    if wal.exists() {
+        let _ = std::fs::rename(&wal, format!("{}-wal", aside.display()));
+    }
+    let _ = std::fs::remove_file(format!("{}-shm", path.display()));
+    Ok(aside)
+}
+
+/// Open the index at `path`, creating, migrating or replacing it as needed.
+pub(crate) fn open(path: &Path, opts: &OpenOptions, notices: &mut Vec<Notice>) -> Result<Connection, LibError> {
+    if let Some(dir) = path.parent() {
+        if !dir.as_os_str().is_empty() {
+            std::fs::create_dir_all(dir).map_err(|e| LibError::Io {
+                path: dir.to_path_buf(),
+                message: format!("cannot create the index folder ({e}); pass another --db path"),
+            })?;
+        }
+    }
+    for _ in 0..2 {
+        match try_open(path, opts) {
+            Ok(c) => return Ok(c),
+            Err(OpenFail::Other(e)) => return Err(e),
+            Err(OpenFail::Bad(reason)) => {
+                let aside = move_aside(path)?;
+                notices.push(Notice::IndexReplaced { reason, moved_to: aside });
+            }
+        }
+    }
+    Err(LibError::Corrupt(format!("the index at {} could not be rebuilt; delete it and retry", path.display())))
+}
+
+/// FNV-1a 64, stable across builds (stored in the index).
+pub(crate) fn fnv64(b: &[u8]) -> i64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for &x in b {
+        h ^= x as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h as i64
+}
+
+pub(crate) fn now() -> i64 {
+    now_ms()
+}

@@ -1,0 +1,346 @@
+//! Reading the index: projects, sessions (sorted, filtered), full-text search with status.
+use crate::db::classify_err;
+use crate::status::status_name;
+use crate::{LibError, Library};
+use rusqlite::types::Value as SqlValue;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Project {
+    /// The sessions' `cwd` ("" when the header has none).
+    pub cwd: String,
+    pub session_count: i64,
+    pub last_modified_ms: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    pub path: PathBuf,
+    pub session_id: Option<String>,
+    pub cwd: Option<String>,
+    pub name: Option<String>,
+    /// Header timestamp (ISO).
+    pub created: Option<String>,
+    pub created_ms: Option<i64>,
+    /// Pi's "modified" (§6.6): newest user/assistant message time, else the header's.
+    pub modified_ms: Option<i64>,
+    pub entry_count: i64,
+    pub message_count: i64,
+    /// Tips of the tree (1 = linear).
+    pub branch_count: i64,
+    pub compaction_count: i64,
+    /// Last model used ("provider/model").
+    pub model: Option<String>,
+    pub first_message: Option<String>,
+    /// Pi's context estimate at the leaf (§9.3).
+    pub tokens_at_leaf: i64,
+    pub files_read: Vec<String>,
+    pub files_modified: Vec<String>,
+    pub leaf_id: Option<String>,
+    pub parent_session: Option<String>,
+    pub size: i64,
+    /// Bytes after the last complete line (being written, or torn).
+    pub pending_bytes: i64,
+    pub bad_lines: i64,
+    /// false: the first JSON object is not a session header (Pi would reject and wipe it).
+    pub valid: bool,
+    /// Another indexed file has the same session id (a copy or a sync conflict, F31).
+    pub duplicate_id: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SessionSort {
+    #[default]
+    Modified,
+    Created,
+    Name,
+    Size,
+    Messages,
+    Tokens,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SessionFilter {
+    pub project: Option<String>,
+    /// Substring of "provider/model".
+    pub model: Option<String>,
+    pub modified_since_ms: Option<i64>,
+    pub modified_until_ms: Option<i64>,
+    /// Only files under these roots (prefix match on the path).
+    pub roots: Vec<PathBuf>,
+    pub sort: SessionSort,
+    /// Ascending instead of the default newest / largest first.
+    pub ascending: bool,
+    pub include_invalid: bool,
+    pub limit: Option<u32>,
+    pub offset: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct SearchQuery {
+    /// Words (all must occur) and "quoted phrases". Set `raw` to pass FTS5 syntax through.
+    pub text: String,
+    pub raw: bool,
+    pub project: Option<String>,
+    /// Search within one session file.
+    pub session_path: Option<PathBuf>,
+    /// Only files under these roots.
+    pub roots: Vec<PathBuf>,
+    /// Keep only these statuses ("in_context", "compacted", "abandoned"); empty = all.
+    pub statuses: Vec<String>,
+    pub limit: u32,
+}
+
+impl SearchQuery {
+    pub fn new(text: &str) -> SearchQuery {
+        SearchQuery { text: text.into(), raw: false, project: None, session_path: None, roots: vec![], statuses: vec![], limit: 50 }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    pub session_path: PathBuf,
+    pub session_id: Option<String>,
+    pub session_name: Option<String>,
+    pub cwd: Option<String>,
+    pub entry_id: String,
+    pub entry_type: String,
+    pub role: Option<String>,
+    pub timestamp: Option<String>,
+    /// "in_context" | "compacted" | "abandoned", against the file's leaf as indexed.
+    pub status: &'static str,
+    /// Excerpt with the matches between `«` and `»`.
+    pub snippet: String,
+}
+
+/// Turn user text into an FTS5 query: each word and each "quoted phrase" becomes a quoted
+/// FTS5 string (so `-`, `:`, `*`, `OR` are plain text), all of them required.
+pub fn fts_query(text: &str) -> Result<String, LibError> {
+    let mut parts = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            break;
+        }
+        let (tok, next) = if let Some(r) = rest.strip_prefix('"') {
+            match r.find('"') {
+                Some(i) => (&r[..i], &r[i + 1..]),
+                None => (r, ""),
+            }
+        } else {
+            let i = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            (&rest[..i], &rest[i..])
+        };
+        if tok.chars().any(char::is_alphanumeric) {
+            parts.push(format!("\"{}\"", tok.replace('"', "\"\"")));
+        }
+        rest = next;
+    }
+    if parts.is_empty() {
+        return Err(LibError::Invalid("the search text has no words; type at least one word".into()));
+    }
+    Ok(parts.join(" "))
+}
+
+fn under_roots(sql: &mut String, args: &mut Vec<SqlValue>, col: &str, roots: &[PathBuf]) {
+    if roots.is_empty() {
+        return;
+    }
+    let mut ors = Vec::new();
+    for r in roots {
+        let mut s = r.to_string_lossy().to_string();
+        if !s.ends_with(std::path::MAIN_SEPARATOR) {
+            s.push(std::path::MAIN_SEPARATOR);
+        }
+        args.push(SqlValue::Text(s));
+        ors.push(format!("substr({col}, 1, length(?{n})) = ?{n}", n = args.len()));
+    }
+    sql.push_str(&format!(" AND ({})", ors.join(" OR ")));
+}
+
+const SESSION_COLS: &str = "f.path, f.header_id, f.cwd, f.name, f.created, f.created_ms, f.modified_ms, f.entry_count, f.message_count,
+  f.branch_count, f.compaction_count, f.model, f.first_message, COALESCE(f.ctx_usage, 0) + f.ctx_trailing, f.files_read,
+  f.files_modified, f.leaf_id, f.parent_session, f.size, f.size - f.offset, f.bad_lines, f.valid,
+  (f.header_id IS NOT NULL AND EXISTS (SELECT 1 FROM files g WHERE g.header_id = f.header_id AND g.id != f.id))";
+
+fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionInfo> {
+    let fr: String = r.get(14)?;
+    let fm: String = r.get(15)?;
+    Ok(SessionInfo {
+        path: PathBuf::from(r.get::<_, String>(0)?),
+        session_id: r.get(1)?,
+        cwd: r.get(2)?,
+        name: r.get(3)?,
+        created: r.get(4)?,
+        created_ms: r.get(5)?,
+        modified_ms: r.get(6)?,
+        entry_count: r.get(7)?,
+        message_count: r.get(8)?,
+        branch_count: r.get(9)?,
+        compaction_count: r.get(10)?,
+        model: r.get(11)?,
+        first_message: r.get(12)?,
+        tokens_at_leaf: r.get(13)?,
+        files_read: serde_json::from_str(&fr).unwrap_or_default(),
+        files_modified: serde_json::from_str(&fm).unwrap_or_default(),
+        leaf_id: r.get(16)?,
+        parent_session: r.get(17)?,
+        size: r.get(18)?,
+        pending_bytes: r.get(19)?,
+        bad_lines: r.get(20)?,
+        valid: r.get(21)?,
+        duplicate_id: r.get(22)?,
+    })
+}
+
+impl Library {
+    /// Projects (cwd) with their session counts, most recently active first.
+    pub fn projects(&self) -> Result<Vec<Project>, LibError> {
+        let mut q = self
+            .conn
+            .prepare(
+                "SELECT COALESCE(cwd, ''), count(*), max(modified_ms) FROM files WHERE valid = 1
+                 GROUP BY COALESCE(cwd, '') ORDER BY max(modified_ms) DESC",
+            )
+            .map_err(classify_err)?;
+        let rows = q
+            .query_map([], |r| Ok(Project { cwd: r.get(0)?, session_count: r.get(1)?, last_modified_ms: r.get(2)? }))
+            .map_err(classify_err)?;
+        rows.collect::<Result<_, _>>().map_err(classify_err)
+    }
+
+    pub fn sessions(&self, f: &SessionFilter) -> Result<Vec<SessionInfo>, LibError> {
+        let mut sql = format!("SELECT {SESSION_COLS} FROM files f WHERE 1=1");
+        let mut args: Vec<SqlValue> = Vec::new();
+        if !f.include_invalid {
+            sql.push_str(" AND f.valid = 1");
+        }
+        if let Some(p) = &f.project {
+            args.push(SqlValue::Text(p.clone()));
+            sql.push_str(&format!(" AND f.cwd = ?{}", args.len()));
+        }
+        if let Some(m) = &f.model {
+            args.push(SqlValue::Text(m.clone()));
+            sql.push_str(&format!(" AND instr(f.model, ?{}) > 0", args.len()));
+        }
+        if let Some(s) = f.modified_since_ms {
+            args.push(SqlValue::Integer(s));
+            sql.push_str(&format!(" AND f.modified_ms >= ?{}", args.len()));
+        }
+        if let Some(u) = f.modified_until_ms {
+            args.push(SqlValue::Integer(u));
+            sql.push_str(&format!(" AND f.modified_ms < ?{}", args.len()));
+        }
+        under_roots(&mut sql, &mut args, "f.path", &f.roots);
+        let col = match f.sort {
+            SessionSort::Modified => "f.modified_ms",
+            SessionSort::Created => "f.created_ms",
+            SessionSort::Name => "COALESCE(f.name, f.first_message)",
+            SessionSort::Size => "f.size",
+            SessionSort::Messages => "f.message_count",
+            SessionSort::Tokens => "COALESCE(f.ctx_usage, 0) + f.ctx_trailing",
+        };
+        let dir = if f.ascending { "ASC" } else { "DESC" };
+        sql.push_str(&format!(" ORDER BY {col} {dir}, f.path"));
+        sql.push_str(&format!(" LIMIT {} OFFSET {}", f.limit.map(|l| l as i64).unwrap_or(-1), f.offset));
+        let mut q = self.conn.prepare(&sql).map_err(classify_err)?;
+        let rows = q.query_map(rusqlite::params_from_iter(args), session_row).map_err(classify_err)?;
+        rows.collect::<Result<_, _>>().map_err(classify_err)
+    }
+
+    /// One session by path, if indexed.
+    pub fn session(&self, path: &Path) -> Result<Option<SessionInfo>, LibError> {
+        use rusqlite::OptionalExtension;
+        self.conn
+            .query_row(&format!("SELECT {SESSION_COLS} FROM files f WHERE f.path = ?1"), [path.to_string_lossy()], session_row)
+            .optional()
+            .map_err(classify_err)
+    }
+
+    /// Status of every entry of one session, in file order: (entry id, status). For graph badges.
+    pub fn entry_statuses(&self, path: &Path) -> Result<Vec<(String, &'static str)>, LibError> {
+        let mut q = self
+            .conn
+            .prepare("SELECT e.entry_id, e.status FROM entries e JOIN files f ON f.id = e.file_id WHERE f.path = ?1 ORDER BY e.rowid")
+            .map_err(classify_err)?;
+        let rows = q.query_map([path.to_string_lossy()], |r| Ok((r.get::<_, String>(0)?, status_name(r.get(1)?)))).map_err(classify_err)?;
+        rows.collect::<Result<_, _>>().map_err(classify_err)
+    }
+
+    /// Full-text search, best matches first (bm25), each hit with its status and a snippet.
+    pub fn search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>, LibError> {
+        let m = if q.raw { q.text.clone() } else { fts_query(&q.text)? };
+        let mut args: Vec<SqlValue> = vec![SqlValue::Text(m)];
+        let mut sql = String::from(
+            "SELECT f.path, f.header_id, f.name, f.cwd, e.entry_id, e.type, e.role, e.ts, e.status,
+                    snippet(fts, 0, '«', '»', '…', 16)
+             FROM fts JOIN entries e ON e.rowid = fts.rowid JOIN files f ON f.id = e.file_id
+             WHERE fts MATCH ?1",
+        );
+        if let Some(p) = &q.project {
+            args.push(SqlValue::Text(p.clone()));
+            sql.push_str(&format!(" AND f.cwd = ?{}", args.len()));
+        }
+        if let Some(p) = &q.session_path {
+            args.push(SqlValue::Text(p.to_string_lossy().to_string()));
+            sql.push_str(&format!(" AND f.path = ?{}", args.len()));
+        }
+        under_roots(&mut sql, &mut args, "f.path", &q.roots);
+        if !q.statuses.is_empty() {
+            let codes: Vec<String> = q
+                .statuses
+                .iter()
+                .map(|s| match s.as_str() {
+                    "in_context" => "0",
+                    "compacted" => "1",
+                    _ => "2",
+                })
+                .map(String::from)
+                .collect();
+            sql.push_str(&format!(" AND e.status IN ({})", codes.join(",")));
+        }
+        sql.push_str(&format!(" ORDER BY rank LIMIT {}", q.limit.max(1)));
+        let mut st = self.conn.prepare(&sql).map_err(|e| match classify_err(e) {
+            LibError::Sqlite(m) => LibError::Invalid(format!("cannot search for that ({m}); try plain words")),
+            o => o,
+        })?;
+        let rows = st
+            .query_map(rusqlite::params_from_iter(args), |r| {
+                Ok(SearchHit {
+                    session_path: PathBuf::from(r.get::<_, String>(0)?),
+                    session_id: r.get(1)?,
+                    session_name: r.get(2)?,
+                    cwd: r.get(3)?,
+                    entry_id: r.get(4)?,
+                    entry_type: r.get(5)?,
+                    role: r.get(6)?,
+                    timestamp: r.get(7)?,
+                    status: status_name(r.get(8)?),
+                    snippet: r.get(9)?,
+                })
+            })
+            .map_err(classify_err)?;
+        rows.collect::<Result<_, _>>().map_err(|e| match classify_err(e) {
+            LibError::Sqlite(m) => LibError::Invalid(format!("cannot search for that ({m}); try plain words")),
+            o => o,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fts_query;
+
+    #[test]
+    fn user_text_becomes_safe_fts() {
+        assert_eq!(fts_query("we decided").unwrap(), r#""we" "decided""#);
+        assert_eq!(fts_query(r#"foo "exact phrase" -x"#).unwrap(), r#""foo" "exact phrase" "-x""#);
+        assert_eq!(fts_query(r#"a"b"#).unwrap(), r#""a""b""#);
+        assert!(fts_query("  -- ").is_err());
+    }
+}

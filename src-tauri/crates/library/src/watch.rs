@@ -1,0 +1,190 @@
+//! Live follow: a file watcher (notify) keeps the index current while Pi writes, and tells
+//! subscribers which sessions changed and which entries they gained.
+//!
+//! The watcher thread owns its own SQLite connection (WAL lets the app read meanwhile). Events
+//! for the same file that arrive within `debounce` are folded into one index pass. A periodic
+//! rescan (`rescan_every`) catches anything the OS did not report (network folders, overflow).
+use crate::index::Change;
+use crate::{LibError, Library, NewEntry, Notice, OpenOptions, SyncReport};
+use notify::{RecursiveMode, Watcher as _};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum LibraryEvent {
+    /// The first full pass over the roots finished.
+    Synced { report: SyncReport },
+    /// A session file gained entries, appeared, or was re-read in full (`change`).
+    #[serde(rename_all = "camelCase")]
+    SessionChanged { path: PathBuf, session_id: Option<String>, change: Change, new_entries: Vec<NewEntry> },
+    /// A session file disappeared; its rows are gone from the index.
+    #[serde(rename_all = "camelCase")]
+    SessionRemoved { path: PathBuf },
+    /// Tell the user (e.g. the index was replaced).
+    Notice { notice: Notice },
+    /// Something failed; the watcher goes on.
+    Error { path: Option<PathBuf>, message: String },
+}
+
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    pub debounce: Duration,
+    pub rescan_every: Duration,
+    pub open: OpenOptions,
+}
+
+impl Default for WatchOptions {
+    fn default() -> Self {
+        WatchOptions { debounce: Duration::from_millis(25), rescan_every: Duration::from_secs(30), open: OpenOptions::default() }
+    }
+}
+
+enum Msg {
+    Paths(Vec<PathBuf>),
+    Stop,
+}
+
+type Subs = Arc<Mutex<Vec<Sender<LibraryEvent>>>>;
+
+pub struct Watcher {
+    subs: Subs,
+    tx: Sender<Msg>,
+    thread: Option<JoinHandle<()>>,
+    _fs: Option<notify::RecommendedWatcher>,
+}
+
+fn emit(subs: &Subs, ev: LibraryEvent) {
+    let mut s = subs.lock().unwrap_or_else(|p| p.into_inner());
+    s.retain(|tx| tx.send(ev.clone()).is_ok());
+}
+
+impl Watcher {
+    /// Start following `roots`, indexing into the index at `db_path`. The first receiver gets
+    /// everything from the initial pass on; more can be made with [`Watcher::subscribe`].
+    pub fn start(db_path: &Path, roots: Vec<PathBuf>, opts: WatchOptions) -> Result<(Watcher, Receiver<LibraryEvent>), LibError> {
+        let lib = Library::open_with(db_path, opts.open.clone())?;
+        let subs: Subs = Arc::new(Mutex::new(Vec::new()));
+        let (first_tx, first_rx) = mpsc::channel();
+        subs.lock().unwrap().push(first_tx);
+        let (tx, rx) = mpsc::channel::<Msg>();
+        let fs_tx = tx.clone();
+        let mut fs = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+            if let Ok(ev) = res {
+                let paths: Vec<PathBuf> = ev.paths.into_iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")).collect();
+                if !paths.is_empty() {
+                    let _ = fs_tx.send(Msg::Paths(paths));
+                }
+            }
+        })
+        .map_err(|e| LibError::Invalid(format!("cannot start the file watcher ({e}); live follow is off, use manual refresh")))?;
+        for r in &roots {
+            if let Err(e) = fs.watch(r, RecursiveMode::Recursive) {
+                emit(&subs, LibraryEvent::Error { path: Some(r.clone()), message: format!("cannot watch this folder ({e}); it is rescanned every {:?}", opts.rescan_every) });
+            }
+        }
+        let subs2 = subs.clone();
+        let thread = std::thread::Builder::new()
+            .name("arbor-library-watch".into())
+            .spawn(move || run(lib, roots, rx, subs2, opts))
+            .map_err(|e| LibError::Invalid(format!("cannot start the watcher thread ({e})")))?;
+        Ok((Watcher { subs, tx, thread: Some(thread), _fs: Some(fs) }, first_rx))
+    }
+
+    /// Another receiver of the events from now on.
+    pub fn subscribe(&self) -> Receiver<LibraryEvent> {
+        let (tx, rx) = mpsc::channel();
+        self.subs.lock().unwrap_or_else(|p| p.into_inner()).push(tx);
+        rx
+    }
+
+    /// Ask for an index pass over these files now (e.g. after Arbor itself appended).
+    pub fn poke(&self, paths: Vec<PathBuf>) {
+        let _ = self.tx.send(Msg::Paths(paths));
+    }
+
+    /// Stop watching and wait for the thread.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        self._fs = None;
+        let _ = self.tx.send(Msg::Stop);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn root_of<'a>(roots: &'a [PathBuf], p: &Path) -> Option<&'a Path> {
+    roots.iter().filter(|r| p.starts_with(r)).max_by_key(|r| r.as_os_str().len()).map(|r| r.as_path())
+}
+
+fn run(mut lib: Library, roots: Vec<PathBuf>, rx: Receiver<Msg>, subs: Subs, opts: WatchOptions) {
+    for n in lib.take_notices() {
+        emit(&subs, LibraryEvent::Notice { notice: n });
+    }
+    let full_pass = |lib: &mut Library, subs: &Subs| match lib.sync_roots(&roots, &mut |_| {}) {
+        Ok(r) => {
+            for (p, m) in &r.errors {
+                emit(subs, LibraryEvent::Error { path: Some(p.clone()), message: m.clone() });
+            }
+            Some(r)
+        }
+        Err(e) => {
+            emit(subs, LibraryEvent::Error { path: None, message: e.to_string() });
+            None
+        }
+    };
+    if let Some(report) = full_pass(&mut lib, &subs) {
+        emit(&subs, LibraryEvent::Synced { report });
+    }
+    let mut last_rescan = Instant::now();
+    loop {
+        let wait = opts.rescan_every.saturating_sub(last_rescan.elapsed());
+        let mut pending: BTreeSet<PathBuf> = BTreeSet::new();
+        match rx.recv_timeout(wait) {
+            Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return,
+            Ok(Msg::Paths(ps)) => pending.extend(ps),
+            Err(RecvTimeoutError::Timeout) => {
+                full_pass(&mut lib, &subs);
+                last_rescan = Instant::now();
+                continue;
+            }
+        }
+        // fold a burst of events into one pass
+        let until = Instant::now() + opts.debounce;
+        loop {
+            match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
+                Ok(Msg::Paths(ps)) => pending.extend(ps),
+                Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return,
+                Err(RecvTimeoutError::Timeout) => break,
+            }
+        }
+        for p in pending {
+            let root = root_of(&roots, &p).map(Path::to_path_buf);
+            match lib.sync_file(&p, root.as_deref()) {
+                Ok(u) => match u.change {
+                    Change::Unchanged => {}
+                    Change::Removed => emit(&subs, LibraryEvent::SessionRemoved { path: p }),
+                    c => emit(&subs, LibraryEvent::SessionChanged { path: p, session_id: u.session_id, change: c, new_entries: u.new_entries }),
+                },
+                Err(e) => emit(&subs, LibraryEvent::Error { path: Some(p), message: e.to_string() }),
+            }
+        }
+        for n in lib.take_notices() {
+            emit(&subs, LibraryEvent::Notice { notice: n });
+        }
+    }
+}

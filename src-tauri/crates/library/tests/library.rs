@@ -1,0 +1,435 @@
+//! Index behaviour on real SQLite files and real session files (appended by other processes).
+mod support;
+
+use library::{Change, LibError, Library, Notice, OpenOptions, SearchQuery, SessionFilter, SessionSort};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use support::*;
+
+fn hits(lib: &Library, q: &str) -> Vec<(String, &'static str)> {
+    lib.search(&SearchQuery::new(q)).unwrap().into_iter().map(|h| (h.entry_id, h.status)).collect()
+}
+
+fn setup() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sessions");
+    let db = dir.path().join("data").join("index.sqlite3");
+    (dir, root, db)
+}
+
+#[test]
+fn statuses_follow_the_leaf_compaction_and_branches() {
+    let (_d, root, db) = setup();
+    let f = three_status_session(&root.join("--p--/s1.jsonl"), "sess-1", "/p");
+    let mut lib = Library::open(&db).unwrap();
+    let rep = lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    assert_eq!((rep.files, rep.new), (1, 1));
+    assert_eq!(hits(&lib, "zanzibar"), vec![("00000001".into(), "compacted")]);
+    assert_eq!(hits(&lib, "quokka"), vec![("00000005".into(), "abandoned")]);
+    assert_eq!(hits(&lib, "platypus"), vec![("00000009".into(), "in_context")]);
+    // the compaction summary itself is in context
+    assert_eq!(hits(&lib, "\"summary of the early work\""), vec![("00000008".into(), "in_context")]);
+    let s = lib.session(&f).unwrap().unwrap();
+    assert_eq!(s.session_id.as_deref(), Some("sess-1"));
+    assert_eq!(s.cwd.as_deref(), Some("/p"));
+    assert_eq!(s.entry_count, 10);
+    assert_eq!(s.message_count, 9);
+    assert_eq!(s.compaction_count, 1);
+    assert_eq!(s.branch_count, 2);
+    assert_eq!(s.model.as_deref(), Some("prov/model-b"));
+    assert_eq!(s.first_message.as_deref(), Some("the zanzibar decision: we decided to keep sqlite"));
+    assert_eq!(s.leaf_id.as_deref(), Some("0000000a"));
+    assert!(s.files_read.contains(&"src/0000000a.rs".to_string()));
+    // context = summary, u2, a2, u3, u4, a(usage 120) -> usage 120 + nothing after it
+    assert_eq!(s.tokens_at_leaf, 120);
+    // a sqlite file really exists on disk, in WAL mode
+    assert!(db.exists());
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let mode: String = c.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!(mode, "wal");
+    let v: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(v, library::db::SCHEMA_VERSION);
+}
+
+#[test]
+fn fts5_is_compiled_in() {
+    let c = rusqlite::Connection::open_in_memory().unwrap();
+    c.execute_batch("CREATE VIRTUAL TABLE t USING fts5(x); INSERT INTO t VALUES ('hello world');").unwrap();
+    let n: i64 = c.query_row("SELECT count(*) FROM t WHERE t MATCH 'hello'", [], |r| r.get(0)).unwrap();
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn appended_bytes_are_read_from_the_offset_and_statuses_move_with_the_leaf() {
+    let (_d, root, db) = setup();
+    let f = root.join("s.jsonl");
+    let mut g = Gen::new("sess-a", "/a");
+    let last = g.chain(None, 5, "early", "m1").unwrap();
+    g.write(&f);
+    let mut lib = Library::open(&db).unwrap();
+    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    let size0 = std::fs::metadata(&f).unwrap().len();
+
+    // linear append by another process: only the new bytes are read
+    let u = "aaaaaaa1".to_string();
+    let extra = line(&serde_json::json!({"type":"message","id":u,"parentId":last,"timestamp":"2025-03-01T09:30:00.000Z",
+        "message":{"role":"user","content":"the wombat arrives","timestamp":1740821400000u64}}));
+    append_from_other_process(&f, &extra);
+    let up = lib.sync_file(&f, Some(&root)).unwrap();
+    assert_eq!(up.change, Change::Appended);
+    assert_eq!(up.bytes_read, extra.len() as u64);
+    assert_eq!(up.new_entries.len(), 1);
+    assert_eq!(up.new_entries[0].entry_id, u);
+    assert_eq!(up.new_entries[0].status, "in_context");
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), size0 + extra.len() as u64);
+    assert_eq!(hits(&lib, "wombat"), vec![(u.clone(), "in_context")]);
+
+    // Pi navigates back to the first answer and continues: the wombat turn is now abandoned
+    let first_answer = "00000002";
+    let mut nav = serde_json::json!({"type":"message","id":"bbbbbbb1","parentId":first_answer,"timestamp":"2025-03-01T10:00:00.000Z",
+        "message":{"role":"user","content":"a new direction with the echidna","timestamp":1740823200000u64}});
+    append_from_other_process(&f, &line(&nav));
+    let up = lib.sync_file(&f, Some(&root)).unwrap();
+    assert_eq!(up.change, Change::Appended);
+    assert_eq!(hits(&lib, "wombat"), vec![(u.clone(), "abandoned")]);
+    assert_eq!(hits(&lib, "echidna"), vec![("bbbbbbb1".into(), "in_context")]);
+    assert_eq!(lib.session(&f).unwrap().unwrap().branch_count, 2);
+
+    // a compaction appended at the leaf moves "early question 0" to compacted
+    nav = serde_json::json!({"type":"compaction","id":"ccccccc1","parentId":"bbbbbbb1","timestamp":"2025-03-01T10:01:00.000Z",
+        "summary":"short","firstKeptEntryId":"00000002","tokensBefore":1,"fromHook":false});
+    append_from_other_process(&f, &line(&nav));
+    lib.sync_file(&f, Some(&root)).unwrap();
+    let q0 = lib.search(&SearchQuery::new("\"early question 0\"")).unwrap();
+    assert_eq!(q0.len(), 1);
+    assert_eq!(q0[0].status, "compacted");
+    let a0 = lib.search(&SearchQuery::new("\"early answer 0\"")).unwrap();
+    assert_eq!(a0[0].status, "in_context");
+}
+
+#[test]
+fn torn_last_line_is_pending_then_indexed_when_completed() {
+    let (_d, root, db) = setup();
+    let f = root.join("s.jsonl");
+    let mut g = Gen::new("sess-t", "/t");
+    let last = g.chain(None, 2, "t", "m").unwrap();
+    g.write(&f);
+    let mut lib = Library::open(&db).unwrap();
+    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    let mut g2 = Gen::new("x", "/t");
+    g2.user(Some(&last), "the narwhal line");
+    let full = line(g2.lines.last().unwrap());
+    let (a, b) = full.split_at(full.len() / 2);
+    append_from_other_process(&f, a);
+    let up = lib.sync_file(&f, Some(&root)).unwrap();
+    assert!(up.new_entries.is_empty());
+    let s = lib.session(&f).unwrap().unwrap();
+    assert_eq!(s.bad_lines, 0, "a torn tail is not corrupt");
+    assert_eq!(s.pending_bytes, a.len() as i64);
+    assert!(hits(&lib, "narwhal").is_empty());
+    append_from_other_process(&f, b);
+    let up = lib.sync_file(&f, Some(&root)).unwrap();
+    assert_eq!(up.change, Change::Appended);
+    assert_eq!(up.new_entries.len(), 1);
+    assert_eq!(hits(&lib, "narwhal").len(), 1);
+    assert_eq!(lib.session(&f).unwrap().unwrap().pending_bytes, 0);
+}
+
+#[test]
+fn f18_truncated_replaced_and_deleted_files() {
+    let (_d, root, db) = setup();
+    let f = root.join("s.jsonl");
+    let mut g = Gen::new("sess-r", "/r");
+    g.chain(None, 4, "kiwi", "m");
+    g.write(&f);
+    let mut lib = Library::open(&db).unwrap();
+    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    assert_eq!(lib.session(&f).unwrap().unwrap().entry_count, 8);
+
+    // truncated (another program cut it): full re-read
+    let text = g.text();
+    let keep: usize = text.match_indices('\n').nth(4).unwrap().0 + 1; // header + 4 entries
+    std::fs::OpenOptions::new().write(true).open(&f).unwrap().set_len(keep as u64).unwrap();
+    let up = lib.sync_file(&f, Some(&root)).unwrap();
+    assert_eq!(up.change, Change::Reindexed);
+    assert_eq!(up.reason, Some("truncated"));
+    assert_eq!(lib.session(&f).unwrap().unwrap().entry_count, 4);
+    assert_eq!(hits(&lib, "kiwi").len(), 4);
+
+    // replaced under the same name by a different session (new inode, new header id)
+    let tmp = root.join("new.tmp");
+    let mut g2 = Gen::new("sess-other", "/r");
+    g2.chain(None, 1, "moose", "m");
+    g2.write(&tmp);
+    std::fs::rename(&tmp, &f).unwrap();
+    let up = lib.sync_file(&f, Some(&root)).unwrap();
+    assert_eq!(up.change, Change::Reindexed);
+    let s = lib.session(&f).unwrap().unwrap();
+    assert_eq!(s.session_id.as_deref(), Some("sess-other"));
+    assert!(hits(&lib, "kiwi").is_empty());
+    assert_eq!(hits(&lib, "moose").len(), 2);
+
+    // deleted
+    std::fs::remove_file(&f).unwrap();
+    let rep = lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    assert_eq!(rep.removed, 1);
+    assert!(lib.session(&f).unwrap().is_none());
+    assert!(hits(&lib, "moose").is_empty());
+}
+
+#[test]
+fn f36_same_size_same_mtime_different_bytes_is_reparsed() {
+    let (_d, root, db) = setup();
+    let f = root.join("s.jsonl");
+    let mut g = Gen::new("sess-m", "/m");
+    g.chain(None, 3, "alpha", "m");
+    g.write(&f);
+    let mtime = std::fs::metadata(&f).unwrap().modified().unwrap();
+    let mut lib = Library::open(&db).unwrap();
+    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    // same length, different bytes, mtime put back (edited while the app was closed)
+    let text = g.text().replace("alpha", "gamma");
+    std::fs::write(&f, text).unwrap();
+    std::fs::File::options().write(true).open(&f).unwrap().set_modified(mtime).unwrap();
+    drop(lib);
+    let mut lib = Library::open(&db).unwrap();
+    let rep = lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    assert_eq!(rep.reindexed, 1);
+    assert!(hits(&lib, "alpha").is_empty());
+    assert_eq!(hits(&lib, "gamma").len(), 6);
+    // and an untouched pass reads nothing
+    let rep = lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    assert_eq!((rep.unchanged, rep.bytes_read), (1, 0));
+}
+
+fn corrupt_and_reopen(db: &Path, damage: impl FnOnce(&Path)) -> Library {
+    damage(db);
+    Library::open(db).unwrap()
+}
+
+#[test]
+fn f32_corrupt_index_is_moved_aside_and_rebuilt() {
+    let (d, root, db) = setup();
+    three_status_session(&root.join("s1.jsonl"), "sess-1", "/p");
+    let mut lib = Library::open(&db).unwrap();
+    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    drop(lib);
+
+    type Damage = Box<dyn FnOnce(&Path)>;
+    let cases: Vec<(&str, Damage)> = vec![
+        ("not a database", Box::new(|p: &Path| std::fs::write(p, b"this is not sqlite at all, just text".repeat(200)).unwrap())),
+        ("truncated", Box::new(|p: &Path| {
+            let _ = std::fs::remove_file(format!("{}-wal", p.display()));
+            std::fs::OpenOptions::new().write(true).open(p).unwrap().set_len(1000).unwrap()
+        })),
+        ("random pages", Box::new(|p: &Path| {
+            let _ = std::fs::remove_file(format!("{}-wal", p.display()));
+            let mut b = std::fs::read(p).unwrap();
+            let mut x: u32 = 12345;
+            for i in 4096..b.len() {
+                x = x.wrapping_mul(1664525).wrapping_add(1013904223);
+                b[i] = (x >> 24) as u8;
+            }
+            std::fs::write(p, b).unwrap();
+        })),
+    ];
+    for (what, damage) in cases {
+        // checkpoint so that the main file holds the data before we damage it
+        {
+            let mut lib = Library::open(&db).unwrap();
+            lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+            lib.take_notices();
+            let c = rusqlite::Connection::open(&db).unwrap();
+            c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+        }
+        let mut lib = corrupt_and_reopen(&db, damage);
+        let n = lib.take_notices();
+        assert_eq!(n.len(), 1, "{what}: one notice expected, got {n:?}");
+        let Notice::IndexReplaced { moved_to, .. } = &n[0];
+        assert!(moved_to.exists(), "{what}: the damaged file is kept aside");
+        assert!(moved_to.to_string_lossy().contains(".corrupt-"));
+        assert!(n[0].to_string().contains("no session data was lost"));
+        lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+        assert_eq!(hits(&lib, "zanzibar"), vec![("00000001".into(), "compacted")], "{what}");
+    }
+    // the session file was never touched
+    assert!(std::fs::read_to_string(root.join("s1.jsonl")).unwrap().contains("zanzibar"));
+    drop(d);
+}
+
+#[test]
+fn deleted_index_is_rebuilt() {
+    let (_d, root, db) = setup();
+    three_status_session(&root.join("s1.jsonl"), "sess-1", "/p");
+    let mut lib = Library::open(&db).unwrap();
+    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    let before = hits(&lib, "quokka");
+    drop(lib);
+    for ext in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
+    }
+    let mut lib = Library::open(&db).unwrap();
+    assert!(lib.notices().is_empty());
+    assert!(hits(&lib, "quokka").is_empty());
+    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    assert_eq!(hits(&lib, "quokka"), before);
+}
+
+#[test]
+fn f34_index_from_a_newer_version_is_never_written() {
+    let (_d, root, db) = setup();
+    three_status_session(&root.join("s1.jsonl"), "sess-1", "/p");
+    {
+        std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch("CREATE TABLE future(x); INSERT INTO future VALUES (42); PRAGMA user_version = 99;").unwrap();
+    }
+    let mut lib = Library::open(&db).unwrap();
+    let n = lib.take_notices();
+    assert_eq!(n.len(), 1);
+    assert!(n[0].to_string().contains("newer Arbor"), "{}", n[0]);
+    let Notice::IndexReplaced { moved_to, .. } = &n[0];
+    // the newer file is intact (not downgraded, not written)
+    let c = rusqlite::Connection::open(moved_to).unwrap();
+    let v: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    let x: i64 = c.query_row("SELECT x FROM future", [], |r| r.get(0)).unwrap();
+    assert_eq!((v, x), (99, 42));
+    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    assert_eq!(hits(&lib, "quokka").len(), 1);
+}
+
+#[test]
+fn f33_locked_index_waits_then_says_busy() {
+    let (_d, root, db) = setup();
+    three_status_session(&root.join("s1.jsonl"), "sess-1", "/p");
+    let mut lib = Library::open_with(&db, OpenOptions { busy_timeout: Duration::from_millis(300), quick_check: true }).unwrap();
+    // another "instance" holds a write transaction
+    let other = rusqlite::Connection::open(&db).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE; INSERT INTO meta(key, value) VALUES ('x', 'y');").unwrap();
+    let t = Instant::now();
+    let err = lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap_err();
+    let waited = t.elapsed();
+    assert!(matches!(err, LibError::Busy(_)), "{err:?}");
+    assert!(err.to_string().contains("try again"));
+    assert!(waited >= Duration::from_millis(250), "waited {waited:?}");
+    // reads still work while the other writer holds the lock
+    assert!(lib.projects().is_ok());
+    other.execute_batch("COMMIT").unwrap();
+    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    assert_eq!(hits(&lib, "quokka").len(), 1);
+}
+
+#[test]
+fn f31_copies_with_the_same_session_id_are_flagged() {
+    let (_d, root, db) = setup();
+    let a = three_status_session(&root.join("s1.jsonl"), "sess-1", "/p");
+    std::fs::copy(&a, root.join("s1 (conflicted copy).jsonl")).unwrap();
+    three_status_session(&root.join("s2.jsonl"), "sess-2", "/p");
+    let mut lib = Library::open(&db).unwrap();
+    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    let all = lib.sessions(&SessionFilter::default()).unwrap();
+    assert_eq!(all.len(), 3);
+    for s in all {
+        assert_eq!(s.duplicate_id, s.session_id.as_deref() == Some("sess-1"), "{:?}", s.path);
+    }
+}
+
+#[test]
+fn invalid_and_odd_files_do_not_stop_the_pass() {
+    let (_d, root, db) = setup();
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("empty.jsonl"), b"").unwrap();
+    std::fs::write(root.join("noheader.jsonl"), b"{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}\n").unwrap();
+    std::fs::create_dir_all(root.join("dir.jsonl")).unwrap();
+    let mut g = Gen::new("sess-ok", "/ok");
+    let p = g.chain(None, 1, "fine", "m");
+    g.write(&root.join("ok.jsonl"));
+    // garbage lines in the middle are counted, later lines still indexed
+    let mut text = g.text();
+    text.push_str("{not json\n[1,2]\n");
+    let mut g2 = Gen::new("x", "/ok");
+    g2.user(p.as_deref(), "after the garbage comes the ibis");
+    text.push_str(&line(g2.lines.last().unwrap()));
+    std::fs::write(root.join("ok.jsonl"), text).unwrap();
+    let mut lib = Library::open(&db).unwrap();
+    let rep = lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    assert_eq!(rep.files, 3);
+    assert!(rep.errors.is_empty());
+    let s = lib.session(&root.join("ok.jsonl")).unwrap().unwrap();
+    assert_eq!(s.bad_lines, 2);
+    assert_eq!(hits(&lib, "ibis").len(), 1);
+    let inv = lib.session(&root.join("noheader.jsonl")).unwrap().unwrap();
+    assert!(!inv.valid);
+    assert_eq!(lib.sessions(&SessionFilter::default()).unwrap().len(), 1);
+}
+
+#[test]
+fn projects_sessions_filters_and_search_scopes() {
+    let (_d, root, db) = setup();
+    for (i, cwd, model) in [(1, "/proj/a", "gpt"), (2, "/proj/a", "claude"), (3, "/proj/b", "gpt")] {
+        let mut g = Gen::new(&format!("sess-{i}"), cwd);
+        let mut p = None;
+        for _ in 0..i {
+            p = g.chain(p, 1, "shared", model);
+        }
+        g.name(p.as_deref().unwrap(), &format!("  session number {i} "));
+        g.write(&root.join(format!("s{i}.jsonl")));
+    }
+    let mut lib = Library::open(&db).unwrap();
+    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    let pr = lib.projects().unwrap();
+    assert_eq!(pr.len(), 2);
+    assert_eq!(pr.iter().find(|p| p.cwd == "/proj/a").unwrap().session_count, 2);
+    let a = lib.sessions(&SessionFilter { project: Some("/proj/a".into()), ..Default::default() }).unwrap();
+    assert_eq!(a.len(), 2);
+    let by_msgs = lib.sessions(&SessionFilter { sort: SessionSort::Messages, ..Default::default() }).unwrap();
+    assert_eq!(by_msgs.iter().map(|s| s.message_count).collect::<Vec<_>>(), vec![6, 4, 2]);
+    assert_eq!(by_msgs[0].name.as_deref(), Some("session number 3"));
+    let gpt = lib.sessions(&SessionFilter { model: Some("gpt".into()), ..Default::default() }).unwrap();
+    assert_eq!(gpt.len(), 2);
+    let newest = by_msgs[0].modified_ms.unwrap();
+    let recent = lib.sessions(&SessionFilter { modified_since_ms: Some(newest), ..Default::default() }).unwrap();
+    assert!(recent.iter().all(|s| s.modified_ms.unwrap() >= newest) && !recent.is_empty());
+    let mut q = SearchQuery::new("shared tokenizer");
+    assert_eq!(lib.search(&q).unwrap().len(), 6);
+    q.project = Some("/proj/b".into());
+    assert_eq!(lib.search(&q).unwrap().len(), 3);
+    q.project = None;
+    q.session_path = Some(root.join("s2.jsonl"));
+    let h = lib.search(&q).unwrap();
+    assert_eq!(h.len(), 2);
+    assert!(h[0].snippet.contains("«tokenizer»"), "{}", h[0].snippet);
+    assert!(matches!(lib.search(&SearchQuery::new("  ")), Err(LibError::Invalid(_))));
+    // FTS syntax in user text is plain text, not an error
+    assert!(lib.search(&SearchQuery::new("NEAR( OR * -")).is_ok());
+}
+
+#[test]
+fn five_hundred_sessions() {
+    let (_d, root, db) = setup();
+    let t = Instant::now();
+    for i in 0..500 {
+        let mut g = Gen::new(&format!("sess-{i:04}"), &format!("/proj/{}", i % 7));
+        g.chain(None, 5 + i % 10, &format!("topic{}", i % 13), if i % 2 == 0 { "m-even" } else { "m-odd" });
+        g.write(&root.join(format!("--proj-{}--", i % 7)).join(format!("s{i:04}.jsonl")));
+    }
+    let gen = t.elapsed();
+    let t = Instant::now();
+    let mut lib = Library::open(&db).unwrap();
+    let mut last = 0;
+    let rep = lib.sync_roots(&[root.clone()], &mut |p| last = p.done).unwrap();
+    let first = t.elapsed();
+    assert_eq!((rep.files, rep.new, last), (500, 500, 500));
+    assert_eq!(lib.projects().unwrap().len(), 7);
+    assert_eq!(lib.sessions(&SessionFilter::default()).unwrap().len(), 500);
+    let mut q = SearchQuery::new("topic7");
+    q.limit = 10_000;
+    let n7 = (0..500).filter(|i| i % 13 == 7).map(|i| 2 * (5 + i % 10)).sum::<usize>();
+    assert_eq!(lib.search(&q).unwrap().len(), n7);
+    let t = Instant::now();
+    let rep = lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    let second = t.elapsed();
+    assert_eq!((rep.unchanged, rep.bytes_read), (500, 0));
+    eprintln!("500 sessions: generate {gen:?}, first index {first:?}, up-to-date pass {second:?}");
+    assert!(first < Duration::from_secs(15));
+}
