@@ -5,9 +5,11 @@
 //!   F37–F46 (`retry`, `overflow`, `sse`).
 //! - `keys`: API keys in the OS keyring (F50–F53); the UI can set, delete and ask, never read.
 //! - `catalog`: models with their context window and output limit, user-extendable.
+pub mod catalog;
 pub mod error;
 pub mod keys;
 pub mod overflow;
+pub mod prompts;
 pub mod provider;
 pub mod retry;
 pub mod secret;
