@@ -54,7 +54,8 @@ struct Row {
     offset: i64,
     head_hash: i64,
     tail_hash: i64,
-    valid: bool,
+    /// 0 = no JSON object seen yet, 1 = valid header first, 2 = rejected (first object not a header)
+    valid: i64,
     header_id: Option<String>,
     name: Option<String>,
     model: Option<String>,
@@ -158,10 +159,14 @@ fn load_row(conn: &Connection, path: &str) -> rusqlite::Result<Option<Row>> {
             created: r.get(25)?,
             parent_session: r.get(26)?,
             version: r.get(27)?,
-            seen_object: true,
+            seen_object: false,
         })
     })
     .optional()
+    .map(|o| o.map(|mut r| {
+        r.seen_object = r.valid != 0;
+        r
+    }))
 }
 
 /// Drop every row of a file (entries, full-text rows, the file row).
@@ -490,7 +495,7 @@ fn handle_line(
         Line::Header(h) => {
             if !r.seen_object {
                 r.seen_object = true;
-                r.valid = true;
+                r.valid = 1;
                 r.header_id = Some(h.id);
                 r.cwd = h.cwd;
                 r.created = h.timestamp;
@@ -503,9 +508,9 @@ fn handle_line(
             if !r.seen_object {
                 // first parsed object is not a header: Pi rejects the whole file (§6.1)
                 r.seen_object = true;
-                r.valid = false;
+                r.valid = 2;
             }
-            if !r.valid {
+            if r.valid != 1 {
                 return Ok(());
             }
             let e = *e;

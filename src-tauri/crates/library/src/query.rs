@@ -165,7 +165,7 @@ fn under_roots(sql: &mut String, args: &mut Vec<SqlValue>, col: &str, roots: &[P
 
 const SESSION_COLS: &str = "f.path, f.header_id, f.cwd, f.name, f.created, f.created_ms, f.modified_ms, f.entry_count, f.message_count,
   f.branch_count, f.compaction_count, f.model, f.first_message, COALESCE(f.ctx_usage, 0) + f.ctx_trailing, f.files_read,
-  f.files_modified, f.leaf_id, f.parent_session, f.size, f.size - f.offset, f.bad_lines, f.valid,
+  f.files_modified, f.leaf_id, f.parent_session, f.size, f.size - f.offset, f.bad_lines, f.valid = 1,
   (f.header_id IS NOT NULL AND EXISTS (SELECT 1 FROM files g WHERE g.header_id = f.header_id AND g.id != f.id))";
 
 fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionInfo> {

@@ -361,6 +361,17 @@ fn invalid_and_odd_files_do_not_stop_the_pass() {
     let inv = lib.session(&root.join("noheader.jsonl")).unwrap().unwrap();
     assert!(!inv.valid);
     assert_eq!(lib.sessions(&SessionFilter::default()).unwrap().len(), 1);
+    // an empty file that Pi then writes (lazy first write) becomes a valid session
+    let mut g3 = Gen::new("sess-late", "/ok");
+    g3.chain(None, 1, "late", "m");
+    append_from_other_process(&root.join("empty.jsonl"), &g3.text());
+    lib.sync_file(&root.join("empty.jsonl"), Some(&root)).unwrap();
+    assert!(lib.session(&root.join("empty.jsonl")).unwrap().unwrap().valid);
+    assert_eq!(lib.sessions(&SessionFilter::default()).unwrap().len(), 2);
+    // a rejected file stays rejected when lines are appended (Pi rejects it whole)
+    append_from_other_process(&root.join("noheader.jsonl"), &g3.text());
+    lib.sync_file(&root.join("noheader.jsonl"), Some(&root)).unwrap();
+    assert!(!lib.session(&root.join("noheader.jsonl")).unwrap().unwrap().valid);
 }
 
 #[test]
@@ -432,4 +443,73 @@ fn five_hundred_sessions() {
     assert_eq!((rep.unchanged, rep.bytes_read), (500, 0));
     eprintln!("500 sessions: generate {gen:?}, first index {first:?}, up-to-date pass {second:?}");
     assert!(first < Duration::from_secs(15));
+}
+
+#[test]
+fn watcher_follows_appends_written_by_another_process() {
+    use library::watch::WatchOptions;
+    use library::LibraryEvent;
+    let (_d, root, db) = setup();
+    let f = root.join("--w--").join("live.jsonl");
+    let mut g = Gen::new("sess-live", "/w");
+    let last = g.chain(None, 2, "live", "m").unwrap();
+    g.write(&f);
+    let (w, rx) = library::Watcher::start(&db, vec![root.clone()], WatchOptions::default()).unwrap();
+    let wait = |rx: &std::sync::mpsc::Receiver<LibraryEvent>, pred: &dyn Fn(&LibraryEvent) -> bool| -> LibraryEvent {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let ev = rx.recv_timeout(left).expect("no event within 10 s");
+            if pred(&ev) {
+                return ev;
+            }
+        }
+    };
+    let ev = wait(&rx, &|e| matches!(e, LibraryEvent::Synced { .. }));
+    let LibraryEvent::Synced { report } = ev else { unreachable!() };
+    assert_eq!(report.new, 1);
+    let second = w.subscribe();
+
+    // a second process appends two entries, in two writes, while the watcher runs
+    let l1 = line(&serde_json::json!({"type":"message","id":"eeeeeee1","parentId":last,"timestamp":"2025-03-01T11:00:00.000Z",
+        "message":{"role":"user","content":"live follow of the axolotl","timestamp":1740826800000u64}}));
+    let l2 = line(&serde_json::json!({"type":"label","id":"eeeeeee2","parentId":"eeeeeee1","timestamp":"2025-03-01T11:00:01.000Z",
+        "targetId":"eeeeeee1","label":"bookmark"}));
+    append_from_other_process(&f, &l1);
+    let mut got: Vec<String> = Vec::new();
+    while got.len() < 1 {
+        if let LibraryEvent::SessionChanged { path, new_entries, change, session_id } =
+            wait(&rx, &|e| matches!(e, LibraryEvent::SessionChanged { .. }))
+        {
+            assert_eq!(path, f);
+            assert_eq!(change, Change::Appended);
+            assert_eq!(session_id.as_deref(), Some("sess-live"));
+            got.extend(new_entries.into_iter().map(|e| e.entry_id));
+        }
+    }
+    append_from_other_process(&f, &l2);
+    while got.len() < 2 {
+        if let LibraryEvent::SessionChanged { new_entries, .. } = wait(&rx, &|e| matches!(e, LibraryEvent::SessionChanged { .. })) {
+            got.extend(new_entries.into_iter().map(|e| e.entry_id));
+        }
+    }
+    assert_eq!(got, vec!["eeeeeee1".to_string(), "eeeeeee2".to_string()]);
+    // the other subscriber saw the same
+    let ev = wait(&second, &|e| matches!(e, LibraryEvent::SessionChanged { .. }));
+    assert!(matches!(ev, LibraryEvent::SessionChanged { .. }));
+    // and the index answers from another connection (the app's)
+    let lib = Library::open(&db).unwrap();
+    assert_eq!(hits(&lib, "axolotl"), vec![("eeeeeee1".into(), "in_context")]);
+
+    // a new session file appears; then it is deleted
+    let f2 = root.join("--w--").join("new.jsonl");
+    let mut g2 = Gen::new("sess-new", "/w");
+    g2.chain(None, 1, "fresh", "m");
+    append_from_other_process(&f2, &g2.text());
+    let ev = wait(&rx, &|e| matches!(e, LibraryEvent::SessionChanged { path, .. } if *path == f2));
+    let LibraryEvent::SessionChanged { new_entries, .. } = ev else { unreachable!() };
+    assert!(!new_entries.is_empty());
+    std::fs::remove_file(&f2).unwrap();
+    wait(&rx, &|e| matches!(e, LibraryEvent::SessionRemoved { path } if *path == f2));
+    w.stop();
 }
