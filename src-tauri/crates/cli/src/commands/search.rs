@@ -1,5 +1,54 @@
+//! `arbor-cli search QUERY [--root DIR]... [--project P] [--json] [--db FILE]`.
+//!
+//! Brings the index up to date for its roots first, then answers. Each hit carries the entry's
+//! status against the session's leaf as loaded: in_context, compacted or abandoned.
+use super::index::{open_library, resolve_roots, sync};
 use super::CmdResult;
+use library::SearchQuery;
 
-pub fn run(_args: crate::SearchArgs) -> CmdResult {
-    Err("`search` is not implemented yet".into())
+pub fn run(args: crate::SearchArgs) -> CmdResult {
+    let mut lib = open_library(args.db.as_deref())?;
+    let roots = resolve_roots(&lib, &args.roots)?;
+    sync(&mut lib, &roots, !args.json)?;
+    let mut q = SearchQuery::new(&args.query);
+    q.project = args.project.clone();
+    q.roots = roots;
+    q.limit = 100;
+    let hits = lib.search(&q).map_err(|e| e.to_string())?;
+    if args.json {
+        let arr: Vec<serde_json::Value> = hits
+            .iter()
+            .map(|h| {
+                serde_json::json!({
+                    "sessionPath": h.session_path,
+                    "sessionId": h.session_id,
+                    "entryId": h.entry_id,
+                    "status": h.status,
+                    "snippet": h.snippet,
+                    "entryType": h.entry_type,
+                    "role": h.role,
+                    "timestamp": h.timestamp,
+                    "cwd": h.cwd,
+                    "sessionName": h.session_name,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&arr).map_err(|e| e.to_string())?);
+        return Ok(());
+    }
+    if hits.is_empty() {
+        println!("no matches for {:?}", args.query);
+        return Ok(());
+    }
+    for h in &hits {
+        let badge = match h.status {
+            "in_context" => "in context",
+            "compacted" => "compacted",
+            _ => "abandoned branch",
+        };
+        println!("[{badge}] {} #{}", h.session_path.display(), h.entry_id);
+        println!("    {}", h.snippet.replace('\n', " "));
+    }
+    println!("{} hit(s)", hits.len());
+    Ok(())
 }
