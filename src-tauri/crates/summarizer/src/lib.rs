@@ -8,6 +8,7 @@
 pub mod catalog;
 pub mod error;
 pub mod keys;
+pub mod offline;
 pub mod overflow;
 pub mod prompts;
 pub mod provider;
