@@ -12,6 +12,7 @@ pub mod context;
 pub mod entries;
 pub mod ids;
 pub mod json;
+pub mod report;
 pub mod session;
 pub mod settings;
 pub mod store;

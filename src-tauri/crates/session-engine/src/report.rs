@@ -1,0 +1,408 @@
+//! The inspection report: what Pi computes for a session file, in the key names of the
+//! conformance corpus (`arbor-cli inspect`), and the simulations of what Pi appends when it
+//! compacts or navigates, driven by any summarizer (a closure).
+
+use crate::branch::{self, NO_CONTENT};
+use crate::compaction::{self, file_details, CompactionPreparation};
+use crate::context::{self, build_context_on_path, estimate_context, to_llm, AutoCompaction, CompactionSettings, CurrentModel};
+use crate::entries;
+use crate::json::{self, obj, Map, Value};
+use crate::session::{Kind, Session};
+use sha2::{Digest, Sha256};
+
+/// The oracle's options.
+#[derive(Clone, Debug)]
+pub struct InspectOptions {
+    /// `None` = the file's leaf; `Some(None)` = before the first entry (`--leaf null`).
+    pub leaf: Option<Option<String>>,
+    pub context_window: f64,
+    pub compaction: CompactionSettings,
+    pub branch_reserve_tokens: f64,
+    pub branch_budget: Option<f64>,
+    pub target: Option<String>,
+    pub custom_instructions: Option<String>,
+    pub label: Option<String>,
+    /// `provider/modelId` of the model in simulations (default: the context's model).
+    pub model: Option<(String, String)>,
+}
+
+impl Default for InspectOptions {
+    fn default() -> Self {
+        InspectOptions {
+            leaf: None,
+            context_window: 200000.0,
+            compaction: CompactionSettings::default(),
+            branch_reserve_tokens: 16384.0,
+            branch_budget: None,
+            target: None,
+            custom_instructions: None,
+            label: None,
+            model: None,
+        }
+    }
+}
+
+impl InspectOptions {
+    /// Reads the oracle's `options` object (as in a corpus case's expected file).
+    pub fn from_oracle_json(o: &Value) -> InspectOptions {
+        let mut opts = InspectOptions::default();
+        if let Some(l) = o.get("leaf") {
+            opts.leaf = Some(l.as_str().filter(|s| *s != "null").map(str::to_string));
+        }
+        if let Some(n) = o.num_field("contextWindow") {
+            opts.context_window = n;
+        }
+        if let Some(n) = o.num_field("reserveTokens") {
+            opts.compaction.reserve_tokens = n;
+        }
+        if let Some(n) = o.num_field("keepRecentTokens") {
+            opts.compaction.keep_recent_tokens = n;
+        }
+        if let Some(b) = o.get("compactionEnabled").and_then(Value::as_bool) {
+            opts.compaction.enabled = b;
+        }
+        if let Some(n) = o.num_field("branchReserveTokens") {
+            opts.branch_reserve_tokens = n;
+        }
+        opts.branch_budget = o.num_field("branchBudget");
+        opts.target = o.str_field("target").map(str::to_string);
+        opts.custom_instructions = o.str_field("customInstructions").map(str::to_string);
+        opts.label = o.str_field("label").map(str::to_string);
+        if let Some(m) = o.str_field("model") {
+            if let Some((p, id)) = m.split_once('/') {
+                opts.model = Some((p.to_string(), id.to_string()));
+            }
+        }
+        opts
+    }
+
+    pub fn branch_budget_value(&self) -> f64 {
+        self.branch_budget.unwrap_or_else(|| branch::branch_budget(self.context_window, self.branch_reserve_tokens))
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("no entry with id {0} in this session; run `arbor-cli tree FILE` to see the ids")]
+    UnknownId(String),
+}
+
+pub fn sha256_hex(s: &str) -> String {
+    let d = Sha256::digest(s.as_bytes());
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn num(n: f64) -> Value {
+    Value::Num(n)
+}
+
+fn opt_id(s: &Session, i: Option<usize>) -> Value {
+    i.map(|i| Value::Str(s.id(i).to_string())).unwrap_or(Value::Null)
+}
+
+fn strs(v: &[String]) -> Value {
+    Value::Arr(v.iter().map(|s| Value::Str(s.clone())).collect())
+}
+
+/// The leaf chosen by the options.
+pub fn resolve_leaf(s: &Session, leaf: &Option<Option<String>>) -> Result<Option<usize>, ReportError> {
+    match leaf {
+        None => Ok(s.file_leaf()),
+        Some(None) => Ok(None),
+        Some(Some(id)) => s.index_of(id).map(Some).ok_or_else(|| ReportError::UnknownId(id.clone())),
+    }
+}
+
+fn entry_type_of(s: &Session, i: usize) -> String {
+    s.entry(i).type_name.to_string()
+}
+
+fn message_refs(s: &Session, msgs: &[(usize, &Value)]) -> Value {
+    Value::Arr(
+        msgs.iter()
+            .map(|(e, m)| obj([("entryId", s.id(*e).into()), ("entryType", entry_type_of(s, *e).into()), ("role", m.get("role").cloned().unwrap_or(Value::Null))]))
+            .collect(),
+    )
+}
+
+fn file_ops_value(ops: &compaction::FileOps) -> Value {
+    obj([("read", strs(&ops.read)), ("written", strs(&ops.written)), ("edited", strs(&ops.edited))])
+}
+
+/// The context section for a path.
+pub fn context_section(s: &Session, path: &[usize]) -> (Value, Vec<Value>) {
+    let ctx = build_context_on_path(s, path);
+    let agent = ctx.agent_messages();
+    let llm = to_llm(&agent);
+    let messages: Vec<Value> = ctx
+        .messages
+        .iter()
+        .map(|m| {
+            let mut o = Map::new();
+            o.insert("role", m.message.get("role").cloned().unwrap_or(Value::Null));
+            o.insert("entryId", s.id(m.entry).into());
+            o.insert("entryType", entry_type_of(s, m.entry).into());
+            o.insert("sha256", sha256_hex(&json::to_string(&m.message)).into());
+            o.insert("estimatedTokens", num(context::estimate_tokens(&m.message)));
+            Value::Obj(o)
+        })
+        .collect();
+    let model = match &ctx.model {
+        Some(m) => obj([("provider", m.provider.clone()), ("modelId", m.model_id.clone())]),
+        None => Value::Null,
+    };
+    let section = obj([
+        ("thinkingLevel", ctx.thinking_level.clone()),
+        ("model", model),
+        ("messageCount", num(agent.len() as f64)),
+        ("messages", Value::Arr(messages)),
+        ("llmDigest", sha256_hex(&json::to_string(&Value::Arr(llm))).into()),
+    ]);
+    (section, agent)
+}
+
+pub fn estimate_value(e: &context::Estimate) -> Value {
+    obj([
+        ("tokens", num(e.tokens)),
+        ("usageTokens", num(e.usage_tokens)),
+        ("trailingTokens", num(e.trailing_tokens)),
+        ("lastUsageIndex", e.last_usage_index.map(|i| num(i as f64)).unwrap_or(Value::Null)),
+    ])
+}
+
+pub fn compaction_section(s: &Session, path: &[usize], settings: &CompactionSettings) -> Value {
+    match compaction::prepare_compaction(s, path, settings) {
+        Err(r) => obj([("prepared", false.into()), ("reason", r.reason().into())]),
+        Ok(p) => {
+            let hist: Vec<(usize, &Value)> = p.messages_to_summarize.iter().map(|m| (m.entry, &m.message)).collect();
+            let pre: Vec<(usize, &Value)> = p.turn_prefix_messages.iter().map(|m| (m.entry, &m.message)).collect();
+            obj([
+                ("prepared", true.into()),
+                ("firstKeptEntryId", p.first_kept_entry_id.clone().into()),
+                ("isSplitTurn", p.is_split_turn.into()),
+                ("tokensBefore", num(p.tokens_before)),
+                ("previousSummary", p.previous_summary.clone().unwrap_or(Value::Null)),
+                ("messagesToSummarize", message_refs(s, &hist)),
+                ("turnPrefixMessages", message_refs(s, &pre)),
+                ("fileOps", file_ops_value(&p.file_ops)),
+                ("readFiles", strs(&p.read_files)),
+                ("modifiedFiles", strs(&p.modified_files)),
+                ("fileOpsAppendix", p.appendix().into()),
+                ("serializedMessagesToSummarize", p.serialized_history().into()),
+                ("serializedTurnPrefix", p.serialized_turn_prefix().into()),
+            ])
+        }
+    }
+}
+
+pub fn branch_section(s: &Session, leaf: Option<usize>, target: usize, budget: f64) -> Value {
+    let col = branch::collect_branch_entries(s, leaf, target);
+    let prep = branch::prepare_branch_entries(s, &col.entries, budget);
+    let sel: Vec<(usize, &Value)> = prep.messages.iter().map(|(e, m)| (*e, m)).collect();
+    let target_type = if s.kind(target) == Kind::Message {
+        format!("message:{}", s.role(target).unwrap_or(""))
+    } else {
+        entry_type_of(s, target)
+    };
+    obj([
+        ("oldLeafId", opt_id(s, leaf)),
+        ("targetId", s.id(target).into()),
+        ("targetType", target_type.into()),
+        ("commonAncestorId", opt_id(s, col.common_ancestor)),
+        ("entriesToSummarize", Value::Arr(col.entries.iter().map(|&e| s.id(e).into()).collect())),
+        ("tokenBudget", num(budget)),
+        ("selectedMessages", message_refs(s, &sel)),
+        ("totalTokens", num(prep.total_tokens)),
+        ("fileOps", file_ops_value(&prep.file_ops)),
+        ("readFiles", strs(&prep.read_files)),
+        ("modifiedFiles", strs(&prep.modified_files)),
+        ("fileOpsAppendix", prep.appendix().into()),
+        ("serializedSelected", prep.serialized().into()),
+    ])
+}
+
+/// Labels as a JS object built in entry order: integer-like keys (an all-digit id) come first
+/// in ascending order, as JavaScript orders object keys.
+fn labels_object(s: &Session) -> Value {
+    let mut m = Map::new();
+    for e in s.entries() {
+        if let Some(l) = s.label_of(&e.id) {
+            m.insert(e.id.to_string(), Value::Str(l.to_string()));
+        }
+    }
+    let is_index = |k: &str| !k.is_empty() && k.len() <= 10 && k.bytes().all(|b| b.is_ascii_digit()) && (k == "0" || !k.starts_with('0')) && k.parse::<u64>().is_ok_and(|n| n < 4294967295);
+    let (mut ints, rest): (Vec<_>, Vec<_>) = m.0.into_iter().partition(|(k, _)| is_index(k));
+    ints.sort_by_key(|(k, _)| k.parse::<u64>().unwrap_or(0));
+    ints.extend(rest);
+    Value::Obj(Map(ints))
+}
+
+/// The whole report (without the simulations).
+pub fn inspect(s: &Session, o: &InspectOptions) -> Result<Value, ReportError> {
+    let leaf = resolve_leaf(s, &o.leaf)?;
+    let path = s.path(leaf);
+    let mut root = Map::new();
+    let labels = labels_object(s);
+    root.insert(
+        "load",
+        obj([
+            ("nonEmptyLines", num(s.non_empty_lines() as f64)),
+            ("malformedLines", Value::Arr(s.malformed_lines().iter().map(|&l| num(l as f64)).collect())),
+            ("headerAccepted", s.header_accepted().into()),
+            ("versionInFile", s.version_in_file().map(num).unwrap_or(Value::Null)),
+            ("migrated", s.migrated().into()),
+            ("entryCount", num(s.len() as f64)),
+            ("fileLeafId", opt_id(s, s.file_leaf())),
+            ("sessionName", s.name().map(Value::from).unwrap_or(Value::Null)),
+            ("labels", labels),
+            ("roots", Value::Arr(s.roots().iter().map(|&r| s.id(r as usize).into()).collect())),
+            (
+                "diagnostics",
+                Value::Arr(
+                    s.diagnostics()
+                        .iter()
+                        .map(|d| obj([("line", num(d.line as f64)), ("offset", num(d.offset as f64)), ("kind", format!("{:?}", d.kind).into()), ("message", d.message.clone().into())]))
+                        .collect(),
+                ),
+            ),
+        ]),
+    );
+    root.insert("leafId", opt_id(s, leaf));
+    root.insert("activePath", Value::Arr(path.iter().map(|&i| s.id(i).into()).collect()));
+    let (ctx, agent) = context_section(s, &path);
+    root.insert("context", ctx);
+    let est = estimate_context(&agent);
+    let threshold = o.context_window - o.compaction.reserve_tokens;
+    root.insert(
+        "tokens",
+        obj([
+            ("estimate", estimate_value(&est)),
+            ("threshold", num(threshold)),
+            ("shouldCompact", context::should_compact(est.tokens, o.context_window, &o.compaction).into()),
+        ]),
+    );
+    root.insert("compaction", compaction_section(s, &path, &o.compaction));
+    if let Some(t) = &o.target {
+        let ti = s.index_of(t).ok_or_else(|| ReportError::UnknownId(t.clone()))?;
+        root.insert("branch", branch_section(s, leaf, ti, o.branch_budget_value()));
+    }
+    Ok(Value::Obj(root))
+}
+
+// ------------------------------------------------------------------------------------------
+// Appending: compaction and navigation entries, given summary texts
+// ------------------------------------------------------------------------------------------
+
+/// Which summary a summarizer is asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SummaryKind {
+    History,
+    TurnPrefix,
+    Branch,
+}
+
+/// The `compaction` entry Pi writes for a preparation and the model's answers.
+pub fn compaction_entry(prep: &CompactionPreparation, history: Option<&str>, prefix: Option<&str>, id: &str, parent: Option<&str>, timestamp: &str) -> Value {
+    let summary = compaction::merge_summary(prep, history, prefix);
+    entries::compaction(
+        id,
+        parent,
+        timestamp,
+        &summary,
+        &prep.first_kept_entry_id,
+        prep.tokens_before,
+        Some(file_details(&prep.read_files, &prep.modified_files)),
+        false,
+    )
+}
+
+/// Runs a manual compaction at `leaf` with `summarize` answering each call; returns the entry.
+pub fn simulate_compaction(
+    s: &Session,
+    leaf: Option<usize>,
+    settings: &CompactionSettings,
+    summarize: &mut dyn FnMut(SummaryKind) -> String,
+    id: &str,
+    timestamp: &str,
+) -> Result<Value, &'static str> {
+    let path = s.path(leaf);
+    let prep = compaction::prepare_compaction(s, &path, settings).map_err(|r| match r {
+        compaction::Refusal::LastEntryIsCompaction => "Already compacted",
+        compaction::Refusal::NoFirstKeptEntry => "Nothing to compact (session too small)",
+    })?;
+    // History first, then the prefix, as Pi numbers its calls.
+    let history = prep.needs_history_call().then(|| summarize(SummaryKind::History));
+    let prefix = prep.needs_prefix_call().then(|| summarize(SummaryKind::TurnPrefix));
+    Ok(compaction_entry(&prep, history.as_deref(), prefix.as_deref(), id, leaf.map(|l| s.id(l)), timestamp))
+}
+
+/// The outcome of a navigation: entries to append and where the leaf ends up.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Navigation {
+    pub appended: Vec<Value>,
+    /// The leaf id after the navigation (Pi's in-memory leaf).
+    pub leaf_id: Option<String>,
+    pub editor_text: Option<String>,
+}
+
+/// Pi's `navigateTree` (§13.5). `ids` draws entry ids in order.
+#[allow(clippy::too_many_arguments)]
+pub fn navigate(
+    s: &Session,
+    old_leaf: Option<usize>,
+    target: usize,
+    summarize_branch: bool,
+    budget: f64,
+    label: Option<&str>,
+    summarize: &mut dyn FnMut(SummaryKind) -> String,
+    ids: &mut dyn FnMut() -> String,
+    timestamp: &str,
+) -> Navigation {
+    let mut out = Navigation { appended: Vec::new(), leaf_id: old_leaf.map(|l| s.id(l).to_string()), editor_text: None };
+    if Some(target) == old_leaf {
+        return out;
+    }
+    let col = branch::collect_branch_entries(s, old_leaf, target);
+    let mut summary: Option<(String, Value)> = None;
+    if summarize_branch && !col.entries.is_empty() {
+        let prep = branch::prepare_branch_entries(s, &col.entries, budget);
+        if prep.messages.is_empty() {
+            summary = Some((NO_CONTENT.to_string(), file_details(&[], &[])));
+        } else {
+            let text = summarize(SummaryKind::Branch);
+            summary = Some((branch::branch_summary_text(&prep, &text), file_details(&prep.read_files, &prep.modified_files)));
+        }
+    }
+    let nav = branch::navigation_target(s, target);
+    out.editor_text = nav.editor_text.clone();
+    match summary {
+        Some((text, details)) if !text.is_empty() => {
+            let sid = ids();
+            out.appended.push(entries::branch_summary(&sid, nav.new_leaf_id.as_deref(), timestamp, &text, Some(details), false));
+            out.leaf_id = Some(sid.clone());
+            if let Some(l) = label.filter(|l| !l.is_empty()) {
+                let lid = ids();
+                out.appended.push(entries::label(&lid, Some(&sid), timestamp, &sid, Some(l)));
+                out.leaf_id = Some(lid);
+            }
+        }
+        _ => {
+            out.leaf_id = nav.new_leaf_id.clone();
+            if let Some(l) = label.filter(|l| !l.is_empty()) {
+                let lid = ids();
+                out.appended.push(entries::label(&lid, nav.new_leaf_id.as_deref(), timestamp, s.id(target), Some(l)));
+                out.leaf_id = Some(lid);
+            }
+        }
+    }
+    out
+}
+
+/// The check Pi runs before sending the next prompt, at `leaf`.
+pub fn pre_prompt_check(s: &Session, leaf: Option<usize>, model: Option<&CurrentModel>, settings: &CompactionSettings) -> Option<AutoCompaction> {
+    let path = s.path(leaf);
+    let ctx = build_context_on_path(s, &path);
+    let agent = ctx.agent_messages();
+    let last = context::last_assistant(&agent)?;
+    context::auto_compaction_check(s, &path, &agent, last, model, settings, false)
+}
