@@ -1,0 +1,90 @@
+//! Budgets: Pi's compaction settings, and the live cut-point preview (no LLM).
+
+use crate::engine_shim::prepare_compaction;
+use crate::error::{AppError, IpcResult};
+use crate::state::AppState;
+use crate::view::budgets::{self, BudgetSettings, Budgets, SettingsScope};
+use serde::Serialize;
+use specta::Type;
+use tauri::State;
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionPreview {
+    /// Why Pi would refuse (e.g. already compacted); the other fields are then zero.
+    pub refusal: Option<String>,
+    pub first_kept_id: Option<String>,
+    pub first_kept_row: Option<u32>,
+    pub is_split_turn: bool,
+    pub tokens_before: u32,
+    pub tokens_to_summarize: u32,
+    pub tokens_kept: u32,
+    pub threshold: u32,
+    pub over_threshold: bool,
+}
+
+fn cwd(state: &AppState) -> Option<String> {
+    state.with_open(|o| Ok(o.session.cwd())).ok().flatten()
+}
+
+pub fn load(state: &AppState, scope: SettingsScope) -> Result<BudgetSettings, AppError> {
+    budgets::load(scope, &state.agent_dir, cwd(state).as_deref())
+}
+
+pub fn save(state: &AppState, scope: SettingsScope, b: &Budgets) -> Result<BudgetSettings, AppError> {
+    budgets::save(scope, &state.agent_dir, cwd(state).as_deref(), b)
+}
+
+pub fn preview(state: &AppState, keep_recent_tokens: u32, reserve_tokens: u32, context_window: u32, enabled: bool) -> Result<CompactionPreview, AppError> {
+    state.with_open(|o| {
+        let threshold = context_window.saturating_sub(reserve_tokens);
+        Ok(match prepare_compaction(&o.session, o.leaf, keep_recent_tokens as u64) {
+            Ok(p) => CompactionPreview {
+                refusal: None,
+                first_kept_id: Some(o.session.entries[p.first_kept].id.clone()),
+                first_kept_row: o.layout.row_of(p.first_kept as u32),
+                is_split_turn: p.is_split_turn,
+                tokens_before: p.tokens_before as u32,
+                tokens_to_summarize: p.tokens_to_summarize as u32,
+                tokens_kept: p.tokens_kept as u32,
+                threshold,
+                over_threshold: enabled && p.tokens_before > threshold as u64,
+            },
+            Err(refusal) => CompactionPreview {
+                refusal: Some(refusal),
+                first_kept_id: None,
+                first_kept_row: None,
+                is_split_turn: false,
+                tokens_before: 0,
+                tokens_to_summarize: 0,
+                tokens_kept: 0,
+                threshold,
+                over_threshold: false,
+            },
+        })
+    })
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn get_budgets(state: State<'_, AppState>, scope: SettingsScope) -> IpcResult<BudgetSettings> {
+    Ok(load(&state, scope)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn save_budgets(state: State<'_, AppState>, scope: SettingsScope, budgets: Budgets) -> IpcResult<BudgetSettings> {
+    Ok(save(&state, scope, &budgets)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn preview_compaction(
+    state: State<'_, AppState>,
+    keep_recent_tokens: u32,
+    reserve_tokens: u32,
+    context_window: u32,
+    enabled: bool,
+) -> IpcResult<CompactionPreview> {
+    Ok(preview(&state, keep_recent_tokens, reserve_tokens, context_window, enabled)?)
+}

@@ -1,0 +1,98 @@
+//! Graph windows, folds, search and entry detail.
+
+use crate::error::{AppError, IpcResult};
+use crate::state::{AppState, OpenSession};
+use crate::view::detail::{entry_detail, EntryDetail};
+use crate::view::graph::{self, GraphRow, SearchHit};
+use serde::Serialize;
+use specta::Type;
+use tauri::State;
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphWindow {
+    pub start: u32,
+    pub total_rows: u32,
+    pub lanes: u32,
+    pub rows: Vec<GraphRow>,
+}
+
+fn idx_of(o: &OpenSession, entry_id: &str) -> Result<usize, AppError> {
+    o.session.index_of(entry_id).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))
+}
+
+pub fn window(state: &AppState, start: u32, end: u32) -> Result<GraphWindow, AppError> {
+    if end < start || end - start > 5_000 {
+        return Err(AppError::BadInput(format!("window {start}..{end}: ask for at most 5000 rows at a time")));
+    }
+    state.with_open(|o| {
+        Ok(GraphWindow {
+            start,
+            total_rows: o.layout.len() as u32,
+            lanes: o.layout.lanes() as u32,
+            rows: graph::window(&o.session, &o.layout, start, end),
+        })
+    })
+}
+
+/// Expand a folded run (or fold it back); `fold_id` is the fold row's entry id.
+pub fn toggle_fold(state: &AppState, fold_id: &str) -> Result<u32, AppError> {
+    state.with_open(|o| {
+        let i = idx_of(o, fold_id)? as u32;
+        if !o.expanded.remove(&i) {
+            o.expanded.insert(i);
+        }
+        o.layout = graph::relayout(&o.session, o.leaf, &o.expanded);
+        Ok(o.layout.len() as u32)
+    })
+}
+
+/// The row of an entry, expanding the fold that hides it.
+pub fn reveal(state: &AppState, entry_id: &str) -> Result<u32, AppError> {
+    state.with_open(|o| {
+        let i = idx_of(o, entry_id)? as u32;
+        let row = o.layout.row_of(i).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))?;
+        if let session_graph::RowKind::Fold { first, .. } = o.layout.rows()[row as usize].kind {
+            o.expanded.insert(first);
+            o.layout = graph::relayout(&o.session, o.leaf, &o.expanded);
+        }
+        o.layout.row_of(i).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))
+    })
+}
+
+pub fn detail(state: &AppState, entry_id: &str) -> Result<EntryDetail, AppError> {
+    state.with_open(|o| {
+        let i = idx_of(o, entry_id)?;
+        Ok(entry_detail(&o.session, i, o.layout.active_path().iter().map(|x| *x as usize).collect::<Vec<_>>().as_slice(), o.leaf))
+    })
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn graph_window(state: State<'_, AppState>, start: u32, end: u32) -> IpcResult<GraphWindow> {
+    Ok(window(&state, start, end)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn toggle_graph_fold(state: State<'_, AppState>, fold_id: String) -> IpcResult<u32> {
+    Ok(toggle_fold(&state, &fold_id)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn reveal_entry(state: State<'_, AppState>, entry_id: String) -> IpcResult<u32> {
+    Ok(reveal(&state, &entry_id)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn search_session(state: State<'_, AppState>, query: String) -> IpcResult<Vec<SearchHit>> {
+    Ok(state.with_open(|o| Ok(graph::search(&o.session, &o.layout, &query, 200)))?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn get_entry_detail(state: State<'_, AppState>, entry_id: String) -> IpcResult<EntryDetail> {
+    Ok(detail(&state, &entry_id)?)
+}

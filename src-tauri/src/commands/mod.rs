@@ -1,0 +1,6 @@
+//! Commands. Each file pairs plain functions over `&AppState` (the command bodies, tested
+//! without a window in tests/app.rs) with `#[tauri::command]` one-liners that map the error.
+pub mod budgets;
+pub mod graph;
+pub mod navigate;
+pub mod sessions;

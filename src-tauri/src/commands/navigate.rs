@@ -1,0 +1,127 @@
+//! "Continue from here", labels and the context view of any node.
+
+use super::sessions::{describe_open, OpenedSession};
+use crate::engine_shim::{append_entry, label_entry, plan_navigation, Session};
+use crate::error::{AppError, IpcResult};
+use crate::state::{AppState, ArborStateFile};
+use crate::view::context::{context_view, ContextView};
+use crate::view::graph;
+use serde::Serialize;
+use specta::Type;
+use tauri::State;
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct Navigation {
+    pub session: OpenedSession,
+    /// Pi's rule: navigating to a user message puts its text back into the composer.
+    pub composer_text: Option<String>,
+    pub note: String,
+}
+
+/// Move Arbor's leaf to `entry_id` by Pi's rule and remember it in Arbor's state file.
+pub fn continue_from(state: &AppState, entry_id: &str) -> Result<Navigation, AppError> {
+    let (dto, composer_text, key, leaf_id) = state.with_open(|o| {
+        let target = o.session.index_of(entry_id).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))?;
+        let (leaf, composer_text) = plan_navigation(&o.session, target);
+        o.leaf = leaf;
+        o.layout = graph::relayout(&o.session, o.leaf, &o.expanded);
+        let leaf_id = leaf.map(|l| o.session.entries[l].id.clone());
+        Ok((describe_open(o), composer_text, o.session.path.display().to_string(), leaf_id))
+    })?;
+    let mut st = ArborStateFile::load(&state.state_file());
+    match leaf_id {
+        Some(id) if Some(&id) != dto.file_leaf_id.as_ref() => {
+            st.leaves.insert(key, id);
+        }
+        _ => {
+            st.leaves.remove(&key);
+        }
+    }
+    st.save(&state.state_file())?;
+    let note = if dto.leaf_moved {
+        "Arbor remembers this position. Pi keeps its old position until something is appended here (a message, a label, a summary).".to_string()
+    } else {
+        "This is Pi's current position too.".to_string()
+    };
+    Ok(Navigation { session: dto, composer_text, note })
+}
+
+/// Append a `label` entry (as Pi does: a child of the current leaf, which then becomes the leaf).
+/// `label: None` clears the label.
+pub fn set_label(state: &AppState, entry_id: &str, label: Option<&str>, now_ms: i64, id_seed: u64) -> Result<OpenedSession, AppError> {
+    let label = label.map(str::trim).filter(|l| !l.is_empty());
+    let path = state.with_open(|o| {
+        let s = &o.session;
+        if s.index_of(entry_id).is_none() {
+            return Err(AppError::UnknownEntry(entry_id.to_string()));
+        }
+        let mut seed = id_seed;
+        let id = loop {
+            let candidate = format!("{:08x}", (seed ^ (seed >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32);
+            if s.index_of(&candidate).is_none() {
+                break candidate;
+            }
+            seed = seed.wrapping_add(1);
+        };
+        let parent = o.leaf.map(|l| s.entries[l].id.as_str());
+        let entry = label_entry(&id, parent, now_ms, entry_id, label);
+        append_entry(&s.path, &entry)?;
+        Ok(s.path.clone())
+    })?;
+    // The appended label is the new leaf, in Pi and in Arbor: forget any remembered position.
+    let key = path.display().to_string();
+    let mut st = ArborStateFile::load(&state.state_file());
+    st.leaves.remove(&key);
+    st.save(&state.state_file())?;
+    let is_demo = state.with_open(|o| Ok(o.is_demo))?;
+    let session = Session::open(&path)?;
+    state.with_open(|o| {
+        o.leaf = session.file_leaf();
+        o.session = session;
+        o.layout = graph::relayout(&o.session, o.leaf, &o.expanded);
+        o.is_demo = is_demo;
+        Ok(describe_open(o))
+    })
+}
+
+pub fn context(state: &AppState, entry_id: Option<&str>, context_window: u32, reserve_tokens: u32, enabled: bool) -> Result<ContextView, AppError> {
+    state.with_open(|o| {
+        let leaf = match entry_id {
+            Some(id) => Some(o.session.index_of(id).ok_or_else(|| AppError::UnknownEntry(id.to_string()))?),
+            None => o.leaf,
+        };
+        Ok(context_view(&o.session, leaf, context_window, reserve_tokens, enabled))
+    })
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn continue_from_entry(state: State<'_, AppState>, entry_id: String) -> IpcResult<Navigation> {
+    Ok(continue_from(&state, &entry_id)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn set_entry_label(state: State<'_, AppState>, entry_id: String, label: Option<String>) -> IpcResult<OpenedSession> {
+    let seed = std::collections::hash_map::RandomState::new();
+    let seed = std::hash::BuildHasher::hash_one(&seed, now_ms());
+    Ok(set_label(&state, &entry_id, label.as_deref(), now_ms(), seed)?)
+}
+
+/// What the model would see if `entry_id` (default: the leaf) were the leaf.
+#[tauri::command]
+#[specta::specta]
+pub fn get_context_view(
+    state: State<'_, AppState>,
+    entry_id: Option<String>,
+    context_window: u32,
+    reserve_tokens: u32,
+    enabled: bool,
+) -> IpcResult<ContextView> {
+    Ok(context(&state, entry_id.as_deref(), context_window, reserve_tokens, enabled)?)
+}

@@ -1,0 +1,139 @@
+//! Session picker, opening files and the bundled demo.
+
+use crate::engine_shim::Session;
+use crate::error::{AppError, IpcResult};
+use crate::state::{AppState, ArborStateFile, OpenSession};
+use crate::view::{graph, sessions};
+use serde::Serialize;
+use specta::Type;
+use std::collections::HashSet;
+use std::path::Path;
+use tauri::State;
+
+/// A rich generated Pi session (branches, three compactions, branch summaries, a label) that
+/// opens when the user has no Pi sessions yet.
+pub const DEMO_SESSION: &[u8] = include_bytes!("../../demo/demo-session.jsonl");
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenedSession {
+    pub path: String,
+    pub name: Option<String>,
+    pub cwd: Option<String>,
+    pub is_demo: bool,
+    pub entry_count: u32,
+    pub total_rows: u32,
+    pub lanes: u32,
+    pub leaf_id: Option<String>,
+    pub leaf_row: Option<u32>,
+    /// Pi's leaf (the last line of the file).
+    pub file_leaf_id: Option<String>,
+    /// True when Arbor's leaf differs from Pi's: Pi keeps the old position until an append.
+    pub leaf_moved: bool,
+    pub diagnostics: Vec<String>,
+}
+
+pub fn describe(state: &AppState) -> Result<OpenedSession, AppError> {
+    state.with_open(|o| Ok(describe_open(o)))
+}
+
+pub fn describe_open(o: &OpenSession) -> OpenedSession {
+    let s = &o.session;
+    OpenedSession {
+        path: s.path.display().to_string(),
+        name: s.name(),
+        cwd: s.cwd(),
+        is_demo: o.is_demo,
+        entry_count: s.len() as u32,
+        total_rows: o.layout.len() as u32,
+        lanes: o.layout.lanes() as u32,
+        leaf_id: o.leaf.map(|l| s.entries[l].id.clone()),
+        leaf_row: o.leaf.and_then(|l| o.layout.row_of(l as u32)),
+        file_leaf_id: s.file_leaf().map(|l| s.entries[l].id.clone()),
+        leaf_moved: o.leaf != s.file_leaf(),
+        diagnostics: s.diagnostics.iter().take(20).cloned().collect(),
+    }
+}
+
+pub fn list(state: &AppState) -> SessionListing {
+    let st = ArborStateFile::load(&state.state_file());
+    sessions::list_sessions(&state.agent_dir.join("sessions"), &st.recent)
+}
+use crate::view::sessions::SessionListing;
+
+/// Open `path`, restoring the leaf Arbor remembered for it (if that entry still exists).
+pub fn open(state: &AppState, path: &Path, is_demo: bool) -> Result<OpenedSession, AppError> {
+    let session = Session::open(path)?;
+    if session.header.is_none() {
+        return Err(AppError::BadInput(format!("{} is not a Pi session (no session header line)", path.display())));
+    }
+    let key = path.display().to_string();
+    let mut st = ArborStateFile::load(&state.state_file());
+    let leaf = st.leaves.get(&key).and_then(|id| session.index_of(id)).or(session.file_leaf());
+    let expanded = HashSet::new();
+    let layout = graph::relayout(&session, leaf, &expanded);
+    let open = OpenSession { session, leaf, layout, expanded, is_demo };
+    let dto = describe_open(&open);
+    *state.open.lock().unwrap_or_else(|p| p.into_inner()) = Some(open);
+    if !is_demo {
+        st.touch_recent(&key);
+        st.save(&state.state_file())?;
+    }
+    Ok(dto)
+}
+
+/// Copy the embedded demo into Arbor's data dir (once; labels are appended to the copy) and open it.
+pub fn open_demo(state: &AppState) -> Result<OpenedSession, AppError> {
+    let path = state.data_dir.join("demo").join("demo-session.jsonl");
+    if !path.exists() {
+        let io = |source| AppError::Io { what: format!("writing {}", path.display()), source };
+        std::fs::create_dir_all(path.parent().unwrap_or(&state.data_dir)).map_err(io)?;
+        std::fs::write(&path, DEMO_SESSION).map_err(io)?;
+    }
+    open(state, &path, true)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn list_sessions(state: State<'_, AppState>) -> IpcResult<SessionListing> {
+    Ok(list(&state))
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn open_session(state: State<'_, AppState>, path: String) -> IpcResult<OpenedSession> {
+    Ok(open(&state, Path::new(&path), false)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn open_demo_session(state: State<'_, AppState>) -> IpcResult<OpenedSession> {
+    Ok(open_demo(&state)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn current_session(state: State<'_, AppState>) -> IpcResult<OpenedSession> {
+    Ok(describe(&state)?)
+}
+
+/// Native file dialog, opened from Rust so the webview needs no dialog permission.
+#[tauri::command]
+#[specta::specta]
+pub async fn pick_session_file(app: tauri::AppHandle) -> IpcResult<Option<String>> {
+    use tauri_plugin_dialog::DialogExt;
+    let picked = app.dialog().file().add_filter("Pi session", &["jsonl"]).blocking_pick_file();
+    Ok(picked.and_then(|p| p.into_path().ok()).map(|p| p.display().to_string()))
+}
+
+/// F47 canary: nothing in the UI calls this. If session content ever ran as script and reached
+/// IPC, this marker file would appear and the end-to-end test would fail.
+#[tauri::command]
+#[specta::specta]
+pub fn canary(state: State<'_, AppState>) -> IpcResult<()> {
+    let p = state.data_dir.join("canary-invoked");
+    std::fs::create_dir_all(&state.data_dir)
+        .and_then(|_| std::fs::write(&p, b"invoked"))
+        .map_err(|source| AppError::Io { what: format!("writing {}", p.display()), source })?;
+    Ok(())
+}

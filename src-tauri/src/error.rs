@@ -1,0 +1,74 @@
+//! The one error type that crosses IPC: a tagged `{kind, message, hint}`. The UI branches on
+//! `kind` and shows `message` and `hint`; it never parses text.
+
+use serde::Serialize;
+use specta::Type;
+
+#[derive(Debug, Clone, Copy, Serialize, Type, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum ErrorKind {
+    /// No session is open, or the id/row asked for does not exist.
+    NotFound,
+    /// A file could not be read or written.
+    Io,
+    /// The input (a file, a value from the UI) is not usable.
+    Invalid,
+    /// The operation is refused on purpose (read-only file, already compacted, ...).
+    Refused,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct IpcError {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub hint: String,
+}
+
+/// Everything that can go wrong inside the app crate. The single exhaustive `From` below decides
+/// the IPC kinds, so a new variant does not compile until it has a kind and a hint.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error("no session is open")]
+    NoSession,
+    #[error("entry {0} is not in this session")]
+    UnknownEntry(String),
+    #[error(transparent)]
+    Session(#[from] crate::engine_shim::SessionError),
+    #[error("{what}: {source}")]
+    Io { what: String, source: std::io::Error },
+    #[error("{0}")]
+    BadInput(String),
+    #[error("{0}")]
+    Refused(String),
+    #[error("{path} is not valid JSON: {source}")]
+    BadSettings { path: String, source: serde_json::Error },
+}
+
+impl From<AppError> for IpcError {
+    fn from(e: AppError) -> IpcError {
+        let message = e.to_string();
+        let (kind, hint) = match &e {
+            AppError::NoSession => (ErrorKind::NotFound, "Open a session from the picker first.".to_string()),
+            AppError::UnknownEntry(_) => {
+                (ErrorKind::NotFound, "The session may have changed on disk; reopen it.".to_string())
+            }
+            AppError::Session(crate::engine_shim::SessionError::Io { .. }) | AppError::Io { .. } => {
+                (ErrorKind::Io, "Check that the file exists and that you may read and write it.".to_string())
+            }
+            AppError::Session(crate::engine_shim::SessionError::Invalid(_)) => (
+                ErrorKind::Invalid,
+                "Let Pi write to this session first (it repairs the last line), then try again.".to_string(),
+            ),
+            AppError::BadInput(_) => (ErrorKind::Invalid, "Check the value and try again.".to_string()),
+            AppError::Refused(_) => (ErrorKind::Refused, "Nothing was changed.".to_string()),
+            AppError::BadSettings { .. } => (
+                ErrorKind::Invalid,
+                "Fix the JSON syntax of that settings file (Arbor will not overwrite a file it cannot parse).".to_string(),
+            ),
+        };
+        IpcError { kind, message, hint }
+    }
+}
+
+pub type IpcResult<T> = Result<T, IpcError>;

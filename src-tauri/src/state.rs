@@ -1,0 +1,91 @@
+//! What the app holds between commands: where things live, the open session with its graph
+//! layout, and Arbor's own small state file (remembered leaf per session, recent sessions).
+
+use crate::engine_shim::Session;
+use crate::error::AppError;
+use serde::{Deserialize, Serialize};
+use session_graph::Layout;
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+pub struct OpenSession {
+    pub session: Session,
+    /// The leaf Arbor shows (Pi's file leaf unless the user navigated).
+    pub leaf: Option<usize>,
+    pub layout: Layout,
+    pub expanded: HashSet<u32>,
+    pub is_demo: bool,
+}
+
+pub struct AppState {
+    /// Pi's agent dir (`$PI_CODING_AGENT_DIR`, else `~/.pi/agent`).
+    pub agent_dir: PathBuf,
+    /// Arbor's own data dir (state file, the demo copy, the canary marker).
+    pub data_dir: PathBuf,
+    pub open: Mutex<Option<OpenSession>>,
+}
+
+impl AppState {
+    pub fn new(agent_dir: PathBuf, data_dir: PathBuf) -> AppState {
+        AppState { agent_dir, data_dir, open: Mutex::new(None) }
+    }
+
+    /// Run `f` on the open session; the lock is only poisoned if a command panicked, in which
+    /// case the data is still consistent (commands mutate only after all fallible steps).
+    pub fn with_open<T>(&self, f: impl FnOnce(&mut OpenSession) -> Result<T, AppError>) -> Result<T, AppError> {
+        let mut guard = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let open = guard.as_mut().ok_or(AppError::NoSession)?;
+        f(open)
+    }
+
+    pub fn state_file(&self) -> PathBuf {
+        self.data_dir.join("state.json")
+    }
+}
+
+/// Pi's agent dir from the environment, `~` expanded (pi-session-format.md §1.1).
+pub fn agent_dir_from_env() -> PathBuf {
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"));
+    match std::env::var("PI_CODING_AGENT_DIR") {
+        Ok(v) if v == "~" => home,
+        Ok(v) if v.starts_with("~/") => home.join(&v[2..]),
+        Ok(v) if !v.is_empty() => PathBuf::from(v),
+        _ => home.join(".pi").join("agent"),
+    }
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArborStateFile {
+    /// session path -> leaf id chosen in Arbor (absent: Pi's file leaf).
+    #[serde(default)]
+    pub leaves: BTreeMap<String, String>,
+    /// Most recent first.
+    #[serde(default)]
+    pub recent: Vec<String>,
+}
+
+impl ArborStateFile {
+    /// A missing or unreadable state file is an empty state: it is only a convenience.
+    pub fn load(path: &Path) -> ArborStateFile {
+        std::fs::read(path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
+    }
+
+    pub fn save(&self, path: &Path) -> Result<(), AppError> {
+        let io = |source| AppError::Io { what: format!("writing {}", path.display()), source };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let tmp = path.with_extension("json.tmp");
+        let body = serde_json::to_vec_pretty(self).map_err(|e| AppError::BadInput(e.to_string()))?;
+        std::fs::write(&tmp, body).map_err(io)?;
+        std::fs::rename(&tmp, path).map_err(io)
+    }
+
+    pub fn touch_recent(&mut self, session_path: &str) {
+        self.recent.retain(|p| p != session_path);
+        self.recent.insert(0, session_path.to_string());
+        self.recent.truncate(12);
+    }
+}
