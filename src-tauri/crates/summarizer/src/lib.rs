@@ -7,13 +7,16 @@
 //! - `catalog`: models with their context window and output limit, user-extendable.
 pub mod catalog;
 pub mod error;
+pub mod hooks;
 pub mod keys;
 pub mod offline;
 pub mod overflow;
 pub mod prompts;
 pub mod provider;
 pub mod retry;
+pub mod run;
 pub mod secret;
+pub mod setup;
 pub mod sse;
 
 pub use error::{Error, Result};

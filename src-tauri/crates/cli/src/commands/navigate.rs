@@ -1,5 +1,176 @@
+//! `arbor-cli navigate`: move the leaf to `--target`, optionally appending a `branch_summary` of
+//! the branch being left (and a `label`). As in Pi, a move without summary or label writes
+//! nothing: the new leaf is printed. If summarizing fails, nothing is written.
 use super::CmdResult;
+use session_engine::context::CompactionSettings;
+use session_engine::settings::PiSettings;
+use session_engine::Session;
+use std::future::Future;
+use std::path::Path;
+use std::sync::Arc;
+use summarizer::catalog::Catalog;
+use summarizer::hooks::{ArborSettings, HookCommand};
+use summarizer::run::{navigation_entries, plan_navigation, summarize_branch, Backend, RunOptions};
+use summarizer::{CancellationToken, Progress, ProgressFn};
 
-pub fn run(_args: crate::NavigateArgs) -> CmdResult {
-    Err("`navigate` is not implemented yet".into())
+pub fn run(args: crate::NavigateArgs) -> CmdResult {
+    let s = Session::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let ctx = Ctx::new(&args.provider, &args.budget)?;
+    let pi = pi_settings(&s);
+    let budget = match args.budget.branch_budget {
+        Some(b) => b as f64,
+        None => {
+            let reserve = args.budget.branch_reserve_tokens.map(|r| r as f64).unwrap_or_else(|| pi.branch_reserve_tokens());
+            session_engine::branch::branch_budget(ctx.context_window as f64, reserve)
+        }
+    };
+    let job = plan_navigation(&s, args.leaf.as_deref(), &args.target, args.summarize, budget).map_err(|e| e.to_string())?;
+    if job.no_op {
+        eprintln!("the target is already the leaf; nothing to do");
+        return Ok(());
+    }
+    let writes = job.prep.is_some() || args.label.is_some();
+    if writes {
+        if let Some(why) = s.read_only_reason() {
+            return Err(format!("this session is read-only, so nothing was written: {why}"));
+        }
+    }
+    let _lock = if writes { Some(session_engine::store::SessionLock::try_acquire(&args.file).map_err(|e| e.to_string())?) } else { None };
+    let opts = ctx.options(args.instructions.clone(), false, ctx.arbor.hooks.before_navigate.clone());
+    let label = args.label.clone();
+    let backend = &ctx.backend;
+    let (job, summary) = ctx.block_on(|cancel, progress| async move {
+        summarize_branch(&job, backend, &opts, label.as_deref(), &cancel, Some(&progress)).await.map(|b| (job, b))
+    })?;
+    let mut taken: Vec<String> = Vec::new();
+    let lines = navigation_entries(&job, summary.as_ref(), args.label.as_deref(), &session_engine::time::now_iso(), || {
+        let id = session_engine::ids::new_entry_id(|id| s.index_of(id).is_some() || taken.iter().any(|t| t == id));
+        taken.push(id.clone());
+        id
+    });
+    if !lines.is_empty() {
+        unchanged_since_open(&s, &args.file)?;
+    }
+    for (i, entry) in lines.iter().enumerate() {
+        // Summary entries are synced; the label after it is cheap to redo.
+        session_engine::store::append_entry(&args.file, entry, i == 0 && summary.is_some()).map_err(|e| e.to_string())?;
+    }
+    let new_leaf = lines.last().and_then(|e| e.str_field("id").map(str::to_string)).or(job.new_leaf_id.clone());
+    if let Some(t) = &job.editor_text {
+        eprintln!("editor text (the target's message, to edit and resend):\n{t}");
+    }
+    if lines.is_empty() {
+        eprintln!("nothing written: as in Pi, a move without summary or label stays in memory");
+    }
+    println!("{}", new_leaf.as_deref().unwrap_or("null"));
+    Ok(())
+}
+
+/// Pi's settings files (global + the session's project), then the budget flags.
+pub fn pi_settings(s: &Session) -> PiSettings {
+    let cwd = s.header().and_then(|h| h.cwd.clone());
+    PiSettings::load(&session_engine::store::agent_dir(), cwd.as_deref().map(Path::new))
+}
+
+pub fn compaction_settings(s: &Session, b: &crate::BudgetArgs) -> CompactionSettings {
+    let mut c = pi_settings(s).compaction();
+    if let Some(r) = b.reserve_tokens {
+        c.reserve_tokens = r as f64;
+    }
+    if let Some(k) = b.keep_recent_tokens {
+        c.keep_recent_tokens = k as f64;
+    }
+    if let Some(e) = b.compaction_enabled {
+        c.enabled = e;
+    }
+    c
+}
+
+/// Refuses to append when the file changed after it was read (Pi may have appended, so the
+/// planned parent would no longer be the leaf).
+pub fn unchanged_since_open(s: &Session, path: &Path) -> Result<(), String> {
+    let len = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?.len();
+    if len != s.file_len() {
+        return Err(format!(
+            "{} changed while the summary was being written (another program appended to it); nothing was written. Run the command again.",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// The provider, Arbor's settings and the runtime, shared by `compact` and `navigate`.
+pub struct Ctx {
+    pub backend: Backend,
+    pub arbor: ArborSettings,
+    pub context_window: u64,
+    model_max_output: Option<u64>,
+}
+
+impl Ctx {
+    pub fn new(p: &crate::ProviderArgs, b: &crate::BudgetArgs) -> Result<Ctx, String> {
+        let arbor = match ArborSettings::default_path() {
+            Some(path) => ArborSettings::load(&path).map_err(|e| e.to_string())?,
+            None => ArborSettings::default(),
+        };
+        let catalog_path = ArborSettings::default_path().and_then(|p| p.parent().map(|d| d.join("models.json")));
+        let catalog = match catalog_path {
+            Some(path) => Catalog::load(&path).map_err(|e| e.to_string())?,
+            None => Catalog::builtin(),
+        };
+        let prepared = summarizer::setup::prepare_backend(&p.provider, p.model.as_deref(), p.base_url.as_deref(), &catalog).map_err(|e| e.to_string())?;
+        for n in &prepared.notices {
+            eprintln!("note: {n}");
+        }
+        let context_window = b.context_window.or(prepared.model.as_ref().map(|m| m.context_window)).unwrap_or(200_000);
+        let mut backend = prepared.backend;
+        if let (Backend::Model(c), Some(w)) = (&mut backend, b.context_window) {
+            // Rebuild with the explicit window for the silent-overflow check.
+            let mut cfg = c.config().clone();
+            cfg.context_window = w;
+            *c = summarizer::Client::new(cfg).map_err(|e| e.to_string())?;
+        }
+        Ok(Ctx { backend, arbor, context_window, model_max_output: prepared.model.map(|m| m.max_output) })
+    }
+
+    pub fn options(&self, instructions: Option<String>, replace: bool, hook: Option<HookCommand>) -> RunOptions {
+        let env_extras = std::env::var("ARBOR_DETAILS_EXTRAS").map(|v| v != "0" && v != "off").ok();
+        RunOptions {
+            custom_instructions: instructions,
+            replace_instructions: replace,
+            branch_max_tokens: self.arbor.branch_summary_max_tokens.unwrap_or(summarizer::prompts::DEFAULT_BRANCH_MAX_TOKENS),
+            model_max_output: self.model_max_output,
+            record_extras: env_extras.or(self.arbor.record_details_extras).unwrap_or(true),
+            hook,
+        }
+    }
+
+    /// Runs `f` on a runtime with Ctrl-C wired to cancellation and progress on stderr.
+    pub fn block_on<T, F, Fut>(&self, f: F) -> Result<T, String>
+    where
+        F: FnOnce(CancellationToken, ProgressFn) -> Fut,
+        Fut: Future<Output = summarizer::Result<T>>,
+    {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+        let cancel = CancellationToken::new();
+        let progress: ProgressFn = Arc::new(|p| {
+            if let Progress::Retrying { attempt, delay, reason } = p {
+                eprintln!("attempt {attempt} failed ({reason}); retrying in {:.1} s", delay.as_secs_f64());
+            }
+        });
+        rt.block_on(async {
+            let c2 = cancel.clone();
+            tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    eprintln!("cancelling…");
+                    c2.cancel();
+                }
+            });
+            f(cancel, progress).await.map_err(|e| e.to_string())
+        })
+    }
 }

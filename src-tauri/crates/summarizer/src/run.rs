@@ -1,0 +1,468 @@
+//! Compaction and branch-summary runs: engine plan in, entry out.
+//!
+//! Each run has three steps, so the session (sync, not shared across awaits) is only touched
+//! before and after the network:
+//! 1. `plan_compaction` / `plan_navigation` (sync): the engine's preparation, owned.
+//! 2. `summarize_compaction` / `summarize_branch` (async): hook, model calls (a split turn's
+//!    two calls run in parallel), merge exactly as Pi does, file-list appendix, details.
+//! 3. `compaction_entry` / `navigation_entries` (sync): the lines to append, in Pi's key order.
+//!
+//! Architecture Invariant: a run returns an outcome only when every call completed; there is
+//! no partial summary. Callers append nothing on error.
+use crate::error::{Error, Result};
+use crate::hooks::{run_hook, HookAnswer, HookCommand};
+use crate::offline;
+use crate::prompts;
+use crate::provider::{Client, CompletionRequest, ProgressFn, Usage};
+use session_engine::branch::{self, BranchPreparation};
+use session_engine::compaction::{self, CompactionPreparation};
+use session_engine::context::{self, estimate_tokens, CompactionSettings};
+use session_engine::json::{obj, Map, Value};
+use session_engine::{entries, Session};
+use tokio_util::sync::CancellationToken;
+
+/// Who writes the summaries.
+#[derive(Debug)]
+pub enum Backend {
+    Model(Client),
+    Offline,
+}
+
+impl Backend {
+    fn describe(&self) -> Value {
+        match self {
+            Backend::Model(c) => obj([("provider", c.config().wire.name().into()), ("model", c.config().model.as_str().into())]),
+            Backend::Offline => obj([("provider", "offline".into())]),
+        }
+    }
+
+    async fn call(
+        &self,
+        kind: offline::Kind,
+        prompt: String,
+        max_tokens: u64,
+        messages: &[Value],
+        previous: Option<&str>,
+        custom: Option<&str>,
+        cancel: &CancellationToken,
+        progress: Option<&ProgressFn>,
+    ) -> Result<(String, Usage)> {
+        match self {
+            Backend::Offline => {
+                if cancel.is_cancelled() {
+                    return Err(Error::Cancelled);
+                }
+                Ok((offline::summarize(kind, messages, previous, custom), Usage::default()))
+            }
+            Backend::Model(c) => {
+                let req = CompletionRequest {
+                    system: prompts::SYSTEM.to_string(),
+                    prompt,
+                    max_tokens: u32::try_from(max_tokens).unwrap_or(u32::MAX),
+                };
+                let done = c.complete(&req, cancel, progress).await?;
+                Ok((done.text, done.usage))
+            }
+        }
+    }
+}
+
+/// Options shared by both runs.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub custom_instructions: Option<String>,
+    /// Branch summaries: the custom text replaces the instructions (Pi's `replaceInstructions`).
+    pub replace_instructions: bool,
+    /// Output limit of a branch summary (Pi: fixed 2048).
+    pub branch_max_tokens: u64,
+    /// Cap for any call, from the model catalog (None = no cap).
+    pub model_max_output: Option<u64>,
+    /// Add `usage`, `tokensAfter` and `summarizer` to `details` after Pi's keys. Off gives
+    /// byte-for-byte Pi lines (used by the conformance comparison).
+    pub record_extras: bool,
+    pub hook: Option<HookCommand>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            custom_instructions: None,
+            replace_instructions: false,
+            branch_max_tokens: prompts::DEFAULT_BRANCH_MAX_TOKENS,
+            model_max_output: None,
+            record_extras: true,
+            hook: None,
+        }
+    }
+}
+
+impl RunOptions {
+    fn cap(&self, n: u64) -> u64 {
+        match self.model_max_output {
+            Some(m) if m > 0 => n.min(m),
+            _ => n,
+        }
+    }
+    fn custom(&self) -> Option<&str> {
+        self.custom_instructions.as_deref().filter(|c| !c.is_empty())
+    }
+}
+
+fn leaf_of(s: &Session, leaf_id: Option<&str>) -> Result<Option<usize>> {
+    match leaf_id {
+        None => Ok(s.file_leaf()),
+        Some(id) => s
+            .index_of(id)
+            .map(Some)
+            .ok_or_else(|| Error::Session(format!("no entry with id `{id}` in this session; list ids with `arbor-cli tree FILE`"))),
+    }
+}
+
+fn writable(s: &Session) -> Result<()> {
+    match s.read_only_reason() {
+        Some(why) => Err(Error::Session(format!("this session is read-only, so nothing was written: {why}"))),
+        None => Ok(()),
+    }
+}
+
+// ---- Compaction ----------------------------------------------------------------------------
+
+/// Everything a compaction needs, detached from the session.
+#[derive(Debug, Clone)]
+pub struct CompactionJob {
+    pub leaf_id: Option<String>,
+    pub prep: CompactionPreparation,
+    /// The context messages kept after the compaction (for `tokensAfter`).
+    pub kept_messages: Vec<Value>,
+}
+
+/// Plans a compaction at `leaf_id` (None = the file's leaf). Refuses as Pi does ("Already
+/// compacted", "Nothing to compact") and refuses read-only sessions.
+pub fn plan_compaction(s: &Session, leaf_id: Option<&str>, settings: &CompactionSettings) -> Result<CompactionJob> {
+    writable(s)?;
+    let leaf = leaf_of(s, leaf_id)?;
+    let path = s.path(leaf);
+    let prep = compaction::prepare_compaction(s, &path, settings).map_err(|r| Error::Session(r.message().to_string()))?;
+    let kept_messages = path[prep.first_kept_position..].iter().filter_map(|&i| context::context_message(s, i)).collect();
+    Ok(CompactionJob { leaf_id: leaf.map(|l| s.id(l).to_string()), prep, kept_messages })
+}
+
+/// The hook's view of a compaction (Pi's `preparation`, with messages in agent form).
+pub fn compaction_hook_input(job: &CompactionJob, custom: Option<&str>) -> Value {
+    let p = &job.prep;
+    let strs = |v: &[String]| Value::Arr(v.iter().map(|s| Value::Str(s.clone())).collect());
+    obj([
+        ("type", "session_before_compact".into()),
+        ("leafId", job.leaf_id.as_deref().map(Value::from).unwrap_or(Value::Null)),
+        ("customInstructions", custom.map(Value::from).unwrap_or(Value::Null)),
+        (
+            "preparation",
+            obj([
+                ("firstKeptEntryId", p.first_kept_entry_id.as_str().into()),
+                ("messagesToSummarize", Value::Arr(p.agent_messages_to_summarize())),
+                ("turnPrefixMessages", Value::Arr(p.agent_turn_prefix())),
+                ("isSplitTurn", Value::Bool(p.is_split_turn)),
+                ("tokensBefore", Value::Num(p.tokens_before)),
+                ("previousSummary", p.previous_summary.clone().unwrap_or(Value::Null)),
+                ("fileOps", obj([("read", strs(&p.file_ops.read)), ("written", strs(&p.file_ops.written)), ("edited", strs(&p.file_ops.edited))])),
+                (
+                    "settings",
+                    obj([
+                        ("enabled", Value::Bool(p.settings.enabled)),
+                        ("reserveTokens", Value::Num(p.settings.reserve_tokens)),
+                        ("keepRecentTokens", Value::Num(p.settings.keep_recent_tokens)),
+                    ]),
+                ),
+            ]),
+        ),
+    ])
+}
+
+/// What a compaction run produced, ready to become an entry.
+#[derive(Debug, Clone)]
+pub struct CompactionOutcome {
+    pub summary: String,
+    pub first_kept_entry_id: String,
+    pub tokens_before: f64,
+    pub details: Option<Value>,
+    pub from_hook: bool,
+    pub usage: Usage,
+    /// Model (or offline) calls made.
+    pub calls: u32,
+    /// Estimated context size after the compaction (sum of per-message estimates).
+    pub tokens_after: f64,
+}
+
+fn previous_summary_text(p: &CompactionPreparation) -> Option<String> {
+    p.previous_summary.as_ref().map(|v| match v {
+        Value::Str(s) => s.clone(),
+        other => context::js_to_string(other),
+    })
+}
+
+fn tokens_after(summary: &str, tokens_before: f64, kept: &[Value]) -> f64 {
+    let m = obj([("role", "compactionSummary".into()), ("summary", summary.into()), ("tokensBefore", Value::Num(tokens_before))]);
+    estimate_tokens(&m) + kept.iter().map(estimate_tokens).sum::<f64>()
+}
+
+fn usage_value(u: &Usage) -> Value {
+    obj([
+        ("input", Value::Num(u.input as f64)),
+        ("output", Value::Num(u.output as f64)),
+        ("cacheRead", Value::Num(u.cache_read as f64)),
+        ("cacheWrite", Value::Num(u.cache_write as f64)),
+    ])
+}
+
+/// Pi's `{readFiles, modifiedFiles}`, then (optionally) Arbor's extras after them.
+fn details_with_extras(read: &[String], modified: &[String], extras: Option<Vec<(&str, Value)>>) -> Value {
+    let mut d = match compaction::file_details(read, modified) {
+        Value::Obj(m) => m,
+        _ => Map::new(),
+    };
+    for (k, v) in extras.unwrap_or_default() {
+        d.insert(k, v);
+    }
+    Value::Obj(d)
+}
+
+/// Runs the hook (if any) and the model calls for a planned compaction.
+pub async fn summarize_compaction(
+    job: &CompactionJob,
+    backend: &Backend,
+    opts: &RunOptions,
+    cancel: &CancellationToken,
+    progress: Option<&ProgressFn>,
+) -> Result<CompactionOutcome> {
+    let p = &job.prep;
+    let custom = opts.custom();
+    if let Some(hook) = &opts.hook {
+        match run_hook(hook, &compaction_hook_input(job, custom), cancel).await? {
+            HookAnswer::Cancel => return Err(Error::HookCancelled),
+            HookAnswer::Replace { summary, first_kept_entry_id, tokens_before, details } => {
+                let tb = tokens_before.unwrap_or(p.tokens_before);
+                return Ok(CompactionOutcome {
+                    tokens_after: tokens_after(&summary, tb, &job.kept_messages),
+                    summary,
+                    first_kept_entry_id: first_kept_entry_id.unwrap_or_else(|| p.first_kept_entry_id.clone()),
+                    tokens_before: tb,
+                    details,
+                    from_hook: true,
+                    usage: Usage::default(),
+                    calls: 0,
+                });
+            }
+            HookAnswer::Continue => {}
+        }
+    }
+    let previous = previous_summary_text(p);
+    let history_msgs = p.agent_messages_to_summarize();
+    let prefix_msgs = p.agent_turn_prefix();
+    let reserve = p.settings.reserve_tokens.max(0.0) as u64;
+    let history = async {
+        if !p.needs_history_call() {
+            return Ok(None);
+        }
+        let prompt = prompts::history_prompt(&p.serialized_history(), previous.as_deref(), custom);
+        let max = opts.cap(prompts::history_max_tokens(reserve));
+        backend
+            .call(offline::Kind::History, prompt, max, &history_msgs, previous.as_deref(), custom, cancel, progress)
+            .await
+            .map(Some)
+    };
+    let prefix = async {
+        if !p.needs_prefix_call() {
+            return Ok(None);
+        }
+        let prompt = prompts::turn_prefix_prompt(&p.serialized_turn_prefix());
+        let max = opts.cap(prompts::prefix_max_tokens(reserve));
+        backend.call(offline::Kind::TurnPrefix, prompt, max, &prefix_msgs, None, None, cancel, progress).await.map(Some)
+    };
+    // Both calls in parallel; the first error wins and drops (cancels) the other request.
+    let (h, x) = tokio::try_join!(history, prefix)?;
+    let mut usage = Usage::default();
+    let mut calls = 0;
+    for (_, u) in h.iter().chain(x.iter()) {
+        usage.add(u);
+        calls += 1;
+    }
+    let summary = compaction::merge_summary(p, h.as_ref().map(|(t, _)| t.as_str()), x.as_ref().map(|(t, _)| t.as_str()));
+    let after = tokens_after(&summary, p.tokens_before, &job.kept_messages);
+    let extras = opts.record_extras.then(|| {
+        let mut e = vec![("tokensAfter", Value::Num(after)), ("summarizer", backend.describe())];
+        if matches!(backend, Backend::Model(_)) {
+            e.insert(0, ("usage", usage_value(&usage)));
+        } else {
+            e.push(("offline", Value::Bool(true)));
+        }
+        e
+    });
+    Ok(CompactionOutcome {
+        summary,
+        first_kept_entry_id: p.first_kept_entry_id.clone(),
+        tokens_before: p.tokens_before,
+        details: Some(details_with_extras(&p.read_files, &p.modified_files, extras)),
+        from_hook: false,
+        usage,
+        calls,
+        tokens_after: after,
+    })
+}
+
+/// The `compaction` entry, a child of the job's leaf.
+pub fn compaction_entry(job: &CompactionJob, out: &CompactionOutcome, id: &str, timestamp: &str) -> Value {
+    entries::compaction(id, job.leaf_id.as_deref(), timestamp, &out.summary, &out.first_kept_entry_id, out.tokens_before, out.details.clone(), out.from_hook)
+}
+
+// ---- Navigation ----------------------------------------------------------------------------
+
+#[derive(Debug, Clone)]
+pub struct NavigationJob {
+    pub old_leaf_id: Option<String>,
+    pub target_id: String,
+    /// Nothing to do: the target is the current leaf.
+    pub no_op: bool,
+    /// Where the leaf goes (Pi: the parent of a user/custom-message target).
+    pub new_leaf_id: Option<String>,
+    pub editor_text: Option<String>,
+    /// Entries on the branch being left (empty: nothing to summarize).
+    pub branch_entry_ids: Vec<String>,
+    /// The selected messages under the budget (only when a summary is asked for).
+    pub prep: Option<BranchPreparation>,
+}
+
+/// Plans a navigation to `target_id` from `old_leaf_id` (None = the file's leaf). `budget` is
+/// the token budget for the selected branch messages (0 = unlimited).
+pub fn plan_navigation(s: &Session, old_leaf_id: Option<&str>, target_id: &str, summarize: bool, budget: f64) -> Result<NavigationJob> {
+    let old = leaf_of(s, old_leaf_id)?;
+    let target = s
+        .index_of(target_id)
+        .ok_or_else(|| Error::Session(format!("no entry with id `{target_id}` in this session; list ids with `arbor-cli tree FILE`")))?;
+    let nav = branch::navigation_target(s, target);
+    let mut job = NavigationJob {
+        old_leaf_id: old.map(|o| s.id(o).to_string()),
+        target_id: target_id.to_string(),
+        no_op: old == Some(target),
+        new_leaf_id: nav.new_leaf_id,
+        editor_text: nav.editor_text,
+        branch_entry_ids: Vec::new(),
+        prep: None,
+    };
+    if job.no_op {
+        return Ok(job);
+    }
+    let coll = branch::collect_branch_entries(s, old, target);
+    job.branch_entry_ids = coll.entries.iter().map(|&i| s.id(i).to_string()).collect();
+    if summarize && !coll.entries.is_empty() {
+        job.prep = Some(branch::prepare_branch_entries(s, &coll.entries, budget));
+    }
+    Ok(job)
+}
+
+/// The hook's view of a navigation (Pi's `session_before_tree` preparation).
+pub fn navigation_hook_input(job: &NavigationJob, custom: Option<&str>, label: Option<&str>) -> Value {
+    let msgs = job.prep.as_ref().map(|p| p.agent_messages()).unwrap_or_default();
+    obj([
+        ("type", "session_before_tree".into()),
+        ("targetId", job.target_id.as_str().into()),
+        ("oldLeafId", job.old_leaf_id.as_deref().map(Value::from).unwrap_or(Value::Null)),
+        ("newLeafId", job.new_leaf_id.as_deref().map(Value::from).unwrap_or(Value::Null)),
+        ("entriesToSummarize", Value::Arr(job.branch_entry_ids.iter().map(|i| Value::Str(i.clone())).collect())),
+        ("messagesToSummarize", Value::Arr(msgs)),
+        ("customInstructions", custom.map(Value::from).unwrap_or(Value::Null)),
+        ("label", label.map(Value::from).unwrap_or(Value::Null)),
+    ])
+}
+
+#[derive(Debug, Clone)]
+pub struct BranchOutcome {
+    pub summary: String,
+    pub details: Option<Value>,
+    pub from_hook: bool,
+    pub usage: Usage,
+    pub calls: u32,
+}
+
+/// Produces the branch summary for a planned navigation; `Ok(None)` when there is nothing to
+/// summarize (no summary entry is written, as in Pi).
+pub async fn summarize_branch(
+    job: &NavigationJob,
+    backend: &Backend,
+    opts: &RunOptions,
+    label: Option<&str>,
+    cancel: &CancellationToken,
+    progress: Option<&ProgressFn>,
+) -> Result<Option<BranchOutcome>> {
+    let Some(prep) = &job.prep else { return Ok(None) };
+    let custom = opts.custom();
+    if let Some(hook) = &opts.hook {
+        match run_hook(hook, &navigation_hook_input(job, custom, label), cancel).await? {
+            HookAnswer::Cancel => return Err(Error::HookCancelled),
+            HookAnswer::Replace { summary, details, .. } => {
+                return Ok(Some(BranchOutcome { summary, details, from_hook: true, usage: Usage::default(), calls: 0 }));
+            }
+            HookAnswer::Continue => {}
+        }
+    }
+    if prep.messages.is_empty() {
+        return Ok(Some(BranchOutcome {
+            summary: prompts::NO_CONTENT.to_string(),
+            details: Some(compaction::file_details(&[], &[])),
+            from_hook: false,
+            usage: Usage::default(),
+            calls: 0,
+        }));
+    }
+    let msgs = prep.agent_messages();
+    let prompt = prompts::branch_prompt(&prep.serialized(), custom, opts.replace_instructions);
+    let max = opts.cap(opts.branch_max_tokens);
+    let (text, usage) = backend.call(offline::Kind::Branch, prompt, max, &msgs, None, custom, cancel, progress).await?;
+    let summary = branch::branch_summary_text(prep, &text);
+    let extras = opts.record_extras.then(|| {
+        let mut e = vec![("summarizer", backend.describe())];
+        if matches!(backend, Backend::Model(_)) {
+            e.insert(0, ("usage", usage_value(&usage)));
+        } else {
+            e.push(("offline", Value::Bool(true)));
+        }
+        e
+    });
+    Ok(Some(BranchOutcome {
+        summary,
+        details: Some(details_with_extras(&prep.read_files, &prep.modified_files, extras)),
+        from_hook: false,
+        usage,
+        calls: 1,
+    }))
+}
+
+/// The lines a navigation appends, in order: the `branch_summary` (if any), then the `label`
+/// (if any). `new_id` draws fresh ids. Without a summary or label, nothing is appended: the
+/// leaf move is in memory only, as in Pi.
+pub fn navigation_entries(
+    job: &NavigationJob,
+    summary: Option<&BranchOutcome>,
+    label: Option<&str>,
+    timestamp: &str,
+    mut new_id: impl FnMut() -> String,
+) -> Vec<Value> {
+    if job.no_op {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    match summary {
+        Some(b) => {
+            let id = new_id();
+            out.push(entries::branch_summary(&id, job.new_leaf_id.as_deref(), timestamp, &b.summary, b.details.clone(), b.from_hook));
+            if let Some(l) = label {
+                out.push(entries::label(&new_id(), Some(&id), timestamp, &id, Some(l)));
+            }
+        }
+        None => {
+            if let Some(l) = label {
+                out.push(entries::label(&new_id(), job.new_leaf_id.as_deref(), timestamp, &job.target_id, Some(l)));
+            }
+        }
+    }
+    out
+}
