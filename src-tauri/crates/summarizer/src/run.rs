@@ -57,7 +57,7 @@ impl Backend {
             Backend::Model(c) => {
                 let req = CompletionRequest {
                     system: prompts::SYSTEM.to_string(),
-                    prompt,
+                    prompt: wire_text(&prompt),
                     max_tokens: u32::try_from(max_tokens).unwrap_or(u32::MAX),
                 };
                 let done = c.complete(&req, cancel, progress).await?;
@@ -65,6 +65,16 @@ impl Backend {
             }
         }
     }
+}
+
+/// The engine carries a lone UTF-16 surrogate (from Pi's 2000-unit truncation cutting an
+/// emoji in half) as a stand-in scalar at U+10F800 + k. JSON cannot carry it to a provider
+/// portably, so it becomes U+FFFD: still one UTF-16 unit, as in Pi's request.
+fn wire_text(s: &str) -> String {
+    if !s.chars().any(|c| c as u32 >= 0x10F800) {
+        return s.to_string();
+    }
+    s.chars().map(|c| if c as u32 >= 0x10F800 { '\u{FFFD}' } else { c }).collect()
 }
 
 /// Options shared by both runs.
