@@ -126,6 +126,9 @@ fn try_open(path: &Path, opts: &OpenOptions) -> Result<Connection, OpenFail> {
     if v < SCHEMA_VERSION {
         migrate(&conn, v).map_err(bad)?;
     }
+    if let Ok(t) = std::env::var("ARBOR_FTS_TUNE") {
+        conn.execute_batch(&t).map_err(bad)?;
+    }
     // The schema may be damaged without quick_check noticing (or it was off): touch every table.
     conn.query_row("SELECT (SELECT count(*) FROM files LIMIT 1) + (SELECT count(*) FROM user_roots)", [], |r| r.get::<_, i64>(0))
         .map_err(|e| match classify_err(e) {
@@ -142,6 +145,8 @@ fn migrate(conn: &Connection, from: i64) -> rusqlite::Result<()> {
     let r = (|| {
         if from < 1 {
             conn.execute_batch(SCHEMA_V1)?;
+            // pending full-text terms kept in memory before a flush (default 1 MB)
+            conn.execute_batch("INSERT INTO fts(fts, rank) VALUES('hashsize', 16777216)")?;
         }
         conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))?;
         Ok(())

@@ -179,16 +179,18 @@ pub(crate) fn remove_file_rows(conn: &Connection, file_id: i64, keep_file_row: b
     Ok(())
 }
 
-/// Run `f` inside `BEGIN IMMEDIATE … COMMIT`, rolling back on error.
+/// Run `f` inside `BEGIN IMMEDIATE … COMMIT`, rolling back on error. Inside an open
+/// transaction (a batch of files) it uses a savepoint, so one failing file leaves no trace.
 pub(crate) fn write_tx<T>(conn: &Connection, f: impl FnOnce() -> Result<T, LibError>) -> Result<T, LibError> {
-    conn.execute_batch("BEGIN IMMEDIATE").map_err(classify_err)?;
+    let nested = !conn.is_autocommit();
+    conn.execute_batch(if nested { "SAVEPOINT file" } else { "BEGIN IMMEDIATE" }).map_err(classify_err)?;
     match f() {
         Ok(v) => {
-            conn.execute_batch("COMMIT").map_err(classify_err)?;
+            conn.execute_batch(if nested { "RELEASE file" } else { "COMMIT" }).map_err(classify_err)?;
             Ok(v)
         }
         Err(e) => {
-            let _ = conn.execute_batch("ROLLBACK");
+            let _ = conn.execute_batch(if nested { "ROLLBACK TO file; RELEASE file" } else { "ROLLBACK" });
             Err(e)
         }
     }

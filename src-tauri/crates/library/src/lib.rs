@@ -189,6 +189,10 @@ impl Library {
     /// Bring every `*.jsonl` under `roots` up to date, and drop rows of files that vanished.
     /// A file that cannot be read is reported in `errors`; the pass goes on.
     pub fn sync_roots(&mut self, roots: &[PathBuf], progress: &mut dyn FnMut(Progress)) -> Result<SyncReport, LibError> {
+        self.sync_roots_once(roots, progress, true)
+    }
+
+    fn sync_roots_once(&mut self, roots: &[PathBuf], progress: &mut dyn FnMut(Progress), may_recover: bool) -> Result<SyncReport, LibError> {
         let mut rep = SyncReport::default();
         let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
         for root in roots {
@@ -198,9 +202,38 @@ impl Library {
         }
         rep.files = files.len();
         let total = files.len();
+        // Files are committed in batches (about 64 MB read or 2 s): FTS5 flushes its in-memory
+        // terms at each commit, so one commit per small file would make many tiny segments.
+        let mut batch_bytes = 0u64;
+        let mut batch_start = std::time::Instant::now();
         for (i, (p, root)) in files.iter().enumerate() {
             progress(Progress { done: i, total, path: p.clone() });
-            match self.sync_file(p, Some(root)) {
+            if self.conn.is_autocommit() {
+                self.conn.execute_batch("BEGIN IMMEDIATE").map_err(db::classify_err)?;
+                batch_bytes = 0;
+                batch_start = std::time::Instant::now();
+            }
+            let r = index::sync_file(&self.conn, p, Some(root));
+            if let Ok(u) = &r {
+                batch_bytes += u.bytes_read;
+            }
+            let last = i + 1 == total;
+            if r.is_err() || last || batch_bytes > (64 << 20) || batch_start.elapsed().as_secs() >= 2 {
+                if !self.conn.is_autocommit() {
+                    if let Err(e) = self.conn.execute_batch("COMMIT").map_err(db::classify_err) {
+                        let _ = self.conn.execute_batch("ROLLBACK");
+                        return Err(e);
+                    }
+                }
+            }
+            let r = match r {
+                Err(LibError::Corrupt(m)) if may_recover => {
+                    self.recover(&m)?;
+                    return self.sync_roots_once(roots, progress, false);
+                }
+                r => r,
+            };
+            match r {
                 Ok(u) => {
                     rep.bytes_read += u.bytes_read;
                     match u.change {

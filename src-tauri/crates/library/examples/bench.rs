@@ -1,0 +1,151 @@
+//! Benchmarks for the library crate. Build with `--release`; run each under `/usr/bin/time -v`
+//! to get the peak RSS. Data comes from `shared/bench/gen-sessions.mjs` (see README there).
+//!
+//! ```text
+//! cargo run --release -p library --example bench -- index DIR DB        # from scratch (DB deleted first)
+//! cargo run --release -p library --example bench -- resync DIR DB       # up-to-date pass (nothing changed)
+//! cargo run --release -p library --example bench -- append FILE DB      # full index of FILE, then +1 entry and re-index
+//! cargo run --release -p library --example bench -- links DIR OUT N     # N hard-linked copies of DIR's files under OUT/c<i>/
+//! cargo run --release -p library --example bench -- query DB RUNS Q...  # median / max time per query
+//! ```
+use library::{Library, SearchQuery, SessionFilter};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1000.0
+}
+
+fn wipe(db: &Path) {
+    for ext in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
+    }
+}
+
+fn dir_bytes(dir: &Path) -> u64 {
+    library::roots::scan(dir).iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum()
+}
+
+fn main() {
+    let a: Vec<String> = std::env::args().skip(1).collect();
+    let Some(cmd) = a.first() else {
+        eprintln!("usage: bench index|resync|append|links|query ...");
+        std::process::exit(2);
+    };
+    match cmd.as_str() {
+        "index" | "resync" => {
+            let dir = PathBuf::from(&a[1]);
+            let db = PathBuf::from(&a[2]);
+            if cmd == "index" {
+                wipe(&db);
+            }
+            let t = Instant::now();
+            let mut lib = Library::open(&db).unwrap();
+            let rep = lib.sync_roots(&[dir.clone()], &mut |_| {}).unwrap();
+            let took = ms(t);
+            let t2 = Instant::now();
+            let n = lib.sessions(&SessionFilter::default()).unwrap().len();
+            let list_ms = ms(t2);
+            let mb = dir_bytes(&dir) as f64 / 1e6;
+            println!(
+                "{cmd}: {} files, {:.1} MB on disk, {:.1} MB read, {:.0} ms ({:.0} MB/s); new {} unchanged {}; then listing {n} sessions from the index: {:.1} ms; index file {:.1} MB",
+                rep.files,
+                mb,
+                rep.bytes_read as f64 / 1e6,
+                took,
+                rep.bytes_read as f64 / 1e3 / took.max(0.001),
+                rep.new,
+                rep.unchanged,
+                list_ms,
+                std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0) as f64 / 1e6
+            );
+        }
+        "append" => {
+            let file = PathBuf::from(&a[1]);
+            let db = PathBuf::from(&a[2]);
+            let mut lib = Library::open(&db).unwrap();
+            let t = Instant::now();
+            let u = lib.sync_file(&file, None).unwrap();
+            println!("first pass over {} ({:.1} MB): {:?}, {:.1} MB read, {:.0} ms", file.display(), std::fs::metadata(&file).unwrap().len() as f64 / 1e6, u.change, u.bytes_read as f64 / 1e6, ms(t));
+            let leaf = lib.session(&file).unwrap().unwrap().leaf_id.unwrap();
+            let id = format!("{:08x}", std::process::id() ^ (Instant::now().elapsed().as_nanos() as u32));
+            let line = format!(
+                "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"{leaf}\",\"timestamp\":\"2026-02-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"bench append marker {id}\"}}],\"timestamp\":1769904000000}}}}\n"
+            );
+            std::fs::OpenOptions::new().append(true).open(&file).unwrap().write_all(line.as_bytes()).unwrap();
+            let t = Instant::now();
+            let u = lib.sync_file(&file, None).unwrap();
+            let took = ms(t);
+            println!(
+                "append of one entry ({} bytes) to a {:.1} MB file: {:?}, {} bytes read, {} new entries ({}), re-index {:.2} ms",
+                line.len(),
+                std::fs::metadata(&file).unwrap().len() as f64 / 1e6,
+                u.change,
+                u.bytes_read,
+                u.new_entries.len(),
+                u.new_entries.first().map(|e| e.status).unwrap_or("-"),
+                took
+            );
+            let t = Instant::now();
+            let h = lib.search(&SearchQuery::new(&format!("marker {id}"))).unwrap();
+            println!("the new entry is searchable: {} hit(s) in {:.2} ms", h.len(), ms(t));
+        }
+        "parse" => {
+            // parse only (no SQLite): the floor for the index pass
+            let dir = PathBuf::from(&a[1]);
+            let t = Instant::now();
+            let (mut lines, mut bytes, mut body) = (0u64, 0u64, 0u64);
+            for f in library::roots::scan(&dir) {
+                let data = std::fs::read(&f).unwrap();
+                bytes += data.len() as u64;
+                for l in data.split(|&b| b == b'\n') {
+                    if let library::parse::Line::Entry(e) = library::parse::parse_line(l) {
+                        body += e.body.len() as u64;
+                    }
+                    lines += 1;
+                }
+            }
+            println!("parse: {lines} lines, {:.1} MB, body text {:.1} MB, {:.0} ms", bytes as f64 / 1e6, body as f64 / 1e6, ms(t));
+        }
+        "links" => {
+            let dir = PathBuf::from(&a[1]);
+            let out = PathBuf::from(&a[2]);
+            let n: usize = a[3].parse().unwrap();
+            let files = library::roots::scan(&dir);
+            for i in 0..n {
+                let d = out.join(format!("c{i}"));
+                std::fs::create_dir_all(&d).unwrap();
+                for f in &files {
+                    let to = d.join(f.file_name().unwrap());
+                    if !to.exists() {
+                        std::fs::hard_link(f, &to).unwrap_or_else(|_| {
+                            std::fs::copy(f, &to).unwrap();
+                        });
+                    }
+                }
+            }
+            println!("{} files x {n} under {}", files.len(), out.display());
+        }
+        "query" => {
+            let db = PathBuf::from(&a[1]);
+            let runs: usize = a[2].parse().unwrap();
+            let lib = Library::open_with(&db, library::OpenOptions { quick_check: false, ..Default::default() }).unwrap();
+            for q in &a[3..] {
+                let mut times = Vec::new();
+                let mut n = 0;
+                for _ in 0..runs {
+                    let t = Instant::now();
+                    n = lib.search(&SearchQuery::new(q)).unwrap().len();
+                    times.push(ms(t));
+                }
+                times.sort_by(|x, y| x.partial_cmp(y).unwrap());
+                println!("query {q:?}: {n} hits (limit 50), median {:.2} ms, max {:.2} ms over {runs} runs", times[times.len() / 2], times[times.len() - 1]);
+            }
+        }
+        _ => {
+            eprintln!("unknown bench command {cmd}");
+            std::process::exit(2);
+        }
+    }
+}
