@@ -1,0 +1,171 @@
+//! `arbor-cli compact` / `navigate` failure paths through the real binary: nothing is written
+//! unless the summary is complete, the session is unchanged, and errors say what to do.
+#[path = "../../summarizer/tests/support/loopback.rs"]
+mod loopback;
+
+use loopback::{ok_answer, Fmt, Script, Server};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../session-engine/tests/fixtures/conformance/{name}.jsonl"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("summ_cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn copy(dir: &Path, name: &str) -> PathBuf {
+    let p = dir.join(format!("{name}.jsonl"));
+    std::fs::copy(fixture(name), &p).unwrap();
+    p
+}
+
+fn bin(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_arbor-cli"));
+    c.env("PI_CODING_AGENT_DIR", dir.join("agent"))
+        .env("ARBOR_SETTINGS", dir.join("arbor-settings.json"))
+        .env("ARBOR_KEYRING", "off")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("GEMINI_API_KEY")
+        .env_remove("ARBOR_DETAILS_EXTRAS");
+    c
+}
+
+async fn output(mut c: Command) -> Output {
+    tokio::task::spawn_blocking(move || c.output().unwrap()).await.unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn provider_error_writes_nothing_and_says_why() {
+    let dir = scratch("http-error");
+    let file = copy(&dir, "basic-tool-chain");
+    let before = std::fs::read(&file).unwrap();
+    let server = Server::start(|_, _| Script::response(500, &[("x-should-retry", "false"), ("x-request-id", "req_77")], r#"{"error":{"message":"boom"}}"#)).await;
+    let mut c = bin(&dir);
+    c.args(["compact"]).arg(&file).args(["--keep-recent-tokens", "800", "--provider", "openai", "--model", "m", "--base-url", &server.base_v1()]);
+    let o = output(c).await;
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("HTTP 500") && stderr(&o).contains("req_77"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&file).unwrap(), before, "the session changed");
+}
+
+#[tokio::test]
+async fn missing_key_is_a_clear_error_before_any_request() {
+    let dir = scratch("no-key");
+    let file = copy(&dir, "basic-tool-chain");
+    let before = std::fs::read(&file).unwrap();
+    let mut c = bin(&dir);
+    c.args(["compact"]).arg(&file).args(["--provider", "anthropic", "--model", "claude-sonnet-4-5"]);
+    let o = output(c).await;
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("ANTHROPIC_API_KEY") && e.contains("--provider offline"), "{e}");
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+}
+
+#[tokio::test]
+async fn offline_is_the_default_and_works_without_network() {
+    let dir = scratch("offline");
+    let file = copy(&dir, "cut-over-threshold-basic");
+    let len = std::fs::metadata(&file).unwrap().len() as usize;
+    let mut c = bin(&dir);
+    c.args(["compact"]).arg(&file).args(["--context-window", "48000", "--reserve-tokens", "8000", "--keep-recent-tokens", "12000"]);
+    let o = output(c).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(&file).unwrap();
+    let added = String::from_utf8(bytes[len..].to_vec()).unwrap();
+    assert_eq!(added.matches('\n').count(), 1, "exactly one complete line");
+    let v: serde_json::Value = serde_json::from_str(added.trim_end()).unwrap();
+    assert_eq!(v["type"], "compaction");
+    assert_eq!(v["details"]["offline"], true);
+    assert!(v["details"]["tokensAfter"].as_f64().unwrap() < v["tokensBefore"].as_f64().unwrap());
+    assert!(v["summary"].as_str().unwrap().starts_with("## Goal\n"));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), v["id"].as_str().unwrap());
+    // Compacting again right away: Pi's refusal.
+    let mut c = bin(&dir);
+    c.args(["compact"]).arg(&file);
+    let o = output(c).await;
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("Already compacted"), "{}", stderr(&o));
+}
+
+#[tokio::test]
+async fn session_appended_by_someone_else_during_the_summary_is_not_overwritten() {
+    let dir = scratch("concurrent");
+    let file = copy(&dir, "basic-tool-chain");
+    let f2 = file.clone();
+    let pi_line = "{\"type\":\"label\",\"id\":\"ffff0000\",\"parentId\":null,\"timestamp\":\"2030-01-01T00:00:00.000Z\",\"targetId\":\"x\"}\n";
+    let server = Server::start(move |r, _| {
+        // Pi appends while Arbor waits for the model.
+        let mut f = std::fs::OpenOptions::new().append(true).open(&f2).unwrap();
+        f.write_all(pi_line.as_bytes()).unwrap();
+        ok_answer(Fmt::Gemini, r, "summary")
+    })
+    .await;
+    let before = std::fs::read(&file).unwrap();
+    let mut c = bin(&dir);
+    c.env("GEMINI_API_KEY", "k").args(["compact"]).arg(&file).args(["--keep-recent-tokens", "100000", "--provider", "gemini", "--model", "g", "--base-url", &server.base()]);
+    let o = output(c).await;
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("changed while"), "{}", stderr(&o));
+    let after = std::fs::read(&file).unwrap();
+    assert!(after.starts_with(&before));
+    assert_eq!(&after[before.len()..], pi_line.as_bytes(), "only Pi's line was added");
+}
+
+#[tokio::test]
+async fn failed_branch_summary_cancels_the_navigation() {
+    let dir = scratch("nav-fail");
+    let file = copy(&dir, "branch-simple-siblings");
+    let before = std::fs::read(&file).unwrap();
+    let server = Server::start(|_, _| Script::response(401, &[], r#"{"error":{"message":"invalid x-api-key"}}"#)).await;
+    let mut c = bin(&dir);
+    c.env("ANTHROPIC_API_KEY", "k")
+        .args(["navigate"])
+        .arg(&file)
+        .args(["--target", "55732918", "--summarize", "--label", "here", "--provider", "anthropic", "--model", "m", "--base-url", &server.base()]);
+    let o = output(c).await;
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("401"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&file).unwrap(), before, "neither summary nor label was written");
+}
+
+#[tokio::test]
+async fn hooks_from_arbor_settings_cancel_or_replace() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("hooks");
+    let file = copy(&dir, "basic-tool-chain");
+    let before = std::fs::read(&file).unwrap();
+    let hook = dir.join("hook.sh");
+    std::fs::write(&hook, "#!/bin/sh\ncat >/dev/null\necho '{\"cancel\":true}'\n").unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let settings = serde_json::json!({"hooks": {"beforeCompact": {"command": [hook.display().to_string()], "timeoutMs": 5000}}});
+    std::fs::write(dir.join("arbor-settings.json"), settings.to_string()).unwrap();
+    let mut c = bin(&dir);
+    c.args(["compact"]).arg(&file);
+    let o = output(c).await;
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("hook cancelled"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+
+    std::fs::write(&hook, "#!/bin/sh\ncat >/dev/null\necho '{\"summary\":\"policy summary\"}'\n").unwrap();
+    let mut c = bin(&dir);
+    c.args(["compact"]).arg(&file);
+    let o = output(c).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["summary"], "policy summary");
+    assert_eq!(last["fromHook"], true);
+    assert!(last.get("details").is_none(), "a hook without details writes none, as Pi");
+}
