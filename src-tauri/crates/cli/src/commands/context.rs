@@ -1,5 +1,74 @@
-use super::CmdResult;
+use super::{leaf_arg, open_session, preview, CmdResult};
+use session_engine::context::{build_context, estimate_context, estimate_tokens, should_compact, CompactionSettings};
+use session_engine::json::Value;
+use std::fmt::Write as _;
 
-pub fn run(_args: crate::ContextArgs) -> CmdResult {
-    Err("`context` is not implemented yet".into())
+/// A readable text of one agent message, for the listing.
+pub fn message_text(m: &Value) -> String {
+    match m.str_field("role") {
+        Some("user") | Some("custom") | Some("toolResult") => session_engine::context::user_text(m.get("content").unwrap_or(&Value::Null)),
+        Some("assistant") => {
+            let mut parts = Vec::new();
+            if let Some(Value::Arr(blocks)) = m.get("content") {
+                for b in blocks {
+                    match b.str_field("type") {
+                        Some("text") => parts.push(b.str_field("text").unwrap_or("").to_string()),
+                        Some("thinking") => parts.push(format!("(thinking) {}", b.str_field("thinking").unwrap_or(""))),
+                        Some("toolCall") => parts.push(format!(
+                            "→ {}({})",
+                            b.str_field("name").unwrap_or("?"),
+                            b.get("arguments").map(session_engine::json::to_string).unwrap_or_default()
+                        )),
+                        _ => {}
+                    }
+                }
+            }
+            parts.join(" ")
+        }
+        Some("bashExecution") => session_engine::context::bash_text(m),
+        Some("compactionSummary") | Some("branchSummary") => m.str_field("summary").unwrap_or("").to_string(),
+        _ => String::new(),
+    }
+}
+
+pub fn run(a: crate::ContextArgs) -> CmdResult {
+    let s = open_session(&a.file)?;
+    let leaf = leaf_arg(&s, a.leaf.as_deref())?;
+    let ctx = build_context(&s, leaf);
+    let agent = ctx.agent_messages();
+    let est = estimate_context(&agent);
+    let settings = CompactionSettings { reserve_tokens: a.reserve_tokens as f64, ..Default::default() };
+    let mut out = String::new();
+    let model = ctx.model.as_ref().map(|m| format!("{}/{}", session_engine::context::js_to_string(&m.provider), session_engine::context::js_to_string(&m.model_id))).unwrap_or_else(|| "(none)".into());
+    let _ = writeln!(
+        out,
+        "Context at {} — {} messages, model {model}, thinking {}",
+        leaf.map(|l| s.id(l).to_string()).unwrap_or_else(|| "(before the first entry)".into()),
+        agent.len(),
+        session_engine::context::js_to_string(&ctx.thinking_level)
+    );
+    for (i, m) in ctx.messages.iter().enumerate() {
+        let role = m.message.str_field("role").unwrap_or("?");
+        let label = match role {
+            "compactionSummary" => "SUMMARY (compaction)".to_string(),
+            "branchSummary" => "SUMMARY (branch)".to_string(),
+            r => r.to_string(),
+        };
+        let _ = writeln!(out, "{:>4}  {:<22} {}  ~{} tok", i, label, s.id(m.entry), estimate_tokens(&m.message));
+        let _ = writeln!(out, "      {}", preview(&message_text(&m.message), 160));
+    }
+    let threshold = a.context_window as f64 - a.reserve_tokens as f64;
+    let _ = writeln!(
+        out,
+        "\nTokens: {} (usage {} + trailing estimate {}); threshold {} (window {} − reserve {}); {}",
+        est.tokens,
+        est.usage_tokens,
+        est.trailing_tokens,
+        threshold,
+        a.context_window,
+        a.reserve_tokens,
+        if should_compact(est.tokens, a.context_window as f64, &settings) { "OVER the threshold: Pi would compact" } else { "under the threshold" }
+    );
+    print!("{out}");
+    Ok(())
 }

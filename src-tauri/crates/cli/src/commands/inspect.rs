@@ -1,5 +1,62 @@
-use super::CmdResult;
+use super::{open_session, CmdResult};
+use session_engine::json::{self, Value};
+use session_engine::report::{self, InspectOptions};
 
-pub fn run(_args: crate::InspectArgs) -> CmdResult {
-    Err("`inspect` is not implemented yet".into())
+/// Prints the oracle-compatible report. Flags override `--options-json`.
+pub fn run(a: crate::InspectArgs) -> CmdResult {
+    let s = open_session_lenient(&a.file)?;
+    let mut o = match &a.options_json {
+        Some(p) => {
+            let bytes = std::fs::read(p).map_err(|e| format!("{}: cannot read the options file: {e}", p.display()))?;
+            let v = json::parse_bytes(&bytes).map_err(|e| format!("{}: invalid JSON ({e}); pass an object like {{\"keepRecentTokens\": 800}}", p.display()))?;
+            InspectOptions::from_oracle_json(&v)
+        }
+        None => InspectOptions::default(),
+    };
+    if let Some(l) = &a.leaf {
+        o.leaf = Some(if l == "null" { None } else { Some(l.clone()) });
+    }
+    let b = &a.budget;
+    if let Some(n) = b.context_window {
+        o.context_window = n as f64;
+    }
+    if let Some(n) = b.reserve_tokens {
+        o.compaction.reserve_tokens = n as f64;
+    }
+    if let Some(n) = b.keep_recent_tokens {
+        o.compaction.keep_recent_tokens = n as f64;
+    }
+    if let Some(e) = b.compaction_enabled {
+        o.compaction.enabled = e;
+    }
+    if let Some(n) = b.branch_reserve_tokens {
+        o.branch_reserve_tokens = n as f64;
+    }
+    if let Some(n) = b.branch_budget {
+        o.branch_budget = Some(n as f64);
+    }
+    if a.target.is_some() {
+        o.target = a.target.clone();
+    }
+    if a.custom_instructions.is_some() {
+        o.custom_instructions = a.custom_instructions.clone();
+    }
+    let v = report::inspect(&s, &o).map_err(|e| e.to_string())?;
+    let text = if a.pretty { session_engine::settings::to_pretty(&v) } else { json::to_string(&v) };
+    println!("{text}");
+    Ok(())
 }
+
+/// `inspect` reports on files Pi rejects too (headerAccepted: false), like the oracle.
+fn open_session_lenient(p: &std::path::Path) -> Result<session_engine::Session, String> {
+    match session_engine::Session::open(p) {
+        Ok(s) => Ok(s),
+        Err(e) => {
+            let _ = open_session; // same error texts as the other commands
+            Err(e.to_string())
+        }
+    }
+}
+
+#[allow(dead_code)]
+fn _unused(_: Value) {}

@@ -9,3 +9,41 @@ pub mod search;
 pub mod tree;
 
 pub type CmdResult = Result<(), String>;
+
+use session_engine::Session;
+use std::path::Path;
+
+/// Opens a session for reading, turning every failure into a sentence that says what to do.
+pub fn open_session(path: &Path) -> Result<Session, String> {
+    let s = Session::open(path).map_err(|e| e.to_string())?;
+    if !s.header_accepted() {
+        return Err(format!(
+            "{}: not a Pi session (no valid session header on its first JSON line). Check that you picked a .jsonl file written by Pi.",
+            path.display()
+        ));
+    }
+    Ok(s)
+}
+
+/// Resolves `--leaf ID|null` against a session.
+pub fn leaf_arg(s: &Session, leaf: Option<&str>) -> Result<Option<usize>, String> {
+    match leaf {
+        None => Ok(s.file_leaf()),
+        Some("null") => Ok(None),
+        Some(id) => s
+            .index_of(id)
+            .map(Some)
+            .ok_or_else(|| format!("no entry with id {id} in this session; run `arbor-cli tree FILE` to see the ids")),
+    }
+}
+
+/// A one-line preview of a text: whitespace folded, cut at `max` characters.
+pub fn preview(text: &str, max: usize) -> String {
+    let folded: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out: String = folded.chars().take(max).collect();
+    if folded.chars().count() > max {
+        out.push('…');
+    }
+    // Control characters (ANSI escapes, bidi overrides) are shown escaped, never interpreted.
+    out.chars().map(|c| if c.is_control() || ('\u{202A}'..='\u{202E}').contains(&c) || ('\u{2066}'..='\u{2069}').contains(&c) { '�' } else { c }).collect()
+}
