@@ -18,5 +18,7 @@ echo "== vitest"
 (cd ui && npx vitest run)
 
 echo "== end-to-end (WebDriver, Xvfb)"
-cargo build --locked -p arbor
+# The app binary was built by `cargo test` above (tests/app.rs is an integration test of the
+# arbor package). A separate `cargo build -p arbor` would resolve features differently from the
+# workspace test run and compile the dependencies a second time.
 ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" node "$ROOT/tests/e2e/e2e.mjs"

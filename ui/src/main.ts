@@ -1,1 +1,327 @@
-document.getElementById("app")!.textContent = "Arbor";
+// App shell: wires the graph, the side panels, the picker and the composer to the commands.
+
+import { api, call, CommandError } from "./ipc";
+import type { Budgets, GraphRow, OpenedSession, SessionListing, SettingsScope } from "./ipc";
+import { GraphView } from "./graph/view";
+import { renderDetail } from "./render/detail";
+import { renderContext } from "./views/context";
+import { formatTime, formatTokens } from "./format";
+
+const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
+
+let session: OpenedSession | null = null;
+let selectedId: string | null = null;
+let searchHits: { entryId: string; row: number }[] = [];
+let searchPos = 0;
+
+const graph = new GraphView($("graph"), {
+  onSelect: (row) => void select(row.entryId),
+  onActivate: (row) => void expandFold(row),
+});
+
+function notify(text: string, kind: "info" | "error" = "info"): void {
+  const n = $("notice");
+  n.hidden = false;
+  n.className = `notice ${kind}`;
+  n.textContent = text;
+}
+
+function report(e: unknown): void {
+  if (e instanceof CommandError) notify(`${e.ipc.message}. ${e.ipc.hint}`, "error");
+  else notify(String(e), "error");
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// ---- session lifecycle -------------------------------------------------------------------
+
+function showSession(s: OpenedSession): void {
+  session = s;
+  $("session-title").textContent = `${s.name ?? "(unnamed session)"}${s.isDemo ? " · demo" : ""}`;
+  $("session-title").title = s.path;
+  $("status-leaf").textContent = s.leafId ?? "(none)";
+  $("status-info").textContent = `${s.entryCount} entries · ${s.totalRows} rows · ${s.lanes} lanes${s.diagnostics.length ? ` · ${s.diagnostics.length} skipped lines` : ""}`;
+  graph.reset(s.totalRows, s.lanes);
+  if (s.isDemo) ($("context-window") as HTMLInputElement).value = "24000";
+}
+
+async function openPath(path: string | null, demo = false): Promise<void> {
+  try {
+    const s = await call(demo || path === null ? api.openDemoSession() : api.openSession(path));
+    $("picker").hidden = true;
+    showSession(s);
+    if (s.isDemo) notify("This is Arbor's demo session (no Pi sessions were found, or you chose it). Labels you set go to a copy in Arbor's data folder.");
+    else $("notice").hidden = true;
+    if (s.leafRow !== null) graph.setCursor(s.leafRow, false);
+    if (s.leafId) await select(s.leafId);
+    await loadBudgets();
+  } catch (e) {
+    report(e);
+  }
+}
+
+function renderPicker(listing: SessionListing): void {
+  $("picker-root").textContent = listing.root;
+  const list = $("picker-list");
+  const items: HTMLElement[] = [];
+  const card = (s: SessionListing["groups"][number]["sessions"][number]) => {
+    const b = el("button", "session-card");
+    b.type = "button";
+    b.dataset.path = s.path;
+    b.appendChild(el("span", "sc-name", s.name ?? s.firstMessage));
+    b.appendChild(el("span", "sc-first muted", s.name ? s.firstMessage : ""));
+    b.appendChild(el("span", "sc-meta muted", `${s.messageCount} messages · ${formatTime(s.modified)}`));
+    b.addEventListener("click", () => void openPath(s.path));
+    return b;
+  };
+  if (listing.recent.length) {
+    items.push(el("h3", undefined, "Recent"));
+    listing.recent.forEach((s) => items.push(card(s)));
+  }
+  for (const g of listing.groups) {
+    items.push(el("h3", "group", g.cwd || "(no project)"));
+    g.sessions.forEach((s) => items.push(card(s)));
+  }
+  if (!listing.groups.length) {
+    items.push(el("div", "empty", `No Pi sessions under ${listing.root}. Open a .jsonl file, or look around in the demo session.`));
+  }
+  list.replaceChildren(...items);
+}
+
+async function showPicker(): Promise<void> {
+  try {
+    renderPicker(await call(api.listSessions()));
+    $("picker").hidden = false;
+  } catch (e) {
+    report(e);
+  }
+}
+
+// ---- selection, detail, context -------------------------------------------------------------
+
+async function select(entryId: string): Promise<void> {
+  selectedId = entryId;
+  try {
+    const d = await call(api.getEntryDetail(entryId));
+    $("detail").replaceChildren(renderDetail(d));
+    $("detail").dataset.entryId = d.id;
+    ($("label-input") as HTMLInputElement).value = d.label ?? "";
+    for (const id of ["btn-continue", "btn-label", "btn-clear-label"]) ($(id) as HTMLButtonElement).disabled = false;
+    await refreshContext();
+  } catch (e) {
+    report(e);
+  }
+}
+
+async function refreshContext(): Promise<void> {
+  if (!session) return;
+  const b = budgetsFromForm();
+  const v = await call(api.getContextView(selectedId, contextWindow(), b.reserveTokens, b.enabled));
+  $("context").replaceChildren(renderContext(v, (id) => void jumpTo(id)));
+}
+
+async function jumpTo(entryId: string): Promise<void> {
+  const row = await call(api.revealEntry(entryId));
+  const s = await call(api.currentSession());
+  if (s.totalRows !== graph.totalRows) graph.reset(s.totalRows, s.lanes);
+  graph.setCursor(row, false);
+  await select(entryId);
+}
+
+async function expandFold(row: GraphRow): Promise<void> {
+  try {
+    const total = await call(api.toggleGraphFold(row.entryId));
+    graph.reset(total, graph.lanes);
+  } catch (e) {
+    report(e);
+  }
+}
+
+async function continueHere(): Promise<void> {
+  if (!selectedId) return;
+  try {
+    const nav = await call(api.continueFromEntry(selectedId));
+    showSession(nav.session);
+    if (nav.composerText !== null) ($("composer") as HTMLTextAreaElement).value = nav.composerText;
+    notify(nav.note);
+    if (nav.session.leafId) {
+      if (nav.session.leafRow !== null) graph.setCursor(nav.session.leafRow, false);
+      await select(nav.session.leafId);
+    }
+    await preview();
+  } catch (e) {
+    report(e);
+  }
+}
+
+async function setLabel(clear: boolean): Promise<void> {
+  if (!selectedId) return;
+  const text = ($("label-input") as HTMLInputElement).value;
+  try {
+    const s = await call(api.setEntryLabel(selectedId, clear ? null : text));
+    showSession(s);
+    notify(clear ? "Label cleared (a label entry was appended)." : "Label set (a label entry was appended, as Pi does).");
+    await select(selectedId);
+  } catch (e) {
+    report(e);
+  }
+}
+
+// ---- search ----------------------------------------------------------------------------------
+
+async function search(): Promise<void> {
+  const q = ($("search") as HTMLInputElement).value;
+  if (!session || !q.trim()) return;
+  try {
+    if (searchHits.length && ($("search") as HTMLInputElement).dataset.q === q) {
+      searchPos = (searchPos + 1) % searchHits.length;
+    } else {
+      searchHits = await call(api.searchSession(q));
+      searchPos = 0;
+      ($("search") as HTMLInputElement).dataset.q = q;
+    }
+    $("search-status").textContent = searchHits.length ? `${searchPos + 1}/${searchHits.length}` : "no match";
+    if (searchHits.length) await jumpTo(searchHits[searchPos].entryId);
+  } catch (e) {
+    report(e);
+  }
+}
+
+// ---- budgets ---------------------------------------------------------------------------------
+
+const scope = (): SettingsScope => ($("budget-scope") as HTMLSelectElement).value as SettingsScope;
+const contextWindow = () => Math.max(1000, Number(($("context-window") as HTMLInputElement).value) || 200000);
+
+function budgetsFromForm(): Budgets {
+  const n = (id: string) => Number(($(id) as HTMLInputElement).value);
+  return {
+    enabled: ($("budget-enabled") as HTMLInputElement).checked,
+    reserveTokens: n("reserve"),
+    keepRecentTokens: n("keep-recent"),
+    branchReserveTokens: n("branch-reserve"),
+  };
+}
+
+function showBudgetValues(): void {
+  const b = budgetsFromForm();
+  $("reserve-value").textContent = String(b.reserveTokens);
+  $("keep-recent-value").textContent = String(b.keepRecentTokens);
+  $("branch-reserve-value").textContent = String(b.branchReserveTokens);
+}
+
+async function loadBudgets(): Promise<void> {
+  try {
+    const s = await call(api.getBudgets(scope()));
+    ($("budget-enabled") as HTMLInputElement).checked = s.budgets.enabled;
+    ($("reserve") as HTMLInputElement).value = String(s.budgets.reserveTokens);
+    ($("keep-recent") as HTMLInputElement).value = String(s.budgets.keepRecentTokens);
+    ($("branch-reserve") as HTMLInputElement).value = String(s.budgets.branchReserveTokens);
+    $("budget-path").textContent = `${s.path}${s.exists ? "" : " (not created yet)"}`;
+    showBudgetValues();
+    await preview();
+  } catch (e) {
+    report(e);
+  }
+}
+
+let previewSeq = 0;
+async function preview(): Promise<void> {
+  if (!session) return;
+  showBudgetValues();
+  const b = budgetsFromForm();
+  const seq = ++previewSeq;
+  const p = await call(api.previewCompaction(b.keepRecentTokens, b.reserveTokens, contextWindow(), b.enabled));
+  if (seq !== previewSeq) return;
+  if (p.totalRows !== graph.totalRows) graph.reset(p.totalRows, graph.lanes);
+  graph.setCut(p.firstKeptRow);
+  const box = $("preview");
+  box.dataset.firstKept = p.firstKeptId ?? "";
+  if (p.refusal) {
+    box.replaceChildren(el("div", "muted", `No cut: ${p.refusal}`));
+    return;
+  }
+  box.replaceChildren(
+    el("div", undefined, `Cut point (first kept): ${p.firstKeptId} at row ${p.firstKeptRow ?? "?"}${p.isSplitTurn ? " · splits a turn" : ""}`),
+    el("div", undefined, `To summarize: ${formatTokens(p.tokensToSummarize)} tokens · kept: ${formatTokens(p.tokensKept)} tokens`),
+    el("div", p.overThreshold ? "over" : undefined,
+      `Context now ${formatTokens(p.tokensBefore)} vs threshold ${formatTokens(p.threshold)}: ${p.overThreshold ? "crossed, Pi would compact" : "not crossed"}`),
+  );
+}
+
+async function saveBudgets(): Promise<void> {
+  try {
+    const s = await call(api.saveBudgets(scope(), budgetsFromForm()));
+    $("budget-saved").textContent = `Saved to ${s.path}`;
+  } catch (e) {
+    report(e);
+  }
+}
+
+// ---- wiring ----------------------------------------------------------------------------------
+
+function showTab(name: string): void {
+  document.querySelectorAll<HTMLElement>(".tab").forEach((t) => t.classList.toggle("active", t.dataset.tab === name));
+  for (const p of ["detail", "context", "budgets"]) $(`panel-${p}`).hidden = p !== name;
+}
+
+document.querySelectorAll<HTMLElement>(".tab").forEach((t) => t.addEventListener("click", () => showTab(t.dataset.tab ?? "detail")));
+$("btn-sessions").addEventListener("click", () => void showPicker());
+$("btn-close-picker").addEventListener("click", () => ($("picker").hidden = true));
+$("btn-demo").addEventListener("click", () => void openPath(null, true));
+$("btn-open-file").addEventListener("click", async () => {
+  try {
+    const p = await call(api.pickSessionFile());
+    if (p) await openPath(p);
+  } catch (e) {
+    report(e);
+  }
+});
+$("btn-continue").addEventListener("click", () => void continueHere());
+$("btn-label").addEventListener("click", () => void setLabel(false));
+$("btn-clear-label").addEventListener("click", () => void setLabel(true));
+$("btn-zoom-in").addEventListener("click", () => graph.zoom(1.15));
+$("btn-zoom-out").addEventListener("click", () => graph.zoom(1 / 1.15));
+$("search").addEventListener("keydown", (e) => {
+  if (e.key === "Enter") void search();
+});
+$("budget-scope").addEventListener("change", () => void loadBudgets());
+for (const id of ["reserve", "keep-recent", "branch-reserve", "budget-enabled", "context-window"]) {
+  $(id).addEventListener("input", () => {
+    void preview().catch(report);
+    if (id !== "keep-recent" && id !== "branch-reserve") void refreshContext().catch(report);
+  });
+}
+$("btn-save-budgets").addEventListener("click", () => void saveBudgets());
+document.addEventListener("keydown", (e) => {
+  if (e.key === "/" && document.activeElement?.tagName !== "INPUT" && document.activeElement?.tagName !== "TEXTAREA") {
+    e.preventDefault();
+    $("search").focus();
+  }
+});
+
+// Benchmark hook for the end-to-end benchmark (reads frame times; changes nothing).
+(window as unknown as { arborBench: unknown }).arborBench = {
+  frameTimes: () => graph.frameTimes.slice(),
+  scrollBy: (px: number) => ($("graph").scrollTop += px),
+};
+
+async function start(): Promise<void> {
+  try {
+    const listing = await call(api.listSessions());
+    if (!listing.groups.length) {
+      await openPath(null, true);
+      return;
+    }
+    renderPicker(listing);
+    $("picker").hidden = false;
+  } catch (e) {
+    report(e);
+  }
+}
+
+void start();

@@ -21,6 +21,8 @@ pub struct CompactionPreview {
     pub tokens_kept: u32,
     pub threshold: u32,
     pub over_threshold: bool,
+    /// Rows of the layout after the preview (a cut inside a folded run unfolds it).
+    pub total_rows: u32,
 }
 
 fn cwd(state: &AppState) -> Option<String> {
@@ -38,7 +40,18 @@ pub fn save(state: &AppState, scope: SettingsScope, b: &Budgets) -> Result<Budge
 pub fn preview(state: &AppState, keep_recent_tokens: u32, reserve_tokens: u32, context_window: u32, enabled: bool) -> Result<CompactionPreview, AppError> {
     state.with_open(|o| {
         let threshold = context_window.saturating_sub(reserve_tokens);
-        Ok(match prepare_compaction(&o.session, o.leaf, keep_recent_tokens as u64) {
+        let prepared = prepare_compaction(&o.session, o.leaf, keep_recent_tokens as u64);
+        if let Ok(p) = &prepared {
+            // The cut must land on a row of its own: unfold the run that hides it.
+            if let Some(row) = o.layout.row_of(p.first_kept as u32) {
+                if let session_graph::RowKind::Fold { first, .. } = o.layout.rows()[row as usize].kind {
+                    o.expanded.insert(first);
+                    o.layout = crate::view::graph::relayout(&o.session, o.leaf, &o.expanded);
+                }
+            }
+        }
+        let total_rows = o.layout.len() as u32;
+        Ok(match prepared {
             Ok(p) => CompactionPreview {
                 refusal: None,
                 first_kept_id: Some(o.session.entries[p.first_kept].id.clone()),
@@ -49,6 +62,7 @@ pub fn preview(state: &AppState, keep_recent_tokens: u32, reserve_tokens: u32, c
                 tokens_kept: p.tokens_kept as u32,
                 threshold,
                 over_threshold: enabled && p.tokens_before > threshold as u64,
+                total_rows,
             },
             Err(refusal) => CompactionPreview {
                 refusal: Some(refusal),
@@ -60,6 +74,7 @@ pub fn preview(state: &AppState, keep_recent_tokens: u32, reserve_tokens: u32, c
                 tokens_kept: 0,
                 threshold,
                 over_threshold: false,
+                total_rows,
             },
         })
     })

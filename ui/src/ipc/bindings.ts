@@ -74,6 +74,8 @@ export type CompactionPreview_Deserialize = {
 	tokensKept: number,
 	threshold: number,
 	overThreshold: boolean,
+	/**  Rows of the layout after the preview (a cut inside a folded run unfolds it). */
+	totalRows: number,
 };
 
 export type CompactionPreview_Serialize = {
@@ -87,6 +89,8 @@ export type CompactionPreview_Serialize = {
 	tokensKept: number,
 	threshold: number,
 	overThreshold: boolean,
+	/**  Rows of the layout after the preview (a cut inside a folded run unfolds it). */
+	totalRows: number,
 };
 
 export type ContextMessage = ContextMessage_Serialize | ContextMessage_Deserialize;

@@ -1,0 +1,418 @@
+// End-to-end test of the real Arbor window: Xvfb + tauri-driver (npm) + WebKitWebDriver.
+// Plain WebDriver over fetch, so no extra Rust dev-dependencies are compiled.
+//
+//   ARBOR_BIN=/path/to/arbor node tests/e2e/e2e.mjs
+//
+// Each scenario runs the app with its own temp HOME, PI_CODING_AGENT_DIR and ARBOR_DATA_DIR.
+// Screenshots go to tests/artifacts/ (gitignored). Xvfb and the driver run in their own process
+// groups, which are killed whole at the end (killing only tauri-driver leaves WebKitWebDriver).
+
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const ARTIFACTS = path.join(ROOT, "tests", "artifacts");
+const BIN = process.env.ARBOR_BIN || path.join(process.env.CARGO_TARGET_DIR || path.join(ROOT, "target"), "debug", "arbor");
+const DRIVER = path.join(ROOT, "ui", "node_modules", ".bin", "tauri-driver");
+const groups = [];
+let passed = 0;
+let failed = 0;
+
+function killAll() {
+  for (const pid of groups.splice(0)) {
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      /* already gone */
+    }
+  }
+}
+for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => (killAll(), process.exit(1)));
+process.on("exit", killAll);
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function startXvfb() {
+  const x = spawn("Xvfb", ["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"], {
+    detached: true,
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  groups.push(x.pid);
+  const display = await new Promise((resolve, reject) => {
+    let buf = "";
+    const t = setTimeout(() => reject(new Error("Xvfb did not report a display in 10 s")), 10_000);
+    x.stdout.on("data", (d) => {
+      buf += d;
+      const m = /(\d+)\s*\n/.exec(buf);
+      if (m) {
+        clearTimeout(t);
+        resolve(`:${m[1]}`);
+      }
+    });
+    x.on("exit", (c) => reject(new Error(`Xvfb exited with ${c}`)));
+  });
+  return display;
+}
+
+function freePort() {
+  return 40000 + Math.floor(Math.random() * 20000);
+}
+
+async function startDriver(display, env) {
+  const port = freePort();
+  const d = spawn(DRIVER, ["--port", String(port), "--native-port", String(port + 1)], {
+    detached: true,
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, ...env, DISPLAY: display },
+  });
+  groups.push(d.pid);
+  let err = "";
+  d.stderr.on("data", (x) => (err += x));
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      const r = await fetch(`${base}/status`);
+      if (r.ok) return { base, pgid: d.pid };
+    } catch {
+      /* not up yet */
+    }
+    await sleep(100);
+  }
+  throw new Error(`tauri-driver did not start: ${err}`);
+}
+
+class Session {
+  constructor(base, id) {
+    this.base = base;
+    this.id = id;
+  }
+  static async start(base) {
+    const r = await fetch(`${base}/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ capabilities: { alwaysMatch: { browserName: "wry", "tauri:options": { application: BIN } } } }),
+    });
+    const j = await r.json();
+    if (!r.ok) throw new Error(`new session failed: ${JSON.stringify(j)}`);
+    return new Session(base, j.value.sessionId);
+  }
+  async cmd(method, p, body) {
+    const r = await fetch(`${this.base}/session/${this.id}${p}`, {
+      method,
+      headers: { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const j = await r.json();
+    if (!r.ok) throw new Error(`${method} ${p}: ${JSON.stringify(j.value)}`);
+    return j.value;
+  }
+  exec(script, ...args) {
+    return this.cmd("POST", "/execute/sync", { script, args });
+  }
+  async find(css) {
+    const v = await this.cmd("POST", "/element", { using: "css selector", value: css });
+    return Object.values(v)[0];
+  }
+  async click(css) {
+    const e = await this.find(css);
+    await this.cmd("POST", `/element/${e}/click`, {});
+  }
+  /** textContent (WebKitWebDriver's element text endpoint proved unreliable here). */
+  async text(css) {
+    return this.exec(`const e = document.querySelector(arguments[0]); return e ? e.textContent : null`, css);
+  }
+  async waitFor(what, fn, timeout = 10_000) {
+    const end = Date.now() + timeout;
+    let last;
+    while (Date.now() < end) {
+      try {
+        last = await fn();
+        if (last) return last;
+      } catch (e) {
+        last = e;
+      }
+      await sleep(100);
+    }
+    throw new Error(`timed out waiting for ${what} (last: ${last})`);
+  }
+  async screenshot(name) {
+    const b64 = await this.cmd("GET", "/screenshot");
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    fs.writeFileSync(path.join(ARTIFACTS, `${name}.png`), Buffer.from(b64, "base64"));
+  }
+  async end() {
+    await fetch(`${this.base}/session/${this.id}`, { method: "DELETE" }).catch(() => {});
+  }
+}
+
+function check(name, cond, detail = "") {
+  if (cond) {
+    passed++;
+    console.log(`ok   ${name}`);
+  } else {
+    failed++;
+    console.log(`FAIL ${name} ${detail}`);
+  }
+}
+
+function tempEnv(tag) {
+  const t = fs.mkdtempSync(path.join(os.tmpdir(), `arbor-e2e-${tag}-`));
+  const env = {
+    HOME: path.join(t, "home"),
+    PI_CODING_AGENT_DIR: path.join(t, "agent"),
+    ARBOR_DATA_DIR: path.join(t, "data"),
+    XDG_DATA_HOME: path.join(t, "xdg"),
+  };
+  for (const d of Object.values(env)) fs.mkdirSync(d, { recursive: true });
+  return { dir: t, env };
+}
+
+/** Marks of all rows, by scrolling the graph through (only visible rows exist in the DOM). */
+async function collectRows(s) {
+  return s.exec(`
+    const g = document.getElementById("graph");
+    return new Promise((resolve) => {
+      const seen = new Map();
+      let top = 0;
+      const step = () => {
+        g.scrollTop = top;
+        requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => {
+          for (const r of document.querySelectorAll(".g-row")) {
+            seen.set(r.dataset.row, { row: +r.dataset.row, id: r.dataset.entryId, kind: r.dataset.kind, cls: r.className });
+          }
+          if (top >= g.scrollHeight - g.clientHeight) { resolve([...seen.values()]); return; }
+          top += Math.max(100, g.clientHeight - 50);
+          step();
+        }, 60)));
+      };
+      step();
+    });`);
+}
+
+async function scrollRowIntoView(s, row) {
+  await s.exec(`const g = document.getElementById("graph"); g.scrollTop = Math.max(0, arguments[0] * 24 - 200);`, row);
+  await sleep(300);
+}
+
+async function demoScenario(display) {
+  const { dir, env } = tempEnv("demo");
+  const driver = await startDriver(display, env);
+  const s = await Session.start(driver.base);
+  try {
+    // 1. A fresh user (no Pi sessions) lands on the demo session.
+    const title = await s.waitFor("demo session title", async () => {
+      const t = await s.exec(`return document.getElementById("session-title").textContent`);
+      return t.includes("demo") ? t : null;
+    });
+    check("opens the demo session when there are no Pi sessions", title.includes("demo"), title);
+    await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length > 5`));
+    await s.screenshot("01-demo-open");
+
+    // 2. Branches and compaction markers are on the graph.
+    const info = await s.text("#status-info");
+    const lanes = Number(/(\d+) lanes/.exec(info)?.[1] ?? 0);
+    check("graph has several lanes (branches)", lanes >= 2, info);
+    const rows = await collectRows(s);
+    const has = (m) => rows.some((r) => r.cls.split(" ").includes(`m-${m}`));
+    check("graph shows compaction rows", has("compaction"));
+    check("graph shows first-kept markers", has("firstKept"));
+    check("graph shows branch summaries", has("branchSummary"));
+    check("graph greys entries beyond the horizon", has("beyondHorizon"));
+    check("graph shows the leaf", has("leaf"));
+    check("graph shows labels", has("labeled"));
+
+    // 3. Click a user message on another branch and continue from there.
+    const leafBefore = await s.text("#status-leaf");
+    // The deepest user message off the active path (its parent has a real context behind it).
+    const target = rows.filter((r) => r.kind === "user" && !r.cls.split(" ").includes("m-active")).sort((a, b) => b.row - a.row)[0];
+    check("found a user message on another branch", !!target);
+    await scrollRowIntoView(s, target.row);
+    await s.click(`.g-row[data-entry-id="${target.id}"]`);
+    await s.waitFor("detail of the clicked node", async () => (await s.exec(`return document.getElementById("detail").dataset.entryId`)) === target.id);
+    await s.click(`.tab[data-tab="context"]`);
+    const ctxBefore = await s.exec(`const t = document.getElementById("context-total"); return t && t.dataset.tokens`);
+    await s.click(`.tab[data-tab="detail"]`);
+    await s.click("#btn-continue");
+    const leafAfter = await s.waitFor("leaf to change", async () => {
+      const l = await s.text("#status-leaf");
+      return l !== leafBefore ? l : null;
+    });
+    check("continue from here moves the leaf", leafAfter !== leafBefore, `${leafBefore} -> ${leafAfter}`);
+    const composer = await s.exec(`return document.getElementById("composer").value`);
+    check("the user message's text goes back to the composer", composer.length > 0);
+    const notice = await s.text("#notice");
+    check("the user is told Pi keeps the old position until an append", notice.includes("Pi keeps"), notice);
+    await s.click(`.tab[data-tab="context"]`);
+    const ctx = await s.waitFor("context of the new leaf", async () => {
+      const v = await s.exec(`const l = document.getElementById("context-leaf"); const t = document.getElementById("context-total");
+        return l && t ? { leaf: l.dataset.leaf, tokens: t.dataset.tokens } : null`);
+      return v && v.leaf === leafAfter ? v : null;
+    });
+    check("context view follows the new leaf", ctx.leaf === leafAfter, JSON.stringify(ctx));
+    check("context view changed", ctx.tokens !== ctxBefore, `${ctxBefore} -> ${ctx.tokens}`);
+    const stateFile = path.join(env.ARBOR_DATA_DIR, "state.json");
+    const remembered = fs.existsSync(stateFile) ? JSON.parse(fs.readFileSync(stateFile, "utf8")).leaves : {};
+    check("Arbor's state file remembers the leaf", Object.values(remembered).includes(leafAfter), JSON.stringify(remembered));
+    await s.screenshot("02-continued-on-other-branch");
+
+    // 4. Drag keep-recent: the cut marker moves.
+    await s.click(`.tab[data-tab="budgets"]`);
+    const cutBefore = await s.waitFor("cut marker", () => s.exec(`const c = document.getElementById("cut-marker"); return c && c.dataset.row`));
+    const slider = await s.find("#keep-recent");
+    const valueBefore = await s.exec(`return document.getElementById("keep-recent").value`);
+    await s.cmd("POST", "/actions", {
+      actions: [
+        {
+          type: "pointer",
+          id: "mouse",
+          parameters: { pointerType: "mouse" },
+          actions: [
+            { type: "pointerMove", duration: 0, origin: { "element-6066-11e4-a52e-4f735466cecf": slider }, x: 0, y: 0 },
+            { type: "pointerDown", button: 0 },
+            { type: "pointerMove", duration: 200, origin: "pointer", x: -400, y: 0 },
+            { type: "pointerUp", button: 0 },
+          ],
+        },
+      ],
+    });
+    let valueAfter = await s.exec(`return document.getElementById("keep-recent").value`);
+    if (valueAfter === valueBefore) {
+      // Some WebKitWebDriver builds do not move range inputs with pointer actions; keys are the
+      // fallback a keyboard user has too.
+      for (let i = 0; i < 60; i++) await s.cmd("POST", `/element/${slider}/value`, { text: "\uE012" });
+      valueAfter = await s.exec(`return document.getElementById("keep-recent").value`);
+    }
+    check("keep-recent slider moved", valueAfter !== valueBefore, `${valueBefore} -> ${valueAfter}`);
+    console.log(`     keep-recent ${valueBefore} -> ${valueAfter}; preview: ${await s.text("#preview")}`);
+    await s.screenshot("03-cut-moved");
+    const cutAfter = await s.waitFor("cut marker to move", async () => {
+      const r = await s.exec(`const c = document.getElementById("cut-marker"); return c && c.dataset.row`);
+      return r !== cutBefore ? r : null;
+    });
+    check("cut marker moved", cutAfter !== cutBefore, `${cutBefore} -> ${cutAfter}`);
+    await s.screenshot("03-cut-moved");
+
+    // 5. Save the budget and find it in Pi's settings file.
+    await s.click("#btn-save-budgets");
+    const settingsPath = path.join(env.PI_CODING_AGENT_DIR, "settings.json");
+    const saved = await s.waitFor("settings file", () => fs.existsSync(settingsPath) && JSON.parse(fs.readFileSync(settingsPath, "utf8")));
+    check("settings.json has the new keepRecentTokens", saved.compaction?.keepRecentTokens === Number(valueAfter), JSON.stringify(saved));
+    await s.screenshot("04-budget-saved");
+  } finally {
+    await s.end();
+    try {
+      process.kill(-driver.pgid, "SIGKILL");
+    } catch {}
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const CANARY = "window.__TAURI_INTERNALS__.invoke('canary')";
+function xssSession() {
+  const p = [
+    `<script>${CANARY}</script>`,
+    `<img src=x onerror="${CANARY}">`,
+    `[click me](javascript:${CANARY})`,
+    `<a href="javascript:${CANARY}">link</a>`,
+    `<svg onload="${CANARY}"></svg>`,
+    `<iframe srcdoc="<script>parent.${CANARY}</script>"></iframe>`,
+  ];
+  const all = p.join("\n\n");
+  const t = (n) => `2025-03-01T09:00:${String(n).padStart(2, "0")}.000Z`;
+  const lines = [
+    { type: "session", version: 3, id: "xss-session", timestamp: t(0), cwd: "/tmp/xss" },
+    { type: "session_info", id: "e0000001", parentId: null, timestamp: t(1), name: p[1] },
+    { type: "message", id: "e0000002", parentId: "e0000001", timestamp: t(2), message: { role: "user", content: all, timestamp: 1 } },
+    {
+      type: "message", id: "e0000003", parentId: "e0000002", timestamp: t(3),
+      message: {
+        role: "assistant", model: p[0], provider: "x", stopReason: "toolUse",
+        content: [
+          { type: "thinking", thinking: all },
+          { type: "text", text: all },
+          { type: "toolCall", id: "c1", name: p[1], arguments: { path: p[0], cmd: p[2] } },
+        ],
+      },
+    },
+    { type: "message", id: "e0000004", parentId: "e0000003", timestamp: t(4), message: { role: "toolResult", toolCallId: "c1", toolName: p[4], content: [{ type: "text", text: all }], isError: true, timestamp: 4 } },
+    { type: "compaction", id: "e0000005", parentId: "e0000004", timestamp: t(5), summary: `## Goal\n${all}`, firstKeptEntryId: "e0000004", tokensBefore: 10 },
+    { type: "branch_summary", id: "e0000006", parentId: "e0000002", timestamp: t(6), fromId: "e0000002", summary: all },
+    { type: "label", id: "e0000007", parentId: "e0000005", timestamp: t(7), targetId: "e0000003", label: p[1] },
+    { type: "custom_message", id: "e0000008", parentId: "e0000007", timestamp: t(8), customType: p[0], content: all, display: true },
+  ];
+  return lines.map((l) => JSON.stringify(l)).join("\n") + "\n";
+}
+
+async function xssScenario(display) {
+  const { dir, env } = tempEnv("xss");
+  const sessDir = path.join(env.PI_CODING_AGENT_DIR, "sessions", "--tmp-xss--");
+  fs.mkdirSync(sessDir, { recursive: true });
+  fs.writeFileSync(path.join(sessDir, "2025-03-01T09-00-00-000Z_xss-session.jsonl"), xssSession());
+  const canaryFile = path.join(env.ARBOR_DATA_DIR, "canary-invoked");
+  const driver = await startDriver(display, env);
+  const s = await Session.start(driver.base);
+  try {
+    await s.waitFor("picker with the session", () => s.exec(`return document.querySelectorAll(".session-card").length > 0`));
+    await s.screenshot("05-xss-picker");
+    await s.click(".session-card");
+    await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length >= 8`));
+    // Select every row, open every collapsed section, click every rendered link.
+    const ids = await s.exec(`return [...document.querySelectorAll(".g-row")].map(r => r.dataset.entryId)`);
+    for (const id of ids) {
+      await s.click(`.g-row[data-entry-id="${id}"]`);
+      await sleep(150);
+      await s.exec(`document.querySelectorAll("details").forEach(d => d.open = true);
+        document.querySelectorAll(".md-link").forEach(a => a.click());`);
+      await s.click(`.tab[data-tab="context"]`);
+      await sleep(100);
+      await s.click(`.tab[data-tab="detail"]`);
+    }
+    await sleep(500);
+    await s.screenshot("06-xss-inert");
+    const dom = await s.exec(`return {
+      scripts: document.querySelectorAll("script").length,
+      imgs: document.querySelectorAll("img, svg, iframe, a[href]").length,
+      handlers: [...document.querySelectorAll("*")].filter(e => [...e.attributes].some(a => a.name.startsWith("on"))).length,
+      payloadText: document.body.textContent.includes("onerror=")
+    }`);
+    check("F47: no script elements from session content", dom.scripts === 1, JSON.stringify(dom));
+    check("F47: no img/svg/iframe/link elements", dom.imgs === 0, JSON.stringify(dom));
+    check("F47: no inline event handlers", dom.handlers === 0, JSON.stringify(dom));
+    check("F47: payloads are shown as text", dom.payloadText === true);
+    check("F47: the canary command was never invoked", !fs.existsSync(canaryFile));
+    // Positive control: the canary does work when really invoked, so its absence means something.
+    await s.exec(`return ${CANARY}`);
+    await s.waitFor("canary file", () => fs.existsSync(canaryFile), 5000).catch(() => false);
+    check("F47 control: invoking the canary is detected", fs.existsSync(canaryFile));
+  } finally {
+    await s.end();
+    try {
+      process.kill(-driver.pgid, "SIGKILL");
+    } catch {}
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  if (!fs.existsSync(BIN)) throw new Error(`app binary not found at ${BIN}; build it first (cargo build -p arbor)`);
+  if (!fs.existsSync(DRIVER)) throw new Error(`tauri-driver not found at ${DRIVER}; run npm ci in ui/`);
+  const display = await startXvfb();
+  const only = process.argv[2];
+  for (const [name, fn] of [["demo", demoScenario], ["xss", xssScenario]]) {
+    if (only && only !== name) continue;
+    try {
+      await fn(display);
+    } catch (e) {
+      failed++;
+      console.log(`FAIL ${name} scenario: ${e.stack || e}`);
+    }
+  }
+  killAll();
+  console.log(`e2e: ${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}
+
+main();

@@ -1,0 +1,42 @@
+// Pure geometry of the graph view: which rows are visible, where lanes are, which chunks to fetch.
+
+export interface Viewport {
+  scrollTop: number;
+  height: number;
+  rowHeight: number;
+  totalRows: number;
+}
+
+/** Rows [first, last) that intersect the viewport, plus `overscan` rows on each side. */
+export function visibleRange(v: Viewport, overscan = 4): { first: number; last: number } {
+  if (v.totalRows <= 0 || v.rowHeight <= 0) return { first: 0, last: 0 };
+  const first = Math.max(0, Math.floor(v.scrollTop / v.rowHeight) - overscan);
+  const last = Math.min(v.totalRows, Math.ceil((v.scrollTop + v.height) / v.rowHeight) + overscan);
+  return { first, last: Math.max(first, last) };
+}
+
+export const CHUNK = 256;
+
+/** Chunk indices covering rows [first, last). */
+export function chunksFor(first: number, last: number): number[] {
+  if (last <= first) return [];
+  const out: number[] = [];
+  for (let c = Math.floor(first / CHUNK); c <= Math.floor((last - 1) / CHUNK); c++) out.push(c);
+  return out;
+}
+
+export function laneX(lane: number, laneWidth: number): number {
+  return laneWidth * lane + laneWidth / 2 + 4;
+}
+
+const LANE_COLOURS = ["#7fb4e6", "#9ad07a", "#e3b25a", "#d884c8", "#6fd0c4", "#e07b6a", "#b0a4f0"];
+export function laneColour(lane: number): string {
+  return LANE_COLOURS[lane % LANE_COLOURS.length];
+}
+
+/** Scroll position that brings `row` into view (centred when it is outside). */
+export function scrollToShow(row: number, v: Viewport): number {
+  const top = row * v.rowHeight;
+  if (top >= v.scrollTop && top + v.rowHeight <= v.scrollTop + v.height) return v.scrollTop;
+  return Math.max(0, top - v.height / 2 + v.rowHeight / 2);
+}

@@ -1,0 +1,363 @@
+// The branch graph: a tall scroll spacer, and a sticky layer where only visible rows are drawn
+// (lines on a canvas, row text as DOM text nodes). Rows come from Rust in chunks.
+
+import { api, call } from "../ipc";
+import type { GraphRow } from "../ipc";
+import { CHUNK, chunksFor, laneColour, laneX, scrollToShow, visibleRange } from "./geometry";
+
+export interface GraphCallbacks {
+  onSelect(row: GraphRow): void;
+  onActivate(row: GraphRow): void;
+}
+
+export class GraphView {
+  private chunks = new Map<number, GraphRow[]>();
+  private pending = new Set<number>();
+  private generation = 0;
+  totalRows = 0;
+  lanes = 1;
+  rowHeight = 24;
+  laneWidth = 14;
+  cursor = 0;
+  cutRow: number | null = null;
+  private spacer: HTMLElement;
+  private layer: HTMLElement;
+  private canvas: HTMLCanvasElement;
+  private rowsEl: HTMLElement;
+  private cutEl: HTMLElement;
+  private frameRequested = false;
+  /** Frame times (ms) of the last draws, for the benchmark. */
+  readonly frameTimes: number[] = [];
+
+  constructor(private readonly root: HTMLElement, private readonly cb: GraphCallbacks) {
+    root.tabIndex = 0;
+    this.spacer = el("div", "graph-spacer");
+    this.layer = el("div", "graph-layer");
+    this.canvas = document.createElement("canvas");
+    this.canvas.className = "graph-canvas";
+    this.rowsEl = el("div", "graph-rows");
+    this.cutEl = el("div", "cut-marker");
+    this.cutEl.id = "cut-marker";
+    this.cutEl.hidden = true;
+    this.layer.append(this.canvas, this.rowsEl, this.cutEl);
+    root.append(this.layer, this.spacer);
+    root.addEventListener("scroll", () => this.schedule());
+    new ResizeObserver(() => this.schedule()).observe(root);
+    root.addEventListener("wheel", (e) => {
+      if (e.ctrlKey) {
+        e.preventDefault();
+        this.zoom(e.deltaY < 0 ? 1.1 : 1 / 1.1);
+      }
+    }, { passive: false });
+    this.enablePan();
+    root.addEventListener("keydown", (e) => this.onKey(e));
+  }
+
+  /** New layout (open, navigation, fold): drop cached rows. */
+  reset(totalRows: number, lanes: number): void {
+    this.generation++;
+    this.chunks.clear();
+    this.pending.clear();
+    this.totalRows = totalRows;
+    this.lanes = Math.max(1, lanes);
+    this.cursor = Math.min(this.cursor, Math.max(0, totalRows - 1));
+    // Size the spacer now, so a scroll to a row right after a reset is not clamped.
+    this.spacer.style.height = `${this.totalRows * this.rowHeight}px`;
+    this.schedule();
+  }
+
+  zoom(factor: number): void {
+    const anchorRow = this.root.scrollTop / this.rowHeight;
+    this.rowHeight = Math.min(48, Math.max(12, Math.round(this.rowHeight * factor)));
+    this.laneWidth = Math.min(28, Math.max(8, Math.round(this.laneWidth * factor)));
+    this.root.scrollTop = anchorRow * this.rowHeight;
+    this.schedule();
+  }
+
+  rowAt(row: number): GraphRow | undefined {
+    return this.chunks.get(Math.floor(row / CHUNK))?.[row % CHUNK];
+  }
+
+  async ensureRow(row: number): Promise<GraphRow | undefined> {
+    await this.fetchChunk(Math.floor(row / CHUNK));
+    return this.rowAt(row);
+  }
+
+  scrollToRow(row: number): void {
+    this.root.scrollTop = scrollToShow(row, this.viewport());
+    this.schedule();
+  }
+
+  setCursor(row: number, select = true): void {
+    if (this.totalRows === 0) return;
+    this.cursor = Math.max(0, Math.min(this.totalRows - 1, row));
+    this.scrollToRow(this.cursor);
+    if (select) {
+      void this.ensureRow(this.cursor).then((r) => r && this.cb.onSelect(r));
+    }
+  }
+
+  setCut(row: number | null): void {
+    this.cutRow = row;
+    this.schedule();
+  }
+
+  private viewport() {
+    return {
+      scrollTop: this.root.scrollTop,
+      height: this.root.clientHeight,
+      rowHeight: this.rowHeight,
+      totalRows: this.totalRows,
+    };
+  }
+
+  private async fetchChunk(c: number): Promise<void> {
+    if (this.chunks.has(c) || this.pending.has(c)) return;
+    this.pending.add(c);
+    const gen = this.generation;
+    try {
+      const w = await call(api.graphWindow(c * CHUNK, Math.min(this.totalRows, (c + 1) * CHUNK)));
+      if (gen !== this.generation) return;
+      this.chunks.set(c, w.rows);
+      this.schedule();
+    } finally {
+      this.pending.delete(c);
+    }
+  }
+
+  schedule(): void {
+    if (this.frameRequested) return;
+    this.frameRequested = true;
+    requestAnimationFrame(() => {
+      this.frameRequested = false;
+      const t0 = performance.now();
+      this.draw();
+      this.frameTimes.push(performance.now() - t0);
+      if (this.frameTimes.length > 2000) this.frameTimes.splice(0, 1000);
+    });
+  }
+
+  private draw(): void {
+    const v = this.viewport();
+    const gutter = this.lanes * this.laneWidth + 12;
+    this.spacer.style.height = `${this.totalRows * this.rowHeight}px`;
+    const { first, last } = visibleRange(v, 2);
+    for (const c of chunksFor(first, last)) void this.fetchChunk(c);
+    const width = this.root.clientWidth;
+    const height = v.height;
+    const dpr = window.devicePixelRatio || 1;
+    if (this.canvas.width !== Math.round(gutter * dpr) || this.canvas.height !== Math.round(height * dpr)) {
+      this.canvas.width = Math.round(gutter * dpr);
+      this.canvas.height = Math.round(height * dpr);
+      this.canvas.style.width = `${gutter}px`;
+      this.canvas.style.height = `${height}px`;
+    }
+    this.layer.style.height = `${height}px`;
+    this.layer.style.width = `${width}px`;
+    const ctx = this.canvas.getContext("2d");
+    if (ctx) {
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      ctx.clearRect(0, 0, gutter, height);
+    }
+    const rh = this.rowHeight;
+    const lw = this.laneWidth;
+    const frag = document.createDocumentFragment();
+    for (let r = first; r < last; r++) {
+      const y = r * rh - v.scrollTop;
+      const row = this.rowAt(r);
+      if (!row) continue;
+      if (ctx) this.paintRow(ctx, row, y);
+      frag.appendChild(this.rowElement(row, y, gutter));
+    }
+    this.rowsEl.replaceChildren(frag);
+    if (this.cutRow !== null && this.totalRows > 0) {
+      this.cutEl.hidden = false;
+      this.cutEl.dataset.row = String(this.cutRow);
+      this.cutEl.style.top = `${this.cutRow * rh - v.scrollTop - 1}px`;
+    } else {
+      this.cutEl.hidden = true;
+      delete this.cutEl.dataset.row;
+    }
+    void lw;
+  }
+
+  private paintRow(ctx: CanvasRenderingContext2D, row: GraphRow, y: number): void {
+    const rh = this.rowHeight;
+    const lw = this.laneWidth;
+    const mid = y + rh / 2;
+    const has = (m: string) => row.marks.includes(m);
+    ctx.lineWidth = 2;
+    for (const t of row.through) {
+      ctx.strokeStyle = laneColour(t);
+      ctx.beginPath();
+      ctx.moveTo(laneX(t, lw), y);
+      ctx.lineTo(laneX(t, lw), y + rh);
+      ctx.stroke();
+    }
+    const x = laneX(row.lane, lw);
+    ctx.strokeStyle = laneColour(row.lane);
+    ctx.globalAlpha = has("beyondHorizon") ? 0.35 : 1;
+    if (row.fromAbove) {
+      ctx.beginPath();
+      ctx.moveTo(x, y);
+      ctx.lineTo(x, mid);
+      ctx.stroke();
+    }
+    if (row.toBelow) {
+      ctx.beginPath();
+      ctx.moveTo(x, mid);
+      ctx.lineTo(x, y + rh);
+      ctx.stroke();
+    }
+    for (const f of row.forks) {
+      ctx.strokeStyle = laneColour(f);
+      ctx.beginPath();
+      ctx.moveTo(x, mid);
+      ctx.bezierCurveTo(x, y + rh, laneX(f, lw), mid, laneX(f, lw), y + rh);
+      ctx.stroke();
+    }
+    // The node glyph.
+    const r = Math.max(3, rh / 5);
+    ctx.fillStyle = has("active") ? laneColour(row.lane) : "#1d2733";
+    ctx.strokeStyle = laneColour(row.lane);
+    ctx.beginPath();
+    if (row.kind === "fold") {
+      ctx.setLineDash([2, 2]);
+      ctx.moveTo(x, y + 2);
+      ctx.lineTo(x, y + rh - 2);
+      ctx.stroke();
+      ctx.setLineDash([]);
+    } else if (has("compaction")) {
+      ctx.rect(x - r, mid - r, 2 * r, 2 * r);
+      ctx.fill();
+      ctx.stroke();
+    } else if (has("branchSummary")) {
+      ctx.moveTo(x, mid - r - 1);
+      ctx.lineTo(x + r + 1, mid);
+      ctx.lineTo(x, mid + r + 1);
+      ctx.lineTo(x - r - 1, mid);
+      ctx.closePath();
+      ctx.fill();
+      ctx.stroke();
+    } else {
+      ctx.arc(x, mid, has("leaf") ? r + 2 : r, 0, Math.PI * 2);
+      ctx.fill();
+      ctx.stroke();
+    }
+    if (has("leaf")) {
+      ctx.strokeStyle = "#ffffff";
+      ctx.beginPath();
+      ctx.arc(x, mid, r + 4, 0, Math.PI * 2);
+      ctx.stroke();
+    }
+    ctx.globalAlpha = 1;
+  }
+
+  private rowElement(row: GraphRow, y: number, gutter: number): HTMLElement {
+    const d = el("div", "g-row");
+    d.style.top = `${y}px`;
+    d.style.height = `${this.rowHeight}px`;
+    d.style.lineHeight = `${this.rowHeight}px`;
+    d.style.paddingLeft = `${gutter}px`;
+    d.dataset.row = String(row.row);
+    d.dataset.entryId = row.entryId;
+    d.dataset.kind = row.kind;
+    for (const m of row.marks) d.classList.add(`m-${m}`);
+    if (row.row === this.cursor) d.classList.add("cursor");
+    const kind = el("span", `g-kind k-${row.kind}`);
+    kind.textContent = row.kind === "fold" ? `⋯ ${row.foldCount} folded` : shortKind(row.kind);
+    d.appendChild(kind);
+    if (row.label) {
+      const l = el("span", "g-label");
+      l.textContent = row.label;
+      d.appendChild(l);
+    }
+    for (const [m, text] of MARK_BADGES) {
+      if (row.marks.includes(m)) {
+        const b = el("span", `g-badge b-${m}`);
+        b.textContent = m === "compaction" && row.span > 0 ? `${text} · ${row.span} summarized` : text;
+        d.appendChild(b);
+      }
+    }
+    const t = el("span", "g-title");
+    t.textContent = row.kind === "fold" ? "click or Enter to expand" : row.title;
+    d.appendChild(t);
+    d.addEventListener("click", () => {
+      this.cursor = row.row;
+      this.root.focus({ preventScroll: true });
+      if (row.kind === "fold") this.cb.onActivate(row);
+      else this.cb.onSelect(row);
+      this.schedule();
+    });
+    return d;
+  }
+
+  private onKey(e: KeyboardEvent): void {
+    const page = Math.max(1, Math.floor(this.root.clientHeight / this.rowHeight) - 1);
+    const moves: Record<string, number> = { ArrowDown: 1, ArrowUp: -1, PageDown: page, PageUp: -page };
+    if (e.key in moves) {
+      e.preventDefault();
+      this.setCursor(this.cursor + moves[e.key], false);
+    } else if (e.key === "Home" || e.key === "End") {
+      e.preventDefault();
+      this.setCursor(e.key === "Home" ? 0 : this.totalRows - 1, false);
+    } else if (e.key === "Enter") {
+      e.preventDefault();
+      void this.ensureRow(this.cursor).then((r) => {
+        if (!r) return;
+        if (r.kind === "fold") this.cb.onActivate(r);
+        else this.cb.onSelect(r);
+      });
+    } else if (e.key === "+" || e.key === "=") {
+      this.zoom(1.15);
+    } else if (e.key === "-") {
+      this.zoom(1 / 1.15);
+    }
+  }
+
+  private enablePan(): void {
+    let drag: { x: number; y: number; top: number; left: number } | null = null;
+    this.root.addEventListener("pointerdown", (e) => {
+      if (e.button !== 1 && !(e.button === 0 && e.shiftKey)) return;
+      drag = { x: e.clientX, y: e.clientY, top: this.root.scrollTop, left: this.root.scrollLeft };
+      this.root.setPointerCapture(e.pointerId);
+      e.preventDefault();
+    });
+    this.root.addEventListener("pointermove", (e) => {
+      if (!drag) return;
+      this.root.scrollTop = drag.top - (e.clientY - drag.y);
+      this.root.scrollLeft = drag.left - (e.clientX - drag.x);
+    });
+    this.root.addEventListener("pointerup", () => (drag = null));
+  }
+}
+
+const MARK_BADGES: [string, string][] = [
+  ["leaf", "leaf"],
+  ["compaction", "compaction"],
+  ["firstKept", "first kept"],
+  ["branchSummary", "branch summary"],
+];
+
+function shortKind(kind: string): string {
+  const map: Record<string, string> = {
+    user: "user",
+    assistant: "asst",
+    toolResult: "tool",
+    bashExecution: "bash",
+    compaction: "compact",
+    branch_summary: "branch",
+    custom_message: "custom",
+    model_change: "model",
+    thinking_level_change: "think",
+    session_info: "info",
+    label: "label",
+  };
+  return map[kind] ?? kind;
+}
+
+function el(tag: string, className: string): HTMLElement {
+  const e = document.createElement(tag);
+  e.className = className;
+  return e;
+}
