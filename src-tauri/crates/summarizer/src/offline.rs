@@ -143,12 +143,10 @@ impl Facts {
                         }
                     }
                 }
-                Some("toolResult") => {
-                    if m.get("isError").is_some_and(Value::truthy) {
-                        let name = m.str_field("toolName").unwrap_or("tool");
-                        let text = text_of(m.get("content"));
-                        push_unique(&mut f.errors, format!("`{name}` failed: {}", clip(first_line(&text), 200)));
-                    }
+                Some("toolResult") if m.get("isError").is_some_and(Value::truthy) => {
+                    let name = m.str_field("toolName").unwrap_or("tool");
+                    let text = text_of(m.get("content"));
+                    push_unique(&mut f.errors, format!("`{name}` failed: {}", clip(first_line(&text), 200)));
                 }
                 Some("bashExecution") => {
                     let cmd = m.str_field("command").unwrap_or("");

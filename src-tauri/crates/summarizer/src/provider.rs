@@ -594,15 +594,11 @@ fn anthropic_event(acc: &mut Acc, v: &Value) {
                 anthropic_usage(&mut acc.usage, u);
             }
         }
-        Some("content_block_start") => {
-            if v.pointer("/content_block/type").and_then(Value::as_str) == Some("text") {
-                acc.text.push_str(v.pointer("/content_block/text").and_then(Value::as_str).unwrap_or(""));
-            }
+        Some("content_block_start") if v.pointer("/content_block/type").and_then(Value::as_str) == Some("text") => {
+            acc.text.push_str(v.pointer("/content_block/text").and_then(Value::as_str).unwrap_or(""));
         }
-        Some("content_block_delta") => {
-            if v.pointer("/delta/type").and_then(Value::as_str) == Some("text_delta") {
-                acc.text.push_str(v.pointer("/delta/text").and_then(Value::as_str).unwrap_or(""));
-            }
+        Some("content_block_delta") if v.pointer("/delta/type").and_then(Value::as_str) == Some("text_delta") => {
+            acc.text.push_str(v.pointer("/delta/text").and_then(Value::as_str).unwrap_or(""));
         }
         Some("message_delta") => {
             if let Some(r) = v.pointer("/delta/stop_reason").and_then(Value::as_str) {

@@ -36,17 +36,8 @@ impl Backend {
         }
     }
 
-    async fn call(
-        &self,
-        kind: offline::Kind,
-        prompt: String,
-        max_tokens: u64,
-        messages: &[Value],
-        previous: Option<&str>,
-        custom: Option<&str>,
-        cancel: &CancellationToken,
-        progress: Option<&ProgressFn>,
-    ) -> Result<(String, Usage)> {
+    async fn call(&self, c: Call<'_>, cancel: &CancellationToken, progress: Option<&ProgressFn>) -> Result<(String, Usage)> {
+        let Call { kind, prompt, max_tokens, messages, previous, custom } = c;
         match self {
             Backend::Offline => {
                 if cancel.is_cancelled() {
@@ -75,6 +66,16 @@ fn wire_text(s: &str) -> String {
         return s.to_string();
     }
     s.chars().map(|c| if c as u32 >= 0x10F800 { '\u{FFFD}' } else { c }).collect()
+}
+
+/// One summarization call: the prompt for a model, the messages for the offline summarizer.
+struct Call<'a> {
+    kind: offline::Kind,
+    prompt: String,
+    max_tokens: u64,
+    messages: &'a [Value],
+    previous: Option<&'a str>,
+    custom: Option<&'a str>,
 }
 
 /// Options shared by both runs.
@@ -276,7 +277,11 @@ pub async fn summarize_compaction(
         let prompt = prompts::history_prompt(&p.serialized_history(), previous.as_deref(), custom);
         let max = opts.cap(prompts::history_max_tokens(reserve));
         backend
-            .call(offline::Kind::History, prompt, max, &history_msgs, previous.as_deref(), custom, cancel, progress)
+            .call(
+                Call { kind: offline::Kind::History, prompt, max_tokens: max, messages: &history_msgs, previous: previous.as_deref(), custom },
+                cancel,
+                progress,
+            )
             .await
             .map(Some)
     };
@@ -286,7 +291,8 @@ pub async fn summarize_compaction(
         }
         let prompt = prompts::turn_prefix_prompt(&p.serialized_turn_prefix());
         let max = opts.cap(prompts::prefix_max_tokens(reserve));
-        backend.call(offline::Kind::TurnPrefix, prompt, max, &prefix_msgs, None, None, cancel, progress).await.map(Some)
+        let call = Call { kind: offline::Kind::TurnPrefix, prompt, max_tokens: max, messages: &prefix_msgs, previous: None, custom: None };
+        backend.call(call, cancel, progress).await.map(Some)
     };
     // Both calls in parallel; the first error wins and drops (cancels) the other request.
     let (h, x) = tokio::try_join!(history, prefix)?;
@@ -426,7 +432,8 @@ pub async fn summarize_branch(
     let msgs = prep.agent_messages();
     let prompt = prompts::branch_prompt(&prep.serialized(), custom, opts.replace_instructions);
     let max = opts.cap(opts.branch_max_tokens);
-    let (text, usage) = backend.call(offline::Kind::Branch, prompt, max, &msgs, None, custom, cancel, progress).await?;
+    let call = Call { kind: offline::Kind::Branch, prompt, max_tokens: max, messages: &msgs, previous: None, custom };
+    let (text, usage) = backend.call(call, cancel, progress).await?;
     let summary = branch::branch_summary_text(prep, &text);
     let extras = opts.record_extras.then(|| {
         let mut e = vec![("summarizer", backend.describe())];

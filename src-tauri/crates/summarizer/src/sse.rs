@@ -23,8 +23,7 @@ impl SseDecoder {
     pub fn push(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
         self.buf.extend_from_slice(bytes);
         let mut out = Vec::new();
-        loop {
-            let Some(pos) = self.buf.iter().position(|&b| b == b'\n' || b == b'\r') else { break };
+        while let Some(pos) = self.buf.iter().position(|&b| b == b'\n' || b == b'\r') {
             // A lone '\r' at the very end may be the first half of "\r\n": wait for more bytes.
             if self.buf[pos] == b'\r' && pos + 1 == self.buf.len() {
                 break;
