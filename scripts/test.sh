@@ -7,9 +7,9 @@ cd "$ROOT"
 "$ROOT/scripts/setup.sh"
 
 echo "== cargo test --workspace --locked"
-if [ -x "$ROOT/scripts/with-secret-service.sh" ]; then
+if [ -f "$ROOT/scripts/with-secret-service.sh" ]; then
   # Starts dbus-run-session + an unlocked gnome-keyring for the keyring tests.
-  "$ROOT/scripts/with-secret-service.sh" cargo test --workspace --locked
+  bash "$ROOT/scripts/with-secret-service.sh" cargo test --workspace --locked
 else
   cargo test --workspace --locked
 fi

@@ -1,5 +1,6 @@
 // Markdown to DOM without raw HTML. Session content is untrusted (fault F47): every piece of it
-// becomes a text node. No innerHTML, no attributes taken from content, links are shown as text.
+// becomes a text node: nothing is ever parsed as HTML, no attribute is taken from content, and
+// links are shown as text.
 
 type Doc = Document;
 
@@ -28,7 +29,9 @@ function inline(doc: Doc, parent: HTMLElement, text: string): void {
       const span = doc.createElement("span");
       span.className = "md-link";
       span.textContent = tok.slice(1, close);
-      span.title = tok.slice(close + 2, -1);
+      const target = tok.slice(close + 2, -1);
+      // Only web links keep their target (as a tooltip); a javascript: or data: target is dropped.
+      if (/^https?:\/\//i.test(target)) span.title = target;
       parent.appendChild(span);
     }
     last = at + tok.length;
