@@ -326,7 +326,7 @@ impl Client {
         let send = self.request(req).send();
         let resp = match tokio::time::timeout(self.cfg.timeouts.connect + idle, send).await {
             Err(_) => return Err(Error::Timeout { what: "waiting for the response headers", after: self.cfg.timeouts.connect + idle }.into()),
-            Ok(Err(e)) => return Err(reqwest_error(e, key, "sending the request").into()),
+            Ok(Err(e)) => return Err(reqwest_error(e, key, "sending the request", &self.cfg.timeouts).into()),
             Ok(Ok(r)) => r,
         };
         let status = resp.status().as_u16();
@@ -752,11 +752,16 @@ fn classify_status(
     Failure { error, hint }
 }
 
-fn reqwest_error(e: reqwest::Error, key: Option<&ApiKey>, what: &str) -> Error {
+fn reqwest_error(e: reqwest::Error, key: Option<&ApiKey>, what: &str, t: &Timeouts) -> Error {
     let timeout = e.is_timeout();
+    let connect = e.is_connect();
     let text = scrub(&error_chain(&e.without_url()), key);
-    if timeout {
-        return Error::Timeout { what: "reading from the provider", after: Duration::ZERO };
+    if timeout || text.contains("timed out") {
+        return if connect || text.contains("connect") {
+            Error::Timeout { what: "connecting to the provider", after: t.connect }
+        } else {
+            Error::Timeout { what: "waiting for the provider", after: t.read_idle }
+        };
     }
     Error::Network(format!("{what}: {text}"))
 }

@@ -469,3 +469,31 @@ async fn f53_canary_key_never_appears_in_errors_or_debug() {
     let e = Client::new(cfg).unwrap_err();
     assert!(matches!(e, Error::Config(_)));
 }
+
+#[tokio::test]
+async fn f42_connect_blackhole_fails_within_the_connect_timeout() {
+    // A listener that never accepts, with a full accept queue: the kernel drops further SYNs,
+    // so a new connect hangs like a blackholed host.
+    let sock = tokio::net::TcpSocket::new_v4().unwrap();
+    sock.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = sock.local_addr().unwrap();
+    let _listener = sock.listen(0).unwrap();
+    let mut fillers = Vec::new();
+    for _ in 0..8 {
+        match tokio::time::timeout(Duration::from_millis(200), tokio::net::TcpStream::connect(addr)).await {
+            Ok(Ok(s)) => fillers.push(s),
+            _ => break,
+        }
+    }
+    let mut cfg = ProviderConfig::new(Wire::OpenAi, "m", Some(ApiKey::new(CANARY)));
+    cfg.base_url = format!("http://{addr}/v1");
+    cfg.timeouts = Timeouts { connect: Duration::from_millis(300), read_idle: Duration::from_secs(30) };
+    cfg.retry.max_retries = 0;
+    let t = Instant::now();
+    let e = run(&Client::new(cfg).unwrap()).await.unwrap_err();
+    let took = t.elapsed();
+    assert!(matches!(e, Error::Timeout { what: "connecting to the provider", .. }), "{e:?}");
+    assert!(e.to_string().contains("300ms"), "{e}");
+    assert!(took >= Duration::from_millis(290) && took < Duration::from_secs(2), "connect took {took:?}");
+    assert_no_key(&e);
+}
