@@ -100,7 +100,7 @@ fn main() {
                 let data = std::fs::read(&f).unwrap();
                 bytes += data.len() as u64;
                 for l in data.split(|&b| b == b'\n') {
-                    if let library::parse::Line::Entry(e) = library::parse::parse_line(l) {
+                    if let library::parse::Line::Entry(e) = library::parse::parse_line_with(l, a.get(2).map(String::as_str) != Some("nobody")) {
                         body += e.body.len() as u64;
                     }
                     lines += 1;

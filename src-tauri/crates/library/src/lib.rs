@@ -26,7 +26,7 @@ pub mod watch;
 
 pub use db::OpenOptions;
 pub use index::{Change, FileUpdate};
-pub use query::{Project, SearchHit, SearchQuery, SessionFilter, SessionInfo, SessionSort};
+pub use query::{Project, SearchHit, SearchOrder, SearchQuery, SessionFilter, SessionInfo, SessionSort};
 pub use watch::{LibraryEvent, Watcher};
 
 use rusqlite::Connection;

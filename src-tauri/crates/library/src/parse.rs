@@ -80,7 +80,7 @@ struct L<'a> {
     #[serde(borrow, default)]
     message: Option<Msg<'a>>,
     #[serde(borrow, default)]
-    summary: Option<Cow<'a, str>>,
+    summary: Option<RawStr<'a>>,
     #[serde(rename = "firstKeptEntryId", borrow, default)]
     first_kept: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
@@ -122,11 +122,11 @@ struct Msg<'a> {
     #[serde(rename = "toolName", borrow, default)]
     tool_name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    command: Option<Cow<'a, str>>,
+    command: Option<RawStr<'a>>,
     #[serde(borrow, default)]
-    output: Option<Cow<'a, str>>,
+    output: Option<RawStr<'a>>,
     #[serde(borrow, default)]
-    summary: Option<Cow<'a, str>>,
+    summary: Option<RawStr<'a>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -148,13 +148,110 @@ struct Block<'a> {
     #[serde(rename = "type", borrow, default)]
     ty: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    text: Option<Cow<'a, str>>,
+    text: Option<RawStr<'a>>,
     #[serde(borrow, default)]
-    thinking: Option<Cow<'a, str>>,
+    thinking: Option<RawStr<'a>>,
     #[serde(borrow, default)]
     name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     arguments: Option<&'a RawValue>,
+}
+
+/// A JSON string literal kept raw (with its quotes and escapes): nothing is copied or unescaped
+/// unless the text is needed, and its UTF-16 length is computed from the raw bytes.
+#[derive(Clone, Copy)]
+pub struct RawStr<'a>(&'a str);
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawStr<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let r: &'de RawValue = Deserialize::deserialize(d)?;
+        let s = r.get();
+        if s.len() >= 2 && s.starts_with('"') {
+            Ok(RawStr(s))
+        } else {
+            Err(de::Error::custom("expected a string"))
+        }
+    }
+}
+
+impl<'a> RawStr<'a> {
+    fn inner(&self) -> &'a str {
+        &self.0[1..self.0.len() - 1]
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.len() <= 2
+    }
+    /// JavaScript `.length` of the decoded string.
+    pub fn utf16_len(&self) -> i64 {
+        let b = self.inner().as_bytes();
+        let mut n = 0i64;
+        let mut i = 0;
+        while i < b.len() {
+            match memchr::memchr(b'\\', &b[i..]) {
+                None => {
+                    n += utf16_len_bytes(&b[i..]);
+                    break;
+                }
+                Some(k) => {
+                    n += utf16_len_bytes(&b[i..i + k]);
+                    n += 1; // one escape = one UTF-16 unit (a surrogate pair is two \u escapes)
+                    i += k + if b.get(i + k + 1) == Some(&b'u') { 6 } else { 2 };
+                }
+            }
+        }
+        n
+    }
+    /// The decoded text, cut to at most about `cap` bytes (on a char boundary).
+    pub fn text(&self, cap: usize) -> Cow<'a, str> {
+        let inner = self.inner();
+        let head = cut(inner, cap);
+        if memchr::memchr(b'\\', head.as_bytes()).is_none() {
+            return Cow::Borrowed(head);
+        }
+        let b = inner.as_bytes();
+        let mut out = String::with_capacity(cap.min(inner.len()));
+        let mut i = 0;
+        while i < b.len() && out.len() < cap {
+            match memchr::memchr(b'\\', &b[i..]) {
+                None => {
+                    out.push_str(&inner[i..]);
+                    break;
+                }
+                Some(k) => {
+                    out.push_str(&inner[i..i + k]);
+                    i += k;
+                    let e = b.get(i + 1).copied().unwrap_or(b'\\');
+                    i += 2;
+                    match e {
+                        b'n' => out.push('\n'),
+                        b't' => out.push('\t'),
+                        b'r' => out.push('\r'),
+                        b'b' => out.push('\u{8}'),
+                        b'f' => out.push('\u{c}'),
+                        b'u' => {
+                            let hex = |at: usize| inner.get(at..at + 4).and_then(|h| u16::from_str_radix(h, 16).ok());
+                            let Some(u) = hex(i) else { break };
+                            i += 4;
+                            let mut units = vec![u];
+                            if (0xD800..0xDC00).contains(&u) && inner.get(i..i + 2) == Some("\\u") {
+                                if let Some(lo) = hex(i + 2) {
+                                    if (0xDC00..0xE000).contains(&lo) {
+                                        units.push(lo);
+                                        i += 6;
+                                    }
+                                }
+                            }
+                            out.extend(char::decode_utf16(units).map(|c| c.unwrap_or('\u{FFFD}')));
+                        }
+                        other => out.push(other as char),
+                    }
+                }
+            }
+        }
+        let n = cut(&out, cap).len();
+        out.truncate(n);
+        Cow::Owned(out)
+    }
 }
 
 enum Content<'a> {
@@ -201,7 +298,10 @@ struct PathArg<'a> {
 
 /// Length in UTF-16 code units of a UTF-8 string (JavaScript `.length`).
 pub fn utf16_len(s: &str) -> i64 {
-    let b = s.as_bytes();
+    utf16_len_bytes(s.as_bytes())
+}
+
+fn utf16_len_bytes(b: &[u8]) -> i64 {
     let mut n = 0i64;
     for &c in b {
         // every non-continuation byte starts a char; 4-byte chars are two UTF-16 units
@@ -226,10 +326,16 @@ pub fn cut(s: &str, max: usize) -> &str {
     &s[..i]
 }
 
-struct Body(String);
+struct Body(String, bool);
 impl Body {
+    fn push_raw(&mut self, r: &RawStr, cap: usize) {
+        if self.1 && !r.is_empty() && self.0.len() + 1 < MAX_BODY {
+            let t = r.text(cap.min(MAX_BODY));
+            self.push(&t, cap);
+        }
+    }
     fn push(&mut self, s: &str, cap: usize) {
-        if s.is_empty() {
+        if s.is_empty() || !self.1 {
             return;
         }
         let room = MAX_BODY.saturating_sub(self.0.len() + 1);
@@ -292,8 +398,8 @@ fn content_text(c: &Content, body: &mut Body, cap: usize) -> (i64, i64) {
                 match b.ty.as_deref() {
                     Some("text") => {
                         if let Some(t) = &b.text {
-                            body.push(t, cap);
-                            chars += utf16_len(t);
+                            body.push_raw(t, cap);
+                            chars += t.utf16_len();
                         }
                     }
                     Some("image") => images += 1,
@@ -316,7 +422,7 @@ fn first_text(c: &Content) -> String {
                         if !out.is_empty() {
                             out.push(' ');
                         }
-                        out.push_str(t);
+                        out.push_str(&t.text(MAX_FIRST_MESSAGE + 4));
                         if out.len() > MAX_FIRST_MESSAGE {
                             break;
                         }
@@ -334,16 +440,21 @@ fn s(c: &Option<Cow<str>>) -> Option<String> {
 
 // ---------- entry points ----------
 
-/// Parse one line (without its `\n`).
+/// Parse one line (without its `\n`), with its full-text body.
 pub fn parse_line(line: &[u8]) -> Line {
+    parse_line_with(line, true)
+}
+
+/// Parse one line; `with_body: false` skips building the full-text body (catalog pass).
+pub fn parse_line_with(line: &[u8], with_body: bool) -> Line {
     let trimmed = trim(line);
     if trimmed.is_empty() {
         return Line::Blank;
     }
     match serde_json::from_slice::<L>(trimmed) {
-        Ok(l) => from_typed(l),
+        Ok(l) => from_typed(l, with_body),
         Err(_) => match serde_json::from_slice::<serde_json::Value>(trimmed) {
-            Ok(v) => from_value(v),
+            Ok(v) => from_value(v, with_body),
             Err(_) => Line::Bad("not valid JSON"),
         },
     }
@@ -371,7 +482,7 @@ fn trim(mut b: &[u8]) -> &[u8] {
     b
 }
 
-fn from_typed(l: L) -> Line {
+fn from_typed(l: L, with_body: bool) -> Line {
     let ty = l.ty.as_deref().unwrap_or("");
     if ty == "session" {
         return match l.id {
@@ -395,7 +506,7 @@ fn from_typed(l: L) -> Line {
         timestamp: s(&l.timestamp),
         ..Default::default()
     };
-    let mut body = Body(String::new());
+    let mut body = Body(String::new(), with_body);
     let entry_ms = l.timestamp.as_deref().and_then(iso_to_ms);
     match ty {
         "message" => {
@@ -417,16 +528,16 @@ fn from_typed(l: L) -> Line {
             e.ctx = true;
             e.first_kept = s(&l.first_kept);
             if let Some(sm) = &l.summary {
-                e.tok = ceil4(utf16_len(sm));
-                body.push(sm, MAX_BODY);
+                e.tok = ceil4(sm.utf16_len());
+                body.push_raw(sm, MAX_BODY);
             }
         }
         "branch_summary" => {
             if let Some(sm) = &l.summary {
                 if !sm.is_empty() {
                     e.ctx = true;
-                    e.tok = ceil4(utf16_len(sm));
-                    body.push(sm, MAX_BODY);
+                    e.tok = ceil4(sm.utf16_len());
+                    body.push_raw(sm, MAX_BODY);
                 }
             }
         }
@@ -472,14 +583,14 @@ fn fill_message(m: &Msg, e: &mut EntryRec, body: &mut Body, entry_ms: Option<i64
                     match b.ty.as_deref() {
                         Some("text") => {
                             if let Some(t) = &b.text {
-                                body.push(t, MAX_BODY);
-                                chars += utf16_len(t);
+                                body.push_raw(t, MAX_BODY);
+                                chars += t.utf16_len();
                             }
                         }
                         Some("thinking") => {
                             if let Some(t) = &b.thinking {
-                                body.push(t, MAX_PART);
-                                chars += utf16_len(t);
+                                body.push_raw(t, MAX_PART);
+                                chars += t.utf16_len();
                             }
                         }
                         Some("toolCall") => {
@@ -538,19 +649,19 @@ fn fill_message(m: &Msg, e: &mut EntryRec, body: &mut Body, entry_ms: Option<i64
         "bashExecution" => {
             let mut chars = 0;
             if let Some(c) = &m.command {
-                body.push(c, MAX_PART);
-                chars += utf16_len(c);
+                body.push_raw(c, MAX_PART);
+                chars += c.utf16_len();
             }
             if let Some(o) = &m.output {
-                body.push(o, MAX_PART);
-                chars += utf16_len(o);
+                body.push_raw(o, MAX_PART);
+                chars += o.utf16_len();
             }
             e.tok = ceil4(chars);
         }
         "branchSummary" | "compactionSummary" => {
             if let Some(sm) = &m.summary {
-                body.push(sm, MAX_BODY);
-                e.tok = ceil4(utf16_len(sm));
+                body.push_raw(sm, MAX_BODY);
+                e.tok = ceil4(sm.utf16_len());
             }
         }
         _ => {}
@@ -562,7 +673,7 @@ fn fill_message(m: &Msg, e: &mut EntryRec, body: &mut Body, entry_ms: Option<i64
 }
 
 /// Slow path for lines the typed view refuses: keep structure, search every string leaf.
-fn from_value(v: serde_json::Value) -> Line {
+fn from_value(v: serde_json::Value, with_body: bool) -> Line {
     use serde_json::Value;
     let Value::Object(map) = v else {
         return Line::Bad("valid JSON but not an object");
@@ -580,7 +691,7 @@ fn from_value(v: serde_json::Value) -> Line {
             parent_session: map.get("parentSession").and_then(Value::as_str).map(String::from),
         });
     }
-    let mut body = Body(String::new());
+    let mut body = Body(String::new(), true);
     fn walk(v: &Value, body: &mut Body) {
         match v {
             Value::String(s) => body.push(s, MAX_PART),
@@ -609,7 +720,7 @@ fn from_value(v: serde_json::Value) -> Line {
         first_kept: map.get("firstKeptEntryId").and_then(Value::as_str).map(String::from),
         ctx,
         tok: ceil4(utf16_len(&body.0)),
-        body: body.0,
+        body: if with_body { body.0 } else { String::new() },
         ..Default::default()
     }))
 }
@@ -658,5 +769,29 @@ mod tests {
         // content of an unexpected type: typed view refuses, slow path keeps it searchable
         let Line::Entry(e) = parse_line(br#"{"type":"message","id":"x","parentId":null,"message":{"role":"user","content":{"weird":"needle"}}}"#) else { panic!() };
         assert!(e.body.contains("needle"));
+    }
+
+    #[test]
+    fn raw_strings_decode_and_measure_like_javascript() {
+        let check = |json: &str| {
+            let raw: RawStr = serde_json::from_str(json).unwrap();
+            let decoded: String = serde_json::from_str(json).unwrap();
+            assert_eq!(raw.utf16_len(), decoded.encode_utf16().count() as i64, "{json}");
+            assert_eq!(raw.text(10_000), decoded, "{json}");
+            // a cut never splits a char and never exceeds the cap
+            for cap in 0..decoded.len() + 2 {
+                let t = raw.text(cap);
+                assert!(t.len() <= cap && decoded.starts_with(&*t), "{json} cap {cap}: {t:?}");
+            }
+        };
+        check(r#""plain""#);
+        check(r#""a\nb\t\"q\" \\ \/ end""#);
+        check(r#""\u00e9t\u00E9 \ud83d\ude80 rocket""#);
+        check(r#""é🚀 raw utf8""#);
+        check(r#""""#);
+        // a lone surrogate: JavaScript counts 1 unit; we show U+FFFD
+        let raw: RawStr = serde_json::from_str(r#""x\ud83dy""#).unwrap();
+        assert_eq!(raw.utf16_len(), 3);
+        assert_eq!(raw.text(100), "x\u{FFFD}y");
     }
 }

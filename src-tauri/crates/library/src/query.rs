@@ -92,11 +92,32 @@ pub struct SearchQuery {
     /// Keep only these statuses ("in_context", "compacted", "abandoned"); empty = all.
     pub statuses: Vec<String>,
     pub limit: u32,
+    pub order: SearchOrder,
+}
+
+/// Hit order. Ranking (bm25) must score every match, which is slow for a word found in a large
+/// share of a big index, so `Auto` ranks when there are at most 5,000 matches and otherwise
+/// lists the newest indexed entries first.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SearchOrder {
+    #[default]
+    Auto,
+    Relevance,
+    Newest,
 }
 
 impl SearchQuery {
     pub fn new(text: &str) -> SearchQuery {
-        SearchQuery { text: text.into(), raw: false, project: None, session_path: None, roots: vec![], statuses: vec![], limit: 50 }
+        SearchQuery {
+            text: text.into(),
+            raw: false,
+            project: None,
+            session_path: None,
+            roots: vec![],
+            statuses: vec![],
+            limit: 50,
+            order: SearchOrder::Auto,
+        }
     }
 }
 
@@ -275,6 +296,20 @@ impl Library {
     /// Full-text search, best matches first (bm25), each hit with its status and a snippet.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>, LibError> {
         let m = if q.raw { q.text.clone() } else { fts_query(&q.text)? };
+        let by_rank = match q.order {
+            SearchOrder::Relevance => true,
+            SearchOrder::Newest => false,
+            SearchOrder::Auto => {
+                let n: i64 = self
+                    .conn
+                    .query_row("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 LIMIT 5001)", [&m], |r| r.get(0))
+                    .map_err(|e| match classify_err(e) {
+                        LibError::Sqlite(m) => LibError::Invalid(format!("cannot search for that ({m}); try plain words")),
+                        o => o,
+                    })?;
+                n <= 5000
+            }
+        };
         let mut args: Vec<SqlValue> = vec![SqlValue::Text(m)];
         let mut sql = String::from(
             "SELECT f.path, f.header_id, f.name, f.cwd, e.entry_id, e.type, e.role, e.ts, e.status,
@@ -304,7 +339,8 @@ impl Library {
                 .collect();
             sql.push_str(&format!(" AND e.status IN ({})", codes.join(",")));
         }
-        sql.push_str(&format!(" ORDER BY rank LIMIT {}", q.limit.max(1)));
+        let order = if by_rank { "rank" } else { "fts.rowid DESC" };
+        sql.push_str(&format!(" ORDER BY {order} LIMIT {}", q.limit.max(1)));
         let mut st = self.conn.prepare(&sql).map_err(|e| match classify_err(e) {
             LibError::Sqlite(m) => LibError::Invalid(format!("cannot search for that ({m}); try plain words")),
             o => o,
