@@ -16,6 +16,7 @@ pub mod provider;
 pub mod retry;
 pub mod run;
 pub mod secret;
+pub mod session_ops;
 pub mod setup;
 pub mod sse;
 

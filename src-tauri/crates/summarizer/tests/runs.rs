@@ -258,3 +258,18 @@ async fn cancelling_a_compaction_stops_the_calls() {
     assert!(matches!(e, Error::Cancelled));
     assert!(t.elapsed() < Duration::from_millis(300), "{:?}", t.elapsed());
 }
+
+/// The app runs these in Tauri async commands, which need `Send` futures.
+#[test]
+fn file_operations_are_send() {
+    fn assert_send<T: Send>(_: &T) {}
+    let backend = Backend::Offline;
+    let opts = RunOptions::default();
+    let cancel = CancellationToken::new();
+    let settings = settings(16384.0, 20000.0);
+    let p = Path::new("/nonexistent.jsonl");
+    let f = summarizer::session_ops::compact_file(p, None, &settings, &backend, &opts, &cancel, None);
+    assert_send(&f);
+    let g = summarizer::session_ops::navigate_file(p, None, "x", true, 0.0, None, &backend, &opts, &cancel, None);
+    assert_send(&g);
+}

@@ -10,13 +10,15 @@ use std::path::Path;
 use std::sync::Arc;
 use summarizer::catalog::Catalog;
 use summarizer::hooks::{ArborSettings, HookCommand};
-use summarizer::run::{navigation_entries, plan_navigation, summarize_branch, Backend, RunOptions};
+use summarizer::run::{Backend, RunOptions};
+use summarizer::session_ops::navigate_file;
 use summarizer::{CancellationToken, Progress, ProgressFn};
 
 pub fn run(args: crate::NavigateArgs) -> CmdResult {
     let s = Session::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
-    let ctx = Ctx::new(&args.provider, &args.budget)?;
     let pi = pi_settings(&s);
+    drop(s);
+    let ctx = Ctx::new(&args.provider, &args.budget)?;
     let budget = match args.budget.branch_budget {
         Some(b) => b as f64,
         None => {
@@ -24,45 +26,21 @@ pub fn run(args: crate::NavigateArgs) -> CmdResult {
             session_engine::branch::branch_budget(ctx.context_window as f64, reserve)
         }
     };
-    let job = plan_navigation(&s, args.leaf.as_deref(), &args.target, args.summarize, budget).map_err(|e| e.to_string())?;
-    if job.no_op {
-        eprintln!("the target is already the leaf; nothing to do");
-        return Ok(());
-    }
-    let writes = job.prep.is_some() || args.label.is_some();
-    if writes {
-        if let Some(why) = s.read_only_reason() {
-            return Err(format!("this session is read-only, so nothing was written: {why}"));
-        }
-    }
-    let _lock = if writes { Some(session_engine::store::SessionLock::try_acquire(&args.file).map_err(|e| e.to_string())?) } else { None };
     let opts = ctx.options(args.instructions.clone(), false, ctx.arbor.hooks.before_navigate.clone());
-    let label = args.label.clone();
     let backend = &ctx.backend;
-    let (job, summary) = ctx.block_on(|cancel, progress| async move {
-        summarize_branch(&job, backend, &opts, label.as_deref(), &cancel, Some(&progress)).await.map(|b| (job, b))
+    let a = &args;
+    let done = ctx.block_on(|cancel, progress| async move {
+        navigate_file(&a.file, a.leaf.as_deref(), &a.target, a.summarize, budget, a.label.as_deref(), backend, &opts, &cancel, Some(&progress)).await
     })?;
-    let mut taken: Vec<String> = Vec::new();
-    let lines = navigation_entries(&job, summary.as_ref(), args.label.as_deref(), &session_engine::time::now_iso(), || {
-        let id = session_engine::ids::new_entry_id(|id| s.index_of(id).is_some() || taken.iter().any(|t| t == id));
-        taken.push(id.clone());
-        id
-    });
-    if !lines.is_empty() {
-        unchanged_since_open(&s, &args.file)?;
-    }
-    for (i, entry) in lines.iter().enumerate() {
-        // Summary entries are synced; the label after it is cheap to redo.
-        session_engine::store::append_entry(&args.file, entry, i == 0 && summary.is_some()).map_err(|e| e.to_string())?;
-    }
-    let new_leaf = lines.last().and_then(|e| e.str_field("id").map(str::to_string)).or(job.new_leaf_id.clone());
-    if let Some(t) = &job.editor_text {
-        eprintln!("editor text (the target's message, to edit and resend):\n{t}");
-    }
-    if lines.is_empty() {
+    if done.no_op {
+        eprintln!("the target is already the leaf; nothing to do");
+    } else if done.written.is_empty() {
         eprintln!("nothing written: as in Pi, a move without summary or label stays in memory");
     }
-    println!("{}", new_leaf.as_deref().unwrap_or("null"));
+    if let Some(t) = &done.editor_text {
+        eprintln!("editor text (the target's message, to edit and resend):\n{t}");
+    }
+    println!("{}", done.new_leaf_id.as_deref().unwrap_or("null"));
     Ok(())
 }
 
@@ -84,19 +62,6 @@ pub fn compaction_settings(s: &Session, b: &crate::BudgetArgs) -> CompactionSett
         c.enabled = e;
     }
     c
-}
-
-/// Refuses to append when the file changed after it was read (Pi may have appended, so the
-/// planned parent would no longer be the leaf).
-pub fn unchanged_since_open(s: &Session, path: &Path) -> Result<(), String> {
-    let len = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?.len();
-    if len != s.file_len() {
-        return Err(format!(
-            "{} changed while the summary was being written (another program appended to it); nothing was written. Run the command again.",
-            path.display()
-        ));
-    }
-    Ok(())
 }
 
 /// The provider, Arbor's settings and the runtime, shared by `compact` and `navigate`.
