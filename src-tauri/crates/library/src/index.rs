@@ -16,6 +16,8 @@ use std::path::Path;
 
 const HASH_SPAN: u64 = 4096;
 const CHUNK: usize = 1 << 20;
+/// Longest line indexed; longer ones are skipped and counted as bad (F16).
+pub const MAX_LINE: usize = 32 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -457,8 +459,9 @@ fn ingest(conn: &Connection, f: &mut File, start: u64, r: &mut Row, out: &mut Ve
     let mut buf: Vec<u8> = Vec::with_capacity(CHUNK);
     let mut base = start; // file offset of buf[0]
     let mut eof = false;
+    // An oversized line (F16: e.g. a 100 MB base64 blob) is skipped and counted, never buffered whole.
+    let mut skipping_from: Option<u64> = None;
     while !eof {
-        // fill
         let len = buf.len();
         let want = CHUNK.max(len / 2);
         buf.resize(len + want, 0);
@@ -467,7 +470,27 @@ fn ingest(conn: &Connection, f: &mut File, start: u64, r: &mut Row, out: &mut Ve
         if n == 0 {
             eof = true;
         }
+        if skipping_from.is_some() {
+            match memchr::memchr(b'\n', &buf) {
+                None => {
+                    base += buf.len() as u64;
+                    buf.clear();
+                    continue;
+                }
+                Some(i) => {
+                    r.bad_lines += 1;
+                    skipping_from = None;
+                    base += (i + 1) as u64;
+                    buf.drain(..=i);
+                }
+            }
+        }
         let Some(last_nl) = memchr::memrchr(b'\n', &buf) else {
+            if buf.len() > MAX_LINE {
+                skipping_from = Some(base);
+                base += buf.len() as u64;
+                buf.clear();
+            }
             continue;
         };
         let complete = &buf[..=last_nl];
@@ -475,12 +498,17 @@ fn ingest(conn: &Connection, f: &mut File, start: u64, r: &mut Row, out: &mut Ve
             if line.is_empty() {
                 continue;
             }
+            if line.len() > MAX_LINE {
+                r.bad_lines += 1;
+                continue;
+            }
             handle_line(line, r, &mut ins_e, &mut ins_f, out).map_err(IngestErr::Db)?;
         }
         base += (last_nl + 1) as u64;
         buf.drain(..=last_nl);
     }
-    Ok(base)
+    // an unfinished oversized line stays pending: the offset stays before it
+    Ok(skipping_from.unwrap_or(base))
 }
 
 fn handle_line(

@@ -513,3 +513,25 @@ fn watcher_follows_appends_written_by_another_process() {
     wait(&rx, &|e| matches!(e, LibraryEvent::SessionRemoved { path } if *path == f2));
     w.stop();
 }
+
+#[test]
+fn f16_an_oversized_line_is_skipped_with_bounded_memory_and_later_lines_still_count() {
+    let (_d, root, db) = setup();
+    let f = root.join("big.jsonl");
+    let mut g = Gen::new("sess-big", "/b");
+    let last = g.chain(None, 1, "small", "m").unwrap();
+    g.write(&f);
+    // a 40 MB line (over the 32 MB cap), then a normal entry
+    let blob = "A".repeat(40 << 20);
+    let big = format!("{{\"type\":\"message\",\"id\":\"b1000000\",\"parentId\":\"{last}\",\"timestamp\":\"2025-03-01T12:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{blob}\"}}}}\n");
+    append_from_other_process(&f, &big);
+    let after = line(&serde_json::json!({"type":"message","id":"b2000000","parentId":last,"timestamp":"2025-03-01T12:00:01.000Z",
+        "message":{"role":"user","content":"the line after the blob mentions a pelican","timestamp":1740830401000u64}}));
+    append_from_other_process(&f, &after);
+    let mut lib = Library::open(&db).unwrap();
+    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    let s = lib.session(&f).unwrap().unwrap();
+    assert_eq!(s.bad_lines, 1);
+    assert_eq!(s.pending_bytes, 0);
+    assert_eq!(hits(&lib, "pelican"), vec![("b2000000".into(), "in_context")]);
+}
