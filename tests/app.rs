@@ -107,19 +107,23 @@ fn label_is_an_appended_entry_and_clears() {
     let path = copy_demo_to(&e.agent.join("sessions").join("p"));
     let opened = sessions::open(&e.state, &path, false).unwrap();
     let target = opened.leaf_id.clone().unwrap();
-    let after = navigate::set_label(&e.state, &target, Some("checkpoint"), 1_740_000_000_000, 42).unwrap();
+    let after = navigate::set_label(&e.state, &target, Some("checkpoint"), 1_740_000_000_000, Some("1abe1000")).unwrap();
     assert_eq!(after.entry_count, opened.entry_count + 1);
     let bytes = std::fs::read(&path).unwrap();
     assert!(bytes.starts_with(sessions::DEMO_SESSION), "append-only: earlier bytes unchanged");
     let last = String::from_utf8_lossy(&bytes[sessions::DEMO_SESSION.len()..]).to_string();
     let v: serde_json::Value = serde_json::from_str(last.trim()).unwrap();
     assert_eq!(v["type"], "label");
+    assert_eq!(v["id"], "1abe1000");
+    // Pi's key order.
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["type", "id", "parentId", "timestamp", "targetId", "label"]);
     assert_eq!(v["targetId"], target.as_str());
     assert_eq!(v["label"], "checkpoint");
     assert_eq!(v["parentId"], target.as_str());
     assert_eq!(v["timestamp"], "2025-02-19T21:20:00.000Z");
     assert_eq!(graph::detail(&e.state, &target).unwrap().label.as_deref(), Some("checkpoint"));
-    navigate::set_label(&e.state, &target, None, 1_740_000_001_000, 43).unwrap();
+    navigate::set_label(&e.state, &target, None, 1_740_000_001_000, None).unwrap();
     assert_eq!(graph::detail(&e.state, &target).unwrap().label, None);
     let last_line = std::fs::read_to_string(&path).unwrap().lines().last().unwrap().to_string();
     assert!(!last_line.contains("\"label\":"), "clearing omits the label key: {last_line}");

@@ -34,15 +34,19 @@ pub enum AppError {
     #[error("entry {0} is not in this session")]
     UnknownEntry(String),
     #[error(transparent)]
-    Session(#[from] crate::engine_shim::SessionError),
+    Open(#[from] session_engine::OpenError),
+    #[error(transparent)]
+    Store(#[from] session_engine::store::StoreError),
+    #[error(transparent)]
+    Settings(#[from] session_engine::settings::SettingsError),
+    #[error("{0}")]
+    ReadOnly(String),
     #[error("{what}: {source}")]
     Io { what: String, source: std::io::Error },
     #[error("{0}")]
     BadInput(String),
     #[error("{0}")]
     Refused(String),
-    #[error("{path} is not valid JSON: {source}")]
-    BadSettings { path: String, source: serde_json::Error },
 }
 
 impl From<AppError> for IpcError {
@@ -53,19 +57,33 @@ impl From<AppError> for IpcError {
             AppError::UnknownEntry(_) => {
                 (ErrorKind::NotFound, "The session may have changed on disk; reopen it.".to_string())
             }
-            AppError::Session(crate::engine_shim::SessionError::Io { .. }) | AppError::Io { .. } => {
+            AppError::Open(session_engine::OpenError::NotAFile { .. }) => {
+                (ErrorKind::Invalid, "Choose a .jsonl session file.".to_string())
+            }
+            AppError::Open(_) | AppError::Io { .. } => {
                 (ErrorKind::Io, "Check that the file exists and that you may read and write it.".to_string())
             }
-            AppError::Session(crate::engine_shim::SessionError::Invalid(_)) => (
-                ErrorKind::Invalid,
-                "Let Pi write to this session first (it repairs the last line), then try again.".to_string(),
-            ),
-            AppError::BadInput(_) => (ErrorKind::Invalid, "Check the value and try again.".to_string()),
-            AppError::Refused(_) => (ErrorKind::Refused, "Nothing was changed.".to_string()),
-            AppError::BadSettings { .. } => (
+            AppError::Store(session_engine::store::StoreError::Busy { .. })
+            | AppError::Store(session_engine::store::StoreError::Rewritten { .. })
+            | AppError::Settings(session_engine::settings::SettingsError::Locked { .. }) => {
+                (ErrorKind::Refused, "Nothing was written; try again in a moment.".to_string())
+            }
+            AppError::Store(session_engine::store::StoreError::NotAFile { .. }) => {
+                (ErrorKind::Invalid, "Open a regular .jsonl session file.".to_string())
+            }
+            AppError::Store(_) | AppError::Settings(session_engine::settings::SettingsError::Io { .. }) => {
+                (ErrorKind::Io, "Check free disk space and the file's permissions.".to_string())
+            }
+            AppError::Settings(session_engine::settings::SettingsError::Invalid { .. }) => (
                 ErrorKind::Invalid,
                 "Fix the JSON syntax of that settings file (Arbor will not overwrite a file it cannot parse).".to_string(),
             ),
+            AppError::ReadOnly(_) => (
+                ErrorKind::Refused,
+                "This file opens read-only in Arbor; nothing was written to it.".to_string(),
+            ),
+            AppError::BadInput(_) => (ErrorKind::Invalid, "Check the value and try again.".to_string()),
+            AppError::Refused(_) => (ErrorKind::Refused, "Nothing was changed.".to_string()),
         };
         IpcError { kind, message, hint }
     }

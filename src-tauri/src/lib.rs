@@ -1,7 +1,6 @@
 //! Arbor desktop app: wiring only. Commands live in `commands/`, view models in `view/`.
 
 pub mod commands;
-pub mod engine_shim;
 pub mod error;
 pub mod state;
 pub mod view;

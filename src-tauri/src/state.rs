@@ -1,15 +1,18 @@
 //! What the app holds between commands: where things live, the open session with its graph
 //! layout, and Arbor's own small state file (remembered leaf per session, recent sessions).
 
-use crate::engine_shim::Session;
+use session_engine::Session;
 use crate::error::AppError;
 use serde::{Deserialize, Serialize};
 use session_graph::Layout;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
+
 use std::sync::Mutex;
 
 pub struct OpenSession {
+    /// The session file (the engine's `Session` does not keep its path).
+    pub path: PathBuf,
     pub session: Session,
     /// The leaf Arbor shows (Pi's file leaf unless the user navigated).
     pub leaf: Option<usize>,
@@ -44,15 +47,9 @@ impl AppState {
     }
 }
 
-/// Pi's agent dir from the environment, `~` expanded (pi-session-format.md §1.1).
+/// Pi's agent dir from the environment (`$PI_CODING_AGENT_DIR`, else `~/.pi/agent`).
 pub fn agent_dir_from_env() -> PathBuf {
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"));
-    match std::env::var("PI_CODING_AGENT_DIR") {
-        Ok(v) if v == "~" => home,
-        Ok(v) if v.starts_with("~/") => home.join(&v[2..]),
-        Ok(v) if !v.is_empty() => PathBuf::from(v),
-        _ => home.join(".pi").join("agent"),
-    }
+    session_engine::store::agent_dir()
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]

@@ -55,7 +55,8 @@ async function openPath(path: string | null, demo = false): Promise<void> {
     const s = await call(demo || path === null ? api.openDemoSession() : api.openSession(path));
     $("picker").hidden = true;
     showSession(s);
-    if (s.isDemo) notify("This is Arbor's demo session (no Pi sessions were found, or you chose it). Labels you set go to a copy in Arbor's data folder.");
+    if (s.readOnly) notify(`Read-only: ${s.readOnly}`, "error");
+    else if (s.isDemo) notify("This is Arbor's demo session (no Pi sessions were found, or you chose it). Labels you set go to a copy in Arbor's data folder.");
     else $("notice").hidden = true;
     if (s.leafRow !== null) graph.setCursor(s.leafRow, false);
     if (s.leafId) await select(s.leafId);

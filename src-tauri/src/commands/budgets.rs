@@ -1,11 +1,12 @@
 //! Budgets: Pi's compaction settings, and the live cut-point preview (no LLM).
 
-use crate::engine_shim::prepare_compaction;
 use crate::error::{AppError, IpcResult};
 use crate::state::AppState;
 use crate::view::budgets::{self, BudgetSettings, Budgets, SettingsScope};
 use serde::Serialize;
 use specta::Type;
+use session_engine::compaction::prepare_compaction;
+use session_engine::context::{context_message, estimate_tokens, CompactionSettings};
 use tauri::State;
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -26,7 +27,7 @@ pub struct CompactionPreview {
 }
 
 fn cwd(state: &AppState) -> Option<String> {
-    state.with_open(|o| Ok(o.session.cwd())).ok().flatten()
+    state.with_open(|o| Ok(o.session.header().and_then(|h| h.cwd.clone()))).ok().flatten()
 }
 
 pub fn load(state: &AppState, scope: SettingsScope) -> Result<BudgetSettings, AppError> {
@@ -40,10 +41,17 @@ pub fn save(state: &AppState, scope: SettingsScope, b: &Budgets) -> Result<Budge
 pub fn preview(state: &AppState, keep_recent_tokens: u32, reserve_tokens: u32, context_window: u32, enabled: bool) -> Result<CompactionPreview, AppError> {
     state.with_open(|o| {
         let threshold = context_window.saturating_sub(reserve_tokens);
-        let prepared = prepare_compaction(&o.session, o.leaf, keep_recent_tokens as u64);
+        let path = o.session.path(o.leaf);
+        let settings = CompactionSettings {
+            enabled,
+            reserve_tokens: reserve_tokens as f64,
+            keep_recent_tokens: keep_recent_tokens as f64,
+        };
+        let prepared = prepare_compaction(&o.session, &path, &settings);
         if let Ok(p) = &prepared {
             // The cut must land on a row of its own: unfold the run that hides it.
-            if let Some(row) = o.layout.row_of(p.first_kept as u32) {
+            let first_kept = path[p.first_kept_position] as u32;
+            if let Some(row) = o.layout.row_of(first_kept) {
                 if let session_graph::RowKind::Fold { first, .. } = o.layout.rows()[row as usize].kind {
                     o.expanded.insert(first);
                     o.layout = crate::view::graph::relayout(&o.session, o.leaf, &o.expanded);
@@ -54,18 +62,23 @@ pub fn preview(state: &AppState, keep_recent_tokens: u32, reserve_tokens: u32, c
         Ok(match prepared {
             Ok(p) => CompactionPreview {
                 refusal: None,
-                first_kept_id: Some(o.session.entries[p.first_kept].id.clone()),
-                first_kept_row: o.layout.row_of(p.first_kept as u32),
+                first_kept_row: o.layout.row_of(path[p.first_kept_position] as u32),
+                first_kept_id: Some(p.first_kept_entry_id.clone()),
                 is_split_turn: p.is_split_turn,
                 tokens_before: p.tokens_before as u32,
-                tokens_to_summarize: p.tokens_to_summarize as u32,
-                tokens_kept: p.tokens_kept as u32,
+                tokens_to_summarize: p.tokens_summarized() as u32,
+                // The kept part is re-emitted after the new compaction entry (§11.5).
+                tokens_kept: path[p.first_kept_position..]
+                    .iter()
+                    .filter_map(|i| context_message(&o.session, *i))
+                    .map(|m| estimate_tokens(&m))
+                    .sum::<f64>() as u32,
                 threshold,
-                over_threshold: enabled && p.tokens_before > threshold as u64,
+                over_threshold: enabled && p.tokens_before > threshold as f64,
                 total_rows,
             },
             Err(refusal) => CompactionPreview {
-                refusal: Some(refusal),
+                refusal: Some(refusal.message().to_string()),
                 first_kept_id: None,
                 first_kept_row: None,
                 is_split_turn: false,

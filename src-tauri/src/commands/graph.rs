@@ -63,7 +63,8 @@ pub fn reveal(state: &AppState, entry_id: &str) -> Result<u32, AppError> {
 pub fn detail(state: &AppState, entry_id: &str) -> Result<EntryDetail, AppError> {
     state.with_open(|o| {
         let i = idx_of(o, entry_id)?;
-        Ok(entry_detail(&o.session, i, o.layout.active_path().iter().map(|x| *x as usize).collect::<Vec<_>>().as_slice(), o.leaf))
+        let path: Vec<usize> = o.layout.active_path().iter().map(|x| *x as usize).collect();
+        Ok(entry_detail(&o.session, i, &path, o.leaf))
     })
 }
 

@@ -1,13 +1,15 @@
 //! "Continue from here", labels and the context view of any node.
 
 use super::sessions::{describe_open, OpenedSession};
-use crate::engine_shim::{append_entry, label_entry, plan_navigation, Session};
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile};
 use crate::view::context::{context_view, ContextView};
 use crate::view::graph;
 use serde::Serialize;
 use specta::Type;
+use session_engine::branch::navigation_target;
+use session_engine::store::{append_entry, SessionLock};
+use session_engine::{entries, time, Session};
 use tauri::State;
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -23,11 +25,11 @@ pub struct Navigation {
 pub fn continue_from(state: &AppState, entry_id: &str) -> Result<Navigation, AppError> {
     let (dto, composer_text, key, leaf_id) = state.with_open(|o| {
         let target = o.session.index_of(entry_id).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))?;
-        let (leaf, composer_text) = plan_navigation(&o.session, target);
-        o.leaf = leaf;
+        let nav = navigation_target(&o.session, target);
+        o.leaf = nav.new_leaf;
         o.layout = graph::relayout(&o.session, o.leaf, &o.expanded);
-        let leaf_id = leaf.map(|l| o.session.entries[l].id.clone());
-        Ok((describe_open(o), composer_text, o.session.path.display().to_string(), leaf_id))
+        let leaf_id = o.leaf.map(|l| o.session.id(l).to_string());
+        Ok((describe_open(o), nav.editor_text, o.path.display().to_string(), leaf_id))
     })?;
     let mut st = ArborStateFile::load(&state.state_file());
     match leaf_id {
@@ -48,39 +50,38 @@ pub fn continue_from(state: &AppState, entry_id: &str) -> Result<Navigation, App
 }
 
 /// Append a `label` entry (as Pi does: a child of the current leaf, which then becomes the leaf).
-/// `label: None` clears the label.
-pub fn set_label(state: &AppState, entry_id: &str, label: Option<&str>, now_ms: i64, id_seed: u64) -> Result<OpenedSession, AppError> {
+/// `label: None` clears the label. `id` is the new entry's id when the caller fixes it (tests);
+/// otherwise a fresh one is drawn.
+pub fn set_label(state: &AppState, entry_id: &str, label: Option<&str>, now_ms: i64, id: Option<&str>) -> Result<OpenedSession, AppError> {
     let label = label.map(str::trim).filter(|l| !l.is_empty());
     let path = state.with_open(|o| {
         let s = &o.session;
         if s.index_of(entry_id).is_none() {
             return Err(AppError::UnknownEntry(entry_id.to_string()));
         }
-        let mut seed = id_seed;
-        let id = loop {
-            let candidate = format!("{:08x}", (seed ^ (seed >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32);
-            if s.index_of(&candidate).is_none() {
-                break candidate;
-            }
-            seed = seed.wrapping_add(1);
+        if let Some(why) = s.read_only_reason() {
+            return Err(AppError::ReadOnly(why));
+        }
+        let id = match id {
+            Some(id) if s.index_of(id).is_none() => id.to_string(),
+            _ => session_engine::ids::new_entry_id(|c| s.index_of(c).is_some()),
         };
-        let parent = o.leaf.map(|l| s.entries[l].id.as_str());
-        let entry = label_entry(&id, parent, now_ms, entry_id, label);
-        append_entry(&s.path, &entry)?;
-        Ok(s.path.clone())
+        let parent = o.leaf.map(|l| s.id(l));
+        let entry = entries::label(&id, parent, &time::format_iso_ms(now_ms), entry_id, label);
+        let _lock = SessionLock::try_acquire(&o.path)?;
+        append_entry(&o.path, &entry, true)?;
+        Ok(o.path.clone())
     })?;
     // The appended label is the new leaf, in Pi and in Arbor: forget any remembered position.
     let key = path.display().to_string();
     let mut st = ArborStateFile::load(&state.state_file());
     st.leaves.remove(&key);
     st.save(&state.state_file())?;
-    let is_demo = state.with_open(|o| Ok(o.is_demo))?;
     let session = Session::open(&path)?;
     state.with_open(|o| {
         o.leaf = session.file_leaf();
         o.session = session;
         o.layout = graph::relayout(&o.session, o.leaf, &o.expanded);
-        o.is_demo = is_demo;
         Ok(describe_open(o))
     })
 }
@@ -95,10 +96,6 @@ pub fn context(state: &AppState, entry_id: Option<&str>, context_window: u32, re
     })
 }
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
-}
-
 #[tauri::command]
 #[specta::specta]
 pub fn continue_from_entry(state: State<'_, AppState>, entry_id: String) -> IpcResult<Navigation> {
@@ -108,9 +105,7 @@ pub fn continue_from_entry(state: State<'_, AppState>, entry_id: String) -> IpcR
 #[tauri::command]
 #[specta::specta]
 pub fn set_entry_label(state: State<'_, AppState>, entry_id: String, label: Option<String>) -> IpcResult<OpenedSession> {
-    let seed = std::collections::hash_map::RandomState::new();
-    let seed = std::hash::BuildHasher::hash_one(&seed, now_ms());
-    Ok(set_label(&state, &entry_id, label.as_deref(), now_ms(), seed)?)
+    Ok(set_label(&state, &entry_id, label.as_deref(), time::now_ms(), None)?)
 }
 
 /// What the model would see if `entry_id` (default: the leaf) were the leaf.

@@ -1,6 +1,5 @@
 //! Session picker, opening files and the bundled demo.
 
-use crate::engine_shim::Session;
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile, OpenSession};
 use crate::view::{graph, sessions};
@@ -8,6 +7,7 @@ use serde::Serialize;
 use specta::Type;
 use std::collections::HashSet;
 use std::path::Path;
+use session_engine::Session;
 use tauri::State;
 
 /// A rich generated Pi session (branches, three compactions, branch summaries, a label) that
@@ -31,6 +31,8 @@ pub struct OpenedSession {
     /// True when Arbor's leaf differs from Pi's: Pi keeps the old position until an append.
     pub leaf_moved: bool,
     pub diagnostics: Vec<String>,
+    /// Why the file opens read-only (legacy or newer format, cycles); `None` when writable.
+    pub read_only: Option<String>,
 }
 
 pub fn describe(state: &AppState) -> Result<OpenedSession, AppError> {
@@ -40,18 +42,19 @@ pub fn describe(state: &AppState) -> Result<OpenedSession, AppError> {
 pub fn describe_open(o: &OpenSession) -> OpenedSession {
     let s = &o.session;
     OpenedSession {
-        path: s.path.display().to_string(),
-        name: s.name(),
-        cwd: s.cwd(),
+        path: o.path.display().to_string(),
+        name: s.name().map(str::to_string),
+        cwd: s.header().and_then(|h| h.cwd.clone()),
         is_demo: o.is_demo,
         entry_count: s.len() as u32,
         total_rows: o.layout.len() as u32,
         lanes: o.layout.lanes() as u32,
-        leaf_id: o.leaf.map(|l| s.entries[l].id.clone()),
+        leaf_id: o.leaf.map(|l| s.id(l).to_string()),
         leaf_row: o.leaf.and_then(|l| o.layout.row_of(l as u32)),
-        file_leaf_id: s.file_leaf().map(|l| s.entries[l].id.clone()),
+        file_leaf_id: s.file_leaf().map(|l| s.id(l).to_string()),
         leaf_moved: o.leaf != s.file_leaf(),
-        diagnostics: s.diagnostics.iter().take(20).cloned().collect(),
+        diagnostics: s.diagnostics().iter().take(20).map(|d| format!("line {}: {}", d.line, d.message)).collect(),
+        read_only: s.read_only_reason(),
     }
 }
 
@@ -64,7 +67,7 @@ use crate::view::sessions::SessionListing;
 /// Open `path`, restoring the leaf Arbor remembered for it (if that entry still exists).
 pub fn open(state: &AppState, path: &Path, is_demo: bool) -> Result<OpenedSession, AppError> {
     let session = Session::open(path)?;
-    if session.header.is_none() {
+    if session.header().is_none() {
         return Err(AppError::BadInput(format!("{} is not a Pi session (no session header line)", path.display())));
     }
     let key = path.display().to_string();
@@ -72,7 +75,7 @@ pub fn open(state: &AppState, path: &Path, is_demo: bool) -> Result<OpenedSessio
     let leaf = st.leaves.get(&key).and_then(|id| session.index_of(id)).or(session.file_leaf());
     let expanded = HashSet::new();
     let layout = graph::relayout(&session, leaf, &expanded);
-    let open = OpenSession { session, leaf, layout, expanded, is_demo };
+    let open = OpenSession { path: path.to_path_buf(), session, leaf, layout, expanded, is_demo };
     let dto = describe_open(&open);
     *state.open.lock().unwrap_or_else(|p| p.into_inner()) = Some(open);
     if !is_demo {

@@ -3,7 +3,8 @@
 
 use crate::error::AppError;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use session_engine::settings::{write_setting, PiSettings};
+use session_engine::Value;
 use specta::Type;
 use std::path::{Path, PathBuf};
 
@@ -51,82 +52,43 @@ pub fn settings_path(scope: SettingsScope, agent_dir: &Path, cwd: Option<&str>) 
     }
 }
 
-fn read_object(path: &Path) -> Result<Option<Map<String, Value>>, AppError> {
-    match std::fs::read(path) {
-        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
-            Ok(Value::Object(m)) => Ok(Some(m)),
-            Ok(_) => Err(AppError::BadInput(format!("{} does not hold a JSON object", path.display()))),
-            Err(source) => Err(AppError::BadSettings { path: path.display().to_string(), source }),
-        },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(AppError::Io { what: format!("reading {}", path.display()), source }),
-    }
-}
-
-fn apply(b: &mut Budgets, m: &Map<String, Value>) {
-    let num = |v: Option<&Value>| v.and_then(Value::as_u64).map(|n| n.min(u32::MAX as u64) as u32);
-    if let Some(Value::Object(c)) = m.get("compaction") {
-        if let Some(e) = c.get("enabled").and_then(Value::as_bool) {
-            b.enabled = e;
-        }
-        if let Some(n) = num(c.get("reserveTokens")) {
-            b.reserve_tokens = n;
-        }
-        if let Some(n) = num(c.get("keepRecentTokens")) {
-            b.keep_recent_tokens = n;
-        }
-    }
-    if let Some(Value::Object(c)) = m.get("branchSummary") {
-        if let Some(n) = num(c.get("reserveTokens")) {
-            b.branch_reserve_tokens = n;
-        }
-    }
-}
-
+/// Effective budgets for a scope: the global file alone, or global merged with the project file
+/// (the engine's `PiSettings`, Pi's deep merge).
 pub fn load(scope: SettingsScope, agent_dir: &Path, cwd: Option<&str>) -> Result<BudgetSettings, AppError> {
-    let mut b = Budgets::default();
-    let global = settings_path(SettingsScope::Global, agent_dir, cwd)?;
-    if let Some(m) = read_object(&global)? {
-        apply(&mut b, &m);
-    }
     let path = settings_path(scope, agent_dir, cwd)?;
-    if scope == SettingsScope::Project {
-        if let Some(m) = read_object(&path)? {
-            apply(&mut b, &m);
-        }
+    let project = match scope {
+        SettingsScope::Global => None,
+        SettingsScope::Project => cwd.map(Path::new),
+    };
+    let pi = PiSettings::load(agent_dir, project);
+    if let Some(err) = pi.errors.first() {
+        return Err(AppError::BadInput(format!("{err}. Arbor will not overwrite a settings file it cannot parse.")));
     }
-    Ok(BudgetSettings { scope, exists: path.exists(), path: path.display().to_string(), budgets: b })
+    let c = pi.compaction();
+    let clamp = |x: f64| x.clamp(0.0, u32::MAX as f64) as u32;
+    Ok(BudgetSettings {
+        scope,
+        exists: path.exists(),
+        path: path.display().to_string(),
+        budgets: Budgets {
+            enabled: c.enabled,
+            reserve_tokens: clamp(c.reserve_tokens),
+            keep_recent_tokens: clamp(c.keep_recent_tokens),
+            branch_reserve_tokens: clamp(pi.branch_reserve_tokens()),
+        },
+    })
 }
 
-/// Write the four budget keys into the scope's file, keeping every other key and the order.
+/// Write the four budget keys into the scope's file in place (the engine keeps every other key
+/// and their order, takes Pi's settings lock, and renames atomically).
 pub fn save(scope: SettingsScope, agent_dir: &Path, cwd: Option<&str>, b: &Budgets) -> Result<BudgetSettings, AppError> {
     if b.keep_recent_tokens == 0 || b.reserve_tokens == 0 {
         return Err(AppError::BadInput("reserveTokens and keepRecentTokens must be greater than 0".into()));
     }
     let path = settings_path(scope, agent_dir, cwd)?;
-    let mut root = read_object(&path)?.unwrap_or_default();
-    let section = |root: &mut Map<String, Value>, key: &str| -> Map<String, Value> {
-        match root.get(key) {
-            Some(Value::Object(m)) => m.clone(),
-            _ => Map::new(),
-        }
-    };
-    let mut c = section(&mut root, "compaction");
-    c.insert("enabled".into(), b.enabled.into());
-    c.insert("reserveTokens".into(), b.reserve_tokens.into());
-    c.insert("keepRecentTokens".into(), b.keep_recent_tokens.into());
-    root.insert("compaction".into(), Value::Object(c));
-    let mut bs = section(&mut root, "branchSummary");
-    bs.insert("reserveTokens".into(), b.branch_reserve_tokens.into());
-    root.insert("branchSummary".into(), Value::Object(bs));
-    let io = |source| AppError::Io { what: format!("writing {}", path.display()), source };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io)?;
-    }
-    // Pi writes JSON.stringify(settings, null, 2); serde_json's pretty printer matches it.
-    let body = serde_json::to_string_pretty(&Value::Object(root)).map_err(|e| AppError::BadInput(e.to_string()))?;
-    let tmp = path.with_extension("json.arbor-tmp");
-    std::fs::write(&tmp, body).map_err(io)?;
-    std::fs::rename(&tmp, &path).map_err(io)?;
+    write_setting(&path, "compaction", "enabled", Value::Bool(b.enabled))?;
+    write_setting(&path, "compaction", "reserveTokens", Value::Num(b.reserve_tokens as f64))?;
+    write_setting(&path, "compaction", "keepRecentTokens", Value::Num(b.keep_recent_tokens as f64))?;
+    write_setting(&path, "branchSummary", "reserveTokens", Value::Num(b.branch_reserve_tokens as f64))?;
     load(scope, agent_dir, cwd)
 }

@@ -1,10 +1,66 @@
 //! Context view: what the model would see if a given entry were the leaf, with per-message token
 //! estimates and totals per category for the stacked bar.
 
-use crate::engine_shim::{build_context, estimate_context, estimate_tokens, message_chars, Category, Session};
 use serde::Serialize;
-use serde_json::Value;
+use session_engine::context::{build_context, estimate_context, estimate_tokens};
+use session_engine::json::{to_string as js_stringify, utf16_len};
+use session_engine::{Session, Value};
 use specta::Type;
+
+/// Characters per category of one context message, following the engine's `estimate_tokens`
+/// rules (pi-session-format.md §9.1), so the bar's parts add up to Pi's estimate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Category {
+    Summary,
+    User,
+    AssistantText,
+    Thinking,
+    ToolCalls,
+    ToolResults,
+    Other,
+}
+
+fn text_chars(content: Option<&Value>, image_chars: usize) -> usize {
+    match content {
+        Some(Value::Str(s)) => utf16_len(s),
+        Some(Value::Arr(blocks)) => blocks
+            .iter()
+            .map(|b| match b.str_field("type") {
+                Some("text") => b.str_field("text").map(utf16_len).unwrap_or(0),
+                Some("image") => image_chars,
+                _ => 0,
+            })
+            .sum(),
+        _ => 0,
+    }
+}
+
+pub fn message_chars(m: &Value) -> Vec<(Category, usize)> {
+    let len = |k: &str| m.str_field(k).map(utf16_len).unwrap_or(0);
+    match m.str_field("role").unwrap_or("") {
+        "user" => vec![(Category::User, text_chars(m.get("content"), 0))],
+        "assistant" => {
+            let (mut text, mut thinking, mut calls) = (0, 0, 0);
+            for b in m.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]) {
+                match b.str_field("type") {
+                    Some("text") => text += b.str_field("text").map(utf16_len).unwrap_or(0),
+                    Some("thinking") => thinking += b.str_field("thinking").map(utf16_len).unwrap_or(0),
+                    Some("toolCall") => {
+                        calls += b.str_field("name").map(utf16_len).unwrap_or(0)
+                            + b.get("arguments").map(|a| utf16_len(&js_stringify(a))).unwrap_or(0)
+                    }
+                    _ => {}
+                }
+            }
+            vec![(Category::AssistantText, text), (Category::Thinking, thinking), (Category::ToolCalls, calls)]
+        }
+        "toolResult" => vec![(Category::ToolResults, text_chars(m.get("content"), 4800))],
+        "custom" => vec![(Category::Other, text_chars(m.get("content"), 4800))],
+        "bashExecution" => vec![(Category::ToolResults, len("command") + len("output"))],
+        "branchSummary" | "compactionSummary" => vec![(Category::Summary, len("summary"))],
+        _ => vec![],
+    }
+}
 
 #[derive(Debug, Clone, Copy, Serialize, Type, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
@@ -79,14 +135,14 @@ pub struct ContextView {
 pub fn context_view(s: &Session, leaf: Option<usize>, context_window: u32, reserve_tokens: u32, enabled: bool) -> ContextView {
     let ctx = build_context(s, leaf);
     let mut totals = [0u64; 7];
-    let mut messages = Vec::with_capacity(ctx.len());
-    for m in &ctx {
+    let mut messages = Vec::with_capacity(ctx.messages.len());
+    for m in &ctx.messages {
         let mut chars_by_cat = message_chars(&m.message);
         if chars_by_cat.is_empty() {
             chars_by_cat.push((Category::Other, 0));
         }
         // Split the message's ceil(chars/4) across its categories in proportion to their chars.
-        let tokens = estimate_tokens(&m.message);
+        let tokens = estimate_tokens(&m.message) as u64;
         let chars: usize = chars_by_cat.iter().map(|(_, n)| n).sum();
         let mut left = tokens;
         for (k, (cat, n)) in chars_by_cat.iter().enumerate() {
@@ -95,23 +151,23 @@ pub fn context_view(s: &Session, leaf: Option<usize>, context_window: u32, reser
             let pos = ORDER.iter().position(|c| *c == TokenCategory::from(*cat)).unwrap_or(6);
             totals[pos] += share;
         }
-        let role = m.message.get("role").and_then(Value::as_str).unwrap_or("").to_string();
-        let preview = match m.entry {
-            Some(i) if role != "compactionSummary" => super::graph::entry_title(s, i).1,
-            _ => super::one_line(m.message.get("summary").and_then(Value::as_str).unwrap_or(""), 140),
+        let role = m.message.str_field("role").unwrap_or("").to_string();
+        let preview = if role == "compactionSummary" {
+            super::one_line(m.message.str_field("summary").unwrap_or(""), 140)
+        } else {
+            super::graph::entry_title(s, m.entry).1
         };
         messages.push(ContextMessage {
-            entry_id: m.entry.map(|i| s.entries[i].id.clone()),
+            entry_id: Some(s.id(m.entry).to_string()),
             role,
             tokens: tokens as u32,
             preview,
         });
     }
-    let values: Vec<Value> = ctx.into_iter().map(|m| m.message).collect();
-    let (context_tokens, _, _) = estimate_context(&values);
+    let context_tokens = estimate_context(&ctx.agent_messages()).tokens as u64;
     let threshold = context_window.saturating_sub(reserve_tokens);
     ContextView {
-        leaf_id: leaf.map(|l| s.entries[l].id.clone()),
+        leaf_id: leaf.map(|l| s.id(l).to_string()),
         messages,
         categories: ORDER.iter().zip(totals).map(|(c, t)| CategoryTokens { category: *c, tokens: t as u32 }).collect(),
         estimated_tokens: totals.iter().sum::<u64>() as u32,

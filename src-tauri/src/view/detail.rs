@@ -1,9 +1,10 @@
 //! Entry detail as typed blocks. The UI renders each block as text nodes (markdown without raw
 //! HTML), so session content can never become markup.
 
-use crate::engine_shim::{utf16_len, Session};
 use serde::Serialize;
-use serde_json::Value;
+use session_engine::json::utf16_len;
+use session_engine::settings::to_pretty;
+use session_engine::{Kind, Session, Value};
 use specta::Type;
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -42,11 +43,11 @@ pub struct EntryDetail {
 
 fn content_blocks(content: &Value, out: &mut Vec<Block>) {
     match content {
-        Value::String(s) => out.push(Block::Text { text: s.clone() }),
-        Value::Array(items) => {
+        Value::Str(s) => out.push(Block::Text { text: s.clone() }),
+        Value::Arr(items) => {
             for b in items {
-                let t = b.get("type").and_then(Value::as_str).unwrap_or("");
-                let s = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                let t = b.str_field("type").unwrap_or("");
+                let s = |k: &str| b.str_field(k).unwrap_or("").to_string();
                 match t {
                     "text" => out.push(Block::Text { text: s("text") }),
                     "thinking" => {
@@ -55,10 +56,7 @@ fn content_blocks(content: &Value, out: &mut Vec<Block>) {
                     }
                     "toolCall" => out.push(Block::ToolCall {
                         name: s("name"),
-                        arguments_json: b
-                            .get("arguments")
-                            .map(|a| serde_json::to_string_pretty(a).unwrap_or_default())
-                            .unwrap_or_default(),
+                        arguments_json: b.get("arguments").map(to_pretty).unwrap_or_default(),
                     }),
                     "image" => out.push(Block::Image {
                         mime_type: s("mimeType"),
@@ -86,67 +84,69 @@ fn text_of(content: &Value) -> String {
 }
 
 pub fn entry_detail(s: &Session, idx: usize, path: &[usize], leaf: Option<usize>) -> EntryDetail {
-    let e = &s.entries[idx];
-    let v = &e.value;
-    let str_of = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let e = s.entry(idx);
+    let v = s.value(idx);
+    let str_of = |k: &str| v.str_field(k).unwrap_or("").to_string();
     let mut blocks = Vec::new();
     let role = s.role(idx).map(str::to_string);
-    match e.entry_type.as_str() {
-        "message" => {
-            let m = s.message(idx).cloned().unwrap_or(Value::Null);
+    match s.kind(idx) {
+        Kind::Message => {
+            let m = s.message(idx).unwrap_or(&Value::Null);
             match role.as_deref() {
                 Some("toolResult") => {
                     let text = text_of(m.get("content").unwrap_or(&Value::Null));
                     blocks.push(Block::ToolResult {
-                        tool_name: m.get("toolName").and_then(Value::as_str).unwrap_or("").to_string(),
+                        tool_name: m.str_field("toolName").unwrap_or("").to_string(),
                         chars: utf16_len(&text) as u32,
                         text,
                         is_error: m.get("isError").and_then(Value::as_bool).unwrap_or(false),
                     });
                 }
                 Some("bashExecution") => {
-                    let cmd = m.get("command").and_then(Value::as_str).unwrap_or("");
-                    let output = m.get("output").and_then(Value::as_str).unwrap_or("").to_string();
-                    blocks.push(Block::Meta { text: format!("$ {cmd}") });
+                    let output = m.str_field("output").unwrap_or("").to_string();
+                    blocks.push(Block::Meta { text: format!("$ {}", m.str_field("command").unwrap_or("")) });
                     blocks.push(Block::ToolResult {
                         tool_name: "bash".into(),
                         chars: utf16_len(&output) as u32,
                         text: output,
-                        is_error: m.get("exitCode").and_then(Value::as_i64).is_some_and(|c| c != 0),
+                        is_error: m.num_field("exitCode").is_some_and(|c| c != 0.0),
                     });
                 }
                 _ => content_blocks(m.get("content").unwrap_or(&Value::Null), &mut blocks),
             }
-            if let Some(model) = m.get("model").and_then(Value::as_str) {
+            if let Some(model) = m.str_field("model") {
                 blocks.push(Block::Meta { text: format!("model: {model}") });
             }
         }
-        "compaction" => {
+        Kind::Compaction => {
             blocks.push(Block::Summary { title: "Compaction summary".into(), text: str_of("summary") });
+            let tokens = v.get("tokensBefore").map(session_engine::json::to_string).unwrap_or_default();
             blocks.push(Block::Meta {
-                text: format!("firstKeptEntryId: {} · tokensBefore: {}", str_of("firstKeptEntryId"), v.get("tokensBefore").map(|t| t.to_string()).unwrap_or_default()),
+                text: format!("firstKeptEntryId: {} · tokensBefore: {tokens}", str_of("firstKeptEntryId")),
             });
         }
-        "branch_summary" => {
+        Kind::BranchSummary => {
             blocks.push(Block::Summary { title: "Branch summary".into(), text: str_of("summary") });
             blocks.push(Block::Meta { text: format!("from: {}", str_of("fromId")) });
         }
-        "custom_message" => content_blocks(v.get("content").unwrap_or(&Value::Null), &mut blocks),
-        "label" => blocks.push(Block::Meta { text: format!("label on {}: {}", str_of("targetId"), str_of("label")) }),
-        "model_change" => blocks.push(Block::Meta { text: format!("model: {}/{}", str_of("provider"), str_of("modelId")) }),
-        "thinking_level_change" => blocks.push(Block::Meta { text: format!("thinking level: {}", str_of("thinkingLevel")) }),
-        "session_info" => blocks.push(Block::Meta { text: format!("session name: {}", str_of("name")) }),
-        other => blocks.push(Block::Meta { text: format!("{other} entry") }),
+        Kind::CustomMessage => content_blocks(v.get("content").unwrap_or(&Value::Null), &mut blocks),
+        Kind::Label => blocks.push(Block::Meta { text: format!("label on {}: {}", str_of("targetId"), str_of("label")) }),
+        Kind::ModelChange => blocks.push(Block::Meta { text: format!("model: {}/{}", str_of("provider"), str_of("modelId")) }),
+        Kind::ThinkingLevelChange => {
+            blocks.push(Block::Meta { text: format!("thinking level: {}", str_of("thinkingLevel")) })
+        }
+        Kind::SessionInfo => blocks.push(Block::Meta { text: format!("session name: {}", str_of("name")) }),
+        Kind::Custom | Kind::Other => blocks.push(Block::Meta { text: format!("{} entry", e.type_name) }),
     }
     EntryDetail {
-        id: e.id.clone(),
-        parent_id: e.parent_id.clone(),
-        entry_type: e.entry_type.clone(),
+        id: e.id.to_string(),
+        parent_id: e.parent_id.as_deref().map(str::to_string),
+        entry_type: e.type_name.to_string(),
         role,
-        timestamp: e.timestamp.clone(),
-        label: s.labels.get(&e.id).cloned(),
+        timestamp: e.timestamp.to_string(),
+        label: s.label_of(&e.id).map(str::to_string),
         blocks,
-        raw_json: serde_json::to_string_pretty(v).unwrap_or_default(),
+        raw_json: to_pretty(v),
         on_active_path: path.contains(&idx),
         is_leaf: leaf == Some(idx),
     }

@@ -1,45 +1,46 @@
 //! Engine session -> session-graph input, and layout rows -> the DTOs the canvas draws.
 
-use crate::engine_shim::{user_text, Session};
 use serde::Serialize;
-use serde_json::Value;
+use session_engine::context::user_text;
+use session_engine::time::parse_iso_ms;
+use session_engine::{Kind, Session, Value};
 use session_graph::{flags, layout, marks, Layout, LayoutOptions, Node, NodeKind, RowKind};
 use specta::Type;
 use std::collections::HashSet;
 
 pub fn nodes(s: &Session) -> Vec<Node> {
-    s.entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| Node {
-            parent: s.parent_of(i).map(|p| p as u32),
-            timestamp: e.timestamp_ms,
-            kind: match e.entry_type.as_str() {
-                "message" => match s.role(i) {
-                    Some("user") => NodeKind::User,
-                    Some("assistant") => NodeKind::Assistant,
-                    Some("toolResult") => NodeKind::ToolResult,
-                    Some("bashExecution") => NodeKind::BashExecution,
-                    _ => NodeKind::Other,
+    (0..s.len())
+        .map(|i| {
+            let e = s.entry(i);
+            Node {
+                parent: s.parent_of(i).map(|p| p as u32),
+                timestamp: parse_iso_ms(&e.timestamp).unwrap_or(0),
+                kind: match s.kind(i) {
+                    Kind::Message => match s.role(i) {
+                        Some("user") => NodeKind::User,
+                        Some("assistant") => NodeKind::Assistant,
+                        Some("toolResult") => NodeKind::ToolResult,
+                        Some("bashExecution") => NodeKind::BashExecution,
+                        _ => NodeKind::Other,
+                    },
+                    Kind::Compaction => NodeKind::Compaction {
+                        first_kept: s
+                            .value(i)
+                            .str_field("firstKeptEntryId")
+                            .and_then(|k| s.index_of(k))
+                            .map(|k| k as u32),
+                    },
+                    Kind::BranchSummary => NodeKind::BranchSummary,
+                    Kind::CustomMessage => NodeKind::CustomMessage,
+                    Kind::Label => NodeKind::Label,
+                    Kind::ModelChange => NodeKind::ModelChange,
+                    Kind::ThinkingLevelChange => NodeKind::ThinkingLevelChange,
+                    Kind::SessionInfo => NodeKind::SessionInfo,
+                    Kind::Custom => NodeKind::Custom,
+                    Kind::Other => NodeKind::Other,
                 },
-                "compaction" => NodeKind::Compaction {
-                    first_kept: e
-                        .value
-                        .get("firstKeptEntryId")
-                        .and_then(Value::as_str)
-                        .and_then(|k| s.index_of(k))
-                        .map(|k| k as u32),
-                },
-                "branch_summary" => NodeKind::BranchSummary,
-                "custom_message" => NodeKind::CustomMessage,
-                "label" => NodeKind::Label,
-                "model_change" => NodeKind::ModelChange,
-                "thinking_level_change" => NodeKind::ThinkingLevelChange,
-                "session_info" => NodeKind::SessionInfo,
-                "custom" => NodeKind::Custom,
-                _ => NodeKind::Other,
-            },
-            flags: if s.labels.contains_key(&e.id) { flags::LABELED } else { 0 },
+                flags: if s.label_of(&e.id).is_some() { flags::LABELED } else { 0 },
+            }
         })
         .collect()
 }
@@ -86,49 +87,48 @@ const MARK_NAMES: [(u16, &str); 10] = [
     (marks::FOLD_ACTIVE, "foldActive"),
 ];
 
-/// A short one-line title for an entry row.
+fn content_text(v: Option<&Value>) -> String {
+    user_text(v.unwrap_or(&Value::Null))
+}
+
+/// A short one-line title for an entry row: (kind, title).
 pub fn entry_title(s: &Session, i: usize) -> (String, String) {
-    let e = &s.entries[i];
-    let v = &e.value;
-    let str_of = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    let (kind, title) = match e.entry_type.as_str() {
-        "message" => {
-            let m = s.message(i).cloned().unwrap_or(Value::Null);
+    let v = s.value(i);
+    let str_of = |k: &str| v.str_field(k).unwrap_or("").to_string();
+    let (kind, title) = match s.kind(i) {
+        Kind::Message => {
+            let m = s.message(i).unwrap_or(&Value::Null);
             let role = s.role(i).unwrap_or("message").to_string();
             let title = match role.as_str() {
-                "user" => user_text(&m),
                 "assistant" => {
-                    let blocks = m.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
-                    let text: Vec<String> = blocks
+                    let blocks = m.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+                    let parts: Vec<String> = blocks
                         .iter()
-                        .filter_map(|b| match b.get("type").and_then(Value::as_str) {
-                            Some("text") => b.get("text").and_then(Value::as_str).map(str::to_string),
-                            Some("toolCall") => {
-                                Some(format!("⚙ {}", b.get("name").and_then(Value::as_str).unwrap_or("tool")))
-                            }
+                        .filter_map(|b| match b.str_field("type") {
+                            Some("text") => b.str_field("text").map(str::to_string),
+                            Some("toolCall") => Some(format!("⚙ {}", b.str_field("name").unwrap_or("tool"))),
                             _ => None,
                         })
                         .collect();
-                    if text.is_empty() { "(thinking)".to_string() } else { text.join(" ") }
+                    if parts.is_empty() { "(thinking)".to_string() } else { parts.join(" ") }
                 }
-                "toolResult" => format!(
-                    "{} → {}",
-                    m.get("toolName").and_then(Value::as_str).unwrap_or("tool"),
-                    user_text(&m)
-                ),
-                "bashExecution" => format!("$ {}", m.get("command").and_then(Value::as_str).unwrap_or("")),
-                _ => user_text(&m),
+                "toolResult" => format!("{} → {}", m.str_field("toolName").unwrap_or("tool"), content_text(m.get("content"))),
+                "bashExecution" => format!("$ {}", m.str_field("command").unwrap_or("")),
+                _ => content_text(m.get("content")),
             };
             (role, title)
         }
-        "compaction" => ("compaction".into(), format!("Compaction: {}", str_of("summary"))),
-        "branch_summary" => ("branch_summary".into(), format!("Branch summary: {}", str_of("summary"))),
-        "label" => ("label".into(), format!("label {} → {}", str_of("targetId"), str_of("label"))),
-        "model_change" => ("model_change".into(), format!("model {}/{}", str_of("provider"), str_of("modelId"))),
-        "thinking_level_change" => ("thinking_level_change".into(), format!("thinking {}", str_of("thinkingLevel"))),
-        "session_info" => ("session_info".into(), format!("name: {}", str_of("name"))),
-        "custom_message" => ("custom_message".into(), user_text(v)),
-        other => (other.to_string(), other.to_string()),
+        Kind::Compaction => ("compaction".into(), format!("Compaction: {}", str_of("summary"))),
+        Kind::BranchSummary => ("branch_summary".into(), format!("Branch summary: {}", str_of("summary"))),
+        Kind::Label => ("label".into(), format!("label {} → {}", str_of("targetId"), str_of("label"))),
+        Kind::ModelChange => ("model_change".into(), format!("model {}/{}", str_of("provider"), str_of("modelId"))),
+        Kind::ThinkingLevelChange => ("thinking_level_change".into(), format!("thinking {}", str_of("thinkingLevel"))),
+        Kind::SessionInfo => ("session_info".into(), format!("name: {}", str_of("name"))),
+        Kind::CustomMessage => ("custom_message".into(), content_text(v.get("content"))),
+        Kind::Custom | Kind::Other => {
+            let t = s.entry(i).type_name.to_string();
+            (t.clone(), t)
+        }
     };
     (kind, super::one_line(&title, 140))
 }
@@ -142,13 +142,13 @@ pub fn window(s: &Session, l: &Layout, start: u32, end: u32) -> Vec<GraphRow> {
                 MARK_NAMES.iter().filter(|(m, _)| r.marks & m != 0).map(|(_, n)| n.to_string()).collect();
             let (entry_id, kind, title, label, fold_count) = match r.kind {
                 RowKind::Node { node } => {
-                    let e = &s.entries[node as usize];
+                    let id = s.id(node as usize);
                     let (kind, title) = entry_title(s, node as usize);
-                    (e.id.clone(), kind, title, s.labels.get(&e.id).cloned(), 0)
+                    (id.to_string(), kind, title, s.label_of(id).map(str::to_string), 0)
                 }
                 RowKind::Fold { first, count, .. } => {
                     mark_names.push("fold".into());
-                    (s.entries[first as usize].id.clone(), "fold".to_string(), format!("{count} entries"), None, count)
+                    (s.id(first as usize).to_string(), "fold".to_string(), format!("{count} entries"), None, count)
                 }
             };
             GraphRow {
@@ -178,17 +178,18 @@ pub struct SearchHit {
     pub title: String,
 }
 
-/// Case-insensitive search over each entry's raw JSON text (so tool arguments and results match).
+/// Case-insensitive search over each entry's raw line (so tool arguments and results match).
+/// Simple on purpose: JSON escapes (\\n, \\u...) are matched as written in the file.
 pub fn search(s: &Session, l: &Layout, query: &str, limit: usize) -> Vec<SearchHit> {
     let q = query.to_lowercase();
     if q.trim().is_empty() {
         return Vec::new();
     }
     let mut hits = Vec::new();
-    for (i, e) in s.entries.iter().enumerate() {
-        if e.value.to_string().to_lowercase().contains(&q) {
+    for i in 0..s.len() {
+        if String::from_utf8_lossy(s.raw(i)).to_lowercase().contains(&q) {
             let row = l.row_of(i as u32).unwrap_or(0);
-            hits.push(SearchHit { entry_id: e.id.clone(), row, title: entry_title(s, i).1 });
+            hits.push(SearchHit { entry_id: s.id(i).to_string(), row, title: entry_title(s, i).1 });
             if hits.len() >= limit {
                 break;
             }

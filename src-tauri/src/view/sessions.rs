@@ -1,6 +1,8 @@
 //! The session picker: Pi's listing rules (pi-session-format.md §6.6), grouped by project.
 
-use crate::engine_shim::{parse_iso_ms, user_text, Session};
+use session_engine::context::user_text;
+use session_engine::time::{format_iso_ms, parse_iso_ms};
+use session_engine::{Kind, Session, Value};
 use serde::Serialize;
 use specta::Type;
 use std::path::{Path, PathBuf};
@@ -35,37 +37,40 @@ pub struct SessionListing {
 
 pub fn summarize(path: &Path) -> Option<(SessionSummary, i64)> {
     let s = Session::open(path).ok()?;
-    let header = s.header.as_ref()?;
-    let hs = |k: &str| header.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+    let header = s.header()?;
     let mut count = 0u32;
     let mut first = None;
-    let mut modified: Option<(i64, String)> = None;
-    for (i, e) in s.entries.iter().enumerate() {
-        if e.entry_type != "message" {
+    let mut modified: Option<i64> = None;
+    for i in 0..s.len() {
+        if s.kind(i) != Kind::Message {
             continue;
         }
         count += 1;
         let role = s.role(i).unwrap_or("");
+        let msg = s.message(i);
         if role == "user" && first.is_none() {
-            first = s.message(i).map(user_text);
+            first = msg.map(|m| user_text(m.get("content").unwrap_or(&Value::Null)));
         }
         if role == "user" || role == "assistant" {
-            let ts = s.message(i).and_then(|m| m.get("timestamp")).and_then(|t| t.as_i64()).unwrap_or(e.timestamp_ms);
-            if modified.as_ref().is_none_or(|(m, _)| ts > *m) {
-                modified = Some((ts, crate::engine_shim::iso_from_ms(ts)));
-            }
+            let ts = msg
+                .and_then(|m| m.num_field("timestamp"))
+                .map(|t| t as i64)
+                .or_else(|| parse_iso_ms(&s.entry(i).timestamp))
+                .unwrap_or(0);
+            modified = Some(modified.map_or(ts, |m| m.max(ts)));
         }
     }
-    let (mod_ms, mod_iso) = modified.unwrap_or_else(|| (parse_iso_ms(&hs("timestamp")).unwrap_or(0), hs("timestamp")));
+    let header_ms = header.timestamp.as_deref().and_then(parse_iso_ms).unwrap_or(0);
+    let mod_ms = modified.unwrap_or(header_ms);
     Some((
         SessionSummary {
             path: path.display().to_string(),
-            id: hs("id"),
-            cwd: hs("cwd"),
-            name: s.name(),
+            id: header.id.clone(),
+            cwd: header.cwd.clone().unwrap_or_default(),
+            name: s.name().map(str::to_string),
             first_message: super::one_line(first.as_deref().unwrap_or("(no messages)"), 160),
             message_count: count,
-            modified: mod_iso,
+            modified: format_iso_ms(mod_ms),
         },
         mod_ms,
     ))

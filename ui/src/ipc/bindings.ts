@@ -286,6 +286,8 @@ export type OpenedSession_Deserialize = {
 	/**  True when Arbor's leaf differs from Pi's: Pi keeps the old position until an append. */
 	leafMoved: boolean,
 	diagnostics: string[],
+	/**  Why the file opens read-only (legacy or newer format, cycles); `None` when writable. */
+	readOnly?: string | null,
 };
 
 export type OpenedSession_Serialize = {
@@ -303,6 +305,8 @@ export type OpenedSession_Serialize = {
 	/**  True when Arbor's leaf differs from Pi's: Pi keeps the old position until an append. */
 	leafMoved: boolean,
 	diagnostics: string[],
+	/**  Why the file opens read-only (legacy or newer format, cycles); `None` when writable. */
+	readOnly: string | null,
 };
 
 export type ProjectGroup = ProjectGroup_Serialize | ProjectGroup_Deserialize;
