@@ -6,6 +6,8 @@ use std::time::Duration;
 pub enum Error {
     #[error("the request is larger than the model's context window ({message}); compact more aggressively (smaller keep-recent budget) or pick a model with a larger window")]
     Overflow { message: String },
+    #[error("the conversation no longer fits the model's context window ({message}) and automatic compaction is off (compaction.enabled = false); compact now, then send again")]
+    OverflowCompactionDisabled { message: String },
     #[error("quota or spend limit reached ({message}); check the provider's billing page, then try again later")]
     Quota { message: String },
     #[error("rate limited and the provider asks to wait {}s, longer than the {}s Arbor waits; try again later", .wait.as_secs(), .cap.as_secs())]
@@ -74,6 +76,7 @@ impl Error {
     pub fn kind(&self) -> &'static str {
         match self {
             Error::Overflow { .. } => "overflow",
+            Error::OverflowCompactionDisabled { .. } => "overflowCompactionDisabled",
             Error::Quota { .. } => "quota",
             Error::RetryTooLong { .. } => "retryTooLong",
             Error::Unauthorized { .. } => "unauthorized",

@@ -25,6 +25,7 @@
 //! line. The conformance test (`arbor-cli/tests/compact_navigate.rs`) checks both: byte
 //! equality with extras off, and equality minus the extra keys with extras on.
 pub mod catalog;
+pub mod chat;
 pub mod error;
 pub mod hooks;
 pub mod keys;

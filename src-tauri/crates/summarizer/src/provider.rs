@@ -45,6 +45,14 @@ impl Wire {
             Wire::Gemini => "gemini",
         }
     }
+    /// Pi's `api` field for an assistant message from this wire format.
+    pub fn pi_api(self) -> &'static str {
+        match self {
+            Wire::OpenAi => "openai-completions",
+            Wire::Anthropic => "anthropic-messages",
+            Wire::Gemini => "google-generative-ai",
+        }
+    }
     pub fn default_base_url(self) -> &'static str {
         match self {
             Wire::OpenAi => "https://api.openai.com/v1",
@@ -109,12 +117,28 @@ impl ProviderConfig {
     }
 }
 
-/// One summarization request: a system prompt and a single user text.
-#[derive(Debug, Clone)]
+/// One request: a system prompt and a single user text (summaries), or a whole conversation
+/// in `turns` (continuing a session; then `prompt` is ignored).
+#[derive(Debug, Clone, Default)]
 pub struct CompletionRequest {
     pub system: String,
     pub prompt: String,
     pub max_tokens: u32,
+    pub turns: Vec<Turn>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// A text-only conversation turn. Consecutive turns alternate roles and start with the user
+/// (see `chat::to_turns`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Turn {
+    pub role: Role,
+    pub text: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -217,14 +241,16 @@ impl Client {
     }
 
     fn body(&self, req: &CompletionRequest) -> Value {
+        let single = [Turn { role: Role::User, text: req.prompt.clone() }];
+        let turns: &[Turn] = if req.turns.is_empty() { &single } else { &req.turns };
+        let role = |t: &Turn, assistant: &'static str| if t.role == Role::User { "user" } else { assistant };
         match self.cfg.wire {
             Wire::OpenAi => {
+                let mut messages = vec![json!({"role": "system", "content": req.system})];
+                messages.extend(turns.iter().map(|t| json!({"role": role(t, "assistant"), "content": t.text})));
                 let mut b = json!({
                     "model": self.cfg.model,
-                    "messages": [
-                        {"role": "system", "content": req.system},
-                        {"role": "user", "content": req.prompt},
-                    ],
+                    "messages": messages,
                     "max_tokens": req.max_tokens,
                     "stream": self.cfg.stream,
                 });
@@ -237,12 +263,12 @@ impl Client {
                 "model": self.cfg.model,
                 "max_tokens": req.max_tokens,
                 "system": req.system,
-                "messages": [{"role": "user", "content": [{"type": "text", "text": req.prompt}]}],
+                "messages": turns.iter().map(|t| json!({"role": role(t, "assistant"), "content": [{"type": "text", "text": t.text}]})).collect::<Vec<_>>(),
                 "stream": self.cfg.stream,
             }),
             Wire::Gemini => json!({
                 "systemInstruction": {"parts": [{"text": req.system}]},
-                "contents": [{"role": "user", "parts": [{"text": req.prompt}]}],
+                "contents": turns.iter().map(|t| json!({"role": role(t, "model"), "parts": [{"text": t.text}]})).collect::<Vec<_>>(),
                 "generationConfig": {"maxOutputTokens": req.max_tokens},
             }),
         }

@@ -50,6 +50,7 @@ impl Backend {
                     system: prompts::SYSTEM.to_string(),
                     prompt: wire_text(&prompt),
                     max_tokens: u32::try_from(max_tokens).unwrap_or(u32::MAX),
+                    turns: Vec::new(),
                 };
                 let done = c.complete(&req, cancel, progress).await?;
                 Ok((done.text, done.usage))
@@ -61,7 +62,7 @@ impl Backend {
 /// The engine carries a lone UTF-16 surrogate (from Pi's 2000-unit truncation cutting an
 /// emoji in half) as a stand-in scalar at U+10F800 + k. JSON cannot carry it to a provider
 /// portably, so it becomes U+FFFD: still one UTF-16 unit, as in Pi's request.
-fn wire_text(s: &str) -> String {
+pub(crate) fn wire_text(s: &str) -> String {
     if !s.chars().any(|c| c as u32 >= 0x10F800) {
         return s.to_string();
     }

@@ -5,13 +5,15 @@
 //! same session); the summary is produced; then the file length is compared with the one that
 //! was planned on, because Pi may have appended meanwhile and the planned parent would no
 //! longer be the leaf; only then is the entry appended (one line, `sync_data` for summaries).
+use crate::chat;
 use crate::error::{Error, Result};
-use crate::provider::ProgressFn;
+use crate::provider::{Client, CompletionRequest, ProgressFn, Usage};
 use crate::run::{
     compaction_entry, navigation_entries, plan_compaction, plan_navigation, summarize_branch, summarize_compaction, Backend, BranchOutcome,
     CompactionOutcome, RunOptions,
 };
-use session_engine::context::CompactionSettings;
+use session_engine::context::{self, AutoCompaction, CompactionSettings, CurrentModel};
+use session_engine::json::{obj, Value};
 use session_engine::store::{append_entry, SessionLock};
 use session_engine::{entries, ids, time, Session};
 use std::path::Path;
@@ -57,9 +59,22 @@ pub async fn compact_file(
     cancel: &CancellationToken,
     progress: Option<&ProgressFn>,
 ) -> Result<CompactDone> {
+    let _lock = lock(path)?;
+    compact_locked(path, leaf_id, settings, backend, opts, cancel, progress).await
+}
+
+/// `compact_file` for a caller that already holds the session lock.
+async fn compact_locked(
+    path: &Path,
+    leaf_id: Option<&str>,
+    settings: &CompactionSettings,
+    backend: &Backend,
+    opts: &RunOptions,
+    cancel: &CancellationToken,
+    progress: Option<&ProgressFn>,
+) -> Result<CompactDone> {
     let s = open(path)?;
     let job = plan_compaction(&s, leaf_id, settings)?;
-    let _lock = lock(path)?;
     let outcome = summarize_compaction(&job, backend, opts, cancel, progress).await?;
     if cancel.is_cancelled() {
         return Err(Error::Cancelled);
@@ -135,4 +150,186 @@ pub async fn navigate_file(
     }
     let new_leaf_id = written.last().map(|(id, _)| id.clone()).or(job.new_leaf_id.clone());
     Ok(NavigateDone { new_leaf_id, editor_text: job.editor_text.clone(), written, summary, no_op: false })
+}
+
+// ---- Continuing a session -------------------------------------------------------------------
+
+/// Settings for `continue_session`.
+#[derive(Debug, Clone)]
+pub struct ContinueOptions {
+    /// Pi's compaction settings (`enabled` false: no automatic compaction, also not on overflow).
+    pub settings: CompactionSettings,
+    /// The model's context window (catalog), for the threshold and overflow checks.
+    pub context_window: u64,
+    /// Output limit of the reply.
+    pub max_tokens: u32,
+    /// Options for automatic compactions (custom instructions are not used there).
+    pub run: RunOptions,
+}
+
+/// Why and where an automatic compaction happened.
+#[derive(Debug, Clone)]
+pub struct AutoCompacted {
+    /// "threshold" or "overflow".
+    pub reason: &'static str,
+    pub done: CompactDone,
+}
+
+#[derive(Debug, Clone)]
+pub struct ContinueDone {
+    pub user_entry_id: String,
+    pub assistant_entry_id: String,
+    pub reply: String,
+    pub usage: Usage,
+    /// Compactions made on the way: before sending (threshold), after an overflow (then the
+    /// request was retried once), or after the reply (threshold).
+    pub compactions: Vec<AutoCompacted>,
+}
+
+fn reason(a: AutoCompaction) -> &'static str {
+    match a {
+        AutoCompaction::Overflow => "overflow",
+        _ => "threshold",
+    }
+}
+
+fn now_ms() -> f64 {
+    time::now_ms() as f64
+}
+
+/// Pi's automatic check for the last assistant of the context at `leaf_id`.
+fn auto_check(path_file: &Path, leaf_id: Option<&str>, model: &CurrentModel, settings: &CompactionSettings, skip_aborted: bool) -> Result<Option<AutoCompaction>> {
+    let s = open(path_file)?;
+    let leaf = match leaf_id {
+        Some(id) => s.index_of(id),
+        None => s.file_leaf(),
+    };
+    let path = s.path(leaf);
+    let ctx = context::build_context_on_path(&s, &path);
+    let msgs = ctx.agent_messages();
+    let Some(last) = context::last_assistant(&msgs) else { return Ok(None) };
+    Ok(context::auto_compaction_check(&s, &path, &msgs, last, Some(model), settings, skip_aborted))
+}
+
+fn append_after(path: &Path, entry: &Value, sync: bool) -> Result<()> {
+    append_entry(path, entry, sync).map(|_| ()).map_err(|e| Error::Session(e.to_string()))
+}
+
+/// Sends `text` as a user message at `leaf_id` (None = the file's leaf) with the context built
+/// there, and appends the model's reply as an assistant message with usage.
+///
+/// As in Pi: before sending, the threshold check may compact; an overflow error compacts and
+/// retries once (only when `compaction.enabled`; otherwise `OverflowCompactionDisabled`);
+/// after the reply, the threshold check may compact again. The user message is appended
+/// before the request (as Pi does), the reply only when it is complete.
+#[allow(clippy::too_many_arguments)] // the compaction backend may differ from the chat model
+pub async fn continue_session(
+    path: &Path,
+    leaf_id: Option<&str>,
+    text: &str,
+    client: &Client,
+    compaction_backend: &Backend,
+    opts: &ContinueOptions,
+    cancel: &CancellationToken,
+    progress: Option<&ProgressFn>,
+) -> Result<ContinueDone> {
+    if text.trim().is_empty() {
+        return Err(Error::Config("the message is empty".into()));
+    }
+    let _lock = lock(path)?;
+    let cfg = client.config();
+    let model = CurrentModel { provider: cfg.wire.name().to_string(), id: cfg.model.clone(), context_window: opts.context_window as f64 };
+    let mut compactions = Vec::new();
+    let mut leaf: Option<String> = {
+        let s = open(path)?;
+        if let Some(why) = s.read_only_reason() {
+            return Err(Error::Session(format!("this session is read-only, so nothing was written: {why}")));
+        }
+        match leaf_id {
+            Some(id) => Some(s.index_of(id).map(|_| id.to_string()).ok_or_else(|| Error::Session(format!("no entry with id `{id}`")))?),
+            None => s.file_leaf().map(|l| s.id(l).to_string()),
+        }
+    };
+
+    // (b) Before sending: threshold (or a stale overflow) on the last assistant.
+    if let Some(a) = auto_check(path, leaf.as_deref(), &model, &opts.settings, false)? {
+        let done = compact_locked(path, leaf.as_deref(), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
+        leaf = Some(done.entry_id.clone());
+        compactions.push(AutoCompacted { reason: reason(a), done });
+    }
+
+    // The user message.
+    let s = open(path)?;
+    let user_id = ids::new_entry_id(|id| s.index_of(id).is_some());
+    let user_msg = obj([
+        ("role", "user".into()),
+        ("content", Value::Arr(vec![obj([("type", "text".into()), ("text", text.into())])])),
+        ("timestamp", Value::Num(now_ms())),
+    ]);
+    append_after(path, &entries::message(&user_id, leaf.as_deref(), &time::now_iso(), user_msg), false)?;
+    drop(s);
+
+    let mut at = user_id.clone();
+    let mut retried = false;
+    let completion = loop {
+        let s = open(path)?;
+        let path_idx = s.path(s.index_of(&at));
+        let msgs = context::to_llm(&context::build_context_on_path(&s, &path_idx).agent_messages());
+        drop(s);
+        let req = CompletionRequest { system: chat::SYSTEM.into(), prompt: String::new(), max_tokens: opts.max_tokens, turns: chat::to_turns(&msgs) };
+        match client.complete(&req, cancel, progress).await {
+            Ok(c) => break c,
+            Err(Error::Overflow { message }) => {
+                if !opts.settings.enabled {
+                    return Err(Error::OverflowCompactionDisabled { message });
+                }
+                if retried {
+                    return Err(Error::Overflow { message: format!("{message} (still too large after one automatic compaction)") });
+                }
+                retried = true;
+                let done = compact_locked(path, Some(&at), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
+                at = done.entry_id.clone();
+                compactions.push(AutoCompacted { reason: "overflow", done });
+            }
+            Err(e) => return Err(e),
+        }
+    };
+
+    // The reply.
+    let s = open(path)?;
+    let assistant_id = ids::new_entry_id(|id| s.index_of(id).is_some());
+    drop(s);
+    let u = &completion.usage;
+    let total = u.input + u.output + u.cache_read + u.cache_write;
+    let zero = || Value::Num(0.0);
+    let assistant = obj([
+        ("role", "assistant".into()),
+        ("content", Value::Arr(vec![obj([("type", "text".into()), ("text", completion.text.as_str().into())])])),
+        ("api", cfg.wire.pi_api().into()),
+        ("provider", cfg.wire.name().into()),
+        ("model", cfg.model.as_str().into()),
+        (
+            "usage",
+            obj([
+                ("input", Value::Num(u.input as f64)),
+                ("output", Value::Num(u.output as f64)),
+                ("cacheRead", Value::Num(u.cache_read as f64)),
+                ("cacheWrite", Value::Num(u.cache_write as f64)),
+                ("totalTokens", Value::Num(total as f64)),
+                ("cost", obj([("input", zero()), ("output", zero()), ("cacheRead", zero()), ("cacheWrite", zero()), ("total", zero())])),
+            ]),
+        ),
+        ("stopReason", "stop".into()),
+        ("timestamp", Value::Num(now_ms())),
+    ]);
+    append_after(path, &entries::message(&assistant_id, Some(&at), &time::now_iso(), assistant), false)?;
+
+    // (a) After the run: threshold on the reply's own usage (no retry).
+    if !retried {
+        if let Some(AutoCompaction::Threshold) = auto_check(path, Some(&assistant_id), &model, &opts.settings, true)? {
+            let done = compact_locked(path, Some(&assistant_id), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
+            compactions.push(AutoCompacted { reason: "threshold", done });
+        }
+    }
+    Ok(ContinueDone { user_entry_id: user_id, assistant_entry_id: assistant_id, reply: completion.text, usage: completion.usage, compactions })
 }

@@ -59,7 +59,7 @@ async fn keys_round_trip_through_the_real_secret_service() {
     cfg.timeouts.read_idle = Duration::from_secs(5);
     let c = Client::new(cfg).unwrap();
     let got = c
-        .complete(&CompletionRequest { system: "s".into(), prompt: "p".into(), max_tokens: 10 }, &CancellationToken::new(), None)
+        .complete(&CompletionRequest { system: "s".into(), prompt: "p".into(), max_tokens: 10, ..Default::default() }, &CancellationToken::new(), None)
         .await
         .unwrap();
     assert_eq!(got.text, "summary");

@@ -31,7 +31,7 @@ fn client(fmt: Fmt, server: &Server, stream: bool) -> Client {
 }
 
 fn req() -> CompletionRequest {
-    CompletionRequest { system: "SYSTEM PROMPT".into(), prompt: "<conversation>\nhi\n</conversation>".into(), max_tokens: 1234 }
+    CompletionRequest { system: "SYSTEM PROMPT".into(), prompt: "<conversation>\nhi\n</conversation>".into(), max_tokens: 1234, ..Default::default() }
 }
 
 async fn run(c: &Client) -> Result<summarizer::Completion, Error> {
