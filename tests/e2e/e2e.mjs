@@ -1,174 +1,13 @@
-// End-to-end test of the real Arbor window: Xvfb + tauri-driver (npm) + WebKitWebDriver.
-// Plain WebDriver over fetch, so no extra Rust dev-dependencies are compiled.
+// End-to-end test of the real Arbor window under Xvfb, driven through WebDriver.
 //
-//   ARBOR_BIN=/path/to/arbor node tests/e2e/e2e.mjs
+//   ARBOR_BIN=/path/to/arbor node tests/e2e/e2e.mjs [demo|xss]
 //
 // Each scenario runs the app with its own temp HOME, PI_CODING_AGENT_DIR and ARBOR_DATA_DIR.
-// Screenshots go to tests/artifacts/ (gitignored). Xvfb and the driver run in their own process
-// groups, which are killed whole at the end (killing only tauri-driver leaves WebKitWebDriver).
+// Screenshots go to tests/artifacts/ (gitignored).
 
-import { spawn } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const ARTIFACTS = path.join(ROOT, "tests", "artifacts");
-const BIN = process.env.ARBOR_BIN || path.join(process.env.CARGO_TARGET_DIR || path.join(ROOT, "target"), "debug", "arbor");
-const DRIVER = path.join(ROOT, "ui", "node_modules", ".bin", "tauri-driver");
-const groups = [];
-let passed = 0;
-let failed = 0;
-
-function killAll() {
-  for (const pid of groups.splice(0)) {
-    try {
-      process.kill(-pid, "SIGKILL");
-    } catch {
-      /* already gone */
-    }
-  }
-}
-for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => (killAll(), process.exit(1)));
-process.on("exit", killAll);
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function startXvfb() {
-  const x = spawn("Xvfb", ["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"], {
-    detached: true,
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  groups.push(x.pid);
-  const display = await new Promise((resolve, reject) => {
-    let buf = "";
-    const t = setTimeout(() => reject(new Error("Xvfb did not report a display in 10 s")), 10_000);
-    x.stdout.on("data", (d) => {
-      buf += d;
-      const m = /(\d+)\s*\n/.exec(buf);
-      if (m) {
-        clearTimeout(t);
-        resolve(`:${m[1]}`);
-      }
-    });
-    x.on("exit", (c) => reject(new Error(`Xvfb exited with ${c}`)));
-  });
-  return display;
-}
-
-function freePort() {
-  return 40000 + Math.floor(Math.random() * 20000);
-}
-
-async function startDriver(display, env) {
-  const port = freePort();
-  const d = spawn(DRIVER, ["--port", String(port), "--native-port", String(port + 1)], {
-    detached: true,
-    stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, ...env, DISPLAY: display },
-  });
-  groups.push(d.pid);
-  let err = "";
-  d.stderr.on("data", (x) => (err += x));
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    try {
-      const r = await fetch(`${base}/status`);
-      if (r.ok) return { base, pgid: d.pid };
-    } catch {
-      /* not up yet */
-    }
-    await sleep(100);
-  }
-  throw new Error(`tauri-driver did not start: ${err}`);
-}
-
-class Session {
-  constructor(base, id) {
-    this.base = base;
-    this.id = id;
-  }
-  static async start(base) {
-    const r = await fetch(`${base}/session`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ capabilities: { alwaysMatch: { browserName: "wry", "tauri:options": { application: BIN } } } }),
-    });
-    const j = await r.json();
-    if (!r.ok) throw new Error(`new session failed: ${JSON.stringify(j)}`);
-    return new Session(base, j.value.sessionId);
-  }
-  async cmd(method, p, body) {
-    const r = await fetch(`${this.base}/session/${this.id}${p}`, {
-      method,
-      headers: { "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const j = await r.json();
-    if (!r.ok) throw new Error(`${method} ${p}: ${JSON.stringify(j.value)}`);
-    return j.value;
-  }
-  exec(script, ...args) {
-    return this.cmd("POST", "/execute/sync", { script, args });
-  }
-  async find(css) {
-    const v = await this.cmd("POST", "/element", { using: "css selector", value: css });
-    return Object.values(v)[0];
-  }
-  async click(css) {
-    const e = await this.find(css);
-    await this.cmd("POST", `/element/${e}/click`, {});
-  }
-  /** textContent (WebKitWebDriver's element text endpoint proved unreliable here). */
-  async text(css) {
-    return this.exec(`const e = document.querySelector(arguments[0]); return e ? e.textContent : null`, css);
-  }
-  async waitFor(what, fn, timeout = 10_000) {
-    const end = Date.now() + timeout;
-    let last;
-    while (Date.now() < end) {
-      try {
-        last = await fn();
-        if (last) return last;
-      } catch (e) {
-        last = e;
-      }
-      await sleep(100);
-    }
-    throw new Error(`timed out waiting for ${what} (last: ${last})`);
-  }
-  async screenshot(name) {
-    const b64 = await this.cmd("GET", "/screenshot");
-    fs.mkdirSync(ARTIFACTS, { recursive: true });
-    fs.writeFileSync(path.join(ARTIFACTS, `${name}.png`), Buffer.from(b64, "base64"));
-  }
-  async end() {
-    await fetch(`${this.base}/session/${this.id}`, { method: "DELETE" }).catch(() => {});
-  }
-}
-
-function check(name, cond, detail = "") {
-  if (cond) {
-    passed++;
-    console.log(`ok   ${name}`);
-  } else {
-    failed++;
-    console.log(`FAIL ${name} ${detail}`);
-  }
-}
-
-function tempEnv(tag) {
-  const t = fs.mkdtempSync(path.join(os.tmpdir(), `arbor-e2e-${tag}-`));
-  const env = {
-    HOME: path.join(t, "home"),
-    PI_CODING_AGENT_DIR: path.join(t, "agent"),
-    ARBOR_DATA_DIR: path.join(t, "data"),
-    XDG_DATA_HOME: path.join(t, "xdg"),
-  };
-  for (const d of Object.values(env)) fs.mkdirSync(d, { recursive: true });
-  return { dir: t, env };
-}
+import { BIN, DRIVER, Session, check, counts, killAll, sleep, startDriver, startXvfb, tempEnv } from "./driver.mjs";
 
 /** Marks of all rows, by scrolling the graph through (only visible rows exist in the DOM). */
 async function collectRows(s) {
@@ -224,10 +63,50 @@ async function demoScenario(display) {
     check("graph shows the leaf", has("leaf"));
     check("graph shows labels", has("labeled"));
 
+    // Keyboard: arrows move the cursor, Enter selects.
+    await s.exec(`document.getElementById("graph").focus()`);
+    const graphEl = await s.find("#graph");
+    const detailBefore = await s.exec(`return document.getElementById("detail").dataset.entryId`);
+    await s.cmd("POST", `/element/${graphEl}/value`, { text: "\uE013\uE013\uE007" }); // Up, Up, Enter
+    const detailAfterKeys = await s.waitFor("detail after Enter", async () => {
+      const d = await s.exec(`return document.getElementById("detail").dataset.entryId`);
+      return d && d !== detailBefore ? d : null;
+    });
+    check("arrow keys + Enter select another node", detailAfterKeys !== detailBefore, `${detailBefore} -> ${detailAfterKeys}`);
+
+    // Search within the session jumps to a hit.
+    await s.cmd("POST", `/element/${await s.find("#search")}/value`, { text: "compaction\uE007" });
+    const found = await s.waitFor("search status", async () => {
+      const t = await s.text("#search-status");
+      return t && /\d+\/\d+/.test(t) ? t : null;
+    });
+    check("search finds matches and jumps to one", /^1\/\d+$/.test(found), found);
+
+    // Zoom changes the row height; a fold expands on click.
+    const h0 = await s.exec(`return document.querySelector(".g-row").offsetHeight`);
+    await s.click("#btn-zoom-in");
+    const h1 = await s.waitFor("zoomed rows", async () => {
+      const h = await s.exec(`return document.querySelector(".g-row").offsetHeight`);
+      return h !== h0 ? h : null;
+    });
+    check("zoom in makes rows taller", h1 > h0, `${h0} -> ${h1}`);
+    await s.click("#btn-zoom-out");
+    const fold = rows.find((r) => r.kind === "fold");
+    check("long linear runs are folded", !!fold);
+    const totalBefore = Number(/(\d+) rows/.exec(await s.text("#status-info"))?.[1]);
+    await scrollRowIntoView(s, fold.row);
+    await s.click(`.g-row[data-kind="fold"][data-entry-id="${fold.id}"]`);
+    const totalAfter = await s.waitFor("fold to expand", async () => {
+      const n = await s.exec(`return document.getElementById("graph").querySelector(".graph-spacer").offsetHeight`);
+      return n > totalBefore * 24 ? n : null;
+    });
+    check("clicking a fold expands it", totalAfter > totalBefore * 24, `${totalBefore} rows -> ${totalAfter}px`);
+
     // 3. Click a user message on another branch and continue from there.
     const leafBefore = await s.text("#status-leaf");
     // The deepest user message off the active path (its parent has a real context behind it).
-    const target = rows.filter((r) => r.kind === "user" && !r.cls.split(" ").includes("m-active")).sort((a, b) => b.row - a.row)[0];
+    const rowsNow = await collectRows(s); // row numbers changed when the fold expanded
+    const target = rowsNow.filter((r) => r.kind === "user" && !r.cls.split(" ").includes("m-active")).sort((a, b) => b.row - a.row)[0];
     check("found a user message on another branch", !!target);
     await scrollRowIntoView(s, target.row);
     await s.click(`.g-row[data-entry-id="${target.id}"]`);
@@ -301,6 +180,28 @@ async function demoScenario(display) {
     const saved = await s.waitFor("settings file", () => fs.existsSync(settingsPath) && JSON.parse(fs.readFileSync(settingsPath, "utf8")));
     check("settings.json has the new keepRecentTokens", saved.compaction?.keepRecentTokens === Number(valueAfter), JSON.stringify(saved));
     await s.screenshot("04-budget-saved");
+
+    // 6. Labels: set and clear on the selected node; each is an appended `label` entry.
+    await s.click(`.tab[data-tab="detail"]`);
+    const labelTarget = await s.exec(`return document.getElementById("detail").dataset.entryId`);
+    const demoFile = path.join(env.ARBOR_DATA_DIR, "demo", "demo-session.jsonl");
+    const linesBefore = fs.readFileSync(demoFile, "utf8").trimEnd().split("\n").length;
+    await s.exec(`document.getElementById("label-input").value = "e2e-mark"`);
+    await s.click("#btn-label");
+    const labelLine = await s.waitFor("label entry", () => {
+      const lines = fs.readFileSync(demoFile, "utf8").trimEnd().split("\n");
+      return lines.length > linesBefore ? JSON.parse(lines[lines.length - 1]) : null;
+    });
+    check("set label appends a label entry", labelLine.type === "label" && labelLine.targetId === labelTarget && labelLine.label === "e2e-mark", JSON.stringify(labelLine));
+    await s.waitFor("label pill in the graph", () => s.exec(`return [...document.querySelectorAll(".g-label")].some(e => e.textContent === "e2e-mark")`));
+    check("the label shows on the graph", true);
+    await s.screenshot("05-labelled");
+    await s.click("#btn-clear-label");
+    const cleared = await s.waitFor("clearing label entry", () => {
+      const lines = fs.readFileSync(demoFile, "utf8").trimEnd().split("\n");
+      return lines.length > linesBefore + 1 ? JSON.parse(lines[lines.length - 1]) : null;
+    });
+    check("clear label appends a label entry without a label", cleared.type === "label" && !("label" in cleared), JSON.stringify(cleared));
   } finally {
     await s.end();
     try {
@@ -356,7 +257,7 @@ async function xssScenario(display) {
   const s = await Session.start(driver.base);
   try {
     await s.waitFor("picker with the session", () => s.exec(`return document.querySelectorAll(".session-card").length > 0`));
-    await s.screenshot("05-xss-picker");
+    await s.screenshot("06-xss-picker");
     await s.click(".session-card");
     await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length >= 8`));
     // Select every row, open every collapsed section, click every rendered link.
@@ -371,7 +272,7 @@ async function xssScenario(display) {
       await s.click(`.tab[data-tab="detail"]`);
     }
     await sleep(500);
-    await s.screenshot("06-xss-inert");
+    await s.screenshot("07-xss-inert");
     const dom = await s.exec(`return {
       scripts: document.querySelectorAll("script").length,
       imgs: document.querySelectorAll("img, svg, iframe, a[href]").length,
@@ -406,13 +307,13 @@ async function main() {
     try {
       await fn(display);
     } catch (e) {
-      failed++;
+      counts.failed++;
       console.log(`FAIL ${name} scenario: ${e.stack || e}`);
     }
   }
   killAll();
-  console.log(`e2e: ${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
+  console.log(`e2e: ${counts.passed} passed, ${counts.failed} failed`);
+  process.exit(counts.failed ? 1 : 0);
 }
 
 main();

@@ -1,0 +1,167 @@
+// Shared WebDriver plumbing for the end-to-end test and the benchmark: Xvfb + tauri-driver (npm)
+// + WebKitWebDriver, plain WebDriver over fetch (no extra Rust dev-dependencies to compile).
+// Xvfb and the driver run in their own process groups, which are killed whole at the end
+// (killing only tauri-driver leaves WebKitWebDriver behind with the pipe open).
+
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const ARTIFACTS = path.join(ROOT, "tests", "artifacts");
+export const BIN = process.env.ARBOR_BIN || path.join(process.env.CARGO_TARGET_DIR || path.join(ROOT, "target"), "debug", "arbor");
+export const DRIVER = path.join(ROOT, "ui", "node_modules", ".bin", "tauri-driver");
+const groups = [];
+export const counts = { passed: 0, failed: 0 };
+
+export function killAll() {
+  for (const pid of groups.splice(0)) {
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      /* already gone */
+    }
+  }
+}
+for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => (killAll(), process.exit(1)));
+process.on("exit", killAll);
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export async function startXvfb() {
+  const x = spawn("Xvfb", ["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"], {
+    detached: true,
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  groups.push(x.pid);
+  const display = await new Promise((resolve, reject) => {
+    let buf = "";
+    const t = setTimeout(() => reject(new Error("Xvfb did not report a display in 10 s")), 10_000);
+    x.stdout.on("data", (d) => {
+      buf += d;
+      const m = /(\d+)\s*\n/.exec(buf);
+      if (m) {
+        clearTimeout(t);
+        resolve(`:${m[1]}`);
+      }
+    });
+    x.on("exit", (c) => reject(new Error(`Xvfb exited with ${c}`)));
+  });
+  return display;
+}
+
+function freePort() {
+  return 40000 + Math.floor(Math.random() * 20000);
+}
+
+export async function startDriver(display, env) {
+  const port = freePort();
+  const d = spawn(DRIVER, ["--port", String(port), "--native-port", String(port + 1)], {
+    detached: true,
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, ...env, DISPLAY: display },
+  });
+  groups.push(d.pid);
+  let err = "";
+  d.stderr.on("data", (x) => (err += x));
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      const r = await fetch(`${base}/status`);
+      if (r.ok) return { base, pgid: d.pid };
+    } catch {
+      /* not up yet */
+    }
+    await sleep(100);
+  }
+  throw new Error(`tauri-driver did not start: ${err}`);
+}
+
+export class Session {
+  constructor(base, id) {
+    this.base = base;
+    this.id = id;
+  }
+  static async start(base) {
+    const r = await fetch(`${base}/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ capabilities: { alwaysMatch: { browserName: "wry", "tauri:options": { application: BIN } } } }),
+    });
+    const j = await r.json();
+    if (!r.ok) throw new Error(`new session failed: ${JSON.stringify(j)}`);
+    return new Session(base, j.value.sessionId);
+  }
+  async cmd(method, p, body) {
+    const r = await fetch(`${this.base}/session/${this.id}${p}`, {
+      method,
+      headers: { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const j = await r.json();
+    if (!r.ok) throw new Error(`${method} ${p}: ${JSON.stringify(j.value)}`);
+    return j.value;
+  }
+  exec(script, ...args) {
+    return this.cmd("POST", "/execute/sync", { script, args });
+  }
+  async find(css) {
+    const v = await this.cmd("POST", "/element", { using: "css selector", value: css });
+    return Object.values(v)[0];
+  }
+  async click(css) {
+    const e = await this.find(css);
+    await this.cmd("POST", `/element/${e}/click`, {});
+  }
+  /** textContent (WebKitWebDriver's element text endpoint proved unreliable here). */
+  async text(css) {
+    return this.exec(`const e = document.querySelector(arguments[0]); return e ? e.textContent : null`, css);
+  }
+  async waitFor(what, fn, timeout = 10_000) {
+    const end = Date.now() + timeout;
+    let last;
+    while (Date.now() < end) {
+      try {
+        last = await fn();
+        if (last) return last;
+      } catch (e) {
+        last = e;
+      }
+      await sleep(100);
+    }
+    throw new Error(`timed out waiting for ${what} (last: ${last})`);
+  }
+  async screenshot(name) {
+    const b64 = await this.cmd("GET", "/screenshot");
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    fs.writeFileSync(path.join(ARTIFACTS, `${name}.png`), Buffer.from(b64, "base64"));
+  }
+  async end() {
+    await fetch(`${this.base}/session/${this.id}`, { method: "DELETE" }).catch(() => {});
+  }
+}
+
+export function check(name, cond, detail = "") {
+  if (cond) {
+    counts.passed++;
+    console.log(`ok   ${name}`);
+  } else {
+    counts.failed++;
+    console.log(`FAIL ${name} ${detail}`);
+  }
+}
+
+export function tempEnv(tag) {
+  const t = fs.mkdtempSync(path.join(os.tmpdir(), `arbor-e2e-${tag}-`));
+  const env = {
+    HOME: path.join(t, "home"),
+    PI_CODING_AGENT_DIR: path.join(t, "agent"),
+    ARBOR_DATA_DIR: path.join(t, "data"),
+    XDG_DATA_HOME: path.join(t, "xdg"),
+  };
+  for (const d of Object.values(env)) fs.mkdirSync(d, { recursive: true });
+  return { dir: t, env };
+}
+
