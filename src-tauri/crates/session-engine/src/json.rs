@@ -917,6 +917,41 @@ fn skip_string(s: &[u8], i: usize) -> Result<(usize, bool), JsonError> {
     }
 }
 
+/// The fast path of [`scan_line`]: serde_json validates the line (it skips everything but the
+/// four fields) about twice as fast as the general scanner. serde accepts nothing that
+/// `JSON.parse` rejects; whatever it refuses (a duplicate key, a non-string `id`, a lone
+/// surrogate, deep nesting, a non-object) goes to [`scan_line`], which decides exactly.
+pub fn scan_line_fast(s: &[u8]) -> Result<ScannedLine, JsonError> {
+    #[derive(serde::Deserialize)]
+    struct Lite<'a> {
+        #[serde(rename = "type", borrow, default)]
+        ty: Option<&'a str>,
+        #[serde(borrow, default)]
+        id: Option<&'a str>,
+        #[serde(rename = "parentId", borrow, default)]
+        parent_id: Option<&'a str>,
+        #[serde(borrow, default)]
+        timestamp: Option<&'a str>,
+    }
+    let first = s.iter().position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+    if first.is_some_and(|i| s[i] == b'{') {
+        if let Ok(l) = serde_json::from_slice::<Lite>(s) {
+            // Borrowed strings have no escapes (serde refuses to borrow one with escapes, and the
+            // exact scanner takes over): their bytes are in the line.
+            let mut out = ScannedLine { is_object: true, ..Default::default() };
+            for (f, slot) in [(l.ty, &mut out.type_), (l.id, &mut out.id), (l.parent_id, &mut out.parent_id), (l.timestamp, &mut out.timestamp)] {
+                if let Some(b) = f {
+                    let start = b.as_ptr() as usize - s.as_ptr() as usize;
+                    *slot = Field::Str(RawStr { start: start as u32, end: (start + b.len()) as u32, escaped: false });
+                }
+            }
+            // `null` and absent both read as None here; the loader treats them alike.
+            return Ok(out);
+        }
+    }
+    scan_line(s)
+}
+
 /// Decodes a [`RawStr`] of `line` into a `String`.
 pub fn raw_str(line: &[u8], r: RawStr) -> String {
     let bytes = &line[r.start as usize..r.end as usize];

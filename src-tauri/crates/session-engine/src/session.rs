@@ -225,13 +225,13 @@ fn is_js_space(c: char) -> bool {
 }
 
 fn js_is_blank(line: &[u8]) -> bool {
-    if line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r' | 0x0B | 0x0C)) {
-        return true;
+    // Only the first byte that is not ASCII whitespace matters: ASCII means not blank, and a
+    // non-ASCII start is decoded only as far as it stays whitespace.
+    match line.iter().position(|b| !matches!(b, b' ' | b'\t' | b'\r' | 0x0B | 0x0C)) {
+        None => true,
+        Some(i) if line[i] < 0x80 => false,
+        Some(i) => js_trim_start(&line[i..]) == line.len() - i,
     }
-    if line.iter().all(|b| b.is_ascii()) {
-        return false;
-    }
-    String::from_utf8_lossy(line).chars().all(is_js_space)
 }
 
 /// Byte length of the JS-whitespace prefix of `buf`.
@@ -333,7 +333,7 @@ impl Session {
     fn load(&mut self, ids: &mut dyn IdSource) {
         let buf = std::mem::take(&mut self.buf);
         self.ends_with_newline = buf.last() == Some(&b'\n');
-        let all_utf8 = std::str::from_utf8(&buf).is_ok();
+        let all_utf8 = simdutf8::basic::from_utf8(&buf).is_ok();
         let t0 = js_trim_start(&buf);
         let t1 = js_trim_end(&buf, t0);
         // Lines of the trimmed text, split on '\n' only.
@@ -366,7 +366,7 @@ impl Session {
                 lossy = String::from_utf8_lossy(line).into_owned().into_bytes();
                 &lossy
             };
-            let scanned = match json::scan_line(text) {
+            let scanned = match json::scan_line_fast(text) {
                 Ok(sc) => sc,
                 Err(e) => {
                     self.malformed_lines.push(line_no);

@@ -1,0 +1,107 @@
+//! One measurement of Arbor's engine per process, in the shape of Pi's `pi-bench-op.mjs`, so the
+//! two can be compared op by op on the same files (see `bench/compare.py`).
+//!
+//!   engine_bench load FILE            open + tree (children index, roots) + leaf path
+//!   engine_bench context FILE         open (untimed), then path + build_context for the leaf
+//!   engine_bench compact FILE         open (untimed), then path + prepare_compaction + serialization
+//!   engine_bench navigate FILE TARGET open (untimed), then collect + prepare + serialize + context at TARGET
+//!   engine_bench append FILE N        append N message lines one by one (p50/p99/max in µs)
+//!
+//! Prints one JSON line: {"op", "ms", ...}. Peak RSS is measured from outside (/usr/bin/time).
+use session_engine::{branch, compaction, context, entries, json, store, Session};
+use std::path::Path;
+use std::time::Instant;
+
+fn ms(t: Instant) -> f64 {
+    (t.elapsed().as_secs_f64() * 1e6).round() / 1e3
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 3 {
+        eprintln!("usage: engine_bench load|context|compact|navigate|append FILE [TARGET|N]");
+        std::process::exit(2);
+    }
+    let (op, file) = (args[1].as_str(), Path::new(&args[2]));
+    let out = match op {
+        "load" => {
+            let t = Instant::now();
+            let s = Session::open(file).expect("open");
+            let roots = s.roots().len();
+            let path = s.path(s.file_leaf());
+            format!("{{\"op\":\"load\",\"ms\":{},\"entries\":{},\"roots\":{roots},\"pathLength\":{},\"diagnostics\":{}}}", ms(t), s.len(), path.len(), s.diagnostics().len())
+        }
+        "context" => {
+            let s = Session::open(file).expect("open");
+            let t = Instant::now();
+            let ctx = context::build_context(&s, s.file_leaf());
+            let first = ms(t);
+            let t2 = Instant::now();
+            let est = context::estimate_context(&ctx.agent_messages());
+            format!("{{\"op\":\"context\",\"ms\":{first},\"messages\":{},\"estimateMs\":{},\"contextTokens\":{}}}", ctx.messages.len(), ms(t2), est.tokens)
+        }
+        "compact" => {
+            let s = Session::open(file).expect("open");
+            let t = Instant::now();
+            let path = s.path(s.file_leaf());
+            let prep = compaction::prepare_compaction(&s, &path, &Default::default()).expect("prepare");
+            let prep_ms = ms(t);
+            let t2 = Instant::now();
+            let text = prep.serialized_history();
+            let prefix = if prep.is_split_turn { prep.serialized_turn_prefix() } else { String::new() };
+            let ser = ms(t2);
+            format!(
+                "{{\"op\":\"compact\",\"ms\":{},\"prepareMs\":{prep_ms},\"serializeMs\":{ser},\"pathLength\":{},\"messagesToSummarize\":{},\"tokensBefore\":{},\"serializedChars\":{}}}",
+                ms(t),
+                path.len(),
+                prep.messages_to_summarize.len(),
+                prep.tokens_before,
+                json::utf16_len(&text) + json::utf16_len(&prefix)
+            )
+        }
+        "navigate" => {
+            let s = Session::open(file).expect("open");
+            let target = s.index_of(&args[3]).expect("target id");
+            let t = Instant::now();
+            let col = branch::collect_branch_entries(&s, s.file_leaf(), target);
+            let prep = branch::prepare_branch_entries(&s, &col.entries, 128000.0 - 16384.0);
+            let text = prep.serialized();
+            let ctx = context::build_context(&s, Some(target));
+            format!(
+                "{{\"op\":\"navigate\",\"ms\":{},\"entriesToSummarize\":{},\"summaryMessages\":{},\"serializedChars\":{},\"newContextMessages\":{}}}",
+                ms(t),
+                col.entries.len(),
+                prep.messages.len(),
+                json::utf16_len(&text),
+                ctx.messages.len()
+            )
+        }
+        "append" => {
+            let n: usize = args.get(3).and_then(|x| x.parse().ok()).unwrap_or(1000);
+            let s = Session::open(file).expect("open");
+            let _lock = store::SessionLock::try_acquire(file).expect("lock");
+            let mut parent = s.file_leaf().map(|l| s.id(l).to_string());
+            let mut times = Vec::with_capacity(n);
+            let mut taken: std::collections::HashSet<String> = Default::default();
+            for i in 0..n {
+                let id = session_engine::ids::new_entry_id(|c| s.index_of(c).is_some() || taken.contains(c));
+                taken.insert(id.clone());
+                let msg = json::obj([("role", "user".into()), ("content", format!("bench message {i}").into()), ("timestamp", json::Value::Num(i as f64))]);
+                let e = entries::message(&id, parent.as_deref(), &session_engine::time::now_iso(), msg);
+                let t = Instant::now();
+                store::append_entry(file, &e, false).expect("append");
+                times.push(t.elapsed().as_secs_f64() * 1e6);
+                parent = Some(id);
+            }
+            let mut sorted = times.clone();
+            sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            let p = |q: f64| sorted[((q / 100.0) * sorted.len() as f64).floor().min(sorted.len() as f64 - 1.0) as usize];
+            format!("{{\"op\":\"append\",\"n\":{n},\"medianUs\":{:.1},\"p99Us\":{:.1},\"maxUs\":{:.1}}}", p(50.0), p(99.0), sorted[sorted.len() - 1])
+        }
+        other => {
+            eprintln!("unknown op {other}");
+            std::process::exit(2);
+        }
+    };
+    println!("{out}");
+}
