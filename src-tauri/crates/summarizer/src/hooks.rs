@@ -63,6 +63,17 @@ impl ArborSettings {
         std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config").join("arbor").join("settings.json"))
     }
 
+    /// Writes the settings atomically (temp file + rename), creating the folder.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let text = serde_json::to_string_pretty(self).map_err(|e| Error::Config(e.to_string()))?;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::Config(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, text).map_err(|e| Error::Config(format!("cannot write {}: {e}", tmp.display())))?;
+        std::fs::rename(&tmp, path).map_err(|e| Error::Config(format!("cannot replace {}: {e}", path.display())))
+    }
+
     /// A missing file gives the defaults; a broken one is an error that names the file.
     pub fn load(path: &Path) -> Result<ArborSettings> {
         match std::fs::read(path) {

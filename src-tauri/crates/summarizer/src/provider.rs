@@ -170,7 +170,8 @@ pub struct Completion {
 pub enum Progress {
     Attempt { attempt: u32 },
     Retrying { attempt: u32, delay: Duration, reason: String },
-    Text { chars: usize },
+    /// Streamed text so far: its length in bytes and the newly arrived piece.
+    Text { chars: usize, delta: String },
 }
 
 pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
@@ -384,8 +385,9 @@ impl Client {
                 }
                 if let Some(p) = progress {
                     if acc.text.len() != last_chars {
+                        let delta = acc.text[last_chars..].to_string();
                         last_chars = acc.text.len();
-                        p(Progress::Text { chars: last_chars });
+                        p(Progress::Text { chars: last_chars, delta });
                     }
                 }
                 if acc.done {

@@ -272,8 +272,18 @@ async fn f42_no_headers_and_mid_stream_stall_fail_within_the_idle_timeout() {
         s.data(&json!({"choices":[{"delta":{},"finish_reason":"stop"}]}).to_string()).data("[DONE]")
     })
     .await;
-    let got = run(&client(Fmt::OpenAi, &server, true)).await.unwrap();
+    let deltas: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let d2 = deltas.clone();
+    let progress: summarizer::ProgressFn = Arc::new(move |p| {
+        if let Progress::Text { delta, .. } = p {
+            d2.lock().unwrap().push(delta);
+        }
+    });
+    let got = client(Fmt::OpenAi, &server, true).complete(&req(), &CancellationToken::new(), Some(&progress)).await.unwrap();
     assert_eq!(got.text, "w0 w1 w2 w3 w4 w5 ");
+    let deltas = deltas.lock().unwrap().clone();
+    assert_eq!(deltas.concat(), got.text, "streamed pieces add up to the answer");
+    assert!(deltas.len() >= 6, "{deltas:?}");
 }
 
 #[tokio::test]
