@@ -782,7 +782,9 @@ impl Session {
         let e = &self.entries[idx];
         &self.buf[e.start as usize..e.end as usize]
     }
-    /// The entry's full JSON, parsed on first use.
+    /// The entry's full JSON, parsed on first use. A line nested deeper than
+    /// [`json::MAX_DEPTH`] (which Pi loads, V8 having no limit) reads as `null` here: its
+    /// entry stays in the tree but contributes nothing.
     pub fn value(&self, idx: usize) -> &Value {
         self.values[idx].get_or_init(|| json::parse_bytes(self.raw(idx)).unwrap_or(Value::Null))
     }

@@ -222,12 +222,21 @@ fn f16_a_100_mb_line_loads_without_a_dom() {
 }
 
 #[test]
-fn f17_deep_nesting_is_a_per_line_error() {
+fn f17_deep_nesting_neither_overflows_the_stack_nor_hides_later_lines() {
+    // V8's JSON.parse accepts any depth, so Pi loads this entry; Arbor keeps it in the tree and
+    // its DOM (past json::MAX_DEPTH) reads as null instead of recursing 100k frames.
     let deep = format!("{{\"type\":\"custom\",\"id\":\"d\",\"parentId\":\"a\",\"timestamp\":\"t\",\"data\":{}{}}}", "[".repeat(100_000), "]".repeat(100_000));
-    let text = format!("{H}\n{}\n{deep}\n{}\n", entry("a", None, "x"), entry("b", Some("a"), "y"));
+    let text = format!("{H}\n{}\n{deep}\n{}\n", entry("a", None, "x"), entry("b", Some("d"), "y"));
     let s = load(text.as_bytes());
-    assert_eq!(s.len(), 2);
-    assert!(s.diagnostics().iter().any(|d| d.line == 3 && d.message.contains("nesting")));
+    assert_eq!(s.len(), 3);
+    assert_eq!(s.path_ids(s.file_leaf()), vec!["a", "d", "b"]);
+    assert!(s.value(1).is_null());
+    assert_eq!(context::build_context(&s, s.file_leaf()).messages.len(), 2);
+    // A message nested too deep for the DOM is still a per-line matter, never a crash.
+    let deep_msg = format!("{{\"type\":\"message\",\"id\":\"m\",\"parentId\":\"b\",\"timestamp\":\"t\",\"message\":{{\"role\":\"user\",\"content\":{}{}}}}}", "[".repeat(5000), "]".repeat(5000));
+    let s2 = load(format!("{text}{deep_msg}\n").as_bytes());
+    assert_eq!(s2.len(), 4);
+    let _ = context::build_context(&s2, s2.file_leaf());
 }
 
 #[test]
