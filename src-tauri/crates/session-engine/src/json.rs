@@ -541,61 +541,91 @@ impl<'a> Parser<'a> {
         }
     }
     fn string_slow(&mut self) -> Result<String, JsonError> {
-        let mut out: Vec<u16> = Vec::new();
+        // Decodes straight into a String; only \u escapes need UTF-16 thinking (pairs combine,
+        // a lone surrogate becomes its stand-in).
+        let mut out = String::with_capacity(16);
         let mut seg_start = self.i;
-        let mut plain = String::new();
-        // Collect as UTF-16 only around escapes; plain runs are copied as text.
-        let flush_plain = |plain: &mut String, out: &mut Vec<u16>| {
-            if !plain.is_empty() {
-                out.extend(to_utf16(plain));
-                plain.clear();
-            }
-        };
+        let mut pending_high: Option<u16> = None;
         loop {
-            let Some(&b) = self.s.get(self.i) else {
+            let Some(off) = memchr::memchr2(b'"', b'\\', &self.s[self.i..]) else {
                 return Err(self.err("unterminated string"));
             };
-            match b {
-                b'"' => {
-                    plain.push_str(&self.src[seg_start..self.i]);
-                    flush_plain(&mut plain, &mut out);
-                    self.i += 1;
-                    return Ok(from_utf16(&out));
-                }
-                b'\\' => {
-                    plain.push_str(&self.src[seg_start..self.i]);
-                    flush_plain(&mut plain, &mut out);
-                    self.i += 1;
-                    let Some(&e) = self.s.get(self.i) else {
-                        return Err(self.err("unterminated escape"));
-                    };
-                    self.i += 1;
-                    match e {
-                        b'"' => out.push(b'"' as u16),
-                        b'\\' => out.push(b'\\' as u16),
-                        b'/' => out.push(b'/' as u16),
-                        b'b' => out.push(0x08),
-                        b'f' => out.push(0x0C),
-                        b'n' => out.push(0x0A),
-                        b'r' => out.push(0x0D),
-                        b't' => out.push(0x09),
-                        b'u' => {
-                            let h = self.s.get(self.i..self.i + 4).ok_or_else(|| self.err("bad \\u escape"))?;
-                            let hs = std::str::from_utf8(h).map_err(|_| self.err("bad \\u escape"))?;
-                            let cu = u16::from_str_radix(hs, 16).map_err(|_| self.err("bad \\u escape"))?;
-                            if !h.iter().all(|c| c.is_ascii_hexdigit()) {
-                                return Err(self.err("bad \\u escape"));
-                            }
-                            out.push(cu);
-                            self.i += 4;
-                        }
-                        _ => return Err(self.err("bad escape")),
-                    }
-                    seg_start = self.i;
-                }
-                0..=0x1F => return Err(self.err("control character in string")),
-                _ => self.i += 1,
+            let j = self.i + off;
+            if self.s[seg_start..j].iter().any(|&b| b < 0x20) {
+                self.i = j;
+                return Err(self.err("control character in string"));
             }
+            if j > seg_start {
+                if let Some(h) = pending_high.take() {
+                    out.push(standin(h));
+                }
+                out.push_str(&self.src[seg_start..j]);
+            }
+            self.i = j + 1;
+            if self.s[j] == b'"' {
+                if let Some(h) = pending_high.take() {
+                    out.push(standin(h));
+                }
+                return Ok(out);
+            }
+            let Some(&e) = self.s.get(self.i) else {
+                return Err(self.err("unterminated escape"));
+            };
+            self.i += 1;
+            let simple = match e {
+                b'"' => Some('"'),
+                b'\\' => Some('\\'),
+                b'/' => Some('/'),
+                b'b' => Some('\u{08}'),
+                b'f' => Some('\u{0C}'),
+                b'n' => Some('\n'),
+                b'r' => Some('\r'),
+                b't' => Some('\t'),
+                b'u' => None,
+                _ => return Err(self.err("bad escape")),
+            };
+            match simple {
+                Some(c) => {
+                    if let Some(h) = pending_high.take() {
+                        out.push(standin(h));
+                    }
+                    out.push(c);
+                }
+                None => {
+                    let h = self.s.get(self.i..self.i + 4).ok_or_else(|| self.err("bad \\u escape"))?;
+                    if !h.iter().all(|c| c.is_ascii_hexdigit()) {
+                        return Err(self.err("bad \\u escape"));
+                    }
+                    // Safe: four ASCII hex digits.
+                    let cu = u16::from_str_radix(std::str::from_utf8(h).unwrap_or("0"), 16).unwrap_or(0);
+                    self.i += 4;
+                    match (pending_high.take(), cu) {
+                        (Some(hi), 0xDC00..=0xDFFF) => {
+                            let c = 0x10000 + (((hi as u32) - 0xD800) << 10) + (cu as u32 - 0xDC00);
+                            out.push(char::from_u32(c).unwrap_or('\u{FFFD}'));
+                        }
+                        (prev, 0xD800..=0xDBFF) => {
+                            if let Some(p) = prev {
+                                out.push(standin(p));
+                            }
+                            pending_high = Some(cu);
+                        }
+                        (prev, 0xDC00..=0xDFFF) => {
+                            if let Some(p) = prev {
+                                out.push(standin(p));
+                            }
+                            out.push(standin(cu));
+                        }
+                        (prev, _) => {
+                            if let Some(p) = prev {
+                                out.push(standin(p));
+                            }
+                            out.push(char::from_u32(cu as u32).unwrap_or('\u{FFFD}'));
+                        }
+                    }
+                }
+            }
+            seg_start = self.i;
         }
     }
 }
