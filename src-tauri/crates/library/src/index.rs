@@ -268,6 +268,7 @@ pub(crate) fn sync_file(conn: &Connection, path: &Path, root: Option<&Path>) -> 
         let consumed = ingest(conn, &mut f, start, &mut r, &mut new_nodes).map_err(|e| match e {
             IngestErr::Io(e) => io_err(path, e),
             IngestErr::Db(e) => classify_err(e),
+            IngestErr::Stopped => LibError::Sqlite("indexing stopped".into()),
         })?;
         r.offset = consumed as i64;
 
@@ -443,19 +444,15 @@ fn recompute(conn: &Connection, r: &mut Row, fresh: Option<&Vec<(i64, Node, NewE
 enum IngestErr {
     Io(std::io::Error),
     Db(rusqlite::Error),
+    /// The writer stopped (after a database error); never escapes `ingest`.
+    Stopped,
 }
 
-/// Read complete lines from `start` to the end of the file, inserting entry and full-text rows.
-/// Returns the offset just after the last complete line.
-fn ingest(conn: &Connection, f: &mut File, start: u64, r: &mut Row, out: &mut Vec<(i64, Node, NewEntry)>) -> Result<u64, IngestErr> {
+/// Read complete lines from `start` to the end of the file and parse them, handing each parsed
+/// line to `sink` in file order. Returns the offset just after the last complete line (or before
+/// an unfinished oversized line).
+fn read_lines(f: &mut File, start: u64, sink: &mut dyn FnMut(Line) -> Result<(), IngestErr>) -> Result<u64, IngestErr> {
     f.seek(SeekFrom::Start(start)).map_err(IngestErr::Io)?;
-    let mut ins_e = conn
-        .prepare_cached(
-            "INSERT INTO entries(file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 0)",
-        )
-        .map_err(IngestErr::Db)?;
-    let mut ins_f = conn.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").map_err(IngestErr::Db)?;
     let mut buf: Vec<u8> = Vec::with_capacity(CHUNK);
     let mut base = start; // file offset of buf[0]
     let mut eof = false;
@@ -478,7 +475,7 @@ fn ingest(conn: &Connection, f: &mut File, start: u64, r: &mut Row, out: &mut Ve
                     continue;
                 }
                 Some(i) => {
-                    r.bad_lines += 1;
+                    sink(Line::Bad("line too long"))?;
                     skipping_from = None;
                     base += (i + 1) as u64;
                     buf.drain(..=i);
@@ -493,32 +490,77 @@ fn ingest(conn: &Connection, f: &mut File, start: u64, r: &mut Row, out: &mut Ve
             }
             continue;
         };
-        let complete = &buf[..=last_nl];
-        for line in complete.split(|&b| b == b'\n') {
+        for line in buf[..=last_nl].split(|&b| b == b'\n') {
             if line.is_empty() {
                 continue;
             }
-            if line.len() > MAX_LINE {
-                r.bad_lines += 1;
-                continue;
-            }
-            handle_line(line, r, &mut ins_e, &mut ins_f, out).map_err(IngestErr::Db)?;
+            sink(if line.len() > MAX_LINE { Line::Bad("line too long") } else { parse::parse_line(line) })?;
         }
         base += (last_nl + 1) as u64;
         buf.drain(..=last_nl);
     }
-    // an unfinished oversized line stays pending: the offset stays before it
     Ok(skipping_from.unwrap_or(base))
 }
 
+/// Parse on a second thread while this one writes to SQLite (for more than a few MB).
+const PIPELINE_MIN: u64 = 4 << 20;
+
+/// Index complete lines from `start`: entry rows, full-text rows, facts in `r`.
+fn ingest(conn: &Connection, f: &mut File, start: u64, r: &mut Row, out: &mut Vec<(i64, Node, NewEntry)>) -> Result<u64, IngestErr> {
+    let mut ins_e = conn
+        .prepare_cached(
+            "INSERT INTO entries(file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 0)",
+        )
+        .map_err(IngestErr::Db)?;
+    let mut ins_f = conn.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").map_err(IngestErr::Db)?;
+    let size = f.metadata().map_err(IngestErr::Io)?.len();
+    if size.saturating_sub(start) < PIPELINE_MIN {
+        return read_lines(f, start, &mut |l| handle_line(l, r, &mut ins_e, &mut ins_f, out).map_err(IngestErr::Db));
+    }
+    std::thread::scope(|sc| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Line>>(4);
+        let reader = sc.spawn(move || {
+            let mut batch = Vec::with_capacity(512);
+            let res = read_lines(f, start, &mut |l| {
+                batch.push(l);
+                if batch.len() >= 512 {
+                    tx.send(std::mem::replace(&mut batch, Vec::with_capacity(512))).map_err(|_| IngestErr::Stopped)?;
+                }
+                Ok(())
+            });
+            if !batch.is_empty() {
+                let _ = tx.send(batch);
+            }
+            res
+        });
+        let mut db_err = None;
+        for batch in rx {
+            for l in batch {
+                if let Err(e) = handle_line(l, r, &mut ins_e, &mut ins_f, out) {
+                    db_err = Some(e);
+                    break;
+                }
+            }
+            if db_err.is_some() {
+                break; // dropping rx stops the reader
+            }
+        }
+        let res = reader.join().unwrap_or(Err(IngestErr::Stopped));
+        match db_err {
+            Some(e) => Err(IngestErr::Db(e)),
+            None => res,
+        }
+    })
+}
+
 fn handle_line(
-    line: &[u8],
+    parsed: Line,
     r: &mut Row,
     ins_e: &mut rusqlite::CachedStatement,
     ins_f: &mut rusqlite::CachedStatement,
     out: &mut Vec<(i64, Node, NewEntry)>,
 ) -> rusqlite::Result<()> {
-    let parsed = parse::parse_line(line);
     match parsed {
         Line::Blank => {}
         Line::Bad(_) => r.bad_lines += 1,

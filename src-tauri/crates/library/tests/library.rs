@@ -49,6 +49,8 @@ fn statuses_follow_the_leaf_compaction_and_branches() {
     assert_eq!(mode, "wal");
     let v: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
     assert_eq!(v, library::db::SCHEMA_VERSION);
+    drop(c);
+    assert!(lib.check().unwrap(), "full quick_check of a healthy index");
 }
 
 #[test]

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Library benchmarks, Arbor's index against Pi's SessionManager.list, in ONE run (ratios only
+# mean something side by side on a shared machine).
+#
+#   PI_DIR=<folder with node_modules/@mariozechner/pi-coding-agent> \
+#   BENCH_DIR=<scratch folder outside the repo> \
+#   SHARED_BENCH=<path to shared/bench> \
+#   src-tauri/crates/library/benches/compare-with-pi.sh [--gb]
+#
+# Needs node, /usr/bin/time and cargo. Data is generated once into $BENCH_DIR and reused.
+# --gb also builds a ~1 GB index (8 hard-linked copies of the 500 sessions) and times queries on it.
+set -euo pipefail
+: "${PI_DIR:?set PI_DIR}"; : "${BENCH_DIR:?set BENCH_DIR}"; : "${SHARED_BENCH:?set SHARED_BENCH}"
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../../../.." && pwd)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}"
+(cd "$repo" && cargo build --release -q -p library --example bench)
+B="$CARGO_TARGET_DIR/release/examples/bench"
+mkdir -p "$BENCH_DIR"; cd "$BENCH_DIR"
+[ -d many500 ] || node "$SHARED_BENCH/gen-sessions.mjs" --many 500 --dir many500
+[ -f s100k.jsonl ] || node "$SHARED_BENCH/gen-sessions.mjs" --entries 100000 --seed 42 --out s100k.jsonl
+peak() { grep -E 'Maximum resident' | awk '{printf "%.0f MB", $6/1024}'; }
+
+echo "== 500 sessions: Pi SessionManager.list vs Arbor index (fresh), then an up-to-date pass"
+for round in 1 2 3; do
+  pi=$(PI_DIR="$PI_DIR" /usr/bin/time -v node "$SHARED_BENCH/pi-bench-op.mjs" list many500 2>pi.err); pirss=$(peak < pi.err)
+  ours=$(/usr/bin/time -v "$B" index many500 "$BENCH_DIR/many.sqlite3" 2>ours.err); oursrss=$(peak < ours.err)
+  again=$(/usr/bin/time -v "$B" resync many500 "$BENCH_DIR/many.sqlite3" 2>again.err); againrss=$(peak < again.err)
+  echo "round $round"
+  echo "  pi:     $pi  peak $pirss"
+  echo "  arbor:  $ours  peak $oursrss"
+  echo "  arbor:  $again  peak $againrss"
+done
+
+echo "== append one entry to the 264 MB session and re-index"
+cp s100k.jsonl append-copy.jsonl
+rm -f big.sqlite3 big.sqlite3-wal big.sqlite3-shm
+/usr/bin/time -v "$B" append append-copy.jsonl big.sqlite3 2>append.err; echo "  peak $(peak < append.err)"
+"$B" append append-copy.jsonl big.sqlite3
+rm -f append-copy.jsonl
+
+if [ "${1:-}" = "--gb" ]; then
+  echo "== ~1 GB of sessions: index once, then queries"
+  "$B" links many500 gb 8
+  [ -f gb.sqlite3 ] || "$B" index gb gb.sqlite3
+  "$B" query gb.sqlite3 21 error "registry buffer" '"request error"' decoder "Successfully replaced" zzzznothing
+fi
