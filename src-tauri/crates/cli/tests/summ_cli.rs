@@ -205,3 +205,27 @@ async fn prompt_injection_cannot_put_the_key_in_a_summary() {
     assert!(!stderr(&o).contains(key) && !String::from_utf8_lossy(&o.stdout).contains(key));
     assert_eq!(server.requests()[0].header("x-api-key"), Some(key));
 }
+
+/// F37 through the binary: a 429 with a short retry-after is waited out, said on stderr, and
+/// the compaction then succeeds.
+#[tokio::test]
+async fn rate_limit_is_retried_and_reported() {
+    let dir = scratch("rate-limit");
+    let file = copy(&dir, "basic-simple-chat");
+    let server = Server::start(|r, n| {
+        if n == 0 {
+            Script::response(429, &[("retry-after-ms", "300")], r#"{"error":{"type":"rate_limit_error","message":"slow down"}}"#)
+        } else {
+            ok_answer(Fmt::OpenAi, r, "S")
+        }
+    })
+    .await;
+    let mut c = bin(&dir);
+    c.env("OPENAI_API_KEY", "k").args(["compact"]).arg(&file).args(["--provider", "openai", "--model", "m", "--base-url", &server.base_v1()]);
+    let t = std::time::Instant::now();
+    let o = output(c).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(t.elapsed() >= std::time::Duration::from_millis(300));
+    assert!(stderr(&o).contains("retrying in"), "{}", stderr(&o));
+    assert_eq!(server.count(), 2);
+}

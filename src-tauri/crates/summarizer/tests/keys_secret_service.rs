@@ -13,10 +13,13 @@ fn bus_present() -> bool {
     if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some() {
         return true;
     }
-    eprintln!("\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!");
-    eprintln!("!!! SKIPPED: no D-Bus session, so no Secret Service. Run this test through");
-    eprintln!("!!!   scripts/with-secret-service.sh cargo test -p summarizer --test keys_secret_service");
-    eprintln!("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n");
+    // Written straight to the process's stderr, past libtest's capture, so it shows even
+    // though the test passes.
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "\n!!! keys_secret_service SKIPPED: no D-Bus session, so no Secret Service.\n!!! Run: scripts/with-secret-service.sh cargo test -p summarizer --test keys_secret_service\n"
+    );
     false
 }
 
