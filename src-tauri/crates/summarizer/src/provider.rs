@@ -172,6 +172,9 @@ pub enum Progress {
     Retrying { attempt: u32, delay: Duration, reason: String },
     /// Streamed text so far: its length in bytes and the newly arrived piece.
     Text { chars: usize, delta: String },
+    /// `Text` of one summary call, tagged by `run` ("history", "turnPrefix", "branch"), since a
+    /// split turn streams two calls at once.
+    SummaryText { call: &'static str, chars: usize, delta: String },
 }
 
 pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;

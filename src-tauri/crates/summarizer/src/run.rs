@@ -46,6 +46,20 @@ impl Backend {
                 Ok((offline::summarize(kind, messages, previous, custom), Usage::default()))
             }
             Backend::Model(c) => {
+                let call = match kind {
+                    offline::Kind::History => "history",
+                    offline::Kind::TurnPrefix => "turnPrefix",
+                    offline::Kind::Branch => "branch",
+                };
+                let tagged: Option<ProgressFn> = progress.map(|p| {
+                    let p = p.clone();
+                    let f: ProgressFn = std::sync::Arc::new(move |ev| match ev {
+                        crate::provider::Progress::Text { chars, delta } => p(crate::provider::Progress::SummaryText { call, chars, delta }),
+                        other => p(other),
+                    });
+                    f
+                });
+                let progress = tagged.as_ref();
                 let req = CompletionRequest {
                     system: prompts::SYSTEM.to_string(),
                     prompt: wire_text(&prompt),
