@@ -255,9 +255,11 @@ impl Client {
                 let mut b = json!({
                     "model": self.cfg.model,
                     "messages": messages,
-                    "max_tokens": req.max_tokens,
                     "stream": self.cfg.stream,
                 });
+                // OpenAI's own API rejects `max_tokens` for its newer models; compatible servers
+                // (Ollama, vLLM, LM Studio, Groq, OpenRouter) all take `max_tokens`.
+                b[openai_max_tokens_field(&self.cfg.base_url)] = json!(req.max_tokens);
                 if self.cfg.stream {
                     b["stream_options"] = json!({"include_usage": true});
                 }
@@ -548,6 +550,15 @@ enum Stop {
     Ok,
     MaxTokens,
     Refused(String),
+}
+
+fn openai_max_tokens_field(base_url: &str) -> &'static str {
+    let host = base_url.split("://").nth(1).unwrap_or("").split(['/', ':']).next().unwrap_or("");
+    if host == "api.openai.com" {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    }
 }
 
 fn openai_stop(r: &str) -> Stop {
@@ -860,3 +871,14 @@ impl BodyReader<'_> {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn max_tokens_field_follows_the_server() {
+        assert_eq!(super::openai_max_tokens_field("https://api.openai.com/v1"), "max_completion_tokens");
+        assert_eq!(super::openai_max_tokens_field("http://127.0.0.1:11434/v1"), "max_tokens");
+        assert_eq!(super::openai_max_tokens_field("https://openrouter.ai/api/v1"), "max_tokens");
+        assert_eq!(super::openai_max_tokens_field("https://api.openai.com.evil.example/v1"), "max_tokens");
+    }
+}
