@@ -1,0 +1,91 @@
+// Graph benchmark in the real webview (not part of the test run; takes about a minute).
+//
+//   node gen-sessions.mjs --entries 100000 --seed 42 --out $DIR/agent/sessions/--p--/s100k.jsonl
+//   ARBOR_BIN=... ARBOR_BENCH_AGENT_DIR=$DIR/agent node tests/e2e/bench.mjs
+//
+// Measures (1) click on the session in the picker -> first painted graph rows, (2) the
+// open_session command alone (engine open + layout + IPC), (3) frame times while scrolling.
+
+import fs from "node:fs";
+import path from "node:path";
+import { Session, killAll, startDriver, startXvfb, tempEnv } from "./driver.mjs";
+
+const agent = process.env.ARBOR_BENCH_AGENT_DIR;
+if (!agent) throw new Error("set ARBOR_BENCH_AGENT_DIR to an agent dir with one big session");
+
+const stats = (xs) => {
+  const a = [...xs].sort((x, y) => x - y);
+  const q = (p) => a[Math.min(a.length - 1, Math.floor(p * a.length))];
+  return { n: a.length, median: +q(0.5).toFixed(2), p95: +q(0.95).toFixed(2), max: +a[a.length - 1].toFixed(2) };
+};
+
+async function main() {
+  const display = await startXvfb();
+  const { dir, env } = tempEnv("bench");
+  env.PI_CODING_AGENT_DIR = agent;
+  const driver = await startDriver(display, env);
+  const s = await Session.start(driver.base);
+  try {
+    await s.cmd("POST", "/timeouts", { script: 300_000 });
+    const tPick = Date.now();
+    await s.waitFor("picker", () => s.exec(`return document.querySelectorAll(".session-card").length > 0`), 300_000);
+    console.log(`picker listed the sessions after ${Date.now() - tPick} ms (the listing reads each file)`);
+    const sessionPath = await s.exec(`return document.querySelector(".session-card").dataset.path`);
+    const firstPaint = await s.exec(`
+      const t0 = performance.now();
+      document.querySelector(".session-card").click();
+      return new Promise((resolve) => {
+        const poll = () => {
+          if (document.querySelectorAll(".g-row").length > 0) requestAnimationFrame(() => resolve(performance.now() - t0));
+          else setTimeout(poll, 2);
+        };
+        poll();
+      });`);
+    const info = await s.text("#status-info");
+    const openOnly = [];
+    for (let i = 0; i < 3; i++) {
+      openOnly.push(await s.exec(`
+        const t = performance.now();
+        return window.__TAURI_INTERNALS__.invoke("open_session", { path: arguments[0] }).then(() => performance.now() - t);`, sessionPath));
+    }
+    await s.exec(`return window.__TAURI_INTERNALS__.invoke("open_session", { path: arguments[0] })`, sessionPath);
+    await s.screenshot("bench-100k-open");
+    const scroll = await s.exec(`
+      const g = document.getElementById("graph");
+      g.scrollTop = 0;
+      const intervals = [];
+      let last = null, n = 0;
+      const before = window.arborBench.frameTimes().length;
+      return new Promise((resolve) => {
+        const step = (ts) => {
+          if (last !== null) intervals.push(ts - last);
+          last = ts;
+          g.scrollTop += 1200;
+          if (++n < 400) requestAnimationFrame(step);
+          else setTimeout(() => resolve({ intervals, draws: window.arborBench.frameTimes().slice(before), rows: g.scrollHeight / 24 }), 200);
+        };
+        requestAnimationFrame(step);
+      });`);
+    await s.screenshot("bench-100k-scrolled");
+    const report = {
+      session: path.basename(sessionPath),
+      bytes: fs.statSync(sessionPath).size,
+      status: info,
+      clickToFirstPaintMs: +firstPaint.toFixed(1),
+      openSessionCommandMs: openOnly.map((x) => +x.toFixed(1)),
+      scrollRafIntervalMs: stats(scroll.intervals),
+      graphDrawMs: stats(scroll.draws),
+    };
+    console.log(JSON.stringify(report, null, 2));
+  } finally {
+    await s.end();
+    killAll();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  killAll();
+  process.exit(1);
+});
