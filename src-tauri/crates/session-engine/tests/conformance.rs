@@ -10,12 +10,18 @@ use std::path::{Path, PathBuf};
 
 const SIM_CLOCK: &str = "2030-01-01T00:00:00.000Z";
 
-fn fixtures(dir: &str) -> Vec<PathBuf> {
+/// Every `<case>.expected.json` (and `<case>.<variant>.expected.json`, another oracle run on
+/// the same session with other options) with its session file `<case>.jsonl`.
+fn fixtures(dir: &str) -> Vec<(PathBuf, PathBuf)> {
     let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(dir);
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&d)
+    let mut v: Vec<(PathBuf, PathBuf)> = std::fs::read_dir(&d)
         .unwrap_or_else(|e| panic!("{}: {e}", d.display()))
         .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".jsonl"))
+        .filter_map(|p| {
+            let name = p.file_name()?.to_str()?.strip_suffix(".expected.json")?.to_string();
+            let case = name.split('.').next()?.to_string();
+            Some((d.join(format!("{case}.jsonl")), p))
+        })
         .collect();
     v.sort();
     v
@@ -53,9 +59,8 @@ fn normalize_lines(lines: &[String]) -> Vec<String> {
     lines.to_vec()
 }
 
-fn check_case(jsonl: &Path, errors: &mut Vec<String>) {
-    let name = jsonl.file_name().unwrap().to_string_lossy().trim_end_matches(".jsonl").to_string();
-    let exp_path = jsonl.with_file_name(format!("{name}.expected.json"));
+fn check_case(jsonl: &Path, exp_path: &Path, errors: &mut Vec<String>) {
+    let name = exp_path.file_name().unwrap().to_string_lossy().trim_end_matches(".expected.json").to_string();
     let expected = json::parse_bytes(&std::fs::read(&exp_path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", exp_path.display()));
     let bytes = std::fs::read(jsonl).unwrap();
     let s = Session::from_bytes_with_ids(bytes.clone(), &mut CounterIds { prefix: 'a', next: 0 });
@@ -214,8 +219,8 @@ fn run_dir(dir: &str, min_cases: usize) {
     let files = fixtures(dir);
     assert!(files.len() >= min_cases, "expected at least {min_cases} cases in {dir}, found {}", files.len());
     let mut errors = Vec::new();
-    for f in &files {
-        check_case(f, &mut errors);
+    for (jsonl, expected) in &files {
+        check_case(jsonl, expected, &mut errors);
     }
     if !errors.is_empty() {
         panic!("{} mismatches in {} cases of {dir}:\n{}", errors.len(), files.len(), errors.join("\n"));
@@ -230,5 +235,5 @@ fn conformance_corpus_matches_pi() {
 
 #[test]
 fn random_oracle_cases_match_pi() {
-    run_dir("random", 20);
+    run_dir("random", 30);
 }
