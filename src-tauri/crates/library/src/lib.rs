@@ -236,12 +236,11 @@ impl Library {
                 batch_bytes += u.bytes_read;
             }
             let last = i + 1 == total;
-            if r.is_err() || last || batch_bytes > (64 << 20) || batch_start.elapsed().as_secs() >= 2 {
-                if !self.conn.is_autocommit() {
-                    if let Err(e) = self.conn.execute_batch("COMMIT").map_err(db::classify_err) {
-                        let _ = self.conn.execute_batch("ROLLBACK");
-                        return Err(e);
-                    }
+            let flush = r.is_err() || last || batch_bytes > (64 << 20) || batch_start.elapsed().as_secs() >= 2;
+            if flush && !self.conn.is_autocommit() {
+                if let Err(e) = self.conn.execute_batch("COMMIT").map_err(db::classify_err) {
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                    return Err(e);
                 }
             }
             let r = match r {

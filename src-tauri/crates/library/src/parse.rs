@@ -349,6 +349,28 @@ impl Body {
     }
 }
 
+/// Raw JSON (tool-call arguments) made readable for the tokenizer: `\n`, `\t`, `\r` become
+/// spaces and `\"`, `\\`, `\/` their character, so `"a\nfoo"` gives the word `foo`, not `nfoo`.
+fn loose_unescape(raw: &str) -> Cow<'_, str> {
+    if !raw.contains('\\') {
+        return Cow::Borrowed(raw);
+    }
+    let mut out = String::with_capacity(raw.len());
+    let mut it = raw.chars();
+    while let Some(c) = it.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match it.next() {
+            Some('n' | 't' | 'r' | 'b' | 'f') => out.push(' '),
+            Some(o) => out.push(o),
+            None => {}
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Parse an ISO-8601 UTC timestamp (`YYYY-MM-DDTHH:MM:SS(.mmm)Z`) to epoch milliseconds.
 pub fn iso_to_ms(s: &str) -> Option<i64> {
     let b = s.as_bytes();
@@ -599,7 +621,9 @@ fn fill_message(m: &Msg, e: &mut EntryRec, body: &mut Body, entry_ms: Option<i64
                             // JSON.stringify(arguments): the raw text is compact when Pi wrote it
                             chars += utf16_len(name) + if args.is_empty() { 0 } else { utf16_len(args) };
                             body.push(name, 200);
-                            body.push(args, MAX_PART);
+                            if body.1 {
+                                body.push(&loose_unescape(cut(args, MAX_PART)), MAX_PART);
+                            }
                             if matches!(name, "read" | "write" | "edit") {
                                 if let Some(r) = b.arguments {
                                     if let Ok(PathArg { path: Some(p) }) = serde_json::from_str::<PathArg>(r.get()) {
@@ -752,6 +776,7 @@ mod tests {
         assert_eq!(e.parent_id.as_deref(), Some("u1"));
         assert!(e.body.contains("hello \"world\""));
         assert!(e.body.contains("src/x.rs"));
+        assert_eq!(loose_unescape(r#"{"content":"fn a()\n{\n  \"x\"\n}"}"#), "{\"content\":\"fn a() {   \"x\" }\"}");
         assert_eq!(e.usage, Some(3));
         assert_eq!(e.files_read, vec!["src/x.rs".to_string()]);
         assert_eq!(e.model.as_deref(), Some("p/m"));

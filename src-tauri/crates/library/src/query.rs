@@ -96,7 +96,7 @@ pub struct SearchQuery {
 }
 
 /// Hit order. Ranking (bm25) must score every match, which is slow for a word found in a large
-/// share of a big index, so `Auto` ranks when there are at most 5,000 matches and otherwise
+/// share of a big index, so `Auto` ranks when there are at most 1,000 matches and otherwise
 /// lists the newest indexed entries first.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum SearchOrder {
@@ -302,12 +302,12 @@ impl Library {
             SearchOrder::Auto => {
                 let n: i64 = self
                     .conn
-                    .query_row("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 LIMIT 5001)", [&m], |r| r.get(0))
+                    .query_row("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 LIMIT 1001)", [&m], |r| r.get(0))
                     .map_err(|e| match classify_err(e) {
                         LibError::Sqlite(m) => LibError::Invalid(format!("cannot search for that ({m}); try plain words")),
                         o => o,
                     })?;
-                n <= 5000
+                n <= 1000
             }
         };
         let mut args: Vec<SqlValue> = vec![SqlValue::Text(m)];
