@@ -41,5 +41,17 @@ if [ ! -f "$stamp" ] || ! cmp -s ui/package-lock.json "$stamp"; then
   cp ui/package-lock.json "$stamp"
 fi
 
+# tauri-driver (the WebDriver bridge for the end-to-end test) is installed apart from ui/'s
+# lockfile: its package lists optional binaries for macOS and Windows that the registry here does
+# not serve, which makes `npm ci` reject any lockfile that contains it. Exact pins keep it
+# reproducible; `npm install` skips the missing optional binaries.
+DRIVER_DIR="tests/e2e/driver"
+TAURI_DRIVER_VERSION="2.0.9"
+if ! grep -qs "\"version\": \"$TAURI_DRIVER_VERSION\"" "$DRIVER_DIR/node_modules/@crabnebula/tauri-driver/package.json"; then
+  mkdir -p "$DRIVER_DIR"
+  npm install --prefix "$DRIVER_DIR" --no-save --no-package-lock --no-audit --no-fund \
+    "@crabnebula/tauri-driver@$TAURI_DRIVER_VERSION" "@crabnebula/tauri-driver-linux-x64-gnu@$TAURI_DRIVER_VERSION"
+fi
+
 (cd ui && npm run build --silent)
 echo "setup: done"

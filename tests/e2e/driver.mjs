@@ -12,7 +12,8 @@ import { fileURLToPath } from "node:url";
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const ARTIFACTS = path.join(ROOT, "tests", "artifacts");
 export const BIN = process.env.ARBOR_BIN || path.join(process.env.CARGO_TARGET_DIR || path.join(ROOT, "target"), "debug", "arbor");
-export const DRIVER = path.join(ROOT, "ui", "node_modules", ".bin", "tauri-driver");
+// Installed by scripts/setup.sh (outside ui/'s lockfile, see there).
+export const DRIVER = path.join(ROOT, "tests", "e2e", "driver", "node_modules", ".bin", "tauri-driver");
 const groups = [];
 export const counts = { passed: 0, failed: 0 };
 

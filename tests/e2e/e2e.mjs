@@ -299,7 +299,7 @@ async function xssScenario(display) {
 
 async function main() {
   if (!fs.existsSync(BIN)) throw new Error(`app binary not found at ${BIN}; build it first (cargo build -p arbor)`);
-  if (!fs.existsSync(DRIVER)) throw new Error(`tauri-driver not found at ${DRIVER}; run npm ci in ui/`);
+  if (!fs.existsSync(DRIVER)) throw new Error(`tauri-driver not found at ${DRIVER}; run scripts/setup.sh`);
   const display = await startXvfb();
   const only = process.argv[2];
   for (const [name, fn] of [["demo", demoScenario], ["xss", xssScenario]]) {
