@@ -191,3 +191,34 @@ fn search_finds_rows_and_reveal_expands_folds() {
         assert!(after.total_rows > before);
     }
 }
+
+/// Splits the open time of a big session: engine open, graph input, layout, first window.
+/// `ARBOR_BENCH_FILE=/path/s100k.jsonl cargo test --release -p arbor --test app -- --ignored --nocapture`
+#[test]
+#[ignore = "benchmark: needs ARBOR_BENCH_FILE"]
+fn bench_open_big_session() {
+    let Some(file) = std::env::var_os("ARBOR_BENCH_FILE") else { return };
+    let t = std::time::Instant::now();
+    let s = session_engine::Session::open(Path::new(&file)).unwrap();
+    let open = t.elapsed();
+    let t = std::time::Instant::now();
+    let nodes = arbor_app::view::graph::nodes(&s);
+    let input = t.elapsed();
+    let t = std::time::Instant::now();
+    let layout = session_graph::layout(&nodes, s.file_leaf().map(|l| l as u32), &session_graph::LayoutOptions::new());
+    let lay = t.elapsed();
+    let t = std::time::Instant::now();
+    let rows = arbor_app::view::graph::window(&s, &layout, 0, 256);
+    let win = t.elapsed();
+    println!(
+        "entries {} rows {} lanes {}: engine open {:?}, graph input {:?}, layout {:?}, first 256-row window {:?} ({} rows)",
+        s.len(),
+        layout.len(),
+        layout.lanes(),
+        open,
+        input,
+        lay,
+        win,
+        rows.len()
+    );
+}
