@@ -39,8 +39,8 @@ pub fn random_short_id() -> String {
 pub fn uuid_v7(ms: i64) -> String {
     let mut b = random_bytes::<16>();
     let ms = ms as u64;
-    for i in 0..6 {
-        b[i] = (ms >> (40 - 8 * i)) as u8;
+    for (i, byte) in b.iter_mut().take(6).enumerate() {
+        *byte = (ms >> (40 - 8 * i)) as u8;
     }
     b[6] = (b[6] & 0x0f) | 0x70;
     b[8] = (b[8] & 0x3f) | 0x80;

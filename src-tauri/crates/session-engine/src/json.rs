@@ -512,31 +512,26 @@ impl<'a> Parser<'a> {
         self.i += 1;
         let start = self.i;
         // Fast path: no escapes.
-        loop {
-            match memchr::memchr3(b'"', b'\\', 0x0A, &self.s[self.i..]) {
-                None => return Err(self.err("unterminated string")),
-                Some(off) => {
-                    let j = self.i + off;
-                    match self.s[j] {
-                        b'"' => {
-                            let raw = &self.s[start..j];
-                            if raw.iter().any(|&b| b < 0x20) {
-                                self.i = j;
-                                return Err(self.err("control character in string"));
-                            }
-                            self.i = j + 1;
-                            return Ok(self.src[start..j].to_string());
-                        }
-                        b'\n' => {
-                            self.i = j;
-                            return Err(self.err("control character in string"));
-                        }
-                        _ => {
-                            self.i = start;
-                            return self.string_slow();
-                        }
-                    }
+        let Some(off) = memchr::memchr3(b'"', b'\\', 0x0A, &self.s[self.i..]) else {
+            return Err(self.err("unterminated string"));
+        };
+        let j = self.i + off;
+        match self.s[j] {
+            b'"' => {
+                if self.s[start..j].iter().any(|&b| b < 0x20) {
+                    self.i = j;
+                    return Err(self.err("control character in string"));
                 }
+                self.i = j + 1;
+                Ok(self.src[start..j].to_string())
+            }
+            b'\n' => {
+                self.i = j;
+                Err(self.err("control character in string"))
+            }
+            _ => {
+                self.i = start;
+                self.string_slow()
             }
         }
     }

@@ -61,7 +61,7 @@ fn normalize_lines(lines: &[String]) -> Vec<String> {
 
 fn check_case(jsonl: &Path, exp_path: &Path, errors: &mut Vec<String>) {
     let name = exp_path.file_name().unwrap().to_string_lossy().trim_end_matches(".expected.json").to_string();
-    let expected = json::parse_bytes(&std::fs::read(&exp_path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", exp_path.display()));
+    let expected = json::parse_bytes(&std::fs::read(exp_path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", exp_path.display()));
     let bytes = std::fs::read(jsonl).unwrap();
     let s = Session::from_bytes_with_ids(bytes.clone(), &mut CounterIds { prefix: 'a', next: 0 });
     let opts = InspectOptions::from_oracle_json(expected.get("options").unwrap());

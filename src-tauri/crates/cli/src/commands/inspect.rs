@@ -1,10 +1,11 @@
-use super::{open_session, CmdResult};
-use session_engine::json::{self, Value};
+use super::CmdResult;
+use session_engine::json;
 use session_engine::report::{self, InspectOptions};
 
 /// Prints the oracle-compatible report. Flags override `--options-json`.
 pub fn run(a: crate::InspectArgs) -> CmdResult {
-    let s = open_session_lenient(&a.file)?;
+    // Unlike the other commands, inspect also reports on files Pi rejects (headerAccepted: false).
+    let s = session_engine::Session::open(&a.file).map_err(|e| e.to_string())?;
     let mut o = match &a.options_json {
         Some(p) => {
             let bytes = std::fs::read(p).map_err(|e| format!("{}: cannot read the options file: {e}", p.display()))?;
@@ -46,17 +47,3 @@ pub fn run(a: crate::InspectArgs) -> CmdResult {
     println!("{text}");
     Ok(())
 }
-
-/// `inspect` reports on files Pi rejects too (headerAccepted: false), like the oracle.
-fn open_session_lenient(p: &std::path::Path) -> Result<session_engine::Session, String> {
-    match session_engine::Session::open(p) {
-        Ok(s) => Ok(s),
-        Err(e) => {
-            let _ = open_session; // same error texts as the other commands
-            Err(e.to_string())
-        }
-    }
-}
-
-#[allow(dead_code)]
-fn _unused(_: Value) {}
