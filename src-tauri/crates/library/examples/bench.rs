@@ -108,6 +108,36 @@ fn main() {
             }
             println!("parse: {lines} lines, {:.1} MB, body text {:.1} MB, {:.0} ms", bytes as f64 / 1e6, body as f64 / 1e6, ms(t));
         }
+        "append-many" => {
+            // append N new entries (a linear chain at the leaf, ~2.6 KB each) and re-index
+            let file = PathBuf::from(&a[1]);
+            let db = PathBuf::from(&a[2]);
+            let n: usize = a[3].parse().unwrap();
+            let mut lib = Library::open(&db).unwrap();
+            lib.sync_file(&file, None).unwrap();
+            let mut parent = lib.session(&file).unwrap().unwrap().leaf_id.unwrap();
+            let tag = format!("{:x}", std::process::id());
+            let mut text = String::new();
+            for i in 0..n {
+                let id = format!("{tag}{i:08x}");
+                let words = "the parser keeps the byte offset of every line ".repeat(54);
+                text.push_str(&format!(
+                    "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"{parent}\",\"timestamp\":\"2026-02-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{words} {id}\",\"timestamp\":1769904000000}}}}\n"
+                ));
+                parent = id;
+            }
+            std::fs::OpenOptions::new().append(true).open(&file).unwrap().write_all(text.as_bytes()).unwrap();
+            let t = Instant::now();
+            let u = lib.sync_file(&file, None).unwrap();
+            println!(
+                "append of {n} entries ({:.1} KB) to a {:.1} MB file: {:?}, {} bytes read, re-index {:.2} ms",
+                text.len() as f64 / 1e3,
+                std::fs::metadata(&file).unwrap().len() as f64 / 1e6,
+                u.change,
+                u.bytes_read,
+                ms(t)
+            );
+        }
         "links" => {
             let dir = PathBuf::from(&a[1]);
             let out = PathBuf::from(&a[2]);

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Current schema version (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 #[derive(Debug, Clone)]
 pub struct OpenOptions {
@@ -84,6 +84,18 @@ CREATE INDEX IF NOT EXISTS entries_file_id ON entries(file_id, entry_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
 "#;
 
+/// v2: paths read / modified by a session's tool calls, one row each, so an append adds only
+/// its new paths (the v1 JSON columns `files_read`/`files_modified` are left empty).
+const SCHEMA_V2: &str = r#"
+CREATE TABLE IF NOT EXISTS touched(
+  id INTEGER PRIMARY KEY,
+  file_id INTEGER NOT NULL,
+  op INTEGER NOT NULL,
+  path TEXT NOT NULL,
+  UNIQUE(file_id, op, path)
+);
+"#;
+
 pub(crate) fn classify_err(e: rusqlite::Error) -> LibError {
     if let rusqlite::Error::SqliteFailure(f, _) = &e {
         match f.code {
@@ -149,6 +161,13 @@ fn try_open(path: &Path, opts: &OpenOptions) -> Result<Connection, OpenFail> {
 fn migrate(conn: &Connection, from: i64) -> rusqlite::Result<()> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let r = (|| {
+        if from == 1 {
+            // v2 moved the file lists to their own table; the index is a cache: refill it
+            conn.execute_batch("DELETE FROM fts; DELETE FROM entries; DELETE FROM files;")?;
+        }
+        if from < 2 {
+            conn.execute_batch(SCHEMA_V2)?;
+        }
         if from < 1 {
             conn.execute_batch(SCHEMA_V1)?;
             // pending full-text terms kept in memory before a flush (default 1 MB)

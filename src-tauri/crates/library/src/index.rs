@@ -152,8 +152,9 @@ fn load_row(conn: &Connection, path: &str) -> rusqlite::Result<Option<Row>> {
             compaction_count: r.get(16)?,
             branch_count: r.get(17)?,
             bad_lines: r.get(18)?,
-            files_read: serde_json::from_str(&fr).unwrap_or_default(),
-            files_modified: serde_json::from_str(&fm).unwrap_or_default(),
+            // only the paths found by this pass; stored ones live in `touched`
+            files_read: { let _ = fr; Vec::new() },
+            files_modified: { let _ = fm; Vec::new() },
             leaf_id: r.get(21)?,
             ctx_usage: r.get(22)?,
             ctx_trailing: r.get(23)?,
@@ -175,6 +176,7 @@ fn load_row(conn: &Connection, path: &str) -> rusqlite::Result<Option<Row>> {
 pub(crate) fn remove_file_rows(conn: &Connection, file_id: i64, keep_file_row: bool) -> rusqlite::Result<()> {
     conn.prepare_cached("DELETE FROM fts WHERE rowid IN (SELECT rowid FROM entries WHERE file_id = ?1)")?.execute([file_id])?;
     conn.prepare_cached("DELETE FROM entries WHERE file_id = ?1")?.execute([file_id])?;
+    conn.prepare_cached("DELETE FROM touched WHERE file_id = ?1")?.execute([file_id])?;
     if !keep_file_row {
         conn.prepare_cached("DELETE FROM files WHERE id = ?1")?.execute([file_id])?;
     }
@@ -198,9 +200,10 @@ pub(crate) fn write_tx<T>(conn: &Connection, f: impl FnOnce() -> Result<T, LibEr
     }
 }
 
+/// Paths of this pass (duplicates are dropped by the `touched` table's UNIQUE constraint).
 fn push_unique(v: &mut Vec<String>, items: Vec<String>) {
     for i in items {
-        if v.len() < 5000 && !v.contains(&i) {
+        if v.last() != Some(&i) {
             v.push(i);
         }
     }
@@ -305,6 +308,16 @@ pub(crate) fn sync_file(conn: &Connection, path: &Path, root: Option<&Path>) -> 
             }
         }
 
+        {
+            let mut ins = conn
+                .prepare_cached("INSERT OR IGNORE INTO touched(file_id, op, path) VALUES (?1, ?2, ?3)")
+                .map_err(classify_err)?;
+            for (op, list) in [(0, &r.files_read), (1, &r.files_modified)] {
+                for p in list {
+                    ins.execute(params![r.id, op, p]).map_err(classify_err)?;
+                }
+            }
+        }
         let (h, t) = hashes(&mut f, r.offset as u64).map_err(|e| io_err(path, e))?;
         let created_ms = r.created.as_deref().and_then(parse::iso_to_ms);
         conn.prepare_cached(
@@ -342,8 +355,8 @@ pub(crate) fn sync_file(conn: &Connection, path: &Path, root: Option<&Path>) -> 
                 r.compaction_count,
                 r.branch_count,
                 r.bad_lines,
-                serde_json::to_string(&r.files_read).unwrap_or_else(|_| "[]".into()),
-                serde_json::to_string(&r.files_modified).unwrap_or_else(|_| "[]".into()),
+                "[]",
+                "[]",
                 r.leaf_id,
                 r.ctx_usage,
                 r.ctx_trailing,
@@ -519,13 +532,13 @@ fn ingest(conn: &Connection, f: &mut File, start: u64, r: &mut Row, out: &mut Ve
         return read_lines(f, start, &mut |l| handle_line(l, r, &mut ins_e, &mut ins_f, out).map_err(IngestErr::Db));
     }
     std::thread::scope(|sc| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Line>>(4);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Line>>(2);
         let reader = sc.spawn(move || {
-            let mut batch = Vec::with_capacity(512);
+            let mut batch = Vec::with_capacity(256);
             let res = read_lines(f, start, &mut |l| {
                 batch.push(l);
-                if batch.len() >= 512 {
-                    tx.send(std::mem::replace(&mut batch, Vec::with_capacity(512))).map_err(|_| IngestErr::Stopped)?;
+                if batch.len() >= 256 {
+                    tx.send(std::mem::replace(&mut batch, Vec::with_capacity(256))).map_err(|_| IngestErr::Stopped)?;
                 }
                 Ok(())
             });

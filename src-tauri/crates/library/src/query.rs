@@ -37,7 +37,10 @@ pub struct SessionInfo {
     pub first_message: Option<String>,
     /// Pi's context estimate at the leaf (§9.3).
     pub tokens_at_leaf: i64,
+    /// Paths read by `read` tool calls and not modified (Pi's `readFiles` rule), in first-seen
+    /// order. Filled by [`Library::session`]; [`Library::sessions`] leaves both lists empty.
     pub files_read: Vec<String>,
+    /// Paths written or edited (`write`/`edit` tool calls), in first-seen order. Same note.
     pub files_modified: Vec<String>,
     pub leaf_id: Option<String>,
     pub parent_session: Option<String>,
@@ -185,13 +188,11 @@ fn under_roots(sql: &mut String, args: &mut Vec<SqlValue>, col: &str, roots: &[P
 }
 
 const SESSION_COLS: &str = "f.path, f.header_id, f.cwd, f.name, f.created, f.created_ms, f.modified_ms, f.entry_count, f.message_count,
-  f.branch_count, f.compaction_count, f.model, f.first_message, COALESCE(f.ctx_usage, 0) + f.ctx_trailing, f.files_read,
-  f.files_modified, f.leaf_id, f.parent_session, f.size, f.size - f.offset, f.bad_lines, f.valid = 1,
+  f.branch_count, f.compaction_count, f.model, f.first_message, COALESCE(f.ctx_usage, 0) + f.ctx_trailing, f.id,
+  f.id, f.leaf_id, f.parent_session, f.size, f.size - f.offset, f.bad_lines, f.valid = 1,
   (f.header_id IS NOT NULL AND EXISTS (SELECT 1 FROM files g WHERE g.header_id = f.header_id AND g.id != f.id))";
 
 fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionInfo> {
-    let fr: String = r.get(14)?;
-    let fm: String = r.get(15)?;
     Ok(SessionInfo {
         path: PathBuf::from(r.get::<_, String>(0)?),
         session_id: r.get(1)?,
@@ -207,8 +208,8 @@ fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionInfo> {
         model: r.get(11)?,
         first_message: r.get(12)?,
         tokens_at_leaf: r.get(13)?,
-        files_read: serde_json::from_str(&fr).unwrap_or_default(),
-        files_modified: serde_json::from_str(&fm).unwrap_or_default(),
+        files_read: Vec::new(),
+        files_modified: Vec::new(),
         leaf_id: r.get(16)?,
         parent_session: r.get(17)?,
         size: r.get(18)?,
@@ -274,13 +275,28 @@ impl Library {
         rows.collect::<Result<_, _>>().map_err(classify_err)
     }
 
-    /// One session by path, if indexed.
+    /// One session by path, if indexed (with its file lists).
     pub fn session(&self, path: &Path) -> Result<Option<SessionInfo>, LibError> {
         use rusqlite::OptionalExtension;
-        self.conn
-            .query_row(&format!("SELECT {SESSION_COLS} FROM files f WHERE f.path = ?1"), [path.to_string_lossy()], session_row)
+        let found = self
+            .conn
+            .query_row(&format!("SELECT {SESSION_COLS}, f.id FROM files f WHERE f.path = ?1"), [path.to_string_lossy()], |r| {
+                Ok((session_row(r)?, r.get::<_, i64>(23)?))
+            })
             .optional()
-            .map_err(classify_err)
+            .map_err(classify_err)?;
+        let Some((mut info, id)) = found else { return Ok(None) };
+        let list = |sql: &str| -> Result<Vec<String>, LibError> {
+            let mut q = self.conn.prepare_cached(sql).map_err(classify_err)?;
+            let rows = q.query_map([id], |r| r.get::<_, String>(0)).map_err(classify_err)?;
+            rows.collect::<Result<_, _>>().map_err(classify_err)
+        };
+        info.files_modified = list("SELECT path FROM touched WHERE file_id = ?1 AND op = 1 ORDER BY id")?;
+        info.files_read = list(
+            "SELECT path FROM touched t WHERE file_id = ?1 AND op = 0
+               AND NOT EXISTS (SELECT 1 FROM touched m WHERE m.file_id = t.file_id AND m.op = 1 AND m.path = t.path) ORDER BY id",
+        )?;
+        Ok(Some(info))
     }
 
     /// Status of every entry of one session, in file order: (entry id, status). For graph badges.

@@ -537,3 +537,43 @@ fn f16_an_oversized_line_is_skipped_with_bounded_memory_and_later_lines_still_co
     assert_eq!(s.pending_bytes, 0);
     assert_eq!(hits(&lib, "pelican"), vec![("b2000000".into(), "in_context")]);
 }
+
+#[test]
+fn older_schema_is_migrated_and_refilled_without_a_notice() {
+    let (_d, root, db) = setup();
+    three_status_session(&root.join("s1.jsonl"), "sess-1", "/p");
+    let mut lib = Library::open(&db).unwrap();
+    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    drop(lib);
+    rusqlite::Connection::open(&db).unwrap().execute_batch("PRAGMA user_version = 1").unwrap();
+    let mut lib = Library::open(&db).unwrap();
+    assert!(lib.notices().is_empty());
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let v: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(v, library::db::SCHEMA_VERSION);
+    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    assert_eq!(hits(&lib, "quokka").len(), 1);
+}
+
+#[test]
+fn files_read_and_modified_follow_pis_rule_across_appends() {
+    let (_d, root, db) = setup();
+    let f = root.join("s.jsonl");
+    let mut g = Gen::new("sess-f", "/f");
+    let a = g.chain(None, 2, "files", "m").unwrap(); // reads src/00000002.rs and src/00000004.rs
+    g.write(&f);
+    let mut lib = Library::open(&db).unwrap();
+    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    let s = lib.session(&f).unwrap().unwrap();
+    assert_eq!(s.files_read, vec!["src/00000002.rs".to_string(), "src/00000004.rs".to_string()]);
+    assert!(s.files_modified.is_empty());
+    // an appended edit of a file read earlier moves it to "modified"
+    let l = line(&serde_json::json!({"type":"message","id":"dddddd01","parentId":a,"timestamp":"2025-03-01T12:00:00.000Z",
+        "message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"edit","arguments":{"path":"src/00000002.rs","edits":[]}}],
+        "provider":"p","model":"m","stopReason":"toolUse","timestamp":1740830400000u64}}));
+    append_from_other_process(&f, &l);
+    lib.sync_file(&f, Some(&root)).unwrap();
+    let s = lib.session(&f).unwrap().unwrap();
+    assert_eq!(s.files_read, vec!["src/00000004.rs".to_string()]);
+    assert_eq!(s.files_modified, vec!["src/00000002.rs".to_string()]);
+}
