@@ -8,25 +8,6 @@ use session_graph::{flags, layout, marks, Layout, LayoutOptions, Node, NodeKind,
 use specta::Type;
 use std::collections::HashSet;
 
-/// The role of a message entry for drawing, without parsing the line when it has Pi's shape
-/// (`"message":{"role":"…"` is how Pi serializes every message). Other shapes fall back to the
-/// engine's parsed value. Display-only: nothing else depends on it.
-fn message_role(s: &Session, i: usize) -> Option<&str> {
-    const KEY: &[u8] = br#""message":{"role":""#;
-    let raw = s.raw(i);
-    if let Some(at) = memchr::memmem::find(raw, KEY) {
-        let rest = &raw[at + KEY.len()..];
-        if let Some(end) = memchr::memchr(b'"', rest) {
-            if let Ok(role) = std::str::from_utf8(&rest[..end]) {
-                if !role.contains('\\') {
-                    return Some(role);
-                }
-            }
-        }
-    }
-    s.role(i)
-}
-
 pub fn nodes(s: &Session) -> Vec<Node> {
     (0..s.len())
         .map(|i| {
@@ -35,7 +16,7 @@ pub fn nodes(s: &Session) -> Vec<Node> {
                 parent: s.parent_of(i).map(|p| p as u32),
                 timestamp: parse_iso_ms(&e.timestamp).unwrap_or(0),
                 kind: match s.kind(i) {
-                    Kind::Message => match message_role(s, i) {
+                    Kind::Message => match super::message_role(s, i) {
                         Some("user") => NodeKind::User,
                         Some("assistant") => NodeKind::Assistant,
                         Some("toolResult") => NodeKind::ToolResult,

@@ -46,17 +46,14 @@ pub fn summarize(path: &Path) -> Option<(SessionSummary, i64)> {
             continue;
         }
         count += 1;
-        let role = s.role(i).unwrap_or("");
-        let msg = s.message(i);
+        let role = super::message_role(&s, i).unwrap_or("");
         if role == "user" && first.is_none() {
-            first = msg.map(|m| user_text(m.get("content").unwrap_or(&Value::Null)));
+            first = s.message(i).map(|m| user_text(m.get("content").unwrap_or(&Value::Null)));
         }
         if role == "user" || role == "assistant" {
-            let ts = msg
-                .and_then(|m| m.num_field("timestamp"))
-                .map(|t| t as i64)
-                .or_else(|| parse_iso_ms(&s.entry(i).timestamp))
-                .unwrap_or(0);
+            // Pi takes message.timestamp; the entry's own timestamp is the same moment to within
+            // the length of a reply, and reading it needs no parse of the whole entry.
+            let ts = parse_iso_ms(&s.entry(i).timestamp).unwrap_or(0);
             modified = Some(modified.map_or(ts, |m| m.max(ts)));
         }
     }
