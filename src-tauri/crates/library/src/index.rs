@@ -15,6 +15,8 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 const HASH_SPAN: u64 = 4096;
+/// Most new entries listed in one [`FileUpdate`] (and watcher event); more means "reload it".
+pub const MAX_EVENT_ENTRIES: usize = 1000;
 const CHUNK: usize = 1 << 20;
 /// Longest line indexed; longer ones are skipped and counted as bad (F16).
 pub const MAX_LINE: usize = 32 << 20;
@@ -38,7 +40,8 @@ pub enum Change {
 pub struct FileUpdate {
     pub change: Change,
     pub session_id: Option<String>,
-    /// Entries added by this pass (in file order), with their status after the pass.
+    /// Entries added by this pass (in file order), with their status after the pass; at most
+    /// [`MAX_EVENT_ENTRIES`] (a bigger change, e.g. a new or re-read file: reload the session).
     pub new_entries: Vec<NewEntry>,
     /// Bytes read from the file by this pass.
     pub bytes_read: u64,
@@ -267,7 +270,7 @@ pub(crate) fn sync_file(conn: &Connection, path: &Path, root: Option<&Path>) -> 
         }
         let start = r.offset as u64;
         let old_leaf = r.leaf_id.clone();
-        let mut new_nodes: Vec<(i64, Node, NewEntry)> = Vec::new();
+        let mut new_nodes: Vec<(i64, Node, Option<NewEntry>)> = Vec::new();
         let consumed = ingest(conn, &mut f, start, &mut r, &mut new_nodes).map_err(|e| match e {
             IngestErr::Io(e) => io_err(path, e),
             IngestErr::Db(e) => classify_err(e),
@@ -303,7 +306,8 @@ pub(crate) fn sync_file(conn: &Connection, path: &Path, root: Option<&Path>) -> 
         if !new_nodes.is_empty() && !fast {
             // statuses of the new entries may have changed by the recompute
             let mut q = conn.prepare_cached("SELECT status FROM entries WHERE rowid = ?1").map_err(classify_err)?;
-            for (rowid, _, ne) in new_nodes.iter_mut() {
+            for (rowid, _, ne) in new_nodes.iter_mut().filter(|x| x.2.is_some()) {
+                let Some(ne) = ne else { continue };
                 ne.status = status::status_name(q.query_row([*rowid], |x| x.get(0)).map_err(classify_err)?);
             }
         }
@@ -376,14 +380,14 @@ pub(crate) fn sync_file(conn: &Connection, path: &Path, root: Option<&Path>) -> 
         Ok(FileUpdate {
             change,
             session_id: r.header_id.clone(),
-            new_entries: new_nodes.into_iter().map(|(_, _, ne)| ne).collect(),
+            new_entries: new_nodes.into_iter().filter_map(|(_, _, ne)| ne).collect(),
             bytes_read: consumed - start,
             reason: full_reason,
         })
     })
 }
 
-fn chain_from(old_leaf: &Option<String>, new_nodes: &[(i64, Node, NewEntry)]) -> bool {
+fn chain_from(old_leaf: &Option<String>, new_nodes: &[(i64, Node, Option<NewEntry>)]) -> bool {
     let mut prev = old_leaf.clone();
     for (_, n, _) in new_nodes {
         if n.parent_id != prev {
@@ -394,7 +398,7 @@ fn chain_from(old_leaf: &Option<String>, new_nodes: &[(i64, Node, NewEntry)]) ->
     true
 }
 
-fn has_duplicate_ids(conn: &Connection, file_id: i64, new_nodes: &[(i64, Node, NewEntry)]) -> rusqlite::Result<bool> {
+fn has_duplicate_ids(conn: &Connection, file_id: i64, new_nodes: &[(i64, Node, Option<NewEntry>)]) -> rusqlite::Result<bool> {
     let mut q = conn.prepare_cached("SELECT count(*) FROM entries WHERE file_id = ?1 AND entry_id = ?2")?;
     for (_, n, _) in new_nodes {
         let c: i64 = q.query_row(params![file_id, n.id], |r| r.get(0))?;
@@ -407,7 +411,7 @@ fn has_duplicate_ids(conn: &Connection, file_id: i64, new_nodes: &[(i64, Node, N
 
 /// Recompute every status of a file from its entry rows (or from `fresh` after a full read),
 /// writing only the statuses that changed.
-fn recompute(conn: &Connection, r: &mut Row, fresh: Option<&Vec<(i64, Node, NewEntry)>>) -> rusqlite::Result<()> {
+fn recompute(conn: &Connection, r: &mut Row, fresh: Option<&Vec<(i64, Node, Option<NewEntry>)>>) -> rusqlite::Result<()> {
     let (rowids, nodes, old): (Vec<i64>, Vec<Node>, Vec<i64>) = match fresh {
         Some(v) => (v.iter().map(|x| x.0).collect(), v.iter().map(|x| x.1.clone()).collect(), vec![status::IN_CONTEXT; v.len()]),
         None => {
@@ -519,7 +523,7 @@ fn read_lines(f: &mut File, start: u64, sink: &mut dyn FnMut(Line) -> Result<(),
 const PIPELINE_MIN: u64 = 4 << 20;
 
 /// Index complete lines from `start`: entry rows, full-text rows, facts in `r`.
-fn ingest(conn: &Connection, f: &mut File, start: u64, r: &mut Row, out: &mut Vec<(i64, Node, NewEntry)>) -> Result<u64, IngestErr> {
+fn ingest(conn: &Connection, f: &mut File, start: u64, r: &mut Row, out: &mut Vec<(i64, Node, Option<NewEntry>)>) -> Result<u64, IngestErr> {
     let mut ins_e = conn
         .prepare_cached(
             "INSERT INTO entries(file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status)
@@ -572,7 +576,7 @@ fn handle_line(
     r: &mut Row,
     ins_e: &mut rusqlite::CachedStatement,
     ins_f: &mut rusqlite::CachedStatement,
-    out: &mut Vec<(i64, Node, NewEntry)>,
+    out: &mut Vec<(i64, Node, Option<NewEntry>)>,
 ) -> rusqlite::Result<()> {
     match parsed {
         Line::Blank => {}
@@ -627,7 +631,9 @@ fn handle_line(
             if !e.body.is_empty() {
                 ins_f.execute(params![rowid, e.body])?;
             }
-            let ne = NewEntry { entry_id: e.id.clone(), parent_id: e.parent_id.clone(), entry_type: e.ty.clone(), status: "in_context" };
+            // events carry at most MAX_EVENT_ENTRIES new entries (a bigger change means: reload)
+            let ne = (out.len() < MAX_EVENT_ENTRIES)
+                .then(|| NewEntry { entry_id: e.id.clone(), parent_id: e.parent_id.clone(), entry_type: e.ty.clone(), status: "in_context" });
             out.push((
                 rowid,
                 Node { id: e.id, parent_id: e.parent_id, is_compaction: e.ty == "compaction", first_kept: e.first_kept, ctx: e.ctx, tok: e.tok, usage: e.usage },
