@@ -144,9 +144,6 @@ fn try_open(path: &Path, opts: &OpenOptions) -> Result<Connection, OpenFail> {
     if v < SCHEMA_VERSION {
         migrate(&conn, v).map_err(bad)?;
     }
-    if let Ok(t) = std::env::var("ARBOR_FTS_TUNE") {
-        conn.execute_batch(&t).map_err(bad)?;
-    }
     // The schema may be damaged without quick_check noticing (or it was off): touch every table.
     conn.query_row("SELECT (SELECT count(*) FROM files LIMIT 1) + (SELECT count(*) FROM user_roots)", [], |r| r.get::<_, i64>(0))
         .map_err(|e| match classify_err(e) {
