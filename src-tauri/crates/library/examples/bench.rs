@@ -4,7 +4,8 @@
 //! ```text
 //! cargo run --release -p library --example bench -- index DIR DB        # from scratch (DB deleted first)
 //! cargo run --release -p library --example bench -- resync DIR DB       # up-to-date pass (nothing changed)
-//! cargo run --release -p library --example bench -- append FILE DB      # full index of FILE, then +1 entry and re-index
+//! cargo run --release -p library --example bench -- append FILE DB [branch]  # full index of FILE, then +1 entry (at the leaf, or off the first entry) and re-index
+//! cargo run --release -p library --example bench -- append-many FILE DB N     # +N chained entries at the leaf and re-index
 //! cargo run --release -p library --example bench -- links DIR OUT N     # N hard-linked copies of DIR's files under OUT/c<i>/
 //! cargo run --release -p library --example bench -- query DB RUNS Q...  # median / max time per query
 //! ```
@@ -68,7 +69,12 @@ fn main() {
             let t = Instant::now();
             let u = lib.sync_file(&file, None).unwrap();
             println!("first pass over {} ({:.1} MB): {:?}, {:.1} MB read, {:.0} ms", file.display(), std::fs::metadata(&file).unwrap().len() as f64 / 1e6, u.change, u.bytes_read as f64 / 1e6, ms(t));
-            let leaf = lib.session(&file).unwrap().unwrap().leaf_id.unwrap();
+            let mut leaf = lib.session(&file).unwrap().unwrap().leaf_id.unwrap();
+            if a.get(3).map(String::as_str) == Some("branch") {
+                // continue from the first entry instead: the leaf moves to another branch and
+                // every status of the session is recomputed (from the index, not the file)
+                leaf = lib.entry_statuses(&file).unwrap()[0].0.clone();
+            }
             let id = format!("{:08x}", std::process::id() ^ (Instant::now().elapsed().as_nanos() as u32));
             let line = format!(
                 "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"{leaf}\",\"timestamp\":\"2026-02-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"bench append marker {id}\"}}],\"timestamp\":1769904000000}}}}\n"
