@@ -38,6 +38,10 @@ pub fn collect_branch_entries(s: &Session, old_leaf: Option<usize>, target: usiz
 pub fn branch_message(s: &Session, idx: usize) -> Option<Value> {
     match s.kind(idx) {
         Kind::Message => {
+            // Tool results are skipped: learn the role without parsing their (often large) body.
+            if s.role(idx) == Some("toolResult") {
+                return None;
+            }
             let m = s.value(idx).get("message")?;
             if m.str_field("role") == Some("toolResult") {
                 None

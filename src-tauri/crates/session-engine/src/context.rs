@@ -132,6 +132,9 @@ pub fn build_context_on_path(s: &Session, path: &[usize]) -> Context {
                 ctx.model = Some(Model { provider: field(v, "provider"), model_id: field(v, "modelId") });
             }
             Kind::Message if !have_model => {
+                if s.role(idx) != Some("assistant") {
+                    continue;
+                }
                 if let Some(m) = s.message(idx) {
                     if m.str_field("role") == Some("assistant") {
                         have_model = true;
@@ -334,7 +337,7 @@ pub fn estimate_tokens(m: &Value) -> f64 {
                         Some("toolCall") => {
                             chars += len16(b.get("name"));
                             chars += match b.get("arguments") {
-                                Some(a) => json::utf16_len(&json::to_string(a)) as f64,
+                                Some(a) => json::stringified_utf16_len(a) as f64,
                                 None => 0.0,
                             };
                         }

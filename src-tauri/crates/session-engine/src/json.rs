@@ -323,6 +323,33 @@ pub fn write_number(out: &mut String, n: f64) {
     }
 }
 
+/// `JSON.stringify(v).length` without building the string.
+pub fn stringified_utf16_len(v: &Value) -> usize {
+    match v {
+        Value::Null => 4,
+        Value::Bool(true) => 4,
+        Value::Bool(false) => 5,
+        Value::Num(n) => number_to_string(*n).len(),
+        Value::Str(s) => quoted_utf16_len(s),
+        Value::Arr(a) => 2 + a.len().saturating_sub(1) + a.iter().map(stringified_utf16_len).sum::<usize>(),
+        Value::Obj(m) => 2 + m.len().saturating_sub(1) + m.0.iter().map(|(k, x)| quoted_utf16_len(k) + 1 + stringified_utf16_len(x)).sum::<usize>(),
+    }
+}
+
+/// The UTF-16 length of a string literal as `JSON.stringify` writes it.
+fn quoted_utf16_len(s: &str) -> usize {
+    let mut n = 2 + utf16_len(s);
+    for &b in s.as_bytes() {
+        match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0C => n += 1,
+            0..=0x1F => n += 5,
+            _ => {}
+        }
+    }
+    // A stand-in (one unit) is written as the six units \udXXX.
+    n + s.chars().filter(|&c| c as u32 >= STANDIN_BASE).count() * 5
+}
+
 pub fn number_to_string(n: f64) -> String {
     let mut s = String::new();
     write_number(&mut s, n);
@@ -1074,6 +1101,14 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(l.parent_id, Field::Null);
+    }
+
+    #[test]
+    fn stringified_length_matches_the_string() {
+        for t in [r#"{"a":[1,2.5,"x\"y\n\u0001",null,true,{"b":"é🚀\ud83d"}],"c":{}}"#, "[]", "\"\"", "1e21"] {
+            let v = parse(t).unwrap();
+            assert_eq!(stringified_utf16_len(&v), utf16_len(&to_string(&v)), "{t}");
+        }
     }
 
     #[test]
