@@ -229,6 +229,27 @@ mod tests {
     }
 
     #[test]
+    fn session_paths_follow_pi_agent_dir_and_cwd_encoding() {
+        // The only test in this crate that touches these variables.
+        std::env::set_var("PI_CODING_AGENT_DIR", "/tmp/pi-agent-test");
+        std::env::remove_var("PI_CODING_AGENT_SESSION_DIR");
+        assert_eq!(sessions_root(), PathBuf::from("/tmp/pi-agent-test/sessions"));
+        assert_eq!(session_dir_for("/home/u/proj", None), PathBuf::from("/tmp/pi-agent-test/sessions/--home-u-proj--"));
+        assert_eq!(session_dir_for("/home/u/proj", Some("/elsewhere")), PathBuf::from("/elsewhere"));
+        std::env::set_var("PI_CODING_AGENT_DIR", "~/agent");
+        assert_eq!(agent_dir(), home().join("agent"));
+        std::env::remove_var("PI_CODING_AGENT_DIR");
+        assert_eq!(agent_dir(), home().join(".pi/agent"));
+        let dir = tempfile::tempdir().unwrap();
+        let name = session_file_name("2025-03-01T09:00:00.000Z", "019550ef-1280-7e3a-9c34-90cb73af3be4");
+        let p = dir.path().join("--p--").join(&name);
+        let header = crate::entries::line(&crate::entries::header("019550ef-1280-7e3a-9c34-90cb73af3be4", "2025-03-01T09:00:00.000Z", "/p", None));
+        create_session_file(&p, &[header.clone()]).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), format!("{header}\n"));
+        assert_eq!(header, r#"{"type":"session","version":3,"id":"019550ef-1280-7e3a-9c34-90cb73af3be4","timestamp":"2025-03-01T09:00:00.000Z","cwd":"/p"}"#);
+    }
+
+    #[test]
     fn append_adds_a_separator_after_a_torn_tail_and_keeps_earlier_bytes() {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("s.jsonl");
