@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum LibraryEvent {
+    /// The first full pass over the roots is running (sent every 25 files).
+    Indexing { done: usize, total: usize },
     /// The first full pass over the roots finished.
     Synced { report: SyncReport },
     /// A session file gained entries, appeared, or was re-read in full (`change`).
@@ -135,7 +137,11 @@ fn run(mut lib: Library, roots: Vec<PathBuf>, rx: Receiver<Msg>, subs: Subs, opt
     for n in lib.take_notices() {
         emit(&subs, LibraryEvent::Notice { notice: n });
     }
-    let full_pass = |lib: &mut Library, subs: &Subs| match lib.sync_roots(&roots, &mut |_| {}) {
+    let full_pass = |lib: &mut Library, subs: &Subs, report_progress: bool| match lib.sync_roots(&roots, &mut |p| {
+        if report_progress && (p.done % 25 == 0 || p.done == p.total) {
+            emit(subs, LibraryEvent::Indexing { done: p.done, total: p.total });
+        }
+    }) {
         Ok(r) => {
             for (p, m) in &r.errors {
                 emit(subs, LibraryEvent::Error { path: Some(p.clone()), message: m.clone() });
@@ -147,7 +153,7 @@ fn run(mut lib: Library, roots: Vec<PathBuf>, rx: Receiver<Msg>, subs: Subs, opt
             None
         }
     };
-    if let Some(report) = full_pass(&mut lib, &subs) {
+    if let Some(report) = full_pass(&mut lib, &subs, true) {
         emit(&subs, LibraryEvent::Synced { report });
     }
     let mut last_rescan = Instant::now();
@@ -158,7 +164,7 @@ fn run(mut lib: Library, roots: Vec<PathBuf>, rx: Receiver<Msg>, subs: Subs, opt
             Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return,
             Ok(Msg::Paths(ps)) => pending.extend(ps),
             Err(RecvTimeoutError::Timeout) => {
-                full_pass(&mut lib, &subs);
+                full_pass(&mut lib, &subs, false);
                 last_rescan = Instant::now();
                 continue;
             }

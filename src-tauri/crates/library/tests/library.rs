@@ -467,6 +467,8 @@ fn watcher_follows_appends_written_by_another_process() {
             }
         }
     };
+    let ev = wait(&rx, &|e| matches!(e, LibraryEvent::Indexing { .. }));
+    assert!(matches!(ev, LibraryEvent::Indexing { done: 0, total: 1 }), "{ev:?}");
     let ev = wait(&rx, &|e| matches!(e, LibraryEvent::Synced { .. }));
     let LibraryEvent::Synced { report } = ev else { unreachable!() };
     assert_eq!(report.new, 1);
