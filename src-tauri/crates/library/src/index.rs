@@ -128,13 +128,11 @@ fn hashes(f: &mut File, offset: u64) -> std::io::Result<(i64, i64)> {
 fn load_row(conn: &Connection, path: &str) -> rusqlite::Result<Option<Row>> {
     conn.prepare_cached(
         "SELECT id, dev, ino, size, mtime_ns, offset, head_hash, tail_hash, valid, header_id, name, model, first_message,
-                modified_ms, entry_count, message_count, compaction_count, branch_count, bad_lines, files_read, files_modified,
-                leaf_id, ctx_usage, ctx_trailing, cwd, created, parent_session, version
+                modified_ms, entry_count, message_count, compaction_count, branch_count, bad_lines, leaf_id, ctx_usage,
+                ctx_trailing, cwd, created, parent_session, version
          FROM files WHERE path = ?1",
     )?
     .query_row([path], |r| {
-        let fr: String = r.get(19)?;
-        let fm: String = r.get(20)?;
         Ok(Row {
             id: r.get(0)?,
             dev: r.get(1)?,
@@ -156,15 +154,15 @@ fn load_row(conn: &Connection, path: &str) -> rusqlite::Result<Option<Row>> {
             branch_count: r.get(17)?,
             bad_lines: r.get(18)?,
             // only the paths found by this pass; stored ones live in `touched`
-            files_read: { let _ = fr; Vec::new() },
-            files_modified: { let _ = fm; Vec::new() },
-            leaf_id: r.get(21)?,
-            ctx_usage: r.get(22)?,
-            ctx_trailing: r.get(23)?,
-            cwd: r.get(24)?,
-            created: r.get(25)?,
-            parent_session: r.get(26)?,
-            version: r.get(27)?,
+            files_read: Vec::new(),
+            files_modified: Vec::new(),
+            leaf_id: r.get(19)?,
+            ctx_usage: r.get(20)?,
+            ctx_trailing: r.get(21)?,
+            cwd: r.get(22)?,
+            created: r.get(23)?,
+            parent_session: r.get(24)?,
+            version: r.get(25)?,
             seen_object: false,
         })
     })
