@@ -177,6 +177,14 @@ fn errors_are_tagged_with_hints() {
 }
 
 #[test]
+fn unfold_all_shows_every_entry_and_folds_back() {
+    let e = env();
+    let opened = sessions::open_demo(&e.state).unwrap();
+    assert_eq!(graph::unfold_all(&e.state, true).unwrap(), opened.entry_count);
+    assert_eq!(graph::unfold_all(&e.state, false).unwrap(), opened.total_rows);
+}
+
+#[test]
 fn search_finds_rows_and_reveal_expands_folds() {
     let e = env();
     sessions::open_demo(&e.state).unwrap();

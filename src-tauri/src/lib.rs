@@ -19,6 +19,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         sessions::canary,
         graph::graph_window,
         graph::toggle_graph_fold,
+        graph::unfold_all_runs,
         graph::reveal_entry,
         graph::search_session,
         graph::get_entry_detail,

@@ -5,7 +5,8 @@ use session_engine::Session;
 use crate::error::AppError;
 use serde::{Deserialize, Serialize};
 use session_graph::Layout;
-use std::collections::{BTreeMap, HashSet};
+use crate::view::graph::Folding;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use std::sync::Mutex;
@@ -17,7 +18,7 @@ pub struct OpenSession {
     /// The leaf Arbor shows (Pi's file leaf unless the user navigated).
     pub leaf: Option<usize>,
     pub layout: Layout,
-    pub expanded: HashSet<u32>,
+    pub folding: Folding,
     pub is_demo: bool,
 }
 

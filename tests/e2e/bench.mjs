@@ -50,31 +50,19 @@ async function main() {
     }
     await s.exec(`return window.__TAURI_INTERNALS__.invoke("open_session", { path: arguments[0] })`, sessionPath);
     await s.screenshot("bench-100k-open");
-    const scroll = await s.exec(`
-      const g = document.getElementById("graph");
-      g.scrollTop = 0;
-      const intervals = [];
-      let last = null, n = 0;
-      const before = window.arborBench.frameTimes().length;
-      return new Promise((resolve) => {
-        const step = (ts) => {
-          if (last !== null) intervals.push(ts - last);
-          last = ts;
-          g.scrollTop += 1200;
-          if (++n < 400) requestAnimationFrame(step);
-          else setTimeout(() => resolve({ intervals, draws: window.arborBench.frameTimes().slice(before), rows: g.scrollHeight / 24 }), 200);
-        };
-        requestAnimationFrame(step);
-      });`);
-    await s.screenshot("bench-100k-scrolled");
+    const folded = await scrollBench(s);
+    await s.click("#btn-unfold");
+    await s.waitFor("unfolded rows", async () => /100001 rows/.test(await s.text("#status-info")), 60_000);
+    const unfolded = await scrollBench(s, 0.4);
+    await s.screenshot("bench-100k-unfolded");
     const report = {
       session: path.basename(sessionPath),
       bytes: fs.statSync(sessionPath).size,
       status: info,
       clickToFirstPaintMs: +firstPaint.toFixed(1),
       openSessionCommandMs: openOnly.map((x) => +x.toFixed(1)),
-      scrollRafIntervalMs: stats(scroll.intervals),
-      graphDrawMs: stats(scroll.draws),
+      folded,
+      unfolded,
     };
     console.log(JSON.stringify(report, null, 2));
   } finally {
@@ -82,6 +70,27 @@ async function main() {
     killAll();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** From `startFraction` of the height, scroll 10 rows per frame for 600 frames; rAF intervals and the graph's own draw times. */
+async function scrollBench(s, startFraction = 0) {
+  const scroll = await s.exec(`
+      const g = document.getElementById("graph");
+      g.scrollTop = g.scrollHeight * arguments[0];
+      const intervals = [];
+      let last = null, n = 0;
+      const before = window.arborBench.frameTimes().length;
+      return new Promise((resolve) => {
+        const step = (ts) => {
+          if (last !== null) intervals.push(ts - last);
+          last = ts;
+          g.scrollTop += 240;
+          if (++n < 600) requestAnimationFrame(step);
+          else setTimeout(() => resolve({ intervals, draws: window.arborBench.frameTimes().slice(before), rows: g.scrollHeight / 24 }), 200);
+        };
+        requestAnimationFrame(step);
+      });`, startFraction);
+  return { rows: Math.round(scroll.rows), rafIntervalMs: stats(scroll.intervals), graphDrawMs: stats(scroll.draws) };
 }
 
 main().catch((e) => {

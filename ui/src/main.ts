@@ -286,6 +286,19 @@ $("btn-continue").addEventListener("click", () => void continueHere());
 $("btn-label").addEventListener("click", () => void setLabel(false));
 $("btn-clear-label").addEventListener("click", () => void setLabel(true));
 $("btn-zoom-in").addEventListener("click", () => graph.zoom(1.15));
+$("btn-unfold").addEventListener("click", async () => {
+  const btn = $("btn-unfold");
+  const unfold = btn.dataset.unfolded !== "true";
+  try {
+    const total = await call(api.unfoldAllRuns(unfold));
+    btn.dataset.unfolded = String(unfold);
+    btn.textContent = unfold ? "Fold runs" : "Unfold all";
+    graph.reset(total, graph.lanes);
+    $("status-info").textContent = $("status-info").textContent.replace(/\d+ rows/, `${total} rows`);
+  } catch (e) {
+    report(e);
+  }
+});
 $("btn-zoom-out").addEventListener("click", () => graph.zoom(1 / 1.15));
 $("search").addEventListener("keydown", (e) => {
   if (e.key === "Enter") void search();

@@ -53,8 +53,8 @@ pub fn preview(state: &AppState, keep_recent_tokens: u32, reserve_tokens: u32, c
             let first_kept = path[p.first_kept_position] as u32;
             if let Some(row) = o.layout.row_of(first_kept) {
                 if let session_graph::RowKind::Fold { first, .. } = o.layout.rows()[row as usize].kind {
-                    o.expanded.insert(first);
-                    o.layout = crate::view::graph::relayout(&o.session, o.leaf, &o.expanded);
+                    o.folding.expanded.insert(first);
+                    o.layout = crate::view::graph::relayout(&o.session, o.leaf, &o.folding);
                 }
             }
         }

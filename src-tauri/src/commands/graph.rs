@@ -39,10 +39,22 @@ pub fn window(state: &AppState, start: u32, end: u32) -> Result<GraphWindow, App
 pub fn toggle_fold(state: &AppState, fold_id: &str) -> Result<u32, AppError> {
     state.with_open(|o| {
         let i = idx_of(o, fold_id)? as u32;
-        if !o.expanded.remove(&i) {
-            o.expanded.insert(i);
+        if !o.folding.expanded.remove(&i) {
+            o.folding.expanded.insert(i);
         }
-        o.layout = graph::relayout(&o.session, o.leaf, &o.expanded);
+        o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
+        Ok(o.layout.len() as u32)
+    })
+}
+
+/// Unfold every linear run (`true`) or fold them again (`false`); returns the new row count.
+pub fn unfold_all(state: &AppState, unfold: bool) -> Result<u32, AppError> {
+    state.with_open(|o| {
+        o.folding.unfold_all = unfold;
+        if !unfold {
+            o.folding.expanded.clear();
+        }
+        o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
         Ok(o.layout.len() as u32)
     })
 }
@@ -53,8 +65,8 @@ pub fn reveal(state: &AppState, entry_id: &str) -> Result<u32, AppError> {
         let i = idx_of(o, entry_id)? as u32;
         let row = o.layout.row_of(i).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))?;
         if let session_graph::RowKind::Fold { first, .. } = o.layout.rows()[row as usize].kind {
-            o.expanded.insert(first);
-            o.layout = graph::relayout(&o.session, o.leaf, &o.expanded);
+            o.folding.expanded.insert(first);
+            o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
         }
         o.layout.row_of(i).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))
     })
@@ -78,6 +90,12 @@ pub fn graph_window(state: State<'_, AppState>, start: u32, end: u32) -> IpcResu
 #[specta::specta]
 pub fn toggle_graph_fold(state: State<'_, AppState>, fold_id: String) -> IpcResult<u32> {
     Ok(toggle_fold(&state, &fold_id)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn unfold_all_runs(state: State<'_, AppState>, unfold: bool) -> IpcResult<u32> {
+    Ok(unfold_all(&state, unfold)?)
 }
 
 #[tauri::command]

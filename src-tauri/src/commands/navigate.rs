@@ -27,7 +27,7 @@ pub fn continue_from(state: &AppState, entry_id: &str) -> Result<Navigation, App
         let target = o.session.index_of(entry_id).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))?;
         let nav = navigation_target(&o.session, target);
         o.leaf = nav.new_leaf;
-        o.layout = graph::relayout(&o.session, o.leaf, &o.expanded);
+        o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
         let leaf_id = o.leaf.map(|l| o.session.id(l).to_string());
         Ok((describe_open(o), nav.editor_text, o.path.display().to_string(), leaf_id))
     })?;
@@ -81,7 +81,7 @@ pub fn set_label(state: &AppState, entry_id: &str, label: Option<&str>, now_ms: 
     state.with_open(|o| {
         o.leaf = session.file_leaf();
         o.session = session;
-        o.layout = graph::relayout(&o.session, o.leaf, &o.expanded);
+        o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
         Ok(describe_open(o))
     })
 }

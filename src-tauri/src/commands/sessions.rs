@@ -5,7 +5,6 @@ use crate::state::{AppState, ArborStateFile, OpenSession};
 use crate::view::{graph, sessions};
 use serde::Serialize;
 use specta::Type;
-use std::collections::HashSet;
 use std::path::Path;
 use session_engine::Session;
 use tauri::State;
@@ -73,9 +72,9 @@ pub fn open(state: &AppState, path: &Path, is_demo: bool) -> Result<OpenedSessio
     let key = path.display().to_string();
     let mut st = ArborStateFile::load(&state.state_file());
     let leaf = st.leaves.get(&key).and_then(|id| session.index_of(id)).or(session.file_leaf());
-    let expanded = HashSet::new();
-    let layout = graph::relayout(&session, leaf, &expanded);
-    let open = OpenSession { path: path.to_path_buf(), session, leaf, layout, expanded, is_demo };
+    let folding = graph::Folding::default();
+    let layout = graph::relayout(&session, leaf, &folding);
+    let open = OpenSession { path: path.to_path_buf(), session, leaf, layout, folding, is_demo };
     let dto = describe_open(&open);
     *state.open.lock().unwrap_or_else(|p| p.into_inner()) = Some(open);
     if !is_demo {

@@ -45,9 +45,19 @@ pub fn nodes(s: &Session) -> Vec<Node> {
         .collect()
 }
 
-pub fn relayout(s: &Session, leaf: Option<usize>, expanded: &HashSet<u32>) -> Layout {
+/// How the user folded the graph: runs they expanded, or everything unfolded.
+#[derive(Debug, Clone, Default)]
+pub struct Folding {
+    pub expanded: HashSet<u32>,
+    pub unfold_all: bool,
+}
+
+pub fn relayout(s: &Session, leaf: Option<usize>, folding: &Folding) -> Layout {
     let mut o = LayoutOptions::new();
-    o.expanded = expanded.clone();
+    o.expanded = folding.expanded.clone();
+    if folding.unfold_all {
+        o.fold_min = 0;
+    }
     layout(&nodes(s), leaf.map(|l| l as u32), &o)
 }
 

@@ -19,6 +19,7 @@ export const commands = {
 	canary: () => typedError<null, IpcError>(__TAURI_INVOKE("canary")),
 	graphWindow: (start: number, end: number) => typedError<GraphWindow_Serialize, IpcError>(__TAURI_INVOKE("graph_window", { start, end })),
 	toggleGraphFold: (foldId: string) => typedError<number, IpcError>(__TAURI_INVOKE("toggle_graph_fold", { foldId })),
+	unfoldAllRuns: (unfold: boolean) => typedError<number, IpcError>(__TAURI_INVOKE("unfold_all_runs", { unfold })),
 	revealEntry: (entryId: string) => typedError<number, IpcError>(__TAURI_INVOKE("reveal_entry", { entryId })),
 	searchSession: (query: string) => typedError<SearchHit[], IpcError>(__TAURI_INVOKE("search_session", { query })),
 	getEntryDetail: (entryId: string) => typedError<EntryDetail_Serialize, IpcError>(__TAURI_INVOKE("get_entry_detail", { entryId })),
