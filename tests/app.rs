@@ -230,3 +230,24 @@ fn bench_open_big_session() {
         rows.len()
     );
 }
+
+/// The demo session's graph, rendered as ASCII and compared with a committed snapshot (rewritten
+/// on drift, like the bindings): reviewers see the layout of a real Pi file change.
+#[test]
+fn demo_graph_snapshot() {
+    let s = session_engine::Session::from_bytes(sessions::DEMO_SESSION.to_vec());
+    let nodes = arbor_app::view::graph::nodes(&s);
+    let layout = session_graph::layout(&nodes, s.file_leaf().map(|l| l as u32), &session_graph::LayoutOptions::new());
+    let ascii = session_graph::render_ascii(&layout, |i| {
+        let (kind, title) = arbor_app::view::graph::entry_title(&s, i as usize);
+        let title: String = title.chars().take(40).collect();
+        format!("{} {kind}: {title}", s.id(i as usize))
+    });
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/demo-graph.txt");
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    if ascii != committed {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &ascii).unwrap();
+        panic!("tests/snapshots/demo-graph.txt changed; it has been rewritten, review and commit it");
+    }
+}
