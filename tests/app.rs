@@ -251,3 +251,32 @@ fn demo_graph_snapshot() {
         panic!("tests/snapshots/demo-graph.txt changed; it has been rewritten, review and commit it");
     }
 }
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src-tauri/crates/session-engine/tests/fixtures/conformance").join(name)
+}
+
+#[test]
+fn legacy_file_opens_read_only_and_refuses_labels() {
+    let e = env();
+    let tmp = e.state.data_dir.join("copy");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let path = tmp.join("legacy.jsonl");
+    std::fs::copy(fixture("load-v1-legacy.jsonl"), &path).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let opened = sessions::open(&e.state, &path, false).unwrap();
+    assert!(opened.read_only.is_some(), "a v1 file is read-only in Arbor");
+    let target = opened.leaf_id.clone().unwrap();
+    let err: arbor_app::error::IpcError = navigate::set_label(&e.state, &target, Some("x"), 0, None).unwrap_err().into();
+    assert_eq!(err.kind, arbor_app::error::ErrorKind::Refused);
+    assert_eq!(std::fs::read(&path).unwrap(), before, "nothing was written");
+}
+
+#[test]
+fn corrupt_lines_are_reported_not_fatal() {
+    let e = env();
+    let opened = sessions::open(&e.state, &fixture("load-corrupt-lines.jsonl"), false).unwrap();
+    assert!(!opened.diagnostics.is_empty());
+    assert!(opened.entry_count > 0);
+    graph::window(&e.state, 0, opened.total_rows).unwrap();
+}
