@@ -119,6 +119,10 @@ pub struct CategoryTokens {
 #[serde(rename_all = "camelCase")]
 pub struct ContextView {
     pub leaf_id: Option<String>,
+    /// `provider/modelId` in effect at this leaf (so the user can pick its context window).
+    pub model: Option<String>,
+    /// Thinking level in effect at this leaf.
+    pub thinking_level: String,
     pub messages: Vec<ContextMessage>,
     pub categories: Vec<CategoryTokens>,
     /// Σ chars/4 over the messages (what the bar shows).
@@ -168,6 +172,14 @@ pub fn context_view(s: &Session, leaf: Option<usize>, context_window: u32, reser
     let threshold = context_window.saturating_sub(reserve_tokens);
     ContextView {
         leaf_id: leaf.map(|l| s.id(l).to_string()),
+        model: ctx.model.as_ref().map(|m| {
+            format!(
+                "{}/{}",
+                session_engine::context::js_to_string(&m.provider),
+                session_engine::context::js_to_string(&m.model_id)
+            )
+        }),
+        thinking_level: session_engine::context::js_to_string(&ctx.thinking_level),
         messages,
         categories: ORDER.iter().zip(totals).map(|(c, t)| CategoryTokens { category: *c, tokens: t as u32 }).collect(),
         estimated_tokens: totals.iter().sum::<u64>() as u32,

@@ -116,6 +116,10 @@ export type ContextView = ContextView_Serialize | ContextView_Deserialize;
 
 export type ContextView_Deserialize = {
 	leafId?: string | null,
+	/**  `provider/modelId` in effect at this leaf (so the user can pick its context window). */
+	model?: string | null,
+	/**  Thinking level in effect at this leaf. */
+	thinkingLevel: string,
 	messages: ContextMessage_Deserialize[],
 	categories: CategoryTokens[],
 	/**  Σ chars/4 over the messages (what the bar shows). */
@@ -131,6 +135,10 @@ export type ContextView_Deserialize = {
 
 export type ContextView_Serialize = {
 	leafId: string | null,
+	/**  `provider/modelId` in effect at this leaf (so the user can pick its context window). */
+	model: string | null,
+	/**  Thinking level in effect at this leaf. */
+	thinkingLevel: string,
 	messages: ContextMessage_Serialize[],
 	categories: CategoryTokens[],
 	/**  Σ chars/4 over the messages (what the bar shows). */

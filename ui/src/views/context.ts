@@ -22,6 +22,7 @@ export function renderContext(v: ContextView, onPick: (entryId: string) => void)
   leaf.dataset.leaf = v.leafId ?? "";
   head.appendChild(leaf);
   root.appendChild(head);
+  root.appendChild(el("div", "ctx-model muted small", `model ${v.model ?? "(none yet)"} · thinking ${v.thinkingLevel}`));
 
   const { segments, thresholdPct } = stackSegments(v.categories, v.contextWindow, v.threshold);
   const bar = el("div", "ctx-bar");
