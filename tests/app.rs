@@ -68,6 +68,10 @@ fn listing_groups_by_cwd_newest_first() {
     assert_eq!(g.sessions[1].first_message, "hello");
     assert_eq!(g.sessions[1].message_count, 1);
     assert!(g.sessions[0].modified > g.sessions[1].modified);
+    // Opening one puts it first among the recent sessions.
+    sessions::open(&e.state, &other, false).unwrap();
+    let listing = sessions::list(&e.state);
+    assert_eq!(listing.recent.first().map(|s| s.path.as_str()), Some(other.to_str().unwrap()));
 }
 
 #[test]

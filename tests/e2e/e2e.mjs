@@ -39,7 +39,7 @@ async function scrollRowIntoView(s, row) {
 async function demoScenario(display) {
   const { dir, env } = tempEnv("demo");
   const driver = await startDriver(display, env);
-  const s = await Session.start(driver.base);
+  let s = await Session.start(driver.base);
   try {
     // 1. A fresh user (no Pi sessions) lands on the demo session.
     const title = await s.waitFor("demo session title", async () => {
@@ -136,6 +136,16 @@ async function demoScenario(display) {
     const remembered = fs.existsSync(stateFile) ? JSON.parse(fs.readFileSync(stateFile, "utf8")).leaves : {};
     check("Arbor's state file remembers the leaf", Object.values(remembered).includes(leafAfter), JSON.stringify(remembered));
     await s.screenshot("02-continued-on-other-branch");
+
+    // Restart the app: Arbor's own state brings the chosen leaf back (Pi would not).
+    await s.end();
+    s = await Session.start(driver.base);
+    await s.waitFor("demo after restart", async () => ((await s.text("#session-title")) || "").includes("demo"));
+    const leafRestart = await s.waitFor("leaf after restart", async () => {
+      const l = await s.text("#status-leaf");
+      return l && l !== "–" ? l : null;
+    });
+    check("the chosen leaf survives a restart", leafRestart === leafAfter, `${leafRestart} vs ${leafAfter}`);
 
     // 4. Drag keep-recent: the cut marker moves.
     await s.click(`.tab[data-tab="budgets"]`);
