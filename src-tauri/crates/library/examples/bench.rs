@@ -2,7 +2,7 @@
 //! to get the peak RSS. Data comes from `shared/bench/gen-sessions.mjs` (see README there).
 //!
 //! ```text
-//! cargo run --release -p library --example bench -- index DIR DB        # from scratch (DB deleted first)
+//! cargo run --release -p library --example bench -- index DIR DB [catalog]  # from scratch (DB deleted first); `catalog`: phase 1 only
 //! cargo run --release -p library --example bench -- resync DIR DB       # up-to-date pass (nothing changed)
 //! cargo run --release -p library --example bench -- append FILE DB [branch]  # full index of FILE, then +1 entry (at the leaf, or off the first entry) and re-index
 //! cargo run --release -p library --example bench -- append-many FILE DB N     # +N chained entries at the leaf and re-index
@@ -43,8 +43,10 @@ fn main() {
             }
             let t = Instant::now();
             let mut lib = Library::open(&db).unwrap();
-            let rep = lib.sync_roots(&[dir.clone()], &mut |_| {}).unwrap();
+            let opts = library::SyncOptions { full_text: a.get(3).map(String::as_str) != Some("catalog"), ..Default::default() };
+            let rep = lib.sync_roots_with(std::slice::from_ref(&dir), opts, &mut |_| {}).unwrap();
             let took = ms(t);
+            println!("phases: catalog (phase 1) {:.0} ms, full text (phase 2) {:.0} ms", rep.catalog_ms, rep.fulltext_ms);
             let t2 = Instant::now();
             let n = lib.sessions(&SessionFilter::default()).unwrap().len();
             let list_ms = ms(t2);
@@ -98,21 +100,16 @@ fn main() {
             println!("the new entry is searchable: {} hit(s) in {:.2} ms", h.len(), ms(t));
         }
         "parse" => {
-            // parse only (no SQLite): the floor for the index pass
+            // engine load only (no SQLite): the floor for phase 1
             let dir = PathBuf::from(&a[1]);
             let t = Instant::now();
-            let (mut lines, mut bytes, mut body) = (0u64, 0u64, 0u64);
+            let (mut entries, mut bytes) = (0usize, 0u64);
             for f in library::roots::scan(&dir) {
                 let data = std::fs::read(&f).unwrap();
                 bytes += data.len() as u64;
-                for l in data.split(|&b| b == b'\n') {
-                    if let library::parse::Line::Entry(e) = library::parse::parse_line_with(l, a.get(2).map(String::as_str) != Some("nobody")) {
-                        body += e.body.len() as u64;
-                    }
-                    lines += 1;
-                }
+                entries += session_engine::Session::from_bytes(data).len();
             }
-            println!("parse: {lines} lines, {:.1} MB, body text {:.1} MB, {:.0} ms", bytes as f64 / 1e6, body as f64 / 1e6, ms(t));
+            println!("parse: {entries} entries, {:.1} MB, {:.0} ms", bytes as f64 / 1e6, ms(t));
         }
         "append-many" => {
             // append N new entries (a linear chain at the leaf, ~2.6 KB each) and re-index

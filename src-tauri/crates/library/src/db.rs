@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Current schema version (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 #[derive(Debug, Clone)]
 pub struct OpenOptions {
@@ -26,7 +26,8 @@ impl Default for OpenOptions {
     }
 }
 
-const SCHEMA_V1: &str = r#"
+/// v3 (the engine's rules, two-phase indexing: `fts_done`, `open_tail`, `migrated`).
+const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS user_roots(path TEXT PRIMARY KEY, added_ms INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS files(
@@ -61,7 +62,10 @@ CREATE TABLE IF NOT EXISTS files(
   leaf_id TEXT,
   ctx_usage INTEGER,
   ctx_trailing INTEGER NOT NULL DEFAULT 0,
-  indexed_ms INTEGER
+  indexed_ms INTEGER,
+  fts_done INTEGER NOT NULL DEFAULT 0,
+  open_tail INTEGER NOT NULL DEFAULT 0,
+  migrated INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS files_cwd ON files(cwd);
 CREATE INDEX IF NOT EXISTS files_header ON files(header_id);
@@ -84,9 +88,9 @@ CREATE INDEX IF NOT EXISTS entries_file_id ON entries(file_id, entry_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
 "#;
 
-/// v2: paths read / modified by a session's tool calls, one row each, so an append adds only
-/// its new paths (the v1 JSON columns `files_read`/`files_modified` are left empty).
-const SCHEMA_V2: &str = r#"
+/// Paths read / modified by a session's tool calls, one row each, so an append adds only its
+/// new paths (the JSON columns `files_read`/`files_modified` of v1 are left empty).
+const SCHEMA_TOUCHED: &str = r#"
 CREATE TABLE IF NOT EXISTS touched(
   id INTEGER PRIMARY KEY,
   file_id INTEGER NOT NULL,
@@ -158,18 +162,16 @@ fn try_open(path: &Path, opts: &OpenOptions) -> Result<Connection, OpenFail> {
 fn migrate(conn: &Connection, from: i64) -> rusqlite::Result<()> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let r = (|| {
-        if from == 1 {
-            // v2 moved the file lists to their own table; the index is a cache: refill it
-            conn.execute_batch("DELETE FROM fts; DELETE FROM entries; DELETE FROM files;")?;
+        if from > 0 {
+            // v1/v2 rows were made by the old parser; the index is a cache: start again
+            conn.execute_batch(
+                "DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS touched;",
+            )?;
         }
-        if from < 2 {
-            conn.execute_batch(SCHEMA_V2)?;
-        }
-        if from < 1 {
-            conn.execute_batch(SCHEMA_V1)?;
-            // pending full-text terms kept in memory before a flush (default 1 MB)
-            conn.execute_batch("INSERT INTO fts(fts, rank) VALUES('hashsize', 16777216)")?;
-        }
+        conn.execute_batch(SCHEMA)?;
+        conn.execute_batch(SCHEMA_TOUCHED)?;
+        // pending full-text terms kept in memory before a flush (default 1 MB)
+        conn.execute_batch("INSERT INTO fts(fts, rank) VALUES('hashsize', 16777216)")?;
         conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))?;
         Ok(())
     })();

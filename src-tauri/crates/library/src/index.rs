@@ -1,25 +1,30 @@
-//! Bringing one file's rows up to date: new, appended, replaced, truncated, rewritten, removed.
+//! Bringing files' rows up to date: new, appended, replaced, truncated, rewritten, removed.
 //!
 //! A file is tracked by (dev, inode, size, mtime, header id, byte offset indexed up to, hash of the
-//! first and last 4 KiB before that offset). Appended bytes are read from the stored offset only.
-//! Anything else that changed (new inode, smaller than the offset, head or tail bytes differ) is
-//! re-read in full. Only complete `\n`-terminated lines are indexed: a torn or still-being-written
-//! last line is left pending and picked up when it is completed.
+//! first and last 4 KiB before that offset). Indexing has two phases:
+//! * **catalog** (phase 1): the engine loads the file and the session row gets Pi's picker facts
+//!   (`fts_done = 0`);
+//! * **full text** (phase 2): the engine loads the same bytes again (up to the phase-1 offset,
+//!   after checking they did not change) and the entry rows, statuses, full-text rows, context
+//!   estimate and file lists are written (`fts_done = 1`).
+//!
+//! Appended bytes of a file whose phase 2 is done are scanned by `session_engine::chunk` from the
+//! stored offset; anything else that changed (new inode, smaller than the offset, head or tail
+//! bytes differ, a grown unterminated last line) is re-read in full. A torn, unparseable last
+//! line is pending: it is indexed once complete.
+use crate::analyze::{self, EntryFacts, Loaded, Outcome};
 use crate::db::{classify_err, fnv64, now};
-use crate::parse::{self, Line};
-use crate::status::{self, Node};
 use crate::{LibError, NewEntry};
 use rusqlite::{params, Connection, OptionalExtension};
+use session_engine::json::Value;
+use session_engine::session::Kind;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const HASH_SPAN: u64 = 4096;
 /// Most new entries listed in one [`FileUpdate`] (and watcher event); more means "reload it".
 pub const MAX_EVENT_ENTRIES: usize = 1000;
-const CHUNK: usize = 1 << 20;
-/// Longest line indexed; longer ones are skipped and counted as bad (F16).
-pub const MAX_LINE: usize = 32 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -50,41 +55,34 @@ pub struct FileUpdate {
 }
 
 #[derive(Debug, Default, Clone)]
-struct Row {
-    id: i64,
+pub(crate) struct Row {
+    pub id: i64,
     dev: i64,
     ino: i64,
     size: i64,
     mtime_ns: i64,
-    offset: i64,
-    head_hash: i64,
-    tail_hash: i64,
-    /// 0 = no JSON object seen yet, 1 = valid header first, 2 = rejected (first object not a header)
+    pub offset: i64,
+    pub head_hash: i64,
+    pub tail_hash: i64,
     valid: i64,
     header_id: Option<String>,
-    name: Option<String>,
-    model: Option<String>,
-    first_message: Option<String>,
-    modified_ms: Option<i64>,
-    entry_count: i64,
     message_count: i64,
     compaction_count: i64,
-    branch_count: i64,
+    entry_count: i64,
     bad_lines: i64,
-    files_read: Vec<String>,
-    files_modified: Vec<String>,
+    modified_ms: Option<i64>,
+    first_message: Option<String>,
     leaf_id: Option<String>,
     ctx_usage: Option<i64>,
     ctx_trailing: i64,
-    // header facts (full read only)
-    cwd: Option<String>,
-    created: Option<String>,
-    parent_session: Option<String>,
-    version: Option<f64>,
-    seen_object: bool,
+    branch_count: i64,
+    /// 0 = phase 2 pending, 1 = done, 2 = the file changed during phase 2: re-read in full
+    pub fts_done: i64,
+    open_tail: bool,
+    migrated: bool,
 }
 
-struct Stat {
+pub(crate) struct Stat {
     dev: i64,
     ino: i64,
     size: i64,
@@ -108,7 +106,7 @@ fn stat(md: &std::fs::Metadata) -> Stat {
     Stat { dev, ino, size: md.len() as i64, mtime_ns }
 }
 
-fn io_err(path: &Path, e: std::io::Error) -> LibError {
+pub(crate) fn io_err(path: &Path, e: std::io::Error) -> LibError {
     LibError::Io { path: path.to_path_buf(), message: format!("cannot read this session file ({e}); check its permissions") }
 }
 
@@ -125,11 +123,15 @@ fn hashes(f: &mut File, offset: u64) -> std::io::Result<(i64, i64)> {
     Ok((fnv64(&head), fnv64(&tail)))
 }
 
-fn load_row(conn: &Connection, path: &str) -> rusqlite::Result<Option<Row>> {
+fn hashes_of(buf: &[u8], offset: usize) -> (i64, i64) {
+    (fnv64(&buf[..offset.min(HASH_SPAN as usize)]), fnv64(&buf[offset.saturating_sub(HASH_SPAN as usize)..offset]))
+}
+
+pub(crate) fn load_row(conn: &Connection, path: &str) -> rusqlite::Result<Option<Row>> {
     conn.prepare_cached(
-        "SELECT id, dev, ino, size, mtime_ns, offset, head_hash, tail_hash, valid, header_id, name, model, first_message,
-                modified_ms, entry_count, message_count, compaction_count, branch_count, bad_lines, leaf_id, ctx_usage,
-                ctx_trailing, cwd, created, parent_session, version
+        "SELECT id, dev, ino, size, mtime_ns, offset, head_hash, tail_hash, valid, header_id, message_count, compaction_count,
+                entry_count, bad_lines, modified_ms, first_message, leaf_id, ctx_usage, ctx_trailing, branch_count, fts_done,
+                open_tail, migrated
          FROM files WHERE path = ?1",
     )?
     .query_row([path], |r| {
@@ -144,36 +146,26 @@ fn load_row(conn: &Connection, path: &str) -> rusqlite::Result<Option<Row>> {
             tail_hash: r.get(7)?,
             valid: r.get(8)?,
             header_id: r.get(9)?,
-            name: r.get(10)?,
-            model: r.get(11)?,
-            first_message: r.get(12)?,
-            modified_ms: r.get(13)?,
-            entry_count: r.get(14)?,
-            message_count: r.get(15)?,
-            compaction_count: r.get(16)?,
-            branch_count: r.get(17)?,
-            bad_lines: r.get(18)?,
-            // only the paths found by this pass; stored ones live in `touched`
-            files_read: Vec::new(),
-            files_modified: Vec::new(),
-            leaf_id: r.get(19)?,
-            ctx_usage: r.get(20)?,
-            ctx_trailing: r.get(21)?,
-            cwd: r.get(22)?,
-            created: r.get(23)?,
-            parent_session: r.get(24)?,
-            version: r.get(25)?,
-            seen_object: false,
+            message_count: r.get(10)?,
+            compaction_count: r.get(11)?,
+            entry_count: r.get(12)?,
+            bad_lines: r.get(13)?,
+            modified_ms: r.get(14)?,
+            first_message: r.get(15)?,
+            leaf_id: r.get(16)?,
+            ctx_usage: r.get(17)?,
+            ctx_trailing: r.get(18)?,
+            branch_count: r.get(19)?,
+            fts_done: r.get(20)?,
+            open_tail: r.get(21)?,
+            migrated: r.get(22)?,
         })
     })
     .optional()
-    .map(|o| o.map(|mut r| {
-        r.seen_object = r.valid != 0;
-        r
-    }))
 }
 
-/// Drop every row of a file (entries, full-text rows, the file row).
+/// Drop every row of a file (entries, full-text rows, file lists, and the file row itself unless
+/// `keep_file_row`).
 pub(crate) fn remove_file_rows(conn: &Connection, file_id: i64, keep_file_row: bool) -> rusqlite::Result<()> {
     conn.prepare_cached("DELETE FROM fts WHERE rowid IN (SELECT rowid FROM entries WHERE file_id = ?1)")?.execute([file_id])?;
     conn.prepare_cached("DELETE FROM entries WHERE file_id = ?1")?.execute([file_id])?;
@@ -201,18 +193,20 @@ pub(crate) fn write_tx<T>(conn: &Connection, f: impl FnOnce() -> Result<T, LibEr
     }
 }
 
-/// Paths of this pass (duplicates are dropped by the `touched` table's UNIQUE constraint).
-fn push_unique(v: &mut Vec<String>, items: Vec<String>) {
-    for i in items {
-        if v.last() != Some(&i) {
-            v.push(i);
-        }
-    }
+/// What a pass must do with one file.
+pub(crate) enum Plan {
+    Unchanged(Option<String>),
+    /// Phase 2 still pending; the file itself did not change.
+    FullTextOnly(Row),
+    Append(Row, Stat),
+    Full { old: Option<Row>, reason: Option<&'static str> },
+    Removed(Row),
+    /// Not a file and never indexed.
+    Nothing,
 }
 
-/// Bring one file's rows up to date.
-pub(crate) fn sync_file(conn: &Connection, path: &Path, root: Option<&Path>) -> Result<FileUpdate, LibError> {
-    let key = path.to_string_lossy().to_string();
+pub(crate) fn plan(conn: &Connection, path: &Path) -> Result<Plan, LibError> {
+    let key = path.to_string_lossy();
     let md = match std::fs::metadata(path) {
         Ok(m) if m.is_file() => Some(m),
         Ok(_) => None, // a directory or device named *.jsonl (F19): not a session
@@ -221,424 +215,538 @@ pub(crate) fn sync_file(conn: &Connection, path: &Path, root: Option<&Path>) -> 
     };
     let row = load_row(conn, &key).map_err(classify_err)?;
     let Some(md) = md else {
-        if let Some(row) = row {
-            write_tx(conn, || remove_file_rows(conn, row.id, false).map_err(classify_err))?;
-            return Ok(FileUpdate { change: Change::Removed, session_id: row.header_id, new_entries: vec![], bytes_read: 0, reason: None });
-        }
-        return Ok(FileUpdate { change: Change::Unchanged, session_id: None, new_entries: vec![], bytes_read: 0, reason: None });
+        return Ok(match row {
+            Some(r) => Plan::Removed(r),
+            None => Plan::Nothing,
+        });
     };
     let st = stat(&md);
+    let Some(r) = row else { return Ok(Plan::Full { old: None, reason: None }) };
+    if r.dev != st.dev || r.ino != st.ino {
+        return Ok(Plan::Full { old: Some(r), reason: Some("replaced (new inode)") });
+    }
+    if st.size < r.offset {
+        return Ok(Plan::Full { old: Some(r), reason: Some("truncated") });
+    }
     let mut f = File::open(path).map_err(|e| io_err(path, e))?;
+    let (h, t) = hashes(&mut f, r.offset as u64).map_err(|e| io_err(path, e))?;
+    if h != r.head_hash || t != r.tail_hash {
+        return Ok(Plan::Full { old: Some(r), reason: Some("rewritten (head or tail bytes differ)") });
+    }
+    if r.fts_done == 2 {
+        return Ok(Plan::Full { old: Some(r), reason: Some("changed while it was being indexed") });
+    }
+    if st.size == r.size && st.mtime_ns == r.mtime_ns {
+        return Ok(if r.fts_done == 1 { Plan::Unchanged(r.header_id.clone()) } else { Plan::FullTextOnly(r) });
+    }
+    // Grew (or only the mtime moved). Appends go through the chunk scanner only when the file's
+    // rows are complete and it is an accepted v3 file whose last line was terminated.
+    if r.fts_done != 1 || r.valid != 1 || r.open_tail || r.migrated {
+        if r.valid == 2 {
+            // Pi rejects the whole file; nothing to index, remember the new size
+            return Ok(Plan::Append(r, st));
+        }
+        return Ok(Plan::Full { old: Some(r), reason: None });
+    }
+    Ok(Plan::Append(r, st))
+}
 
-    // Decide: unchanged, append, or full.
-    let mut full_reason: Option<&'static str> = None;
-    if let Some(r) = &row {
-        if r.dev != st.dev || r.ino != st.ino {
-            full_reason = Some("replaced (new inode)");
-        } else if st.size < r.offset {
-            full_reason = Some("truncated");
+/// Phase 1 of one file, without the database (runs on worker threads).
+pub(crate) struct CatalogOut {
+    st: Stat,
+    bytes: u64,
+    offset: u64,
+    head_hash: i64,
+    tail_hash: i64,
+    loaded_valid: i64,
+    unterminated: bool,
+    migrated: bool,
+    bad_lines: i64,
+    header: Option<session_engine::session::Header>,
+    cat: analyze::Catalog,
+    /// Kept for an immediate phase 2 (single-file sync); dropped in a batch pass.
+    pub loaded: Option<Loaded>,
+}
+
+impl CatalogOut {
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+pub(crate) fn catalog_file(path: &Path, keep: bool) -> Result<CatalogOut, LibError> {
+    let mut f = File::open(path).map_err(|e| io_err(path, e))?;
+    let md = f.metadata().map_err(|e| io_err(path, e))?;
+    let mut buf = Vec::with_capacity(md.len() as usize + 1);
+    f.read_to_end(&mut buf).map_err(|e| io_err(path, e))?;
+    let st = Stat { size: buf.len() as i64, ..stat(&md) };
+    let bytes = buf.len() as u64;
+    // the buffer moves into the engine: keep what the tracking hashes need
+    const KEEP: usize = 64 << 10;
+    let head = buf[..buf.len().min(HASH_SPAN as usize)].to_vec();
+    let tail_from = buf.len().saturating_sub(KEEP);
+    let tail = buf[tail_from..].to_vec();
+    let l = analyze::load(buf);
+    let off = l.offset as usize;
+    let head_hash = fnv64(&head[..off.min(head.len())]);
+    let tail_hash = if off >= tail_from + HASH_SPAN as usize || tail_from == 0 {
+        fnv64(&tail[off.saturating_sub(HASH_SPAN as usize) - tail_from..off - tail_from])
+    } else {
+        hashes(&mut f, l.offset).map_err(|e| io_err(path, e))?.1
+    };
+    let cat = if l.valid == 1 { analyze::catalog(&l) } else { analyze::Catalog::default() };
+    Ok(CatalogOut {
+        st,
+        bytes,
+        offset: l.offset,
+        head_hash,
+        tail_hash,
+        loaded_valid: l.valid,
+        unterminated: l.unterminated,
+        migrated: l.s.migrated(),
+        bad_lines: l.bad_lines,
+        header: l.s.header().cloned(),
+        cat,
+        loaded: if keep { Some(l) } else { None },
+    })
+}
+
+/// Write phase 1 of a file: (re)create its session row; old entry rows are dropped.
+pub(crate) fn write_catalog(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<&Row>, c: &CatalogOut) -> Result<i64, LibError> {
+    let key = path.to_string_lossy();
+    let root_s = root.map(|r| r.to_string_lossy().to_string());
+    let id = match old {
+        Some(o) => {
+            remove_file_rows(conn, o.id, true).map_err(classify_err)?;
+            o.id
+        }
+        None => {
+            conn.prepare_cached("INSERT INTO files(path, root) VALUES (?1, ?2)")
+                .and_then(|mut s| s.execute(params![key, root_s]))
+                .map_err(classify_err)?;
+            conn.last_insert_rowid()
+        }
+    };
+    let h = c.header.as_ref();
+    let created = h.and_then(|h| h.timestamp.clone());
+    let created_ms = created.as_deref().and_then(session_engine::time::parse_iso_ms);
+    conn.prepare_cached(
+        "UPDATE files SET root = COALESCE(?2, root), dev=?3, ino=?4, size=?5, mtime_ns=?6, offset=?7, head_hash=?8, tail_hash=?9,
+           valid=?10, header_id=?11, cwd=?12, created=?13, created_ms=?14, parent_session=?15, version=?16, name=?17,
+           model=?18, first_message=?19, modified_ms=?20, entry_count=?21, message_count=?22, compaction_count=?23,
+           branch_count=0, bad_lines=?24, leaf_id=?25, ctx_usage=NULL, ctx_trailing=0, indexed_ms=?26, fts_done=0,
+           open_tail=?27, migrated=?28
+         WHERE id = ?1",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            id,
+            root_s,
+            c.st.dev,
+            c.st.ino,
+            c.st.size,
+            c.st.mtime_ns,
+            c.offset as i64,
+            c.head_hash,
+            c.tail_hash,
+            c.loaded_valid,
+            h.map(|h| h.id.clone()),
+            h.and_then(|h| h.cwd.clone()),
+            created,
+            created_ms,
+            h.and_then(|h| h.parent_session.clone()),
+            h.and_then(|h| h.version),
+            c.cat.name,
+            c.cat.model,
+            c.cat.first_message,
+            c.cat.modified_ms.or(created_ms),
+            c.cat.entry_count,
+            c.cat.message_count,
+            c.cat.compaction_count,
+            c.bad_lines,
+            c.cat.leaf_id,
+            now(),
+            c.unterminated,
+            c.migrated,
+        ])
+    })
+    .map_err(classify_err)?;
+    Ok(id)
+}
+
+/// Phase 2 of one file, without the database.
+pub(crate) struct FullTextOut {
+    entries: Vec<(session_engine::session::Entry, EntryFacts, i64)>,
+    outcome: Outcome,
+}
+
+/// Re-read a file for phase 2, checking that the bytes up to `offset` are those of phase 1.
+/// `Ok(None)`: they changed; the next pass re-reads the file in full.
+pub(crate) fn fulltext_file(path: &Path, offset: u64, head_hash: i64, tail_hash: i64) -> Result<Option<FullTextOut>, LibError> {
+    let mut f = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_err(path, e)),
+    };
+    let mut buf = Vec::with_capacity(offset as usize + 1);
+    (&mut f).take(offset).read_to_end(&mut buf).map_err(|e| io_err(path, e))?;
+    if buf.len() as u64 != offset || hashes_of(&buf, buf.len()) != (head_hash, tail_hash) {
+        return Ok(None);
+    }
+    let l = analyze::load(buf);
+    Ok(Some(fulltext_of(&l)))
+}
+
+pub(crate) fn fulltext_of(l: &Loaded) -> FullTextOut {
+    let s = &l.s;
+    let n = s.len();
+    let mut facts = Vec::with_capacity(n);
+    for i in 0..n {
+        let f = if s.migrated() {
+            analyze::entry_facts(s.kind(i), s.value(i))
         } else {
-            let (h, t) = hashes(&mut f, r.offset as u64).map_err(|e| io_err(path, e))?;
-            if h != r.head_hash || t != r.tail_hash {
-                full_reason = Some("rewritten (head or tail bytes differ)");
-            } else if st.size == r.size && st.mtime_ns == r.mtime_ns {
-                return Ok(FileUpdate { change: Change::Unchanged, session_id: r.header_id.clone(), new_entries: vec![], bytes_read: 0, reason: None });
+            // parsed without caching: the DOM of a big file is never kept whole
+            let v = session_engine::json::parse_bytes(s.raw(i)).unwrap_or(Value::Null);
+            analyze::entry_facts(s.kind(i), &v)
+        };
+        facts.push(f);
+    }
+    let light: Vec<(bool, i64, Option<i64>)> = facts.iter().map(|f| (f.ctx, f.tok, f.usage)).collect();
+    let outcome = analyze::outcome(s, &light);
+    let entries = facts.into_iter().enumerate().map(|(i, f)| (s.entry(i).clone(), f, outcome.status[i])).collect();
+    FullTextOut { entries, outcome }
+}
+
+/// Write phase 2 of a file. Returns the first [`MAX_EVENT_ENTRIES`] entries as events.
+pub(crate) fn write_fulltext(conn: &Connection, file_id: i64, out: FullTextOut) -> Result<Vec<NewEntry>, LibError> {
+    let mut ins_e = conn
+        .prepare_cached(
+            "INSERT INTO entries(file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        )
+        .map_err(classify_err)?;
+    let mut ins_f = conn.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").map_err(classify_err)?;
+    let mut ins_t = conn.prepare_cached("INSERT OR IGNORE INTO touched(file_id, op, path) VALUES (?1, ?2, ?3)").map_err(classify_err)?;
+    let mut events = Vec::new();
+    for (seq, (e, f, status)) in out.entries.into_iter().enumerate() {
+        let rowid = ins_e
+            .insert(params![file_id, seq as i64, &*e.id, e.parent_id.as_deref(), &*e.type_name, f.role, &*e.timestamp, f.first_kept, f.ctx, f.tok, f.usage, status])
+            .map_err(classify_err)?;
+        if !f.body.is_empty() {
+            ins_f.execute(params![rowid, f.body]).map_err(classify_err)?;
+        }
+        for (op, list) in [(0, &f.files_read), (1, &f.files_modified)] {
+            for p in list {
+                ins_t.execute(params![file_id, op, p]).map_err(classify_err)?;
             }
+        }
+        if events.len() < MAX_EVENT_ENTRIES {
+            events.push(NewEntry { entry_id: e.id.to_string(), parent_id: e.parent_id.map(|p| p.to_string()), entry_type: e.type_name.to_string(), status: analyze::status_name(status) });
         }
     }
-
-    let full = row.is_none() || full_reason.is_some();
-    let root_s = root.map(|r| r.to_string_lossy().to_string());
-    write_tx(conn, || {
-        let mut r = match (&row, full) {
-            (Some(old), true) => {
-                remove_file_rows(conn, old.id, true).map_err(classify_err)?;
-                Row { id: old.id, ..Default::default() }
-            }
-            (Some(old), false) => old.clone(),
-            (None, _) => {
-                conn.prepare_cached("INSERT INTO files(path, root) VALUES (?1, ?2)")
-                    .and_then(|mut s| s.execute(params![key, root_s]))
-                    .map_err(classify_err)?;
-                Row { id: conn.last_insert_rowid(), ..Default::default() }
-            }
-        };
-        if full {
-            r.offset = 0;
-        }
-        let start = r.offset as u64;
-        let old_leaf = r.leaf_id.clone();
-        let mut new_nodes: Vec<(i64, Node, Option<NewEntry>)> = Vec::new();
-        let consumed = ingest(conn, &mut f, start, &mut r, &mut new_nodes).map_err(|e| match e {
-            IngestErr::Io(e) => io_err(path, e),
-            IngestErr::Db(e) => classify_err(e),
-            IngestErr::Stopped => LibError::Sqlite("indexing stopped".into()),
-        })?;
-        r.offset = consumed as i64;
-
-        // Statuses.
-        let fast = !full
-            && !new_nodes.is_empty()
-            && new_nodes.iter().all(|(_, n, _)| !n.is_compaction)
-            && chain_from(&old_leaf, &new_nodes)
-            && !has_duplicate_ids(conn, r.id, &new_nodes).map_err(classify_err)?;
-        if new_nodes.is_empty() {
-            // nothing new (a pending torn tail grew, or only bad lines)
-        } else if fast {
-            for (_, n, _) in &new_nodes {
-                if n.ctx {
-                    if let Some(u) = n.usage {
-                        r.ctx_usage = Some(u);
-                        r.ctx_trailing = 0;
-                    } else {
-                        r.ctx_trailing += n.tok;
-                    }
-                }
-            }
-        } else {
-            recompute(conn, &mut r, if full { Some(&new_nodes) } else { None }).map_err(classify_err)?;
-        }
-        if let Some((_, n, _)) = new_nodes.last() {
-            r.leaf_id = Some(n.id.clone());
-        }
-        if !new_nodes.is_empty() && !fast {
-            // statuses of the new entries may have changed by the recompute
-            let mut q = conn.prepare_cached("SELECT status FROM entries WHERE rowid = ?1").map_err(classify_err)?;
-            for (rowid, _, ne) in new_nodes.iter_mut().filter(|x| x.2.is_some()) {
-                let Some(ne) = ne else { continue };
-                ne.status = status::status_name(q.query_row([*rowid], |x| x.get(0)).map_err(classify_err)?);
-            }
-        }
-
-        {
-            let mut ins = conn
-                .prepare_cached("INSERT OR IGNORE INTO touched(file_id, op, path) VALUES (?1, ?2, ?3)")
-                .map_err(classify_err)?;
-            for (op, list) in [(0, &r.files_read), (1, &r.files_modified)] {
-                for p in list {
-                    ins.execute(params![r.id, op, p]).map_err(classify_err)?;
-                }
-            }
-        }
-        let (h, t) = hashes(&mut f, r.offset as u64).map_err(|e| io_err(path, e))?;
-        let created_ms = r.created.as_deref().and_then(parse::iso_to_ms);
-        conn.prepare_cached(
-            "UPDATE files SET root = COALESCE(?2, root), dev=?3, ino=?4, size=?5, mtime_ns=?6, offset=?7, head_hash=?8, tail_hash=?9,
-               valid=?10, header_id=?11, cwd=?12, created=?13, created_ms=?14, parent_session=?15, version=?16, name=?17,
-               model=?18, first_message=?19, modified_ms=?20, entry_count=?21, message_count=?22, compaction_count=?23,
-               branch_count=?24, bad_lines=?25, files_read=?26, files_modified=?27, leaf_id=?28, ctx_usage=?29,
-               ctx_trailing=?30, indexed_ms=?31
-             WHERE id = ?1",
-        )
-        .and_then(|mut s| {
-            s.execute(params![
-                r.id,
-                root_s,
-                st.dev,
-                st.ino,
-                st.size,
-                st.mtime_ns,
-                r.offset,
-                h,
-                t,
-                r.valid,
-                r.header_id,
-                r.cwd,
-                r.created,
-                created_ms,
-                r.parent_session,
-                r.version,
-                r.name,
-                r.model,
-                r.first_message,
-                r.modified_ms.or(created_ms),
-                r.entry_count,
-                r.message_count,
-                r.compaction_count,
-                r.branch_count,
-                r.bad_lines,
-                "[]",
-                "[]",
-                r.leaf_id,
-                r.ctx_usage,
-                r.ctx_trailing,
-                now(),
-            ])
-        })
+    conn.prepare_cached("UPDATE files SET ctx_usage = ?2, ctx_trailing = ?3, branch_count = ?4, fts_done = 1 WHERE id = ?1")
+        .and_then(|mut s| s.execute(params![file_id, out.outcome.ctx_usage, out.outcome.ctx_trailing, out.outcome.branches]))
         .map_err(classify_err)?;
-        let change = if row.is_none() {
-            Change::New
-        } else if full {
-            Change::Reindexed
-        } else if new_nodes.is_empty() {
-            Change::Unchanged
-        } else {
-            Change::Appended
+    Ok(events)
+}
+
+/// Bring one file up to date, both phases (the watcher, single-file callers).
+pub(crate) fn sync_file(conn: &Connection, path: &Path, root: Option<&Path>) -> Result<FileUpdate, LibError> {
+    match plan(conn, path)? {
+        Plan::Nothing => Ok(FileUpdate { change: Change::Unchanged, session_id: None, new_entries: vec![], bytes_read: 0, reason: None }),
+        Plan::Unchanged(id) => Ok(FileUpdate { change: Change::Unchanged, session_id: id, new_entries: vec![], bytes_read: 0, reason: None }),
+        Plan::Removed(r) => {
+            write_tx(conn, || remove_file_rows(conn, r.id, false).map_err(classify_err))?;
+            Ok(FileUpdate { change: Change::Removed, session_id: r.header_id, new_entries: vec![], bytes_read: 0, reason: None })
+        }
+        Plan::FullTextOnly(r) => {
+            let out = fulltext_file(path, r.offset as u64, r.head_hash, r.tail_hash)?;
+            match out {
+                Some(out) => {
+                    let ev = write_tx(conn, || write_fulltext(conn, r.id, out))?;
+                    Ok(FileUpdate { change: Change::New, session_id: r.header_id, new_entries: ev, bytes_read: r.offset as u64, reason: None })
+                }
+                None => {
+                    // changed since phase 1: re-read in full
+                    full(conn, path, root, Some(r), Some("rewritten (head or tail bytes differ)"))
+                }
+            }
+        }
+        Plan::Full { old, reason } => full(conn, path, root, old, reason),
+        Plan::Append(r, st) => write_tx(conn, || append(conn, path, r, st)),
+    }
+}
+
+fn full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<Row>, reason: Option<&'static str>) -> Result<FileUpdate, LibError> {
+    let mut c = catalog_file(path, true)?;
+    let loaded = c.loaded.take();
+    let ft = loaded.as_ref().filter(|l| l.valid == 1).map(fulltext_of);
+    write_tx(conn, || {
+        let id = write_catalog(conn, path, root, old.as_ref(), &c)?;
+        let ev = match ft {
+            Some(ft) => write_fulltext(conn, id, ft)?,
+            None => {
+                conn.execute("UPDATE files SET fts_done = 1 WHERE id = ?1", [id]).map_err(classify_err)?;
+                vec![]
+            }
         };
         Ok(FileUpdate {
-            change,
-            session_id: r.header_id.clone(),
-            new_entries: new_nodes.into_iter().filter_map(|(_, _, ne)| ne).collect(),
-            bytes_read: consumed - start,
-            reason: full_reason,
+            change: if old.is_none() { Change::New } else { Change::Reindexed },
+            session_id: c.header.as_ref().map(|h| h.id.clone()),
+            new_entries: ev,
+            bytes_read: c.bytes,
+            reason,
         })
     })
 }
 
-fn chain_from(old_leaf: &Option<String>, new_nodes: &[(i64, Node, Option<NewEntry>)]) -> bool {
-    let mut prev = old_leaf.clone();
-    for (_, n, _) in new_nodes {
-        if n.parent_id != prev {
-            return false;
-        }
-        prev = Some(n.id.clone());
-    }
-    true
+/// Index the bytes appended to a file (inside the caller's transaction).
+pub(crate) fn append_file(conn: &Connection, path: &Path, r: Row, st: Stat) -> Result<FileUpdate, LibError> {
+    append(conn, path, r, st)
 }
 
-fn has_duplicate_ids(conn: &Connection, file_id: i64, new_nodes: &[(i64, Node, Option<NewEntry>)]) -> rusqlite::Result<bool> {
-    let mut q = conn.prepare_cached("SELECT count(*) FROM entries WHERE file_id = ?1 AND entry_id = ?2")?;
-    for (_, n, _) in new_nodes {
-        let c: i64 = q.query_row(params![file_id, n.id], |r| r.get(0))?;
-        if c > 1 {
-            return Ok(true);
-        }
-    }
-    Ok(false)
-}
-
-/// Recompute every status of a file from its entry rows (or from `fresh` after a full read),
-/// writing only the statuses that changed.
-fn recompute(conn: &Connection, r: &mut Row, fresh: Option<&Vec<(i64, Node, Option<NewEntry>)>>) -> rusqlite::Result<()> {
-    let (rowids, nodes, old): (Vec<i64>, Vec<Node>, Vec<i64>) = match fresh {
-        Some(v) => (v.iter().map(|x| x.0).collect(), v.iter().map(|x| x.1.clone()).collect(), vec![status::IN_CONTEXT; v.len()]),
-        None => {
-            let mut q = conn.prepare_cached(
-                "SELECT rowid, entry_id, parent_id, type = 'compaction', first_kept, ctx, tok, usage, status FROM entries WHERE file_id = ?1 ORDER BY rowid",
-            )?;
-            let mut ids = Vec::new();
-            let mut nodes = Vec::new();
-            let mut old = Vec::new();
-            let rows = q.query_map([r.id], |x| {
-                Ok((
-                    x.get::<_, i64>(0)?,
-                    Node {
-                        id: x.get(1)?,
-                        parent_id: x.get(2)?,
-                        is_compaction: x.get(3)?,
-                        first_kept: x.get(4)?,
-                        ctx: x.get(5)?,
-                        tok: x.get(6)?,
-                        usage: x.get(7)?,
-                    },
-                    x.get::<_, i64>(8)?,
-                ))
-            })?;
-            for row in rows {
-                let (a, b, c) = row?;
-                ids.push(a);
-                nodes.push(b);
-                old.push(c);
-            }
-            (ids, nodes, old)
-        }
-    };
-    let o = status::classify(&nodes);
-    let mut up = conn.prepare_cached("UPDATE entries SET status = ?2 WHERE rowid = ?1")?;
-    for i in 0..nodes.len() {
-        if o.status[i] != old[i] {
-            up.execute(params![rowids[i], o.status[i]])?;
+/// Index the complete lines appended after the stored offset (engine chunk rules).
+fn append(conn: &Connection, path: &Path, mut r: Row, st: Stat) -> Result<FileUpdate, LibError> {
+    let mut f = File::open(path).map_err(|e| io_err(path, e))?;
+    let start = r.offset as u64;
+    f.seek(SeekFrom::Start(start)).map_err(|e| io_err(path, e))?;
+    let mut buf = Vec::with_capacity((st.size as u64).saturating_sub(start) as usize + 1);
+    f.read_to_end(&mut buf).map_err(|e| io_err(path, e))?;
+    let read = buf.len() as u64;
+    let size_now = start + read;
+    let mut new_entries = Vec::new();
+    if r.valid != 1 {
+        // a rejected file stays rejected (Pi rejects it whole); just follow its size
+        r.offset = size_now as i64;
+    } else {
+        let scan = session_engine::chunk::scan(&buf, true);
+        r.bad_lines += scan
+            .skipped
+            .iter()
+            .filter(|(_, k)| !matches!(k, session_engine::DiagnosticKind::ExtraHeader))
+            .count() as i64;
+        r.offset = (start + scan.consumed as u64) as i64;
+        r.open_tail = scan.unterminated;
+        if !scan.entries.is_empty() {
+            new_entries = append_entries(conn, &mut r, &buf, &scan.entries)?;
         }
     }
-    r.ctx_usage = o.ctx_usage;
-    r.ctx_trailing = o.ctx_trailing;
-    r.branch_count = o.branches;
-    Ok(())
+    let (h, t) = hashes(&mut f, r.offset as u64).map_err(|e| io_err(path, e))?;
+    conn.prepare_cached(
+        "UPDATE files SET size=?2, mtime_ns=?3, offset=?4, head_hash=?5, tail_hash=?6, bad_lines=?7, open_tail=?8, indexed_ms=?9
+         WHERE id = ?1",
+    )
+    .and_then(|mut s| s.execute(params![r.id, size_now as i64, st.mtime_ns, r.offset, h, t, r.bad_lines, r.open_tail, now()]))
+    .map_err(classify_err)?;
+    Ok(FileUpdate {
+        change: if new_entries.is_empty() { Change::Unchanged } else { Change::Appended },
+        session_id: r.header_id.clone(),
+        new_entries,
+        bytes_read: read,
+        reason: None,
+    })
 }
 
-enum IngestErr {
-    Io(std::io::Error),
-    Db(rusqlite::Error),
-    /// The writer stopped (after a database error); never escapes `ingest`.
-    Stopped,
-}
-
-/// Read complete lines from `start` to the end of the file and parse them, handing each parsed
-/// line to `sink` in file order. Returns the offset just after the last complete line (or before
-/// an unfinished oversized line).
-fn read_lines(f: &mut File, start: u64, sink: &mut dyn FnMut(Line) -> Result<(), IngestErr>) -> Result<u64, IngestErr> {
-    f.seek(SeekFrom::Start(start)).map_err(IngestErr::Io)?;
-    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK);
-    let mut base = start; // file offset of buf[0]
-    let mut eof = false;
-    // An oversized line (F16: e.g. a 100 MB base64 blob) is skipped and counted, never buffered whole.
-    let mut skipping_from: Option<u64> = None;
-    while !eof {
-        let len = buf.len();
-        let want = CHUNK.max(len / 2);
-        buf.resize(len + want, 0);
-        let n = f.read(&mut buf[len..]).map_err(IngestErr::Io)?;
-        buf.truncate(len + n);
-        if n == 0 {
-            eof = true;
-        }
-        if skipping_from.is_some() {
-            match memchr::memchr(b'\n', &buf) {
-                None => {
-                    base += buf.len() as u64;
-                    buf.clear();
-                    continue;
-                }
-                Some(i) => {
-                    sink(Line::Bad("line too long"))?;
-                    skipping_from = None;
-                    base += (i + 1) as u64;
-                    buf.drain(..=i);
-                }
-            }
-        }
-        let Some(last_nl) = memchr::memrchr(b'\n', &buf) else {
-            if buf.len() > MAX_LINE {
-                skipping_from = Some(base);
-                base += buf.len() as u64;
-                buf.clear();
-            }
-            continue;
-        };
-        for line in buf[..=last_nl].split(|&b| b == b'\n') {
-            if line.is_empty() {
-                continue;
-            }
-            sink(if line.len() > MAX_LINE { Line::Bad("line too long") } else { parse::parse_line(line) })?;
-        }
-        base += (last_nl + 1) as u64;
-        buf.drain(..=last_nl);
-    }
-    Ok(skipping_from.unwrap_or(base))
-}
-
-/// Parse on a second thread while this one writes to SQLite (for more than a few MB).
-const PIPELINE_MIN: u64 = 4 << 20;
-
-/// Index complete lines from `start`: entry rows, full-text rows, facts in `r`.
-fn ingest(conn: &Connection, f: &mut File, start: u64, r: &mut Row, out: &mut Vec<(i64, Node, Option<NewEntry>)>) -> Result<u64, IngestErr> {
+fn append_entries(conn: &Connection, r: &mut Row, buf: &[u8], entries: &[session_engine::chunk::ChunkEntry]) -> Result<Vec<NewEntry>, LibError> {
     let mut ins_e = conn
         .prepare_cached(
             "INSERT INTO entries(file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 0)",
         )
-        .map_err(IngestErr::Db)?;
-    let mut ins_f = conn.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").map_err(IngestErr::Db)?;
-    let size = f.metadata().map_err(IngestErr::Io)?.len();
-    if size.saturating_sub(start) < PIPELINE_MIN {
-        return read_lines(f, start, &mut |l| handle_line(l, r, &mut ins_e, &mut ins_f, out).map_err(IngestErr::Db));
-    }
-    std::thread::scope(|sc| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Line>>(2);
-        let reader = sc.spawn(move || {
-            let mut batch = Vec::with_capacity(256);
-            let res = read_lines(f, start, &mut |l| {
-                batch.push(l);
-                if batch.len() >= 256 {
-                    tx.send(std::mem::replace(&mut batch, Vec::with_capacity(256))).map_err(|_| IngestErr::Stopped)?;
-                }
-                Ok(())
-            });
-            if !batch.is_empty() {
-                let _ = tx.send(batch);
-            }
-            res
-        });
-        let mut db_err = None;
-        for batch in rx {
-            for l in batch {
-                if let Err(e) = handle_line(l, r, &mut ins_e, &mut ins_f, out) {
-                    db_err = Some(e);
-                    break;
-                }
-            }
-            if db_err.is_some() {
-                break; // dropping rx stops the reader
+        .map_err(classify_err)?;
+    let mut ins_f = conn.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").map_err(classify_err)?;
+    let mut ins_t = conn.prepare_cached("INSERT OR IGNORE INTO touched(file_id, op, path) VALUES (?1, ?2, ?3)").map_err(classify_err)?;
+    let mut dup = conn.prepare_cached("SELECT 1 FROM entries WHERE file_id = ?1 AND entry_id = ?2 LIMIT 1").map_err(classify_err)?;
+    let old_leaf = r.leaf_id.clone();
+    let mut linear = true;
+    let mut prev = old_leaf.clone();
+    let mut rows: Vec<(i64, EntryFacts)> = Vec::new();
+    let mut name: Option<Option<String>> = None;
+    let mut model: Option<String> = None;
+    let mut seen_ids = std::collections::HashSet::new();
+    for e in entries {
+        let v = e.value(buf);
+        let f = analyze::entry_facts(e.kind, &v);
+        if linear {
+            let dup_here = !seen_ids.insert(e.id.clone()) || dup.exists(params![r.id, e.id]).map_err(classify_err)?;
+            if e.kind == Kind::Compaction || e.parent_id != prev || dup_here {
+                linear = false;
             }
         }
-        let res = reader.join().unwrap_or(Err(IngestErr::Stopped));
-        match db_err {
-            Some(e) => Err(IngestErr::Db(e)),
-            None => res,
-        }
-    })
-}
-
-fn handle_line(
-    parsed: Line,
-    r: &mut Row,
-    ins_e: &mut rusqlite::CachedStatement,
-    ins_f: &mut rusqlite::CachedStatement,
-    out: &mut Vec<(i64, Node, Option<NewEntry>)>,
-) -> rusqlite::Result<()> {
-    match parsed {
-        Line::Blank => {}
-        Line::Bad(_) => r.bad_lines += 1,
-        Line::Header(h) => {
-            if !r.seen_object {
-                r.seen_object = true;
-                r.valid = 1;
-                r.header_id = Some(h.id);
-                r.cwd = h.cwd;
-                r.created = h.timestamp;
-                r.version = h.version;
-                r.parent_session = h.parent_session;
-            }
-            // later headers (Pi's duplicate flush) are ignored as entries
-        }
-        Line::Entry(e) => {
-            if !r.seen_object {
-                // first parsed object is not a header: Pi rejects the whole file (§6.1)
-                r.seen_object = true;
-                r.valid = 2;
-            }
-            if r.valid != 1 {
-                return Ok(());
-            }
-            let e = *e;
-            let seq = r.entry_count;
-            r.entry_count += 1;
-            if e.ty == "message" {
+        prev = Some(e.id.clone());
+        r.entry_count += 1;
+        match e.kind {
+            Kind::Message => {
                 r.message_count += 1;
-            }
-            if e.ty == "compaction" {
-                r.compaction_count += 1;
-            }
-            if let Some(n) = e.name {
-                r.name = if n.is_empty() { None } else { Some(n) };
-            }
-            if e.model.is_some() {
-                r.model = e.model;
-            }
-            if r.first_message.is_none() {
-                if let Some(t) = e.first_user_text {
-                    r.first_message = Some(t);
+                if let Some(m) = v.get("message") {
+                    let role = m.str_field("role");
+                    if m.get("content").is_some() && matches!(role, Some("user" | "assistant")) {
+                        let t = m.num_field("timestamp").or_else(|| session_engine::time::parse_iso_ms(&e.timestamp).map(|x| x as f64));
+                        if let Some(t) = t.filter(|t| *t > 0.0) {
+                            r.modified_ms = Some(r.modified_ms.map_or(t as i64, |x| x.max(t as i64)));
+                        }
+                        if r.first_message.is_none() && role == Some("user") {
+                            let t = analyze_text(m.get("content"));
+                            if !t.is_empty() {
+                                r.first_message = Some(analyze::cut(&t, analyze::MAX_FIRST_MESSAGE).to_string());
+                            }
+                        }
+                    }
+                    if role == Some("assistant") {
+                        if let (Some(p), Some(md)) = (m.str_field("provider"), m.str_field("model")) {
+                            model = Some(format!("{p}/{md}"));
+                        }
+                    }
                 }
             }
-            if let Some(m) = e.modified_ms {
-                r.modified_ms = Some(r.modified_ms.map_or(m, |x| x.max(m)));
+            Kind::Compaction => r.compaction_count += 1,
+            Kind::SessionInfo => {
+                name = Some(v.str_field("name").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()));
             }
-            push_unique(&mut r.files_read, e.files_read);
-            push_unique(&mut r.files_modified, e.files_modified);
-            let rowid = ins_e.insert(params![r.id, seq, e.id, e.parent_id, e.ty, e.role, e.timestamp, e.first_kept, e.ctx, e.tok, e.usage])?;
-            if !e.body.is_empty() {
-                ins_f.execute(params![rowid, e.body])?;
+            Kind::ModelChange => {
+                if let (Some(p), Some(m)) = (v.str_field("provider"), v.str_field("modelId")) {
+                    model = Some(format!("{p}/{m}"));
+                }
             }
-            // events carry at most MAX_EVENT_ENTRIES new entries (a bigger change means: reload)
-            let ne = (out.len() < MAX_EVENT_ENTRIES)
-                .then(|| NewEntry { entry_id: e.id.clone(), parent_id: e.parent_id.clone(), entry_type: e.ty.clone(), status: "in_context" });
-            out.push((
-                rowid,
-                Node { id: e.id, parent_id: e.parent_id, is_compaction: e.ty == "compaction", first_kept: e.first_kept, ctx: e.ctx, tok: e.tok, usage: e.usage },
-                ne,
-            ));
+            _ => {}
         }
+        let seq = r.entry_count - 1;
+        let rowid = ins_e
+            .insert(params![r.id, seq, e.id, e.parent_id, e.type_name, f.role, e.timestamp, f.first_kept, f.ctx, f.tok, f.usage])
+            .map_err(classify_err)?;
+        if !f.body.is_empty() {
+            ins_f.execute(params![rowid, f.body]).map_err(classify_err)?;
+        }
+        for (op, list) in [(0, &f.files_read), (1, &f.files_modified)] {
+            for p in list {
+                ins_t.execute(params![r.id, op, p]).map_err(classify_err)?;
+            }
+        }
+        rows.push((rowid, f));
     }
-    Ok(())
+    r.leaf_id = entries.last().map(|e| e.id.clone());
+    let mut statuses = vec![analyze::IN_CONTEXT; rows.len()];
+    if linear {
+        // a chain at the leaf: all in context; the estimate moves on (§9.3)
+        for (_, f) in &rows {
+            if f.ctx {
+                match f.usage {
+                    Some(u) => {
+                        r.ctx_usage = Some(u);
+                        r.ctx_trailing = 0;
+                    }
+                    None => r.ctx_trailing += f.tok,
+                }
+            }
+        }
+        let last_tip_gone = old_leaf.is_some();
+        if !last_tip_gone {
+            r.branch_count = 1;
+        }
+    } else {
+        statuses = recompute(conn, r, &rows.iter().map(|x| x.0).collect::<Vec<_>>())?;
+    }
+    conn.prepare_cached(
+        "UPDATE files SET entry_count=?2, message_count=?3, compaction_count=?4, modified_ms=COALESCE(?5, modified_ms),
+           first_message=?6, leaf_id=?7, ctx_usage=?8, ctx_trailing=?9, branch_count=?10,
+           name = CASE WHEN ?11 THEN ?12 ELSE name END, model = COALESCE(?13, model)
+         WHERE id = ?1",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            r.id,
+            r.entry_count,
+            r.message_count,
+            r.compaction_count,
+            r.modified_ms,
+            r.first_message,
+            r.leaf_id,
+            r.ctx_usage,
+            r.ctx_trailing,
+            r.branch_count,
+            name.is_some(),
+            name.flatten(),
+            model,
+        ])
+    })
+    .map_err(classify_err)?;
+    Ok(entries
+        .iter()
+        .zip(statuses)
+        .take(MAX_EVENT_ENTRIES)
+        .map(|(e, st)| NewEntry { entry_id: e.id.clone(), parent_id: e.parent_id.clone(), entry_type: e.type_name.clone(), status: analyze::status_name(st) })
+        .collect())
 }
 
+fn analyze_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::Str(s)) => s.clone(),
+        Some(Value::Arr(blocks)) => blocks
+            .iter()
+            .filter(|b| b.str_field("type") == Some("text"))
+            .filter_map(|b| b.str_field("text"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    }
+}
+
+/// Recompute every status of a file from its stored rows, through a skeleton session loaded by
+/// the engine (no file re-read); write only the statuses that changed. Returns the statuses of
+/// `new_rowids`.
+fn recompute(conn: &Connection, r: &mut Row, new_rowids: &[i64]) -> Result<Vec<i64>, LibError> {
+    let mut q = conn
+        .prepare_cached("SELECT rowid, entry_id, parent_id, type, first_kept, ctx, tok, usage, status FROM entries WHERE file_id = ?1 ORDER BY rowid")
+        .map_err(classify_err)?;
+    let mut rowids = Vec::new();
+    let mut skel = Vec::new();
+    let mut light = Vec::new();
+    let mut old = Vec::new();
+    let rows = q
+        .query_map([r.id], |x| {
+            Ok((
+                x.get::<_, i64>(0)?,
+                (x.get::<_, String>(1)?, x.get::<_, Option<String>>(2)?, x.get::<_, String>(3)?, x.get::<_, Option<String>>(4)?),
+                (x.get::<_, bool>(5)?, x.get::<_, i64>(6)?, x.get::<_, Option<i64>>(7)?),
+                x.get::<_, i64>(8)?,
+            ))
+        })
+        .map_err(classify_err)?;
+    for row in rows {
+        let (a, b, c, d) = row.map_err(classify_err)?;
+        rowids.push(a);
+        skel.push(b);
+        light.push(c);
+        old.push(d);
+    }
+    let s = analyze::skeleton(&skel);
+    if s.len() != rowids.len() {
+        return Err(LibError::Sqlite(format!("the stored entries of file {} do not load back ({} of {}); delete the index to rebuild it", r.id, s.len(), rowids.len())));
+    }
+    let o = analyze::outcome(&s, &light);
+    let mut up = conn.prepare_cached("UPDATE entries SET status = ?2 WHERE rowid = ?1").map_err(classify_err)?;
+    for i in 0..rowids.len() {
+        if o.status[i] != old[i] {
+            up.execute(params![rowids[i], o.status[i]]).map_err(classify_err)?;
+        }
+    }
+    r.ctx_usage = o.ctx_usage;
+    r.ctx_trailing = o.ctx_trailing;
+    r.branch_count = o.branches;
+    let pos: std::collections::HashMap<i64, usize> = rowids.iter().enumerate().map(|(i, &x)| (x, i)).collect();
+    Ok(new_rowids.iter().map(|x| pos.get(x).map(|&i| o.status[i]).unwrap_or(analyze::IN_CONTEXT)).collect())
+}
+
+/// Files under `roots` with phase 2 pending, or all of them when `roots` is empty.
+/// (file id, path, offset, head hash, tail hash)
+pub(crate) type Pending = (i64, PathBuf, u64, i64, i64);
+
+pub(crate) fn pending_fulltext(conn: &Connection) -> Result<Vec<Pending>, LibError> {
+    let mut q = conn
+        .prepare_cached("SELECT id, path, offset, head_hash, tail_hash FROM files WHERE fts_done = 0 ORDER BY id")
+        .map_err(classify_err)?;
+    let rows = q
+        .query_map([], |r| Ok((r.get::<_, i64>(0)?, PathBuf::from(r.get::<_, String>(1)?), r.get::<_, i64>(2)? as u64, r.get(3)?, r.get(4)?)))
+        .map_err(classify_err)?;
+    rows.collect::<Result<_, _>>().map_err(classify_err)
+}

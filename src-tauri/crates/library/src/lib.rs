@@ -5,7 +5,7 @@
 //! * Incremental: appended bytes are indexed from the stored byte offset; replaced, truncated or
 //!   rewritten files are re-read in full; a torn last line waits until it is complete.
 //! * Every indexed entry carries its status relative to the file's leaf: `in_context`,
-//!   `compacted` or `abandoned` (see [`status`]).
+//!   `compacted` or `abandoned`, by the engine's rules (see [`analyze`]).
 //! * [`watch::Watcher`] follows the roots live and emits [`LibraryEvent`]s.
 //!
 //! Typical use (app):
@@ -16,12 +16,12 @@
 //! lib.sync_roots(&roots, &mut |_| {}).unwrap();
 //! let hits = lib.search(&library::SearchQuery::new("we decided")).unwrap();
 //! ```
+pub mod analyze;
 pub mod db;
 pub mod index;
-pub mod parse;
 pub mod query;
 pub mod roots;
-pub mod status;
+mod sync;
 pub mod watch;
 
 pub use db::OpenOptions;
@@ -112,6 +112,26 @@ pub struct SyncReport {
     pub bytes_read: u64,
     /// Files that could not be read (path, message); the rest of the pass went on.
     pub errors: Vec<(PathBuf, String)>,
+    /// Phase 1 (the session catalog: what Pi's picker lists), milliseconds.
+    pub catalog_ms: f64,
+    /// Phase 2 (entry rows, statuses, full text), milliseconds; 0 when left for later.
+    pub fulltext_ms: f64,
+}
+
+/// How [`Library::sync_roots_with`] runs.
+#[derive(Debug, Clone, Copy)]
+pub struct SyncOptions {
+    /// Also run phase 2 (entries, statuses, full text) now. When false, it runs on the next
+    /// [`Library::search`] (or [`Library::complete_fulltext`]).
+    pub full_text: bool,
+    /// Worker threads that read and parse files (the SQLite writer is the calling thread).
+    pub threads: usize,
+}
+
+impl Default for SyncOptions {
+    fn default() -> Self {
+        SyncOptions { full_text: true, threads: std::thread::available_parallelism().map(|n| n.get().min(4)).unwrap_or(2) }
+    }
 }
 
 pub struct Library {
@@ -204,68 +224,40 @@ impl Library {
         self.retry_corrupt(|c| index::sync_file(c, path, root))
     }
 
-    /// Bring every `*.jsonl` under `roots` up to date, and drop rows of files that vanished.
-    /// A file that cannot be read is reported in `errors`; the pass goes on.
+    /// Bring every `*.jsonl` under `roots` up to date (both phases), and drop rows of files that
+    /// vanished. A file that cannot be read is reported in `errors`; the pass goes on.
     pub fn sync_roots(&mut self, roots: &[PathBuf], progress: &mut dyn FnMut(Progress)) -> Result<SyncReport, LibError> {
-        self.sync_roots_once(roots, progress, true)
+        self.sync_roots_with(roots, SyncOptions::default(), progress)
     }
 
-    fn sync_roots_once(&mut self, roots: &[PathBuf], progress: &mut dyn FnMut(Progress), may_recover: bool) -> Result<SyncReport, LibError> {
-        let mut rep = SyncReport::default();
+    pub fn sync_roots_with(&mut self, roots: &[PathBuf], opts: SyncOptions, progress: &mut dyn FnMut(Progress)) -> Result<SyncReport, LibError> {
+        match self.sync_roots_once(roots, opts, progress) {
+            Err(LibError::Corrupt(m)) => {
+                self.recover(&m)?;
+                self.sync_roots_once(roots, opts, progress)
+            }
+            r => r,
+        }
+    }
+
+    /// Run phase 2 for every file whose catalog row is newer than its entry rows.
+    pub fn complete_fulltext(&self) -> Result<usize, LibError> {
+        sync::fulltext_pass(&self.conn, SyncOptions::default().threads)
+    }
+
+    fn sync_roots_once(&mut self, roots: &[PathBuf], opts: SyncOptions, progress: &mut dyn FnMut(Progress)) -> Result<SyncReport, LibError> {
         let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
         for root in roots {
             for p in roots::scan(root) {
                 files.push((p, root.clone()));
             }
         }
-        rep.files = files.len();
-        let total = files.len();
-        // Files are committed in batches (about 64 MB read or 2 s): FTS5 flushes its in-memory
-        // terms at each commit, so one commit per small file would make many tiny segments.
-        let mut batch_bytes = 0u64;
-        let mut batch_start = std::time::Instant::now();
-        for (i, (p, root)) in files.iter().enumerate() {
-            progress(Progress { done: i, total, path: p.clone() });
-            if self.conn.is_autocommit() {
-                self.conn.execute_batch("BEGIN IMMEDIATE").map_err(db::classify_err)?;
-                batch_bytes = 0;
-                batch_start = std::time::Instant::now();
-            }
-            let r = index::sync_file(&self.conn, p, Some(root));
-            if let Ok(u) = &r {
-                batch_bytes += u.bytes_read;
-            }
-            let last = i + 1 == total;
-            let flush = r.is_err() || last || batch_bytes > (64 << 20) || batch_start.elapsed().as_secs() >= 2;
-            if flush && !self.conn.is_autocommit() {
-                if let Err(e) = self.conn.execute_batch("COMMIT").map_err(db::classify_err) {
-                    let _ = self.conn.execute_batch("ROLLBACK");
-                    return Err(e);
-                }
-            }
-            let r = match r {
-                Err(LibError::Corrupt(m)) if may_recover => {
-                    self.recover(&m)?;
-                    return self.sync_roots_once(roots, progress, false);
-                }
-                r => r,
-            };
-            match r {
-                Ok(u) => {
-                    rep.bytes_read += u.bytes_read;
-                    match u.change {
-                        Change::New => rep.new += 1,
-                        Change::Appended => rep.appended += 1,
-                        Change::Reindexed => rep.reindexed += 1,
-                        Change::Removed => rep.removed += 1,
-                        Change::Unchanged => rep.unchanged += 1,
-                    }
-                }
-                Err(LibError::Io { path, message }) => rep.errors.push((path, message)),
-                Err(e) => return Err(e),
-            }
+        let mut rep = sync::catalog_pass(&self.conn, &files, opts.threads, progress)?;
+        if opts.full_text {
+            let t = std::time::Instant::now();
+            sync::fulltext_pass(&self.conn, opts.threads)?;
+            rep.fulltext_ms = t.elapsed().as_secs_f64() * 1e3;
         }
-        progress(Progress { done: total, total, path: PathBuf::new() });
         // files recorded under these roots that are gone
         let known: std::collections::HashSet<String> = files.iter().map(|(p, _)| p.to_string_lossy().to_string()).collect();
         for root in roots {

@@ -1,6 +1,6 @@
 //! Reading the index: projects, sessions (sorted, filtered), full-text search with status.
 use crate::db::classify_err;
-use crate::status::status_name;
+use crate::analyze::status_name;
 use crate::{LibError, Library};
 use rusqlite::types::Value as SqlValue;
 use serde::Serialize;
@@ -310,8 +310,17 @@ impl Library {
     }
 
     /// Full-text search, best matches first (bm25), each hit with its status and a snippet.
+    /// Files whose full text is still pending (phase 2, see [`Library::sync_roots_with`]) are
+    /// indexed first.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>, LibError> {
         let m = if q.raw { q.text.clone() } else { fts_query(&q.text)? };
+        let pending: bool = self
+            .conn
+            .query_row("SELECT EXISTS (SELECT 1 FROM files WHERE fts_done = 0)", [], |r| r.get(0))
+            .map_err(classify_err)?;
+        if pending {
+            self.complete_fulltext()?;
+        }
         let by_rank = match q.order {
             SearchOrder::Relevance => true,
             SearchOrder::Newest => false,

@@ -36,7 +36,7 @@ fn statuses_and_tokens_agree_with_the_engine() {
         std::fs::copy(f, root.join(f.file_name().unwrap())).unwrap();
     }
     let mut lib = Library::open(&dir.path().join("i.sqlite3")).unwrap();
-    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     let mut compared = 0;
     let mut skipped = Vec::new();
     let mut failures = Vec::new();
@@ -57,8 +57,8 @@ fn statuses_and_tokens_agree_with_the_engine() {
         let path: HashSet<usize> = s.path(leaf).into_iter().collect();
         let ctx = build_context(&s, leaf);
         let in_ctx: HashSet<usize> = ctx.messages.iter().map(|m| m.entry).chain(ctx.compaction).collect();
-        for idx in 0..s.len() {
-            assert_eq!(ours[idx].0, s.id(idx));
+        for (idx, (our_id, our_status)) in ours.iter().enumerate() {
+            assert_eq!(our_id, s.id(idx));
             let yields = context_message(&s, idx).is_some() || s.kind(idx) == session_engine::session::Kind::Compaction;
             let want = if !path.contains(&idx) {
                 "abandoned"
@@ -69,8 +69,8 @@ fn statuses_and_tokens_agree_with_the_engine() {
             } else {
                 continue; // on the path, sends nothing (label, model change...): either is fine
             };
-            if ours[idx].1 != want {
-                failures.push(format!("{}: entry {} ({}) is {} here, engine says {want}", p.display(), s.id(idx), idx, ours[idx].1));
+            if *our_status != want {
+                failures.push(format!("{}: entry {} ({}) is {} here, engine says {want}", p.display(), s.id(idx), idx, our_status));
             }
         }
         let est = estimate_context(&ctx.agent_messages());

@@ -22,7 +22,7 @@ fn statuses_follow_the_leaf_compaction_and_branches() {
     let (_d, root, db) = setup();
     let f = three_status_session(&root.join("--p--/s1.jsonl"), "sess-1", "/p");
     let mut lib = Library::open(&db).unwrap();
-    let rep = lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    let rep = lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     assert_eq!((rep.files, rep.new), (1, 1));
     assert_eq!(hits(&lib, "zanzibar"), vec![("00000001".into(), "compacted")]);
     assert_eq!(hits(&lib, "quokka"), vec![("00000005".into(), "abandoned")]);
@@ -69,7 +69,7 @@ fn appended_bytes_are_read_from_the_offset_and_statuses_move_with_the_leaf() {
     let last = g.chain(None, 5, "early", "m1").unwrap();
     g.write(&f);
     let mut lib = Library::open(&db).unwrap();
-    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     let size0 = std::fs::metadata(&f).unwrap().len();
 
     // linear append by another process: only the new bytes are read
@@ -117,7 +117,7 @@ fn torn_last_line_is_pending_then_indexed_when_completed() {
     let last = g.chain(None, 2, "t", "m").unwrap();
     g.write(&f);
     let mut lib = Library::open(&db).unwrap();
-    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     let mut g2 = Gen::new("x", "/t");
     g2.user(Some(&last), "the narwhal line");
     let full = line(g2.lines.last().unwrap());
@@ -145,7 +145,7 @@ fn f18_truncated_replaced_and_deleted_files() {
     g.chain(None, 4, "kiwi", "m");
     g.write(&f);
     let mut lib = Library::open(&db).unwrap();
-    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     assert_eq!(lib.session(&f).unwrap().unwrap().entry_count, 8);
 
     // truncated (another program cut it): full re-read
@@ -173,7 +173,7 @@ fn f18_truncated_replaced_and_deleted_files() {
 
     // deleted
     std::fs::remove_file(&f).unwrap();
-    let rep = lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    let rep = lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     assert_eq!(rep.removed, 1);
     assert!(lib.session(&f).unwrap().is_none());
     assert!(hits(&lib, "moose").is_empty());
@@ -188,19 +188,19 @@ fn f36_same_size_same_mtime_different_bytes_is_reparsed() {
     g.write(&f);
     let mtime = std::fs::metadata(&f).unwrap().modified().unwrap();
     let mut lib = Library::open(&db).unwrap();
-    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     // same length, different bytes, mtime put back (edited while the app was closed)
     let text = g.text().replace("alpha", "gamma");
     std::fs::write(&f, text).unwrap();
     std::fs::File::options().write(true).open(&f).unwrap().set_modified(mtime).unwrap();
     drop(lib);
     let mut lib = Library::open(&db).unwrap();
-    let rep = lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    let rep = lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     assert_eq!(rep.reindexed, 1);
     assert!(hits(&lib, "alpha").is_empty());
     assert_eq!(hits(&lib, "gamma").len(), 6);
     // and an untouched pass reads nothing
-    let rep = lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    let rep = lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     assert_eq!((rep.unchanged, rep.bytes_read), (1, 0));
 }
 
@@ -214,7 +214,7 @@ fn f32_corrupt_index_is_moved_aside_and_rebuilt() {
     let (d, root, db) = setup();
     three_status_session(&root.join("s1.jsonl"), "sess-1", "/p");
     let mut lib = Library::open(&db).unwrap();
-    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     drop(lib);
 
     type Damage = Box<dyn FnOnce(&Path)>;
@@ -228,9 +228,9 @@ fn f32_corrupt_index_is_moved_aside_and_rebuilt() {
             let _ = std::fs::remove_file(format!("{}-wal", p.display()));
             let mut b = std::fs::read(p).unwrap();
             let mut x: u32 = 12345;
-            for i in 4096..b.len() {
+            for byte in b.iter_mut().skip(4096) {
                 x = x.wrapping_mul(1664525).wrapping_add(1013904223);
-                b[i] = (x >> 24) as u8;
+                *byte = (x >> 24) as u8;
             }
             std::fs::write(p, b).unwrap();
         })),
@@ -239,7 +239,7 @@ fn f32_corrupt_index_is_moved_aside_and_rebuilt() {
         // checkpoint so that the main file holds the data before we damage it
         {
             let mut lib = Library::open(&db).unwrap();
-            lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+            lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
             lib.take_notices();
             let c = rusqlite::Connection::open(&db).unwrap();
             c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
@@ -251,7 +251,7 @@ fn f32_corrupt_index_is_moved_aside_and_rebuilt() {
         assert!(moved_to.exists(), "{what}: the damaged file is kept aside");
         assert!(moved_to.to_string_lossy().contains(".corrupt-"));
         assert!(n[0].to_string().contains("no session data was lost"));
-        lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+        lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
         assert_eq!(hits(&lib, "zanzibar"), vec![("00000001".into(), "compacted")], "{what}");
     }
     // the session file was never touched
@@ -264,7 +264,7 @@ fn deleted_index_is_rebuilt() {
     let (_d, root, db) = setup();
     three_status_session(&root.join("s1.jsonl"), "sess-1", "/p");
     let mut lib = Library::open(&db).unwrap();
-    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     let before = hits(&lib, "quokka");
     drop(lib);
     for ext in ["", "-wal", "-shm"] {
@@ -273,7 +273,7 @@ fn deleted_index_is_rebuilt() {
     let mut lib = Library::open(&db).unwrap();
     assert!(lib.notices().is_empty());
     assert!(hits(&lib, "quokka").is_empty());
-    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     assert_eq!(hits(&lib, "quokka"), before);
 }
 
@@ -296,7 +296,7 @@ fn f34_index_from_a_newer_version_is_never_written() {
     let v: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
     let x: i64 = c.query_row("SELECT x FROM future", [], |r| r.get(0)).unwrap();
     assert_eq!((v, x), (99, 42));
-    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     assert_eq!(hits(&lib, "quokka").len(), 1);
 }
 
@@ -309,7 +309,7 @@ fn f33_locked_index_waits_then_says_busy() {
     let other = rusqlite::Connection::open(&db).unwrap();
     other.execute_batch("BEGIN IMMEDIATE; INSERT INTO meta(key, value) VALUES ('x', 'y');").unwrap();
     let t = Instant::now();
-    let err = lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap_err();
+    let err = lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap_err();
     let waited = t.elapsed();
     assert!(matches!(err, LibError::Busy(_)), "{err:?}");
     assert!(err.to_string().contains("try again"));
@@ -317,7 +317,7 @@ fn f33_locked_index_waits_then_says_busy() {
     // reads still work while the other writer holds the lock
     assert!(lib.projects().is_ok());
     other.execute_batch("COMMIT").unwrap();
-    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     assert_eq!(hits(&lib, "quokka").len(), 1);
 }
 
@@ -328,7 +328,7 @@ fn f31_copies_with_the_same_session_id_are_flagged() {
     std::fs::copy(&a, root.join("s1 (conflicted copy).jsonl")).unwrap();
     three_status_session(&root.join("s2.jsonl"), "sess-2", "/p");
     let mut lib = Library::open(&db).unwrap();
-    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     let all = lib.sessions(&SessionFilter::default()).unwrap();
     assert_eq!(all.len(), 3);
     for s in all {
@@ -354,7 +354,7 @@ fn invalid_and_odd_files_do_not_stop_the_pass() {
     text.push_str(&line(g2.lines.last().unwrap()));
     std::fs::write(root.join("ok.jsonl"), text).unwrap();
     let mut lib = Library::open(&db).unwrap();
-    let rep = lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    let rep = lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     assert_eq!(rep.files, 3);
     assert!(rep.errors.is_empty());
     let s = lib.session(&root.join("ok.jsonl")).unwrap().unwrap();
@@ -389,7 +389,7 @@ fn projects_sessions_filters_and_search_scopes() {
         g.write(&root.join(format!("s{i}.jsonl")));
     }
     let mut lib = Library::open(&db).unwrap();
-    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     let pr = lib.projects().unwrap();
     assert_eq!(pr.len(), 2);
     assert_eq!(pr.iter().find(|p| p.cwd == "/proj/a").unwrap().session_count, 2);
@@ -430,7 +430,7 @@ fn five_hundred_sessions() {
     let t = Instant::now();
     let mut lib = Library::open(&db).unwrap();
     let mut last = 0;
-    let rep = lib.sync_roots(&[root.clone()], &mut |p| last = p.done).unwrap();
+    let rep = lib.sync_roots(std::slice::from_ref(&root), &mut |p| last = p.done).unwrap();
     let first = t.elapsed();
     assert_eq!((rep.files, rep.new, last), (500, 500, 500));
     assert_eq!(lib.projects().unwrap().len(), 7);
@@ -440,7 +440,7 @@ fn five_hundred_sessions() {
     let n7 = (0..500).filter(|i| i % 13 == 7).map(|i| 2 * (5 + i % 10)).sum::<usize>();
     assert_eq!(lib.search(&q).unwrap().len(), n7);
     let t = Instant::now();
-    let rep = lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    let rep = lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     let second = t.elapsed();
     assert_eq!((rep.unchanged, rep.bytes_read), (500, 0));
     eprintln!("500 sessions: generate {gen:?}, first index {first:?}, up-to-date pass {second:?}");
@@ -481,7 +481,7 @@ fn watcher_follows_appends_written_by_another_process() {
         "targetId":"eeeeeee1","label":"bookmark"}));
     append_from_other_process(&f, &l1);
     let mut got: Vec<String> = Vec::new();
-    while got.len() < 1 {
+    while got.is_empty() {
         if let LibraryEvent::SessionChanged { path, new_entries, change, session_id } =
             wait(&rx, &|e| matches!(e, LibraryEvent::SessionChanged { .. }))
         {
@@ -519,13 +519,14 @@ fn watcher_follows_appends_written_by_another_process() {
 }
 
 #[test]
-fn f16_an_oversized_line_is_skipped_with_bounded_memory_and_later_lines_still_count() {
+fn f16_a_huge_line_is_an_entry_as_pi_loads_it_with_its_text_capped() {
+    // The engine's rule (Pi's): a valid JSON line is an entry whatever its size. The index keeps
+    // at most 8 KB of its text, and the lines after it still count.
     let (_d, root, db) = setup();
     let f = root.join("big.jsonl");
     let mut g = Gen::new("sess-big", "/b");
     let last = g.chain(None, 1, "small", "m").unwrap();
     g.write(&f);
-    // a 40 MB line (over the 32 MB cap), then a normal entry
     let blob = "A".repeat(40 << 20);
     let big = format!("{{\"type\":\"message\",\"id\":\"b1000000\",\"parentId\":\"{last}\",\"timestamp\":\"2025-03-01T12:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{blob}\"}}}}\n");
     append_from_other_process(&f, &big);
@@ -533,11 +534,97 @@ fn f16_an_oversized_line_is_skipped_with_bounded_memory_and_later_lines_still_co
         "message":{"role":"user","content":"the line after the blob mentions a pelican","timestamp":1740830401000u64}}));
     append_from_other_process(&f, &after);
     let mut lib = Library::open(&db).unwrap();
-    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     let s = lib.session(&f).unwrap().unwrap();
-    assert_eq!(s.bad_lines, 1);
-    assert_eq!(s.pending_bytes, 0);
+    assert_eq!((s.bad_lines, s.pending_bytes, s.entry_count), (0, 0, 4));
     assert_eq!(hits(&lib, "pelican"), vec![("b2000000".into(), "in_context")]);
+    let statuses = lib.entry_statuses(&f).unwrap();
+    assert!(statuses.contains(&("b1000000".to_string(), "abandoned")), "{statuses:?}");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let longest: i64 = c.query_row("SELECT max(length(body)) FROM fts", [], |r| r.get(0)).unwrap();
+    assert!(longest <= 8192, "{longest}");
+}
+
+#[test]
+fn f02_a_complete_last_line_without_newline_is_an_entry_and_a_later_append_rereads() {
+    let (_d, root, db) = setup();
+    let f = root.join("s.jsonl");
+    let mut g = Gen::new("sess-u", "/u");
+    let last = g.chain(None, 1, "u", "m").unwrap();
+    g.write(&f);
+    let l1 = line(&serde_json::json!({"type":"message","id":"c0000001","parentId":last,"timestamp":"2025-03-01T12:00:00.000Z",
+        "message":{"role":"user","content":"an unterminated line about the gecko","timestamp":1740830400000u64}}));
+    append_from_other_process(&f, l1.trim_end_matches('\n'));
+    let mut lib = Library::open(&db).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
+    // as the engine loads it: an entry, not pending
+    assert_eq!(hits(&lib, "gecko"), vec![("c0000001".into(), "in_context")]);
+    let s = lib.session(&f).unwrap().unwrap();
+    assert_eq!((s.pending_bytes, s.entry_count), (0, 3));
+    // a writer that adds the newline and then another entry: the file is re-read, and agrees
+    // with the engine
+    let l2 = line(&serde_json::json!({"type":"message","id":"c0000002","parentId":"c0000001","timestamp":"2025-03-01T12:00:01.000Z",
+        "message":{"role":"user","content":"and then the iguana","timestamp":1740830401000u64}}));
+    append_from_other_process(&f, &format!("\n{l2}"));
+    let up = lib.sync_file(&f, Some(&root)).unwrap();
+    assert_eq!(up.change, Change::Reindexed);
+    assert_eq!(hits(&lib, "iguana"), vec![("c0000002".into(), "in_context")]);
+    let engine = session_engine::Session::open(&f).unwrap();
+    assert_eq!(lib.session(&f).unwrap().unwrap().entry_count, engine.len() as i64);
+    // a torn (unparseable) tail is still pending
+    let torn = "{\"type\":\"message\",\"id\":\"c00";
+    append_from_other_process(&f, torn);
+    lib.sync_file(&f, Some(&root)).unwrap();
+    let s = lib.session(&f).unwrap().unwrap();
+    assert_eq!((s.pending_bytes, s.bad_lines, s.entry_count), (torn.len() as i64, 0, 4));
+}
+
+#[test]
+fn version_1_files_are_migrated_by_the_engine() {
+    let (_d, root, db) = setup();
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../session-engine/tests/fixtures/conformance/load-v1-legacy.jsonl");
+    let f = root.join("old.jsonl");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::copy(&src, &f).unwrap();
+    let mut lib = Library::open(&db).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
+    let s = lib.session(&f).unwrap().unwrap();
+    assert!(s.valid);
+    assert_eq!(s.compaction_count, 1);
+    assert_eq!(s.model.as_deref(), Some("anthropic/claude-sonnet-4-5"));
+    // firstKeptEntryIndex 8 became the id of that entry: what came before is compacted
+    let status_of = |q: &str| lib.search(&SearchQuery::new(q)).unwrap().iter().map(|h| h.status).collect::<Vec<_>>();
+    assert_eq!(status_of("\"Frame worker render retry\""), vec!["compacted"]);
+    assert_eq!(status_of("\"Layout replace widget worker\""), vec!["in_context"]);
+    assert_eq!(status_of("\"Buffer payload budget timeout\""), vec!["in_context"]);
+    // ids are stable between passes (the index and a reload agree)
+    let ids1: Vec<String> = lib.entry_statuses(&f).unwrap().into_iter().map(|x| x.0).collect();
+    drop(lib);
+    std::fs::remove_file(&db).unwrap();
+    let mut lib = Library::open(&db).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
+    let ids2: Vec<String> = lib.entry_statuses(&f).unwrap().into_iter().map(|x| x.0).collect();
+    assert_eq!(ids1, ids2);
+    assert!(!ids1.is_empty());
+}
+
+#[test]
+fn catalog_first_then_search_brings_the_full_text_up_to_date() {
+    let (_d, root, db) = setup();
+    three_status_session(&root.join("s1.jsonl"), "sess-1", "/p");
+    let mut lib = Library::open(&db).unwrap();
+    let rep = lib.sync_roots_with(std::slice::from_ref(&root), library::SyncOptions { full_text: false, threads: 2 }, &mut |_| {}).unwrap();
+    assert_eq!(rep.new, 1);
+    assert_eq!(rep.fulltext_ms, 0.0);
+    // the picker facts are there already
+    let s = lib.session(&root.join("s1.jsonl")).unwrap().unwrap();
+    assert_eq!(s.first_message.as_deref(), Some("the zanzibar decision: we decided to keep sqlite"));
+    assert!(lib.entry_statuses(&root.join("s1.jsonl")).unwrap().is_empty());
+    // the first search completes phase 2
+    assert_eq!(hits(&lib, "zanzibar"), vec![("00000001".into(), "compacted")]);
+    assert_eq!(lib.session(&root.join("s1.jsonl")).unwrap().unwrap().tokens_at_leaf, 120);
+    let rep = lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
+    assert_eq!((rep.unchanged, rep.bytes_read), (1, 0));
 }
 
 #[test]
@@ -545,7 +632,7 @@ fn older_schema_is_migrated_and_refilled_without_a_notice() {
     let (_d, root, db) = setup();
     three_status_session(&root.join("s1.jsonl"), "sess-1", "/p");
     let mut lib = Library::open(&db).unwrap();
-    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     drop(lib);
     rusqlite::Connection::open(&db).unwrap().execute_batch("PRAGMA user_version = 1").unwrap();
     let mut lib = Library::open(&db).unwrap();
@@ -553,7 +640,7 @@ fn older_schema_is_migrated_and_refilled_without_a_notice() {
     let c = rusqlite::Connection::open(&db).unwrap();
     let v: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
     assert_eq!(v, library::db::SCHEMA_VERSION);
-    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     assert_eq!(hits(&lib, "quokka").len(), 1);
 }
 
@@ -565,7 +652,7 @@ fn files_read_and_modified_follow_pis_rule_across_appends() {
     let a = g.chain(None, 2, "files", "m").unwrap(); // reads src/00000002.rs and src/00000004.rs
     g.write(&f);
     let mut lib = Library::open(&db).unwrap();
-    lib.sync_roots(&[root.clone()], &mut |_| {}).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     let s = lib.session(&f).unwrap().unwrap();
     assert_eq!(s.files_read, vec!["src/00000002.rs".to_string(), "src/00000004.rs".to_string()]);
     assert!(s.files_modified.is_empty());

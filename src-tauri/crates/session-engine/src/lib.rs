@@ -7,6 +7,7 @@
 //! [`branch::collect_branch_entries`] what a navigation would summarize.
 
 pub mod branch;
+pub mod chunk;
 pub mod compaction;
 pub mod context;
 pub mod entries;

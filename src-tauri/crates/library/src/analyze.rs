@@ -1,0 +1,550 @@
+//! What the index keeps, computed with `session-engine` (whose rules are Pi's, checked against
+//! Pi on the conformance and oracle corpora): loading, legacy migration, the tree, the path to
+//! the leaf, the compaction on it, token estimates and usage. Nothing here re-implements a
+//! format rule; this module only picks the facts and the searchable text out of the engine's
+//! values.
+//!
+//! * [`catalog`] (phase 1): what Pi's session picker (`SessionManager.list`) gives per session:
+//!   id, cwd, name, created, modified, message count, first message, plus the last model.
+//! * [`entries`] (phase 2): one row per entry with its full-text body, its status against the
+//!   leaf, and the session's context estimate, branch count and files read / modified.
+use session_engine::context::{assistant_usage, context_tokens_of_usage, estimate_tokens};
+use session_engine::json::{self, Value};
+use session_engine::session::{CounterIds, DiagnosticKind, Kind, Session};
+use std::borrow::Cow;
+
+pub const IN_CONTEXT: i64 = 0;
+pub const COMPACTED: i64 = 1;
+pub const ABANDONED: i64 = 2;
+
+pub fn status_name(s: i64) -> &'static str {
+    match s {
+        IN_CONTEXT => "in_context",
+        COMPACTED => "compacted",
+        _ => "abandoned",
+    }
+}
+
+/// Full-text body cap per entry (bytes, cut on a char boundary).
+pub const MAX_BODY: usize = 8 * 1024;
+/// Cap for one tool call's arguments, one tool result, one thinking block inside the body.
+pub const MAX_PART: usize = 4 * 1024;
+/// Cap for the stored first message.
+pub const MAX_FIRST_MESSAGE: usize = 500;
+
+/// A file loaded by the engine, with where indexing stops.
+pub struct Loaded {
+    pub s: Session,
+    /// Bytes indexed: the whole file, or up to a torn (unparseable, unterminated) last line,
+    /// which is pending.
+    pub offset: u64,
+    /// The last indexed line has no trailing `\n` (a valid JSON line: an entry, as Pi loads it).
+    /// If the file grows, it is re-read in full (Pi's next append may glue onto that line).
+    pub unterminated: bool,
+    /// 0 = no JSON object yet (empty or still being written), 1 = accepted header, 2 = rejected
+    /// (the first JSON line is not a session header: Pi would not list it).
+    pub valid: i64,
+    pub bad_lines: i64,
+}
+
+/// Load bytes with the engine. v1 files get stable counter ids (`m0000001`, ...), so the index
+/// and a reload agree with each other.
+pub fn load(buf: Vec<u8>) -> Loaded {
+    let len = buf.len() as u64;
+    let s = Session::from_bytes_with_ids(buf, &mut CounterIds { prefix: 'm', next: 0 });
+    let mut offset = len;
+    let mut unterminated = false;
+    let mut bad = 0;
+    let mut rejected = false;
+    for d in s.diagnostics() {
+        match d.kind {
+            DiagnosticKind::TornTail => offset = d.offset,
+            DiagnosticKind::Unterminated => unterminated = true,
+            DiagnosticKind::Malformed | DiagnosticKind::NulBytes => bad += 1,
+            DiagnosticKind::InvalidEntry => {
+                if s.header().is_none() {
+                    rejected = true;
+                }
+                bad += 1;
+            }
+            _ => {}
+        }
+    }
+    let valid = if s.header().is_some() {
+        1
+    } else if rejected {
+        2
+    } else {
+        0
+    };
+    Loaded { s, offset, unterminated, valid, bad_lines: bad }
+}
+
+/// Phase-1 facts of one session (Pi's session picker, plus the model).
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    pub name: Option<String>,
+    pub model: Option<String>,
+    pub first_message: Option<String>,
+    /// Pi's `modified` rule (§6.6): newest user/assistant message time; None: use the header's.
+    pub modified_ms: Option<i64>,
+    pub entry_count: i64,
+    pub message_count: i64,
+    pub compaction_count: i64,
+    pub leaf_id: Option<String>,
+}
+
+/// `message.role`, whether `content` is present, and `message.timestamp` when it is a number:
+/// what Pi's picker needs from every message, read without building the DOM.
+fn message_head(line: &[u8]) -> Option<(Option<String>, bool, Option<f64>)> {
+    use serde::Deserialize;
+    struct Present(bool);
+    impl<'de> Deserialize<'de> for Present {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            serde::de::IgnoredAny::deserialize(d)?;
+            Ok(Present(true))
+        }
+    }
+    #[derive(Deserialize)]
+    struct Msg<'a> {
+        #[serde(borrow, default)]
+        role: Option<Cow<'a, str>>,
+        #[serde(default)]
+        content: Option<Present>,
+        #[serde(borrow, default)]
+        timestamp: Option<&'a serde_json::value::RawValue>,
+    }
+    #[derive(Deserialize)]
+    struct Line<'a> {
+        #[serde(borrow, default)]
+        message: Option<Msg<'a>>,
+    }
+    let l: Line = serde_json::from_slice(line).ok()?;
+    let m = l.message?;
+    let ts = m.timestamp.and_then(|r| {
+        let t = r.get();
+        if t.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
+            t.parse::<f64>().ok()
+        } else {
+            None
+        }
+    });
+    // `null` content reads as absent through Option; Pi's `"content" in message` is true for it,
+    // and then its text extraction fails: treat it as present (rare; the DOM path decides).
+    Some((m.role.map(Cow::into_owned), m.content.is_some_and(|p| p.0), ts))
+}
+
+/// Pi's `extractTextContent`: a string, or the text blocks joined with a space.
+fn text_content(content: &Value) -> String {
+    match content {
+        Value::Str(s) => s.clone(),
+        Value::Arr(blocks) => blocks
+            .iter()
+            .filter(|b| b.str_field("type") == Some("text"))
+            .map(|b| match b.get("text") {
+                Some(Value::Str(t)) => t.clone(),
+                Some(other) => session_engine::context::js_to_string(other),
+                None => "undefined".into(),
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    }
+}
+
+/// Phase 1: the picker facts. Cost: one borrowed pass over message lines (role, timestamp), the
+/// DOM of the first user message, and a walk back to the last model.
+pub fn catalog(l: &Loaded) -> Catalog {
+    let s = &l.s;
+    let mut c = Catalog { entry_count: s.len() as i64, name: s.name().map(str::to_string), ..Default::default() };
+    let mut last_activity: Option<f64> = None;
+    for i in 0..s.len() {
+        match s.kind(i) {
+            Kind::Compaction => c.compaction_count += 1,
+            Kind::Message => {
+                c.message_count += 1;
+                let head = if s.migrated() { None } else { message_head(s.raw(i)) };
+                let (role, has_content, ts) = match head {
+                    Some(h) => h,
+                    None => match s.message(i) {
+                        Some(m) => (m.str_field("role").map(str::to_string), m.get("content").is_some(), m.num_field("timestamp")),
+                        None => continue,
+                    },
+                };
+                if !has_content || !matches!(role.as_deref(), Some("user" | "assistant")) {
+                    continue;
+                }
+                if c.first_message.is_none() && role.as_deref() == Some("user") {
+                    let v;
+                    let m = if s.migrated() {
+                        s.message(i)
+                    } else {
+                        v = json::parse_bytes(s.raw(i)).unwrap_or(Value::Null);
+                        v.get("message")
+                    };
+                    if let Some(t) = m.and_then(|m| m.get("content")).map(text_content) {
+                        if !t.is_empty() {
+                            c.first_message = Some(cut(&t, MAX_FIRST_MESSAGE).to_string());
+                        }
+                    }
+                }
+                let t = match ts {
+                    Some(t) => Some(t),
+                    None => session_engine::time::parse_iso_ms(&s.entry(i).timestamp).map(|x| x as f64),
+                };
+                if let Some(t) = t {
+                    last_activity = Some(last_activity.map_or(t, |x: f64| x.max(t)));
+                }
+            }
+            _ => {}
+        }
+    }
+    c.modified_ms = last_activity.filter(|t| *t > 0.0).map(|t| t as i64);
+    c.model = last_model(s);
+    c.leaf_id = s.file_leaf().map(|i| s.id(i).to_string());
+    c
+}
+
+/// The last model in file order: a `model_change`, or an assistant message's provider/model.
+fn last_model(s: &Session) -> Option<String> {
+    for i in (0..s.len()).rev() {
+        match s.kind(i) {
+            Kind::ModelChange => {
+                let v = s.value(i);
+                if let (Some(p), Some(m)) = (v.str_field("provider"), v.str_field("modelId")) {
+                    return Some(format!("{p}/{m}"));
+                }
+            }
+            Kind::Message if s.role(i) == Some("assistant") => {
+                let m = s.message(i)?;
+                if let (Some(p), Some(md)) = (m.str_field("provider"), m.str_field("model")) {
+                    return Some(format!("{p}/{md}"));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// What one entry contributes: its message in the LLM context (§8.2; a compaction: its summary),
+/// the token estimate and usage of that message (§9), the searchable text, and file paths.
+#[derive(Debug, Clone, Default)]
+pub struct EntryFacts {
+    pub role: Option<String>,
+    pub first_kept: Option<String>,
+    pub ctx: bool,
+    pub tok: i64,
+    pub usage: Option<i64>,
+    pub body: String,
+    pub files_read: Vec<String>,
+    pub files_modified: Vec<String>,
+}
+
+/// The context message an entry maps to (the engine's `context_message` and
+/// `compaction_summary_message`, on a value instead of a loaded session: for appended lines).
+fn context_message_of(kind: Kind, v: &Value) -> Option<Value> {
+    let pick = |role: &str, keys: &[&str]| {
+        let mut m = json::Map::new();
+        m.insert("role", role.into());
+        for k in keys {
+            if let Some(x) = v.get(k) {
+                m.insert(*k, x.clone());
+            }
+        }
+        Value::Obj(m)
+    };
+    match kind {
+        Kind::Message => v.get("message").cloned(),
+        Kind::CustomMessage => Some(pick("custom", &["customType", "content", "display", "details"])),
+        Kind::BranchSummary if v.get("summary").is_some_and(Value::truthy) => Some(pick("branchSummary", &["summary", "fromId"])),
+        Kind::Compaction => Some(pick("compactionSummary", &["summary", "tokensBefore"])),
+        _ => None,
+    }
+}
+
+/// Facts of one entry from its full JSON.
+pub fn entry_facts(kind: Kind, v: &Value) -> EntryFacts {
+    let mut f = EntryFacts::default();
+    if let Some(m) = context_message_of(kind, v) {
+        f.ctx = true;
+        let t = estimate_tokens(&m);
+        f.tok = if t.is_finite() { t as i64 } else { 0 };
+        f.usage = assistant_usage(&m).map(context_tokens_of_usage).filter(|u| u.is_finite()).map(|u| u as i64);
+    }
+    if kind == Kind::Compaction {
+        f.first_kept = v.str_field("firstKeptEntryId").map(str::to_string);
+    }
+    let mut b = Body(String::new());
+    match kind {
+        Kind::Message => {
+            if let Some(m) = v.get("message") {
+                f.role = m.str_field("role").map(str::to_string);
+                message_body(m, &mut b, &mut f);
+            }
+        }
+        Kind::CustomMessage => {
+            if let Some(c) = v.get("content") {
+                content_body(c, &mut b, MAX_BODY);
+            }
+            if let Some(t) = v.str_field("customType") {
+                b.push(t, 200);
+            }
+        }
+        Kind::Compaction | Kind::BranchSummary => {
+            if let Some(t) = v.str_field("summary") {
+                b.push(t, MAX_BODY);
+            }
+        }
+        Kind::SessionInfo => {
+            if let Some(t) = v.str_field("name") {
+                b.push(t.trim(), 500);
+            }
+        }
+        Kind::Label => {
+            if let Some(t) = v.str_field("label") {
+                b.push(t, 500);
+            }
+        }
+        _ => {}
+    }
+    f.body = b.0;
+    f
+}
+
+fn message_body(m: &Value, b: &mut Body, f: &mut EntryFacts) {
+    match m.str_field("role") {
+        Some("user") => {
+            if let Some(c) = m.get("content") {
+                content_body(c, b, MAX_BODY);
+            }
+        }
+        Some("assistant") => match m.get("content") {
+            Some(Value::Arr(blocks)) => {
+                for bl in blocks {
+                    match bl.str_field("type") {
+                        Some("text") => {
+                            if let Some(t) = bl.str_field("text") {
+                                b.push(t, MAX_BODY);
+                            }
+                        }
+                        Some("thinking") => {
+                            if let Some(t) = bl.str_field("thinking") {
+                                b.push(t, MAX_PART);
+                            }
+                        }
+                        Some("toolCall") => {
+                            let name = bl.str_field("name").unwrap_or("");
+                            b.push(name, 200);
+                            if let Some(a) = bl.get("arguments") {
+                                let mut t = String::new();
+                                leaves(a, &mut t, MAX_PART);
+                                b.push(&t, MAX_PART);
+                                if let Some(p) = a.str_field("path").filter(|p| !p.is_empty()) {
+                                    match name {
+                                        "read" => f.files_read.push(p.to_string()),
+                                        "write" | "edit" => f.files_modified.push(p.to_string()),
+                                        _ => {}
+                                    }
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Some(other) => content_body(other, b, MAX_BODY),
+            None => {}
+        },
+        Some("toolResult" | "custom") => {
+            if let Some(t) = m.str_field("toolName") {
+                b.push(t, 200);
+            }
+            if let Some(c) = m.get("content") {
+                content_body(c, b, MAX_PART);
+            }
+        }
+        Some("bashExecution") => {
+            for k in ["command", "output"] {
+                if let Some(t) = m.str_field(k) {
+                    b.push(t, MAX_PART);
+                }
+            }
+        }
+        Some("branchSummary" | "compactionSummary") => {
+            if let Some(t) = m.str_field("summary") {
+                b.push(t, MAX_BODY);
+            }
+        }
+        _ => {
+            let mut t = String::new();
+            leaves(m, &mut t, MAX_PART);
+            b.push(&t, MAX_PART);
+        }
+    }
+}
+
+/// Text of a content value: a string, the text blocks of an array, or (odd shapes) every string
+/// leaf, so nothing written in a session is unsearchable.
+fn content_body(c: &Value, b: &mut Body, cap: usize) {
+    match c {
+        Value::Str(s) => b.push(s, cap),
+        Value::Arr(blocks) => {
+            for bl in blocks {
+                if bl.str_field("type") == Some("text") {
+                    if let Some(t) = bl.str_field("text") {
+                        b.push(t, cap);
+                    }
+                }
+            }
+        }
+        other => {
+            let mut t = String::new();
+            leaves(other, &mut t, cap);
+            b.push(&t, cap);
+        }
+    }
+}
+
+/// Keys and scalar leaves, space separated, up to `cap` bytes (tool-call arguments: the
+/// tokenizer sees real words, never `\n`-glued ones).
+fn leaves(v: &Value, out: &mut String, cap: usize) {
+    if out.len() >= cap {
+        return;
+    }
+    let push = |s: &str, out: &mut String| {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(cut(s, cap.saturating_sub(out.len())));
+    };
+    match v {
+        Value::Str(s) => push(s, out),
+        Value::Num(n) => push(&json::number_to_string(*n), out),
+        Value::Bool(x) => push(if *x { "true" } else { "false" }, out),
+        Value::Null => {}
+        Value::Arr(a) => a.iter().for_each(|x| leaves(x, out, cap)),
+        Value::Obj(m) => {
+            for (k, x) in m.iter() {
+                push(k, out);
+                leaves(x, out, cap);
+            }
+        }
+    }
+}
+
+struct Body(String);
+impl Body {
+    fn push(&mut self, s: &str, cap: usize) {
+        if s.is_empty() {
+            return;
+        }
+        let room = MAX_BODY.saturating_sub(self.0.len() + 1);
+        if room == 0 {
+            return;
+        }
+        if !self.0.is_empty() {
+            self.0.push('\n');
+        }
+        self.0.push_str(cut(s, cap.min(room)));
+    }
+}
+
+/// Cut `s` to at most `max` bytes on a char boundary.
+pub fn cut(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut i = max;
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    &s[..i]
+}
+
+/// Where the entries stand relative to the leaf, and the context estimate there.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    /// One status per entry, in file order.
+    pub status: Vec<i64>,
+    /// Usage part of the context estimate (§9.3), if a message with usage is in the context.
+    pub ctx_usage: Option<i64>,
+    /// Estimated tokens of the context messages after that usage (or all of them).
+    pub ctx_trailing: i64,
+    /// Tips of the tree (entries nothing points at; 1 for a linear session).
+    pub branches: i64,
+}
+
+/// Statuses, estimate and branch count of a session whose per-entry (ctx, tok, usage) are
+/// known. The path is the engine's (`Session::path` from the file's leaf); the compaction and
+/// kept part are those of `context::build_context_on_path`: the last compaction on the path,
+/// and the entries from its `firstKeptEntryId` (on the path before it) up to it.
+pub fn outcome(s: &Session, facts: &[(bool, i64, Option<i64>)]) -> Outcome {
+    let n = s.len();
+    let mut o = Outcome { status: vec![ABANDONED; n], ..Default::default() };
+    o.branches = (0..n).filter(|&i| s.index_of(s.id(i)) == Some(i) && s.children(i).is_empty()).count() as i64;
+    let path = s.path(s.file_leaf());
+    for &i in &path {
+        o.status[i] = IN_CONTEXT;
+    }
+    let ci = path.iter().rposition(|&i| s.kind(i) == Kind::Compaction);
+    // the context's messages in order, as (tok, usage)
+    let mut msgs: Vec<(i64, Option<i64>)> = Vec::new();
+    let push = |i: usize, msgs: &mut Vec<(i64, Option<i64>)>| {
+        let (ctx, tok, usage) = facts[i];
+        if ctx {
+            msgs.push((tok, usage));
+        }
+    };
+    match ci {
+        None => path.iter().for_each(|&i| push(i, &mut msgs)),
+        Some(ci) => {
+            let c = path[ci];
+            let fk = facts_first_kept(s, c);
+            let kept_from = fk.as_deref().and_then(|f| path[..ci].iter().position(|&i| s.id(i) == f)).unwrap_or(ci);
+            for &i in &path[..kept_from] {
+                o.status[i] = COMPACTED;
+            }
+            msgs.push((facts[c].1, None));
+            path[kept_from..ci].iter().chain(path[ci + 1..].iter()).for_each(|&i| push(i, &mut msgs));
+        }
+    }
+    // §9.3 (estimateContextTokens) over the known per-message estimates
+    match msgs.iter().rposition(|m| m.1.is_some()) {
+        None => o.ctx_trailing = msgs.iter().map(|m| m.0).sum(),
+        Some(u) => {
+            o.ctx_usage = msgs[u].1;
+            o.ctx_trailing = msgs[u + 1..].iter().map(|m| m.0).sum();
+        }
+    }
+    o
+}
+
+fn facts_first_kept(s: &Session, c: usize) -> Option<String> {
+    s.value(c).str_field("firstKeptEntryId").map(str::to_string)
+}
+
+/// A stand-in session made of the stored rows (type, id, parentId, firstKeptEntryId): loaded by
+/// the engine, it gives the same tree, path and compaction as the file, without re-reading it.
+pub fn skeleton(rows: &[(String, Option<String>, String, Option<String>)]) -> Session {
+    let mut text = String::with_capacity(rows.len() * 96 + 128);
+    text.push_str("{\"type\":\"session\",\"version\":3,\"id\":\"skeleton\",\"timestamp\":\"1970-01-01T00:00:00.000Z\",\"cwd\":\"\"}\n");
+    for (id, parent, ty, fk) in rows {
+        text.push_str("{\"type\":");
+        json::write_str(&mut text, ty);
+        text.push_str(",\"id\":");
+        json::write_str(&mut text, id);
+        text.push_str(",\"parentId\":");
+        match parent {
+            Some(p) => json::write_str(&mut text, p),
+            None => text.push_str("null"),
+        }
+        text.push_str(",\"timestamp\":\"1970-01-01T00:00:00.000Z\"");
+        if let Some(f) = fk {
+            text.push_str(",\"firstKeptEntryId\":");
+            json::write_str(&mut text, f);
+        }
+        text.push_str("}\n");
+    }
+    Session::from_bytes(text.into_bytes())
+}

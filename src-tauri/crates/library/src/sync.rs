@@ -1,0 +1,232 @@
+//! Passes over many files: worker threads read and parse (the engine), the calling thread is the
+//! only SQLite writer. Writes are committed in batches (about 64 MB read or 2 s), each file in a
+//! savepoint: a crash or kill leaves the last committed batch, and the next pass goes on from
+//! there (phase-1 rows with `fts_done = 0` get their phase 2 then).
+use crate::db::classify_err;
+use crate::index::{self, Change, Plan};
+use crate::{LibError, Progress, SyncReport};
+use rusqlite::Connection;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+const BATCH_BYTES: u64 = 64 << 20;
+const BATCH_SECS: f64 = 2.0;
+
+struct Batch {
+    bytes: u64,
+    start: Instant,
+}
+
+impl Batch {
+    fn new() -> Batch {
+        Batch { bytes: 0, start: Instant::now() }
+    }
+    fn begin(&mut self, conn: &Connection) -> Result<(), LibError> {
+        if conn.is_autocommit() {
+            conn.execute_batch("BEGIN IMMEDIATE").map_err(classify_err)?;
+            self.bytes = 0;
+            self.start = Instant::now();
+        }
+        Ok(())
+    }
+    fn maybe_commit(&mut self, conn: &Connection, force: bool) -> Result<(), LibError> {
+        if conn.is_autocommit() {
+            return Ok(());
+        }
+        if force || self.bytes > BATCH_BYTES || self.start.elapsed().as_secs_f64() >= BATCH_SECS {
+            if let Err(e) = conn.execute_batch("COMMIT").map_err(classify_err) {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+    fn rollback(conn: &Connection) {
+        if !conn.is_autocommit() {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+    }
+}
+
+/// Run `work` on `threads` workers over `jobs`, handing each result to `sink` on this thread
+/// in job order (so rows get the same rowids whatever the timing: a resumed build equals a fresh
+/// one). Workers run at most `WINDOW` jobs ahead of the sink. A sink error stops the workers.
+fn parallel<J: Sync, R: Send>(
+    jobs: &[J],
+    threads: usize,
+    work: impl Fn(&J) -> R + Sync,
+    mut sink: impl FnMut(usize, R) -> Result<(), LibError>,
+) -> Result<(), LibError> {
+    const WINDOW: usize = 16;
+    if jobs.is_empty() {
+        return Ok(());
+    }
+    let next = AtomicUsize::new(0);
+    let emitted = AtomicUsize::new(0);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let threads = threads.clamp(1, jobs.len());
+    std::thread::scope(|sc| {
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, R)>();
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let (next, emitted, stop, work) = (&next, &emitted, &stop, &work);
+            sc.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= jobs.len() {
+                    break;
+                }
+                while i >= emitted.load(Ordering::Acquire) + WINDOW && !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+                if stop.load(Ordering::Relaxed) || tx.send((i, work(&jobs[i]))).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        let mut held: std::collections::BTreeMap<usize, R> = std::collections::BTreeMap::new();
+        let mut want = 0usize;
+        for (i, r) in rx.iter() {
+            held.insert(i, r);
+            while let Some(r) = held.remove(&want) {
+                if let Err(e) = sink(want, r) {
+                    stop.store(true, Ordering::Relaxed);
+                    next.store(usize::MAX / 2, Ordering::Relaxed);
+                    return Err(e);
+                }
+                want += 1;
+                emitted.store(want, Ordering::Release);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Phase 1 over `files` (path, root): plan each file; append what grew; catalog new and changed
+/// files on worker threads.
+pub(crate) fn catalog_pass(conn: &Connection, files: &[(PathBuf, PathBuf)], threads: usize, progress: &mut dyn FnMut(Progress)) -> Result<SyncReport, LibError> {
+    let t0 = Instant::now();
+    let total = files.len();
+    let mut rep = SyncReport { files: total, ..Default::default() };
+    let mut full: Vec<(usize, Option<index::Row>, Option<&'static str>)> = Vec::new();
+    let mut batch = Batch::new();
+    let mut done = 0usize;
+    progress(Progress { done: 0, total, path: PathBuf::new() });
+    let r = (|| {
+        for (i, (p, root)) in files.iter().enumerate() {
+            let plan = match index::plan(conn, p) {
+                Ok(x) => x,
+                Err(LibError::Io { path, message }) => {
+                    rep.errors.push((path, message));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            match plan {
+                Plan::Full { old, reason } => {
+                    full.push((i, old, reason));
+                    continue;
+                }
+                Plan::Unchanged(_) | Plan::Nothing | Plan::FullTextOnly(_) => rep.unchanged += 1,
+                Plan::Removed(row) => {
+                    batch.begin(conn)?;
+                    index::write_tx(conn, || index::remove_file_rows(conn, row.id, false).map_err(classify_err))?;
+                    rep.removed += 1;
+                }
+                Plan::Append(row, st) => {
+                    batch.begin(conn)?;
+                    match index::write_tx(conn, || index::append_file(conn, p, row, st)) {
+                        Ok(u) => {
+                            rep.bytes_read += u.bytes_read;
+                            batch.bytes += u.bytes_read;
+                            if u.change == Change::Appended {
+                                rep.appended += 1;
+                            } else {
+                                rep.unchanged += 1;
+                            }
+                        }
+                        Err(LibError::Io { path, message }) => rep.errors.push((path, message)),
+                        Err(e) => return Err(e),
+                    }
+                    let _ = root;
+                }
+            }
+            done += 1;
+            progress(Progress { done, total, path: p.clone() });
+            batch.maybe_commit(conn, false)?;
+        }
+        parallel(
+            &full,
+            threads,
+            |(i, _, _)| index::catalog_file(&files[*i].0, false),
+            |k, res| {
+                let (i, old, _reason) = &full[k];
+                let (p, root) = &files[*i];
+                done += 1;
+                progress(Progress { done, total, path: p.clone() });
+                match res {
+                    Ok(c) => {
+                        batch.begin(conn)?;
+                        index::write_tx(conn, || index::write_catalog(conn, p, Some(root), old.as_ref(), &c))?;
+                        rep.bytes_read += c.bytes();
+                        batch.bytes += c.bytes();
+                        if old.is_none() {
+                            rep.new += 1;
+                        } else {
+                            rep.reindexed += 1;
+                        }
+                        batch.maybe_commit(conn, false)
+                    }
+                    Err(LibError::Io { path, message }) => {
+                        rep.errors.push((path, message));
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                }
+            },
+        )?;
+        batch.maybe_commit(conn, true)
+    })();
+    if r.is_err() {
+        Batch::rollback(conn);
+    }
+    r?;
+    progress(Progress { done: total, total, path: PathBuf::new() });
+    rep.catalog_ms = t0.elapsed().as_secs_f64() * 1e3;
+    Ok(rep)
+}
+
+/// Phase 2 for every file with `fts_done = 0`. Returns the number of files completed.
+pub(crate) fn fulltext_pass(conn: &Connection, threads: usize) -> Result<usize, LibError> {
+    let pending = index::pending_fulltext(conn)?;
+    let mut batch = Batch::new();
+    let mut n = 0;
+    let r = parallel(
+        &pending,
+        threads,
+        |(_, path, offset, hh, th)| index::fulltext_file(path, *offset, *hh, *th),
+        |k, res| {
+            let (id, _, offset, _, _) = &pending[k];
+            batch.begin(conn)?;
+            match res {
+                Ok(Some(out)) => {
+                    index::write_tx(conn, || index::write_fulltext(conn, *id, out).map(|_| ()))?;
+                    batch.bytes += *offset;
+                    n += 1;
+                }
+                // changed since phase 1, or unreadable: the next pass re-reads it in full
+                Ok(None) | Err(LibError::Io { .. }) => {
+                    conn.execute("UPDATE files SET fts_done = 2 WHERE id = ?1", [id]).map_err(classify_err)?;
+                }
+                Err(e) => return Err(e),
+            }
+            batch.maybe_commit(conn, false)
+        },
+    )
+    .and_then(|_| batch.maybe_commit(conn, true));
+    if r.is_err() {
+        Batch::rollback(conn);
+    }
+    r.map(|_| n)
+}
