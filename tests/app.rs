@@ -284,3 +284,29 @@ fn corrupt_lines_are_reported_not_fatal() {
     assert!(opened.entry_count > 0);
     graph::window(&e.state, 0, opened.total_rows).unwrap();
 }
+
+/// The security posture is configuration; pin it so a convenience edit cannot loosen it silently.
+#[test]
+fn security_config_stays_strict() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let conf: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(root.join("tauri.conf.json")).unwrap()).unwrap();
+    assert_eq!(conf["app"]["withGlobalTauri"], false, "no global Tauri object");
+    assert_eq!(conf["app"]["security"]["freezePrototype"], true);
+    let csp = &conf["app"]["security"]["csp"];
+    for (directive, value) in csp.as_object().unwrap() {
+        let value = value.as_str().unwrap();
+        if directive == "connect-src" {
+            assert_eq!(value, "ipc: http://ipc.localhost", "IPC only");
+            continue;
+        }
+        for bad in ["unsafe-inline", "unsafe-eval", "*", "http:", "https:", "data:", "blob:"] {
+            assert!(!value.contains(bad), "CSP {directive} must not allow {bad}: {value}");
+        }
+    }
+    assert_eq!(csp["script-src"], "'self'");
+    assert_eq!(csp["object-src"], "'none'");
+    let cap: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("src-tauri/capabilities/default.json")).unwrap()).unwrap();
+    assert_eq!(cap["permissions"], serde_json::json!([]), "app commands need no permission; nothing else is granted");
+    assert_eq!(cap["windows"], serde_json::json!(["main"]));
+}

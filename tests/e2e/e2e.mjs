@@ -287,12 +287,15 @@ async function xssScenario(display) {
       scripts: document.querySelectorAll("script").length,
       imgs: document.querySelectorAll("img, svg, iframe, a[href]").length,
       handlers: [...document.querySelectorAll("*")].filter(e => [...e.attributes].some(a => a.name.startsWith("on"))).length,
-      payloadText: document.body.textContent.includes("onerror=")
+      payloadText: document.body.textContent.includes("onerror="),
+      globalTauri: typeof window.__TAURI__,
+      frozen: Object.isFrozen(Object.prototype)
     }`);
     check("F47: no script elements from session content", dom.scripts === 1, JSON.stringify(dom));
     check("F47: no img/svg/iframe/link elements", dom.imgs === 0, JSON.stringify(dom));
     check("F47: no inline event handlers", dom.handlers === 0, JSON.stringify(dom));
     check("F47: payloads are shown as text", dom.payloadText === true);
+    check("no global Tauri object, frozen prototypes", dom.globalTauri === "undefined" && dom.frozen === true, JSON.stringify(dom));
     check("F47: the canary command was never invoked", !fs.existsSync(canaryFile));
     // Positive control: the canary does work when really invoked, so its absence means something.
     await s.exec(`return ${CANARY}`);
