@@ -149,6 +149,10 @@ fn budgets_write_in_place_keeping_other_keys() {
     assert_eq!(v["compaction"]["keepRecentTokens"], 7000);
     assert_eq!(v["branchSummary"]["reserveTokens"], 5000);
     assert!(text.find("\"theme\"").unwrap() < text.find("\"zeta\"").unwrap(), "key order kept");
+    // The project scope needs a real project folder: the demo's made-up cwd is never created.
+    sessions::open_demo(&e.state).unwrap();
+    assert!(budgets::save(&e.state, SettingsScope::Project, &b).is_err());
+    assert!(!Path::new("/home/dev/project/.pi").exists());
     // A broken file is never overwritten.
     std::fs::write(&settings, "{not json").unwrap();
     assert!(budgets::save(&e.state, SettingsScope::Global, &b).is_err());

@@ -45,8 +45,13 @@ pub struct BudgetSettings {
 pub fn settings_path(scope: SettingsScope, agent_dir: &Path, cwd: Option<&str>) -> Result<PathBuf, AppError> {
     match scope {
         SettingsScope::Global => Ok(agent_dir.join("settings.json")),
+        // Only an existing project folder: saving must never create the session's cwd (the demo's
+        // cwd, for one, is made up).
         SettingsScope::Project => match cwd {
-            Some(c) if !c.is_empty() => Ok(Path::new(c).join(".pi").join("settings.json")),
+            Some(c) if !c.is_empty() && Path::new(c).is_dir() => Ok(Path::new(c).join(".pi").join("settings.json")),
+            Some(c) if !c.is_empty() => {
+                Err(AppError::BadInput(format!("the project folder {c} of this session does not exist here")))
+            }
             _ => Err(AppError::BadInput("this session has no project directory (cwd) in its header".into())),
         },
     }
