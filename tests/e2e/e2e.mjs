@@ -73,6 +73,13 @@ async function demoScenario(display) {
       return d && d !== detailBefore ? d : null;
     });
     check("arrow keys + Enter select another node", detailAfterKeys !== detailBefore, `${detailBefore} -> ${detailAfterKeys}`);
+    const parentOf = await s.exec(`return document.getElementById("detail").dataset.parentId`);
+    await s.cmd("POST", `/element/${graphEl}/value`, { text: "\uE012" }); // Left
+    const atParent = await s.waitFor("parent selected", async () => {
+      const d = await s.exec(`return document.getElementById("detail").dataset.entryId`);
+      return d === parentOf ? d : null;
+    });
+    check("left arrow goes to the parent", atParent === parentOf, `${parentOf}`);
 
     // Search within the session jumps to a hit.
     await s.cmd("POST", `/element/${await s.find("#search")}/value`, { text: "compaction\uE007" });

@@ -17,6 +17,13 @@ let searchPos = 0;
 const graph = new GraphView($("graph"), {
   onSelect: (row) => void select(row.entryId),
   onActivate: (row) => void expandFold(row),
+  onParent: () => {
+    const parent = $("detail").dataset.parentId;
+    if (parent) void jumpTo(parent).catch(report);
+  },
+  onLeaf: () => {
+    if (session?.leafId) void jumpTo(session.leafId).catch(report);
+  },
 });
 
 function notify(text: string, kind: "info" | "error" = "info"): void {
@@ -111,6 +118,7 @@ async function select(entryId: string): Promise<void> {
     const d = await call(api.getEntryDetail(entryId));
     $("detail").replaceChildren(renderDetail(d));
     $("detail").dataset.entryId = d.id;
+    $("detail").dataset.parentId = d.parentId ?? "";
     ($("label-input") as HTMLInputElement).value = d.label ?? "";
     for (const id of ["btn-continue", "btn-label", "btn-clear-label"]) ($(id) as HTMLButtonElement).disabled = false;
     await refreshContext();

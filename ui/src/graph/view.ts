@@ -8,6 +8,10 @@ import { CHUNK, chunksFor, laneColour, laneX, scrollToShow, visibleRange } from 
 export interface GraphCallbacks {
   onSelect(row: GraphRow): void;
   onActivate(row: GraphRow): void;
+  /** Left arrow: go to the parent of the selected entry. */
+  onParent(): void;
+  /** `l`: go to the leaf. */
+  onLeaf(): void;
 }
 
 export class GraphView {
@@ -308,6 +312,11 @@ export class GraphView {
         if (r.kind === "fold") this.cb.onActivate(r);
         else this.cb.onSelect(r);
       });
+    } else if (e.key === "ArrowLeft") {
+      e.preventDefault();
+      this.cb.onParent();
+    } else if (e.key === "l") {
+      this.cb.onLeaf();
     } else if (e.key === "+" || e.key === "=") {
       this.zoom(1.15);
     } else if (e.key === "-") {
