@@ -43,7 +43,10 @@ fn main() {
             }
             let t = Instant::now();
             let mut lib = Library::open(&db).unwrap();
-            let opts = library::SyncOptions { full_text: a.get(3).map(String::as_str) != Some("catalog"), ..Default::default() };
+            let mut opts = library::SyncOptions { full_text: a.get(3).map(String::as_str) != Some("catalog"), ..Default::default() };
+            if let Some(t) = std::env::var("BENCH_THREADS").ok().and_then(|t| t.parse().ok()) {
+                opts.threads = t;
+            }
             let rep = lib.sync_roots_with(std::slice::from_ref(&dir), opts, &mut |_| {}).unwrap();
             let took = ms(t);
             println!("phases: catalog (phase 1) {:.0} ms, full text (phase 2) {:.0} ms", rep.catalog_ms, rep.fulltext_ms);
@@ -100,16 +103,55 @@ fn main() {
             println!("the new entry is searchable: {} hit(s) in {:.2} ms", h.len(), ms(t));
         }
         "parse" => {
-            // engine load only (no SQLite): the floor for phase 1
+            // single thread, no SQLite: engine load, then the phase-1 facts (the floor of phase 1)
+            let dir = PathBuf::from(&a[1]);
+            let (mut entries, mut bytes, mut load_ms, mut cat_ms, mut read_ms) = (0usize, 0u64, 0.0, 0.0, 0.0);
+            for f in library::roots::scan(&dir) {
+                let t = Instant::now();
+                let data = std::fs::read(&f).unwrap();
+                read_ms += ms(t);
+                bytes += data.len() as u64;
+                let t = Instant::now();
+                let l = library::analyze::load(data);
+                load_ms += ms(t);
+                let t = Instant::now();
+                let c = library::analyze::catalog(&l);
+                cat_ms += ms(t);
+                entries += c.entry_count as usize;
+            }
+            println!("parse: {entries} entries, {:.1} MB: read {read_ms:.0} ms, engine load {load_ms:.0} ms, catalog facts {cat_ms:.0} ms", bytes as f64 / 1e6);
+        }
+        "scan" => {
+            // the engine's two line validators over every line (single thread)
+            let dir = PathBuf::from(&a[1]);
+            let data: Vec<Vec<u8>> = library::roots::scan(&dir).iter().map(|f| std::fs::read(f).unwrap()).collect();
+            for which in ["scan_line_fast (serde)", "scan_line (exact)"] {
+                let t = Instant::now();
+                let mut ok = 0;
+                for d in &data {
+                    for l in d.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+                        let r = if which.starts_with("scan_line_fast") { session_engine::json::scan_line_fast(l) } else { session_engine::json::scan_line(l) };
+                        ok += r.is_ok() as usize;
+                    }
+                }
+                println!("{which}: {ok} lines, {:.0} ms", ms(t));
+            }
+        }
+        "bodies" => {
+            // phase-2 facts without SQLite (single thread): entry facts and full-text bodies
             let dir = PathBuf::from(&a[1]);
             let t = Instant::now();
-            let (mut entries, mut bytes) = (0usize, 0u64);
+            let (mut n, mut body) = (0usize, 0usize);
             for f in library::roots::scan(&dir) {
-                let data = std::fs::read(&f).unwrap();
-                bytes += data.len() as u64;
-                entries += session_engine::Session::from_bytes(data).len();
+                let l = library::analyze::load(std::fs::read(&f).unwrap());
+                for i in 0..l.s.len() {
+                    let v = session_engine::json::parse_bytes(l.s.raw(i)).unwrap_or_default();
+                    let e = library::analyze::entry_facts(l.s.kind(i), &v);
+                    body += e.body.len();
+                    n += 1;
+                }
             }
-            println!("parse: {entries} entries, {:.1} MB, {:.0} ms", bytes as f64 / 1e6, ms(t));
+            println!("bodies: {n} entries, {:.1} MB of text, {:.0} ms", body as f64 / 1e6, ms(t));
         }
         "append-many" => {
             // append N new entries (a linear chain at the leaf, ~2.6 KB each) and re-index

@@ -96,42 +96,176 @@ pub struct Catalog {
 
 /// `message.role`, whether `content` is present, and `message.timestamp` when it is a number:
 /// what Pi's picker needs from every message, read without building the DOM.
-fn message_head(line: &[u8]) -> Option<(Option<String>, bool, Option<f64>)> {
-    use serde::Deserialize;
-    struct Present(bool);
-    impl<'de> Deserialize<'de> for Present {
-        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            serde::de::IgnoredAny::deserialize(d)?;
-            Ok(Present(true))
+///
+/// The line was already validated by the engine's loader (it is an entry of the session), so
+/// this only walks its structure: strings are skipped with `memchr`, and the walk stops as soon
+/// as the role shows the message does not count (tool results: half of the bytes). `None`: the
+/// line needs the DOM (an escaped key or role, a `message` that is not an object, a repeated
+/// `message` key). Known limit: a repeated `role` key after a non-counting first one is not seen.
+fn message_head(b: &[u8]) -> Option<(Option<String>, bool, Option<f64>)> {
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    let mut found: Option<(Option<String>, bool, Option<f64>)> = None;
+    loop {
+        i = skip_ws(b, i);
+        match b.get(i)? {
+            b'}' => return found,
+            b',' => {
+                i += 1;
+                continue;
+            }
+            b'"' => {}
+            _ => return None,
         }
-    }
-    #[derive(Deserialize)]
-    struct Msg<'a> {
-        #[serde(borrow, default)]
-        role: Option<Cow<'a, str>>,
-        #[serde(default)]
-        content: Option<Present>,
-        #[serde(borrow, default)]
-        timestamp: Option<&'a serde_json::value::RawValue>,
-    }
-    #[derive(Deserialize)]
-    struct Line<'a> {
-        #[serde(borrow, default)]
-        message: Option<Msg<'a>>,
-    }
-    let l: Line = serde_json::from_slice(line).ok()?;
-    let m = l.message?;
-    let ts = m.timestamp.and_then(|r| {
-        let t = r.get();
-        if t.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
-            t.parse::<f64>().ok()
+        let (key, esc, after) = read_str(b, i)?;
+        if esc {
+            return None;
+        }
+        i = skip_ws(b, after);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(b, i + 1);
+        if key == b"message" {
+            if found.is_some() {
+                return None; // a repeated key: JSON.parse keeps the last; let the DOM decide
+            }
+            let (head, end) = message_object(b, i)?;
+            if end == usize::MAX {
+                return Some(head); // stopped early (the message does not count)
+            }
+            found = Some(head);
+            i = end;
         } else {
-            None
+            i = skip_value(b, i)?;
         }
-    });
-    // `null` content reads as absent through Option; Pi's `"content" in message` is true for it,
-    // and then its text extraction fails: treat it as present (rare; the DOM path decides).
-    Some((m.role.map(Cow::into_owned), m.content.is_some_and(|p| p.0), ts))
+    }
+}
+
+/// Reads the message object at `b[i]`. Returns the facts and the index after the object, or
+/// `usize::MAX` when the walk stopped early.
+fn message_object(b: &[u8], mut i: usize) -> Option<((Option<String>, bool, Option<f64>), usize)> {
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    let (mut role, mut content, mut ts) = (None, false, None);
+    loop {
+        i = skip_ws(b, i);
+        match b.get(i)? {
+            b'}' => return Some(((role, content, ts), i + 1)),
+            b',' => {
+                i += 1;
+                continue;
+            }
+            b'"' => {}
+            _ => return None,
+        }
+        let (key, esc, after) = read_str(b, i)?;
+        if esc {
+            return None;
+        }
+        i = skip_ws(b, after);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(b, i + 1);
+        match key {
+            b"role" => {
+                if b.get(i) == Some(&b'"') {
+                    let (r, esc, after) = read_str(b, i)?;
+                    if esc {
+                        return None;
+                    }
+                    let r = std::str::from_utf8(r).ok()?;
+                    let counts = matches!(r, "user" | "assistant");
+                    role = Some(r.to_string());
+                    if !counts {
+                        return Some(((role, content, ts), usize::MAX));
+                    }
+                    i = after;
+                } else {
+                    role = None;
+                    i = skip_value(b, i)?;
+                }
+            }
+            b"content" => {
+                content = true;
+                i = skip_value(b, i)?;
+            }
+            b"timestamp" => {
+                let end = skip_value(b, i)?;
+                let t = std::str::from_utf8(&b[i..end]).ok()?.trim_end();
+                ts = if t.starts_with(|c: char| c == '-' || c.is_ascii_digit()) { t.parse::<f64>().ok() } else { None };
+                i = end;
+            }
+            _ => i = skip_value(b, i)?,
+        }
+    }
+}
+
+#[inline]
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+        i += 1;
+    }
+    i
+}
+
+/// The string at `b[i]` (a quote): (its raw bytes, whether it has escapes, index after it).
+#[inline]
+fn read_str(b: &[u8], i: usize) -> Option<(&[u8], bool, usize)> {
+    let mut j = i + 1;
+    let mut esc = false;
+    loop {
+        let k = j + memchr::memchr2(b'"', b'\\', &b[j..])?;
+        if b[k] == b'"' {
+            return Some((&b[i + 1..k], esc, k + 1));
+        }
+        esc = true;
+        j = k + 2;
+        if j > b.len() {
+            return None;
+        }
+    }
+}
+
+/// Index after the (valid) JSON value at `b[i]`.
+fn skip_value(b: &[u8], i: usize) -> Option<usize> {
+    match b.get(i)? {
+        b'"' => read_str(b, i).map(|x| x.2),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut j = i;
+            loop {
+                match b.get(j)? {
+                    b'"' => {
+                        j = read_str(b, j)?.2;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+        }
+        _ => {
+            let mut j = i;
+            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
+                j += 1;
+            }
+            Some(j)
+        }
+    }
 }
 
 /// Pi's `extractTextContent`: a string, or the text blocks joined with a space.
@@ -547,4 +681,50 @@ pub fn skeleton(rows: &[(String, Option<String>, String, Option<String>)]) -> Se
         text.push_str("}\n");
     }
     Session::from_bytes(text.into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The structural head reader agrees with the DOM on every message line of the corpus.
+    #[test]
+    fn message_head_agrees_with_the_dom() {
+        let base = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../session-engine/tests/fixtures");
+        let mut lines: Vec<Vec<u8>> = vec![
+            br#"{"type":"message","message":{"role":"user","content":"a \"b\" \\","timestamp":17}}"#.to_vec(),
+            br#"{"message":{"content":[{"t":"x]}"}],"role":"assistant","timestamp":-1.5e3},"type":"message"}"#.to_vec(),
+            br#"{"message":{"role":"toolResult","content":null,"timestamp":"no"}}"#.to_vec(),
+            br#"{"message":{"role":"user","timestamp":"2025"}}"#.to_vec(),
+            br#"{"message":{"role":"user"},"message":{"role":"assistant","content":1}}"#.to_vec(),
+            br#"{"message":{"r\u006fle":"user","content":1}}"#.to_vec(),
+            br#"{ "message" : { "role" : "assistant" , "content" : [ ] , "timestamp" : 5 } }"#.to_vec(),
+        ];
+        let mut n = 0;
+        for sub in ["conformance", "random"] {
+            for e in std::fs::read_dir(base.join(sub)).unwrap().flatten() {
+                if e.path().extension().is_some_and(|x| x == "jsonl") {
+                    let text = std::fs::read(e.path()).unwrap();
+                    lines.extend(text.split(|&c| c == b'\n').filter(|l| l.windows(9).any(|w| w == b"\"message\"")).map(<[u8]>::to_vec));
+                }
+            }
+        }
+        for l in &lines {
+            let Ok(v) = json::parse_bytes(l) else { continue };
+            let Some(m) = v.get("message") else { continue };
+            let role = m.str_field("role").map(str::to_string);
+            let want = (role.clone(), m.get("content").is_some(), m.get("timestamp").and_then(Value::as_f64));
+            if let Some(got) = message_head(l) {
+                n += 1;
+                if matches!(role.as_deref(), Some("user" | "assistant")) {
+                    assert_eq!(got, want, "{}", String::from_utf8_lossy(l));
+                } else {
+                    assert_eq!(got.0, want.0, "{}", String::from_utf8_lossy(l));
+                }
+            }
+        }
+        assert!(n > 500, "{n}");
+        assert!(message_head(br#"{"message":{"role":"user"},"message":{"role":"assistant","content":1}}"#).is_none());
+        assert!(message_head(br#"{"message":{"r\u006fle":"user","content":1}}"#).is_none());
+    }
 }
