@@ -11,7 +11,6 @@
 use session_engine::context::{assistant_usage, context_tokens_of_usage, estimate_tokens};
 use session_engine::json::{self, Value};
 use session_engine::session::{CounterIds, DiagnosticKind, Kind, Session};
-use std::borrow::Cow;
 
 pub const IN_CONTEXT: i64 = 0;
 pub const COMPACTED: i64 = 1;
@@ -102,13 +101,16 @@ pub struct Catalog {
 /// as the role shows the message does not count (tool results: half of the bytes). `None`: the
 /// line needs the DOM (an escaped key or role, a `message` that is not an object, a repeated
 /// `message` key). Known limit: a repeated `role` key after a non-counting first one is not seen.
-fn message_head(b: &[u8]) -> Option<(Option<String>, bool, Option<f64>)> {
+/// (role, `content` present, numeric timestamp)
+type Head = (Option<String>, bool, Option<f64>);
+
+fn message_head(b: &[u8]) -> Option<Head> {
     let mut i = skip_ws(b, 0);
     if b.get(i) != Some(&b'{') {
         return None;
     }
     i += 1;
-    let mut found: Option<(Option<String>, bool, Option<f64>)> = None;
+    let mut found: Option<Head> = None;
     loop {
         i = skip_ws(b, i);
         match b.get(i)? {
@@ -147,7 +149,7 @@ fn message_head(b: &[u8]) -> Option<(Option<String>, bool, Option<f64>)> {
 
 /// Reads the message object at `b[i]`. Returns the facts and the index after the object, or
 /// `usize::MAX` when the walk stopped early.
-fn message_object(b: &[u8], mut i: usize) -> Option<((Option<String>, bool, Option<f64>), usize)> {
+fn message_object(b: &[u8], mut i: usize) -> Option<(Head, usize)> {
     if b.get(i) != Some(&b'{') {
         return None;
     }

@@ -477,7 +477,39 @@ pub(crate) fn sync_file(conn: &Connection, path: &Path, root: Option<&Path>) -> 
     }
 }
 
-fn full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<Row>, reason: Option<&'static str>) -> Result<FileUpdate, LibError> {
+/// Files from this size on are read in windows (both phases at once) instead of being loaded
+/// whole: memory stays bounded by the window, not the file.
+pub(crate) const STREAM_MIN: u64 = 32 << 20;
+static STREAM_FROM: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(STREAM_MIN);
+
+/// Size from which files are streamed (default 32 MB). For tests that check the streamed path
+/// against the whole-file loader; process-wide.
+#[doc(hidden)]
+pub fn set_stream_min(bytes: u64) {
+    STREAM_FROM.store(bytes, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub(crate) fn is_big(path: &Path) -> bool {
+    std::fs::metadata(path).map(|m| m.len() >= STREAM_FROM.load(std::sync::atomic::Ordering::Relaxed)).unwrap_or(false)
+}
+static WINDOW: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(8 << 20);
+
+/// Read size of a streamed read (default 8 MB). For tests of window boundaries; process-wide.
+#[doc(hidden)]
+pub fn set_stream_window(bytes: usize) {
+    WINDOW.store(bytes.max(1), std::sync::atomic::Ordering::Relaxed);
+}
+
+pub(crate) fn full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<Row>, reason: Option<&'static str>) -> Result<FileUpdate, LibError> {
+    if is_big(path) {
+        const FALLBACK: &str = "use the whole-file loader";
+        // a fallback rolls back what the streamed read wrote
+        match write_tx(conn, || stream_full(conn, path, root, old.as_ref(), reason)?.ok_or_else(|| LibError::Invalid(FALLBACK.into()))) {
+            Ok(u) => return Ok(u),
+            Err(LibError::Invalid(m)) if m == FALLBACK => {}
+            Err(e) => return Err(e),
+        }
+    }
     let mut c = catalog_file(path, true)?;
     let loaded = c.loaded.take();
     let ft = loaded.as_ref().filter(|l| l.valid == 1).map(fulltext_of);
@@ -498,6 +530,175 @@ fn full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<Row>, r
             reason,
         })
     })
+}
+
+/// Both phases of a big file, read in windows through the engine's chunk scanner; statuses,
+/// estimate and branches come from the stored rows at the end (skeleton session). `Ok(None)`:
+/// the file needs the whole-file loader (a legacy version, or JavaScript whitespace such as a BOM
+/// before the header); the caller loads it whole.
+fn stream_full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<&Row>, reason: Option<&'static str>) -> Result<Option<FileUpdate>, LibError> {
+    use session_engine::DiagnosticKind as D;
+    let mut f = File::open(path).map_err(|e| io_err(path, e))?;
+    let st = stat(&f.metadata().map_err(|e| io_err(path, e))?);
+    let key = path.to_string_lossy();
+    let root_s = root.map(|r| r.to_string_lossy().to_string());
+    let id = match old {
+        Some(o) => {
+            remove_file_rows(conn, o.id, true).map_err(classify_err)?;
+            o.id
+        }
+        None => {
+            conn.prepare_cached("INSERT INTO files(path, root) VALUES (?1, ?2)")
+                .and_then(|mut s| s.execute(params![key, root_s]))
+                .map_err(classify_err)?;
+            conn.last_insert_rowid()
+        }
+    };
+    let mut r = Row { id, ..Default::default() };
+    let mut header: Option<session_engine::session::Header> = None;
+    let mut valid = 0i64;
+    let window = WINDOW.load(std::sync::atomic::Ordering::Relaxed);
+    let mut buf: Vec<u8> = Vec::with_capacity(window * 2);
+    let mut base = 0u64; // file offset of buf[0]
+    let mut eof = false;
+    let mut unterminated = false;
+    while !eof {
+        let len = buf.len();
+        buf.resize(len + window, 0);
+        let n = read_full(&mut f, &mut buf[len..]).map_err(|e| io_err(path, e))?;
+        buf.truncate(len + n);
+        eof = n < window;
+        let scan = session_engine::chunk::scan(&buf, eof);
+        let mut entries: &[session_engine::chunk::ChunkEntry] = &scan.entries;
+        if valid == 0 {
+            if base == 0 && buf.first().is_some_and(|&b| b >= 0x80) {
+                return Ok(None);
+            }
+            // the first line that is JSON decides (the loader's rule)
+            let first_entry = scan.entries.first().map(|e| e.start);
+            let first_skip = scan.skipped.iter().filter(|(_, k)| matches!(k, D::InvalidEntry | D::ExtraHeader)).map(|x| x.0).next();
+            let first = match (first_entry, first_skip) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            if first.is_none() {
+                r.bad_lines += scan.skipped.len() as i64; // no JSON line yet: all malformed
+            }
+            if let Some(at) = first {
+                let end = memchr::memchr(b'\n', &buf[at..]).map(|o| at + o).unwrap_or(buf.len());
+                let v = session_engine::json::parse_bytes(&String::from_utf8_lossy(&buf[at..end]).into_owned().into_bytes()).unwrap_or(Value::Null);
+                if v.str_field("type") == Some("session") && v.str_field("id").is_some() {
+                    let version = v.num_field("version");
+                    if version.unwrap_or(1.0) < session_engine::session::CURRENT_VERSION as f64 {
+                        return Ok(None);
+                    }
+                    header = Some(session_engine::session::Header {
+                        id: v.str_field("id").unwrap_or_default().to_string(),
+                        version,
+                        timestamp: v.str_field("timestamp").map(str::to_string),
+                        cwd: v.str_field("cwd").map(str::to_string),
+                        parent_session: v.str_field("parentSession").map(str::to_string),
+                    });
+                    valid = 1;
+                    entries = &scan.entries[scan.entries.iter().take_while(|e| e.start < at).count()..];
+                } else {
+                    // rejected, as the loader counts it: the lines skipped before it, and it
+                    valid = 2;
+                    r.bad_lines = scan.skipped.iter().filter(|(o, k)| *o < at && matches!(k, D::Malformed | D::NulBytes)).count() as i64 + 1;
+                }
+            }
+        }
+        if valid == 1 {
+            r.bad_lines += scan
+                .skipped
+                .iter()
+                .filter(|(_, k)| !matches!(k, D::ExtraHeader))
+                .count() as i64;
+            if !entries.is_empty() {
+                append_entries(conn, &mut r, &buf, entries, true)?;
+            }
+        }
+        unterminated = scan.unterminated;
+        let consumed = if valid == 2 { buf.len() } else { scan.consumed };
+        base += consumed as u64;
+        buf.drain(..consumed);
+        if !eof && buf.len() > MAX_PENDING_LINE {
+            return Ok(None); // one line longer than the window budget: load the file whole
+        }
+    }
+    r.offset = base as i64;
+    if valid == 1 {
+        recompute(conn, &mut r, &[])?;
+    }
+    let (h, t) = hashes(&mut f, r.offset as u64).map_err(|e| io_err(path, e))?;
+    let hd = header.as_ref();
+    let created = hd.and_then(|h| h.timestamp.clone());
+    let created_ms = created.as_deref().and_then(session_engine::time::parse_iso_ms);
+    conn.prepare_cached(
+        "UPDATE files SET root = COALESCE(?2, root), dev=?3, ino=?4, size=?5, mtime_ns=?6, offset=?7, head_hash=?8, tail_hash=?9,
+           valid=?10, header_id=?11, cwd=?12, created=?13, created_ms=?14, parent_session=?15, version=?16,
+           modified_ms=COALESCE(modified_ms, ?14), bad_lines=?17, ctx_usage=?18, ctx_trailing=?19, branch_count=?20,
+           indexed_ms=?21, fts_done=1, open_tail=?22, migrated=0
+         WHERE id = ?1",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            id,
+            root_s,
+            st.dev,
+            st.ino,
+            st.size.max(r.offset),
+            st.mtime_ns,
+            r.offset,
+            h,
+            t,
+            valid,
+            hd.map(|h| h.id.clone()),
+            hd.and_then(|h| h.cwd.clone()),
+            created,
+            created_ms,
+            hd.and_then(|h| h.parent_session.clone()),
+            hd.and_then(|h| h.version),
+            r.bad_lines,
+            r.ctx_usage,
+            r.ctx_trailing,
+            r.branch_count,
+            now(),
+            unterminated,
+        ])
+    })
+    .map_err(classify_err)?;
+    let mut q = conn
+        .prepare_cached("SELECT entry_id, parent_id, type, status FROM entries WHERE file_id = ?1 ORDER BY rowid LIMIT ?2")
+        .map_err(classify_err)?;
+    let events = q
+        .query_map(params![id, MAX_EVENT_ENTRIES as i64], |x| {
+            Ok(NewEntry { entry_id: x.get(0)?, parent_id: x.get(1)?, entry_type: x.get(2)?, status: analyze::status_name(x.get(3)?) })
+        })
+        .map_err(classify_err)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(classify_err)?;
+    Ok(Some(FileUpdate {
+        change: if old.is_none() { Change::New } else { Change::Reindexed },
+        session_id: hd.map(|h| h.id.clone()),
+        new_entries: events,
+        bytes_read: base,
+        reason,
+    }))
+}
+
+/// Longest unfinished line a streamed read holds before it falls back to the whole-file loader.
+pub(crate) const MAX_PENDING_LINE: usize = 256 << 20;
+
+fn read_full(f: &mut File, out: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < out.len() {
+        match f.read(&mut out[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
 }
 
 /// Index the bytes appended to a file (inside the caller's transaction).
@@ -528,7 +729,7 @@ fn append(conn: &Connection, path: &Path, mut r: Row, st: Stat) -> Result<FileUp
         r.offset = (start + scan.consumed as u64) as i64;
         r.open_tail = scan.unterminated;
         if !scan.entries.is_empty() {
-            new_entries = append_entries(conn, &mut r, &buf, &scan.entries)?;
+            new_entries = append_entries(conn, &mut r, &buf, &scan.entries, false)?;
         }
     }
     let (h, t) = hashes(&mut f, r.offset as u64).map_err(|e| io_err(path, e))?;
@@ -547,7 +748,9 @@ fn append(conn: &Connection, path: &Path, mut r: Row, st: Stat) -> Result<FileUp
     })
 }
 
-fn append_entries(conn: &Connection, r: &mut Row, buf: &[u8], entries: &[session_engine::chunk::ChunkEntry]) -> Result<Vec<NewEntry>, LibError> {
+/// Insert entry rows for chunk entries and update the session facts in `r` and its row. With
+/// `defer`, statuses are left to the caller (a streamed full read recomputes them once at the end).
+fn append_entries(conn: &Connection, r: &mut Row, buf: &[u8], entries: &[session_engine::chunk::ChunkEntry], defer: bool) -> Result<Vec<NewEntry>, LibError> {
     let mut ins_e = conn
         .prepare_cached(
             "INSERT INTO entries(file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status)
@@ -567,7 +770,7 @@ fn append_entries(conn: &Connection, r: &mut Row, buf: &[u8], entries: &[session
     for e in entries {
         let v = e.value(buf);
         let f = analyze::entry_facts(e.kind, &v);
-        if linear {
+        if linear && !defer {
             let dup_here = !seen_ids.insert(e.id.clone()) || dup.exists(params![r.id, e.id]).map_err(classify_err)?;
             if e.kind == Kind::Compaction || e.parent_id != prev || dup_here {
                 linear = false;
@@ -622,11 +825,15 @@ fn append_entries(conn: &Connection, r: &mut Row, buf: &[u8], entries: &[session
                 ins_t.execute(params![r.id, op, p]).map_err(classify_err)?;
             }
         }
-        rows.push((rowid, f));
+        if !defer {
+            rows.push((rowid, f));
+        }
     }
     r.leaf_id = entries.last().map(|e| e.id.clone());
     let mut statuses = vec![analyze::IN_CONTEXT; rows.len()];
-    if linear {
+    if defer {
+        // the caller recomputes
+    } else if linear {
         // a chain at the leaf: all in context; the estimate moves on (§9.3)
         for (_, f) in &rows {
             if f.ctx {

@@ -125,8 +125,27 @@ pub(crate) fn catalog_pass(conn: &Connection, files: &[(PathBuf, PathBuf)], thre
             };
             match plan {
                 Plan::Full { old, reason } => {
-                    full.push((i, old, reason));
-                    continue;
+                    let big = index::is_big(p);
+                    if !big {
+                        full.push((i, old, reason));
+                        continue;
+                    }
+                    // a big file: both phases now, streamed (bounded memory), on this thread
+                    batch.begin(conn)?;
+                    let is_new = old.is_none();
+                    match index::full(conn, p, Some(root), old, reason) {
+                        Ok(u) => {
+                            rep.bytes_read += u.bytes_read;
+                            batch.bytes += u.bytes_read;
+                            if is_new {
+                                rep.new += 1;
+                            } else {
+                                rep.reindexed += 1;
+                            }
+                        }
+                        Err(LibError::Io { path, message }) => rep.errors.push((path, message)),
+                        Err(e) => return Err(e),
+                    }
                 }
                 Plan::Unchanged(_) | Plan::Nothing | Plan::FullTextOnly(_) => rep.unchanged += 1,
                 Plan::Removed(row) => {
@@ -149,7 +168,6 @@ pub(crate) fn catalog_pass(conn: &Connection, files: &[(PathBuf, PathBuf)], thre
                         Err(LibError::Io { path, message }) => rep.errors.push((path, message)),
                         Err(e) => return Err(e),
                     }
-                    let _ = root;
                 }
             }
             done += 1;

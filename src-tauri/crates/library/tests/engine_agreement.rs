@@ -84,4 +84,31 @@ fn statuses_and_tokens_agree_with_the_engine() {
     assert!(failures.is_empty(), "{} disagreements:\n{}", failures.len(), failures.join("\n"));
     assert!(compared > 20);
     assert!(lib.sessions(&SessionFilter::default()).unwrap().len() >= compared);
+
+    // The streamed path (big files: windows through the engine's chunk scanner, statuses from a
+    // skeleton session) gives the same rows as the whole-file loader, file by file.
+    library::index::set_stream_min(0);
+    library::index::set_stream_window(1000); // many window boundaries, lines longer than a window
+    let mut streamed = Library::open(&dir.path().join("streamed.sqlite3")).unwrap();
+    streamed.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
+    library::index::set_stream_min(32 << 20);
+    library::index::set_stream_window(8 << 20);
+    let mut differ = Vec::new();
+    for f in &files {
+        let p = root.join(f.file_name().unwrap());
+        let a = lib.session(&p).unwrap();
+        let b = streamed.session(&p).unwrap();
+        let strip = |s: Option<library::SessionInfo>| s.map(|mut s| {
+            s.path = PathBuf::new();
+            s
+        });
+        if strip(a) != strip(b) {
+            differ.push(format!("{}: session facts differ:\n  whole  {:?}\n  stream {:?}", p.display(), lib.session(&p).unwrap(), streamed.session(&p).unwrap()));
+        }
+        let (sa, sb) = (lib.entry_statuses(&p).unwrap(), streamed.entry_statuses(&p).unwrap());
+        if sa != sb {
+            differ.push(format!("{}: statuses differ", p.display()));
+        }
+    }
+    assert!(differ.is_empty(), "{} files differ:\n{}", differ.len(), differ.join("\n"));
 }
