@@ -13,11 +13,22 @@ pub struct FileOps {
     pub read: Vec<String>,
     pub written: Vec<String>,
     pub edited: Vec<String>,
+    seen: [rustc_hash::FxHashSet<String>; 3],
 }
 
-fn add(set: &mut Vec<String>, v: String) {
-    if !set.contains(&v) {
-        set.push(v);
+const READ: usize = 0;
+const WRITTEN: usize = 1;
+const EDITED: usize = 2;
+
+impl FileOps {
+    fn add(&mut self, which: usize, v: &str) {
+        if self.seen[which].insert(v.to_string()) {
+            match which {
+                READ => self.read.push(v.to_string()),
+                WRITTEN => self.written.push(v.to_string()),
+                _ => self.edited.push(v.to_string()),
+            }
+        }
     }
 }
 
@@ -35,9 +46,9 @@ impl FileOps {
             let Some(args) = b.get("arguments").filter(|a| a.truthy()) else { continue };
             let Some(path) = args.str_field("path").filter(|p| !p.is_empty()) else { continue };
             match b.str_field("name") {
-                Some("read") => add(&mut self.read, path.to_string()),
-                Some("write") => add(&mut self.written, path.to_string()),
-                Some("edit") => add(&mut self.edited, path.to_string()),
+                Some("read") => self.add(READ, path),
+                Some("write") => self.add(WRITTEN, path),
+                Some("edit") => self.add(EDITED, path),
                 _ => {}
             }
         }
@@ -47,23 +58,24 @@ impl FileOps {
     pub fn add_details(&mut self, details: &Value) {
         if let Some(Value::Arr(r)) = details.get("readFiles") {
             for f in r {
-                add(&mut self.read, f.as_str().map(str::to_string).unwrap_or_else(|| context::js_to_string(f)));
+                let f = f.as_str().map(str::to_string).unwrap_or_else(|| context::js_to_string(f));
+                self.add(READ, &f);
             }
         }
         if let Some(Value::Arr(m)) = details.get("modifiedFiles") {
             for f in m {
-                add(&mut self.edited, f.as_str().map(str::to_string).unwrap_or_else(|| context::js_to_string(f)));
+                let f = f.as_str().map(str::to_string).unwrap_or_else(|| context::js_to_string(f));
+                self.add(EDITED, &f);
             }
         }
     }
 
     /// `computeFileLists`: (readFiles, modifiedFiles), each sorted by UTF-16 code units.
     pub fn file_lists(&self) -> (Vec<String>, Vec<String>) {
-        let mut modified: Vec<String> = Vec::new();
-        for f in self.edited.iter().chain(self.written.iter()) {
-            add(&mut modified, f.clone());
-        }
-        let mut read: Vec<String> = self.read.iter().filter(|f| !modified.contains(f)).cloned().collect();
+        let mut modified: Vec<String> = self.edited.clone();
+        modified.extend(self.written.iter().filter(|f| !self.seen[EDITED].contains(*f)).cloned());
+        let mut read: Vec<String> =
+            self.read.iter().filter(|f| !self.seen[EDITED].contains(*f) && !self.seen[WRITTEN].contains(*f)).cloned().collect();
         read.sort_by(|a, b| json::cmp_utf16(a, b));
         modified.sort_by(|a, b| json::cmp_utf16(a, b));
         (read, modified)

@@ -250,7 +250,19 @@ pub fn utf16_prefix(s: &str, n: usize) -> String {
 
 /// JavaScript's default `Array.prototype.sort()` comparison: by UTF-16 code units.
 pub fn cmp_utf16(a: &str, b: &str) -> std::cmp::Ordering {
-    // Equal prefixes compare the same in both encodings; only the first differing char matters.
+    // Equal prefixes compare the same in both encodings; only the first differing char matters,
+    // and there its first UTF-16 unit decides (two different chars never share both units).
+    fn units(c: char) -> (u16, u16) {
+        let v = c as u32;
+        if v >= STANDIN_BASE {
+            ((0xD800 + (v - STANDIN_BASE)) as u16, 0)
+        } else if v >= 0x10000 {
+            let w = v - 0x10000;
+            ((0xD800 + (w >> 10)) as u16, (0xDC00 + (w & 0x3FF)) as u16)
+        } else {
+            (v as u16, 0)
+        }
+    }
     let mut ai = a.chars();
     let mut bi = b.chars();
     loop {
@@ -259,11 +271,7 @@ pub fn cmp_utf16(a: &str, b: &str) -> std::cmp::Ordering {
             (None, Some(_)) => return std::cmp::Ordering::Less,
             (Some(_), None) => return std::cmp::Ordering::Greater,
             (Some(x), Some(y)) if x == y => continue,
-            (Some(x), Some(y)) => {
-                let ux = to_utf16(x.encode_utf8(&mut [0; 4]));
-                let uy = to_utf16(y.encode_utf8(&mut [0; 4]));
-                return ux.cmp(&uy);
-            }
+            (Some(x), Some(y)) => return units(x).cmp(&units(y)),
         }
     }
 }
@@ -336,18 +344,34 @@ pub fn stringified_utf16_len(v: &Value) -> usize {
     }
 }
 
-/// The UTF-16 length of a string literal as `JSON.stringify` writes it.
+/// The UTF-16 length of a string literal as `JSON.stringify` writes it (one pass).
 fn quoted_utf16_len(s: &str) -> usize {
-    let mut n = 2 + utf16_len(s);
-    for &b in s.as_bytes() {
-        match b {
-            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0C => n += 1,
-            0..=0x1F => n += 5,
-            _ => {}
+    let bytes = s.as_bytes();
+    let mut n = 2usize;
+    let mut i = 0usize;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b < 0x80 {
+            n += match b {
+                b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0C => 2,
+                0..=0x1F => 6,
+                _ => 1,
+            };
+            i += 1;
+        } else if b < 0xE0 {
+            n += 1;
+            i += 2;
+        } else if b < 0xF0 {
+            n += 1;
+            i += 3;
+        } else {
+            // Astral: two units; a stand-in is written as the six units \udXXX.
+            let standin = b == 0xF4 && bytes.get(i + 1) == Some(&0x8F) && bytes.get(i + 2).is_some_and(|&c| c >= 0xA0);
+            n += if standin { 6 } else { 2 };
+            i += 4;
         }
     }
-    // A stand-in (one unit) is written as the six units \udXXX.
-    n + s.chars().filter(|&c| c as u32 >= STANDIN_BASE).count() * 5
+    n
 }
 
 pub fn number_to_string(n: f64) -> String {
