@@ -73,10 +73,12 @@ pub fn run(args: crate::IndexArgs) -> CmdResult {
     let roots = resolve_roots(&lib, &args.roots)?;
     let rep = sync(&mut lib, &roots, true)?;
     println!(
-        "indexed {} session files under {} root(s) in {:.2} s: {} new, {} appended, {} re-read, {} removed, {} unchanged ({:.1} MB read); index: {}",
+        "indexed {} session files under {} root(s) in {:.2} s (sessions {:.2} s, full text {:.2} s): {} new, {} appended, {} re-read, {} removed, {} unchanged ({:.1} MB read); index: {}",
         rep.files,
         roots.len(),
         t.elapsed().as_secs_f64(),
+        rep.catalog_ms / 1e3,
+        rep.fulltext_ms / 1e3,
         rep.new,
         rep.appended,
         rep.reindexed,
