@@ -6,6 +6,9 @@ use arbor_app::state::{AppState, ArborStateFile};
 use arbor_app::view::budgets::{Budgets, SettingsScope};
 use std::path::{Path, PathBuf};
 
+/// The session library in the app (issue 5): tests/library_cmds.rs.
+mod library_cmds;
+
 struct Env {
     _tmp: tempfile::TempDir,
     state: AppState,

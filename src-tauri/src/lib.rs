@@ -29,6 +29,13 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         budgets::get_budgets,
         budgets::save_budgets,
         budgets::preview_compaction,
+        commands::library::library_listing,
+        commands::library::library_search,
+        commands::library::library_status,
+        commands::library::library_add_root,
+        commands::library::library_remove_root,
+        commands::library::library_pick_folder,
+        commands::library::library_subscribe,
     ])
 }
 
@@ -57,7 +64,8 @@ pub fn run() {
                 Some(d) => d.into(),
                 None => app.path().app_data_dir()?,
             };
-            app.manage(state::AppState::new(state::agent_dir_from_env(), data_dir));
+            app.manage(state::AppState::new(state::agent_dir_from_env(), data_dir.clone()));
+            commands::library::setup(app, &data_dir);
             Ok(())
         })
         .run(tauri::generate_context!())

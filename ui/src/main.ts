@@ -1,11 +1,12 @@
 // App shell: wires the graph, the side panels, the picker and the composer to the commands.
 
 import { api, call, CommandError } from "./ipc";
-import type { Budgets, GraphRow, OpenedSession, SessionListing, SettingsScope } from "./ipc";
+import type { Budgets, GraphRow, OpenedSession, SettingsScope } from "./ipc";
 import { GraphView } from "./graph/view";
 import { renderDetail } from "./render/detail";
 import { renderContext } from "./views/context";
-import { formatTime, formatTokens } from "./format";
+import { formatTokens } from "./format";
+import { showPicker as showLibraryPicker, startLibrary } from "./library";
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -73,41 +74,9 @@ async function openPath(path: string | null, demo = false): Promise<void> {
   }
 }
 
-function renderPicker(listing: SessionListing): void {
-  $("picker-root").textContent = listing.root;
-  const list = $("picker-list");
-  const items: HTMLElement[] = [];
-  const card = (s: SessionListing["groups"][number]["sessions"][number]) => {
-    const b = el("button", "session-card");
-    b.type = "button";
-    b.dataset.path = s.path;
-    b.appendChild(el("span", "sc-name", s.name ?? s.firstMessage));
-    b.appendChild(el("span", "sc-first muted", s.name ? s.firstMessage : ""));
-    b.appendChild(el("span", "sc-meta muted", `${s.messageCount} messages · ${formatTime(s.modified)}`));
-    b.addEventListener("click", () => void openPath(s.path));
-    return b;
-  };
-  if (listing.recent.length) {
-    items.push(el("h3", undefined, "Recent"));
-    listing.recent.forEach((s) => items.push(card(s)));
-  }
-  for (const g of listing.groups) {
-    items.push(el("h3", "group", g.cwd || "(no project)"));
-    g.sessions.forEach((s) => items.push(card(s)));
-  }
-  if (!listing.groups.length) {
-    items.push(el("div", "empty", `No Pi sessions under ${listing.root}. Open a .jsonl file, or look around in the demo session.`));
-  }
-  list.replaceChildren(...items);
-}
-
 async function showPicker(): Promise<void> {
-  try {
-    renderPicker(await call(api.listSessions()));
-    $("picker").hidden = false;
-  } catch (e) {
-    report(e);
-  }
+  // The picker reads from the session index (ui/src/library).
+  await showLibraryPicker();
 }
 
 // ---- selection, detail, context -------------------------------------------------------------
@@ -334,13 +303,28 @@ document.addEventListener("keydown", (e) => {
 
 async function start(): Promise<void> {
   try {
-    const listing = await call(api.listSessions());
-    if (!listing.groups.length) {
-      await openPath(null, true);
-      return;
-    }
-    renderPicker(listing);
-    $("picker").hidden = false;
+    await startLibrary({
+      openPath: (p) => openPath(p),
+      openDemo: () => openPath(null, true),
+      jumpTo,
+      currentPath: () => session?.path ?? null,
+      // Pi appended to the open session: new rows, same scroll position and selection.
+      onOpenSessionChanged: async (s) => {
+        const keep = selectedId;
+        showSession(s);
+        if (keep) {
+          const row = await call(api.revealEntry(keep));
+          const now = await call(api.currentSession());
+          if (now.totalRows !== graph.totalRows) graph.reset(now.totalRows, now.lanes);
+          graph.cursor = row;
+          graph.schedule();
+          await select(keep);
+        }
+        await preview();
+      },
+      notify,
+      report,
+    });
   } catch (e) {
     report(e);
   }

@@ -4,6 +4,7 @@ pub mod budgets;
 pub mod context;
 pub mod detail;
 pub mod graph;
+pub mod library;
 pub mod sessions;
 
 /// First `max` UTF-16-ish characters of `s` on one line, for row titles and previews.

@@ -1,0 +1,418 @@
+//! The session library in the app (issue 5): the picker reads from the SQLite index, search across
+//! sessions and within one (each hit with its status), user folders, and live follow (the
+//! library's watcher runs in the app; when Pi appends to the open session, it is reloaded and the
+//! window is told, keeping the user's leaf and selection).
+//!
+//! `LibraryState` is managed by Tauri beside `AppState`. Plain functions here are the command
+//! bodies (tested without a window in tests/library_cmds.rs); the `#[tauri::command]` one-liners
+//! map the error.
+
+use crate::commands::sessions::{describe_open, OpenedSession};
+use crate::error::{AppError, IpcResult};
+use crate::state::{AppState, ArborStateFile};
+use crate::view::graph;
+use crate::view::library::{
+    HitStatus, IndexStatus, LibraryHit, LibraryListing, LibraryUiEvent, ListingQuery, ProjectRow, RootRow, SessionRow,
+};
+use ::library::{LibError, Library, LibraryEvent, SearchQuery, SessionFilter, Watcher};
+use serde::Deserialize;
+use session_engine::Session;
+use specta::Type;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tauri::ipc::Channel;
+use tauri::State;
+
+/// Receives UI events; returns false when the receiver is gone (it is then dropped).
+pub type EventSink = Arc<dyn Fn(LibraryUiEvent) -> bool + Send + Sync>;
+/// Receives the watcher's raw events (in the app: `handle_event` with both states).
+pub type RawHandler = Arc<dyn Fn(LibraryEvent) + Send + Sync>;
+
+pub struct LibraryState {
+    pub db_path: PathBuf,
+    /// Pi's session roots (`<agent dir>/sessions`, `$PI_CODING_AGENT_SESSION_DIR`, `sessionDir`).
+    pub pi_roots: Vec<PathBuf>,
+    lib: Mutex<Option<Library>>,
+    open_error: Mutex<Option<String>>,
+    watcher: Mutex<Option<Watcher>>,
+    handler: Mutex<Option<RawHandler>>,
+    status: Mutex<IndexStatus>,
+    sinks: Mutex<Vec<EventSink>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub fn lib_err(e: LibError) -> AppError {
+    match e {
+        LibError::Io { path, message } => {
+            AppError::Io { what: format!("reading {}", path.display()), source: std::io::Error::other(message) }
+        }
+        LibError::Invalid(m) => AppError::BadInput(m),
+        e @ (LibError::Busy(_) | LibError::Corrupt(_) | LibError::Sqlite(_)) => AppError::Refused(e.to_string()),
+    }
+}
+
+/// The index file: `$ARBOR_INDEX_DB`, else `<Arbor's data dir>/index.sqlite3`.
+pub fn db_path_for(data_dir: &Path) -> PathBuf {
+    match std::env::var_os("ARBOR_INDEX_DB") {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => data_dir.join("index.sqlite3"),
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b || matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+}
+
+impl LibraryState {
+    /// Open (or create) the index. A damaged or too-new index is moved aside and rebuilt; the
+    /// notice is kept in the status for the UI. An index that cannot be opened at all leaves the
+    /// library off (the status says why); the rest of the app works.
+    pub fn open(db_path: PathBuf, pi_roots: Vec<PathBuf>) -> LibraryState {
+        let mut status = IndexStatus { db_path: db_path.display().to_string(), ..Default::default() };
+        let (lib, open_error) = match Library::open(&db_path) {
+            Ok(mut l) => {
+                status.notices.extend(l.take_notices().iter().map(|n| n.to_string()));
+                (Some(l), None)
+            }
+            Err(e) => {
+                let msg = format!("The session index at {} cannot be opened ({e}); the picker and search are off. Check the folder's permissions, or delete the file (it is rebuilt).", db_path.display());
+                status.notices.push(msg.clone());
+                status.synced = true;
+                (None, Some(msg))
+            }
+        };
+        LibraryState {
+            db_path,
+            pi_roots,
+            lib: Mutex::new(lib),
+            open_error: Mutex::new(open_error),
+            watcher: Mutex::new(None),
+            handler: Mutex::new(None),
+            status: Mutex::new(status),
+            sinks: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn with_lib<T>(&self, f: impl FnOnce(&mut Library) -> Result<T, LibError>) -> Result<T, AppError> {
+        let mut g = lock(&self.lib);
+        match g.as_mut() {
+            Some(l) => f(l).map_err(lib_err),
+            None => Err(AppError::Refused(lock(&self.open_error).clone().unwrap_or_else(|| "the session index is not open".into()))),
+        }
+    }
+
+    pub fn status(&self) -> IndexStatus {
+        lock(&self.status).clone()
+    }
+
+    /// Pi's roots that exist, then the user's folders.
+    pub fn roots(&self) -> Result<Vec<PathBuf>, AppError> {
+        let mut v: Vec<PathBuf> = self.pi_roots.iter().filter(|p| p.is_dir()).cloned().collect();
+        for r in self.with_lib(|l| l.user_roots())? {
+            if !v.iter().any(|x| same_file(x, &r)) {
+                v.push(r);
+            }
+        }
+        Ok(v)
+    }
+
+    pub fn root_rows(&self) -> Result<Vec<RootRow>, AppError> {
+        let mut out: Vec<RootRow> =
+            self.pi_roots.iter().map(|p| RootRow { path: p.display().to_string(), user: false, exists: p.is_dir() }).collect();
+        for r in self.with_lib(|l| l.user_roots())? {
+            out.push(RootRow { path: r.display().to_string(), user: true, exists: r.is_dir() });
+        }
+        Ok(out)
+    }
+
+    /// Start (or restart, after the roots changed) the watcher: its first pass indexes every
+    /// root with progress events, then it follows appends. Events go to `handler`.
+    pub fn start_watcher(&self, handler: RawHandler) -> Result<(), AppError> {
+        *lock(&self.handler) = Some(handler.clone());
+        if lock(&self.lib).is_none() {
+            return Ok(());
+        }
+        if let Some(old) = lock(&self.watcher).take() {
+            old.stop();
+        }
+        let roots = self.roots()?;
+        {
+            let mut st = lock(&self.status);
+            st.synced = false;
+            st.done = 0;
+            st.total = 0;
+        }
+        match Watcher::start(&self.db_path, roots, ::library::watch::WatchOptions::default()) {
+            Ok((w, rx)) => {
+                std::thread::Builder::new()
+                    .name("arbor-library-events".into())
+                    .spawn(move || {
+                        for ev in rx {
+                            handler(ev);
+                        }
+                    })
+                    .map_err(|e| AppError::Refused(format!("cannot start the library event thread ({e})")))?;
+                *lock(&self.watcher) = Some(w);
+                Ok(())
+            }
+            Err(e) => {
+                let mut st = lock(&self.status);
+                st.synced = true;
+                st.errors.push(format!("live follow is off: {e}"));
+                Err(lib_err(e))
+            }
+        }
+    }
+
+    fn restart_watcher(&self) -> Result<(), AppError> {
+        let h = lock(&self.handler).clone();
+        match h {
+            Some(h) => self.start_watcher(h),
+            None => Ok(()),
+        }
+    }
+
+    /// Stop following (tests; the app stops it on exit by dropping the state).
+    pub fn stop_watcher(&self) {
+        if let Some(w) = lock(&self.watcher).take() {
+            w.stop();
+        }
+    }
+
+    /// A new receiver of UI events; returns the status at that moment (no event is lost between).
+    pub fn subscribe(&self, sink: EventSink) -> IndexStatus {
+        let mut sinks = lock(&self.sinks);
+        sinks.push(sink);
+        self.status()
+    }
+
+    pub fn broadcast(&self, ev: LibraryUiEvent) {
+        let mut sinks = lock(&self.sinks);
+        sinks.retain(|s| s(ev.clone()));
+    }
+
+    /// One watcher event: update the status, reload the open session when Pi appended to it,
+    /// and tell the UI.
+    pub fn handle_event(&self, app: &AppState, ev: LibraryEvent) {
+        let ui = match ev {
+            LibraryEvent::Indexing { done, total } => {
+                let mut st = lock(&self.status);
+                st.done = done as u32;
+                st.total = total as u32;
+                LibraryUiEvent::Indexing { done: done as u32, total: total as u32 }
+            }
+            LibraryEvent::Synced { report } => {
+                let ms = report.catalog_ms + report.fulltext_ms;
+                let mut st = lock(&self.status);
+                st.synced = true;
+                st.done = report.files as u32;
+                st.total = report.files as u32;
+                st.files = report.files as u32;
+                st.last_pass_ms = Some(ms);
+                LibraryUiEvent::Synced { files: report.files as u32, ms }
+            }
+            LibraryEvent::SessionChanged { path, change, new_entries, .. } => {
+                let open = match reload_if_open(app, &path) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        self.broadcast(LibraryUiEvent::Error { path: Some(path.display().to_string()), message: e.to_string() });
+                        None
+                    }
+                };
+                let change = serde_json::to_value(change).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+                LibraryUiEvent::SessionChanged { path: path.display().to_string(), change, new_entries: new_entries.len() as u32, open }
+            }
+            LibraryEvent::SessionRemoved { path } => LibraryUiEvent::SessionRemoved { path: path.display().to_string() },
+            LibraryEvent::Notice { notice } => {
+                let message = notice.to_string();
+                lock(&self.status).notices.push(message.clone());
+                LibraryUiEvent::Notice { message }
+            }
+            LibraryEvent::Error { path, message } => {
+                let mut st = lock(&self.status);
+                let line = match &path {
+                    Some(p) => format!("{}: {message}", p.display()),
+                    None => message.clone(),
+                };
+                if st.errors.len() < 50 {
+                    st.errors.push(line);
+                }
+                LibraryUiEvent::Error { path: path.map(|p| p.display().to_string()), message }
+            }
+        };
+        self.broadcast(ui);
+    }
+}
+
+/// If `path` is the open session, read it again (Pi appended) and keep the user's view: the leaf
+/// follows Pi's new leaf unless the user had moved it (then it stays on that entry), and folds
+/// stay as they were (appends only add entries, so indices are stable).
+pub fn reload_if_open(app: &AppState, path: &Path) -> Result<Option<OpenedSession>, AppError> {
+    let open_path = {
+        let g = app.open.lock().unwrap_or_else(|p| p.into_inner());
+        match g.as_ref() {
+            Some(o) if same_file(&o.path, path) => o.path.clone(),
+            _ => return Ok(None),
+        }
+    };
+    let fresh = Session::open(&open_path)?;
+    let mut g = app.open.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(o) = g.as_mut() else { return Ok(None) };
+    if o.path != open_path {
+        return Ok(None);
+    }
+    let followed_pi = o.leaf == o.session.file_leaf();
+    let kept_leaf = o.leaf.map(|l| o.session.id(l).to_string());
+    let leaf = if followed_pi { fresh.file_leaf() } else { kept_leaf.and_then(|id| fresh.index_of(&id)).or(fresh.file_leaf()) };
+    o.session = fresh;
+    o.leaf = leaf;
+    o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
+    Ok(Some(describe_open(o)))
+}
+
+/// The picker's data, from the index only.
+pub fn listing(lib: &LibraryState, app: &AppState, q: &ListingQuery) -> Result<LibraryListing, AppError> {
+    let roots = lib.root_rows()?;
+    let filter = SessionFilter {
+        project: q.project.clone(),
+        model: q.model.clone().filter(|m| !m.is_empty()),
+        modified_since_ms: q.modified_since_ms.map(|m| m as i64),
+        sort: q.sort.into(),
+        ascending: q.ascending,
+        limit: Some(q.limit.unwrap_or(500).min(5000)),
+        ..Default::default()
+    };
+    let recent_paths = ArborStateFile::load(&app.state_file()).recent;
+    lib.with_lib(|l| {
+        let projects = l.projects()?;
+        let sessions = l.sessions(&filter)?;
+        let mut models: Vec<String> = l
+            .sessions(&SessionFilter { limit: Some(5000), ..Default::default() })?
+            .into_iter()
+            .filter_map(|s| s.model)
+            .collect();
+        models.sort();
+        models.dedup();
+        let mut recent = Vec::new();
+        for p in recent_paths.iter().take(8) {
+            if let Some(s) = l.session(Path::new(p))? {
+                recent.push(SessionRow::from(&s));
+            }
+        }
+        Ok(LibraryListing {
+            status: lib.status(),
+            roots,
+            projects: projects.iter().map(ProjectRow::from).collect(),
+            models,
+            sessions: sessions.iter().map(SessionRow::from).collect(),
+            recent,
+        })
+    })
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchRequest {
+    /// Words (all required) and "quoted phrases".
+    pub text: String,
+    /// Search within this session file only.
+    pub session_path: Option<String>,
+    pub project: Option<String>,
+    /// Keep only these statuses; empty = all.
+    pub statuses: Vec<HitStatus>,
+    /// At most this many hits (default 100).
+    pub limit: Option<u32>,
+}
+
+pub fn search(lib: &LibraryState, req: &SearchRequest) -> Result<Vec<LibraryHit>, AppError> {
+    if req.text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q = SearchQuery::new(&req.text);
+    q.session_path = req.session_path.as_ref().map(PathBuf::from);
+    q.project = req.project.clone();
+    q.statuses = req.statuses.iter().map(|s| s.name().to_string()).collect();
+    q.limit = req.limit.unwrap_or(100).clamp(1, 1000);
+    let hits = lib.with_lib(|l| l.search(&q))?;
+    Ok(hits.iter().map(LibraryHit::from).collect())
+}
+
+pub fn add_root(lib: &LibraryState, path: &Path) -> Result<Vec<RootRow>, AppError> {
+    lib.with_lib(|l| l.add_user_root(path))?;
+    lib.restart_watcher()?;
+    lib.root_rows()
+}
+
+pub fn remove_root(lib: &LibraryState, path: &Path) -> Result<Vec<RootRow>, AppError> {
+    lib.with_lib(|l| l.remove_user_root(path))?;
+    lib.restart_watcher()?;
+    lib.root_rows()
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn library_listing(lib: State<'_, LibraryState>, app: State<'_, AppState>, query: ListingQuery) -> IpcResult<LibraryListing> {
+    Ok(listing(&lib, &app, &query)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn library_search(lib: State<'_, LibraryState>, request: SearchRequest) -> IpcResult<Vec<LibraryHit>> {
+    Ok(search(&lib, &request)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn library_status(lib: State<'_, LibraryState>) -> IpcResult<IndexStatus> {
+    Ok(lib.status())
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn library_add_root(lib: State<'_, LibraryState>, path: String) -> IpcResult<Vec<RootRow>> {
+    Ok(add_root(&lib, Path::new(&path))?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn library_remove_root(lib: State<'_, LibraryState>, path: String) -> IpcResult<Vec<RootRow>> {
+    Ok(remove_root(&lib, Path::new(&path))?)
+}
+
+/// Native folder dialog, opened from Rust so the webview needs no dialog permission.
+#[tauri::command]
+#[specta::specta]
+pub async fn library_pick_folder(app: tauri::AppHandle) -> IpcResult<Option<String>> {
+    use tauri_plugin_dialog::DialogExt;
+    let picked = app.dialog().file().blocking_pick_folder();
+    Ok(picked.and_then(|p| p.into_path().ok()).map(|p| p.display().to_string()))
+}
+
+/// Live follow: the UI passes a channel and receives every library event from now on. Returns
+/// the status at subscription time.
+#[tauri::command]
+#[specta::specta]
+pub fn library_subscribe(lib: State<'_, LibraryState>, on_event: Channel<LibraryUiEvent>) -> IpcResult<IndexStatus> {
+    Ok(lib.subscribe(Arc::new(move |ev| on_event.send(ev).is_ok())))
+}
+
+/// Set up the library in the app: open the index in `data_dir` (or `$ARBOR_INDEX_DB`) and start
+/// the watcher over Pi's roots and the user's folders. Called from `lib.rs`'s setup.
+pub fn setup(app: &tauri::App, data_dir: &Path) {
+    use tauri::Manager;
+    let state = LibraryState::open(db_path_for(data_dir), ::library::roots::pi_roots());
+    app.manage(state);
+    let handle = app.handle().clone();
+    let handler: RawHandler = Arc::new(move |ev| {
+        let lib = handle.state::<LibraryState>();
+        let app_state = handle.state::<AppState>();
+        lib.handle_event(&app_state, ev);
+    });
+    let lib = app.state::<LibraryState>();
+    if let Err(e) = lib.start_watcher(handler) {
+        eprintln!("arbor: library watcher: {}", crate::error::IpcError::from(e).message);
+    }
+}

@@ -1,0 +1,271 @@
+//! Command-level tests of the session library in the app (issue 5), without a window: the picker
+//! listing from a real SQLite index, search with status badges, opening at a hit, live follow
+//! with a second process appending, user folders, and a damaged index. Included by tests/app.rs.
+
+use arbor_app::commands::library::{self as lib_cmd, LibraryState, RawHandler, SearchRequest};
+use arbor_app::commands::{graph, navigate, sessions};
+use arbor_app::state::AppState;
+use arbor_app::view::library::{HitStatus, LibraryUiEvent, ListingQuery, SortKey};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const COMPACTED_FILE: &str = "2025-03-01T09-00-00-000Z_019550ef-1280-711a-b453-8fd0b31fd7b0.jsonl";
+/// Only in user message a6771de3 of compaction-repeated.jsonl, which later compactions summarized.
+const PHRASE: &str = "\"queue resolve timeout reducer\"";
+
+struct LibEnv {
+    tmp: tempfile::TempDir,
+    app: Arc<AppState>,
+    lib: Arc<LibraryState>,
+    events: Receiver<LibraryUiEvent>,
+    compacted: PathBuf,
+}
+
+fn conformance(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src-tauri/crates/session-engine/tests/fixtures/conformance").join(name)
+}
+
+fn other_project_session(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let p = dir.join("2025-04-02T10-00-00-000Z_other.jsonl");
+    std::fs::write(
+        &p,
+        concat!(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"01960000-0000-7000-8000-000000000001\",\"timestamp\":\"2025-04-02T10:00:00.000Z\",\"cwd\":\"/home/dev/other\"}\n",
+            "{\"type\":\"model_change\",\"id\":\"0a000000\",\"parentId\":null,\"timestamp\":\"2025-04-02T10:00:00.500Z\",\"provider\":\"openai\",\"modelId\":\"gpt-5\"}\n",
+            "{\"type\":\"message\",\"id\":\"0a000001\",\"parentId\":\"0a000000\",\"timestamp\":\"2025-04-02T10:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"other project: tune the parser\",\"timestamp\":1743588001000}}\n",
+        ),
+    )
+    .unwrap();
+    p
+}
+
+/// Pi's sessions root with three sessions in /home/dev/project and one in /home/dev/other, an
+/// empty index, and the watcher running (its events go through `handle_event`, as in the app).
+fn lib_env() -> LibEnv {
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = tmp.path().join("agent");
+    let proj = agent.join("sessions").join("--home-dev-project--");
+    std::fs::create_dir_all(&proj).unwrap();
+    let compacted = proj.join(COMPACTED_FILE);
+    std::fs::copy(conformance("compaction-repeated.jsonl"), &compacted).unwrap();
+    std::fs::write(proj.join("2025-03-01T09-00-00-000Z_demo.jsonl"), sessions::DEMO_SESSION).unwrap();
+    std::fs::copy(conformance("branch-simple-siblings.jsonl"), proj.join("2025-03-01T09-00-00-000Z_siblings.jsonl")).unwrap();
+    other_project_session(&agent.join("sessions").join("--home-dev-other--"));
+    let data = tmp.path().join("data");
+    let app = Arc::new(AppState::new(agent.clone(), data.clone()));
+    let lib = Arc::new(LibraryState::open(lib_cmd::db_path_for(&data), vec![agent.join("sessions")]));
+    let (tx, events) = channel();
+    let tx = Mutex::new(tx);
+    lib.subscribe(Arc::new(move |ev| tx.lock().unwrap().send(ev).is_ok()));
+    let (l2, a2) = (lib.clone(), app.clone());
+    let handler: RawHandler = Arc::new(move |ev| l2.handle_event(&a2, ev));
+    lib.start_watcher(handler).unwrap();
+    let env = LibEnv { tmp, app, lib, events, compacted };
+    wait_for(&env.events, "the first index pass", |e| matches!(e, LibraryUiEvent::Synced { .. }));
+    env
+}
+
+impl Drop for LibEnv {
+    fn drop(&mut self) {
+        self.lib.stop_watcher();
+    }
+}
+
+fn wait_for(rx: &Receiver<LibraryUiEvent>, what: &str, mut f: impl FnMut(&LibraryUiEvent) -> bool) -> LibraryUiEvent {
+    let end = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < end {
+        if let Ok(ev) = rx.recv_timeout(Duration::from_millis(200)) {
+            if f(&ev) {
+                return ev;
+            }
+        }
+    }
+    panic!("timed out waiting for {what}");
+}
+
+fn search(env: &LibEnv, text: &str, session: Option<&Path>, statuses: Vec<HitStatus>) -> Vec<arbor_app::view::library::LibraryHit> {
+    let req = SearchRequest {
+        text: text.into(),
+        session_path: session.map(|p| p.display().to_string()),
+        project: None,
+        statuses,
+        limit: Some(200),
+    };
+    lib_cmd::search(&env.lib, &req).unwrap()
+}
+
+/// Append one line from another process (`sh -c 'printf … >> file'`), as Pi would.
+fn append_from_other_process(file: &Path, line: &str) {
+    let st = std::process::Command::new("sh")
+        .args(["-c", "printf '%s\\n' \"$1\" >> \"$2\"", "sh", line, &file.display().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+#[test]
+fn picker_lists_from_the_index_with_projects_sorting_and_filters() {
+    let env = lib_env();
+    assert!(env.lib.db_path.starts_with(env.tmp.path().join("data")), "the index lives in Arbor's data dir");
+    assert!(env.lib.db_path.exists());
+    let st = env.lib.status();
+    assert!(st.synced && st.files == 4, "{st:?}");
+    let all = lib_cmd::listing(&env.lib, &env.app, &ListingQuery::default()).unwrap();
+    assert_eq!(all.sessions.len(), 4);
+    let cwds: Vec<&str> = all.projects.iter().map(|p| p.cwd.as_str()).collect();
+    assert!(cwds.contains(&"/home/dev/project") && cwds.contains(&"/home/dev/other"), "{cwds:?}");
+    // Newest activity first by default.
+    let ms: Vec<f64> = all.sessions.iter().map(|s| s.modified_ms.unwrap_or(0.0)).collect();
+    assert!(ms.windows(2).all(|w| w[0] >= w[1]), "{ms:?}");
+    let big = all.sessions.iter().find(|s| s.path == env.compacted.display().to_string()).unwrap();
+    assert_eq!(big.compaction_count, 3);
+    assert!(big.message_count > 500 && big.tokens_at_leaf > 30_000.0, "{big:?}");
+    assert_eq!(big.first_message.split_whitespace().take(4).collect::<Vec<_>>().join(" "), "Queue resolve timeout reducer");
+    // Filter by project.
+    let q = ListingQuery { project: Some("/home/dev/other".into()), ..Default::default() };
+    let other = lib_cmd::listing(&env.lib, &env.app, &q).unwrap();
+    assert_eq!(other.sessions.len(), 1);
+    assert_eq!(other.sessions[0].cwd, "/home/dev/other");
+    // Filter by model (the models list feeds the filter).
+    assert!(all.models.iter().any(|m| m == "openai/gpt-5"), "{:?}", all.models);
+    let q = ListingQuery { model: Some("gpt-5".into()), ..Default::default() };
+    let by_model = lib_cmd::listing(&env.lib, &env.app, &q).unwrap();
+    assert_eq!(by_model.sessions.len(), 1);
+    assert_eq!(by_model.sessions[0].cwd, "/home/dev/other");
+    // Filter by date: only sessions active since April 2025.
+    let q = ListingQuery { modified_since_ms: Some(1_743_465_600_000.0), ..Default::default() };
+    assert_eq!(lib_cmd::listing(&env.lib, &env.app, &q).unwrap().sessions.len(), 1);
+    // Sort by messages, descending and ascending.
+    let q = ListingQuery { sort: SortKey::Messages, ..Default::default() };
+    let counts: Vec<u32> = lib_cmd::listing(&env.lib, &env.app, &q).unwrap().sessions.iter().map(|s| s.message_count).collect();
+    assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{counts:?}");
+    let q = ListingQuery { sort: SortKey::Messages, ascending: true, ..Default::default() };
+    let asc: Vec<u32> = lib_cmd::listing(&env.lib, &env.app, &q).unwrap().sessions.iter().map(|s| s.message_count).collect();
+    assert!(asc.windows(2).all(|w| w[0] <= w[1]), "{asc:?}");
+    // Opened sessions show up as recent, from the index.
+    sessions::open(&env.app, &env.compacted, false).unwrap();
+    let again = lib_cmd::listing(&env.lib, &env.app, &ListingQuery::default()).unwrap();
+    assert_eq!(again.recent.first().map(|s| s.path.clone()), Some(env.compacted.display().to_string()));
+}
+
+#[test]
+fn search_badges_compacted_and_abandoned_and_opens_at_the_entry() {
+    let env = lib_env();
+    let hits = search(&env, PHRASE, None, vec![]);
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    let h = &hits[0];
+    assert_eq!(h.entry_id, "a6771de3");
+    assert_eq!(h.status, HitStatus::Compacted);
+    assert_eq!(h.badge, "compacted");
+    assert_eq!(h.session_path, env.compacted.display().to_string());
+    assert!(h.snippet.contains('«') && h.snippet.to_lowercase().contains("queue"), "{}", h.snippet);
+    // Within one session: the other sessions do not answer.
+    let demo = env.compacted.with_file_name("2025-03-01T09-00-00-000Z_demo.jsonl");
+    assert!(search(&env, PHRASE, Some(&demo), vec![]).is_empty());
+    assert_eq!(search(&env, PHRASE, Some(&env.compacted), vec![]).len(), 1);
+    // The demo has abandoned branches: a status filter returns only those, badged so.
+    let abandoned = search(&env, "the", Some(&demo), vec![HitStatus::Abandoned]);
+    assert!(!abandoned.is_empty());
+    assert!(abandoned.iter().all(|h| h.status == HitStatus::Abandoned && h.badge == "abandoned branch"));
+    let in_ctx = search(&env, "the", Some(&demo), vec![HitStatus::InContext]);
+    assert!(!in_ctx.is_empty() && in_ctx.iter().all(|h| h.badge == "in context"));
+    // Empty text: no hits, no error.
+    assert!(search(&env, "   ", None, vec![]).is_empty());
+    // One click opens the session at that entry: open, then reveal (unfolding its run).
+    sessions::open(&env.app, &env.compacted, false).unwrap();
+    let row = graph::reveal(&env.app, &h.entry_id).unwrap();
+    let w = graph::window(&env.app, row, row + 1).unwrap();
+    assert_eq!(w.rows[0].entry_id, "a6771de3");
+    assert!(w.rows[0].marks.iter().any(|m| m == "beyondHorizon"), "a compacted entry is greyed: {:?}", w.rows[0].marks);
+}
+
+#[test]
+fn live_follow_reloads_the_open_session_and_keeps_a_moved_leaf() {
+    let env = lib_env();
+    let opened = sessions::open(&env.app, &env.compacted, false).unwrap();
+    let leaf = opened.leaf_id.clone().unwrap();
+    let line = format!(
+        r#"{{"type":"message","id":"fee1f011","parentId":"{leaf}","timestamp":"2025-03-01T10:00:00.000Z","message":{{"role":"user","content":"live follow: a zebra crossing","timestamp":1740823200000}}}}"#
+    );
+    append_from_other_process(&env.compacted, &line);
+    let ev = wait_for(&env.events, "the open session to change", |e| matches!(e, LibraryUiEvent::SessionChanged { open: Some(_), .. }));
+    let LibraryUiEvent::SessionChanged { open: Some(o), change, new_entries, .. } = ev else { unreachable!() };
+    assert_eq!(change, "appended");
+    assert_eq!(new_entries, 1);
+    assert_eq!(o.entry_count, opened.entry_count + 1);
+    assert_eq!(o.leaf_id.as_deref(), Some("fee1f011"), "Arbor followed Pi's leaf");
+    assert!(o.total_rows >= opened.total_rows);
+    // The app state itself was refreshed (graph commands see the new entry).
+    let now = sessions::describe(&env.app).unwrap();
+    assert_eq!(now.entry_count, o.entry_count);
+    graph::reveal(&env.app, "fee1f011").unwrap();
+    // The index followed: the new text is searchable, in context.
+    let hits = search(&env, "zebra crossing", Some(&env.compacted), vec![]);
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].status, HitStatus::InContext);
+
+    // The user moved Arbor's leaf elsewhere: a later append by Pi does not steal it.
+    let nav = navigate::continue_from(&env.app, "8dba6ca6").unwrap();
+    let moved = nav.session.leaf_id.clone().unwrap();
+    assert_ne!(moved, "fee1f011");
+    let line2 = r#"{"type":"message","id":"fee1f012","parentId":"fee1f011","timestamp":"2025-03-01T10:00:05.000Z","message":{"role":"user","content":"second append","timestamp":1740823205000}}"#;
+    append_from_other_process(&env.compacted, line2);
+    let ev = wait_for(&env.events, "the second change", |e| {
+        matches!(e, LibraryUiEvent::SessionChanged { open: Some(o), .. } if o.entry_count == opened.entry_count + 2)
+    });
+    let LibraryUiEvent::SessionChanged { open: Some(o), .. } = ev else { unreachable!() };
+    assert_eq!(o.leaf_id.as_deref(), Some(moved.as_str()), "the user's leaf is kept");
+    assert_eq!(o.file_leaf_id.as_deref(), Some("fee1f012"));
+    // A change to a session that is not open reloads nothing but still reaches the UI (picker).
+    let other = env.compacted.parent().unwrap().parent().unwrap().join("--home-dev-other--").join("2025-04-02T10-00-00-000Z_other.jsonl");
+    append_from_other_process(
+        &other,
+        r#"{"type":"message","id":"0a000002","parentId":"0a000001","timestamp":"2025-04-02T10:00:09.000Z","message":{"role":"user","content":"more","timestamp":1743588009000}}"#,
+    );
+    let ev = wait_for(&env.events, "the other session's change", |e| matches!(e, LibraryUiEvent::SessionChanged { path, .. } if path.ends_with("_other.jsonl")));
+    assert!(matches!(ev, LibraryUiEvent::SessionChanged { open: None, .. }));
+}
+
+#[test]
+fn user_folders_are_indexed_followed_and_removable() {
+    let env = lib_env();
+    let extra = env.tmp.path().join("elsewhere");
+    other_project_session(&extra.join("nested"));
+    let roots = lib_cmd::add_root(&env.lib, &extra).unwrap();
+    let canon = std::fs::canonicalize(&extra).unwrap();
+    assert!(roots.iter().any(|r| r.user && Path::new(&r.path) == canon), "{roots:?}");
+    wait_for(&env.events, "the pass over the new folder", |e| matches!(e, LibraryUiEvent::Synced { .. }));
+    let all = lib_cmd::listing(&env.lib, &env.app, &ListingQuery::default()).unwrap();
+    assert_eq!(all.sessions.len(), 5);
+    assert!(all.roots.iter().any(|r| r.user));
+    // Not a folder: a clear error, nothing added.
+    let err = lib_cmd::add_root(&env.lib, &extra.join("missing")).unwrap_err();
+    let ipc = arbor_app::error::IpcError::from(err);
+    assert!(ipc.message.contains("not a folder"), "{}", ipc.message);
+    let roots = lib_cmd::remove_root(&env.lib, &canon).unwrap();
+    assert!(!roots.iter().any(|r| r.user), "{roots:?}");
+}
+
+#[test]
+fn a_damaged_index_is_moved_aside_rebuilt_and_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let db = lib_cmd::db_path_for(&data);
+    std::fs::write(&db, vec![b'x'; 8192]).unwrap();
+    let sessions_root = tmp.path().join("agent").join("sessions");
+    other_project_session(&sessions_root.join("p"));
+    let lib = LibraryState::open(db.clone(), vec![sessions_root]);
+    let st = lib.status();
+    assert_eq!(st.notices.len(), 1, "{st:?}");
+    assert!(st.notices[0].contains("moved") && st.notices[0].contains("rebuilt"), "{}", st.notices[0]);
+    let aside: Vec<_> = std::fs::read_dir(&data).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().contains(".corrupt-")).collect();
+    assert_eq!(aside.len(), 1, "the damaged file is kept aside, not deleted");
+    let app = AppState::new(tmp.path().join("agent"), data);
+    let l = lib_cmd::listing(&lib, &app, &ListingQuery::default()).unwrap();
+    assert!(l.sessions.is_empty(), "fresh index, before the first pass");
+    assert_eq!(l.status.notices.len(), 1, "the listing carries the notice to the UI");
+}

@@ -1,0 +1,55 @@
+// Pure helpers of the library UI (unit-tested in ui/test/library.test.ts).
+
+export interface SnippetPart {
+  text: string;
+  hit: boolean;
+}
+
+/** Split an index snippet into plain and matched parts (matches are between « and »). */
+export function snippetParts(snippet: string): SnippetPart[] {
+  const out: SnippetPart[] = [];
+  let rest = snippet;
+  while (rest.length) {
+    const open = rest.indexOf("«");
+    if (open < 0) {
+      out.push({ text: rest, hit: false });
+      break;
+    }
+    if (open > 0) out.push({ text: rest.slice(0, open), hit: false });
+    const close = rest.indexOf("»", open + 1);
+    if (close < 0) {
+      out.push({ text: rest.slice(open + 1), hit: true });
+      break;
+    }
+    if (close > open + 1) out.push({ text: rest.slice(open + 1, close), hit: true });
+    rest = rest.slice(close + 1);
+  }
+  return out;
+}
+
+export const DATE_FILTERS: { key: string; label: string; days: number | null }[] = [
+  { key: "any", label: "Any time", days: null },
+  { key: "1", label: "Last 24 hours", days: 1 },
+  { key: "7", label: "Last 7 days", days: 7 },
+  { key: "30", label: "Last 30 days", days: 30 },
+  { key: "365", label: "Last year", days: 365 },
+];
+
+/** The `modifiedSinceMs` of a date filter key, relative to `now` (ms). */
+export function sinceMs(key: string, now: number): number | null {
+  const f = DATE_FILTERS.find((d) => d.key === key);
+  return f && f.days !== null ? now - f.days * 86_400_000 : null;
+}
+
+/** "Indexing 25 / 500 sessions…" or null when the index is ready. */
+export function progressText(s: { synced: boolean; done: number; total: number }): string | null {
+  if (s.synced) return null;
+  return s.total ? `Indexing ${s.done} / ${s.total} sessions…` : "Indexing sessions…";
+}
+
+export function formatBytes(n: number): string {
+  if (n >= 1 << 30) return `${(n / (1 << 30)).toFixed(1)} GB`;
+  if (n >= 1 << 20) return `${(n / (1 << 20)).toFixed(1)} MB`;
+  if (n >= 1 << 10) return `${Math.round(n / (1 << 10))} KB`;
+  return `${n} B`;
+}

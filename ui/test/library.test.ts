@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { formatBytes, progressText, sinceMs, snippetParts } from "../src/library/pure";
+
+describe("library snippet", () => {
+  it("splits matches marked with « »", () => {
+    expect(snippetParts("…we chose «blue» over «green» here")).toEqual([
+      { text: "…we chose ", hit: false },
+      { text: "blue", hit: true },
+      { text: " over ", hit: false },
+      { text: "green", hit: true },
+      { text: " here", hit: false },
+    ]);
+  });
+  it("keeps text without marks and tolerates an unclosed mark", () => {
+    expect(snippetParts("plain")).toEqual([{ text: "plain", hit: false }]);
+    expect(snippetParts("a «b")).toEqual([{ text: "a ", hit: false }, { text: "b", hit: true }]);
+    expect(snippetParts("")).toEqual([]);
+  });
+  it("never produces markup: text stays text", () => {
+    const parts = snippetParts("<img src=x onerror=alert(1)> «<b>»");
+    expect(parts.map((p) => p.text).join("")).toBe("<img src=x onerror=alert(1)> <b>");
+  });
+});
+
+describe("library filters", () => {
+  it("date filters count back from now", () => {
+    expect(sinceMs("any", 1_000_000_000)).toBeNull();
+    expect(sinceMs("7", 1_000_000_000)).toBe(1_000_000_000 - 7 * 86_400_000);
+  });
+  it("progress text only while indexing", () => {
+    expect(progressText({ synced: true, done: 5, total: 5 })).toBeNull();
+    expect(progressText({ synced: false, done: 25, total: 500 })).toBe("Indexing 25 / 500 sessions…");
+  });
+  it("formats sizes", () => {
+    expect(formatBytes(512)).toBe("512 B");
+    expect(formatBytes(3 * 1024 * 1024)).toBe("3.0 MB");
+  });
+});
