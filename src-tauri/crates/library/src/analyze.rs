@@ -279,7 +279,7 @@ fn skip_value(b: &[u8], i: usize) -> Option<usize> {
 }
 
 /// Pi's `extractTextContent`: a string, or the text blocks joined with a space.
-fn text_content(content: &Value) -> String {
+pub(crate) fn text_content(content: &Value) -> String {
     match content {
         Value::Str(s) => s.clone(),
         Value::Arr(blocks) => blocks
@@ -592,6 +592,17 @@ impl Body {
         }
         self.0.push_str(cut(s, cap.min(room)));
     }
+}
+
+/// JavaScript's `String.prototype.trim` (Pi trims session names with it).
+pub(crate) fn js_trim(s: &str) -> &str {
+    s.trim_matches(|c: char| {
+        matches!(
+            c,
+            '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}'
+                | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
+        )
+    })
 }
 
 /// Cut `s` to at most `max` bytes on a char boundary.

@@ -789,7 +789,7 @@ fn append_entries(conn: &Connection, r: &mut Row, buf: &[u8], entries: &[session
                             r.modified_ms = Some(r.modified_ms.map_or(t as i64, |x| x.max(t as i64)));
                         }
                         if r.first_message.is_none() && role == Some("user") {
-                            let t = analyze_text(m.get("content"));
+                            let t = m.get("content").map(analyze::text_content).unwrap_or_default();
                             if !t.is_empty() {
                                 r.first_message = Some(analyze::cut(&t, analyze::MAX_FIRST_MESSAGE).to_string());
                             }
@@ -804,7 +804,7 @@ fn append_entries(conn: &Connection, r: &mut Row, buf: &[u8], entries: &[session
             }
             Kind::Compaction => r.compaction_count += 1,
             Kind::SessionInfo => {
-                name = Some(v.str_field("name").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()));
+                name = Some(v.str_field("name").map(|s| analyze::js_trim(s).to_string()).filter(|s| !s.is_empty()));
             }
             Kind::ModelChange => {
                 if let (Some(p), Some(m)) = (v.str_field("provider"), v.str_field("modelId")) {
@@ -883,19 +883,6 @@ fn append_entries(conn: &Connection, r: &mut Row, buf: &[u8], entries: &[session
         .take(MAX_EVENT_ENTRIES)
         .map(|(e, st)| NewEntry { entry_id: e.id.clone(), parent_id: e.parent_id.clone(), entry_type: e.type_name.clone(), status: analyze::status_name(st) })
         .collect())
-}
-
-fn analyze_text(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::Str(s)) => s.clone(),
-        Some(Value::Arr(blocks)) => blocks
-            .iter()
-            .filter(|b| b.str_field("type") == Some("text"))
-            .filter_map(|b| b.str_field("text"))
-            .collect::<Vec<_>>()
-            .join(" "),
-        _ => String::new(),
-    }
 }
 
 /// Recompute every status of a file from its stored rows, through a skeleton session loaded by

@@ -112,3 +112,54 @@ fn statuses_and_tokens_agree_with_the_engine() {
     }
     assert!(differ.is_empty(), "{} files differ:\n{}", differ.len(), differ.join("\n"));
 }
+
+/// Appending is the same as reading whole: each session is indexed up to a line boundary, the
+/// rest is appended (chunk scanner, fast path or skeleton recompute), and the rows must equal a
+/// fresh index of the whole file.
+#[test]
+fn appends_equal_a_fresh_index() {
+    let files = fixtures();
+    let dir = tempfile::tempdir().unwrap();
+    let (grown, whole) = (dir.path().join("grown"), dir.path().join("whole"));
+    std::fs::create_dir_all(&grown).unwrap();
+    std::fs::create_dir_all(&whole).unwrap();
+    let mut a = Library::open(&dir.path().join("a.sqlite3")).unwrap();
+    let mut splits = 0;
+    for f in &files {
+        let text = std::fs::read(f).unwrap();
+        let name = f.file_name().unwrap();
+        std::fs::write(whole.join(name), &text).unwrap();
+        // cut after the header and after about half of the lines
+        let nl: Vec<usize> = text.iter().enumerate().filter(|(_, &b)| b == b'\n').map(|(i, _)| i + 1).collect();
+        let cut = nl.get(nl.len() / 2).copied().unwrap_or(text.len()).max(nl.first().copied().unwrap_or(0));
+        std::fs::write(grown.join(name), &text[..cut]).unwrap();
+        a.sync_roots(std::slice::from_ref(&grown), &mut |_| {}).unwrap();
+        let mut w = std::fs::OpenOptions::new().append(true).open(grown.join(name)).unwrap();
+        std::io::Write::write_all(&mut w, &text[cut..]).unwrap();
+        drop(w);
+        if a.sync_file(&grown.join(name), Some(&grown)).unwrap().change == library::Change::Appended {
+            splits += 1;
+        }
+    }
+    let mut b = Library::open(&dir.path().join("b.sqlite3")).unwrap();
+    b.sync_roots(std::slice::from_ref(&whole), &mut |_| {}).unwrap();
+    let mut differ = Vec::new();
+    for f in &files {
+        let name = f.file_name().unwrap();
+        let strip = |s: Option<library::SessionInfo>| {
+            s.map(|mut s| {
+                s.path = PathBuf::new();
+                s
+            })
+        };
+        let (x, y) = (strip(a.session(&grown.join(name)).unwrap()), strip(b.session(&whole.join(name)).unwrap()));
+        if x != y {
+            differ.push(format!("{}: facts differ\n  appended {x:?}\n  whole    {y:?}", name.to_string_lossy()));
+        }
+        if a.entry_statuses(&grown.join(name)).unwrap() != b.entry_statuses(&whole.join(name)).unwrap() {
+            differ.push(format!("{}: statuses differ", name.to_string_lossy()));
+        }
+    }
+    assert!(splits > 20, "only {splits} sessions took the append path");
+    assert!(differ.is_empty(), "{} differ:\n{}", differ.len(), differ.join("\n"));
+}
