@@ -15,6 +15,16 @@ pub enum ErrorKind {
     Invalid,
     /// The operation is refused on purpose (read-only file, already compacted, ...).
     Refused,
+    /// The user cancelled a summary or message; nothing was written.
+    Cancelled,
+    /// The context overflowed and compaction.enabled is false: offer "Compact now".
+    CompactionDisabled,
+    /// The model provider failed (HTTP, overflow, timeout, empty answer, ...); nothing was written.
+    Provider,
+    /// The API key is missing or rejected, or the OS keyring does not work.
+    Key,
+    /// A before-compact / before-navigate hook cancelled or failed.
+    Hook,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -47,6 +57,8 @@ pub enum AppError {
     BadInput(String),
     #[error("{0}")]
     Refused(String),
+    #[error(transparent)]
+    Summarizer(#[from] summarizer::Error),
 }
 
 impl From<AppError> for IpcError {
@@ -84,6 +96,7 @@ impl From<AppError> for IpcError {
             ),
             AppError::BadInput(_) => (ErrorKind::Invalid, "Check the value and try again.".to_string()),
             AppError::Refused(_) => (ErrorKind::Refused, "Nothing was changed.".to_string()),
+            AppError::Summarizer(e) => crate::commands::summarize::kind_and_hint(e),
         };
         IpcError { kind, message, hint }
     }

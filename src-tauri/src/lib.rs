@@ -36,6 +36,19 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         commands::library::library_remove_root,
         commands::library::library_pick_folder,
         commands::library::library_subscribe,
+        keys::get_keyring_status,
+        keys::set_api_key,
+        keys::delete_api_key,
+        keys::get_key_states,
+        keys::get_summarizer_config,
+        keys::save_model_choice,
+        keys::add_user_model,
+        keys::get_hooks,
+        keys::save_hook_settings,
+        summarize::compact_leaf,
+        summarize::navigate_with_summary,
+        summarize::send_message,
+        summarize::cancel_summary,
     ])
 }
 
@@ -64,6 +77,7 @@ pub fn run() {
                 Some(d) => d.into(),
                 None => app.path().app_data_dir()?,
             };
+            app.manage(commands::keys::SummarizerState::new(data_dir.clone(), summarizer::hooks::ArborSettings::default_path()));
             app.manage(state::AppState::new(state::agent_dir_from_env(), data_dir.clone()));
             commands::library::setup(app, &data_dir);
             Ok(())

@@ -7,6 +7,7 @@ import { renderDetail } from "./render/detail";
 import { renderContext } from "./views/context";
 import { formatTokens } from "./format";
 import { showPicker as showLibraryPicker, startLibrary } from "./library";
+import { initSummarize } from "./summarize/panel";
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -244,7 +245,7 @@ async function saveBudgets(): Promise<void> {
 
 function showTab(name: string): void {
   document.querySelectorAll<HTMLElement>(".tab").forEach((t) => t.classList.toggle("active", t.dataset.tab === name));
-  for (const p of ["detail", "context", "budgets"]) $(`panel-${p}`).hidden = p !== name;
+  for (const p of ["detail", "context", "budgets", "model"]) $(`panel-${p}`).hidden = p !== name;
 }
 
 document.querySelectorAll<HTMLElement>(".tab").forEach((t) => t.addEventListener("click", () => showTab(t.dataset.tab ?? "detail")));
@@ -329,5 +330,16 @@ async function start(): Promise<void> {
     report(e);
   }
 }
+
+initSummarize({
+  selectedId: () => selectedId,
+  showSession,
+  select,
+  setCursor: (row) => graph.setCursor(row, false),
+  preview,
+  notify,
+  budgets: budgetsFromForm,
+  contextWindow,
+});
 
 void start();

@@ -2,6 +2,8 @@
 //! without a window in tests/app.rs) with `#[tauri::command]` one-liners that map the error.
 pub mod budgets;
 pub mod graph;
+pub mod keys;
 pub mod library;
 pub mod navigate;
 pub mod sessions;
+pub mod summarize;

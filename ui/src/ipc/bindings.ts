@@ -42,9 +42,36 @@ export const commands = {
 	 *  the status at subscription time.
 	 */
 	librarySubscribe: (onEvent: Channel<LibraryUiEvent_Deserialize>) => typedError<IndexStatus_Serialize, IpcError>(__TAURI_INVOKE("library_subscribe", { onEvent })),
+	/**  The keyring self-test (run once, at startup by the UI): `ok: false` shows a banner. */
+	getKeyringStatus: () => typedError<KeyringStatus, IpcError>(__TAURI_INVOKE("get_keyring_status")),
+	/**  Stores the key in the OS keyring. The key is never sent back to the UI. */
+	setApiKey: (provider: string, key: string) => typedError<KeyState_Serialize, IpcError>(__TAURI_INVOKE("set_api_key", { provider, key })),
+	deleteApiKey: (provider: string) => typedError<KeyState_Serialize, IpcError>(__TAURI_INVOKE("delete_api_key", { provider })),
+	/**  Whether a key is stored, per provider. */
+	getKeyStates: () => typedError<KeyState_Serialize[], IpcError>(__TAURI_INVOKE("get_key_states")),
+	getSummarizerConfig: () => typedError<SummarizerConfig_Serialize, IpcError>(__TAURI_INVOKE("get_summarizer_config")),
+	saveModelChoice: (choice: ModelChoice_Deserialize) => typedError<SummarizerConfig_Serialize, IpcError>(__TAURI_INVOKE("save_model_choice", { choice })),
+	addUserModel: (model: CatalogModel_Deserialize) => typedError<SummarizerConfig_Serialize, IpcError>(__TAURI_INVOKE("add_user_model", { model })),
+	getHooks: () => typedError<HooksView_Serialize, IpcError>(__TAURI_INVOKE("get_hooks")),
+	saveHookSettings: (hooks: HooksView_Deserialize) => typedError<HooksView_Serialize, IpcError>(__TAURI_INVOKE("save_hook_settings", { hooks })),
+	/**  Compact now at the leaf, with optional instructions; progress streams on `on_progress`. */
+	compactLeaf: (budgets: BudgetArgs, instructions: string | null, onProgress: Channel<SummaryProgress_Deserialize>) => typedError<CompactResult_Serialize, IpcError>(__TAURI_INVOKE("compact_leaf", { budgets, instructions, onProgress })),
+	/**  Continue from `target_id`, optionally summarizing the branch being left. */
+	navigateWithSummary: (targetId: string, summarize: boolean, instructions: string | null, budgets: BudgetArgs, onProgress: Channel<SummaryProgress_Deserialize>) => typedError<NavigateResult_Serialize, IpcError>(__TAURI_INVOKE("navigate_with_summary", { targetId, summarize, instructions, budgets, onProgress })),
+	/**  Send a message at the leaf to the chosen model (Arbor runs no tools). */
+	sendMessage: (text: string, budgets: BudgetArgs, onProgress: Channel<SummaryProgress_Deserialize>) => typedError<SendResult_Serialize, IpcError>(__TAURI_INVOKE("send_message", { text, budgets, onProgress })),
+	/**  Stops the running summary or message (within ~100 ms; nothing is appended). False: none ran. */
+	cancelSummary: () => typedError<boolean, IpcError>(__TAURI_INVOKE("cancel_summary")),
 };
 
 /* Types */
+export type AutoCompactionInfo = {
+	/**  "threshold" | "overflow". */
+	reason: string,
+	entryId: string,
+	tokensBefore: number,
+};
+
 export type Block = 
 /**  Markdown source (rendered without raw HTML). */
 { type: "text"; text: string } | { type: "thinking"; text: string; chars: number } | { type: "toolCall"; name: string; argumentsJson: string } | { type: "toolResult"; toolName: string; text: string; chars: number; isError: boolean } | { type: "image"; mimeType: string; bytes: number } | 
@@ -52,6 +79,16 @@ export type Block =
 { type: "summary"; title: string; text: string } | 
 /**  Small facts: model changes, label targets, file lists. */
 { type: "meta"; text: string };
+
+/**  Pi's budgets as the UI shows them (the budgets form), plus the model window it uses. */
+export type BudgetArgs = {
+	enabled: boolean,
+	reserveTokens: number,
+	keepRecentTokens: number,
+	branchReserveTokens: number,
+	/**  Used when the catalog does not know the chosen model's window. */
+	contextWindow: number,
+};
 
 export type BudgetSettings = {
 	scope: SettingsScope,
@@ -69,9 +106,55 @@ export type Budgets = {
 	branchReserveTokens: number,
 };
 
+export type CatalogModel = CatalogModel_Serialize | CatalogModel_Deserialize;
+
+export type CatalogModel_Deserialize = {
+	provider: string,
+	id: string,
+	contextWindow: number,
+	maxOutput: number,
+	userAdded?: boolean,
+};
+
+export type CatalogModel_Serialize = {
+	provider: string,
+	id: string,
+	contextWindow: number,
+	maxOutput: number,
+	userAdded: boolean,
+};
+
 export type CategoryTokens = {
 	category: TokenCategory,
 	tokens: number,
+};
+
+export type CompactResult = CompactResult_Serialize | CompactResult_Deserialize;
+
+export type CompactResult_Deserialize = {
+	session: OpenedSession_Deserialize,
+	entryId: string,
+	summary: string,
+	tokensBefore: number,
+	tokensAfter: number,
+	offline: boolean,
+	fromHook: boolean,
+	/**  "offline summarizer" or "openai gpt-4o-mini". */
+	summarizer: string,
+	notices: string[],
+};
+
+export type CompactResult_Serialize = {
+	session: OpenedSession_Serialize,
+	entryId: string,
+	summary: string,
+	tokensBefore: number,
+	tokensAfter: number,
+	offline: boolean,
+	fromHook: boolean,
+	/**  "offline summarizer" or "openai gpt-4o-mini". */
+	summarizer: string,
+	notices: string[],
 };
 
 export type CompactionPreview = CompactionPreview_Serialize | CompactionPreview_Deserialize;
@@ -202,7 +285,17 @@ export type ErrorKind =
 /**  The input (a file, a value from the UI) is not usable. */
 "invalid" | 
 /**  The operation is refused on purpose (read-only file, already compacted, ...). */
-"refused";
+"refused" | 
+/**  The user cancelled a summary or message; nothing was written. */
+"cancelled" | 
+/**  The context overflowed and compaction.enabled is false: offer "Compact now". */
+"compactionDisabled" | 
+/**  The model provider failed (HTTP, overflow, timeout, empty answer, ...); nothing was written. */
+"provider" | 
+/**  The API key is missing or rejected, or the OS keyring does not work. */
+"key" | 
+/**  A before-compact / before-navigate hook cancelled or failed. */
+"hook";
 
 export type GraphRow = GraphRow_Serialize | GraphRow_Deserialize;
 
@@ -276,6 +369,31 @@ export type HitStatus =
 /**  Off the leaf's path: on a branch the session left. */
 "abandoned";
 
+/**  The hooks, as the settings view edits them: a command line (split on whitespace) each. */
+export type HooksView = HooksView_Serialize | HooksView_Deserialize;
+
+/**  The hooks, as the settings view edits them: a command line (split on whitespace) each. */
+export type HooksView_Deserialize = {
+	beforeCompact?: string | null,
+	beforeNavigate?: string | null,
+	timeoutMs: number,
+	/**  Branch-summary output limit (Pi's fixed 2048 when None). */
+	branchSummaryMaxTokens?: number | null,
+	/**  Where they are saved (None: no home folder, so they cannot be saved). */
+	path?: string | null,
+};
+
+/**  The hooks, as the settings view edits them: a command line (split on whitespace) each. */
+export type HooksView_Serialize = {
+	beforeCompact: string | null,
+	beforeNavigate: string | null,
+	timeoutMs: number,
+	/**  Branch-summary output limit (Pi's fixed 2048 when None). */
+	branchSummaryMaxTokens: number | null,
+	/**  Where they are saved (None: no home folder, so they cannot be saved). */
+	path: string | null,
+};
+
 /**  Where the index stands: the first pass's progress, notices for the user, errors. */
 export type IndexStatus = IndexStatus_Serialize | IndexStatus_Deserialize;
 
@@ -315,6 +433,30 @@ export type IpcError = {
 	kind: ErrorKind,
 	message: string,
 	hint: string,
+};
+
+export type KeyState = KeyState_Serialize | KeyState_Deserialize;
+
+export type KeyState_Deserialize = {
+	provider: string,
+	/**  A key is stored in the OS keyring (its text never leaves Rust). */
+	stored: boolean,
+	/**  Why the keyring could not be asked, if it could not. */
+	problem?: string | null,
+};
+
+export type KeyState_Serialize = {
+	provider: string,
+	/**  A key is stored in the OS keyring (its text never leaves Rust). */
+	stored: boolean,
+	/**  Why the keyring could not be asked, if it could not. */
+	problem: string | null,
+};
+
+export type KeyringStatus = {
+	ok: boolean,
+	backend: string,
+	message: string,
 };
 
 export type LibraryHit = LibraryHit_Serialize | LibraryHit_Deserialize;
@@ -435,6 +577,45 @@ export type ListingQuery_Serialize = {
 	ascending: boolean,
 	/**  At most this many sessions (default 500). */
 	limit: number | null,
+};
+
+/**  Who summarizes and answers: `offline` (the default, no key) or a model provider. */
+export type ModelChoice = ModelChoice_Serialize | ModelChoice_Deserialize;
+
+/**  Who summarizes and answers: `offline` (the default, no key) or a model provider. */
+export type ModelChoice_Deserialize = {
+	/**  "offline" | "openai" | "anthropic" | "gemini". */
+	provider: string,
+	model?: string | null,
+	/**  None: the catalog's, else `ARBOR_<PROVIDER>_BASE_URL`, else the provider's default. */
+	baseUrl?: string | null,
+};
+
+/**  Who summarizes and answers: `offline` (the default, no key) or a model provider. */
+export type ModelChoice_Serialize = {
+	/**  "offline" | "openai" | "anthropic" | "gemini". */
+	provider: string,
+	model: string | null,
+	/**  None: the catalog's, else `ARBOR_<PROVIDER>_BASE_URL`, else the provider's default. */
+	baseUrl: string | null,
+};
+
+export type NavigateResult = NavigateResult_Serialize | NavigateResult_Deserialize;
+
+export type NavigateResult_Deserialize = {
+	navigation: Navigation_Deserialize,
+	/**  The appended branch summary, if any (none when the branch left was empty). */
+	summaryEntryId?: string | null,
+	summary?: string | null,
+	offline: boolean,
+};
+
+export type NavigateResult_Serialize = {
+	navigation: Navigation_Serialize,
+	/**  The appended branch summary, if any (none when the branch left was empty). */
+	summaryEntryId: string | null,
+	summary: string | null,
+	offline: boolean,
 };
 
 export type Navigation = Navigation_Serialize | Navigation_Deserialize;
@@ -560,6 +741,30 @@ export type SearchRequest_Serialize = {
 	limit: number | null,
 };
 
+export type SendResult = SendResult_Serialize | SendResult_Deserialize;
+
+export type SendResult_Deserialize = {
+	session: OpenedSession_Deserialize,
+	userEntryId: string,
+	assistantEntryId: string,
+	reply: string,
+	inputTokens: number,
+	outputTokens: number,
+	compactions: AutoCompactionInfo[],
+	contextWindow: number,
+};
+
+export type SendResult_Serialize = {
+	session: OpenedSession_Serialize,
+	userEntryId: string,
+	assistantEntryId: string,
+	reply: string,
+	inputTokens: number,
+	outputTokens: number,
+	compactions: AutoCompactionInfo[],
+	contextWindow: number,
+};
+
 export type SessionListing = SessionListing_Serialize | SessionListing_Deserialize;
 
 export type SessionListing_Deserialize = {
@@ -656,6 +861,61 @@ export type SessionSummary_Serialize = {
 export type SettingsScope = "global" | "project";
 
 export type SortKey = "modified" | "created" | "name" | "size" | "messages" | "tokens";
+
+export type SummarizerConfig = SummarizerConfig_Serialize | SummarizerConfig_Deserialize;
+
+export type SummarizerConfig_Deserialize = {
+	choice: ModelChoice_Deserialize,
+	/**  The base URL requests go to (after env and catalog defaults); None = provider default. */
+	effectiveBaseUrl?: string | null,
+	models: CatalogModel_Deserialize[],
+	/**  The chosen model's context window when the catalog knows it. */
+	contextWindow?: number | null,
+	keys: KeyState_Deserialize[],
+	offline: boolean,
+};
+
+export type SummarizerConfig_Serialize = {
+	choice: ModelChoice_Serialize,
+	/**  The base URL requests go to (after env and catalog defaults); None = provider default. */
+	effectiveBaseUrl: string | null,
+	models: CatalogModel_Serialize[],
+	/**  The chosen model's context window when the catalog knows it. */
+	contextWindow: number | null,
+	keys: KeyState_Serialize[],
+	offline: boolean,
+};
+
+/**  One progress event for the UI. */
+export type SummaryProgress = SummaryProgress_Serialize | SummaryProgress_Deserialize;
+
+/**  One progress event for the UI. */
+export type SummaryProgress_Deserialize = {
+	/**  "attempt" | "retrying" | "text" | "stage". */
+	kind: string,
+	/**  For "text": "history" | "turnPrefix" | "branch" | "reply". */
+	call?: string | null,
+	attempt?: number | null,
+	delayMs?: number | null,
+	/**  Bytes streamed so far (text), or a sentence (retrying, stage). */
+	chars?: number | null,
+	delta?: string | null,
+	message?: string | null,
+};
+
+/**  One progress event for the UI. */
+export type SummaryProgress_Serialize = {
+	/**  "attempt" | "retrying" | "text" | "stage". */
+	kind: string,
+	/**  For "text": "history" | "turnPrefix" | "branch" | "reply". */
+	call: string | null,
+	attempt: number | null,
+	delayMs: number | null,
+	/**  Bytes streamed so far (text), or a sentence (retrying, stage). */
+	chars: number | null,
+	delta: string | null,
+	message: string | null,
+};
 
 export type TokenCategory = "summary" | "user" | "assistantText" | "thinking" | "toolCalls" | "toolResults" | "other";
 

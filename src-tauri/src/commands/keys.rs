@@ -1,0 +1,330 @@
+//! Summarizer setup in the app: API keys in the OS keyring (set / delete / has; never read back),
+//! the keyring self-test, the provider + model choice over the model catalog, and the
+//! before-compact / before-navigate hooks of Arbor's settings.
+
+use crate::error::{AppError, IpcResult};
+use serde::{Deserialize, Serialize};
+use specta::Type;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use summarizer::catalog::Catalog;
+use summarizer::hooks::{ArborSettings, HookCommand};
+use tauri::State;
+
+pub const PROVIDERS: [&str; 3] = ["openai", "anthropic", "gemini"];
+
+/// The summarizer's part of the app state (managed beside `AppState`).
+pub struct SummarizerState {
+    /// Arbor's data dir: `summarizer.json` (the model choice) and `models.json` (user models).
+    pub data_dir: PathBuf,
+    /// Arbor's settings file (hooks, branch-summary limit); `ArborSettings::default_path()`.
+    pub settings_path: Option<PathBuf>,
+    /// The keyring self-test, run once.
+    pub keyring: Mutex<Option<KeyringStatus>>,
+    /// The running summary / message, so `cancel_summary` can stop it.
+    pub running: Mutex<Option<summarizer::CancellationToken>>,
+}
+
+impl SummarizerState {
+    pub fn new(data_dir: PathBuf, settings_path: Option<PathBuf>) -> SummarizerState {
+        SummarizerState { data_dir, settings_path, keyring: Mutex::new(None), running: Mutex::new(None) }
+    }
+    pub fn choice_file(&self) -> PathBuf {
+        self.data_dir.join("summarizer.json")
+    }
+    pub fn models_file(&self) -> PathBuf {
+        self.data_dir.join("models.json")
+    }
+    pub fn catalog(&self) -> Result<Catalog, AppError> {
+        Ok(Catalog::load(&self.models_file())?)
+    }
+    pub fn arbor_settings(&self) -> Result<ArborSettings, AppError> {
+        match &self.settings_path {
+            Some(p) => Ok(ArborSettings::load(p)?),
+            None => Ok(ArborSettings::default()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Type, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyringStatus {
+    pub ok: bool,
+    pub backend: String,
+    pub message: String,
+}
+
+/// Runs the keyring self-test once (write, read back, delete a random probe).
+pub fn keyring_status(st: &SummarizerState) -> KeyringStatus {
+    let mut g = st.keyring.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(s) = g.as_ref() {
+        return s.clone();
+    }
+    let t = summarizer::keys::self_test();
+    let s = KeyringStatus { ok: t.ok, backend: t.backend, message: t.message };
+    *g = Some(s.clone());
+    s
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyState {
+    pub provider: String,
+    /// A key is stored in the OS keyring (its text never leaves Rust).
+    pub stored: bool,
+    /// Why the keyring could not be asked, if it could not.
+    pub problem: Option<String>,
+}
+
+fn check_provider(provider: &str) -> Result<(), AppError> {
+    if PROVIDERS.contains(&provider) {
+        Ok(())
+    } else {
+        Err(AppError::BadInput(format!("unknown provider `{provider}`: use openai, anthropic or gemini")))
+    }
+}
+
+pub fn key_state(provider: &str) -> KeyState {
+    match summarizer::keys::has_key(provider) {
+        Ok(stored) => KeyState { provider: provider.to_string(), stored, problem: None },
+        Err(e) => KeyState { provider: provider.to_string(), stored: false, problem: Some(e.to_string()) },
+    }
+}
+
+pub fn key_states() -> Vec<KeyState> {
+    PROVIDERS.iter().map(|p| key_state(p)).collect()
+}
+
+pub fn set_key(provider: &str, key: &str) -> Result<KeyState, AppError> {
+    check_provider(provider)?;
+    summarizer::keys::set_key(provider, key)?;
+    Ok(key_state(provider))
+}
+
+pub fn delete_key(provider: &str) -> Result<KeyState, AppError> {
+    check_provider(provider)?;
+    summarizer::keys::delete_key(provider)?;
+    Ok(key_state(provider))
+}
+
+/// Who summarizes and answers: `offline` (the default, no key) or a model provider.
+#[derive(Debug, Clone, Serialize, Deserialize, Type, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelChoice {
+    /// "offline" | "openai" | "anthropic" | "gemini".
+    pub provider: String,
+    pub model: Option<String>,
+    /// None: the catalog's, else `ARBOR_<PROVIDER>_BASE_URL`, else the provider's default.
+    pub base_url: Option<String>,
+}
+
+impl Default for ModelChoice {
+    fn default() -> Self {
+        ModelChoice { provider: "offline".into(), model: None, base_url: None }
+    }
+}
+
+/// `ARBOR_OPENAI_BASE_URL` / `ARBOR_ANTHROPIC_BASE_URL` / `ARBOR_GEMINI_BASE_URL`, read at start.
+pub fn env_base_url(provider: &str) -> Option<String> {
+    std::env::var(format!("ARBOR_{}_BASE_URL", provider.to_ascii_uppercase())).ok().filter(|v| !v.trim().is_empty())
+}
+
+impl ModelChoice {
+    pub fn load(path: &Path) -> ModelChoice {
+        std::fs::read(path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
+    }
+    pub fn effective_base_url(&self) -> Option<String> {
+        self.base_url.clone().filter(|b| !b.trim().is_empty()).or_else(|| env_base_url(&self.provider))
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogModel {
+    pub provider: String,
+    pub id: String,
+    pub context_window: u32,
+    pub max_output: u32,
+    #[serde(default)]
+    pub user_added: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SummarizerConfig {
+    pub choice: ModelChoice,
+    /// The base URL requests go to (after env and catalog defaults); None = provider default.
+    pub effective_base_url: Option<String>,
+    pub models: Vec<CatalogModel>,
+    /// The chosen model's context window when the catalog knows it.
+    pub context_window: Option<u32>,
+    pub keys: Vec<KeyState>,
+    pub offline: bool,
+}
+
+pub fn config(st: &SummarizerState) -> Result<SummarizerConfig, AppError> {
+    let choice = ModelChoice::load(&st.choice_file());
+    let cat = st.catalog()?;
+    let found = choice.model.as_deref().and_then(|m| cat.find(&choice.provider, m));
+    let effective_base_url = choice.effective_base_url().or_else(|| found.and_then(|m| m.base_url.clone()));
+    Ok(SummarizerConfig {
+        offline: choice.provider == "offline",
+        context_window: found.map(|m| m.context_window.min(u32::MAX as u64) as u32),
+        effective_base_url,
+        models: cat
+            .models
+            .iter()
+            .map(|m| CatalogModel {
+                provider: m.provider.clone(),
+                id: m.id.clone(),
+                context_window: m.context_window.min(u32::MAX as u64) as u32,
+                max_output: m.max_output.min(u32::MAX as u64) as u32,
+                user_added: m.user_added,
+            })
+            .collect(),
+        keys: key_states(),
+        choice,
+    })
+}
+
+pub fn save_choice(st: &SummarizerState, choice: &ModelChoice) -> Result<SummarizerConfig, AppError> {
+    let p = choice.provider.as_str();
+    if p != "offline" {
+        check_provider(p)?;
+        if choice.model.as_deref().is_none_or(|m| m.trim().is_empty()) {
+            return Err(AppError::BadInput(format!("choose a model for {p} (or the offline summarizer)")));
+        }
+    }
+    let path = st.choice_file();
+    let io = |source| AppError::Io { what: format!("writing {}", path.display()), source };
+    std::fs::create_dir_all(&st.data_dir).map_err(io)?;
+    let tmp = path.with_extension("json.tmp");
+    let clean = ModelChoice {
+        provider: choice.provider.clone(),
+        model: if p == "offline" { None } else { choice.model.as_ref().map(|m| m.trim().to_string()) },
+        base_url: choice.base_url.as_ref().map(|b| b.trim().to_string()).filter(|b| !b.is_empty()),
+    };
+    std::fs::write(&tmp, serde_json::to_vec_pretty(&clean).map_err(|e| AppError::BadInput(e.to_string()))?).map_err(io)?;
+    std::fs::rename(&tmp, &path).map_err(io)?;
+    config(st)
+}
+
+/// Adds a model of the user's own (e.g. a local server's) to the catalog.
+pub fn add_model(st: &SummarizerState, m: &CatalogModel) -> Result<SummarizerConfig, AppError> {
+    let mut cat = st.catalog()?;
+    cat.add_user_model(summarizer::catalog::ModelInfo {
+        provider: m.provider.clone(),
+        id: m.id.trim().to_string(),
+        context_window: m.context_window as u64,
+        max_output: m.max_output as u64,
+        base_url: None,
+        user_added: true,
+    })?;
+    cat.save_user(&st.models_file())?;
+    config(st)
+}
+
+/// The hooks, as the settings view edits them: a command line (split on whitespace) each.
+#[derive(Debug, Clone, Serialize, Deserialize, Type, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct HooksView {
+    pub before_compact: Option<String>,
+    pub before_navigate: Option<String>,
+    pub timeout_ms: u32,
+    /// Branch-summary output limit (Pi's fixed 2048 when None).
+    pub branch_summary_max_tokens: Option<u32>,
+    /// Where they are saved (None: no home folder, so they cannot be saved).
+    pub path: Option<String>,
+}
+
+fn hook_line(h: &Option<HookCommand>) -> Option<String> {
+    h.as_ref().map(|h| h.command.join(" "))
+}
+
+pub fn hooks(st: &SummarizerState) -> Result<HooksView, AppError> {
+    let s = st.arbor_settings()?;
+    let timeout = s.hooks.before_compact.as_ref().or(s.hooks.before_navigate.as_ref()).map(|h| h.timeout_ms).unwrap_or(30_000);
+    Ok(HooksView {
+        before_compact: hook_line(&s.hooks.before_compact),
+        before_navigate: hook_line(&s.hooks.before_navigate),
+        timeout_ms: timeout.min(u32::MAX as u64) as u32,
+        branch_summary_max_tokens: s.branch_summary_max_tokens.map(|n| n.min(u32::MAX as u64) as u32),
+        path: st.settings_path.as_ref().map(|p| p.display().to_string()),
+    })
+}
+
+pub fn save_hooks(st: &SummarizerState, v: &HooksView) -> Result<HooksView, AppError> {
+    let path = st.settings_path.clone().ok_or_else(|| AppError::Refused("no home folder, so Arbor has nowhere to save its settings".into()))?;
+    let mut s = st.arbor_settings()?;
+    let timeout_ms = if v.timeout_ms == 0 { 30_000 } else { v.timeout_ms as u64 };
+    let cmd = |line: &Option<String>| {
+        line.as_deref()
+            .map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+            .filter(|c| !c.is_empty())
+            .map(|command| HookCommand { command, timeout_ms })
+    };
+    s.hooks.before_compact = cmd(&v.before_compact);
+    s.hooks.before_navigate = cmd(&v.before_navigate);
+    s.branch_summary_max_tokens = v.branch_summary_max_tokens.filter(|n| *n > 0).map(u64::from);
+    s.save(&path)?;
+    hooks(st)
+}
+
+// ---- commands -----------------------------------------------------------------------------
+
+/// The keyring self-test (run once, at startup by the UI): `ok: false` shows a banner.
+#[tauri::command]
+#[specta::specta]
+pub async fn get_keyring_status(st: State<'_, SummarizerState>) -> IpcResult<KeyringStatus> {
+    Ok(keyring_status(&st))
+}
+
+/// Stores the key in the OS keyring. The key is never sent back to the UI.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_api_key(provider: String, key: String) -> IpcResult<KeyState> {
+    Ok(set_key(&provider, &key)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_api_key(provider: String) -> IpcResult<KeyState> {
+    Ok(delete_key(&provider)?)
+}
+
+/// Whether a key is stored, per provider.
+#[tauri::command]
+#[specta::specta]
+pub async fn get_key_states() -> IpcResult<Vec<KeyState>> {
+    Ok(key_states())
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn get_summarizer_config(st: State<'_, SummarizerState>) -> IpcResult<SummarizerConfig> {
+    Ok(config(&st)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn save_model_choice(st: State<'_, SummarizerState>, choice: ModelChoice) -> IpcResult<SummarizerConfig> {
+    Ok(save_choice(&st, &choice)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn add_user_model(st: State<'_, SummarizerState>, model: CatalogModel) -> IpcResult<SummarizerConfig> {
+    Ok(add_model(&st, &model)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn get_hooks(st: State<'_, SummarizerState>) -> IpcResult<HooksView> {
+    Ok(hooks(&st)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn save_hook_settings(st: State<'_, SummarizerState>, hooks: HooksView) -> IpcResult<HooksView> {
+    Ok(save_hooks(&st, &hooks)?)
+}

@@ -1,0 +1,427 @@
+//! Compaction, navigation with a branch summary, and the composer, from the app: adapters over
+//! `summarizer::session_ops`. Progress streams to the UI through a channel; `cancel_summary`
+//! stops the run (nothing is appended). The session lock of `AppState` is never held across an
+//! await: the path and leaf are read first, the file is reloaded after the append.
+
+use super::keys::{ModelChoice, SummarizerState};
+use super::navigate::{continue_from, Navigation};
+use super::sessions::{describe_open, OpenedSession};
+use crate::error::{AppError, IpcResult};
+use crate::state::{AppState, ArborStateFile};
+use crate::view::graph;
+use serde::{Deserialize, Serialize};
+use session_engine::context::CompactionSettings;
+use session_engine::Session;
+use specta::Type;
+use std::path::PathBuf;
+use std::sync::Arc;
+use summarizer::run::{Backend, RunOptions};
+use summarizer::session_ops::{compact_file, continue_session, navigate_file, ContinueOptions};
+use summarizer::{CancellationToken, Progress, ProgressFn};
+use tauri::ipc::Channel;
+use tauri::State;
+
+/// One progress event for the UI.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryProgress {
+    /// "attempt" | "retrying" | "text" | "stage".
+    pub kind: String,
+    /// For "text": "history" | "turnPrefix" | "branch" | "reply".
+    pub call: Option<String>,
+    pub attempt: Option<u32>,
+    pub delay_ms: Option<u32>,
+    /// Bytes streamed so far (text), or a sentence (retrying, stage).
+    pub chars: Option<u32>,
+    pub delta: Option<String>,
+    pub message: Option<String>,
+}
+
+impl SummaryProgress {
+    fn from_progress(p: Progress) -> SummaryProgress {
+        let base = SummaryProgress { kind: String::new(), call: None, attempt: None, delay_ms: None, chars: None, delta: None, message: None };
+        match p {
+            Progress::Attempt { attempt } => SummaryProgress { kind: "attempt".into(), attempt: Some(attempt), ..base },
+            Progress::Retrying { attempt, delay, reason } => SummaryProgress {
+                kind: "retrying".into(),
+                attempt: Some(attempt),
+                delay_ms: Some(delay.as_millis().min(u32::MAX as u128) as u32),
+                message: Some(format!("{reason}; retrying in {:.1} s", delay.as_secs_f64())),
+                ..base
+            },
+            Progress::Text { chars, delta } => SummaryProgress {
+                kind: "text".into(),
+                call: Some("reply".into()),
+                chars: Some(chars as u32),
+                delta: Some(delta),
+                ..base
+            },
+            Progress::SummaryText { call, chars, delta } => SummaryProgress {
+                kind: "text".into(),
+                call: Some(call.into()),
+                chars: Some(chars as u32),
+                delta: Some(delta),
+                ..base
+            },
+        }
+    }
+}
+
+fn channel_progress(ch: Channel<SummaryProgress>) -> ProgressFn {
+    Arc::new(move |p| {
+        let _ = ch.send(SummaryProgress::from_progress(p));
+    })
+}
+
+/// Pi's budgets as the UI shows them (the budgets form), plus the model window it uses.
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct BudgetArgs {
+    pub enabled: bool,
+    pub reserve_tokens: u32,
+    pub keep_recent_tokens: u32,
+    pub branch_reserve_tokens: u32,
+    /// Used when the catalog does not know the chosen model's window.
+    pub context_window: u32,
+}
+
+impl BudgetArgs {
+    fn settings(&self) -> CompactionSettings {
+        CompactionSettings { enabled: self.enabled, reserve_tokens: self.reserve_tokens as f64, keep_recent_tokens: self.keep_recent_tokens as f64 }
+    }
+}
+
+/// The backend of the user's choice, with what the UI should say about it.
+struct Chosen {
+    backend: Backend,
+    choice: ModelChoice,
+    context_window: Option<u64>,
+    max_output: Option<u64>,
+    notices: Vec<String>,
+}
+
+fn chosen(st: &SummarizerState) -> Result<Chosen, AppError> {
+    let choice = ModelChoice::load(&st.choice_file());
+    let cat = st.catalog()?;
+    let base = choice.effective_base_url();
+    let p = summarizer::setup::prepare_backend(&choice.provider, choice.model.as_deref(), base.as_deref(), &cat)?;
+    Ok(Chosen {
+        context_window: p.model.as_ref().map(|m| m.context_window),
+        max_output: p.model.as_ref().map(|m| m.max_output),
+        backend: p.backend,
+        notices: p.notices,
+        choice,
+    })
+}
+
+fn run_options(st: &SummarizerState, c: &Chosen, instructions: Option<&str>, navigate: bool) -> Result<RunOptions, AppError> {
+    let s = st.arbor_settings()?;
+    let mut o = RunOptions {
+        custom_instructions: instructions.map(str::trim).filter(|t| !t.is_empty()).map(str::to_string),
+        model_max_output: c.max_output,
+        hook: if navigate { s.hooks.before_navigate.clone() } else { s.hooks.before_compact.clone() },
+        ..RunOptions::default()
+    };
+    if let Some(n) = s.branch_summary_max_tokens {
+        o.branch_max_tokens = n;
+    }
+    if let Some(x) = s.record_details_extras {
+        o.record_extras = x;
+    }
+    Ok(o)
+}
+
+/// Registers the run so `cancel_summary` can stop it; one run at a time.
+struct Running<'a>(&'a SummarizerState);
+
+impl<'a> Running<'a> {
+    fn start(st: &'a SummarizerState) -> Result<(Running<'a>, CancellationToken), AppError> {
+        let mut g = st.running.lock().unwrap_or_else(|p| p.into_inner());
+        if g.is_some() {
+            return Err(AppError::Refused("a summary or message is already running; wait for it or cancel it".into()));
+        }
+        let t = CancellationToken::new();
+        *g = Some(t.clone());
+        Ok((Running(st), t))
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        *self.0.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+}
+
+pub fn cancel(st: &SummarizerState) -> bool {
+    match st.running.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        Some(t) => {
+            t.cancel();
+            true
+        }
+        None => false,
+    }
+}
+
+/// The open session's file and Arbor's leaf id (refuses read-only files up front).
+fn target(state: &AppState) -> Result<(PathBuf, Option<String>), AppError> {
+    state.with_open(|o| {
+        if let Some(why) = o.session.read_only_reason() {
+            return Err(AppError::ReadOnly(why));
+        }
+        Ok((o.path.clone(), o.leaf.map(|l| o.session.id(l).to_string())))
+    })
+}
+
+/// Reloads the file after an append and moves Arbor's leaf to `leaf_id` (None: the file's
+/// leaf); remembers it when it differs from Pi's. Leaves another open session alone.
+fn adopt(state: &AppState, path: &PathBuf, leaf_id: Option<&str>) -> Result<OpenedSession, AppError> {
+    let session = Session::open(path)?;
+    let leaf = match leaf_id {
+        Some(id) => session.index_of(id).or(session.file_leaf()),
+        None => session.file_leaf(),
+    };
+    let file_leaf = session.file_leaf();
+    let leaf_key = leaf.map(|l| session.id(l).to_string());
+    let dto = state.with_open(|o| {
+        if &o.path != path {
+            return Err(AppError::Refused("another session was opened meanwhile; the result was written to the first one".into()));
+        }
+        o.session = session;
+        o.leaf = leaf;
+        o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
+        Ok(describe_open(o))
+    })?;
+    let key = path.display().to_string();
+    let mut st = ArborStateFile::load(&state.state_file());
+    match leaf_key {
+        Some(id) if leaf != file_leaf => {
+            st.leaves.insert(key, id);
+        }
+        _ => {
+            st.leaves.remove(&key);
+        }
+    }
+    st.save(&state.state_file())?;
+    Ok(dto)
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactResult {
+    pub session: OpenedSession,
+    pub entry_id: String,
+    pub summary: String,
+    pub tokens_before: u32,
+    pub tokens_after: u32,
+    pub offline: bool,
+    pub from_hook: bool,
+    /// "offline summarizer" or "openai gpt-4o-mini".
+    pub summarizer: String,
+    pub notices: Vec<String>,
+}
+
+fn describe_choice(c: &ModelChoice) -> String {
+    if c.provider == "offline" {
+        "offline summarizer".into()
+    } else {
+        format!("{} {}", c.provider, c.model.as_deref().unwrap_or("?"))
+    }
+}
+
+/// Compacts at Arbor's leaf with optional instructions and appends the compaction entry.
+pub async fn compact(state: &AppState, st: &SummarizerState, budgets: &BudgetArgs, instructions: Option<&str>, progress: Option<ProgressFn>) -> Result<CompactResult, AppError> {
+    let (path, leaf) = target(state)?;
+    let c = chosen(st)?;
+    let opts = run_options(st, &c, instructions, false)?;
+    let (_running, cancel) = Running::start(st)?;
+    let done = compact_file(&path, leaf.as_deref(), &budgets.settings(), &c.backend, &opts, &cancel, progress.as_ref()).await?;
+    let session = adopt(state, &path, Some(&done.entry_id))?;
+    Ok(CompactResult {
+        session,
+        entry_id: done.entry_id,
+        summary: done.outcome.summary,
+        tokens_before: done.outcome.tokens_before as u32,
+        tokens_after: done.outcome.tokens_after as u32,
+        offline: matches!(c.backend, Backend::Offline),
+        from_hook: done.outcome.from_hook,
+        summarizer: describe_choice(&c.choice),
+        notices: c.notices,
+    })
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct NavigateResult {
+    pub navigation: Navigation,
+    /// The appended branch summary, if any (none when the branch left was empty).
+    pub summary_entry_id: Option<String>,
+    pub summary: Option<String>,
+    pub offline: bool,
+}
+
+/// "Continue from here" with a choice: no summary, summarize the branch left, or summarize with
+/// instructions. If summarizing fails, nothing is written and the leaf does not move.
+pub async fn navigate(
+    state: &AppState,
+    st: &SummarizerState,
+    target_id: &str,
+    summarize: bool,
+    instructions: Option<&str>,
+    budgets: &BudgetArgs,
+    progress: Option<ProgressFn>,
+) -> Result<NavigateResult, AppError> {
+    if !summarize {
+        let navigation = continue_from(state, target_id)?;
+        return Ok(NavigateResult { navigation, summary_entry_id: None, summary: None, offline: false });
+    }
+    let (path, leaf) = target(state)?;
+    let c = chosen(st)?;
+    let opts = RunOptions { replace_instructions: false, ..run_options(st, &c, instructions, true)? };
+    let window = c.context_window.map(|w| w as f64).unwrap_or(budgets.context_window as f64);
+    let budget = session_engine::branch::branch_budget(window, budgets.branch_reserve_tokens as f64).max(0.0);
+    let (_running, cancel) = Running::start(st)?;
+    let done = navigate_file(&path, leaf.as_deref(), target_id, true, budget, None, &c.backend, &opts, &cancel, progress.as_ref()).await?;
+    let session = adopt(state, &path, done.new_leaf_id.as_deref())?;
+    let summary_entry_id = if done.summary.is_some() { done.written.first().map(|(id, _)| id.clone()) } else { None };
+    let note = match &summary_entry_id {
+        Some(id) => format!("The branch you left was summarized ({}) into entry {id}; Pi continues from there too.", describe_choice(&c.choice)),
+        None if done.no_op => "This already is the leaf; nothing changed.".into(),
+        None => "There was nothing to summarize on the branch you left; Arbor remembers this position. Pi keeps its old position until something is appended.".into(),
+    };
+    Ok(NavigateResult {
+        navigation: Navigation { session, composer_text: done.editor_text, note },
+        summary_entry_id,
+        summary: done.summary.map(|s| s.summary),
+        offline: matches!(c.backend, Backend::Offline),
+    })
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct AutoCompactionInfo {
+    /// "threshold" | "overflow".
+    pub reason: String,
+    pub entry_id: String,
+    pub tokens_before: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SendResult {
+    pub session: OpenedSession,
+    pub user_entry_id: String,
+    pub assistant_entry_id: String,
+    pub reply: String,
+    pub input_tokens: u32,
+    pub output_tokens: u32,
+    pub compactions: Vec<AutoCompactionInfo>,
+    pub context_window: u32,
+}
+
+/// The composer: sends `text` at Arbor's leaf to the chosen model and appends the reply (with
+/// Pi's automatic compaction before sending, on overflow, and after the reply).
+pub async fn send(state: &AppState, st: &SummarizerState, text: &str, budgets: &BudgetArgs, progress: Option<ProgressFn>) -> Result<SendResult, AppError> {
+    let (path, leaf) = target(state)?;
+    let c = chosen(st)?;
+    let Backend::Model(client) = &c.backend else {
+        return Err(AppError::Refused(
+            "the offline summarizer can summarize but not answer: choose a model provider and store its key in the Model panel to send messages".into(),
+        ));
+    };
+    // Compactions use the same model through a second client (the chat client is borrowed).
+    let compaction = chosen(st)?;
+    let context_window = c.context_window.unwrap_or(budgets.context_window as u64);
+    let max_tokens = c.max_output.unwrap_or(4096).clamp(256, 8192) as u32;
+    let opts = ContinueOptions { settings: budgets.settings(), context_window, max_tokens, run: run_options(st, &c, None, false)? };
+    let (_running, cancel) = Running::start(st)?;
+    let done = continue_session(&path, leaf.as_deref(), text, client, &compaction.backend, &opts, &cancel, progress.as_ref()).await;
+    let done = match done {
+        Ok(d) => d,
+        Err(e) => {
+            // The user message may have been appended before the failure (as in Pi): show it.
+            let _ = adopt(state, &path, None);
+            return Err(e.into());
+        }
+    };
+    let session = adopt(state, &path, None)?;
+    Ok(SendResult {
+        session,
+        user_entry_id: done.user_entry_id,
+        assistant_entry_id: done.assistant_entry_id,
+        reply: done.reply,
+        input_tokens: done.usage.input as u32,
+        output_tokens: done.usage.output as u32,
+        compactions: done
+            .compactions
+            .iter()
+            .map(|a| AutoCompactionInfo { reason: a.reason.to_string(), entry_id: a.done.entry_id.clone(), tokens_before: a.done.outcome.tokens_before as u32 })
+            .collect(),
+        context_window: context_window.min(u32::MAX as u64) as u32,
+    })
+}
+
+// ---- commands -----------------------------------------------------------------------------
+
+/// Compact now at the leaf, with optional instructions; progress streams on `on_progress`.
+#[tauri::command]
+#[specta::specta]
+pub async fn compact_leaf(
+    state: State<'_, AppState>,
+    st: State<'_, SummarizerState>,
+    budgets: BudgetArgs,
+    instructions: Option<String>,
+    on_progress: Channel<SummaryProgress>,
+) -> IpcResult<CompactResult> {
+    Ok(compact(&state, &st, &budgets, instructions.as_deref(), Some(channel_progress(on_progress))).await?)
+}
+
+/// Continue from `target_id`, optionally summarizing the branch being left.
+#[tauri::command]
+#[specta::specta]
+pub async fn navigate_with_summary(
+    state: State<'_, AppState>,
+    st: State<'_, SummarizerState>,
+    target_id: String,
+    summarize: bool,
+    instructions: Option<String>,
+    budgets: BudgetArgs,
+    on_progress: Channel<SummaryProgress>,
+) -> IpcResult<NavigateResult> {
+    Ok(navigate(&state, &st, &target_id, summarize, instructions.as_deref(), &budgets, Some(channel_progress(on_progress))).await?)
+}
+
+/// Send a message at the leaf to the chosen model (Arbor runs no tools).
+#[tauri::command]
+#[specta::specta]
+pub async fn send_message(
+    state: State<'_, AppState>,
+    st: State<'_, SummarizerState>,
+    text: String,
+    budgets: BudgetArgs,
+    on_progress: Channel<SummaryProgress>,
+) -> IpcResult<SendResult> {
+    Ok(send(&state, &st, &text, &budgets, Some(channel_progress(on_progress))).await?)
+}
+
+/// Stops the running summary or message (within ~100 ms; nothing is appended). False: none ran.
+#[tauri::command]
+#[specta::specta]
+pub async fn cancel_summary(st: State<'_, SummarizerState>) -> IpcResult<bool> {
+    Ok(cancel(&st))
+}
+
+/// The IPC kind and hint of a summarizer error (the message is the error's own text, which
+/// never contains a key).
+pub fn kind_and_hint(e: &summarizer::Error) -> (crate::error::ErrorKind, String) {
+    use crate::error::ErrorKind as K;
+    use summarizer::Error as E;
+    match e {
+        E::Cancelled => (K::Cancelled, "Nothing was written.".into()),
+        E::OverflowCompactionDisabled { .. } => (K::CompactionDisabled, "Use \"Compact now\", then send again (or turn compaction.enabled on in Budgets).".into()),
+        E::Unauthorized { .. } | E::Keyring(_) => (K::Key, "Store a valid key for this provider in the Model panel, or choose the offline summarizer.".into()),
+        E::Config(_) => (K::Invalid, "Check the provider, model and base URL in the Model panel (the offline summarizer needs no key).".into()),
+        E::Hook { .. } | E::HookCancelled => (K::Hook, "Nothing was written. Check the hook command in Settings.".into()),
+        E::Session(_) => (K::Refused, "Nothing was written; reopen the session and try again.".into()),
+        _ => (K::Provider, "Nothing was written to the session.".into()),
+    }
+}

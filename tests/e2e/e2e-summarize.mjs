@@ -1,0 +1,247 @@
+// End-to-end test of the summarizer in the real Arbor window (Xvfb + tauri-driver), against a
+// loopback OpenAI-compatible SSE server started here:
+//
+//   ARBOR_BIN=/path/to/arbor scripts/with-secret-service.sh node tests/e2e/e2e-summarize.mjs
+//
+// The app reads ARBOR_OPENAI_BASE_URL at start. The key is stored through the app's UI in the
+// real Secret Service when a D-Bus session is present (with-secret-service.sh provides one).
+// Flow: choose the model, store the key, cancel a stalled compaction (nothing appended),
+// compact with instructions, navigate with a branch summary, send a message that triggers an
+// automatic compaction. Checks the appended lines in the session file. Screenshots go to
+// tests/artifacts/summarize-*.png.
+
+import fs from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import { BIN, DRIVER, Session, check, counts, killAll, sleep, startDriver, startXvfb, tempEnv } from "./driver.mjs";
+
+const KEY = "sk-e2e-fake-key-0123456789";
+
+/** The fake provider: summaries answer `## Goal\n[fake summary N]`, chats `Fake reply N` with a
+ *  large prompt usage (so the threshold is crossed), and a prompt containing STALL hangs. */
+function startFake() {
+  const reqs = [];
+  let summaries = 0;
+  let chats = 0;
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      const j = JSON.parse(body || "{}");
+      const text = JSON.stringify(j.messages ?? []);
+      const isChat = text.includes("You are continuing a coding session");
+      reqs.push({ url: req.url, auth: req.headers.authorization ?? "", body: j, isChat, text });
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      const send = (o) => res.write(`data: ${JSON.stringify(o)}\n\n`);
+      if (!isChat && text.includes("STALL")) {
+        send({ choices: [{ index: 0, delta: { role: "assistant", content: "thinking slowly…" }, finish_reason: null }] });
+        return; // never ends; the app must cancel
+      }
+      const answer = isChat ? `Fake reply ${++chats}` : `## Goal\n[fake summary ${++summaries}]`;
+      const [a, b] = [answer.slice(0, 5), answer.slice(5)];
+      send({ choices: [{ index: 0, delta: { role: "assistant", content: a }, finish_reason: null }] });
+      setTimeout(() => {
+        send({ choices: [{ index: 0, delta: { content: b }, finish_reason: null }] });
+        send({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
+        send({ choices: [], usage: { prompt_tokens: isChat ? 30000 : 800, completion_tokens: 12 } });
+        res.end("data: [DONE]\n\n");
+      }, 50);
+    });
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, reqs, port: server.address().port })));
+}
+
+const lines = (f) => fs.readFileSync(f, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+
+async function setValue(s, id, value, event = "input") {
+  await s.exec(`const e = document.getElementById(arguments[0]); e.value = arguments[1]; e.dispatchEvent(new Event(arguments[2]));`, id, value, event);
+}
+
+async function scenario(display, fake) {
+  const { dir, env } = tempEnv("summarize");
+  env.ARBOR_OPENAI_BASE_URL = `http://127.0.0.1:${fake.port}/v1`;
+  // A user model with a small window, as the catalog's user file (Model panel → catalog).
+  fs.mkdirSync(env.ARBOR_DATA_DIR, { recursive: true });
+  fs.writeFileSync(
+    path.join(env.ARBOR_DATA_DIR, "models.json"),
+    JSON.stringify({ models: [{ provider: "openai", id: "fake-small", contextWindow: 32000, maxOutput: 2000 }] }),
+  );
+  const realKeyring = !!process.env.DBUS_SESSION_BUS_ADDRESS;
+  const driver = await startDriver(display, env);
+  const s = await Session.start(driver.base);
+  const demoFile = path.join(env.ARBOR_DATA_DIR, "demo", "demo-session.jsonl");
+  try {
+    await s.waitFor("demo session", async () => ((await s.text("#session-title")) || "").includes("demo"));
+    await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length > 5`));
+
+    // Keyring self-test: a banner only when no backend works.
+    const kr = await s.waitFor("keyring self-test", () => s.exec(`return document.getElementById("keyring-banner").dataset.ok`), 20_000);
+    if (realKeyring) check("keyring self-test passes under the real Secret Service (no banner)", kr === "true" && (await s.exec(`return document.getElementById("keyring-banner").hidden`)), kr);
+    else check("no keyring: the banner says so", kr === "false" && !(await s.exec(`return document.getElementById("keyring-banner").hidden`)), kr);
+
+    // Offline by default.
+    await s.click(`.tab[data-tab="model"]`);
+    const mode0 = await s.waitFor("model mode", () => s.text("#model-mode"));
+    check("the default summarizer is offline", mode0.startsWith("Offline"), mode0);
+
+    // Choose the model (catalog window feeds the threshold) and store the key through the UI.
+    await setValue(s, "model-provider", "openai", "change");
+    await setValue(s, "model-id", "fake-small");
+    await s.click("#btn-save-model");
+    const mode = await s.waitFor("model saved", async () => {
+      const t = await s.text("#model-mode");
+      return t.includes("fake-small") ? t : null;
+    });
+    check("model chosen, base URL from ARBOR_OPENAI_BASE_URL", mode.includes(`127.0.0.1:${fake.port}/v1`), mode);
+    const cw = await s.exec(`return document.getElementById("context-window").value`);
+    check("the catalog's context window feeds the threshold", cw === "32000", cw);
+    if (realKeyring) {
+      await setValue(s, "key-input", KEY);
+      await s.click("#btn-set-key");
+      const stored = await s.waitFor("key stored", async () => ((await s.exec(`return document.getElementById("key-status").dataset.stored`)) === "true" ? true : null));
+      check("key stored in the OS keyring through the UI", stored === true);
+      check("the key input is cleared at once", (await s.exec(`return document.getElementById("key-input").value`)) === "");
+      check("the key is nowhere in the page", !(await s.exec(`return document.documentElement.outerHTML.includes(arguments[0])`, KEY)));
+    } else {
+      console.log("     (no D-Bus session: key step skipped; the loopback server needs no key)");
+    }
+    await s.screenshot("summarize-01-model");
+
+    // Cancel a stalled compaction: stops fast, nothing appended.
+    await s.click(`.tab[data-tab="detail"]`);
+    const bytes0 = fs.readFileSync(demoFile);
+    await s.click("#btn-compact");
+    await setValue(s, "sum-instructions", "STALL please");
+    await s.click("#sum-start");
+    await s.waitFor("streamed progress", async () => ((await s.text("#sum-progress")) || "").includes("thinking slowly"));
+    await s.screenshot("summarize-02-streaming");
+    const t0 = Date.now();
+    await s.click("#sum-cancel");
+    const st = await s.waitFor("cancelled", async () => {
+      const v = await s.exec(`return document.getElementById("sum-progress").dataset.state`);
+      return v === "cancelled" ? v : null;
+    });
+    const cancelMs = Date.now() - t0;
+    check("cancel stops the compaction", st === "cancelled");
+    console.log(`     cancel → UI shows cancelled in ${cancelMs} ms (incl. WebDriver round trips)`);
+    check("cancel: nothing appended", Buffer.compare(bytes0, fs.readFileSync(demoFile)) === 0);
+
+    // Compact with instructions.
+    const n0 = lines(demoFile).length;
+    const leaf0 = await s.text("#status-leaf");
+    await setValue(s, "sum-instructions", "Keep every file path exactly");
+    await s.click("#sum-start");
+    const comp = await s.waitFor("compaction line", () => {
+      const l = lines(demoFile);
+      return l.length > n0 ? l[l.length - 1] : null;
+    }, 20_000);
+    check("compaction appended", comp.type === "compaction" && comp.parentId === leaf0, JSON.stringify(comp).slice(0, 200));
+    check("its summary is the model's", comp.summary.startsWith("## Goal\n[fake summary"), comp.summary.slice(0, 80));
+    check("details name the model, not offline", comp.details?.summarizer?.model === "fake-small" && !comp.details?.summarizer?.offline, JSON.stringify(comp.details?.summarizer));
+    const summaryReq = fake.reqs.filter((r) => !r.isChat).at(-1);
+    check("the instructions reached the model", summaryReq.text.includes("Keep every file path exactly"));
+    if (realKeyring) check("the request carried the key from the keyring", summaryReq.auth === `Bearer ${KEY}`, summaryReq.auth.slice(0, 12));
+    const leaf1 = await s.waitFor("leaf on the compaction", async () => ((await s.text("#status-leaf")) === comp.id ? comp.id : null));
+    check("the new compaction is the leaf", leaf1 === comp.id);
+    const notice = await s.text("#notice");
+    check("the result is shown", notice.includes("Compacted by openai fake-small") && notice.includes(comp.id), notice);
+    await s.waitFor("compaction on the graph", () => s.exec(`return [...document.querySelectorAll(".g-row")].some(r => r.dataset.entryId === arguments[0] && r.className.includes("m-compaction"))`, comp.id));
+    check("the compaction is on the graph", true);
+    await s.click(`.tab[data-tab="context"]`);
+    const ctxLeaf = await s.waitFor("context view on the new leaf", () => s.exec(`const l = document.getElementById("context-leaf"); return l && l.dataset.leaf === arguments[0] ? l.dataset.leaf : null`, comp.id));
+    check("the context view follows the compaction", ctxLeaf === comp.id);
+    await s.screenshot("summarize-03-compacted");
+
+    // Navigate with a branch summary (with instructions) to a user message on another branch.
+    await s.click(`.tab[data-tab="detail"]`);
+    const target = await s.exec(`return [...document.querySelectorAll(".g-row")].filter(r => r.dataset.kind === "user" && !r.className.includes("m-active")).map(r => r.dataset.entryId).pop()`);
+    check("found a user message on another branch", !!target);
+    await s.click(`.g-row[data-entry-id="${target}"]`);
+    await s.waitFor("detail of the target", async () => (await s.exec(`return document.getElementById("detail").dataset.entryId`)) === target);
+    const n1 = lines(demoFile).length;
+    await s.click("#btn-continue-summary");
+    await s.exec(`document.querySelector('input[name="sum-mode"][value="instructions"]').checked = true`);
+    await setValue(s, "sum-instructions", "Mention what was abandoned");
+    await s.screenshot("summarize-04-navigate-dialog");
+    await s.click("#sum-start");
+    const bs = await s.waitFor("branch_summary line", () => {
+      const l = lines(demoFile);
+      return l.length > n1 ? l[l.length - 1] : null;
+    }, 20_000);
+    check("branch summary appended", bs.type === "branch_summary" && bs.fromId === comp.id, JSON.stringify(bs).slice(0, 200));
+    check("branch summary is the model's", bs.summary.includes("[fake summary"), bs.summary.slice(0, 80));
+    check("navigate instructions reached the model", fake.reqs.filter((r) => !r.isChat).at(-1).text.includes("Mention what was abandoned"));
+    const leaf2 = await s.waitFor("leaf on the branch summary", async () => ((await s.text("#status-leaf")) === bs.id ? bs.id : null));
+    check("the branch summary is the new leaf", leaf2 === bs.id);
+    const composer = await s.exec(`return document.getElementById("composer").value`);
+    check("the target's text is back in the composer", composer.length > 0);
+    await s.screenshot("summarize-05-navigated");
+
+    // Send a message: the reply is appended with usage, and the threshold (32000 − reserve) is
+    // crossed by the reply's usage, so an automatic compaction follows.
+    const n2 = lines(demoFile).length;
+    check("the composer says Arbor runs no tools", ((await s.text(".composer-actions")) || "").includes("Arbor runs no tools"));
+    await setValue(s, "composer", "What should I do next?");
+    await s.click("#btn-send");
+    await s.waitFor("reply", async () => ((await s.exec(`return document.getElementById("reply-stream").dataset.state`)) === "done" ? true : null), 30_000);
+    const added = lines(demoFile).slice(n2);
+    const types = added.map((l) => (l.type === "message" ? `message:${l.message.role}` : l.type));
+    check("user message, assistant reply and an automatic compaction appended", types.includes("message:user") && types.includes("message:assistant") && types.at(-1) === "compaction", types.join(","));
+    const asst = added.find((l) => l.type === "message" && l.message.role === "assistant");
+    check("the reply is appended with usage", asst?.message.content[0].text.startsWith("Fake reply") && asst.message.usage.input === 30000 && asst.message.usage.output === 12, JSON.stringify(asst?.message.usage));
+    const user = added.find((l) => l.type === "message" && l.message.role === "user");
+    check("the user message has the composer's text", JSON.stringify(user?.message.content).includes("What should I do next?"));
+    const chatReq = fake.reqs.find((r) => r.isChat);
+    check("the chat request carried the built context (branch summary included)", chatReq && chatReq.text.includes("What should I do next?") && chatReq.text.includes("[fake summary"));
+    const status = await s.text("#send-status");
+    check("the UI reports the automatic compaction", status.includes("compacted automatically"), status);
+    const leaf3 = await s.text("#status-leaf");
+    check("the leaf follows the file", leaf3 === added.at(-1).id, `${leaf3} vs ${added.at(-1).id}`);
+    await s.screenshot("summarize-06-sent");
+
+    // Hooks in the settings view.
+    await s.click(`.tab[data-tab="model"]`);
+    await setValue(s, "hook-compact", "/bin/true --compact");
+    await s.click("#btn-save-hooks");
+    const hp = await s.waitFor("hooks saved", async () => {
+      const t = await s.text("#hooks-path");
+      return t.startsWith("Saved to") ? t : null;
+    });
+    const settingsFile = hp.replace("Saved to ", "");
+    const saved = JSON.parse(fs.readFileSync(settingsFile, "utf8"));
+    check("the before-compact hook is saved in Arbor's settings", JSON.stringify(saved.hooks?.beforeCompact?.command) === JSON.stringify(["/bin/true", "--compact"]), JSON.stringify(saved));
+    await s.screenshot("summarize-07-settings");
+
+    if (realKeyring) {
+      await s.click("#btn-delete-key");
+      const gone = await s.waitFor("key deleted", async () => ((await s.exec(`return document.getElementById("key-status").dataset.stored`)) === "false" ? true : null));
+      check("the key can be deleted", gone === true);
+    }
+  } finally {
+    await s.end();
+    try {
+      process.kill(-driver.pgid, "SIGKILL");
+    } catch {}
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  if (!fs.existsSync(BIN)) throw new Error(`app binary not found at ${BIN}; build it first (cargo build -p arbor)`);
+  if (!fs.existsSync(DRIVER)) throw new Error(`tauri-driver not found at ${DRIVER}; run scripts/setup.sh`);
+  const fake = await startFake();
+  const display = await startXvfb();
+  try {
+    await scenario(display, fake);
+  } catch (e) {
+    counts.failed++;
+    console.log(`FAIL summarize scenario: ${e.stack || e}`);
+  }
+  fake.server.closeAllConnections?.();
+  fake.server.close();
+  killAll();
+  console.log(`e2e-summarize: ${counts.passed} passed, ${counts.failed} failed`);
+  process.exit(counts.failed ? 1 : 0);
+}
+
+main();

@@ -1,0 +1,377 @@
+//! The summarizer commands of the app without a window: compaction (offline and through a
+//! loopback OpenAI-compatible server), navigation with a branch summary, the composer with
+//! automatic compaction, cancel, hooks, and the IPC error kinds. Real files in temp dirs, a
+//! real HTTP server on 127.0.0.1 written here.
+
+use arbor_app::commands::keys::{self, CatalogModel, HooksView, ModelChoice, SummarizerState};
+use arbor_app::commands::summarize::{self, BudgetArgs};
+use arbor_app::commands::sessions;
+use arbor_app::error::{ErrorKind, IpcError};
+use arbor_app::state::AppState;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    state: AppState,
+    st: SummarizerState,
+    file: PathBuf,
+}
+
+fn env() -> Env {
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = tmp.path().join("agent");
+    let dir = agent.join("sessions").join("p");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("2025-03-01T09-00-00-000Z_demo.jsonl");
+    std::fs::write(&file, sessions::DEMO_SESSION).unwrap();
+    let data = tmp.path().join("data");
+    let state = AppState::new(agent, data.clone());
+    let st = SummarizerState::new(data, Some(tmp.path().join("arbor-settings.json")));
+    sessions::open(&state, &file, false).unwrap();
+    Env { _tmp: tmp, state, st, file }
+}
+
+fn budgets(window: u32) -> BudgetArgs {
+    BudgetArgs { enabled: true, reserve_tokens: 16384, keep_recent_tokens: 2000, branch_reserve_tokens: 16384, context_window: window }
+}
+
+fn lines(p: &PathBuf) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(p).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+fn block<F: std::future::Future>(f: F) -> F::Output {
+    tauri::async_runtime::block_on(f)
+}
+
+fn ipc(e: arbor_app::error::AppError) -> IpcError {
+    e.into()
+}
+
+/// A tiny OpenAI-compatible server: streams `answer(n, body)` as SSE (n = request number), or
+/// stalls forever when the answer is None. Records each request's body and auth header.
+struct Fake {
+    base: String,
+    reqs: Arc<Mutex<Vec<(String, String)>>>,
+}
+
+enum Reply {
+    /// Streamed text with this prompt-token usage.
+    Sse(String, u64),
+    /// One chunk, then silence.
+    Stall,
+    /// A whole raw HTTP response.
+    Raw(String),
+}
+
+type Answer = dyn Fn(usize, &str) -> Reply + Send + Sync;
+
+fn fake(answer: impl Fn(usize, &str) -> Reply + Send + Sync + 'static) -> Fake {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}/v1", l.local_addr().unwrap());
+    let reqs = Arc::new(Mutex::new(Vec::new()));
+    let r2 = reqs.clone();
+    let answer = Arc::new(answer);
+    std::thread::spawn(move || {
+        for sock in l.incoming().flatten() {
+            let reqs = r2.clone();
+            let answer = answer.clone();
+            std::thread::spawn(move || serve(sock, &reqs, &*answer));
+        }
+    });
+    Fake { base, reqs }
+}
+
+fn serve(sock: TcpStream, reqs: &Mutex<Vec<(String, String)>>, answer: &Answer) {
+    let mut r = BufReader::new(sock.try_clone().unwrap());
+    let (mut len, mut auth) = (0usize, String::new());
+    loop {
+        let mut h = String::new();
+        if r.read_line(&mut h).unwrap_or(0) == 0 {
+            return;
+        }
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        let lower = h.to_ascii_lowercase();
+        if let Some(v) = lower.strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap_or(0);
+        }
+        if lower.starts_with("authorization:") {
+            auth = h["authorization:".len()..].trim().to_string();
+        }
+    }
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).unwrap();
+    let body = String::from_utf8_lossy(&body).to_string();
+    let n = {
+        let mut g = reqs.lock().unwrap();
+        g.push((body.clone(), auth));
+        g.len()
+    };
+    let mut w = sock;
+    match answer(n, &body) {
+        Reply::Raw(r) => {
+            let _ = w.write_all(r.as_bytes());
+        }
+        Reply::Stall => {
+            let _ = w.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n");
+            let _ = w.write_all(format!("data: {}\n\n", serde_json::json!({"choices":[{"index":0,"delta":{"content":"thinking slowly"}}]})).as_bytes());
+            std::thread::sleep(Duration::from_secs(20));
+        }
+        Reply::Sse(text, prompt_tokens) => {
+            let mut out = String::from("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n");
+            for d in [
+                serde_json::json!({"choices":[{"index":0,"delta":{"role":"assistant","content":text},"finish_reason":null}]}),
+                serde_json::json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
+                serde_json::json!({"choices":[],"usage":{"prompt_tokens":prompt_tokens,"completion_tokens":9}}),
+            ] {
+                out.push_str(&format!("data: {d}\n\n"));
+            }
+            out.push_str("data: [DONE]\n\n");
+            let _ = w.write_all(out.as_bytes());
+        }
+    }
+}
+
+fn use_fake(e: &Env, base: &str, window: u32) {
+    keys::add_model(&e.st, &CatalogModel { provider: "openai".into(), id: "fake-small".into(), context_window: window, max_output: 2000, user_added: true }).unwrap();
+    let c = keys::save_choice(&e.st, &ModelChoice { provider: "openai".into(), model: Some("fake-small".into()), base_url: Some(base.into()) }).unwrap();
+    assert_eq!(c.context_window, Some(window), "the catalog's window is reported for the threshold");
+}
+
+#[test]
+fn default_is_offline_and_compacts_with_instructions() {
+    let e = env();
+    let c = keys::config(&e.st).unwrap();
+    assert!(c.offline && c.choice.provider == "offline");
+    assert!(c.models.iter().any(|m| m.id == "gpt-4o-mini" && m.context_window == 128_000));
+    let before = lines(&e.file).len();
+    let leaf_before = sessions::describe(&e.state).unwrap().leaf_id.unwrap();
+    let r = block(summarize::compact(&e.state, &e.st, &budgets(24000), Some("Keep the file paths"), None)).unwrap();
+    let after = lines(&e.file);
+    assert_eq!(after.len(), before + 1, "one compaction line appended");
+    let last = after.last().unwrap();
+    assert_eq!(last["type"], "compaction");
+    assert_eq!(last["parentId"], serde_json::json!(leaf_before));
+    assert_eq!(last["id"], serde_json::json!(r.entry_id));
+    assert_eq!(last["details"]["offline"], true, "{}", last["details"]);
+    assert!(r.offline && r.tokens_after < r.tokens_before, "{} -> {}", r.tokens_before, r.tokens_after);
+    assert_eq!(r.session.leaf_id.as_deref(), Some(r.entry_id.as_str()), "the new compaction is the leaf");
+    assert!(last["summary"].as_str().unwrap().contains("## Goal"));
+}
+
+#[test]
+fn compaction_through_a_model_streams_and_cancel_appends_nothing() {
+    let e = env();
+    let f = fake(|_, body| if body.contains("STALL") { Reply::Stall } else { Reply::Sse("## Goal\nModel summary one".into(), 100) });
+    use_fake(&e, &f.base, 32000);
+    let chunks = Arc::new(Mutex::new(String::new()));
+    let c2 = chunks.clone();
+    let progress: summarizer::ProgressFn = Arc::new(move |p| {
+        if let summarizer::Progress::SummaryText { delta, .. } = p {
+            c2.lock().unwrap().push_str(&delta);
+        }
+    });
+    // A compaction that stalls; cancel it: it stops quickly and nothing is appended.
+    let before = std::fs::read(&e.file).unwrap();
+    let st = &e.st;
+    let (res, cancelled_at, returned_at) = std::thread::scope(|sc| {
+        let canceller = sc.spawn(|| {
+            std::thread::sleep(Duration::from_millis(500));
+            let ok = summarize::cancel(st);
+            (ok, Instant::now())
+        });
+        let res = block(summarize::compact(&e.state, st, &budgets(32000), Some("STALL"), None));
+        let returned_at = Instant::now();
+        let (ok, at) = canceller.join().unwrap();
+        assert!(ok, "a run was registered when cancel came");
+        (res, at, returned_at)
+    });
+    let stopped_in = returned_at.saturating_duration_since(cancelled_at);
+    let err = ipc(res.unwrap_err());
+    assert_eq!(err.kind, ErrorKind::Cancelled, "{err:?}");
+    assert!(stopped_in < Duration::from_millis(150), "cancel took {stopped_in:?}");
+    eprintln!("cancel stopped the run in {stopped_in:?}");
+    assert_eq!(std::fs::read(&e.file).unwrap(), before, "nothing appended after cancel");
+    assert!(!summarize::cancel(st), "the run is no longer registered");
+    let r = block(summarize::compact(&e.state, &e.st, &budgets(32000), Some("focus on tests"), Some(progress))).unwrap();
+    assert!(!r.offline);
+    assert!(r.summary.starts_with("## Goal\nModel summary one"), "{}", r.summary);
+    assert!(chunks.lock().unwrap().contains("Model summary one"), "progress streamed the text");
+    assert!(f.reqs.lock().unwrap().iter().any(|(b, _)| b.contains("focus on tests")), "the instructions reach the model");
+}
+
+/// A user message on another branch than the leaf's.
+fn other_branch_target(e: &Env) -> String {
+    let s = session_engine::Session::open(&e.file).unwrap();
+    let leaf = s.file_leaf();
+    let active: std::collections::HashSet<usize> = s.path(leaf).into_iter().collect();
+    let idx = (0..s.len())
+        .rev()
+        .find(|i| !active.contains(i) && s.role(*i) == Some("user") && s.parent_of(*i).is_some())
+        .expect("the demo has a user message off the active path");
+    s.id(idx).to_string()
+}
+
+#[test]
+fn navigate_with_and_without_summary() {
+    let e = env();
+    let target = other_branch_target(&e);
+    let before = lines(&e.file).len();
+    // Without a summary: nothing written, the leaf moves (to the user message's parent).
+    let r = block(summarize::navigate(&e.state, &e.st, &target, false, None, &budgets(24000), None)).unwrap();
+    assert_eq!(lines(&e.file).len(), before);
+    assert!(r.summary_entry_id.is_none() && r.navigation.composer_text.is_some());
+    assert!(r.navigation.session.leaf_moved);
+    // Back to the file's leaf, then with a summary (offline) and instructions.
+    let file_leaf = r.navigation.session.file_leaf_id.clone().unwrap();
+    let back = block(summarize::navigate(&e.state, &e.st, &file_leaf, false, None, &budgets(24000), None)).unwrap();
+    let left_from = back.navigation.session.leaf_id.clone().unwrap();
+    let r = block(summarize::navigate(&e.state, &e.st, &target, true, Some("mention the paths"), &budgets(24000), None)).unwrap();
+    let after = lines(&e.file);
+    assert_eq!(after.len(), before + 1, "one branch_summary appended");
+    let last = after.last().unwrap();
+    assert_eq!(last["type"], "branch_summary");
+    let s = session_engine::Session::open(&e.file).unwrap();
+    let target_parent = s.parent_of(s.index_of(&target).unwrap()).map(|p| s.id(p).to_string()).unwrap();
+    assert_eq!(last["fromId"], serde_json::json!(target_parent), "Pi's fromId: the branch point");
+    assert_eq!(last["parentId"], serde_json::json!(target_parent));
+    assert_ne!(left_from, target_parent);
+    assert_eq!(Some(last["id"].as_str().unwrap()), r.summary_entry_id.as_deref());
+    assert_eq!(r.navigation.session.leaf_id, r.summary_entry_id, "the summary is the new leaf");
+    assert!(!r.navigation.session.leaf_moved, "Pi's leaf is the summary too");
+    assert!(r.offline);
+}
+
+#[test]
+fn failed_summary_cancels_the_navigation() {
+    let e = env();
+    // A closed port: the summary fails, so the navigation must not happen.
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}/v1", l.local_addr().unwrap());
+    drop(l);
+    use_fake(&e, &dead, 32000);
+    let target = other_branch_target(&e);
+    let bytes = std::fs::read(&e.file).unwrap();
+    let leaf = sessions::describe(&e.state).unwrap().leaf_id;
+    let err = ipc(block(summarize::navigate(&e.state, &e.st, &target, true, None, &budgets(32000), None)).unwrap_err());
+    assert_eq!(err.kind, ErrorKind::Provider, "{err:?}");
+    assert!(err.message.contains("network") || err.message.contains("connect"), "{}", err.message);
+    assert_eq!(std::fs::read(&e.file).unwrap(), bytes, "nothing written");
+    assert_eq!(sessions::describe(&e.state).unwrap().leaf_id, leaf, "the leaf did not move");
+}
+
+#[test]
+fn composer_appends_reply_and_compacts_automatically() {
+    let e = env();
+    // Request 1 is the chat; the reply reports a context near the window, so the threshold is
+    // crossed after the reply and a compaction follows (request 2).
+    let f = fake(|n, _| match n {
+        1 => Reply::Sse("Here is my answer.".into(), 30000),
+        _ => Reply::Sse("## Goal\nAuto summary".into(), 100),
+    });
+    use_fake(&e, &f.base, 32000);
+    let err = ipc(block(summarize::send(&e.state, &e.st, "   ", &budgets(32000), None)).unwrap_err());
+    assert_eq!(err.kind, ErrorKind::Invalid, "{err:?}");
+    let before = lines(&e.file).len();
+    let r = block(summarize::send(&e.state, &e.st, "What next?", &budgets(32000), None)).unwrap();
+    let after = lines(&e.file);
+    assert_eq!(r.reply, "Here is my answer.");
+    let types: Vec<_> = after[before..].iter().map(|l| l["type"].as_str().unwrap().to_string()).collect();
+    assert_eq!(types, ["message", "message", "compaction"], "user, assistant, automatic compaction");
+    assert_eq!(after[before]["message"]["role"], "user");
+    let a = &after[before + 1]["message"];
+    assert_eq!(a["role"], "assistant");
+    assert_eq!(a["usage"]["input"], 30000);
+    assert_eq!(a["usage"]["output"], 9);
+    assert_eq!(r.compactions.len(), 1);
+    assert_eq!(r.compactions[0].reason, "threshold");
+    assert_eq!(r.context_window, 32000, "the catalog's window");
+    let chat_body: serde_json::Value = serde_json::from_str(&f.reqs.lock().unwrap()[0].0).unwrap();
+    let msgs = chat_body["messages"].as_array().unwrap();
+    assert!(msgs.last().unwrap()["content"].to_string().contains("What next?"));
+    assert_eq!(r.session.leaf_id.as_deref(), Some(r.compactions[0].entry_id.as_str()));
+}
+
+#[test]
+fn overflow_with_compaction_disabled_is_a_clear_error() {
+    let e = env();
+    let body = r#"{"error":{"message":"This model's maximum context length is 32000 tokens. However, your messages resulted in 50000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
+    let raw = format!("HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
+    let f = fake(move |_, _| Reply::Raw(raw.clone()));
+    let base = f.base.clone();
+    use_fake(&e, &base, 32000);
+    let mut b = budgets(32000);
+    b.enabled = false;
+    let err = ipc(block(summarize::send(&e.state, &e.st, "hello", &b, None)).unwrap_err());
+    assert_eq!(err.kind, ErrorKind::CompactionDisabled, "{err:?}");
+    assert!(err.hint.contains("Compact now"), "{}", err.hint);
+}
+
+#[test]
+fn offline_cannot_answer_and_says_what_to_do() {
+    let e = env();
+    let err = ipc(block(summarize::send(&e.state, &e.st, "hello", &budgets(24000), None)).unwrap_err());
+    assert_eq!(err.kind, ErrorKind::Refused);
+    assert!(err.message.contains("choose a model provider"), "{}", err.message);
+}
+
+#[test]
+fn hooks_round_trip_and_a_cancelling_hook_writes_nothing() {
+    let e = env();
+    let h = keys::hooks(&e.st).unwrap();
+    assert!(h.before_compact.is_none());
+    let script = e._tmp.path().join("cancel-hook.sh");
+    std::fs::write(&script, "#!/bin/sh\ncat >/dev/null\necho '{\"cancel\": true}'\n").unwrap();
+    let saved = keys::save_hooks(
+        &e.st,
+        &HooksView {
+            before_compact: Some(format!("sh {}", script.display())),
+            before_navigate: None,
+            timeout_ms: 5000,
+            branch_summary_max_tokens: Some(4096),
+            path: None,
+        },
+    )
+    .unwrap();
+    assert_eq!(saved.before_compact.as_deref(), Some(format!("sh {}", script.display()).as_str()));
+    assert_eq!(saved.branch_summary_max_tokens, Some(4096));
+    let bytes = std::fs::read(&e.file).unwrap();
+    let err = ipc(block(summarize::compact(&e.state, &e.st, &budgets(24000), None, None)).unwrap_err());
+    assert_eq!(err.kind, ErrorKind::Hook, "{err:?}");
+    assert_eq!(std::fs::read(&e.file).unwrap(), bytes);
+}
+
+#[test]
+fn model_choice_is_checked_and_keys_never_travel_back() {
+    let e = env();
+    assert!(keys::save_choice(&e.st, &ModelChoice { provider: "openai".into(), model: None, base_url: None }).is_err());
+    assert!(keys::save_choice(&e.st, &ModelChoice { provider: "nope".into(), model: Some("x".into()), base_url: None }).is_err());
+    assert!(keys::set_key("nope", "sk-x").is_err());
+    // The key-state DTO has no field that could carry a key.
+    let ks = serde_json::to_value(keys::key_state("openai")).unwrap();
+    let fields: Vec<_> = ks.as_object().unwrap().keys().cloned().collect();
+    assert_eq!(fields, ["provider", "stored", "problem"]);
+}
+
+/// Real Secret Service (run under scripts/with-secret-service.sh): store, ask, delete.
+#[test]
+fn keys_in_the_real_keyring() {
+    if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() {
+        eprintln!("SKIPPED keys_in_the_real_keyring: no D-Bus session (run under scripts/with-secret-service.sh)");
+        return;
+    }
+    let e = env();
+    let status = keys::keyring_status(&e.st);
+    assert!(status.ok, "{status:?}");
+    let k = keys::set_key("gemini", "gm-app-test-secret-123").unwrap();
+    assert!(k.stored);
+    assert!(!serde_json::to_string(&k).unwrap().contains("gm-app-test"));
+    let k = keys::delete_key("gemini").unwrap();
+    assert!(!k.stored);
+}

@@ -1,0 +1,357 @@
+// Summarizer in the app: keyring banner, model + key panel, hooks, "Compact…", "Continue with
+// summary…" and the composer's Send. Talks to Rust only through ../ipc.
+
+import { Channel } from "@tauri-apps/api/core";
+import { api, call, CommandError } from "../ipc";
+import type { BudgetArgs, Budgets, OpenedSession, SummarizerConfig, SummaryProgress } from "../ipc";
+
+export interface AppHooks {
+  selectedId: () => string | null;
+  showSession: (s: OpenedSession) => void;
+  select: (id: string) => Promise<void>;
+  setCursor: (row: number) => void;
+  preview: () => Promise<void>;
+  notify: (text: string, kind?: "info" | "error") => void;
+  budgets: () => Budgets;
+  contextWindow: () => number;
+}
+
+const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
+const input = (id: string) => $(id) as HTMLInputElement;
+
+let app: AppHooks;
+let config: SummarizerConfig | null = null;
+let running = false;
+
+function errorText(e: unknown): string {
+  if (e instanceof CommandError) return `${e.ipc.message}. ${e.ipc.hint}`;
+  return String(e);
+}
+
+function budgetArgs(): BudgetArgs {
+  const b = app.budgets();
+  return {
+    enabled: b.enabled,
+    reserveTokens: b.reserveTokens,
+    keepRecentTokens: b.keepRecentTokens,
+    branchReserveTokens: b.branchReserveTokens,
+    contextWindow: app.contextWindow(),
+  };
+}
+
+async function adoptSession(s: OpenedSession): Promise<void> {
+  app.showSession(s);
+  if (s.leafRow != null) app.setCursor(s.leafRow);
+  if (s.leafId) await app.select(s.leafId);
+  await app.preview().catch(() => {});
+}
+
+// ---- model, keys, hooks ----------------------------------------------------------------------
+
+function byLabel(c: SummarizerConfig): string {
+  return c.offline ? "offline summarizer" : `${c.choice.provider} ${c.choice.model ?? ""}`;
+}
+
+function showConfig(c: SummarizerConfig): void {
+  config = c;
+  input("model-provider").value = c.choice.provider;
+  input("model-id").value = c.choice.model ?? "";
+  input("model-base-url").value = c.choice.baseUrl ?? "";
+  input("model-base-url").placeholder = c.effectiveBaseUrl ?? "provider default";
+  const list = $("model-list");
+  list.replaceChildren(
+    ...c.models
+      .filter((m) => m.provider === input("model-provider").value)
+      .map((m) => {
+        const o = document.createElement("option");
+        o.value = m.id;
+        o.textContent = `${m.contextWindow.toLocaleString()} tokens`;
+        return o;
+      }),
+  );
+  $("model-window").textContent = c.contextWindow
+    ? `Context window ${c.contextWindow.toLocaleString()} tokens (from the catalog): the threshold uses it.`
+    : c.offline ? "" : "Model not in the catalog: the context window from Budgets is used.";
+  const mode = $("model-mode");
+  mode.dataset.offline = String(c.offline);
+  mode.textContent = c.offline
+    ? "Offline: summaries are extractive (no model, no key). Sending messages needs a model."
+    : `Summaries and replies by ${byLabel(c)}${c.effectiveBaseUrl ? ` at ${c.effectiveBaseUrl}` : ""}.`;
+  showKeyStatus();
+  if (c.contextWindow) {
+    const w = input("context-window");
+    if (Number(w.value) !== c.contextWindow) {
+      w.value = String(c.contextWindow);
+      w.dispatchEvent(new Event("input"));
+    }
+  }
+}
+
+function showKeyStatus(): void {
+  if (!config) return;
+  const p = input("model-provider").value;
+  const k = config.keys.find((x) => x.provider === p);
+  const s = $("key-status");
+  s.dataset.stored = String(!!k?.stored);
+  s.textContent = p === "offline" ? "(not needed offline)" : k?.problem ? `keyring: ${k.problem}` : k?.stored ? `stored for ${p}` : `none stored for ${p}`;
+}
+
+async function loadConfig(): Promise<void> {
+  try {
+    showConfig(await call(api.getSummarizerConfig()));
+  } catch (e) {
+    app.notify(errorText(e), "error");
+  }
+}
+
+async function saveModel(): Promise<void> {
+  try {
+    const c = await call(
+      api.saveModelChoice({
+        provider: input("model-provider").value,
+        model: input("model-id").value.trim() || null,
+        baseUrl: input("model-base-url").value.trim() || null,
+      }),
+    );
+    showConfig(c);
+    app.notify(`Summaries and replies now by ${byLabel(c)}.`);
+  } catch (e) {
+    app.notify(errorText(e), "error");
+  }
+}
+
+async function setKey(del: boolean): Promise<void> {
+  const provider = input("model-provider").value;
+  if (provider === "offline") return app.notify("The offline summarizer needs no key; choose a provider first.", "error");
+  try {
+    const k = del ? await call(api.deleteApiKey(provider)) : await call(api.setApiKey(provider, input("key-input").value));
+    input("key-input").value = ""; // the key leaves the page at once
+    if (config) config.keys = config.keys.map((x) => (x.provider === provider ? k : x));
+    showKeyStatus();
+    app.notify(del ? `Key for ${provider} deleted from the keyring.` : `Key for ${provider} stored in the OS keyring.`);
+  } catch (e) {
+    input("key-input").value = "";
+    app.notify(errorText(e), "error");
+  }
+}
+
+async function loadHooks(): Promise<void> {
+  try {
+    const h = await call(api.getHooks());
+    input("hook-compact").value = h.beforeCompact ?? "";
+    input("hook-navigate").value = h.beforeNavigate ?? "";
+    input("hook-timeout").value = String(h.timeoutMs);
+    input("branch-max-tokens").value = h.branchSummaryMaxTokens ? String(h.branchSummaryMaxTokens) : "";
+    $("hooks-path").textContent = h.path ? `Arbor settings: ${h.path}` : "No home folder: settings cannot be saved.";
+  } catch (e) {
+    app.notify(errorText(e), "error");
+  }
+}
+
+async function saveHooks(): Promise<void> {
+  try {
+    const h = await call(
+      api.saveHookSettings({
+        beforeCompact: input("hook-compact").value.trim() || null,
+        beforeNavigate: input("hook-navigate").value.trim() || null,
+        timeoutMs: Number(input("hook-timeout").value) || 30000,
+        branchSummaryMaxTokens: Number(input("branch-max-tokens").value) || null,
+        path: null,
+      }),
+    );
+    $("hooks-path").textContent = `Saved to ${h.path}`;
+  } catch (e) {
+    app.notify(errorText(e), "error");
+  }
+}
+
+// ---- progress dialog -------------------------------------------------------------------------
+
+type Mode = "compact" | "navigate";
+let mode: Mode = "compact";
+let navTarget: string | null = null;
+
+function progressChannel(out: HTMLElement): Channel<SummaryProgress> {
+  const ch = new Channel<SummaryProgress>();
+  let streamed = 0;
+  ch.onmessage = (p) => {
+    if (p.kind === "text" && p.delta) {
+      streamed += p.delta.length;
+      out.textContent = (out.textContent ?? "") + p.delta;
+      out.dataset.chars = String(streamed);
+      out.scrollTop = out.scrollHeight;
+    } else if (p.kind === "retrying" && p.message) {
+      out.textContent = (out.textContent ?? "") + `\n[${p.message}]\n`;
+    } else if (p.kind === "attempt" && (p.attempt ?? 1) > 1) {
+      out.textContent = (out.textContent ?? "") + `\n[attempt ${p.attempt}]\n`;
+    }
+  };
+  return ch;
+}
+
+function openDialog(m: Mode): void {
+  mode = m;
+  navTarget = m === "navigate" ? app.selectedId() : null;
+  $("sum-title").textContent = m === "compact" ? "Compact the session at the leaf" : `Continue from ${navTarget}`;
+  $("sum-choices").hidden = m === "compact";
+  ($("sum-instructions") as HTMLTextAreaElement).value = "";
+  const out = $("sum-progress");
+  out.textContent = "";
+  out.dataset.state = "idle";
+  $("sum-by").textContent = config ? `Summarizer: ${byLabel(config)}${config.offline ? " (offline, marked as such in the entry)" : ""}` : "";
+  ($("sum-start") as HTMLButtonElement).disabled = false;
+  ($("sum-cancel") as HTMLButtonElement).disabled = true;
+  $("sum-dialog").hidden = false;
+  ($("sum-instructions") as HTMLTextAreaElement).focus();
+}
+
+function navMode(): string {
+  return (document.querySelector('input[name="sum-mode"]:checked') as HTMLInputElement | null)?.value ?? "summary";
+}
+
+async function startDialog(): Promise<void> {
+  if (running) return;
+  const out = $("sum-progress");
+  out.textContent = "";
+  out.dataset.state = "running";
+  running = true;
+  ($("sum-start") as HTMLButtonElement).disabled = true;
+  ($("sum-cancel") as HTMLButtonElement).disabled = false;
+  const instructions = ($("sum-instructions") as HTMLTextAreaElement).value.trim() || null;
+  try {
+    if (mode === "compact") {
+      const r = await call(api.compactLeaf(budgetArgs(), instructions, progressChannel(out)));
+      out.dataset.state = "done";
+      out.dataset.entryId = r.entryId;
+      out.textContent = r.summary;
+      await adoptSession(r.session);
+      app.notify(
+        `Compacted by ${r.summarizer}${r.offline ? " (offline)" : ""}${r.fromHook ? " (summary from the before-compact hook)" : ""}: ${r.tokensBefore.toLocaleString()} → ${r.tokensAfter.toLocaleString()} tokens. New compaction entry ${r.entryId}.`,
+      );
+    } else if (navTarget) {
+      const m = navMode();
+      const r = await call(api.navigateWithSummary(navTarget, m !== "none", m === "instructions" ? instructions : null, budgetArgs(), progressChannel(out)));
+      out.dataset.state = "done";
+      out.dataset.entryId = r.summaryEntryId ?? "";
+      out.textContent = r.summary ?? "(no summary)";
+      await adoptSession(r.navigation.session);
+      if (r.navigation.composerText !== null) ($("composer") as HTMLTextAreaElement).value = r.navigation.composerText;
+      app.notify(r.navigation.note);
+    }
+    $("sum-dialog").hidden = true;
+  } catch (e) {
+    out.dataset.state = e instanceof CommandError ? e.ipc.kind : "error";
+    out.textContent = `${(out.textContent ?? "").trim() ? "\n" : ""}${errorText(e)}${mode === "navigate" ? " The navigation was cancelled: nothing changed." : ""}`;
+    app.notify(errorText(e), "error");
+  } finally {
+    running = false;
+    ($("sum-start") as HTMLButtonElement).disabled = false;
+    ($("sum-cancel") as HTMLButtonElement).disabled = true;
+  }
+}
+
+async function cancelRun(): Promise<void> {
+  try {
+    await call(api.cancelSummary());
+  } catch (e) {
+    app.notify(errorText(e), "error");
+  }
+}
+
+// ---- composer --------------------------------------------------------------------------------
+
+async function send(): Promise<void> {
+  if (running) return;
+  const box = $("composer") as HTMLTextAreaElement;
+  const text = box.value;
+  if (!text.trim()) return;
+  const out = $("reply-stream");
+  const status = $("send-status");
+  out.hidden = false;
+  out.textContent = "";
+  out.dataset.state = "running";
+  status.textContent = "sending…";
+  running = true;
+  ($("btn-send") as HTMLButtonElement).textContent = "Cancel";
+  try {
+    const r = await call(api.sendMessage(text, budgetArgs(), progressChannel(out)));
+    box.value = "";
+    out.dataset.state = "done";
+    out.textContent = r.reply;
+    const comp = r.compactions.map((c) => `compacted automatically (${c.reason}, ${c.tokensBefore.toLocaleString()} tokens) into ${c.entryId}`);
+    out.dataset.compactions = String(r.compactions.length);
+    status.textContent = `reply ${r.assistantEntryId}: ${r.inputTokens} in / ${r.outputTokens} out tokens${comp.length ? ` · ${comp.join("; ")}` : ""}`;
+    await adoptSession(r.session);
+  } catch (e) {
+    out.dataset.state = e instanceof CommandError ? e.ipc.kind : "error";
+    status.textContent = "";
+    const msg = document.createElement("div");
+    msg.className = "over";
+    msg.textContent = errorText(e);
+    out.replaceChildren(msg);
+    if (e instanceof CommandError && e.ipc.kind === "compactionDisabled") {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.id = "btn-compact-now";
+      b.textContent = "Compact now";
+      b.addEventListener("click", () => openDialog("compact"));
+      out.appendChild(b);
+    }
+    const s = await call(api.currentSession()).catch(() => null);
+    if (s) await adoptSession(s).catch(() => {});
+  } finally {
+    running = false;
+    ($("btn-send") as HTMLButtonElement).textContent = "Send";
+  }
+}
+
+// ---- wiring ----------------------------------------------------------------------------------
+
+function syncButtons(): void {
+  const leaf = $("status-leaf").textContent ?? "";
+  const open = leaf !== "" && leaf !== "–";
+  ($("btn-compact") as HTMLButtonElement).disabled = !open;
+  ($("btn-send") as HTMLButtonElement).disabled = !open;
+  ($("btn-continue-summary") as HTMLButtonElement).disabled = !$("detail").dataset.entryId;
+}
+
+async function keyringBanner(): Promise<void> {
+  try {
+    const k = await call(api.getKeyringStatus());
+    const b = $("keyring-banner");
+    b.dataset.ok = String(k.ok);
+    if (!k.ok) {
+      b.hidden = false;
+      b.textContent = `No OS keyring works (${k.backend}): ${k.message}. API keys cannot be stored; the offline summarizer still works.`;
+    }
+  } catch (e) {
+    app.notify(errorText(e), "error");
+  }
+}
+
+export function initSummarize(hooks: AppHooks): void {
+  app = hooks;
+  $("btn-compact").addEventListener("click", () => openDialog("compact"));
+  $("btn-continue-summary").addEventListener("click", () => openDialog("navigate"));
+  $("sum-start").addEventListener("click", () => void startDialog());
+  $("sum-cancel").addEventListener("click", () => void cancelRun());
+  $("sum-close").addEventListener("click", () => {
+    if (running) void cancelRun();
+    $("sum-dialog").hidden = true;
+  });
+  $("btn-send").addEventListener("click", () => (running ? void cancelRun() : void send()));
+  $("model-provider").addEventListener("change", () => {
+    if (config) showConfig({ ...config, choice: { ...config.choice, provider: input("model-provider").value, model: null }, contextWindow: null });
+  });
+  $("btn-save-model").addEventListener("click", () => void saveModel());
+  $("btn-set-key").addEventListener("click", () => void setKey(false));
+  $("btn-delete-key").addEventListener("click", () => void setKey(true));
+  $("btn-save-hooks").addEventListener("click", () => void saveHooks());
+  const obs = new MutationObserver(syncButtons);
+  obs.observe($("status-leaf"), { childList: true, characterData: true, subtree: true });
+  obs.observe($("detail"), { attributes: true, attributeFilter: ["data-entry-id"] });
+  syncButtons();
+  void keyringBanner();
+  void loadConfig();
+  void loadHooks();
+}
