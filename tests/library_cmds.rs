@@ -64,7 +64,15 @@ fn lib_env() -> LibEnv {
     let handler: RawHandler = Arc::new(move |ev| l2.handle_event(&a2, ev));
     lib.start_watcher(handler).unwrap();
     let env = LibEnv { tmp, app, lib, events, compacted };
-    wait_for(&env.events, "the first index pass", |e| matches!(e, LibraryUiEvent::Synced { .. }));
+    // First start: progress events, then the end of the pass.
+    let mut progress = Vec::new();
+    wait_for(&env.events, "the first index pass", |e| {
+        if let LibraryUiEvent::Indexing { done, total } = e {
+            progress.push((*done, *total));
+        }
+        matches!(e, LibraryUiEvent::Synced { .. })
+    });
+    assert!(progress.last().is_some_and(|&(d, t)| d == t && t == 4), "progress events before Synced: {progress:?}");
     env
 }
 

@@ -354,13 +354,13 @@ pub fn remove_root(lib: &LibraryState, path: &Path) -> Result<Vec<RootRow>, AppE
 
 #[tauri::command]
 #[specta::specta]
-pub fn library_listing(lib: State<'_, LibraryState>, app: State<'_, AppState>, query: ListingQuery) -> IpcResult<LibraryListing> {
+pub async fn library_listing(lib: State<'_, LibraryState>, app: State<'_, AppState>, query: ListingQuery) -> IpcResult<LibraryListing> {
     Ok(listing(&lib, &app, &query)?)
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn library_search(lib: State<'_, LibraryState>, request: SearchRequest) -> IpcResult<Vec<LibraryHit>> {
+pub async fn library_search(lib: State<'_, LibraryState>, request: SearchRequest) -> IpcResult<Vec<LibraryHit>> {
     Ok(search(&lib, &request)?)
 }
 
@@ -372,15 +372,18 @@ pub fn library_status(lib: State<'_, LibraryState>) -> IpcResult<IndexStatus> {
 
 #[tauri::command]
 #[specta::specta]
-pub fn library_add_root(lib: State<'_, LibraryState>, path: String) -> IpcResult<Vec<RootRow>> {
+pub async fn library_add_root(lib: State<'_, LibraryState>, path: String) -> IpcResult<Vec<RootRow>> {
     Ok(add_root(&lib, Path::new(&path))?)
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn library_remove_root(lib: State<'_, LibraryState>, path: String) -> IpcResult<Vec<RootRow>> {
+pub async fn library_remove_root(lib: State<'_, LibraryState>, path: String) -> IpcResult<Vec<RootRow>> {
     Ok(remove_root(&lib, Path::new(&path))?)
 }
+
+// The commands above are async so Tauri runs them off the main thread: a query, or restarting
+// the watcher after the roots changed (which waits for a running pass), never freezes the window.
 
 /// Native folder dialog, opened from Rust so the webview needs no dialog permission.
 #[tauri::command]
