@@ -22,4 +22,5 @@ echo "== end-to-end (WebDriver, Xvfb)"
 # arbor package). A separate `cargo build -p arbor` would resolve features differently from the
 # workspace test run and compile the dependencies a second time.
 ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" node "$ROOT/tests/e2e/e2e.mjs"
+ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" bash "$ROOT/scripts/with-secret-service.sh" node "$ROOT/tests/e2e/e2e-summarize.mjs"
 ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" node "$ROOT/tests/e2e/e2e-library.mjs"

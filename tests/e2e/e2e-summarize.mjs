@@ -31,6 +31,11 @@ function startFake() {
       const text = JSON.stringify(j.messages ?? []);
       const isChat = text.includes("You are continuing a coding session");
       reqs.push({ url: req.url, auth: req.headers.authorization ?? "", body: j, isChat, text });
+      if (isChat && text.includes("OVERFLOW")) {
+        res.writeHead(400, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { message: "This model's maximum context length is 32000 tokens. However, your messages resulted in 50000 tokens.", type: "invalid_request_error", code: "context_length_exceeded" } }));
+        return;
+      }
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       const send = (o) => res.write(`data: ${JSON.stringify(o)}\n\n`);
       if (!isChat && text.includes("STALL")) {
@@ -51,10 +56,141 @@ function startFake() {
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, reqs, port: server.address().port })));
 }
 
+/** Rows of the whole graph, by scrolling it through (only visible rows exist in the DOM). */
+async function collectRows(s) {
+  return s.exec(`
+    const g = document.getElementById("graph");
+    return new Promise((resolve) => {
+      const seen = new Map();
+      let top = 0;
+      const step = () => {
+        g.scrollTop = top;
+        requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => {
+          for (const r of document.querySelectorAll(".g-row")) {
+            seen.set(r.dataset.row, { row: +r.dataset.row, id: r.dataset.entryId, kind: r.dataset.kind, cls: r.className });
+          }
+          if (top >= g.scrollHeight - g.clientHeight) { resolve([...seen.values()]); return; }
+          top += Math.max(100, g.clientHeight - 50);
+          step();
+        }, 60)));
+      };
+      step();
+    });`);
+}
+
 const lines = (f) => fs.readFileSync(f, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
 
 async function setValue(s, id, value, event = "input") {
   await s.exec(`const e = document.getElementById(arguments[0]); e.value = arguments[1]; e.dispatchEvent(new Event(arguments[2]));`, id, value, event);
+}
+
+function appEnv(fake, tag) {
+  const { dir, env } = tempEnv(tag);
+  env.ARBOR_OPENAI_BASE_URL = `http://127.0.0.1:${fake.port}/v1`;
+  fs.mkdirSync(env.ARBOR_DATA_DIR, { recursive: true });
+  fs.writeFileSync(
+    path.join(env.ARBOR_DATA_DIR, "models.json"),
+    JSON.stringify({ models: [{ provider: "openai", id: "fake-small", contextWindow: 32000, maxOutput: 2000 }] }),
+  );
+  return { dir, env };
+}
+
+/** Offline by default; a failed branch summary changes nothing; overflow with compaction off
+ *  offers "Compact now". */
+async function offlineAndFailures(display, fake) {
+  const { dir, env } = appEnv(fake, "summarize-fail");
+  const driver = await startDriver(display, env);
+  const s = await Session.start(driver.base);
+  const demoFile = path.join(env.ARBOR_DATA_DIR, "demo", "demo-session.jsonl");
+  try {
+    await s.waitFor("demo session", async () => ((await s.text("#session-title")) || "").includes("demo"));
+    await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length > 5`));
+    await s.waitFor("compact enabled", () => s.exec(`return !document.getElementById("btn-compact").disabled`));
+
+    // 1. First start, no key: Compact… uses the offline summarizer, marked offline.
+    const n0 = lines(demoFile).length;
+    await s.click("#btn-compact");
+    const by = await s.text("#sum-by");
+    check("the dialog says the offline summarizer will write", by.includes("offline"), by);
+    await s.click("#sum-start");
+    const comp = await s.waitFor("offline compaction", () => {
+      const l = lines(demoFile);
+      return l.length > n0 ? l[l.length - 1] : null;
+    }, 20_000);
+    check("offline compaction appended, marked offline", comp.type === "compaction" && comp.details?.offline === true && comp.details?.summarizer?.provider === "offline", JSON.stringify(comp.details).slice(0, 160));
+    check("no request reached any provider", fake.reqs.length === 0, String(fake.reqs.length));
+    const notice = await s.waitFor("notice", async () => {
+      const t = await s.text("#notice");
+      return t.includes("Compacted") ? t : null;
+    });
+    check("the result says offline", notice.includes("(offline)"), notice);
+    await s.screenshot("summarize-10-offline-compacted");
+
+    // 2. A branch summary that fails (dead base URL): the navigation does not happen.
+    await s.click(`.tab[data-tab="model"]`);
+    await setValue(s, "model-provider", "openai", "change");
+    await setValue(s, "model-id", "fake-small");
+    const dead = http.createServer();
+    await new Promise((r) => dead.listen(0, "127.0.0.1", r));
+    const deadUrl = `http://127.0.0.1:${dead.address().port}/v1`;
+    await new Promise((r) => dead.close(r));
+    await setValue(s, "model-base-url", deadUrl);
+    await s.click("#btn-save-model");
+    await s.waitFor("model saved", async () => ((await s.text("#model-mode")) || "").includes(deadUrl));
+    await s.click(`.tab[data-tab="detail"]`);
+    const rows = await collectRows(s);
+    const trow = rows.filter((r) => r.kind === "user" && !r.cls.split(" ").includes("m-active")).sort((a, b) => b.row - a.row)[0];
+    await s.exec(`const g = document.getElementById("graph"); g.scrollTop = Math.max(0, arguments[0] * 24 - 200);`, trow.row);
+    await sleep(300);
+    await s.click(`.g-row[data-entry-id="${trow.id}"]`);
+    await s.waitFor("detail of the target", async () => (await s.exec(`return document.getElementById("detail").dataset.entryId`)) === trow.id);
+    const bytes = fs.readFileSync(demoFile);
+    const leafBefore = await s.text("#status-leaf");
+    await s.click("#btn-continue-summary");
+    await s.click("#sum-start");
+    const state = await s.waitFor("navigation error", async () => {
+      const v = await s.exec(`return document.getElementById("sum-progress").dataset.state`);
+      return v && v !== "running" && v !== "idle" ? v : null;
+    }, 20_000);
+    const why = await s.text("#sum-progress");
+    check("a failed branch summary is shown with its reason", state === "provider" && why.includes("network") && why.includes("nothing changed"), `${state}: ${why}`);
+    check("failed summary: nothing written", Buffer.compare(bytes, fs.readFileSync(demoFile)) === 0);
+    check("failed summary: the leaf did not move", (await s.text("#status-leaf")) === leafBefore);
+    await s.screenshot("summarize-11-navigation-failed");
+    await s.click("#sum-close");
+
+    // 3. Overflow with compaction.enabled = false: a clear error and a "Compact now" action.
+    await s.click(`.tab[data-tab="model"]`);
+    await setValue(s, "model-base-url", "");
+    await s.click("#btn-save-model");
+    await s.waitFor("model saved", async () => ((await s.text("#model-mode")) || "").includes(`127.0.0.1:${fake.port}`));
+    await s.exec(`const e = document.getElementById("budget-enabled"); e.checked = false; e.dispatchEvent(new Event("input"));`);
+    await setValue(s, "composer", "OVERFLOW please");
+    await s.click("#btn-send");
+    const st = await s.waitFor("overflow error", async () => {
+      const v = await s.exec(`return document.getElementById("reply-stream").dataset.state`);
+      return v && v !== "running" ? v : null;
+    }, 20_000);
+    const msg = await s.text("#reply-stream");
+    check("overflow with compaction off: a clear error", st === "compactionDisabled" && msg.includes("compaction.enabled = false"), `${st}: ${msg}`);
+    await s.screenshot("summarize-12-overflow-disabled");
+    await s.click("#btn-compact-now");
+    const open = await s.exec(`return !document.getElementById("sum-dialog").hidden && document.getElementById("sum-title").textContent`);
+    check("\"Compact now\" opens the compaction", typeof open === "string" && open.startsWith("Compact"), String(open));
+    const n1 = lines(demoFile).length;
+    await s.click("#sum-start");
+    const c2 = await s.waitFor("compaction after compact now", () => {
+      const l = lines(demoFile);
+      return l.length > n1 ? l[l.length - 1] : null;
+    }, 20_000);
+    check("compact now appends a compaction", c2.type === "compaction" && c2.summary.includes("[fake summary"), JSON.stringify(c2).slice(0, 160));
+  } finally {
+    await s.end();
+    try {
+      process.kill(-driver.pgid, "SIGKILL");
+    } catch {}
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 async function scenario(display, fake) {
@@ -154,10 +290,15 @@ async function scenario(display, fake) {
 
     // Navigate with a branch summary (with instructions) to a user message on another branch.
     await s.click(`.tab[data-tab="detail"]`);
-    const target = await s.exec(`return [...document.querySelectorAll(".g-row")].filter(r => r.dataset.kind === "user" && !r.className.includes("m-active")).map(r => r.dataset.entryId).pop()`);
-    check("found a user message on another branch", !!target);
+    const rows = await collectRows(s);
+    const trow = rows.filter((r) => r.kind === "user" && !r.cls.split(" ").includes("m-active")).sort((a, b) => b.row - a.row)[0];
+    check("found a user message on another branch", !!trow);
+    const target = trow.id;
+    await s.exec(`const g = document.getElementById("graph"); g.scrollTop = Math.max(0, arguments[0] * 24 - 200);`, trow.row);
+    await sleep(300);
     await s.click(`.g-row[data-entry-id="${target}"]`);
     await s.waitFor("detail of the target", async () => (await s.exec(`return document.getElementById("detail").dataset.entryId`)) === target);
+    const targetParent = await s.exec(`return document.getElementById("detail").dataset.parentId`);
     const n1 = lines(demoFile).length;
     await s.click("#btn-continue-summary");
     await s.exec(`document.querySelector('input[name="sum-mode"][value="instructions"]').checked = true`);
@@ -168,7 +309,7 @@ async function scenario(display, fake) {
       const l = lines(demoFile);
       return l.length > n1 ? l[l.length - 1] : null;
     }, 20_000);
-    check("branch summary appended", bs.type === "branch_summary" && bs.fromId === comp.id, JSON.stringify(bs).slice(0, 200));
+    check("branch summary appended", bs.type === "branch_summary" && bs.fromId === targetParent && bs.parentId === targetParent, JSON.stringify(bs).slice(0, 200));
     check("branch summary is the model's", bs.summary.includes("[fake summary"), bs.summary.slice(0, 80));
     check("navigate instructions reached the model", fake.reqs.filter((r) => !r.isChat).at(-1).text.includes("Mention what was abandoned"));
     const leaf2 = await s.waitFor("leaf on the branch summary", async () => ((await s.text("#status-leaf")) === bs.id ? bs.id : null));
@@ -231,11 +372,15 @@ async function main() {
   if (!fs.existsSync(DRIVER)) throw new Error(`tauri-driver not found at ${DRIVER}; run scripts/setup.sh`);
   const fake = await startFake();
   const display = await startXvfb();
-  try {
-    await scenario(display, fake);
-  } catch (e) {
-    counts.failed++;
-    console.log(`FAIL summarize scenario: ${e.stack || e}`);
+  const only = process.argv[2];
+  for (const [name, fn] of [["model", scenario], ["offline", offlineAndFailures]]) {
+    if (only && only !== name) continue;
+    try {
+      await fn(display, fake);
+    } catch (e) {
+      counts.failed++;
+      console.log(`FAIL ${name} scenario: ${e.stack || e}`);
+    }
   }
   fake.server.closeAllConnections?.();
   fake.server.close();
