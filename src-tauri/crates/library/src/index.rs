@@ -321,10 +321,13 @@ pub(crate) fn write_catalog(conn: &Connection, path: &Path, root: Option<&Path>,
             o.id
         }
         None => {
-            conn.prepare_cached("INSERT INTO files(path, root) VALUES (?1, ?2)")
-                .and_then(|mut s| s.execute(params![key, root_s]))
+            // another writer (the watcher, a second window) may have added it since the plan
+            let id: i64 = conn
+                .prepare_cached("INSERT INTO files(path, root) VALUES (?1, ?2) ON CONFLICT(path) DO UPDATE SET root = root RETURNING id")
+                .and_then(|mut s| s.query_row(params![key, root_s], |r| r.get(0)))
                 .map_err(classify_err)?;
-            conn.last_insert_rowid()
+            remove_file_rows(conn, id, true).map_err(classify_err)?;
+            id
         }
     };
     let h = c.header.as_ref();
@@ -417,6 +420,20 @@ pub(crate) fn fulltext_of(l: &Loaded) -> FullTextOut {
     FullTextOut { entries, outcome }
 }
 
+/// Write phase 2 of a file if its row is still the one phase 2 read (`fts_done = 0`, same offset
+/// and hashes): another writer (the watcher, another window) may have done it meanwhile. Call
+/// inside the write transaction. Returns the first [`MAX_EVENT_ENTRIES`] entries as events.
+pub(crate) fn write_fulltext_checked(conn: &Connection, file_id: i64, seen: (u64, i64, i64), out: FullTextOut) -> Result<Option<Vec<NewEntry>>, LibError> {
+    let now: Option<(i64, i64, i64, i64)> = conn
+        .prepare_cached("SELECT fts_done, offset, head_hash, tail_hash FROM files WHERE id = ?1")
+        .and_then(|mut q| q.query_row([file_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).optional())
+        .map_err(classify_err)?;
+    if now != Some((0, seen.0 as i64, seen.1, seen.2)) {
+        return Ok(None);
+    }
+    write_fulltext(conn, file_id, out).map(Some)
+}
+
 /// Write phase 2 of a file. Returns the first [`MAX_EVENT_ENTRIES`] entries as events.
 pub(crate) fn write_fulltext(conn: &Connection, file_id: i64, out: FullTextOut) -> Result<Vec<NewEntry>, LibError> {
     let mut ins_e = conn
@@ -463,8 +480,9 @@ pub(crate) fn sync_file(conn: &Connection, path: &Path, root: Option<&Path>) -> 
             let out = fulltext_file(path, r.offset as u64, r.head_hash, r.tail_hash)?;
             match out {
                 Some(out) => {
-                    let ev = write_tx(conn, || write_fulltext(conn, r.id, out))?;
-                    Ok(FileUpdate { change: Change::New, session_id: r.header_id, new_entries: ev, bytes_read: r.offset as u64, reason: None })
+                    let ev = write_tx(conn, || write_fulltext_checked(conn, r.id, (r.offset as u64, r.head_hash, r.tail_hash), out))?;
+                    let change = if ev.is_some() { Change::New } else { Change::Unchanged };
+                    Ok(FileUpdate { change, session_id: r.header_id, new_entries: ev.unwrap_or_default(), bytes_read: r.offset as u64, reason: None })
                 }
                 None => {
                     // changed since phase 1: re-read in full
@@ -548,10 +566,13 @@ fn stream_full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<
             o.id
         }
         None => {
-            conn.prepare_cached("INSERT INTO files(path, root) VALUES (?1, ?2)")
-                .and_then(|mut s| s.execute(params![key, root_s]))
+            // another writer (the watcher, a second window) may have added it since the plan
+            let id: i64 = conn
+                .prepare_cached("INSERT INTO files(path, root) VALUES (?1, ?2) ON CONFLICT(path) DO UPDATE SET root = root RETURNING id")
+                .and_then(|mut s| s.query_row(params![key, root_s], |r| r.get(0)))
                 .map_err(classify_err)?;
-            conn.last_insert_rowid()
+            remove_file_rows(conn, id, true).map_err(classify_err)?;
+            id
         }
     };
     let mut r = Row { id, ..Default::default() };
@@ -708,6 +729,11 @@ pub(crate) fn append_file(conn: &Connection, path: &Path, r: Row, st: Stat) -> R
 
 /// Index the complete lines appended after the stored offset (engine chunk rules).
 fn append(conn: &Connection, path: &Path, mut r: Row, st: Stat) -> Result<FileUpdate, LibError> {
+    // inside the write transaction: another writer may have indexed these bytes since the plan
+    match load_row(conn, &path.to_string_lossy()).map_err(classify_err)? {
+        Some(now) if now.id == r.id && now.offset == r.offset && now.size == r.size && now.fts_done == r.fts_done => {}
+        _ => return Ok(FileUpdate { change: Change::Unchanged, session_id: r.header_id, new_entries: vec![], bytes_read: 0, reason: None }),
+    }
     let mut f = File::open(path).map_err(|e| io_err(path, e))?;
     let start = r.offset as u64;
     f.seek(SeekFrom::Start(start)).map_err(|e| io_err(path, e))?;

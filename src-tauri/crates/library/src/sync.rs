@@ -225,17 +225,17 @@ pub(crate) fn fulltext_pass(conn: &Connection, threads: usize) -> Result<usize, 
         threads,
         |(_, path, offset, hh, th)| index::fulltext_file(path, *offset, *hh, *th),
         |k, res| {
-            let (id, _, offset, _, _) = &pending[k];
+            let (id, _, offset, hh, th) = &pending[k];
             batch.begin(conn)?;
             match res {
                 Ok(Some(out)) => {
-                    index::write_tx(conn, || index::write_fulltext(conn, *id, out).map(|_| ()))?;
+                    index::write_tx(conn, || index::write_fulltext_checked(conn, *id, (*offset, *hh, *th), out).map(|_| ()))?;
                     batch.bytes += *offset;
                     n += 1;
                 }
                 // changed since phase 1, or unreadable: the next pass re-reads it in full
                 Ok(None) | Err(LibError::Io { .. }) => {
-                    conn.execute("UPDATE files SET fts_done = 2 WHERE id = ?1", [id]).map_err(classify_err)?;
+                    conn.execute("UPDATE files SET fts_done = 2 WHERE id = ?1 AND fts_done = 0", [id]).map_err(classify_err)?;
                 }
                 Err(e) => return Err(e),
             }

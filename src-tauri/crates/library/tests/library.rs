@@ -666,3 +666,40 @@ fn files_read_and_modified_follow_pis_rule_across_appends() {
     assert_eq!(s.files_read, vec!["src/00000004.rs".to_string()]);
     assert_eq!(s.files_modified, vec!["src/00000002.rs".to_string()]);
 }
+
+#[test]
+fn two_writers_on_one_index_do_not_duplicate_rows() {
+    // the app's watcher and `arbor-cli index` at the same time, on the same files
+    let (_d, root, db) = setup();
+    for i in 0..40 {
+        let mut g = Gen::new(&format!("sess-{i:02}"), "/two");
+        g.chain(None, 6, "twin", "m");
+        g.write(&root.join(format!("s{i:02}.jsonl")));
+    }
+    Library::open(&db).unwrap();
+    let run = |catalog_only: bool| {
+        let (root, db) = (root.clone(), db.clone());
+        std::thread::spawn(move || {
+            let mut lib = Library::open(&db).unwrap();
+            let opts = library::SyncOptions { full_text: !catalog_only, threads: 2 };
+            for _ in 0..3 {
+                lib.sync_roots_with(std::slice::from_ref(&root), opts, &mut |_| {}).unwrap();
+            }
+            if catalog_only {
+                lib.complete_fulltext().unwrap();
+            }
+        })
+    };
+    let (a, b) = (run(false), run(true));
+    a.join().unwrap();
+    b.join().unwrap();
+    let lib = Library::open(&db).unwrap();
+    for i in 0..40 {
+        let p = root.join(format!("s{i:02}.jsonl"));
+        assert_eq!(lib.entry_statuses(&p).unwrap().len(), 12, "{}", p.display());
+        assert_eq!(lib.session(&p).unwrap().unwrap().entry_count, 12);
+    }
+    let mut q = SearchQuery::new("twin");
+    q.limit = 10_000;
+    assert_eq!(lib.search(&q).unwrap().len(), 40 * 12);
+}
