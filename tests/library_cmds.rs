@@ -277,3 +277,34 @@ fn a_damaged_index_is_moved_aside_rebuilt_and_reported() {
     assert!(l.sessions.is_empty(), "fresh index, before the first pass");
     assert_eq!(l.status.notices.len(), 1, "the listing carries the notice to the UI");
 }
+
+#[test]
+fn a_session_opened_from_outside_the_roots_is_indexed_and_followed() {
+    let env = lib_env();
+    let outside = env.tmp.path().join("downloads");
+    std::fs::create_dir_all(&outside).unwrap();
+    let file = outside.join("shared-by-a-colleague.jsonl");
+    std::fs::copy(conformance("branch-simple-siblings.jsonl"), &file).unwrap();
+    let opened = sessions::open(&env.app, &file, false).unwrap();
+    assert!(!env.lib.under_roots(&file));
+    // Not listed among the roots' sessions, but searchable within, and listed as recent.
+    let word = "the";
+    let hits = search(&env, word, Some(&file), vec![]);
+    assert!(!hits.is_empty() && hits.iter().all(|h| h.session_path == file.display().to_string()));
+    let l = lib_cmd::listing(&env.lib, &env.app, &ListingQuery::default()).unwrap();
+    assert_eq!(l.sessions.len(), 4, "the main list shows the roots only");
+    assert_eq!(l.recent.first().map(|s| s.path.clone()), Some(file.display().to_string()));
+    // Live follow: the app's follower notices the append (no file watcher covers this folder).
+    let mut st = lib_cmd::FollowState::default();
+    lib_cmd::follow_tick(&env.lib, &env.app, &mut st);
+    let leaf = opened.leaf_id.clone().unwrap();
+    append_from_other_process(
+        &file,
+        &format!(r#"{{"type":"message","id":"feedface","parentId":"{leaf}","timestamp":"2025-03-01T11:00:00.000Z","message":{{"role":"user","content":"appended outside","timestamp":1740826800000}}}}"#),
+    );
+    lib_cmd::follow_tick(&env.lib, &env.app, &mut st);
+    let ev = wait_for(&env.events, "the outside session to change", |e| matches!(e, LibraryUiEvent::SessionChanged { open: Some(_), .. }));
+    let LibraryUiEvent::SessionChanged { open: Some(o), .. } = ev else { unreachable!() };
+    assert_eq!(o.entry_count, opened.entry_count + 1);
+    assert_eq!(o.leaf_id.as_deref(), Some("feedface"));
+}

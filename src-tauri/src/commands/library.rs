@@ -182,6 +182,31 @@ impl LibraryState {
         }
     }
 
+    /// Is `p` under one of the watched roots (the file watcher follows it)?
+    pub fn under_roots(&self, p: &Path) -> bool {
+        let roots = self.roots().unwrap_or_default();
+        let canon = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        roots.iter().any(|r| p.starts_with(r) || std::fs::canonicalize(r).is_ok_and(|r| canon.starts_with(r)))
+    }
+
+    /// Make sure a session file is in the index (one opened from outside the roots, so that search
+    /// within it and the recent list work). Cheap when it is already there.
+    pub fn ensure_indexed(&self, path: &Path) -> Result<(), AppError> {
+        self.with_lib(|l| {
+            if l.session(path)?.is_none() && path.is_file() {
+                l.sync_file(path, None)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Ask the watcher to index these files now (it then reports what changed).
+    pub fn poke(&self, paths: Vec<PathBuf>) {
+        if let Some(w) = lock(&self.watcher).as_ref() {
+            w.poke(paths);
+        }
+    }
+
     /// A new receiver of UI events; returns the status at that moment (no event is lost between).
     pub fn subscribe(&self, sink: EventSink) -> IndexStatus {
         let mut sinks = lock(&self.sinks);
@@ -273,6 +298,46 @@ pub fn reload_if_open(app: &AppState, path: &Path) -> Result<Option<OpenedSessio
     Ok(Some(describe_open(o)))
 }
 
+/// What [`follow_tick`] saw of the open session last time.
+#[derive(Debug, Default)]
+pub struct FollowState {
+    seen: Option<(PathBuf, u64, Option<std::time::SystemTime>)>,
+}
+
+/// Live follow for an open session outside the watched roots (opened with "Open file…"): the
+/// file watcher does not see it, so the app stats it about once a second and, when it changed,
+/// asks the library's watcher to index it, which then reloads it like any other. The first time
+/// such a session is seen it is indexed, so search within it works.
+pub fn follow_tick(lib: &LibraryState, app: &AppState, st: &mut FollowState) {
+    let path = {
+        let g = app.open.lock().unwrap_or_else(|p| p.into_inner());
+        match g.as_ref() {
+            Some(o) if !o.is_demo => o.path.clone(),
+            _ => {
+                st.seen = None;
+                return;
+            }
+        }
+    };
+    let Ok(meta) = std::fs::metadata(&path) else { return };
+    let now = (meta.len(), meta.modified().ok());
+    match &st.seen {
+        Some((p, len, mtime)) if *p == path => {
+            if (*len, *mtime) != now {
+                lib.poke(vec![path.clone()]);
+            }
+        }
+        _ => {
+            if lib.under_roots(&path) {
+                st.seen = None;
+                return;
+            }
+            let _ = lib.ensure_indexed(&path);
+        }
+    }
+    st.seen = Some((path, now.0, now.1));
+}
+
 /// The picker's data, from the index only.
 pub fn listing(lib: &LibraryState, app: &AppState, q: &ListingQuery) -> Result<LibraryListing, AppError> {
     let roots = lib.root_rows()?;
@@ -283,9 +348,15 @@ pub fn listing(lib: &LibraryState, app: &AppState, q: &ListingQuery) -> Result<L
         sort: q.sort.into(),
         ascending: q.ascending,
         limit: Some(q.limit.unwrap_or(500).min(5000)),
+        // Only the watched roots; sessions opened from elsewhere show under "Recent".
+        roots: lib.roots()?,
         ..Default::default()
     };
     let recent_paths = ArborStateFile::load(&app.state_file()).recent;
+    for p in recent_paths.iter().take(8) {
+        // Sessions opened from outside the roots are indexed on demand (errors: just not listed).
+        let _ = lib.ensure_indexed(Path::new(p));
+    }
     lib.with_lib(|l| {
         let projects = l.projects()?;
         let sessions = l.sessions(&filter)?;
@@ -330,6 +401,9 @@ pub struct SearchRequest {
 pub fn search(lib: &LibraryState, req: &SearchRequest) -> Result<Vec<LibraryHit>, AppError> {
     if req.text.trim().is_empty() {
         return Ok(Vec::new());
+    }
+    if let Some(p) = &req.session_path {
+        lib.ensure_indexed(Path::new(p))?;
     }
     let mut q = SearchQuery::new(&req.text);
     q.session_path = req.session_path.as_ref().map(PathBuf::from);
@@ -418,4 +492,12 @@ pub fn setup(app: &tauri::App, data_dir: &Path) {
     if let Err(e) = lib.start_watcher(handler) {
         eprintln!("arbor: library watcher: {}", crate::error::IpcError::from(e).message);
     }
+    let handle = app.handle().clone();
+    let _ = std::thread::Builder::new().name("arbor-follow-open".into()).spawn(move || {
+        let mut st = FollowState::default();
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(1000));
+            follow_tick(&handle.state::<LibraryState>(), &handle.state::<AppState>(), &mut st);
+        }
+    });
 }

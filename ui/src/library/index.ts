@@ -375,7 +375,14 @@ function onEvent(ev: LibraryUiEvent): void {
       scheduleRefresh();
       break;
     case "sessionChanged":
-      if (ev.open) void hooks.onOpenSessionChanged(ev.open).catch(hooks.report);
+      if (ev.open) {
+        const open = ev.open;
+        const n = ev.newEntries;
+        void hooks
+          .onOpenSessionChanged(open)
+          .then(() => hooks.notify(`The session file grew${n ? ` by ${n} entr${n === 1 ? "y" : "ies"}` : ""} (Pi's leaf is now ${open.fileLeafId ?? "?"}); graph and context are up to date.`))
+          .catch(hooks.report);
+      }
       scheduleRefresh();
       break;
     case "sessionRemoved":
