@@ -123,61 +123,99 @@ fn text_of_blocks(content: Option<&Value>) -> String {
 
 /// `serializeConversation` over LLM messages (apply [`to_llm`] first).
 pub fn serialize_conversation(messages: &[Value]) -> String {
-    let mut parts: Vec<String> = Vec::new();
+    serialize_llm(messages.iter())
+}
+
+/// Writes the parts straight into one buffer, `"\n\n"` between parts.
+fn serialize_llm<'a>(messages: impl Iterator<Item = &'a Value>) -> String {
+    let mut out = String::new();
+    let mut part = |out: &mut String, f: &dyn Fn(&mut String)| {
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        f(out);
+    };
+    let text_or_undefined = |v: Option<&Value>| v.map(context::js_to_string).unwrap_or_else(|| "undefined".into());
     for m in messages {
         match m.str_field("role") {
             Some("user") => {
                 let text = text_of_blocks(m.get("content"));
                 if !text.is_empty() {
-                    parts.push(format!("[User]: {text}"));
+                    part(&mut out, &|o| {
+                        o.push_str("[User]: ");
+                        o.push_str(&text);
+                    });
                 }
             }
             Some("assistant") => {
-                let mut texts = Vec::new();
-                let mut thinking = Vec::new();
-                let mut calls = Vec::new();
+                let mut texts: Vec<String> = Vec::new();
+                let mut thinking: Vec<String> = Vec::new();
+                let mut calls: Vec<&Value> = Vec::new();
                 if let Some(Value::Arr(blocks)) = m.get("content") {
                     for b in blocks {
                         match b.str_field("type") {
-                            Some("text") => texts.push(b.get("text").map(context::js_to_string).unwrap_or_else(|| "undefined".into())),
-                            Some("thinking") => thinking.push(b.get("thinking").map(context::js_to_string).unwrap_or_else(|| "undefined".into())),
-                            Some("toolCall") => {
-                                let args = match b.get("arguments") {
-                                    Some(Value::Obj(a)) => a.iter().map(|(k, v)| format!("{k}={}", json::to_string(v))).collect::<Vec<_>>().join(", "),
-                                    _ => String::new(),
-                                };
-                                let name = b.get("name").map(context::js_to_string).unwrap_or_else(|| "undefined".into());
-                                calls.push(format!("{name}({args})"));
-                            }
+                            Some("text") => texts.push(text_or_undefined(b.get("text"))),
+                            Some("thinking") => thinking.push(text_or_undefined(b.get("thinking"))),
+                            Some("toolCall") => calls.push(b),
                             _ => {}
                         }
                     }
                 }
                 if !thinking.is_empty() {
-                    parts.push(format!("[Assistant thinking]: {}", thinking.join("\n")));
+                    part(&mut out, &|o| {
+                        o.push_str("[Assistant thinking]: ");
+                        o.push_str(&thinking.join("\n"));
+                    });
                 }
                 if !texts.is_empty() {
-                    parts.push(format!("[Assistant]: {}", texts.join("\n")));
+                    part(&mut out, &|o| {
+                        o.push_str("[Assistant]: ");
+                        o.push_str(&texts.join("\n"));
+                    });
                 }
                 if !calls.is_empty() {
-                    parts.push(format!("[Assistant tool calls]: {}", calls.join("; ")));
+                    part(&mut out, &|o| {
+                        o.push_str("[Assistant tool calls]: ");
+                        for (i, b) in calls.iter().enumerate() {
+                            if i > 0 {
+                                o.push_str("; ");
+                            }
+                            o.push_str(&text_or_undefined(b.get("name")));
+                            o.push('(');
+                            if let Some(Value::Obj(a)) = b.get("arguments") {
+                                for (j, (k, v)) in a.iter().enumerate() {
+                                    if j > 0 {
+                                        o.push_str(", ");
+                                    }
+                                    o.push_str(k);
+                                    o.push('=');
+                                    json::write_value(o, v);
+                                }
+                            }
+                            o.push(')');
+                        }
+                    });
                 }
             }
             Some("toolResult") => {
                 let text = text_of_blocks(m.get("content"));
                 if !text.is_empty() {
-                    parts.push(format!("[Tool result]: {}", truncate_for_summary(&text)));
+                    part(&mut out, &|o| {
+                        o.push_str("[Tool result]: ");
+                        o.push_str(&truncate_for_summary(&text));
+                    });
                 }
             }
             _ => {}
         }
     }
-    parts.join("\n\n")
+    out
 }
 
-/// `serializeConversation(convertToLlm(messages))`.
+/// `serializeConversation(convertToLlm(messages))`, without copying the verbatim messages.
 pub fn serialize_agent_messages(messages: &[Value]) -> String {
-    serialize_conversation(&to_llm(messages))
+    let converted: Vec<std::borrow::Cow<'_, Value>> = messages.iter().filter_map(context::to_llm_cow).collect();
+    serialize_llm(converted.iter().map(|c| c.as_ref()))
 }
 
 /// The compaction mapping of one entry (§11.5): like the context mapping, but a

@@ -258,6 +258,14 @@ fn user_msg(content: Value, ts: Option<&Value>) -> Value {
     Value::Obj(m)
 }
 
+/// `convertToLlm` of one message, borrowing the ones it passes through unchanged.
+pub fn to_llm_cow(m: &Value) -> Option<std::borrow::Cow<'_, Value>> {
+    match m.str_field("role")? {
+        "user" | "assistant" | "toolResult" => Some(std::borrow::Cow::Borrowed(m)),
+        _ => to_llm_one(m).map(std::borrow::Cow::Owned),
+    }
+}
+
 /// `convertToLlm` of one message (None = dropped).
 pub fn to_llm_one(m: &Value) -> Option<Value> {
     let role = m.str_field("role")?;

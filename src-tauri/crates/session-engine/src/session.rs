@@ -886,8 +886,33 @@ impl Session {
     /// The deepest entry on both paths (Pi's common-ancestor rule: walk the target's path
     /// from the target towards the root; the first id on the old path).
     pub fn common_ancestor(&self, a: usize, b: usize) -> Option<usize> {
-        let on_a: rustc_hash::FxHashSet<usize> = self.path(Some(a)).into_iter().collect();
-        self.path(Some(b)).into_iter().rev().find(|i| on_a.contains(i))
+        // Mark a's ancestors, then walk up from b to the first marked one: one bit per entry,
+        // each walk bounded by the entry count (cycles).
+        let n = self.entries.len();
+        let mut on_a = vec![false; n];
+        let mut cur = Some(a);
+        let mut steps = 0;
+        while let Some(c) = cur {
+            if on_a[c] || steps > n {
+                break;
+            }
+            on_a[c] = true;
+            steps += 1;
+            cur = self.parent_of(c);
+        }
+        let mut cur = Some(b);
+        let mut steps = 0;
+        while let Some(c) = cur {
+            if on_a[c] {
+                return Some(c);
+            }
+            steps += 1;
+            if steps > n {
+                break;
+            }
+            cur = self.parent_of(c);
+        }
+        None
     }
 
     fn tree(&self) -> &Children {
