@@ -319,7 +319,11 @@ impl Library {
             .query_row("SELECT EXISTS (SELECT 1 FROM files WHERE fts_done = 0)", [], |r| r.get(0))
             .map_err(classify_err)?;
         if pending {
-            self.complete_fulltext()?;
+            match self.complete_fulltext() {
+                // another instance is writing (probably this very work): answer from what is there
+                Ok(_) | Err(LibError::Busy(_)) => {}
+                Err(e) => return Err(e),
+            }
         }
         let by_rank = match q.order {
             SearchOrder::Relevance => true,
