@@ -308,3 +308,24 @@ fn a_session_opened_from_outside_the_roots_is_indexed_and_followed() {
     assert_eq!(o.entry_count, opened.entry_count + 1);
     assert_eq!(o.leaf_id.as_deref(), Some("feedface"));
 }
+
+#[test]
+fn a_replaced_open_session_is_read_again_and_reported_as_reindexed() {
+    let env = lib_env();
+    let demo = env.compacted.with_file_name("2025-03-01T09-00-00-000Z_demo.jsonl");
+    let opened = sessions::open(&env.app, &demo, false).unwrap();
+    graph::unfold_all(&env.app, true).unwrap();
+    // A sync tool replaces the file (new inode; Arbor itself never rewrites a session).
+    let tmp = demo.with_extension("tmp");
+    std::fs::copy(conformance("branch-simple-siblings.jsonl"), &tmp).unwrap();
+    std::fs::rename(&tmp, &demo).unwrap();
+    let ev = wait_for(&env.events, "the replaced session", |e| matches!(e, LibraryUiEvent::SessionChanged { open: Some(_), .. }));
+    let LibraryUiEvent::SessionChanged { open: Some(o), change, .. } = ev else { unreachable!() };
+    assert_eq!(change, "reindexed");
+    assert_ne!(o.entry_count, opened.entry_count);
+    let fresh = session_engine::Session::open(&demo).unwrap();
+    assert_eq!(o.entry_count as usize, fresh.len());
+    assert_eq!(o.leaf_id.as_deref(), fresh.file_leaf().map(|l| fresh.id(l)));
+    // The graph is usable at once (folds started over).
+    graph::window(&env.app, 0, o.total_rows).unwrap();
+}

@@ -240,7 +240,10 @@ impl LibraryState {
                 LibraryUiEvent::Synced { files: report.files as u32, ms }
             }
             LibraryEvent::SessionChanged { path, change, new_entries, .. } => {
-                let open = match reload_if_open(app, &path) {
+                // A re-read file (replaced, truncated, rewritten) may have other entries at the
+                // same positions: its folds start over. An append keeps them.
+                let keep_folds = change == ::library::Change::Appended;
+                let open = match reload_if_open(app, &path, keep_folds) {
                     Ok(o) => o,
                     Err(e) => {
                         self.broadcast(LibraryUiEvent::Error { path: Some(path.display().to_string()), message: e.to_string() });
@@ -274,8 +277,8 @@ impl LibraryState {
 
 /// If `path` is the open session, read it again (Pi appended) and keep the user's view: the leaf
 /// follows Pi's new leaf unless the user had moved it (then it stays on that entry), and folds
-/// stay as they were (appends only add entries, so indices are stable).
-pub fn reload_if_open(app: &AppState, path: &Path) -> Result<Option<OpenedSession>, AppError> {
+/// stay as they were when `keep_folds` (appends only add entries, so indices are stable).
+pub fn reload_if_open(app: &AppState, path: &Path, keep_folds: bool) -> Result<Option<OpenedSession>, AppError> {
     let open_path = {
         let g = app.open.lock().unwrap_or_else(|p| p.into_inner());
         match g.as_ref() {
@@ -294,6 +297,9 @@ pub fn reload_if_open(app: &AppState, path: &Path) -> Result<Option<OpenedSessio
     let leaf = if followed_pi { fresh.file_leaf() } else { kept_leaf.and_then(|id| fresh.index_of(&id)).or(fresh.file_leaf()) };
     o.session = fresh;
     o.leaf = leaf;
+    if !keep_folds {
+        o.folding = Default::default();
+    }
     o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
     Ok(Some(describe_open(o)))
 }

@@ -386,6 +386,7 @@ function onEvent(ev: LibraryUiEvent): void {
       scheduleRefresh();
       break;
     case "sessionRemoved":
+      if (ev.path === hooks.currentPath()) hooks.notify(`The open session file is gone from disk (${ev.path}). What you see is the last version read; reopen it from the picker if it comes back.`, "error");
       scheduleRefresh();
       break;
     case "notice":
