@@ -195,6 +195,7 @@ function openDialog(m: Mode): void {
   $("sum-title").textContent = m === "compact" ? "Compact the session at the leaf" : `Continue from ${navTarget}`;
   $("sum-choices").hidden = m === "compact";
   ($("sum-instructions") as HTMLTextAreaElement).value = "";
+  syncInstructions();
   const out = $("sum-progress");
   out.textContent = "";
   out.dataset.state = "idle";
@@ -203,6 +204,13 @@ function openDialog(m: Mode): void {
   ($("sum-cancel") as HTMLButtonElement).disabled = true;
   $("sum-dialog").hidden = false;
   ($("sum-instructions") as HTMLTextAreaElement).focus();
+}
+
+/** Navigation: the instructions field only counts for "summarize with instructions". */
+function syncInstructions(): void {
+  const ta = $("sum-instructions") as HTMLTextAreaElement;
+  ta.disabled = mode === "navigate" && navMode() !== "instructions";
+  ta.placeholder = ta.disabled ? "Choose \"Summarize with instructions\" to add instructions" : "Optional instructions for the summary (what to keep, what to focus on)";
 }
 
 function navMode(): string {
@@ -344,6 +352,7 @@ export function initSummarize(hooks: AppHooks): void {
     if (config) showConfig({ ...config, choice: { ...config.choice, provider: input("model-provider").value, model: null }, contextWindow: null });
   });
   $("btn-save-model").addEventListener("click", () => void saveModel());
+  document.querySelectorAll('input[name="sum-mode"]').forEach((r) => r.addEventListener("change", syncInstructions));
   $("btn-set-key").addEventListener("click", () => void setKey(false));
   $("btn-delete-key").addEventListener("click", () => void setKey(true));
   $("btn-save-hooks").addEventListener("click", () => void saveHooks());
