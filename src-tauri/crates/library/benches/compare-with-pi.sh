@@ -38,6 +38,11 @@ for round in 1 2 3; do
   echo "  arbor resync: $again  peak $againrss"
 done
 
+echo "== phase 1 agrees with Pi's list (id, cwd, name, created, modified, message count, first message)"
+"$B" index many500 "$BENCH_DIR/many.sqlite3" catalog >/dev/null
+"$B" dump "$BENCH_DIR/many.sqlite3" > ours.json
+PI_DIR="$PI_DIR" node "$here/pi-list-agrees.mjs" many500 ours.json
+
 echo "== append one entry to the 264 MB session and re-index"
 cp s100k.jsonl append-copy.jsonl
 rm -f big.sqlite3 big.sqlite3-wal big.sqlite3-shm

@@ -153,6 +153,20 @@ fn main() {
             }
             println!("bodies: {n} entries, {:.1} MB of text, {:.0} ms", body as f64 / 1e6, ms(t));
         }
+        "dump" => {
+            // the session rows as JSON (path, id, cwd, name, created, modified, messages, first message)
+            let lib = Library::open(&PathBuf::from(&a[1])).unwrap();
+            let rows: Vec<serde_json::Value> = lib
+                .sessions(&SessionFilter::default())
+                .unwrap()
+                .into_iter()
+                .map(|s| {
+                    serde_json::json!({"path": s.path, "id": s.session_id, "cwd": s.cwd, "name": s.name, "created": s.created_ms,
+                        "modified": s.modified_ms, "messageCount": s.message_count, "firstMessage": s.first_message})
+                })
+                .collect();
+            println!("{}", serde_json::Value::Array(rows));
+        }
         "append-many" => {
             // append N new entries (a linear chain at the leaf, ~2.6 KB each) and re-index
             let file = PathBuf::from(&a[1]);
