@@ -330,7 +330,7 @@ async function keyringBanner(): Promise<void> {
     b.dataset.ok = String(k.ok);
     if (!k.ok) {
       b.hidden = false;
-      b.textContent = `No OS keyring works (${k.backend}): ${k.message}. API keys cannot be stored; the offline summarizer still works.`;
+      b.textContent = `Keyring (${k.backend}): ${k.message}. The offline summarizer still works without a key.`;
     }
   } catch (e) {
     app.notify(errorText(e), "error");
