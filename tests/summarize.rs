@@ -375,3 +375,32 @@ fn keys_in_the_real_keyring() {
     let k = keys::delete_key("gemini").unwrap();
     assert!(!k.stored);
 }
+
+#[test]
+fn overflow_compacts_and_retries_once() {
+    let e = env();
+    let chats = Arc::new(Mutex::new(0usize));
+    let c2 = chats.clone();
+    let overflow = r#"{"error":{"message":"This model's maximum context length is 32000 tokens. However, your messages resulted in 50000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
+    let raw = format!("HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{overflow}", overflow.len());
+    let f = fake(move |_, body| {
+        if body.contains("You are continuing a coding session") {
+            let mut n = c2.lock().unwrap();
+            *n += 1;
+            if *n == 1 {
+                return Reply::Raw(raw.clone());
+            }
+            return Reply::Sse("Answer after compaction.".into(), 1000);
+        }
+        Reply::Sse("## Goal\nOverflow summary".into(), 100)
+    });
+    use_fake(&e, &f.base, 32000);
+    let before = lines(&e.file).len();
+    let r = block(summarize::send(&e.state, &e.st, "Go on", &budgets(32000), None)).unwrap();
+    assert_eq!(*chats.lock().unwrap(), 2, "the chat was retried once");
+    assert_eq!(r.compactions.len(), 1);
+    assert_eq!(r.compactions[0].reason, "overflow");
+    let types: Vec<_> = lines(&e.file)[before..].iter().map(|l| l["type"].as_str().unwrap().to_string()).collect();
+    assert_eq!(types, ["message", "compaction", "message"], "user, compaction, reply");
+    assert_eq!(r.reply, "Answer after compaction.");
+}
