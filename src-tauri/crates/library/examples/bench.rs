@@ -125,6 +125,19 @@ fn main() {
             // the engine's two line validators over every line (single thread)
             let dir = PathBuf::from(&a[1]);
             let data: Vec<Vec<u8>> = library::roots::scan(&dir).iter().map(|f| std::fs::read(f).unwrap()).collect();
+            let t = Instant::now();
+            let mut n = 0;
+            for d in &data {
+                n += session_engine::Session::from_bytes(d.clone()).len();
+            }
+            println!("Session::from_bytes (incl. a copy): {n} entries, {:.0} ms", ms(t));
+            let t = Instant::now();
+            let mut n = 0;
+            for d in &data {
+                let c = d.clone();
+                n += session_engine::chunk::scan(&c, true).entries.len();
+            }
+            println!("chunk::scan (incl. a copy): {n} entries, {:.0} ms", ms(t));
             for which in ["scan_line_fast (serde)", "scan_line (exact)"] {
                 let t = Instant::now();
                 let mut ok = 0;
