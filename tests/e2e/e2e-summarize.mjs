@@ -197,12 +197,6 @@ async function offlineAndFailures(display, fake) {
 async function scenario(display, fake) {
   const { dir, env } = tempEnv("summarize");
   env.ARBOR_OPENAI_BASE_URL = `http://127.0.0.1:${fake.port}/v1`;
-  // A user model with a small window, as the catalog's user file (Model panel → catalog).
-  fs.mkdirSync(env.ARBOR_DATA_DIR, { recursive: true });
-  fs.writeFileSync(
-    path.join(env.ARBOR_DATA_DIR, "models.json"),
-    JSON.stringify({ models: [{ provider: "openai", id: "fake-small", contextWindow: 32000, maxOutput: 2000 }] }),
-  );
   const realKeyring = !!process.env.DBUS_SESSION_BUS_ADDRESS;
   const driver = await startDriver(display, env);
   const s = await Session.start(driver.base);
@@ -224,6 +218,14 @@ async function scenario(display, fake) {
     // Choose the model (catalog window feeds the threshold) and store the key through the UI.
     await setValue(s, "model-provider", "openai", "change");
     await setValue(s, "model-id", "fake-small");
+    // A model of the user's own with a small window, added to the catalog through the UI.
+    await s.exec(`document.getElementById("add-model").open = true`);
+    await setValue(s, "add-model-window", "32000");
+    await setValue(s, "add-model-output", "2000");
+    await s.click("#btn-add-model");
+    await s.waitFor("model added", async () => ((await s.text("#notice")) || "").includes("added to the catalog"));
+    const userModels = JSON.parse(fs.readFileSync(path.join(env.ARBOR_DATA_DIR, "models.json"), "utf8")).models;
+    check("the model is added to the user's catalog", userModels.some((m) => m.id === "fake-small" && m.contextWindow === 32000), JSON.stringify(userModels));
     await s.click("#btn-save-model");
     const mode = await s.waitFor("model saved", async () => {
       const t = await s.text("#model-mode");

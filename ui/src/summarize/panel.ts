@@ -78,13 +78,7 @@ function showConfig(c: SummarizerConfig): void {
     ? "Offline: summaries are extractive (no model, no key). Sending messages needs a model."
     : `Summaries and replies by ${byLabel(c)}${c.effectiveBaseUrl ? ` at ${c.effectiveBaseUrl}` : ""}.`;
   showKeyStatus();
-  if (c.contextWindow) {
-    const w = input("context-window");
-    if (Number(w.value) !== c.contextWindow) {
-      w.value = String(c.contextWindow);
-      w.dispatchEvent(new Event("input"));
-    }
-  }
+  applyCatalogWindow();
 }
 
 function showKeyStatus(): void {
@@ -117,6 +111,39 @@ async function saveModel(): Promise<void> {
     app.notify(`Summaries and replies now by ${byLabel(c)}.`);
   } catch (e) {
     app.notify(errorText(e), "error");
+  }
+}
+
+async function addModel(): Promise<void> {
+  try {
+    const c = await call(
+      api.addUserModel({
+        provider: input("model-provider").value,
+        id: input("model-id").value.trim(),
+        contextWindow: Number(input("add-model-window").value) || 0,
+        maxOutput: Number(input("add-model-output").value) || 0,
+        userAdded: true,
+      }),
+    );
+    const provider = input("model-provider").value;
+    const id = input("model-id").value;
+    showConfig(c);
+    // Keep the user's unsaved choice in the form; "Use this model" saves it.
+    input("model-provider").value = provider;
+    input("model-id").value = id;
+    app.notify(`Model ${id} added to the catalog for ${provider}.`);
+  } catch (e) {
+    app.notify(errorText(e), "error");
+  }
+}
+
+/** The catalog's window wins over the per-session default (the demo sets its own). */
+function applyCatalogWindow(): void {
+  if (!config?.contextWindow) return;
+  const w = input("context-window");
+  if (Number(w.value) !== config.contextWindow) {
+    w.value = String(config.contextWindow);
+    w.dispatchEvent(new Event("input"));
   }
 }
 
@@ -354,6 +381,8 @@ export function initSummarize(hooks: AppHooks): void {
   $("btn-save-model").addEventListener("click", () => void saveModel());
   document.querySelectorAll('input[name="sum-mode"]').forEach((r) => r.addEventListener("change", syncInstructions));
   $("btn-set-key").addEventListener("click", () => void setKey(false));
+  $("btn-add-model").addEventListener("click", () => void addModel());
+  new MutationObserver(() => setTimeout(applyCatalogWindow, 0)).observe($("session-title"), { childList: true, characterData: true, subtree: true });
   $("btn-delete-key").addEventListener("click", () => void setKey(true));
   $("btn-save-hooks").addEventListener("click", () => void saveHooks());
   const obs = new MutationObserver(syncButtons);
