@@ -6,7 +6,7 @@
 //!
 //! * [`catalog`] (phase 1): what Pi's session picker (`SessionManager.list`) gives per session:
 //!   id, cwd, name, created, modified, message count, first message, plus the last model.
-//! * [`entries`] (phase 2): one row per entry with its full-text body, its status against the
+//! * [`entry_facts`] and [`outcome`] (phase 2): one row per entry with its full-text body, its status against the
 //!   leaf, and the session's context estimate, branch count and files read / modified.
 use session_engine::context::{assistant_usage, context_tokens_of_usage, estimate_tokens};
 use session_engine::json::{self, Value};
