@@ -357,6 +357,36 @@ async function scenario(display, fake) {
     check("the before-compact hook is saved in Arbor's settings", JSON.stringify(saved.hooks?.beforeCompact?.command) === JSON.stringify(["/bin/true", "--compact"]), JSON.stringify(saved));
     await s.screenshot("summarize-07-settings");
 
+    // A before-navigate hook that writes the branch summary itself (fromHook: true).
+    const hook = path.join(dir, "nav-hook.mjs");
+    fs.writeFileSync(hook, `let b = ""; process.stdin.on("data", (d) => (b += d)); process.stdin.on("end", () => {
+      const prep = JSON.parse(b);
+      process.stdout.write(JSON.stringify({ summary: "Hook summary of " + Object.keys(prep).length + " keys" }));
+    });`);
+    await setValue(s, "hook-navigate", `${process.execPath} ${hook}`);
+    await s.click("#btn-save-hooks");
+    await s.waitFor("hook saved", async () => ((await s.text("#hooks-path")) || "").startsWith("Saved to") && JSON.parse(fs.readFileSync(settingsFile, "utf8")).hooks?.beforeNavigate);
+    await s.click(`.tab[data-tab="detail"]`);
+    const rows2 = await collectRows(s);
+    const t2 = rows2.filter((r) => r.kind === "user" && !r.cls.split(" ").includes("m-active")).sort((a, b) => b.row - a.row)[0];
+    await s.exec(`const g = document.getElementById("graph"); g.scrollTop = Math.max(0, arguments[0] * 24 - 200);`, t2.row);
+    await sleep(300);
+    await s.click(`.g-row[data-entry-id="${t2.id}"]`);
+    await s.waitFor("detail of the hook target", async () => (await s.exec(`return document.getElementById("detail").dataset.entryId`)) === t2.id);
+    const n3 = lines(demoFile).length;
+    const reqsBeforeHook = fake.reqs.length;
+    await s.click("#btn-continue-summary");
+    await s.click('input[name="sum-mode"][value="summary"]');
+    await s.click("#sum-start");
+    const hb = await s.waitFor("hook branch summary", () => {
+      const l = lines(demoFile);
+      return l.length > n3 ? l[l.length - 1] : null;
+    }, 20_000);
+    check("the before-navigate hook wrote the branch summary (fromHook)", hb.type === "branch_summary" && hb.fromHook === true && hb.summary.startsWith("Hook summary of"), JSON.stringify(hb).slice(0, 200));
+    check("with a hook summary no model is called", fake.reqs.length === reqsBeforeHook, String(fake.reqs.length - reqsBeforeHook));
+    await s.screenshot("summarize-08-hook-summary");
+    await s.click(`.tab[data-tab="model"]`);
+
     if (realKeyring) {
       await s.click("#btn-delete-key");
       const gone = await s.waitFor("key deleted", async () => ((await s.exec(`return document.getElementById("key-status").dataset.stored`)) === "false" ? true : null));
