@@ -329,3 +329,33 @@ fn a_replaced_open_session_is_read_again_and_reported_as_reindexed() {
     // The graph is usable at once (folds started over).
     graph::window(&env.app, 0, o.total_rows).unwrap();
 }
+
+#[test]
+fn queued_changes_of_one_file_are_handled_once() {
+    use library::{Change, LibraryEvent, NewEntry};
+    let ne = |id: &str| NewEntry { entry_id: id.into(), parent_id: None, entry_type: "message".into(), status: "in_context" };
+    let ch = |p: &str, c: Change, ids: &[&str]| LibraryEvent::SessionChanged {
+        path: PathBuf::from(p),
+        session_id: None,
+        change: c,
+        new_entries: ids.iter().map(|i| ne(i)).collect(),
+    };
+    let out = lib_cmd::coalesce(vec![
+        ch("/a", Change::Appended, &["1"]),
+        ch("/b", Change::New, &["x"]),
+        LibraryEvent::Indexing { done: 1, total: 2 },
+        ch("/a", Change::Reindexed, &["2"]),
+        ch("/a", Change::Appended, &["3"]),
+    ]);
+    assert_eq!(out.len(), 3);
+    assert!(matches!(&out[0], LibraryEvent::SessionChanged { path, .. } if path == Path::new("/b")));
+    assert!(matches!(&out[1], LibraryEvent::Indexing { .. }));
+    match &out[2] {
+        LibraryEvent::SessionChanged { path, change, new_entries, .. } => {
+            assert_eq!(path, Path::new("/a"));
+            assert_eq!(*change, Change::Reindexed, "the strongest change wins");
+            assert_eq!(new_entries.iter().map(|e| e.entry_id.as_str()).collect::<Vec<_>>(), ["1", "2", "3"]);
+        }
+        e => panic!("{e:?}"),
+    }
+}

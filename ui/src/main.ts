@@ -313,13 +313,17 @@ async function start(): Promise<void> {
       onOpenSessionChanged: async (s) => {
         const keep = selectedId;
         showSession(s);
-        if (keep) {
-          const row = await call(api.revealEntry(keep));
+        // A re-read file may no longer hold the selected entry: then select the leaf.
+        const row = keep ? await call(api.revealEntry(keep)).catch(() => null) : null;
+        if (keep && row !== null) {
           const now = await call(api.currentSession());
           if (now.totalRows !== graph.totalRows) graph.reset(now.totalRows, now.lanes);
           graph.cursor = row;
           graph.schedule();
           await select(keep);
+        } else if (s.leafId) {
+          if (s.leafRow !== null) graph.setCursor(s.leafRow, false);
+          await select(s.leafId);
         }
         await preview();
       },

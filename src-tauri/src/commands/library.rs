@@ -150,8 +150,14 @@ impl LibraryState {
                 std::thread::Builder::new()
                     .name("arbor-library-events".into())
                     .spawn(move || {
-                        for ev in rx {
-                            handler(ev);
+                        // While a big open session is being reloaded, more appends may arrive:
+                        // handle what queued up as one change per file.
+                        while let Ok(ev) = rx.recv() {
+                            let mut batch = vec![ev];
+                            batch.extend(rx.try_iter());
+                            for ev in coalesce(batch) {
+                                handler(ev);
+                            }
                         }
                     })
                     .map_err(|e| AppError::Refused(format!("cannot start the library event thread ({e})")))?;
@@ -273,6 +279,35 @@ impl LibraryState {
         };
         self.broadcast(ui);
     }
+}
+
+/// Fold queued `SessionChanged` events of one file into one (the last position, all new entries,
+/// the strongest change); everything else keeps its order.
+pub fn coalesce(batch: Vec<LibraryEvent>) -> Vec<LibraryEvent> {
+    use ::library::Change;
+    let rank = |c: &Change| match c {
+        Change::Reindexed => 3,
+        Change::New => 2,
+        Change::Appended => 1,
+        _ => 0,
+    };
+    let mut out: Vec<LibraryEvent> = Vec::with_capacity(batch.len());
+    for ev in batch {
+        if let LibraryEvent::SessionChanged { path, change, new_entries, session_id } = ev {
+            let prev = out.iter().rposition(|e| matches!(e, LibraryEvent::SessionChanged { path: p, .. } if *p == path));
+            match prev.map(|i| out.remove(i)) {
+                Some(LibraryEvent::SessionChanged { change: c0, new_entries: mut e0, .. }) => {
+                    e0.extend(new_entries);
+                    let change = if rank(&c0) > rank(&change) { c0 } else { change };
+                    out.push(LibraryEvent::SessionChanged { path, change, new_entries: e0, session_id });
+                }
+                _ => out.push(LibraryEvent::SessionChanged { path, change, new_entries, session_id }),
+            }
+        } else {
+            out.push(ev);
+        }
+    }
+    out
 }
 
 /// If `path` is the open session, read it again (Pi appended) and keep the user's view: the leaf
