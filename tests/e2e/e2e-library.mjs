@@ -40,6 +40,18 @@ function setupSessions(agentDir) {
       "",
     ].join("\n"),
   );
+  // Hostile content (F47): search snippets must render it as text.
+  const xss = path.join(agentDir, "sessions", "--tmp-xss--");
+  fs.mkdirSync(xss, { recursive: true });
+  const payload = `zzpayloadzz <img src=x onerror="window.__pwned=1;window.__TAURI_INTERNALS__.invoke('canary')"> <script>window.__pwned=2</script> <b onmouseover="window.__pwned=3">bold</b>`;
+  fs.writeFileSync(
+    path.join(xss, "2025-04-03T10-00-00-000Z_xss.jsonl"),
+    [
+      `{"type":"session","version":3,"id":"01960000-0000-7000-8000-0000000000f4","timestamp":"2025-04-03T10:00:00.000Z","cwd":"/tmp/xss"}`,
+      JSON.stringify({ type: "message", id: "0b000001", parentId: null, timestamp: "2025-04-03T10:00:01.000Z", message: { role: "user", content: payload, timestamp: 1743674401000 } }),
+      "",
+    ].join("\n"),
+  );
   return path.join(proj, COMPACTED_FILE);
 }
 
@@ -80,12 +92,12 @@ async function libraryScenario(display) {
       const st = await s.exec(`const e = document.getElementById("lib-status"); return e && e.dataset.synced === "true" ? e.textContent : null`);
       return st;
     }, 60_000);
-    check("first start builds the index", fs.existsSync(indexFile) && /4 sessions indexed/.test(synced), synced);
+    check("first start builds the index", fs.existsSync(indexFile) && /5 sessions indexed/.test(synced), synced);
     const cards = await s.waitFor("session cards", async () => {
       const n = await s.exec(`return document.querySelectorAll("#picker-list .session-card").length`);
-      return n >= 4 ? n : null;
+      return n >= 5 ? n : null;
     });
-    check("the picker lists the indexed sessions", cards === 4, String(cards));
+    check("the picker lists the indexed sessions", cards === 5, String(cards));
     const groups = await s.exec(`return [...document.querySelectorAll("#picker-list h3.group")].map((h) => h.textContent)`);
     check("sessions are grouped by project", groups.includes("/home/dev/project") && groups.includes("/home/dev/other"), JSON.stringify(groups));
     await shot(s, "library-01-picker");
@@ -98,7 +110,16 @@ async function libraryScenario(display) {
     });
     check("filter by project", filtered === 1);
     await s.exec(`const p = document.getElementById("lib-project"); p.value = "__all"; p.dispatchEvent(new Event("change"));`);
-    await s.waitFor("all projects again", async () => (await s.exec(`return document.querySelectorAll("#picker-list .session-card").length`)) === 4);
+    await s.waitFor("all projects again", async () => (await s.exec(`return document.querySelectorAll("#picker-list .session-card").length`)) === 5);
+
+    // F47 in search: a hostile snippet is shown as text, nothing runs, the canary stays silent.
+    await s.cmd("POST", `/element/${await s.find("#lib-search")}/value`, { text: `zzpayloadzz\uE007` });
+    const xssHit = await s.waitFor("payload hit", () => s.exec(`const h = document.querySelector("#lib-hits .lib-hit"); return h ? h.querySelector(".lib-snippet").textContent : null`));
+    await new Promise((r) => setTimeout(r, 500));
+    const dom = await s.exec(`return { els: document.querySelectorAll("#lib-hits img, #lib-hits script, #lib-hits b, #lib-hits [onerror], #lib-hits [onmouseover]").length, pwned: window.__pwned === undefined ? null : window.__pwned }`);
+    check("F47: search snippets render hostile markup as text", xssHit.includes("<img") && dom.els === 0 && dom.pwned === null, JSON.stringify({ xssHit, dom }));
+    check("F47: the canary command was never invoked from a snippet", !fs.existsSync(path.join(env.ARBOR_DATA_DIR, "canary-invoked")));
+    await s.exec(`const i = document.getElementById("lib-search"); i.value = "";`);
 
     // 2-3. Search a phrase that only exists in a compacted-away message: one hit, badged "compacted".
     await s.cmd("POST", `/element/${await s.find("#lib-search")}/value`, { text: `"${PHRASE}"\uE007` });
@@ -203,9 +224,9 @@ async function corruptScenario(display) {
     check("the damaged index was moved aside, not deleted", aside.length >= 1, JSON.stringify(aside));
     const n = await s.waitFor("rebuilt listing", async () => {
       const c = await s.exec(`return document.querySelectorAll("#picker-list .session-card").length`);
-      return c >= 4 ? c : null;
+      return c >= 5 ? c : null;
     }, 30_000);
-    check("the index is rebuilt from the session files", n === 4, String(n));
+    check("the index is rebuilt from the session files", n === 5, String(n));
     await shot(s, "library-07-corrupt-index-notice");
   } finally {
     await s.end();
