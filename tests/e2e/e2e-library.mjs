@@ -112,6 +112,31 @@ async function libraryScenario(display) {
     await s.exec(`const p = document.getElementById("lib-project"); p.value = "__all"; p.dispatchEvent(new Event("change"));`);
     await s.waitFor("all projects again", async () => (await s.exec(`return document.querySelectorAll("#picker-list .session-card").length`)) === 5);
 
+    // A folder the user adds (typed path; the "Add folder…" button opens the native dialog) is
+    // indexed and listed; removing it takes its sessions out of the picker.
+    const extra = path.join(dir, "elsewhere");
+    fs.mkdirSync(extra, { recursive: true });
+    fs.writeFileSync(
+      path.join(extra, "kept-elsewhere.jsonl"),
+      `{"type":"session","version":3,"id":"01960000-0000-7000-8000-0000000000e1","timestamp":"2025-04-04T10:00:00.000Z","cwd":"/home/dev/elsewhere"}\n` +
+        JSON.stringify({ type: "message", id: "0c000001", parentId: null, timestamp: "2025-04-04T10:00:01.000Z", message: { role: "user", content: "a session kept elsewhere", timestamp: 1743760801000 } }) + "\n",
+    );
+    await s.exec(`document.getElementById("lib-roots-box").open = true; document.getElementById("lib-root-path").value = arguments[0];`, extra);
+    await s.click("#lib-add-root-path");
+    const withExtra = await s.waitFor("the added folder's session", async () => {
+      const n = await s.exec(`return document.querySelectorAll("#picker-list .session-card").length`);
+      return n === 6 ? n : null;
+    }, 30_000);
+    const rootsShown = await s.exec(`return [...document.querySelectorAll("#lib-roots .lib-root")].map((r) => ({ path: r.dataset.path, removable: !!r.querySelector("button") }))`);
+    check("an added folder is indexed and listed", withExtra === 6 && rootsShown.some((r) => r.removable && r.path === fs.realpathSync(extra)), JSON.stringify(rootsShown));
+    await shot(s, "library-01b-folder-added");
+    await s.click(`#lib-roots .lib-root[data-path="${fs.realpathSync(extra)}"] button`);
+    const afterRemove = await s.waitFor("folder removed", async () => {
+      const n = await s.exec(`return document.querySelectorAll("#picker-list .session-card").length`);
+      return n === 5 ? n : null;
+    }, 30_000);
+    check("removing the folder takes its sessions out of the picker", afterRemove === 5);
+
     // F47 in search: a hostile snippet is shown as text, nothing runs, the canary stays silent.
     await s.cmd("POST", `/element/${await s.find("#lib-search")}/value`, { text: `zzpayloadzz\uE007` });
     const xssHit = await s.waitFor("payload hit", () => s.exec(`const h = document.querySelector("#lib-hits .lib-hit"); return h ? h.querySelector(".lib-snippet").textContent : null`));
@@ -133,6 +158,15 @@ async function libraryScenario(display) {
     check("the hit is the compacted-away message", hits[0].id === COMPACTED_ID && hits[0].path === file, JSON.stringify(hits[0]));
     check('the hit is badged "compacted"', hits[0].status === "compacted" && hits[0].badge === "compacted", JSON.stringify(hits[0]));
     check("the snippet highlights the match", !!hits[0].mark && PHRASE.includes(hits[0].mark.toLowerCase()), String(hits[0].mark));
+    // The status filter: the phrase is not in the model's context anywhere.
+    await s.exec(`const w = document.getElementById("lib-hit-status"); w.value = "inContext"; w.dispatchEvent(new Event("change"));`);
+    const none = await s.waitFor("filtered search", async () => {
+      const t = await s.exec(`return document.getElementById("lib-search-status").textContent`);
+      return t === "no match" ? t : null;
+    });
+    check('filtering hits to "in context" leaves none', none === "no match");
+    await s.exec(`const w = document.getElementById("lib-hit-status"); w.value = ""; w.dispatchEvent(new Event("change"));`);
+    await s.waitFor("unfiltered search", async () => (await s.exec(`return document.querySelectorAll("#lib-hits .lib-hit").length`)) === 1);
     await shot(s, "library-02-search-compacted");
 
     // 4. One click opens the session at that entry on the graph.
@@ -174,7 +208,11 @@ async function libraryScenario(display) {
     });
     check("the leaf follows Pi's new entry", leaf1 === NEW_ID, leaf1);
     check("the selection is kept", (await selectedId(s)) === COMPACTED_ID, String(await selectedId(s)));
-    const curAfter = await cursorRow(s);
+    // (the graph refetches its rows after the update; wait for them to be drawn)
+    const curAfter = await s.waitFor("cursor row after the update", async () => {
+      const c = await cursorRow(s);
+      return c && c.id === COMPACTED_ID ? c : null;
+    }).catch(() => cursorRow(s));
     check("the cursor stays on the selected entry", curAfter && curAfter.id === COMPACTED_ID, JSON.stringify(curAfter));
     await shot(s, "library-04-after-append-selection-kept");
     // The new entry is on the graph (scroll to the end).

@@ -12,6 +12,7 @@ import type {
   LibraryUiEvent_Deserialize,
   LibraryUiEvent_Serialize as LibraryUiEvent,
   OpenedSession_Serialize as OpenedSession,
+  HitStatus,
   SessionRow_Serialize as SessionRow,
   SortKey,
 } from "../ipc";
@@ -73,12 +74,16 @@ function buildDom(): void {
   const scope = el("select");
   scope.id = "lib-scope";
   scope.append(option("all", "All sessions"), option("session", "This session"));
+  const which = el("select");
+  which.id = "lib-hit-status";
+  which.title = "Only hits with this status";
+  which.append(option("", "Any status"), option("inContext", "In context"), option("compacted", "Compacted"), option("abandoned", "Abandoned branch"));
   const go = el("button", undefined, "Search");
   go.type = "button";
   go.id = "lib-search-go";
   const st = el("span", "muted small");
   st.id = "lib-search-status";
-  searchRow.append(input, scope, go, st);
+  searchRow.append(input, scope, which, go, st);
 
   const hits = el("div", "lib-hits");
   hits.id = "lib-hits";
@@ -114,7 +119,16 @@ function buildDom(): void {
   const add = el("button", undefined, "Add folder…");
   add.type = "button";
   add.id = "lib-add-root";
-  roots.append(sum, rootList, add);
+  const pathInput = el("input");
+  pathInput.id = "lib-root-path";
+  pathInput.type = "text";
+  pathInput.placeholder = "or type a folder path";
+  const addPath = el("button", undefined, "Add");
+  addPath.type = "button";
+  addPath.id = "lib-add-root-path";
+  const addRow = el("div", "lib-row");
+  addRow.append(add, pathInput, addPath);
+  roots.append(sum, rootList, addRow);
 
   panel.append(searchRow, hits, statusLine, filters, roots);
   box.insertBefore(panel, $("picker-list"));
@@ -125,6 +139,11 @@ function buildDom(): void {
   go.addEventListener("click", () => void runSearch());
   for (const s of [project, model, date, sort, asc]) s.addEventListener("change", () => void refresh());
   add.addEventListener("click", () => void addRoot());
+  addPath.addEventListener("click", () => void addRootPath(pathInput.value.trim()));
+  pathInput.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") void addRootPath(pathInput.value.trim());
+  });
+  for (const s of [scope, which]) s.addEventListener("change", () => void runSearch());
 
   // A topbar button that opens the picker on the search box.
   const top = el("button", undefined, "Search all");
@@ -308,7 +327,10 @@ async function runSearch(): Promise<void> {
   }
   try {
     const p = query();
-    lastHits = await call(api.librarySearch({ text, sessionPath: inSession ? hooks.currentPath() : null, project: inSession ? null : p.project, statuses: [], limit: 100 }));
+    const only = ($("lib-hit-status") as HTMLSelectElement).value as HitStatus | "";
+    lastHits = await call(
+      api.librarySearch({ text, sessionPath: inSession ? hooks.currentPath() : null, project: inSession ? null : p.project, statuses: only ? [only] : [], limit: 100 }),
+    );
     st.textContent = lastHits.length ? `${lastHits.length} hit${lastHits.length === 1 ? "" : "s"}` : "no match";
     st.dataset.count = String(lastHits.length);
     $("lib-hits").replaceChildren(...lastHits.map(renderHit));
@@ -342,6 +364,17 @@ async function addRoot(): Promise<void> {
     const p = await call(api.libraryPickFolder());
     if (!p) return;
     await call(api.libraryAddRoot(p));
+    await refresh();
+  } catch (e) {
+    hooks.report(e);
+  }
+}
+
+async function addRootPath(path: string): Promise<void> {
+  if (!path) return;
+  try {
+    await call(api.libraryAddRoot(path));
+    ($("lib-root-path") as HTMLInputElement).value = "";
     await refresh();
   } catch (e) {
     hooks.report(e);
