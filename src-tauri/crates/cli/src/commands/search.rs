@@ -5,6 +5,7 @@
 use super::index::{open_library, resolve_roots, sync};
 use super::CmdResult;
 use library::SearchQuery;
+use std::io::Write;
 
 pub fn run(args: crate::SearchArgs) -> CmdResult {
     let mut lib = open_library(args.db.as_deref())?;
@@ -15,6 +16,17 @@ pub fn run(args: crate::SearchArgs) -> CmdResult {
     q.roots = roots;
     q.limit = 100;
     let hits = lib.search(&q).map_err(|e| e.to_string())?;
+    // Written with errors checked: a closed pipe (`| head`) ends the output quietly.
+    let mut out = std::io::stdout().lock();
+    let r = print_hits(&mut out, &args, &hits);
+    match r {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(format!("cannot write the results ({e})")),
+        Ok(()) => Ok(()),
+    }
+}
+
+fn print_hits(out: &mut impl Write, args: &crate::SearchArgs, hits: &[library::SearchHit]) -> std::io::Result<()> {
     if args.json {
         let arr: Vec<serde_json::Value> = hits
             .iter()
@@ -33,22 +45,22 @@ pub fn run(args: crate::SearchArgs) -> CmdResult {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&arr).map_err(|e| e.to_string())?);
+        writeln!(out, "{}", serde_json::to_string_pretty(&arr).unwrap_or_else(|_| "[]".into()))?;
         return Ok(());
     }
     if hits.is_empty() {
-        println!("no matches for {:?}", args.query);
+        writeln!(out, "no matches for {:?}", args.query)?;
         return Ok(());
     }
-    for h in &hits {
+    for h in hits {
         let badge = match h.status {
             "in_context" => "in context",
             "compacted" => "compacted",
             _ => "abandoned branch",
         };
-        println!("[{badge}] {} #{}", h.session_path.display(), h.entry_id);
-        println!("    {}", h.snippet.replace('\n', " "));
+        writeln!(out, "[{badge}] {} #{}", h.session_path.display(), h.entry_id)?;
+        writeln!(out, "    {}", h.snippet.replace('\n', " "))?;
     }
-    println!("{} hit(s)", hits.len());
+    writeln!(out, "{} hit(s)", hits.len())?;
     Ok(())
 }
