@@ -144,7 +144,7 @@ async function libraryScenario(display) {
     const dom = await s.exec(`return { els: document.querySelectorAll("#lib-hits img, #lib-hits script, #lib-hits b, #lib-hits [onerror], #lib-hits [onmouseover]").length, pwned: window.__pwned === undefined ? null : window.__pwned }`);
     check("F47: search snippets render hostile markup as text", xssHit.includes("<img") && dom.els === 0 && dom.pwned === null, JSON.stringify({ xssHit, dom }));
     check("F47: the canary command was never invoked from a snippet", !fs.existsSync(path.join(env.ARBOR_DATA_DIR, "canary-invoked")));
-    await s.exec(`const i = document.getElementById("lib-search"); i.value = "";`);
+    await s.exec(`document.getElementById("lib-search").value = ""; document.getElementById("lib-hits").replaceChildren();`);
 
     // 2-3. Search a phrase that only exists in a compacted-away message: one hit, badged "compacted".
     await s.cmd("POST", `/element/${await s.find("#lib-search")}/value`, { text: `"${PHRASE}"\uE007` });

@@ -312,7 +312,9 @@ function renderHit(h: LibraryHit): HTMLElement {
   return b;
 }
 
+let searchSeq = 0;
 async function runSearch(): Promise<void> {
+  const seq = ++searchSeq;
   const text = ($("lib-search") as HTMLInputElement).value;
   const inSession = ($("lib-scope") as HTMLSelectElement).value === "session";
   const st = $("lib-search-status");
@@ -328,9 +330,12 @@ async function runSearch(): Promise<void> {
   try {
     const p = query();
     const only = ($("lib-hit-status") as HTMLSelectElement).value as HitStatus | "";
-    lastHits = await call(
+    st.textContent = "searching…";
+    const hits = await call(
       api.librarySearch({ text, sessionPath: inSession ? hooks.currentPath() : null, project: inSession ? null : p.project, statuses: only ? [only] : [], limit: 100 }),
     );
+    if (seq !== searchSeq) return; // a newer search is under way
+    lastHits = hits;
     st.textContent = lastHits.length ? `${lastHits.length} hit${lastHits.length === 1 ? "" : "s"}` : "no match";
     st.dataset.count = String(lastHits.length);
     $("lib-hits").replaceChildren(...lastHits.map(renderHit));
