@@ -282,7 +282,10 @@ async function scenario(display, fake) {
     if (realKeyring) check("the request carried the key from the keyring", summaryReq.auth === `Bearer ${KEY}`, summaryReq.auth.slice(0, 12));
     const leaf1 = await s.waitFor("leaf on the compaction", async () => ((await s.text("#status-leaf")) === comp.id ? comp.id : null));
     check("the new compaction is the leaf", leaf1 === comp.id);
-    const notice = await s.text("#notice");
+    const notice = await s.waitFor("result notice", async () => {
+      const t = await s.text("#notice");
+      return t.includes("Compacted by") ? t : null;
+    }).catch(async () => s.text("#notice"));
     check("the result is shown", notice.includes("Compacted by openai fake-small") && notice.includes(comp.id), notice);
     await s.waitFor("compaction on the graph", () => s.exec(`return [...document.querySelectorAll(".g-row")].some(r => r.dataset.entryId === arguments[0] && r.className.includes("m-compaction"))`, comp.id));
     check("the compaction is on the graph", true);
@@ -318,8 +321,8 @@ async function scenario(display, fake) {
     check("navigate instructions reached the model", fake.reqs.filter((r) => !r.isChat).at(-1).text.includes("Mention what was abandoned"));
     const leaf2 = await s.waitFor("leaf on the branch summary", async () => ((await s.text("#status-leaf")) === bs.id ? bs.id : null));
     check("the branch summary is the new leaf", leaf2 === bs.id);
-    const composer = await s.exec(`return document.getElementById("composer").value`);
-    check("the target's text is back in the composer", composer.length > 0);
+    const composer = await s.waitFor("composer text", () => s.exec(`return document.getElementById("composer").value`), 5000).catch(() => "");
+    check("the target's text is back in the composer", composer.length > 0, `target ${target}, parent ${targetParent}, leaf ${leaf2}`);
     await s.screenshot("summarize-05-navigated");
 
     // Send a message: the reply is appended with usage, and the threshold (32000 − reserve) is

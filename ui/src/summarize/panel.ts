@@ -259,19 +259,19 @@ async function startDialog(): Promise<void> {
       out.dataset.state = "done";
       out.dataset.entryId = r.entryId;
       out.textContent = r.summary;
-      await adoptSession(r.session);
       app.notify(
         `Compacted by ${r.summarizer}${r.offline ? " (offline)" : ""}${r.fromHook ? " (summary from the before-compact hook)" : ""}: ${r.tokensBefore.toLocaleString()} → ${r.tokensAfter.toLocaleString()} tokens. New compaction entry ${r.entryId}.`,
       );
+      await adoptSession(r.session);
     } else if (navTarget) {
       const m = navMode();
       const r = await call(api.navigateWithSummary(navTarget, m !== "none", m === "instructions" ? instructions : null, budgetArgs(), progressChannel(out)));
       out.dataset.state = "done";
       out.dataset.entryId = r.summaryEntryId ?? "";
       out.textContent = r.summary ?? "(no summary)";
-      await adoptSession(r.navigation.session);
-      if (r.navigation.composerText !== null) ($("composer") as HTMLTextAreaElement).value = r.navigation.composerText;
+      if (r.navigation.composerText != null) ($("composer") as HTMLTextAreaElement).value = r.navigation.composerText;
       app.notify(r.navigation.note);
+      await adoptSession(r.navigation.session);
     }
     $("sum-dialog").hidden = true;
   } catch (e) {
