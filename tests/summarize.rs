@@ -404,3 +404,48 @@ fn overflow_compacts_and_retries_once() {
     assert_eq!(types, ["message", "compaction", "message"], "user, compaction, reply");
     assert_eq!(r.reply, "Answer after compaction.");
 }
+
+fn anthropic_sse(text: &str) -> String {
+    let ev = |name: &str, data: serde_json::Value| format!("event: {name}\ndata: {data}\n\n");
+    let mut out = String::from("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n");
+    out += &ev("message_start", serde_json::json!({"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"usage":{"input_tokens":500,"output_tokens":1}}}));
+    out += &ev("content_block_start", serde_json::json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}));
+    out += &ev("content_block_delta", serde_json::json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":text}}));
+    out += &ev("content_block_stop", serde_json::json!({"type":"content_block_stop","index":0}));
+    out += &ev("message_delta", serde_json::json!({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":20}}));
+    out += &ev("message_stop", serde_json::json!({"type":"message_stop"}));
+    out
+}
+
+#[test]
+fn anthropic_wire_and_retry_progress() {
+    let e = env();
+    // First request: 429 with retry-after 1 s; then Anthropic SSE answers.
+    let f = fake(|n, _| {
+        if n == 1 {
+            let body = r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#;
+            return Reply::Raw(format!(
+                "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nretry-after: 1\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            ));
+        }
+        Reply::Raw(anthropic_sse("## Goal\nAnthropic summary"))
+    });
+    let host = f.base.trim_end_matches("/v1").to_string();
+    keys::save_choice(&e.st, &ModelChoice { provider: "anthropic".into(), model: Some("claude-haiku-4-5".into()), base_url: Some(host) }).unwrap();
+    let c = keys::config(&e.st).unwrap();
+    assert_eq!(c.context_window, Some(200_000), "built-in catalog window");
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let ev2 = events.clone();
+    let progress: summarizer::ProgressFn = Arc::new(move |p| ev2.lock().unwrap().push(format!("{p:?}")));
+    let mut b = budgets(200_000);
+    b.keep_recent_tokens = 20_000; // one summary call (no split turn), so the retry is the first request's
+    let r = block(summarize::compact(&e.state, &e.st, &b, None, Some(progress))).unwrap();
+    assert!(r.summary.starts_with("## Goal\nAnthropic summary"), "{}", r.summary);
+    assert_eq!(r.summarizer, "anthropic claude-haiku-4-5");
+    let ev = events.lock().unwrap();
+    assert!(ev.iter().any(|e| e.starts_with("Retrying")), "{ev:?}");
+    assert!(f.reqs.lock().unwrap().len() >= 2);
+    let last = lines(&e.file).pop().unwrap();
+    assert_eq!(last["details"]["summarizer"]["provider"], "anthropic");
+}
