@@ -10,7 +10,7 @@
 //!   leaf, and the session's context estimate, branch count and files read / modified.
 use session_engine::context::{assistant_usage, context_tokens_of_usage, estimate_tokens};
 use session_engine::json::{self, Value};
-use session_engine::session::{CounterIds, DiagnosticKind, Kind, Session};
+use session_engine::session::{DiagnosticKind, Kind, Session};
 
 pub const IN_CONTEXT: i64 = 0;
 pub const COMPACTED: i64 = 1;
@@ -50,7 +50,8 @@ pub struct Loaded {
 /// and a reload agree with each other.
 pub fn load(buf: Vec<u8>) -> Loaded {
     let len = buf.len() as u64;
-    let s = Session::from_bytes_with_ids(buf, &mut CounterIds { prefix: 'm', next: 0 });
+    // The engine's migration ids are deterministic, so the app opening this file sees the same ones.
+    let s = Session::from_bytes(buf);
     let mut offset = len;
     let mut unterminated = false;
     let mut bad = 0;
@@ -594,16 +595,7 @@ impl Body {
     }
 }
 
-/// JavaScript's `String.prototype.trim` (Pi trims session names with it).
-pub(crate) fn js_trim(s: &str) -> &str {
-    s.trim_matches(|c: char| {
-        matches!(
-            c,
-            '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}'
-                | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
-        )
-    })
-}
+pub(crate) use session_engine::session::js_trim;
 
 /// Cut `s` to at most `max` bytes on a char boundary.
 pub fn cut(s: &str, max: usize) -> &str {

@@ -19,7 +19,7 @@
 //! migration (legacy files are loaded whole), and the id index (the caller keeps it).
 
 use crate::json::{self, Field, Value};
-use crate::session::{DiagnosticKind, Kind};
+use crate::session::{js_is_blank, DiagnosticKind, Kind};
 use std::borrow::Cow;
 
 /// One entry line of a chunk.
@@ -65,23 +65,6 @@ pub struct Scan {
     pub consumed: usize,
     /// The last consumed line had no trailing `\n` (see the module notes).
     pub unterminated: bool,
-}
-
-/// Per-line trimming rules of JavaScript's `String.prototype.trim` (as the loader).
-fn is_js_space(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}'
-            | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
-    )
-}
-
-fn js_is_blank(line: &[u8]) -> bool {
-    match line.iter().position(|b| !matches!(b, b' ' | b'\t' | b'\r' | 0x0B | 0x0C)) {
-        None => true,
-        Some(i) if line[i] < 0x80 => false,
-        Some(i) => String::from_utf8_lossy(&line[i..]).chars().all(is_js_space),
-    }
 }
 
 /// Scans `chunk` (starting at a line boundary). `at_eof`: the chunk ends where the file ends,

@@ -1,7 +1,7 @@
 //! Compaction planning (§11), the serialized transcript (§12.1) and the entry Pi writes (§12.3-12.5).
 //! Everything here is pure: the app calls it on every slider move.
 
-use crate::context::{self, build_context_on_path, estimate_context, estimate_tokens, to_llm, CompactionSettings};
+use crate::context::{self, build_context_on_path, estimate_context, estimate_tokens, CompactionSettings};
 use crate::json::{self, obj, Value};
 use crate::session::{Kind, Session};
 
@@ -129,7 +129,7 @@ pub fn serialize_conversation(messages: &[Value]) -> String {
 /// Writes the parts straight into one buffer, `"\n\n"` between parts.
 fn serialize_llm<'a>(messages: impl Iterator<Item = &'a Value>) -> String {
     let mut out = String::new();
-    let mut part = |out: &mut String, f: &dyn Fn(&mut String)| {
+    let part = |out: &mut String, f: &dyn Fn(&mut String)| {
         if !out.is_empty() {
             out.push_str("\n\n");
         }

@@ -218,7 +218,7 @@ pub enum OpenError {
 }
 
 /// Per-line trimming rules of JavaScript's `String.prototype.trim`.
-fn is_js_space(c: char) -> bool {
+pub fn is_js_space(c: char) -> bool {
     matches!(
         c,
         '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}'
@@ -226,7 +226,8 @@ fn is_js_space(c: char) -> bool {
     )
 }
 
-fn js_is_blank(line: &[u8]) -> bool {
+/// Empty after JavaScript's `trim()` (Pi skips such lines silently).
+pub(crate) fn js_is_blank(line: &[u8]) -> bool {
     // Only the first byte that is not ASCII whitespace matters: ASCII means not blank, and a
     // non-ASCII start is decoded only as far as it stays whitespace.
     match line.iter().position(|b| !matches!(b, b' ' | b'\t' | b'\r' | 0x0B | 0x0C)) {
@@ -234,6 +235,11 @@ fn js_is_blank(line: &[u8]) -> bool {
         Some(i) if line[i] < 0x80 => false,
         Some(i) => js_trim_start(&line[i..]) == line.len() - i,
     }
+}
+
+/// JavaScript's `String.prototype.trim` (Pi trims session names with it).
+pub fn js_trim(s: &str) -> &str {
+    s.trim_matches(is_js_space)
 }
 
 /// Byte length of the JS-whitespace prefix of `buf`.
@@ -304,8 +310,11 @@ impl Session {
         Ok(Session::from_bytes(buf))
     }
 
+    /// Loads from bytes. The ids a v1 migration needs are deterministic (`m0000001`, ...), so
+    /// the same legacy file gives the same ids every time it is opened or indexed (search hits
+    /// and remembered leaves stay valid); Arbor never writes them back into that file.
     pub fn from_bytes(buf: Vec<u8>) -> Session {
-        Session::from_bytes_with_ids(buf, &mut RandomIds)
+        Session::from_bytes_with_ids(buf, &mut CounterIds { prefix: 'm', next: 0 })
     }
 
     /// Loads from bytes, drawing any ids a v1 migration needs from `ids`.
@@ -712,7 +721,7 @@ impl Session {
                 }
                 Kind::SessionInfo => {
                     let v = self.value(i);
-                    self.name = v.str_field("name").map(|s| s.trim_matches(is_js_space).to_string()).filter(|s| !s.is_empty());
+                    self.name = v.str_field("name").map(|s| js_trim(s).to_string()).filter(|s| !s.is_empty());
                 }
                 _ => {}
             }
