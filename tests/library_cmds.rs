@@ -359,3 +359,15 @@ fn queued_changes_of_one_file_are_handled_once() {
         e => panic!("{e:?}"),
     }
 }
+
+#[test]
+fn on_a_later_start_the_picker_answers_from_the_index_before_any_pass() {
+    let env = lib_env();
+    env.lib.stop_watcher();
+    // A second app start over the same data dir: no watcher, no pass yet.
+    let again = LibraryState::open(env.lib.db_path.clone(), env.lib.pi_roots.clone());
+    assert!(again.status().notices.is_empty(), "a healthy index is reused silently");
+    let l = lib_cmd::listing(&again, &env.app, &ListingQuery::default()).unwrap();
+    assert_eq!(l.sessions.len(), 4, "the index is a cache that survives restarts");
+    assert_eq!(search(&env, PHRASE, None, vec![]).len(), 1);
+}
