@@ -8,7 +8,7 @@
 //! has exactly the length of Pi's (prompt length minus instructions length, UTF-16 units).
 //!
 //! Details: Arbor adds `usage`, `tokensAfter` and `summarizer` to `details` after Pi's keys.
-//! The byte-exact comparison runs with `ARBOR_DETAILS_EXTRAS=0`; a second run per case (one
+//! The byte-exact comparison runs with the CLI's default (no extras for model summaries); a second run per case (one
 //! wire) keeps the extras on and compares with those keys removed.
 #[path = "../../summarizer/tests/support/loopback.rs"]
 mod loopback;
@@ -251,8 +251,9 @@ async fn simulate(case: &Case, sim_kind: &Sim, fmt: Option<Fmt>, extras: bool, d
     if let Some(ci) = opt_str(case, "customInstructions") {
         cmd.args(["--instructions", &ci]);
     }
-    if !extras {
-        cmd.env("ARBOR_DETAILS_EXTRAS", "0");
+    // Model runs write Pi's exact line by default; the extras run asks for them explicitly.
+    if extras {
+        cmd.env("ARBOR_DETAILS_EXTRAS", "1");
     }
     let server = match fmt {
         Some(f) => {

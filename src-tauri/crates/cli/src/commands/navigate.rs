@@ -100,12 +100,17 @@ impl Ctx {
 
     pub fn options(&self, instructions: Option<String>, replace: bool, hook: Option<HookCommand>) -> RunOptions {
         let env_extras = std::env::var("ARBOR_DETAILS_EXTRAS").map(|v| v != "0" && v != "off").ok();
+        // The CLI's default is Pi's exact line for model summaries (the conformance contract:
+        // the same lines as Pi's for the same answers). Offline summaries never equal Pi's text,
+        // so they keep their `offline` marker and the extras. ARBOR_DETAILS_EXTRAS=1 or
+        // Arbor's `recordDetailsExtras: true` records usage and tokensAfter for model runs too.
+        let default_extras = matches!(self.backend, Backend::Offline);
         RunOptions {
             custom_instructions: instructions,
             replace_instructions: replace,
             branch_max_tokens: self.arbor.branch_summary_max_tokens.unwrap_or(summarizer::prompts::DEFAULT_BRANCH_MAX_TOKENS),
             model_max_output: self.model_max_output,
-            record_extras: env_extras.or(self.arbor.record_details_extras).unwrap_or(true),
+            record_extras: env_extras.or(self.arbor.record_details_extras).unwrap_or(default_extras),
             hook,
         }
     }
