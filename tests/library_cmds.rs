@@ -227,6 +227,12 @@ fn live_follow_reloads_the_open_session_and_keeps_a_moved_leaf() {
     let LibraryUiEvent::SessionChanged { open: Some(o), .. } = ev else { unreachable!() };
     assert_eq!(o.leaf_id.as_deref(), Some(moved.as_str()), "the user's leaf is kept");
     assert_eq!(o.file_leaf_id.as_deref(), Some("fee1f012"));
+    // Arbor's own append (a label) reloads the session itself: a reload for that append then has
+    // nothing to do (no second redraw), unless the watcher got there first.
+    let labelled = navigate::set_label(&env.app, "fee1f011", Some("seen"), 1_740_823_300_000, Some("1abe10f1")).unwrap();
+    assert!(lib_cmd::reload_if_open(&env.app, &env.compacted, true).unwrap().is_none());
+    wait_for(&env.events, "the label's change", |e| matches!(e, LibraryUiEvent::SessionChanged { path, .. } if path.ends_with(COMPACTED_FILE)));
+    assert_eq!(sessions::describe(&env.app).unwrap().entry_count, labelled.entry_count);
     // A change to a session that is not open reloads nothing but still reaches the UI (picker).
     let other = env.compacted.parent().unwrap().parent().unwrap().join("--home-dev-other--").join("2025-04-02T10-00-00-000Z_other.jsonl");
     append_from_other_process(

@@ -317,7 +317,14 @@ pub fn reload_if_open(app: &AppState, path: &Path, keep_folds: bool) -> Result<O
     let open_path = {
         let g = app.open.lock().unwrap_or_else(|p| p.into_inner());
         match g.as_ref() {
-            Some(o) if same_file(&o.path, path) => o.path.clone(),
+            // Arbor's own appends (labels, summaries) already reloaded the session: an append
+            // that leaves the file at the length we hold needs nothing (and no redraw).
+            Some(o) if same_file(&o.path, path) => {
+                if keep_folds && std::fs::metadata(&o.path).is_ok_and(|m| m.len() == o.session.file_len()) {
+                    return Ok(None);
+                }
+                o.path.clone()
+            }
             _ => return Ok(None),
         }
     };
