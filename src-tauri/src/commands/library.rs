@@ -16,6 +16,7 @@ use crate::view::library::{
 };
 use ::library::{LibError, Library, LibraryEvent, SearchQuery, SessionFilter, Watcher};
 use serde::Deserialize;
+use session_engine::session::Extend;
 use session_engine::Session;
 use specta::Type;
 use std::path::{Path, PathBuf};
@@ -328,14 +329,38 @@ pub fn reload_if_open(app: &AppState, path: &Path, keep_folds: bool) -> Result<O
             _ => return Ok(None),
         }
     };
+    // Fast path: read only the appended bytes (time follows the append, not the file size).
+    // Where the user's leaf was is taken first: a failed extension leaves the session stale.
+    let (followed_pi, kept_leaf) = {
+        let mut g = app.open.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(o) = g.as_mut() else { return Ok(None) };
+        if o.path != open_path {
+            return Ok(None);
+        }
+        let followed_pi = o.leaf == o.session.file_leaf();
+        let kept_leaf = o.leaf.map(|l| o.session.id(l).to_string());
+        if let Ok(Extend::Added(n)) = o.session.extend_from_file(&open_path) {
+            if n == 0 {
+                return Ok(None);
+            }
+            if followed_pi {
+                o.leaf = o.session.file_leaf();
+            }
+            if !keep_folds {
+                o.folding = Default::default();
+            }
+            o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
+            return Ok(Some(describe_open(o)));
+        }
+        (followed_pi, kept_leaf)
+    };
+    // Rewritten, truncated or otherwise not a plain extension: read it again.
     let fresh = Session::open(&open_path)?;
     let mut g = app.open.lock().unwrap_or_else(|p| p.into_inner());
     let Some(o) = g.as_mut() else { return Ok(None) };
     if o.path != open_path {
         return Ok(None);
     }
-    let followed_pi = o.leaf == o.session.file_leaf();
-    let kept_leaf = o.leaf.map(|l| o.session.id(l).to_string());
     let leaf = if followed_pi { fresh.file_leaf() } else { kept_leaf.and_then(|id| fresh.index_of(&id)).or(fresh.file_leaf()) };
     o.session = fresh;
     o.leaf = leaf;

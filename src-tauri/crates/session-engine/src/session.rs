@@ -97,6 +97,15 @@ impl ReadOnly {
     }
 }
 
+/// What [`Session::extend_from_file`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Extend {
+    /// This many new entries were added (0: nothing complete yet).
+    Added(usize),
+    /// Open the file again.
+    Reload,
+}
+
 /// The `type` of an entry, with the known ones as variants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {
@@ -164,6 +173,10 @@ pub struct Session {
     migrated: bool,
     version_in_file: Option<f64>,
     non_empty_lines: usize,
+    /// Pi's number of the last line read (for diagnostics of appended lines).
+    lines_seen: usize,
+    /// Set when [`Session::extend_from_file`] gave up half way: only a fresh load is right.
+    stale: bool,
     malformed_lines: Vec<usize>,
     ends_with_newline: bool,
     children: OnceLock<Children>,
@@ -334,6 +347,8 @@ impl Session {
             migrated: false,
             version_in_file: None,
             non_empty_lines: 0,
+            lines_seen: 0,
+            stale: false,
             malformed_lines: Vec::new(),
             ends_with_newline: false,
             children: OnceLock::new(),
@@ -436,50 +451,13 @@ impl Session {
                 }
                 continue;
             }
-            if !scanned.is_object {
-                self.diag(line_no, line_start, DiagnosticKind::InvalidEntry, "valid JSON but not an object; skipped".into());
-                if nl >= t1 {
-                    break;
-                }
-                continue;
-            }
-            let type_name = match scanned.type_ {
-                Field::Str(r) => json::raw_str(text, r),
-                _ => String::new(),
-            };
-            if type_name == "session" {
-                self.diag(line_no, line_start, DiagnosticKind::ExtraHeader, "a repeated session header; ignored, as Pi does".into());
-                if nl >= t1 {
-                    break;
-                }
-                continue;
-            }
-            let id = match scanned.id {
-                Field::Str(r) => json::raw_str(text, r),
-                _ => {
-                    self.diag(line_no, line_start, DiagnosticKind::InvalidEntry, "an object without a string id; skipped".into());
-                    if nl >= t1 {
-                        break;
-                    }
-                    continue;
-                }
-            };
-            let parent_id = match scanned.parent_id {
-                Field::Str(r) => Some(json::raw_str(text, r)),
-                _ => None,
-            };
-            let timestamp = match scanned.timestamp {
-                Field::Str(r) => json::raw_str(text, r),
-                _ => String::new(),
-            };
-            if is_last && !self.ends_with_newline_at(t1, &buf) {
-                self.diag(line_no, line_start, DiagnosticKind::Unterminated, "the last line has no trailing newline; Arbor's next append starts with one".into());
-            }
-            self.push_entry(line_start as u64, nl as u64, line_no, &type_name, id, parent_id, timestamp, None);
+            let unterminated = is_last && !self.ends_with_newline_at(t1, &buf);
+            self.add_entry_line(text, &scanned, line_start, nl, line_no, unterminated);
             if nl >= t1 {
                 break;
             }
         }
+        self.lines_seen = line_no;
         self.buf = buf;
         if rejected {
             self.header = None;
@@ -494,6 +472,43 @@ impl Session {
             self.migrate(legacy_values, ids);
         }
         self.finish_index();
+    }
+
+    /// Adds one validated line of a current-version file as an entry, or reports why it is
+    /// not one (not an object, a repeated header, no string id). Shared by the loader and
+    /// [`Session::extend_from_file`].
+    fn add_entry_line(&mut self, text: &[u8], scanned: &json::ScannedLine, line_start: usize, nl: usize, line_no: usize, unterminated: bool) {
+        if !scanned.is_object {
+            self.diag(line_no, line_start, DiagnosticKind::InvalidEntry, "valid JSON but not an object; skipped".into());
+            return;
+        }
+        let type_name = match scanned.type_ {
+            Field::Str(r) => json::raw_str(text, r),
+            _ => String::new(),
+        };
+        if type_name == "session" {
+            self.diag(line_no, line_start, DiagnosticKind::ExtraHeader, "a repeated session header; ignored, as Pi does".into());
+            return;
+        }
+        let id = match scanned.id {
+            Field::Str(r) => json::raw_str(text, r),
+            _ => {
+                self.diag(line_no, line_start, DiagnosticKind::InvalidEntry, "an object without a string id; skipped".into());
+                return;
+            }
+        };
+        let parent_id = match scanned.parent_id {
+            Field::Str(r) => Some(json::raw_str(text, r)),
+            _ => None,
+        };
+        let timestamp = match scanned.timestamp {
+            Field::Str(r) => json::raw_str(text, r),
+            _ => String::new(),
+        };
+        if unterminated {
+            self.diag(line_no, line_start, DiagnosticKind::Unterminated, "the last line has no trailing newline; Arbor's next append starts with one".into());
+        }
+        self.push_entry(line_start as u64, nl as u64, line_no, &type_name, id, parent_id, timestamp, None);
     }
 
     fn ends_with_newline_at(&self, t1: usize, buf: &[u8]) -> bool {
@@ -695,43 +710,148 @@ impl Session {
             }
         }
         // Labels (last wins in file order) and the session name (last session_info).
-        let mut labels: FxHashMap<String, (String, String)> = FxHashMap::default();
-        let mut label_order: Vec<String> = Vec::new();
         for i in 0..n {
-            match self.entries[i].kind {
-                Kind::Label => {
-                    let v = self.value(i);
-                    let target = v.str_field("targetId").unwrap_or("").to_string();
-                    match v.get("label") {
-                        Some(l) if l.truthy() => {
-                            let text = match l {
-                                Value::Str(s) => s.clone(),
-                                other => json::to_string(other),
-                            };
-                            if !labels.contains_key(&target) {
-                                label_order.push(target.clone());
-                            }
-                            labels.insert(target, (text, self.entries[i].timestamp.to_string()));
-                        }
-                        _ => {
-                            labels.remove(&target);
-                            label_order.retain(|t| *t != target);
-                        }
-                    }
-                }
-                Kind::SessionInfo => {
-                    let v = self.value(i);
-                    self.name = v.str_field("name").map(|s| js_trim(s).to_string()).filter(|s| !s.is_empty());
-                }
-                _ => {}
-            }
+            self.apply_label_or_name(i);
         }
-        self.labels = label_order
-            .into_iter()
-            .filter_map(|t| labels.remove(&t).map(|(l, ts)| (t, l, ts)))
-            .collect();
     }
 
+    /// Applies a `label` or `session_info` entry in file order: labels keep the order in which
+    /// they were first set (a cleared and re-set label moves to the end).
+    fn apply_label_or_name(&mut self, i: usize) {
+        match self.entries[i].kind {
+            Kind::Label => {
+                let v = self.value(i);
+                let target = v.str_field("targetId").unwrap_or("").to_string();
+                let text = match v.get("label") {
+                    Some(Value::Str(s)) if !s.is_empty() => Some(s.clone()),
+                    Some(l) if l.truthy() => Some(json::to_string(l)),
+                    _ => None,
+                };
+                let ts = self.entries[i].timestamp.to_string();
+                match (text, self.labels.iter().position(|(t, _, _)| *t == target)) {
+                    (Some(l), Some(k)) => self.labels[k] = (target, l, ts),
+                    (Some(l), None) => self.labels.push((target, l, ts)),
+                    (None, Some(k)) => {
+                        self.labels.remove(k);
+                    }
+                    (None, None) => {}
+                }
+            }
+            Kind::SessionInfo => {
+                let v = self.value(i);
+                self.name = v.str_field("name").map(|s| js_trim(s).to_string()).filter(|s| !s.is_empty());
+            }
+            _ => {}
+        }
+    }
+
+    /// Reads what Pi appended since this session was loaded and adds it, in time proportional
+    /// to the new bytes. Only complete lines are taken; a partial last line waits for the next
+    /// call. Returns the number of new entries.
+    ///
+    /// When the file no longer extends what was loaded (truncated, rewritten or replaced), or
+    /// the new lines change earlier resolution (a repeated id, a cycle), or the session is not a
+    /// plain current-version file, it returns [`Extend::Reload`]: the caller opens the file
+    /// again; this `Session` may then hold part of the new lines and should be dropped.
+    pub fn extend_from_file(&mut self, path: &Path) -> Result<Extend, OpenError> {
+        use std::io::{Read, Seek, SeekFrom};
+        let p = path.display().to_string();
+        if self.stale || self.read_only.is_some() || !self.ends_with_newline() || self.buf.is_empty() {
+            return Ok(Extend::Reload);
+        }
+        let io = |e: std::io::Error| OpenError::Io { path: p.clone(), source: e };
+        let mut f = std::fs::File::open(path).map_err(io)?;
+        let len = f.metadata().map_err(io)?.len();
+        let old = self.buf.len() as u64;
+        if len < old {
+            return Ok(Extend::Reload);
+        }
+        // The bytes we hold must still be there: compare the last 4 KiB.
+        let probe = old.min(4096);
+        let mut tail = vec![0u8; probe as usize];
+        f.seek(SeekFrom::Start(old - probe)).map_err(io)?;
+        f.read_exact(&mut tail).map_err(io)?;
+        if tail[..] != self.buf[(old - probe) as usize..] {
+            return Ok(Extend::Reload);
+        }
+        let mut new = Vec::with_capacity((len - old) as usize);
+        f.read_to_end(&mut new).map_err(io)?;
+        let Some(last_nl) = memchr::memrchr(b'\n', &new) else { return Ok(Extend::Added(0)) };
+        new.truncate(last_nl + 1);
+        let all_utf8 = simdutf8::basic::from_utf8(&new).is_ok();
+        let first_new = self.entries.len();
+        let mut pos = self.buf.len();
+        self.buf.extend_from_slice(&new);
+        let end = self.buf.len();
+        while pos < end {
+            let nl = memchr::memchr(b'\n', &self.buf[pos..end]).map(|o| pos + o).unwrap_or(end);
+            let line_start = pos;
+            pos = nl + 1;
+            let line = self.buf[line_start..nl].to_vec();
+            self.lines_seen += 1;
+            let line_no = self.lines_seen;
+            if js_is_blank(&line) {
+                continue;
+            }
+            self.non_empty_lines += 1;
+            let text: Vec<u8> = if all_utf8 || std::str::from_utf8(&line).is_ok() {
+                line
+            } else {
+                self.diag(line_no, line_start, DiagnosticKind::InvalidUtf8, "invalid UTF-8 in this line; decoded with U+FFFD replacement characters, as Pi does".into());
+                String::from_utf8_lossy(&line).into_owned().into_bytes()
+            };
+            match json::scan_line_fast(&text) {
+                Ok(scanned) => self.add_entry_line(&text, &scanned, line_start, nl, line_no, false),
+                Err(e) => {
+                    self.malformed_lines.push(line_no);
+                    self.diag(line_no, line_start, DiagnosticKind::Malformed, format!("not valid JSON ({e}); skipped, as Pi does"));
+                }
+            }
+        }
+        // Index the new entries; anything that would change how earlier entries resolve means
+        // a full load.
+        let n = self.entries.len();
+        for i in first_new..n {
+            if self.by_id.insert(self.entries[i].id.clone(), i as u32).is_some() {
+                self.stale = true;
+                return Ok(Extend::Reload);
+            }
+        }
+        for i in first_new..n {
+            let par = match self.entries[i].parent_id.as_deref() {
+                Some(p) if !p.is_empty() => self.by_id.get(p).copied().unwrap_or(NONE),
+                _ => NONE,
+            };
+            self.parent.push(par);
+            if par == NONE && self.entries[i].parent_id.as_deref().is_some_and(|p| !p.is_empty()) {
+                let e = &self.entries[i];
+                let msg = format!("entry {} has parent {} which is not in the file; shown as an extra root", e.id, e.parent_id.as_deref().unwrap_or(""));
+                let (l, o) = (e.line as usize, e.start as usize);
+                self.diag(l, o, DiagnosticKind::Orphan, msg);
+            }
+        }
+        for i in first_new..n {
+            // New entries can only loop among themselves (old ones already resolve to a root).
+            let mut cur = i;
+            let mut steps = 0;
+            while cur >= first_new {
+                match self.parent_of(cur) {
+                    Some(p) => cur = p,
+                    None => break,
+                }
+                steps += 1;
+                if steps > n - first_new {
+                    self.stale = true;
+                    return Ok(Extend::Reload);
+                }
+            }
+        }
+        for i in first_new..n {
+            self.apply_label_or_name(i);
+        }
+        self.children = OnceLock::new();
+        Ok(Extend::Added(n - first_new))
+    }
     // --------------------------------------------------------------------------------------
     // Accessors
     // --------------------------------------------------------------------------------------

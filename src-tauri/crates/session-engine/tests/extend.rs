@@ -1,0 +1,99 @@
+//! Live follow: a session extended with what was appended equals the same file loaded fresh,
+//! on every fixture and at several cut points; rewrites and truncations ask for a reload.
+
+use session_engine::session::Extend;
+use session_engine::{context, report, Session};
+use std::path::Path;
+
+fn summary(s: &Session) -> String {
+    let leaf = s.file_leaf();
+    let ctx = context::build_context(s, leaf);
+    let (ctx_v, _) = report::context_section(s, &s.path(leaf));
+    format!(
+        "n={} leaf={:?} path={:?} labels={:?} name={:?} roots={:?} malformed={:?} kinds={:?} ctx={} msgs={} children0={:?}",
+        s.len(),
+        leaf.map(|l| s.id(l).to_string()),
+        s.path_ids(leaf),
+        s.labels(),
+        s.name(),
+        s.roots(),
+        s.malformed_lines(),
+        s.diagnostics().iter().map(|d| (d.line, d.kind.clone())).collect::<Vec<_>>(),
+        session_engine::json::to_string(&ctx_v),
+        ctx.messages.len(),
+        if s.is_empty() { vec![] } else { s.children(0).to_vec() },
+    )
+}
+
+#[test]
+fn extending_equals_a_fresh_load_on_every_fixture() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let dir = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for sub in ["conformance", "random"] {
+        for e in std::fs::read_dir(root.join(sub)).unwrap() {
+            let p = e.unwrap().path();
+            if !p.to_string_lossy().ends_with(".jsonl") {
+                continue;
+            }
+            let bytes = std::fs::read(&p).unwrap();
+            let full = Session::from_bytes(bytes.clone());
+            if full.read_only().is_some() || !bytes.ends_with(b"\n") || bytes.contains(&b'\r') {
+                continue;
+            }
+            let nls: Vec<usize> = bytes.iter().enumerate().filter(|(_, &b)| b == b'\n').map(|(i, _)| i + 1).collect();
+            for frac in [0.3, 0.7, 0.97] {
+                let cut = nls[((nls.len() as f64 * frac) as usize).max(1).min(nls.len() - 1)];
+                let f = dir.path().join("s.jsonl");
+                std::fs::write(&f, &bytes[..cut]).unwrap();
+                let mut s = Session::open(&f).unwrap();
+                // Appended in two writes, the first ending mid-line (Pi caught mid-write).
+                let mid = cut + (bytes.len() - cut) / 2;
+                std::fs::write(&f, &bytes[..mid]).unwrap();
+                let first = s.extend_from_file(&f).unwrap();
+                std::fs::write(&f, &bytes).unwrap();
+                // After a Reload the session is stale: every later call says Reload too.
+                let second = s.extend_from_file(&f).unwrap();
+                let fresh = Session::open(&f).unwrap();
+                let expect_reload = fresh.diagnostics().iter().any(|d| d.kind == session_engine::DiagnosticKind::DuplicateId);
+                if first == Extend::Reload || second == Extend::Reload {
+                    assert!(expect_reload, "{}: unexpected reload", p.display());
+                    continue;
+                }
+                assert_eq!(summary(&s), summary(&fresh), "{} cut at {cut}", p.display());
+                for i in 0..s.len() {
+                    assert_eq!(s.raw(i), fresh.raw(i));
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} cut points checked");
+}
+
+#[test]
+fn a_rewritten_or_truncated_file_asks_for_a_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.jsonl");
+    let h = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+    let a = r#"{"type":"custom","customType":"x","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z"}"#;
+    let b = r#"{"type":"custom","customType":"x","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02.000Z"}"#;
+    std::fs::write(&f, format!("{h}\n{a}\n")).unwrap();
+    let mut s = Session::open(&f).unwrap();
+    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(0));
+    std::fs::write(&f, format!("{h}\n{a}\n{b}\n")).unwrap();
+    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(1));
+    assert_eq!(s.path_ids(s.file_leaf()), vec!["a", "b"]);
+    // Truncated.
+    std::fs::write(&f, format!("{h}\n")).unwrap();
+    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Reload);
+    // Rewritten with the same length and more.
+    let mut s = Session::open(&f).unwrap();
+    std::fs::write(&f, format!("{}\n{a}\n", h.replace("\"s\"", "\"t\""))).unwrap();
+    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Reload);
+    // A repeated id changes earlier resolution.
+    std::fs::write(&f, format!("{h}\n{a}\n")).unwrap();
+    let mut s = Session::open(&f).unwrap();
+    std::fs::write(&f, format!("{h}\n{a}\n{a}\n")).unwrap();
+    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Reload);
+}
