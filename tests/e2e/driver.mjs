@@ -166,3 +166,50 @@ export function tempEnv(tag) {
   return { dir: t, env };
 }
 
+
+/** Marks of all rows, by scrolling the graph through (only visible rows exist in the DOM). */
+export async function collectRows(s) {
+  return s.exec(`
+    const g = document.getElementById("graph");
+    return new Promise((resolve) => {
+      const seen = new Map();
+      let top = 0;
+      const step = () => {
+        g.scrollTop = top;
+        requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => {
+          for (const r of document.querySelectorAll(".g-row")) {
+            seen.set(r.dataset.row, { row: +r.dataset.row, id: r.dataset.entryId, kind: r.dataset.kind, cls: r.className });
+          }
+          if (top >= g.scrollHeight - g.clientHeight) { resolve([...seen.values()]); return; }
+          top += Math.max(100, g.clientHeight - 50);
+          step();
+        }, 60)));
+      };
+      step();
+    });`);
+}
+
+/**
+ * Runs the scenarios (or only the one named on the command line) on one Xvfb display, then
+ * prints `<label>: N passed, N failed` and exits with the result. `args` are passed to each
+ * scenario after the display; `cleanup` runs before exiting.
+ */
+export async function runScenarios(label, scenarios, { args = [], cleanup = () => {} } = {}) {
+  if (!fs.existsSync(BIN)) throw new Error(`app binary not found at ${BIN}; build it first (cargo build -p arbor)`);
+  if (!fs.existsSync(DRIVER)) throw new Error(`tauri-driver not found at ${DRIVER}; run scripts/setup.sh`);
+  const display = await startXvfb();
+  const only = process.argv[2];
+  for (const [name, fn] of scenarios) {
+    if (only && only !== name) continue;
+    try {
+      await fn(display, ...args);
+    } catch (e) {
+      counts.failed++;
+      console.log(`FAIL ${name} scenario: ${e.stack || e}`);
+    }
+  }
+  cleanup();
+  killAll();
+  console.log(`${label}: ${counts.passed} passed, ${counts.failed} failed`);
+  process.exit(counts.failed ? 1 : 0);
+}

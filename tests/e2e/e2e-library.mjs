@@ -14,7 +14,7 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { BIN, DRIVER, ROOT, Session, check, counts, killAll, startDriver, startXvfb, tempEnv } from "./driver.mjs";
+import { ROOT, Session, check, runScenarios, startDriver, tempEnv } from "./driver.mjs";
 
 const CONF = path.join(ROOT, "src-tauri", "crates", "session-engine", "tests", "fixtures", "conformance");
 const COMPACTED_FILE = "2025-03-01T09-00-00-000Z_019550ef-1280-711a-b453-8fd0b31fd7b0.jsonl";
@@ -275,23 +275,4 @@ async function corruptScenario(display) {
   }
 }
 
-async function main() {
-  if (!fs.existsSync(BIN)) throw new Error(`app binary not found at ${BIN}; build it first (cargo build -p arbor)`);
-  if (!fs.existsSync(DRIVER)) throw new Error(`tauri-driver not found at ${DRIVER}; run scripts/setup.sh`);
-  const display = await startXvfb();
-  const only = process.argv[2];
-  for (const [name, fn] of [["library", libraryScenario], ["corrupt", corruptScenario]]) {
-    if (only && only !== name) continue;
-    try {
-      await fn(display);
-    } catch (e) {
-      counts.failed++;
-      console.log(`FAIL ${name} scenario: ${e.stack || e}`);
-    }
-  }
-  killAll();
-  console.log(`e2e-library: ${counts.passed} passed, ${counts.failed} failed`);
-  process.exit(counts.failed ? 1 : 0);
-}
-
-main();
+runScenarios("e2e-library", [["library", libraryScenario], ["corrupt", corruptScenario]]);

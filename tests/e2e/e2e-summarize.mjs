@@ -13,7 +13,7 @@
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import { BIN, DRIVER, Session, check, counts, killAll, sleep, startDriver, startXvfb, tempEnv } from "./driver.mjs";
+import { Session, check, collectRows, runScenarios, sleep, startDriver, tempEnv } from "./driver.mjs";
 
 const KEY = "sk-e2e-fake-key-0123456789";
 
@@ -54,28 +54,6 @@ function startFake() {
     });
   });
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, reqs, port: server.address().port })));
-}
-
-/** Rows of the whole graph, by scrolling it through (only visible rows exist in the DOM). */
-async function collectRows(s) {
-  return s.exec(`
-    const g = document.getElementById("graph");
-    return new Promise((resolve) => {
-      const seen = new Map();
-      let top = 0;
-      const step = () => {
-        g.scrollTop = top;
-        requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => {
-          for (const r of document.querySelectorAll(".g-row")) {
-            seen.set(r.dataset.row, { row: +r.dataset.row, id: r.dataset.entryId, kind: r.dataset.kind, cls: r.className });
-          }
-          if (top >= g.scrollHeight - g.clientHeight) { resolve([...seen.values()]); return; }
-          top += Math.max(100, g.clientHeight - 50);
-          step();
-        }, 60)));
-      };
-      step();
-    });`);
 }
 
 const lines = (f) => fs.readFileSync(f, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
@@ -404,26 +382,11 @@ async function scenario(display, fake) {
   }
 }
 
-async function main() {
-  if (!fs.existsSync(BIN)) throw new Error(`app binary not found at ${BIN}; build it first (cargo build -p arbor)`);
-  if (!fs.existsSync(DRIVER)) throw new Error(`tauri-driver not found at ${DRIVER}; run scripts/setup.sh`);
-  const fake = await startFake();
-  const display = await startXvfb();
-  const only = process.argv[2];
-  for (const [name, fn] of [["model", scenario], ["offline", offlineAndFailures]]) {
-    if (only && only !== name) continue;
-    try {
-      await fn(display, fake);
-    } catch (e) {
-      counts.failed++;
-      console.log(`FAIL ${name} scenario: ${e.stack || e}`);
-    }
-  }
-  fake.server.closeAllConnections?.();
-  fake.server.close();
-  killAll();
-  console.log(`e2e-summarize: ${counts.passed} passed, ${counts.failed} failed`);
-  process.exit(counts.failed ? 1 : 0);
-}
-
-main();
+const fake = await startFake();
+runScenarios("e2e-summarize", [["model", scenario], ["offline", offlineAndFailures]], {
+  args: [fake],
+  cleanup: () => {
+    fake.server.closeAllConnections?.();
+    fake.server.close();
+  },
+});

@@ -7,29 +7,7 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { BIN, DRIVER, Session, check, counts, killAll, sleep, startDriver, startXvfb, tempEnv } from "./driver.mjs";
-
-/** Marks of all rows, by scrolling the graph through (only visible rows exist in the DOM). */
-async function collectRows(s) {
-  return s.exec(`
-    const g = document.getElementById("graph");
-    return new Promise((resolve) => {
-      const seen = new Map();
-      let top = 0;
-      const step = () => {
-        g.scrollTop = top;
-        requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => {
-          for (const r of document.querySelectorAll(".g-row")) {
-            seen.set(r.dataset.row, { row: +r.dataset.row, id: r.dataset.entryId, kind: r.dataset.kind, cls: r.className });
-          }
-          if (top >= g.scrollHeight - g.clientHeight) { resolve([...seen.values()]); return; }
-          top += Math.max(100, g.clientHeight - 50);
-          step();
-        }, 60)));
-      };
-      step();
-    });`);
-}
+import { Session, check, collectRows, runScenarios, sleep, startDriver, tempEnv } from "./driver.mjs";
 
 async function scrollRowIntoView(s, row) {
   await s.exec(`const g = document.getElementById("graph"); g.scrollTop = Math.max(0, arguments[0] * 24 - 200);`, row);
@@ -317,23 +295,4 @@ async function xssScenario(display) {
   }
 }
 
-async function main() {
-  if (!fs.existsSync(BIN)) throw new Error(`app binary not found at ${BIN}; build it first (cargo build -p arbor)`);
-  if (!fs.existsSync(DRIVER)) throw new Error(`tauri-driver not found at ${DRIVER}; run scripts/setup.sh`);
-  const display = await startXvfb();
-  const only = process.argv[2];
-  for (const [name, fn] of [["demo", demoScenario], ["xss", xssScenario]]) {
-    if (only && only !== name) continue;
-    try {
-      await fn(display);
-    } catch (e) {
-      counts.failed++;
-      console.log(`FAIL ${name} scenario: ${e.stack || e}`);
-    }
-  }
-  killAll();
-  console.log(`e2e: ${counts.passed} passed, ${counts.failed} failed`);
-  process.exit(counts.failed ? 1 : 0);
-}
-
-main();
+runScenarios("e2e", [["demo", demoScenario], ["xss", xssScenario]]);
