@@ -104,6 +104,14 @@ def main():
                 row["arborRssOverFile"] = row["arborRss"] / row["fileMB"]
             summary[f"{size}/{op}"] = row
             lines.append(f"| {size} | {op} | {row['piMs']:.1f} | {row['arborMs']:.2f} | {row['ratio']:.0f}× | {row['piRss']:.0f} | {row['arborRss']:.0f} |")
+        for op in ["navRecent", "navOldest"]:
+            pi = res[(size, op, "pi")]
+            ar = res[(size, op, "arbor")]
+            if all("collectMs" in r["out"] for r in pi + ar):
+                ratio = med([p["out"]["collectMs"] / max(q["out"]["collectMs"], 1e-3) for p, q in zip(pi, ar)])
+                summary[f"{size}/{op}/collect"] = {"piMs": med([p["out"]["collectMs"] for p in pi]), "arborMs": med([q["out"]["collectMs"] for q in ar]), "ratio": ratio}
+                c = summary[f"{size}/{op}/collect"]
+                lines.append(f"| {size} | {op}: collection only | {c['piMs']:.1f} | {c['arborMs']:.2f} | {ratio:.0f}× | | |")
         pa = res[(size, "append", "pi")]
         aa = res[(size, "append", "arbor")]
         summary[f"{size}/append"] = {

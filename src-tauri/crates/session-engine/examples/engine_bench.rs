@@ -64,11 +64,12 @@ fn main() {
             let target = s.index_of(&args[3]).expect("target id");
             let t = Instant::now();
             let col = branch::collect_branch_entries(&s, s.file_leaf(), target);
+            let collect_ms = ms(t);
             let prep = branch::prepare_branch_entries(&s, &col.entries, 128000.0 - 16384.0);
             let text = prep.serialized();
             let ctx = context::build_context(&s, Some(target));
             format!(
-                "{{\"op\":\"navigate\",\"ms\":{},\"entriesToSummarize\":{},\"summaryMessages\":{},\"serializedChars\":{},\"newContextMessages\":{}}}",
+                "{{\"op\":\"navigate\",\"ms\":{},\"collectMs\":{collect_ms},\"entriesToSummarize\":{},\"summaryMessages\":{},\"serializedChars\":{},\"newContextMessages\":{}}}",
                 ms(t),
                 col.entries.len(),
                 prep.messages.len(),
