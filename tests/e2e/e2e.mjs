@@ -76,6 +76,38 @@ async function demoScenario(display) {
     });
     check("zoom in makes rows taller", h1 > h0, `${h0} -> ${h1}`);
     await s.click("#btn-zoom-out");
+
+    // Pan: Shift + drag moves the view (W3C actions: key down, pointer drag, key up).
+    await s.exec(`document.getElementById("graph").scrollTop = 600`);
+    await sleep(200);
+    const top0 = await s.exec(`return document.getElementById("graph").scrollTop`);
+    const box = await s.exec(`const r = document.getElementById("graph").getBoundingClientRect(); return { x: Math.round(r.left + r.width / 2), y: Math.round(r.top + r.height / 3) }`);
+    const origin = "viewport";
+    await s.cmd("POST", "/actions", {
+      actions: [
+        { type: "key", id: "kbd", actions: [{ type: "keyDown", value: "\uE008" }, { type: "pause", duration: 0 }, { type: "pause", duration: 0 }, { type: "pause", duration: 0 }, { type: "pause", duration: 0 }, { type: "keyUp", value: "\uE008" }] },
+        {
+          type: "pointer",
+          id: "mouse",
+          parameters: { pointerType: "mouse" },
+          actions: [
+            { type: "pause", duration: 0 },
+            { type: "pointerMove", origin, x: box.x, y: box.y, duration: 0 },
+            { type: "pointerDown", button: 0 },
+            { type: "pointerMove", origin, x: box.x, y: box.y + 150, duration: 100 },
+            { type: "pointerUp", button: 0 },
+            { type: "pause", duration: 0 },
+          ],
+        },
+      ],
+    });
+    await s.cmd("DELETE", "/actions").catch(() => {});
+    const top1 = await s.waitFor("panned view", async () => {
+      const t = await s.exec(`return document.getElementById("graph").scrollTop`);
+      return t !== top0 ? t : null;
+    }, 5000).catch(() => top0);
+    check("shift + drag pans the graph", top1 < top0 && top0 - top1 >= 100, `${top0} -> ${top1}`);
+
     const fold = rows.find((r) => r.kind === "fold");
     check("long linear runs are folded", !!fold);
     const totalBefore = Number(/(\d+) rows/.exec(await s.text("#status-info"))?.[1]);
