@@ -230,6 +230,31 @@ pub enum OpenError {
     Io { path: String, source: std::io::Error },
 }
 
+/// Files at least this big are validated on two threads.
+pub const PARALLEL_MIN_BYTES: usize = 8 << 20;
+
+/// Validates the non-blank lines of `buf[from..to]` in order, as the loader's walk would.
+fn scan_lines(buf: &[u8], from: usize, to: usize, all_utf8: bool) -> Vec<Result<json::ScannedLine, json::JsonError>> {
+    let mut out = Vec::with_capacity((to - from) / 2048 + 16);
+    let mut pos = from;
+    while pos <= to {
+        let nl = memchr::memchr(b'\n', &buf[pos..to]).map(|o| pos + o).unwrap_or(to);
+        let line = &buf[pos..nl];
+        pos = nl + 1;
+        if !js_is_blank(line) {
+            if all_utf8 || std::str::from_utf8(line).is_ok() {
+                out.push(json::scan_line_fast(line));
+            } else {
+                out.push(json::scan_line_fast(String::from_utf8_lossy(line).as_bytes()));
+            }
+        }
+        if nl >= to {
+            break;
+        }
+    }
+    out
+}
+
 /// Per-line trimming rules of JavaScript's `String.prototype.trim`.
 pub fn is_js_space(c: char) -> bool {
     matches!(
@@ -332,6 +357,12 @@ impl Session {
 
     /// Loads from bytes, drawing any ids a v1 migration needs from `ids`.
     pub fn from_bytes_with_ids(buf: Vec<u8>, ids: &mut dyn IdSource) -> Session {
+        Session::from_bytes_with(buf, ids, PARALLEL_MIN_BYTES)
+    }
+
+    /// Like [`Session::from_bytes_with_ids`]; files of `parallel_min` bytes or more have their
+    /// second half validated on another thread (the result is the same; tests force it with 0).
+    pub fn from_bytes_with(buf: Vec<u8>, ids: &mut dyn IdSource, parallel_min: usize) -> Session {
         let mut s = Session {
             buf,
             header: None,
@@ -353,11 +384,11 @@ impl Session {
             ends_with_newline: false,
             children: OnceLock::new(),
         };
-        s.load(ids);
+        s.load(ids, parallel_min);
         s
     }
 
-    fn load(&mut self, ids: &mut dyn IdSource) {
+    fn load(&mut self, ids: &mut dyn IdSource, parallel_min: usize) {
         let buf = std::mem::take(&mut self.buf);
         self.ends_with_newline = buf.last() == Some(&b'\n');
         let all_utf8 = simdutf8::basic::from_utf8(&buf).is_ok();
@@ -371,6 +402,18 @@ impl Session {
         let mut legacy_values: Vec<(usize, u64, u64, Value)> = Vec::new();
         let mut legacy = false;
         self.entries.reserve(buf.len() / 2048 + 16);
+        // Big files: the second half's lines are validated on a second thread while this one
+        // walks the first half; the walk then takes those results in order.
+        let split = if t1 > t0 && t1 - t0 >= parallel_min {
+            let mid = t0 + (t1 - t0) / 2;
+            memchr::memchr(b'\n', &buf[mid..t1]).map(|o| mid + o)
+        } else {
+            None
+        };
+        let bufr: &[u8] = &buf;
+        std::thread::scope(|scope| {
+        let mut worker = split.map(|sp| scope.spawn(move || scan_lines(bufr, sp + 1, t1, all_utf8)));
+        let mut pre: Option<std::vec::IntoIter<Result<json::ScannedLine, json::JsonError>>> = None;
         while pos <= t1 && t0 < t1 {
             let nl = memchr::memchr(b'\n', &buf[pos..t1]).map(|o| pos + o).unwrap_or(t1);
             line_no += 1;
@@ -393,7 +436,18 @@ impl Session {
                 lossy = String::from_utf8_lossy(line).into_owned().into_bytes();
                 &lossy
             };
-            let scanned = match json::scan_line_fast(text) {
+            let result = match split {
+                Some(sp) if line_start > sp => {
+                    if pre.is_none() {
+                        // A panicked worker leaves nothing: every line is then scanned here.
+                        let done = worker.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default();
+                        pre = Some(done.into_iter());
+                    }
+                    pre.as_mut().and_then(Iterator::next).unwrap_or_else(|| json::scan_line_fast(text))
+                }
+                _ => json::scan_line_fast(text),
+            };
+            let scanned = match result {
                 Ok(sc) => sc,
                 Err(e) => {
                     self.malformed_lines.push(line_no);
@@ -457,6 +511,7 @@ impl Session {
                 break;
             }
         }
+        });
         self.lines_seen = line_no;
         self.buf = buf;
         if rejected {

@@ -97,3 +97,38 @@ fn a_rewritten_or_truncated_file_asks_for_a_reload() {
     std::fs::write(&f, format!("{h}\n{a}\n{a}\n")).unwrap();
     assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Reload);
 }
+
+#[test]
+fn the_two_thread_load_equals_the_one_thread_load_on_every_fixture() {
+    use session_engine::session::CounterIds;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut n = 0;
+    for sub in ["conformance", "random"] {
+        for e in std::fs::read_dir(root.join(sub)).unwrap() {
+            let p = e.unwrap().path();
+            if !p.to_string_lossy().ends_with(".jsonl") {
+                continue;
+            }
+            let bytes = std::fs::read(&p).unwrap();
+            let one = Session::from_bytes_with(bytes.clone(), &mut CounterIds { prefix: 'm', next: 0 }, usize::MAX);
+            let two = Session::from_bytes_with(bytes.clone(), &mut CounterIds { prefix: 'm', next: 0 }, 0);
+            assert_eq!(summary(&one), summary(&two), "{}", p.display());
+            assert_eq!(one.diagnostics(), two.diagnostics(), "{}", p.display());
+            assert_eq!(one.non_empty_lines(), two.non_empty_lines());
+            n += 1;
+        }
+    }
+    // Damaged files too: the bad lines fall in either half.
+    let good = std::fs::read(root.join("conformance/basic-tool-chain.jsonl")).unwrap();
+    let mut bad = good.clone();
+    let len = bad.len();
+    bad.truncate(len - 40); // torn tail
+    bad.splice(len / 2..len / 2, b"\n{not json}\n\n   \n[1,2]\n".iter().copied());
+    bad.extend_from_slice(&[0xff, b'\n']);
+    let one = Session::from_bytes_with(bad.clone(), &mut CounterIds { prefix: 'm', next: 0 }, usize::MAX);
+    let two = Session::from_bytes_with(bad, &mut CounterIds { prefix: 'm', next: 0 }, 0);
+    assert_eq!(summary(&one), summary(&two));
+    assert_eq!(one.diagnostics(), two.diagnostics());
+    assert!(one.diagnostics().len() >= 3);
+    assert!(n >= 70, "{n} fixtures");
+}
