@@ -817,31 +817,18 @@ pub fn scan_line(s: &[u8]) -> Result<ScannedLine, JsonError> {
                 }
                 i = end;
             }
-            b't' => {
-                if !s[i..].starts_with(b"true") {
+            b't' | b'f' | b'n' => {
+                let (word, field): (&[u8], Field) = match s[i] {
+                    b't' => (b"true", Field::Other),
+                    b'f' => (b"false", Field::Other),
+                    _ => (b"null", Field::Null),
+                };
+                if !s[i..].starts_with(word) {
                     return Err(err(i, "unexpected literal"));
                 }
-                i += 4;
+                i += word.len();
                 if depth_top {
-                    record(&mut out, pending_key, Field::Other);
-                }
-            }
-            b'f' => {
-                if !s[i..].starts_with(b"false") {
-                    return Err(err(i, "unexpected literal"));
-                }
-                i += 5;
-                if depth_top {
-                    record(&mut out, pending_key, Field::Other);
-                }
-            }
-            b'n' => {
-                if !s[i..].starts_with(b"null") {
-                    return Err(err(i, "unexpected literal"));
-                }
-                i += 4;
-                if depth_top {
-                    record(&mut out, pending_key, Field::Null);
+                    record(&mut out, pending_key, field);
                 }
             }
             b'-' | b'0'..=b'9' => {
