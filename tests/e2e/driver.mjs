@@ -213,3 +213,12 @@ export async function runScenarios(label, scenarios, { args = [], cleanup = () =
   console.log(`${label}: ${counts.passed} passed, ${counts.failed} failed`);
   process.exit(counts.failed ? 1 : 0);
 }
+
+/** Ends a scenario: closes the WebDriver session, kills the driver's process group, removes the temp dir. */
+export async function finish(s, driver, dir) {
+  await s.end();
+  try {
+    process.kill(-driver.pgid, "SIGKILL");
+  } catch {}
+  fs.rmSync(dir, { recursive: true, force: true });
+}

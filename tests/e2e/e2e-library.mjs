@@ -14,7 +14,7 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { ROOT, Session, check, runScenarios, startDriver, tempEnv } from "./driver.mjs";
+import { ROOT, Session, check, runScenarios, startDriver, tempEnv, finish } from "./driver.mjs";
 
 const CONF = path.join(ROOT, "src-tauri", "crates", "session-engine", "tests", "fixtures", "conformance");
 const COMPACTED_FILE = "2025-03-01T09-00-00-000Z_019550ef-1280-711a-b453-8fd0b31fd7b0.jsonl";
@@ -236,11 +236,7 @@ async function libraryScenario(display) {
     check("the picker shows the new message count", msgs0 === Number(expected), `${card} vs ${expected}`);
     await shot(s, "library-06-search-in-session");
   } finally {
-    await s.end();
-    try {
-      process.kill(-driver.pgid, "SIGKILL");
-    } catch {}
-    fs.rmSync(dir, { recursive: true, force: true });
+    await finish(s, driver, dir);
   }
 }
 
@@ -267,11 +263,7 @@ async function corruptScenario(display) {
     check("the index is rebuilt from the session files", n === 5, String(n));
     await shot(s, "library-07-corrupt-index-notice");
   } finally {
-    await s.end();
-    try {
-      process.kill(-driver.pgid, "SIGKILL");
-    } catch {}
-    fs.rmSync(dir, { recursive: true, force: true });
+    await finish(s, driver, dir);
   }
 }
 

@@ -13,7 +13,7 @@
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import { Session, check, collectRows, runScenarios, sleep, startDriver, tempEnv } from "./driver.mjs";
+import { Session, check, collectRows, runScenarios, sleep, startDriver, tempEnv, finish } from "./driver.mjs";
 
 const KEY = "sk-e2e-fake-key-0123456789";
 
@@ -164,11 +164,7 @@ async function offlineAndFailures(display, fake) {
     }, 20_000);
     check("compact now appends a compaction", c2.type === "compaction" && c2.summary.includes("[fake summary"), JSON.stringify(c2).slice(0, 160));
   } finally {
-    await s.end();
-    try {
-      process.kill(-driver.pgid, "SIGKILL");
-    } catch {}
-    fs.rmSync(dir, { recursive: true, force: true });
+    await finish(s, driver, dir);
   }
 }
 
@@ -374,11 +370,7 @@ async function scenario(display, fake) {
       check("the key can be deleted", gone === true);
     }
   } finally {
-    await s.end();
-    try {
-      process.kill(-driver.pgid, "SIGKILL");
-    } catch {}
-    fs.rmSync(dir, { recursive: true, force: true });
+    await finish(s, driver, dir);
   }
 }
 

@@ -7,7 +7,7 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { Session, check, collectRows, runScenarios, sleep, startDriver, tempEnv } from "./driver.mjs";
+import { Session, check, collectRows, runScenarios, sleep, startDriver, tempEnv, finish } from "./driver.mjs";
 
 async function scrollRowIntoView(s, row) {
   await s.exec(`const g = document.getElementById("graph"); g.scrollTop = Math.max(0, arguments[0] * 24 - 200);`, row);
@@ -230,11 +230,7 @@ async function demoScenario(display) {
     });
     check("clear label appends a label entry without a label", cleared.type === "label" && !("label" in cleared), JSON.stringify(cleared));
   } finally {
-    await s.end();
-    try {
-      process.kill(-driver.pgid, "SIGKILL");
-    } catch {}
-    fs.rmSync(dir, { recursive: true, force: true });
+    await finish(s, driver, dir);
   }
 }
 
@@ -319,11 +315,7 @@ async function xssScenario(display) {
     await s.waitFor("canary file", () => fs.existsSync(canaryFile), 5000).catch(() => false);
     check("F47 control: invoking the canary is detected", fs.existsSync(canaryFile));
   } finally {
-    await s.end();
-    try {
-      process.kill(-driver.pgid, "SIGKILL");
-    } catch {}
-    fs.rmSync(dir, { recursive: true, force: true });
+    await finish(s, driver, dir);
   }
 }
 
