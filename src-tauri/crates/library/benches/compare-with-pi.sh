@@ -25,17 +25,20 @@ peak() { grep -E 'Maximum resident' | awk '{printf "%.0f MB", $6/1024}'; }
 echo "== 500 sessions: Pi SessionManager.list vs Arbor from scratch, phase 1 only (the session"
 echo "   catalog: what Pi's list gives) and phases 1+2 (entries, statuses, full text); then an"
 echo "   up-to-date pass. Pi's 'ms' excludes node start-up and module import; Arbor's figure is"
-echo "   open + sync (index file created from nothing)."
+echo "   open + sync (index file created from nothing). fts-floor: the same text into a bare FTS5"
+echo "   table and nothing else, the least any index with SQLite full text can cost."
 for round in 1 2 3; do
   pi=$(PI_DIR="$PI_DIR" /usr/bin/time -v node "$SHARED_BENCH/pi-bench-op.mjs" list many500 2>pi.err); pirss=$(peak < pi.err)
   cat=$(/usr/bin/time -v "$B" index many500 "$BENCH_DIR/many.sqlite3" catalog 2>cat.err | tr "\n" " "); catrss=$(peak < cat.err)
   ours=$(/usr/bin/time -v "$B" index many500 "$BENCH_DIR/many.sqlite3" 2>ours.err | tr '\n' ' '); oursrss=$(peak < ours.err)
   again=$(/usr/bin/time -v "$B" resync many500 "$BENCH_DIR/many.sqlite3" 2>again.err | tail -1); againrss=$(peak < again.err)
+  floor=$("$B" fts-floor "$BENCH_DIR/many.sqlite3" "$BENCH_DIR/floor.sqlite3")
   echo "round $round"
   echo "  pi:           $pi  peak $pirss"
   echo "  arbor 1:      $cat  peak $catrss"
   echo "  arbor 1+2:    $ours  peak $oursrss"
   echo "  arbor resync: $again  peak $againrss"
+  echo "  $floor"
 done
 
 echo "== phase 1 agrees with Pi's list (id, cwd, name, created, modified, message count, first message)"

@@ -8,6 +8,7 @@
 //! cargo run --release -p library --example bench -- append-many FILE DB N     # +N chained entries at the leaf and re-index
 //! cargo run --release -p library --example bench -- links DIR OUT N     # N hard-linked copies of DIR's files under OUT/c<i>/
 //! cargo run --release -p library --example bench -- query DB RUNS Q...  # median / max time per query
+//! cargo run --release -p library --example bench -- fts-floor DB OUT     # DB's full-text bodies into a bare FTS5 table (phase 2's floor)
 //! ```
 use library::{Library, SearchQuery, SessionFilter};
 use std::io::Write;
@@ -165,6 +166,35 @@ fn main() {
                 }
             }
             println!("bodies: {n} entries, {:.1} MB of text, {:.0} ms", body as f64 / 1e6, ms(t));
+        }
+        "fts-floor" => {
+            // The floor of phase 2 with FTS5: insert exactly the bodies an index holds into a
+            // fresh FTS5 table (same tokenizer and hash size, WAL, one transaction), with nothing
+            // else: no JSON, no entry rows, no statuses. Bodies are read into memory first.
+            let src = rusqlite::Connection::open(&a[1]).unwrap();
+            let bodies: Vec<(i64, String)> =
+                src.prepare("SELECT rowid, body FROM fts").unwrap().query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
+            let mb = bodies.iter().map(|b| b.1.len()).sum::<usize>() as f64 / 1e6;
+            let out = PathBuf::from(&a[2]);
+            wipe(&out);
+            let t = Instant::now();
+            let c = rusqlite::Connection::open(&out).unwrap();
+            c.execute_batch(
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
+                 CREATE VIRTUAL TABLE fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
+                 INSERT INTO fts(fts, rank) VALUES('hashsize', 16777216); BEGIN IMMEDIATE;",
+            )
+            .unwrap();
+            {
+                let mut ins = c.prepare("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").unwrap();
+                for (r, b) in &bodies {
+                    ins.execute(rusqlite::params![r, b]).unwrap();
+                }
+            }
+            c.execute_batch("COMMIT").unwrap();
+            println!("fts-floor: {} rows, {mb:.1} MB of text into FTS5 alone: {:.0} ms", bodies.len(), ms(t));
+            drop(c);
+            wipe(&out);
         }
         "dump" => {
             // the session rows as JSON (path, id, cwd, name, created, modified, messages, first message)
