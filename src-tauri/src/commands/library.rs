@@ -139,7 +139,10 @@ impl LibraryState {
         if let Some(old) = lock(&self.watcher).take() {
             old.stop();
         }
-        let roots = self.roots()?;
+        // Pi's roots that do not exist yet too: the watcher follows them once they appear (Pi run
+        // for the first time while Arbor is open).
+        let mut roots = self.roots()?;
+        roots.extend(self.pi_roots.iter().filter(|p| !p.is_dir()).cloned());
         {
             let mut st = lock(&self.status);
             st.synced = false;

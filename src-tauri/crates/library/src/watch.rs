@@ -53,11 +53,17 @@ enum Msg {
 
 type Subs = Arc<Mutex<Vec<Sender<LibraryEvent>>>>;
 
+/// The OS watcher, shared with the watcher thread (it starts following roots that appear later).
+type Fs = Arc<Mutex<Option<notify::RecommendedWatcher>>>;
+
+/// How often roots that do not exist yet (or could not be watched) are tried again.
+const ROOT_RETRY: Duration = Duration::from_secs(2);
+
 pub struct Watcher {
     subs: Subs,
     tx: Sender<Msg>,
     thread: Option<JoinHandle<()>>,
-    _fs: Option<notify::RecommendedWatcher>,
+    fs: Fs,
 }
 
 fn emit(subs: &Subs, ev: LibraryEvent) {
@@ -84,17 +90,24 @@ impl Watcher {
             }
         })
         .map_err(|e| LibError::Invalid(format!("cannot start the file watcher ({e}); live follow is off, use manual refresh")))?;
+        // A root that does not exist yet (Pi not run on this machine so far, an unmounted folder)
+        // is not an error: it is tried again every ROOT_RETRY and followed once it appears.
+        let mut unwatched = Vec::new();
         for r in &roots {
-            if let Err(e) = fs.watch(r, RecursiveMode::Recursive) {
+            if !r.is_dir() {
+                unwatched.push(r.clone());
+            } else if let Err(e) = fs.watch(r, RecursiveMode::Recursive) {
                 emit(&subs, LibraryEvent::Error { path: Some(r.clone()), message: format!("cannot watch this folder ({e}); it is rescanned every {:?}", opts.rescan_every) });
+                unwatched.push(r.clone());
             }
         }
-        let subs2 = subs.clone();
+        let fs: Fs = Arc::new(Mutex::new(Some(fs)));
+        let (subs2, fs2) = (subs.clone(), fs.clone());
         let thread = std::thread::Builder::new()
             .name("arbor-library-watch".into())
-            .spawn(move || run(lib, roots, rx, subs2, opts))
+            .spawn(move || run(lib, roots, unwatched, fs2, rx, subs2, opts))
             .map_err(|e| LibError::Invalid(format!("cannot start the watcher thread ({e})")))?;
-        Ok((Watcher { subs, tx, thread: Some(thread), _fs: Some(fs) }, first_rx))
+        Ok((Watcher { subs, tx, thread: Some(thread), fs }, first_rx))
     }
 
     /// Another receiver of the events from now on.
@@ -115,7 +128,7 @@ impl Watcher {
     }
 
     fn shutdown(&mut self) {
-        self._fs = None;
+        *self.fs.lock().unwrap_or_else(|p| p.into_inner()) = None;
         let _ = self.tx.send(Msg::Stop);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
@@ -133,7 +146,16 @@ fn root_of<'a>(roots: &'a [PathBuf], p: &Path) -> Option<&'a Path> {
     roots.iter().filter(|r| p.starts_with(r)).max_by_key(|r| r.as_os_str().len()).map(|r| r.as_path())
 }
 
-fn run(mut lib: Library, roots: Vec<PathBuf>, rx: Receiver<Msg>, subs: Subs, opts: WatchOptions) {
+/// Start following those of `unwatched` that exist now; returns true when one was added.
+fn watch_new_roots(fs: &Fs, unwatched: &mut Vec<PathBuf>) -> bool {
+    let mut g = fs.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(w) = g.as_mut() else { return false };
+    let before = unwatched.len();
+    unwatched.retain(|r| !(r.is_dir() && w.watch(r, RecursiveMode::Recursive).is_ok()));
+    unwatched.len() < before
+}
+
+fn run(mut lib: Library, roots: Vec<PathBuf>, mut unwatched: Vec<PathBuf>, fs: Fs, rx: Receiver<Msg>, subs: Subs, opts: WatchOptions) {
     for n in lib.take_notices() {
         emit(&subs, LibraryEvent::Notice { notice: n });
     }
@@ -156,16 +178,37 @@ fn run(mut lib: Library, roots: Vec<PathBuf>, rx: Receiver<Msg>, subs: Subs, opt
     if let Some(report) = full_pass(&mut lib, &subs, true) {
         emit(&subs, LibraryEvent::Synced { report });
     }
+    // A pass that found something (the OS missed it, or a root appeared) says so, so that the
+    // picker refreshes; a pass that found nothing stays quiet.
+    let quiet_pass = |lib: &mut Library, subs: &Subs| {
+        if let Some(r) = full_pass(lib, subs, false) {
+            if r.new + r.appended + r.reindexed + r.removed > 0 {
+                emit(subs, LibraryEvent::Synced { report: r });
+            }
+        }
+    };
     let mut last_rescan = Instant::now();
+    let mut last_retry = Instant::now();
     loop {
-        let wait = opts.rescan_every.saturating_sub(last_rescan.elapsed());
+        let mut wait = opts.rescan_every.saturating_sub(last_rescan.elapsed());
+        if !unwatched.is_empty() {
+            wait = wait.min(ROOT_RETRY.saturating_sub(last_retry.elapsed()));
+        }
         let mut pending: BTreeSet<PathBuf> = BTreeSet::new();
         match rx.recv_timeout(wait) {
             Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return,
             Ok(Msg::Paths(ps)) => pending.extend(ps),
             Err(RecvTimeoutError::Timeout) => {
-                full_pass(&mut lib, &subs, false);
-                last_rescan = Instant::now();
+                let mut pass = last_rescan.elapsed() >= opts.rescan_every;
+                if !unwatched.is_empty() && last_retry.elapsed() >= ROOT_RETRY {
+                    last_retry = Instant::now();
+                    // a root appeared: follow it, and index what it already holds
+                    pass |= watch_new_roots(&fs, &mut unwatched);
+                }
+                if pass {
+                    quiet_pass(&mut lib, &subs);
+                    last_rescan = Instant::now();
+                }
                 continue;
             }
         }

@@ -519,6 +519,57 @@ fn watcher_follows_appends_written_by_another_process() {
 }
 
 #[test]
+fn watcher_follows_a_root_that_appears_after_start() {
+    // Pi has not run on this machine yet: its sessions folder does not exist when Arbor starts.
+    use library::watch::WatchOptions;
+    use library::LibraryEvent;
+    let (_d, base, db) = setup();
+    let root = base.join("later").join("sessions");
+    let wait = |rx: &std::sync::mpsc::Receiver<LibraryEvent>, pred: &dyn Fn(&LibraryEvent) -> bool| -> LibraryEvent {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let ev = rx.recv_timeout(left).expect("no event within 15 s");
+            if pred(&ev) {
+                return ev;
+            }
+        }
+    };
+    // the periodic rescan is far away: only the root retry can find the new folder
+    let opts = WatchOptions { rescan_every: Duration::from_secs(3600), ..WatchOptions::default() };
+    let (w, rx) = library::Watcher::start(&db, vec![root.clone()], opts).unwrap();
+    let ev = wait(&rx, &|e| matches!(e, LibraryEvent::Synced { .. } | LibraryEvent::Error { .. }));
+    let LibraryEvent::Synced { report } = ev else { panic!("a missing root is not an error: {ev:?}") };
+    assert_eq!(report.files, 0);
+
+    // Pi runs for the first time: the folder and a session appear
+    let f = root.join("--w--").join("first.jsonl");
+    let mut g = Gen::new("sess-later", "/w");
+    let last = g.chain(None, 2, "the okapi arrives", "m").unwrap();
+    g.write(&f);
+    // (the retry's pass finds it, or, when the folder was seen before the file was written, the
+    // OS watcher it just set up reports the new file)
+    let ev = wait(&rx, &|e| matches!(e, LibraryEvent::Synced { .. } | LibraryEvent::SessionChanged { .. }));
+    match ev {
+        LibraryEvent::Synced { report } => assert_eq!((report.files, report.new), (1, 1), "{report:?}"),
+        LibraryEvent::SessionChanged { path, change, .. } => assert_eq!((path, change), (f.clone(), Change::New)),
+        _ => unreachable!(),
+    }
+    let lib = Library::open(&db).unwrap();
+    assert_eq!(lib.sessions(&SessionFilter::default()).unwrap().len(), 1);
+
+    // and the folder is now followed live: an append shows up as a change of that file
+    let l = line(&serde_json::json!({"type":"message","id":"ffffff01","parentId":last,"timestamp":"2025-03-01T11:00:00.000Z",
+        "message":{"role":"user","content":"the okapi stays","timestamp":1740826800000u64}}));
+    append_from_other_process(&f, &l);
+    let ev = wait(&rx, &|e| matches!(e, LibraryEvent::SessionChanged { .. }));
+    let LibraryEvent::SessionChanged { path, change, new_entries, .. } = ev else { unreachable!() };
+    assert_eq!((path, change), (f.clone(), Change::Appended));
+    assert_eq!(new_entries.iter().map(|e| e.entry_id.as_str()).collect::<Vec<_>>(), vec!["ffffff01"]);
+    w.stop();
+}
+
+#[test]
 fn f16_a_huge_line_is_an_entry_as_pi_loads_it_with_its_text_capped() {
     // The engine's rule (Pi's): a valid JSON line is an entry whatever its size. The index keeps
     // at most 8 KB of its text, and the lines after it still count.
