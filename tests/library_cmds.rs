@@ -67,12 +67,16 @@ fn lib_env() -> LibEnv {
     // First start: progress events, then the end of the pass.
     let mut progress = Vec::new();
     wait_for(&env.events, "the first index pass", |e| {
-        if let LibraryUiEvent::Indexing { done, total } = e {
-            progress.push((*done, *total));
+        if let LibraryUiEvent::Indexing { done, total, full_text } = e {
+            progress.push((*done, *total, *full_text));
         }
         matches!(e, LibraryUiEvent::Synced { .. })
     });
-    assert!(progress.last().is_some_and(|&(d, t)| d == t && t == 4), "progress events before Synced: {progress:?}");
+    // the catalog of the 4 files, then their full text, each to the end
+    assert!(progress.contains(&(4, 4, false)), "catalog progress before Synced: {progress:?}");
+    assert_eq!(progress.last(), Some(&(4, 4, true)), "full-text progress before Synced: {progress:?}");
+    let first_full = progress.iter().position(|p| p.2).unwrap();
+    assert!(progress[first_full..].iter().all(|p| p.2), "phase 2 comes after phase 1: {progress:?}");
     env
 }
 
@@ -349,7 +353,7 @@ fn queued_changes_of_one_file_are_handled_once() {
     let out = lib_cmd::coalesce(vec![
         ch("/a", Change::Appended, &["1"]),
         ch("/b", Change::New, &["x"]),
-        LibraryEvent::Indexing { done: 1, total: 2 },
+        LibraryEvent::Indexing { done: 1, total: 2, full_text: false },
         ch("/a", Change::Reindexed, &["2"]),
         ch("/a", Change::Appended, &["3"]),
     ]);

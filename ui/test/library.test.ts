@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatBytes, progressText, sinceMs, snippetParts } from "../src/library/pure";
+import { formatBytes, hitsText, progressText, sinceMs, snippetParts } from "../src/library/pure";
 
 describe("library snippet", () => {
   it("splits matches marked with « »", () => {
@@ -30,6 +30,17 @@ describe("library filters", () => {
   it("progress text only while indexing", () => {
     expect(progressText({ synced: true, done: 5, total: 5 })).toBeNull();
     expect(progressText({ synced: false, done: 25, total: 500 })).toBe("Indexing 25 / 500 sessions…");
+    expect(progressText({ synced: false, done: 25, total: 500, fullText: true })).toBe(
+      "Sessions listed; indexing full text 25 / 500… (search may miss the rest)",
+    );
+  });
+  it("says when hits may be incomplete", () => {
+    expect(hitsText(1, { synced: true, done: 5, total: 5 })).toBe("1 hit");
+    expect(hitsText(0, null)).toBe("no match");
+    expect(hitsText(3, { synced: false, done: 100, total: 500, fullText: true })).toBe(
+      "3 hits: still indexing, results may be incomplete (400 of 500 sessions not searched yet)",
+    );
+    expect(hitsText(0, { synced: false, done: 10, total: 500 })).toBe("no match: still indexing, results may be incomplete");
   });
   it("formats sizes", () => {
     expect(formatBytes(512)).toBe("512 B");

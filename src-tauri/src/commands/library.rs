@@ -233,16 +233,18 @@ impl LibraryState {
     /// and tell the UI.
     pub fn handle_event(&self, app: &AppState, ev: LibraryEvent) {
         let ui = match ev {
-            LibraryEvent::Indexing { done, total } => {
+            LibraryEvent::Indexing { done, total, full_text } => {
                 let mut st = lock(&self.status);
                 st.done = done as u32;
                 st.total = total as u32;
-                LibraryUiEvent::Indexing { done: done as u32, total: total as u32 }
+                st.full_text = full_text;
+                LibraryUiEvent::Indexing { done: done as u32, total: total as u32, full_text }
             }
             LibraryEvent::Synced { report } => {
                 let ms = report.catalog_ms + report.fulltext_ms;
                 let mut st = lock(&self.status);
                 st.synced = true;
+                st.full_text = false;
                 st.done = report.files as u32;
                 st.total = report.files as u32;
                 st.files = report.files as u32;
@@ -486,6 +488,10 @@ pub fn search(lib: &LibraryState, req: &SearchRequest) -> Result<Vec<LibraryHit>
     q.project = req.project.clone();
     q.statuses = req.statuses.iter().map(|s| s.name().to_string()).collect();
     q.limit = req.limit.unwrap_or(100).clamp(1, 1000);
+    // The watcher completes the full text of new files; a search answers at once from what is
+    // indexed (the UI says results may be incomplete until the pass ends) instead of waiting
+    // for, and taking the write lock from, that work. Without a watcher, it completes it itself.
+    q.complete_pending = lock(&lib.watcher).is_none();
     let hits = lib.with_lib(|l| l.search(&q))?;
     Ok(hits.iter().map(LibraryHit::from).collect())
 }

@@ -137,6 +137,8 @@ pub struct IndexStatus {
     pub synced: bool,
     pub done: u32,
     pub total: u32,
+    /// `done`/`total` count phase 2 (full text) of a running pass, not the catalog.
+    pub full_text: bool,
     /// Sentences to show (e.g. the index was damaged, moved aside and is being rebuilt).
     pub notices: Vec<String>,
     /// Files or folders that could not be indexed (the rest goes on).
@@ -236,8 +238,10 @@ impl From<&SearchHit> for LibraryHit {
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum LibraryUiEvent {
-    /// The first full pass is running.
-    Indexing { done: u32, total: u32 },
+    /// The first full pass is running: the session catalog, then (`fullText`) the entries,
+    /// statuses and full text of the files it read. Search misses what phase 2 has not reached.
+    #[serde(rename_all = "camelCase")]
+    Indexing { done: u32, total: u32, full_text: bool },
     /// The first full pass (or a pass after the roots changed) finished.
     Synced { files: u32, ms: f64 },
     /// A session gained entries, appeared or was re-read. `open` is the refreshed open session

@@ -404,6 +404,8 @@ export type IndexStatus_Deserialize = {
 	synced: boolean,
 	done: number,
 	total: number,
+	/**  `done`/`total` count phase 2 (full text) of a running pass, not the catalog. */
+	fullText: boolean,
 	/**  Sentences to show (e.g. the index was damaged, moved aside and is being rebuilt). */
 	notices: string[],
 	/**  Files or folders that could not be indexed (the rest goes on). */
@@ -420,6 +422,8 @@ export type IndexStatus_Serialize = {
 	synced: boolean,
 	done: number,
 	total: number,
+	/**  `done`/`total` count phase 2 (full text) of a running pass, not the catalog. */
+	fullText: boolean,
 	/**  Sentences to show (e.g. the index was damaged, moved aside and is being rebuilt). */
 	notices: string[],
 	/**  Files or folders that could not be indexed (the rest goes on). */
@@ -522,8 +526,11 @@ export type LibraryUiEvent = LibraryUiEvent_Serialize | LibraryUiEvent_Deseriali
 
 /**  Pushed to the UI over a channel while the app runs. */
 export type LibraryUiEvent_Deserialize = 
-/**  The first full pass is running. */
-{ kind: "indexing"; done: number; total: number } | 
+/**
+ *  The first full pass is running: the session catalog, then (`fullText`) the entries,
+ *  statuses and full text of the files it read. Search misses what phase 2 has not reached.
+ */
+{ kind: "indexing"; done: number; total: number; fullText: boolean } | 
 /**  The first full pass (or a pass after the roots changed) finished. */
 { kind: "synced"; files: number; ms: number | null } | 
 /**
@@ -536,8 +543,11 @@ export type LibraryUiEvent_Deserialize =
 
 /**  Pushed to the UI over a channel while the app runs. */
 export type LibraryUiEvent_Serialize = 
-/**  The first full pass is running. */
-{ kind: "indexing"; done: number; total: number } | 
+/**
+ *  The first full pass is running: the session catalog, then (`fullText`) the entries,
+ *  statuses and full text of the files it read. Search misses what phase 2 has not reached.
+ */
+{ kind: "indexing"; done: number; total: number; fullText: boolean } | 
 /**  The first full pass (or a pass after the roots changed) finished. */
 { kind: "synced"; files: number; ms: number | null } | 
 /**

@@ -17,7 +17,7 @@ import type {
   SortKey,
 } from "../ipc";
 import { formatTime, formatTokens } from "../format";
-import { DATE_FILTERS, formatBytes, progressText, sinceMs, snippetParts } from "./pure";
+import { DATE_FILTERS, formatBytes, hitsText, progressText, sinceMs, snippetParts } from "./pure";
 import "./library.css";
 
 export interface LibraryHooks {
@@ -336,7 +336,8 @@ async function runSearch(): Promise<void> {
     );
     if (seq !== searchSeq) return; // a newer search is under way
     lastHits = hits;
-    st.textContent = lastHits.length ? `${lastHits.length} hit${lastHits.length === 1 ? "" : "s"}` : "no match";
+    st.textContent = hitsText(lastHits.length, status);
+    st.dataset.complete = String(!status || status.synced);
     st.dataset.count = String(lastHits.length);
     $("lib-hits").replaceChildren(...lastHits.map(renderHit));
   } catch (e) {
@@ -401,14 +402,16 @@ function onEvent(ev: LibraryUiEvent): void {
   switch (ev.kind) {
     case "indexing":
       if (status) {
-        status = { ...status, done: ev.done, total: ev.total, synced: false };
+        status = { ...status, done: ev.done, total: ev.total, fullText: ev.fullText, synced: false };
         renderStatus();
       }
       scheduleRefresh();
       break;
     case "synced":
-      if (status) status = { ...status, synced: true, done: ev.files, total: ev.files, files: ev.files, lastPassMs: ev.ms };
+      if (status) status = { ...status, synced: true, fullText: false, done: ev.files, total: ev.files, files: ev.files, lastPassMs: ev.ms };
       renderStatus();
+      // hits shown while indexing may be incomplete: search again now that the index is whole
+      if (($("lib-search") as HTMLInputElement).value.trim() && $("lib-search-status").dataset.complete === "false") void runSearch();
       for (const w of syncedWaiters.splice(0)) w();
       scheduleRefresh();
       break;

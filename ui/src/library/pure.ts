@@ -41,10 +41,20 @@ export function sinceMs(key: string, now: number): number | null {
   return f && f.days !== null ? now - f.days * 86_400_000 : null;
 }
 
-/** "Indexing 25 / 500 sessions…" or null when the index is ready. */
-export function progressText(s: { synced: boolean; done: number; total: number }): string | null {
+/** "Indexing 25 / 500 sessions…" (the catalog), then "Indexing full text 25 / 500…", or null
+ * when the index is ready. */
+export function progressText(s: { synced: boolean; done: number; total: number; fullText?: boolean }): string | null {
   if (s.synced) return null;
+  if (s.fullText) return `Sessions listed; indexing full text ${s.done} / ${s.total}… (search may miss the rest)`;
   return s.total ? `Indexing ${s.done} / ${s.total} sessions…` : "Indexing sessions…";
+}
+
+/** The hit count line, with a warning while the full text is not complete. */
+export function hitsText(n: number, s: { synced: boolean; done: number; total: number; fullText?: boolean } | null): string {
+  const base = n ? `${n} hit${n === 1 ? "" : "s"}` : "no match";
+  if (!s || s.synced) return base;
+  const left = s.fullText && s.total ? ` (${s.total - s.done} of ${s.total} sessions not searched yet)` : "";
+  return `${base}: still indexing, results may be incomplete${left}`;
 }
 
 export function formatBytes(n: number): string {

@@ -97,6 +97,9 @@ pub struct Progress {
     pub done: usize,
     pub total: usize,
     pub path: PathBuf,
+    /// false: phase 1 (the session catalog, what the picker lists); true: phase 2 (entries,
+    /// statuses and full text of the files phase 1 read; `total` counts those files only).
+    pub full_text: bool,
 }
 
 /// What one [`Library::sync_roots`] pass did.
@@ -242,7 +245,12 @@ impl Library {
 
     /// Run phase 2 for every file whose catalog row is newer than its entry rows.
     pub fn complete_fulltext(&self) -> Result<usize, LibError> {
-        sync::fulltext_pass(&self.conn, SyncOptions::default().threads)
+        sync::fulltext_pass(&self.conn, SyncOptions::default().threads, &mut |_| {})
+    }
+
+    /// How many session files still wait for phase 2 (their search results are missing).
+    pub fn pending_fulltext_count(&self) -> Result<usize, LibError> {
+        self.conn.query_row("SELECT count(*) FROM files WHERE fts_done = 0", [], |r| r.get::<_, i64>(0)).map(|n| n as usize).map_err(db::classify_err)
     }
 
     fn sync_roots_once(&mut self, roots: &[PathBuf], opts: SyncOptions, progress: &mut dyn FnMut(Progress)) -> Result<SyncReport, LibError> {
@@ -255,7 +263,7 @@ impl Library {
         let mut rep = sync::catalog_pass(&self.conn, &files, opts.threads, progress)?;
         if opts.full_text {
             let t = std::time::Instant::now();
-            sync::fulltext_pass(&self.conn, opts.threads)?;
+            sync::fulltext_pass(&self.conn, opts.threads, progress)?;
             rep.fulltext_ms = t.elapsed().as_secs_f64() * 1e3;
         }
         // files recorded under these roots that are gone

@@ -96,6 +96,10 @@ pub struct SearchQuery {
     pub statuses: Vec<String>,
     pub limit: u32,
     pub order: SearchOrder,
+    /// Run phase 2 for files still waiting for it before answering (default). The app turns it
+    /// off: its watcher is doing that work, and a search must not wait for it (nor take the
+    /// write lock from it); the app says the results may be incomplete meanwhile.
+    pub complete_pending: bool,
 }
 
 /// Hit order. Ranking (bm25) must score every match, which is slow for a word found in a large
@@ -120,6 +124,7 @@ impl SearchQuery {
             statuses: vec![],
             limit: 50,
             order: SearchOrder::Auto,
+            complete_pending: true,
         }
     }
 }
@@ -314,10 +319,8 @@ impl Library {
     /// indexed first.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>, LibError> {
         let m = if q.raw { q.text.clone() } else { fts_query(&q.text)? };
-        let pending: bool = self
-            .conn
-            .query_row("SELECT EXISTS (SELECT 1 FROM files WHERE fts_done = 0)", [], |r| r.get(0))
-            .map_err(classify_err)?;
+        let pending: bool = q.complete_pending
+            && self.conn.query_row("SELECT EXISTS (SELECT 1 FROM files WHERE fts_done = 0)", [], |r| r.get(0)).map_err(classify_err)?;
         if pending {
             match self.complete_fulltext() {
                 // another instance is writing (probably this very work): answer from what is there

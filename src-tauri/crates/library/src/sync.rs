@@ -112,7 +112,7 @@ pub(crate) fn catalog_pass(conn: &Connection, files: &[(PathBuf, PathBuf)], thre
     let mut full: Vec<(usize, Option<index::Row>, Option<&'static str>)> = Vec::new();
     let mut batch = Batch::new();
     let mut done = 0usize;
-    progress(Progress { done: 0, total, path: PathBuf::new() });
+    progress(Progress { done: 0, total, path: PathBuf::new(), full_text: false });
     let r = (|| {
         for (i, (p, root)) in files.iter().enumerate() {
             let plan = match index::plan(conn, p) {
@@ -171,7 +171,7 @@ pub(crate) fn catalog_pass(conn: &Connection, files: &[(PathBuf, PathBuf)], thre
                 }
             }
             done += 1;
-            progress(Progress { done, total, path: p.clone() });
+            progress(Progress { done, total, path: p.clone(), full_text: false });
             batch.maybe_commit(conn, false)?;
         }
         parallel(
@@ -182,7 +182,7 @@ pub(crate) fn catalog_pass(conn: &Connection, files: &[(PathBuf, PathBuf)], thre
                 let (i, old, _reason) = &full[k];
                 let (p, root) = &files[*i];
                 done += 1;
-                progress(Progress { done, total, path: p.clone() });
+                progress(Progress { done, total, path: p.clone(), full_text: false });
                 match res {
                     Ok(c) => {
                         batch.begin(conn)?;
@@ -210,14 +210,18 @@ pub(crate) fn catalog_pass(conn: &Connection, files: &[(PathBuf, PathBuf)], thre
         Batch::rollback(conn);
     }
     r?;
-    progress(Progress { done: total, total, path: PathBuf::new() });
+    progress(Progress { done: total, total, path: PathBuf::new(), full_text: false });
     rep.catalog_ms = t0.elapsed().as_secs_f64() * 1e3;
     Ok(rep)
 }
 
 /// Phase 2 for every file with `fts_done = 0`. Returns the number of files completed.
-pub(crate) fn fulltext_pass(conn: &Connection, threads: usize) -> Result<usize, LibError> {
+pub(crate) fn fulltext_pass(conn: &Connection, threads: usize, progress: &mut dyn FnMut(Progress)) -> Result<usize, LibError> {
     let pending = index::pending_fulltext(conn)?;
+    let total = pending.len();
+    if total > 0 {
+        progress(Progress { done: 0, total, path: PathBuf::new(), full_text: true });
+    }
     let mut batch = Batch::new();
     let mut n = 0;
     let r = parallel(
@@ -225,7 +229,8 @@ pub(crate) fn fulltext_pass(conn: &Connection, threads: usize) -> Result<usize, 
         threads,
         |(_, path, offset, hh, th)| index::fulltext_file(path, *offset, *hh, *th),
         |k, res| {
-            let (id, _, offset, hh, th) = &pending[k];
+            let (id, path, offset, hh, th) = &pending[k];
+            progress(Progress { done: k + 1, total, path: path.clone(), full_text: true });
             batch.begin(conn)?;
             match res {
                 Ok(Some(out)) => {

@@ -17,8 +17,10 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum LibraryEvent {
-    /// The first full pass over the roots is running (sent every 25 files).
-    Indexing { done: usize, total: usize },
+    /// The first full pass over the roots is running (sent every 25 files): phase 1 (the
+    /// session catalog), then phase 2 (`full_text`: entries, statuses, full text).
+    #[serde(rename_all = "camelCase")]
+    Indexing { done: usize, total: usize, full_text: bool },
     /// The first full pass over the roots finished.
     Synced { report: SyncReport },
     /// A session file gained entries, appeared, or was re-read in full (`change`).
@@ -161,7 +163,7 @@ fn run(mut lib: Library, roots: Vec<PathBuf>, mut unwatched: Vec<PathBuf>, fs: F
     }
     let full_pass = |lib: &mut Library, subs: &Subs, report_progress: bool| match lib.sync_roots(&roots, &mut |p| {
         if report_progress && (p.done % 25 == 0 || p.done == p.total) {
-            emit(subs, LibraryEvent::Indexing { done: p.done, total: p.total });
+            emit(subs, LibraryEvent::Indexing { done: p.done, total: p.total, full_text: p.full_text });
         }
     }) {
         Ok(r) => {

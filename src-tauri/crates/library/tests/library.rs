@@ -468,7 +468,12 @@ fn watcher_follows_appends_written_by_another_process() {
         }
     };
     let ev = wait(&rx, &|e| matches!(e, LibraryEvent::Indexing { .. }));
-    assert!(matches!(ev, LibraryEvent::Indexing { done: 0, total: 1 }), "{ev:?}");
+    assert!(matches!(ev, LibraryEvent::Indexing { done: 0, total: 1, full_text: false }), "{ev:?}");
+    // phase 2 reports its own progress before the pass ends
+    let ev = wait(&rx, &|e| matches!(e, LibraryEvent::Indexing { full_text: true, .. } | LibraryEvent::Synced { .. }));
+    assert!(matches!(ev, LibraryEvent::Indexing { done: 0, total: 1, full_text: true }), "{ev:?}");
+    let ev = wait(&rx, &|e| matches!(e, LibraryEvent::Indexing { full_text: true, .. } | LibraryEvent::Synced { .. }));
+    assert!(matches!(ev, LibraryEvent::Indexing { done: 1, total: 1, full_text: true }), "{ev:?}");
     let ev = wait(&rx, &|e| matches!(e, LibraryEvent::Synced { .. }));
     let LibraryEvent::Synced { report } = ev else { unreachable!() };
     assert_eq!(report.new, 1);
@@ -671,8 +676,15 @@ fn catalog_first_then_search_brings_the_full_text_up_to_date() {
     let s = lib.session(&root.join("s1.jsonl")).unwrap().unwrap();
     assert_eq!(s.first_message.as_deref(), Some("the zanzibar decision: we decided to keep sqlite"));
     assert!(lib.entry_statuses(&root.join("s1.jsonl")).unwrap().is_empty());
-    // the first search completes phase 2
+    assert_eq!(lib.pending_fulltext_count().unwrap(), 1);
+    // a search told not to wait (the app, whose watcher does phase 2) answers from what is there
+    let mut q = SearchQuery::new("zanzibar");
+    q.complete_pending = false;
+    assert!(lib.search(&q).unwrap().is_empty());
+    assert_eq!(lib.pending_fulltext_count().unwrap(), 1);
+    // the first search that may wait completes phase 2
     assert_eq!(hits(&lib, "zanzibar"), vec![("00000001".into(), "compacted")]);
+    assert_eq!(lib.pending_fulltext_count().unwrap(), 0);
     assert_eq!(lib.session(&root.join("s1.jsonl")).unwrap().unwrap().tokens_at_leaf, 120);
     let rep = lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     assert_eq!((rep.unchanged, rep.bytes_read), (1, 0));
