@@ -386,25 +386,13 @@ pub struct EntryFacts {
     pub files_modified: Vec<String>,
 }
 
-/// The context message an entry maps to (the engine's `context_message` and
-/// `compaction_summary_message`, on a value instead of a loaded session: for appended lines).
+/// The context message an entry maps to (the engine's mapping, on a value instead of a loaded
+/// session: for appended lines), with a compaction's summary message; no timestamps (token
+/// estimates do not count them).
 fn context_message_of(kind: Kind, v: &Value) -> Option<Value> {
-    let pick = |role: &str, keys: &[&str]| {
-        let mut m = json::Map::new();
-        m.insert("role", role.into());
-        for k in keys {
-            if let Some(x) = v.get(k) {
-                m.insert(*k, x.clone());
-            }
-        }
-        Value::Obj(m)
-    };
     match kind {
-        Kind::Message => v.get("message").cloned(),
-        Kind::CustomMessage => Some(pick("custom", &["customType", "content", "display", "details"])),
-        Kind::BranchSummary if v.get("summary").is_some_and(Value::truthy) => Some(pick("branchSummary", &["summary", "fromId"])),
-        Kind::Compaction => Some(pick("compactionSummary", &["summary", "tokensBefore"])),
-        _ => None,
+        Kind::Compaction => Some(session_engine::context::compaction_summary_of(v)),
+        k => session_engine::context::context_message_of(k, v, || Value::Null),
     }
 }
 

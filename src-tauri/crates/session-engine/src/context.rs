@@ -49,59 +49,61 @@ fn field(v: &Value, k: &str) -> Value {
     v.get(k).cloned().unwrap_or(Value::Null)
 }
 
-/// `createCustomMessage`: `{role, customType, content, display, details?, timestamp}`.
-pub fn custom_message(s: &Session, idx: usize) -> Value {
-    let v = s.value(idx);
+/// `{role, ...keys present in v, timestamp?}`: the shape of Pi's `create*Message` helpers.
+/// `undefined` values are left out by JSON.stringify; keep that by skipping absent keys.
+fn message_of(role: &str, v: &Value, keys: &[&str], ts: Option<Value>) -> Value {
     let mut m = json::Map::new();
-    m.insert("role", "custom".into());
-    // `undefined` values are left out by JSON.stringify; keep that by skipping absent keys.
-    for k in ["customType", "content", "display", "details"] {
+    m.insert("role", role.into());
+    for k in keys {
         if let Some(x) = v.get(k) {
-            m.insert(k, x.clone());
+            m.insert(*k, x.clone());
         }
     }
-    m.insert("timestamp", ts_ms(s, idx));
+    if let Some(t) = ts {
+        m.insert("timestamp", t);
+    }
     Value::Obj(m)
+}
+
+const CUSTOM_KEYS: &[&str] = &["customType", "content", "display", "details"];
+const BRANCH_KEYS: &[&str] = &["summary", "fromId"];
+const COMPACTION_KEYS: &[&str] = &["summary", "tokensBefore"];
+
+/// `createCustomMessage`: `{role, customType, content, display, details?, timestamp}`.
+pub fn custom_message(s: &Session, idx: usize) -> Value {
+    message_of("custom", s.value(idx), CUSTOM_KEYS, Some(ts_ms(s, idx)))
 }
 
 /// `createBranchSummaryMessage`.
 pub fn branch_summary_message(s: &Session, idx: usize) -> Value {
-    let v = s.value(idx);
-    let mut m = json::Map::new();
-    m.insert("role", "branchSummary".into());
-    if let Some(x) = v.get("summary") {
-        m.insert("summary", x.clone());
-    }
-    if let Some(x) = v.get("fromId") {
-        m.insert("fromId", x.clone());
-    }
-    m.insert("timestamp", ts_ms(s, idx));
-    Value::Obj(m)
+    message_of("branchSummary", s.value(idx), BRANCH_KEYS, Some(ts_ms(s, idx)))
 }
 
 /// `createCompactionSummaryMessage`.
 pub fn compaction_summary_message(s: &Session, idx: usize) -> Value {
-    let v = s.value(idx);
-    let mut m = json::Map::new();
-    m.insert("role", "compactionSummary".into());
-    if let Some(x) = v.get("summary") {
-        m.insert("summary", x.clone());
-    }
-    if let Some(x) = v.get("tokensBefore") {
-        m.insert("tokensBefore", x.clone());
-    }
-    m.insert("timestamp", ts_ms(s, idx));
-    Value::Obj(m)
+    message_of("compactionSummary", s.value(idx), COMPACTION_KEYS, Some(ts_ms(s, idx)))
 }
 
 /// The §8.2 context mapping of one entry.
 pub fn context_message(s: &Session, idx: usize) -> Option<Value> {
-    match s.kind(idx) {
-        Kind::Message => s.value(idx).get("message").cloned(),
-        Kind::CustomMessage => Some(custom_message(s, idx)),
-        Kind::BranchSummary if s.value(idx).get("summary").is_some_and(Value::truthy) => Some(branch_summary_message(s, idx)),
+    context_message_of(s.kind(idx), s.value(idx), || ts_ms(s, idx))
+}
+
+/// [`context_message`] of an entry known only by its kind and JSON (an appended line the index
+/// reads without a session). `ts` gives the timestamp of the custom and summary messages.
+pub fn context_message_of(kind: Kind, v: &Value, ts: impl FnOnce() -> Value) -> Option<Value> {
+    match kind {
+        Kind::Message => v.get("message").cloned(),
+        Kind::CustomMessage => Some(message_of("custom", v, CUSTOM_KEYS, Some(ts()))),
+        Kind::BranchSummary if v.get("summary").is_some_and(Value::truthy) => Some(message_of("branchSummary", v, BRANCH_KEYS, Some(ts()))),
         _ => None,
     }
+}
+
+/// [`compaction_summary_message`] of a compaction entry's JSON, without its timestamp (which
+/// token estimates do not count).
+pub fn compaction_summary_of(v: &Value) -> Value {
+    message_of("compactionSummary", v, COMPACTION_KEYS, None)
 }
 
 /// `buildSessionContext` for `leaf` (None = before the first entry: empty context).
