@@ -234,7 +234,10 @@ pub(crate) fn fulltext_pass(conn: &Connection, threads: usize, progress: &mut dy
             batch.begin(conn)?;
             match res {
                 Ok(Some(out)) => {
-                    index::write_tx(conn, || index::write_fulltext_checked(conn, *id, (*offset, *hh, *th), out).map(|_| ()))?;
+                    // No savepoint per file here (unlike phase 1): FTS5 flushes its pending terms
+                    // to a new segment at every savepoint, and 500 small segments cost more
+                    // merging than the text itself. An error aborts the whole batch anyway.
+                    index::write_fulltext_checked(conn, *id, (*offset, *hh, *th), out)?;
                     batch.bytes += *offset;
                     n += 1;
                 }
