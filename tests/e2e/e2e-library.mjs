@@ -267,4 +267,38 @@ async function corruptScenario(display) {
   }
 }
 
-runScenarios("e2e-library", [["library", libraryScenario], ["corrupt", corruptScenario]]);
+/** Pi has never run here: its sessions folder does not exist when Arbor starts. The demo opens;
+ * when Pi then writes its first session, the picker lists it without a restart. */
+async function firstRunScenario(display) {
+  const { dir, env } = tempEnv("library-first-run");
+  const sessions = path.join(env.PI_CODING_AGENT_DIR, "sessions");
+  check("Pi's sessions folder does not exist at start", !fs.existsSync(sessions));
+  const driver = await startDriver(display, env);
+  const s = await Session.start(driver.base);
+  try {
+    await s.waitFor("demo session", async () => (((await s.text("#session-title")) || "").includes("demo") ? true : null), 60_000);
+    // Pi runs for the first time, in another process.
+    const proj = path.join(sessions, "--home-dev-late--");
+    execFileSync("sh", ["-c", `mkdir -p "$1" && cat > "$1/2025-05-01T10-00-00-000Z_late.jsonl"`, "sh", proj], {
+      input:
+        `{"type":"session","version":3,"id":"01960000-0000-7000-8000-0000000000a1","timestamp":"2025-05-01T10:00:00.000Z","cwd":"/home/dev/late"}\n` +
+        JSON.stringify({ type: "message", id: "0d000001", parentId: null, timestamp: "2025-05-01T10:00:01.000Z", message: { role: "user", content: "the first session Pi wrote here", timestamp: 1746093601000 } }) + "\n",
+    });
+    await s.click("#btn-sessions");
+    let lastClick = Date.now();
+    const card = await s.waitFor("the new session in the picker", async () => {
+      const t = await s.exec(`const c = document.querySelector("#picker-list .session-card"); return c ? c.textContent : null`);
+      if (!t && Date.now() - lastClick > 1000) {
+        lastClick = Date.now();
+        await s.exec(`document.getElementById("btn-sessions").click()`); // list again
+      }
+      return t;
+    }, 20_000);
+    check("a Pi sessions folder created after start is followed without a restart", /the first session Pi wrote here/.test(card), card);
+    await shot(s, "library-08-first-run-folder-appears");
+  } finally {
+    await finish(s, driver, dir);
+  }
+}
+
+runScenarios("e2e-library", [["library", libraryScenario], ["corrupt", corruptScenario], ["first-run", firstRunScenario]]);
