@@ -447,6 +447,18 @@ fn five_hundred_sessions() {
     assert!(first < Duration::from_secs(15));
 }
 
+/// The next event of `rx` that `pred` accepts, skipping the others; panics after 15 s.
+fn wait(rx: &std::sync::mpsc::Receiver<library::LibraryEvent>, pred: &dyn Fn(&library::LibraryEvent) -> bool) -> library::LibraryEvent {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let ev = rx.recv_timeout(left).expect("no event within 15 s");
+        if pred(&ev) {
+            return ev;
+        }
+    }
+}
+
 #[test]
 fn watcher_follows_appends_written_by_another_process() {
     use library::watch::WatchOptions;
@@ -457,16 +469,6 @@ fn watcher_follows_appends_written_by_another_process() {
     let last = g.chain(None, 2, "live", "m").unwrap();
     g.write(&f);
     let (w, rx) = library::Watcher::start(&db, vec![root.clone()], WatchOptions::default()).unwrap();
-    let wait = |rx: &std::sync::mpsc::Receiver<LibraryEvent>, pred: &dyn Fn(&LibraryEvent) -> bool| -> LibraryEvent {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let ev = rx.recv_timeout(left).expect("no event within 10 s");
-            if pred(&ev) {
-                return ev;
-            }
-        }
-    };
     let ev = wait(&rx, &|e| matches!(e, LibraryEvent::Indexing { .. }));
     assert!(matches!(ev, LibraryEvent::Indexing { done: 0, total: 1, full_text: false }), "{ev:?}");
     // phase 2 reports its own progress before the pass ends
@@ -530,16 +532,6 @@ fn watcher_follows_a_root_that_appears_after_start() {
     use library::LibraryEvent;
     let (_d, base, db) = setup();
     let root = base.join("later").join("sessions");
-    let wait = |rx: &std::sync::mpsc::Receiver<LibraryEvent>, pred: &dyn Fn(&LibraryEvent) -> bool| -> LibraryEvent {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let ev = rx.recv_timeout(left).expect("no event within 15 s");
-            if pred(&ev) {
-                return ev;
-            }
-        }
-    };
     // the periodic rescan is far away: only the root retry can find the new folder
     let opts = WatchOptions { rescan_every: Duration::from_secs(3600), ..WatchOptions::default() };
     let (w, rx) = library::Watcher::start(&db, vec![root.clone()], opts).unwrap();
