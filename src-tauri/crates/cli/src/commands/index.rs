@@ -45,11 +45,14 @@ pub(crate) fn resolve_roots(lib: &Library, given: &[PathBuf]) -> Result<Vec<Path
 pub(crate) fn sync(lib: &mut Library, roots: &[PathBuf], show_bar: bool) -> Result<SyncReport, String> {
     let bar = ProgressBar::with_draw_target(None, if show_bar { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() });
     bar.set_style(
-        ProgressStyle::with_template("{spinner} indexing [{bar:30}] {pos}/{len} files {wide_msg}")
+        ProgressStyle::with_template("{spinner} {prefix} [{bar:30}] {pos}/{len} files {wide_msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
     );
+    bar.set_prefix("sessions");
     let rep = lib.sync_roots(roots, &mut |p| {
+        // phase 1 lists the sessions; phase 2 indexes their full text (the longer part)
+        bar.set_prefix(if p.full_text { "full text" } else { "sessions" });
         bar.set_length(p.total as u64);
         bar.set_position(p.done as u64);
         if let Some(n) = p.path.file_name() {
