@@ -17,7 +17,8 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}"
 (cd "$repo" && cargo build --release -q -p library --example bench)
 B="$CARGO_TARGET_DIR/release/examples/bench"
 mkdir -p "$BENCH_DIR"; cd "$BENCH_DIR"
-[ -d many500 ] || node "$SHARED_BENCH/gen-sessions.mjs" --many 500 --dir many500
+# the same 500 sessions (142 MB) as shared/bench/pi-baseline.sh
+[ -d many500s7 ] || node "$SHARED_BENCH/gen-sessions.mjs" --many 500 --min-entries 20 --max-entries 200 --seed 7 --dir many500s7
 [ -f s100k.jsonl ] || node "$SHARED_BENCH/gen-sessions.mjs" --entries 100000 --seed 42 --out s100k.jsonl
 [ -f s1k.jsonl ] || node "$SHARED_BENCH/gen-sessions.mjs" --entries 1000 --seed 42 --out s1k.jsonl
 peak() { grep -E 'Maximum resident' | awk '{printf "%.0f MB", $6/1024}'; }
@@ -28,10 +29,10 @@ echo "   up-to-date pass. Pi's 'ms' excludes node start-up and module import; Ar
 echo "   open + sync (index file created from nothing). fts-floor: the same text into a bare FTS5"
 echo "   table and nothing else, the least any index with SQLite full text can cost."
 for round in 1 2 3; do
-  pi=$(PI_DIR="$PI_DIR" /usr/bin/time -v node "$SHARED_BENCH/pi-bench-op.mjs" list many500 2>pi.err); pirss=$(peak < pi.err)
-  cat=$(/usr/bin/time -v "$B" index many500 "$BENCH_DIR/many.sqlite3" catalog 2>cat.err | tr "\n" " "); catrss=$(peak < cat.err)
-  ours=$(/usr/bin/time -v "$B" index many500 "$BENCH_DIR/many.sqlite3" 2>ours.err | tr '\n' ' '); oursrss=$(peak < ours.err)
-  again=$(/usr/bin/time -v "$B" resync many500 "$BENCH_DIR/many.sqlite3" 2>again.err | tail -1); againrss=$(peak < again.err)
+  pi=$(PI_DIR="$PI_DIR" /usr/bin/time -v node "$SHARED_BENCH/pi-bench-op.mjs" list many500s7 2>pi.err); pirss=$(peak < pi.err)
+  cat=$(/usr/bin/time -v "$B" index many500s7 "$BENCH_DIR/many.sqlite3" catalog 2>cat.err | tr "\n" " "); catrss=$(peak < cat.err)
+  ours=$(/usr/bin/time -v "$B" index many500s7 "$BENCH_DIR/many.sqlite3" 2>ours.err | tr '\n' ' '); oursrss=$(peak < ours.err)
+  again=$(/usr/bin/time -v "$B" resync many500s7 "$BENCH_DIR/many.sqlite3" 2>again.err | tail -1); againrss=$(peak < again.err)
   floor=$("$B" fts-floor "$BENCH_DIR/many.sqlite3" "$BENCH_DIR/floor.sqlite3")
   echo "round $round"
   echo "  pi:           $pi  peak $pirss"
@@ -42,9 +43,9 @@ for round in 1 2 3; do
 done
 
 echo "== phase 1 agrees with Pi's list (id, cwd, name, created, modified, message count, first message)"
-"$B" index many500 "$BENCH_DIR/many.sqlite3" catalog >/dev/null
+"$B" index many500s7 "$BENCH_DIR/many.sqlite3" catalog >/dev/null
 "$B" dump "$BENCH_DIR/many.sqlite3" > ours.json
-PI_DIR="$PI_DIR" node "$here/pi-list-agrees.mjs" many500 ours.json
+PI_DIR="$PI_DIR" node "$here/pi-list-agrees.mjs" many500s7 ours.json
 
 echo "== append one entry to the 264 MB session and re-index"
 cp s100k.jsonl append-copy.jsonl
@@ -60,7 +61,7 @@ rm -f append-copy.jsonl
 
 if [ "${1:-}" = "--gb" ]; then
   echo "== ~1 GB of sessions: index once, then queries"
-  "$B" links many500 gb 8
-  [ -f gb.sqlite3 ] && [ "$(sqlite3 gb.sqlite3 'PRAGMA user_version' 2>/dev/null)" = 3 ] || "$B" index gb gb.sqlite3
-  "$B" query gb.sqlite3 21 error "registry buffer" '"request error"' decoder "Successfully replaced" zzzznothing
+  "$B" links many500s7 gb7 8
+  [ -f gb7.sqlite3 ] && [ "$(sqlite3 gb7.sqlite3 'PRAGMA user_version' 2>/dev/null)" = 3 ] || "$B" index gb7 gb7.sqlite3
+  "$B" query gb7.sqlite3 21 error "registry buffer" '"request error"' decoder "Successfully replaced" zzzznothing
 fi
