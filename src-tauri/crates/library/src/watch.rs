@@ -93,14 +93,14 @@ impl Watcher {
         })
         .map_err(|e| LibError::Invalid(format!("cannot start the file watcher ({e}); live follow is off, use manual refresh")))?;
         // A root that does not exist yet (Pi not run on this machine so far, an unmounted folder)
-        // is not an error: it is tried again every ROOT_RETRY and followed once it appears.
+        // is not an error: it is looked for every ROOT_RETRY and followed once it appears.
         let mut unwatched = Vec::new();
         for r in &roots {
             if !r.is_dir() {
                 unwatched.push(r.clone());
             } else if let Err(e) = fs.watch(r, RecursiveMode::Recursive) {
+                // (not retried: an exhausted inotify limit would fail again every time)
                 emit(&subs, LibraryEvent::Error { path: Some(r.clone()), message: format!("cannot watch this folder ({e}); it is rescanned every {:?}", opts.rescan_every) });
-                unwatched.push(r.clone());
             }
         }
         let fs: Fs = Arc::new(Mutex::new(Some(fs)));
@@ -148,13 +148,19 @@ fn root_of<'a>(roots: &'a [PathBuf], p: &Path) -> Option<&'a Path> {
     roots.iter().filter(|r| p.starts_with(r)).max_by_key(|r| r.as_os_str().len()).map(|r| r.as_path())
 }
 
-/// Start following those of `unwatched` that exist now; returns true when one was added.
-fn watch_new_roots(fs: &Fs, unwatched: &mut Vec<PathBuf>) -> bool {
+/// Start following those of `unwatched` (roots missing so far) that exist now. Returns true when
+/// one appeared; one that appeared but cannot be watched is reported and left to the rescan.
+fn watch_new_roots(fs: &Fs, unwatched: &mut Vec<PathBuf>, subs: &Subs, rescan_every: Duration) -> bool {
     let mut g = fs.lock().unwrap_or_else(|p| p.into_inner());
     let Some(w) = g.as_mut() else { return false };
-    let before = unwatched.len();
-    unwatched.retain(|r| !(r.is_dir() && w.watch(r, RecursiveMode::Recursive).is_ok()));
-    unwatched.len() < before
+    let (appeared, missing): (Vec<PathBuf>, Vec<PathBuf>) = std::mem::take(unwatched).into_iter().partition(|r| r.is_dir());
+    *unwatched = missing;
+    for r in &appeared {
+        if let Err(e) = w.watch(r, RecursiveMode::Recursive) {
+            emit(subs, LibraryEvent::Error { path: Some(r.clone()), message: format!("cannot watch this folder ({e}); it is rescanned every {rescan_every:?}") });
+        }
+    }
+    !appeared.is_empty()
 }
 
 fn run(mut lib: Library, roots: Vec<PathBuf>, mut unwatched: Vec<PathBuf>, fs: Fs, rx: Receiver<Msg>, subs: Subs, opts: WatchOptions) {
@@ -205,7 +211,7 @@ fn run(mut lib: Library, roots: Vec<PathBuf>, mut unwatched: Vec<PathBuf>, fs: F
                 if !unwatched.is_empty() && last_retry.elapsed() >= ROOT_RETRY {
                     last_retry = Instant::now();
                     // a root appeared: follow it, and index what it already holds
-                    pass |= watch_new_roots(&fs, &mut unwatched);
+                    pass |= watch_new_roots(&fs, &mut unwatched, &subs, opts.rescan_every);
                 }
                 if pass {
                     quiet_pass(&mut lib, &subs);
