@@ -167,6 +167,24 @@ export function tempEnv(tag) {
 }
 
 
+/** Scroll the graph so that row `row` is in view, and let it paint. */
+export async function scrollRowIntoView(s, row) {
+  await s.exec(`const g = document.getElementById("graph"); g.scrollTop = Math.max(0, arguments[0] * 24 - 200);`, row);
+  await sleep(300);
+}
+
+/** Select the lowest user message that is off the active path (on another branch) and wait for
+ * its detail; returns its graph row ({ id, row, … }). Throws when there is none. */
+export async function selectOffPathUser(s, what) {
+  const rows = await collectRows(s);
+  const t = rows.filter((r) => r.kind === "user" && !r.cls.split(" ").includes("m-active")).sort((a, b) => b.row - a.row)[0];
+  if (!t) throw new Error(`no user message off the active path (${what})`);
+  await scrollRowIntoView(s, t.row);
+  await s.click(`.g-row[data-entry-id="${t.id}"]`);
+  await s.waitFor(what, async () => (await s.exec(`return document.getElementById("detail").dataset.entryId`)) === t.id);
+  return t;
+}
+
 /** Marks of all rows, by scrolling the graph through (only visible rows exist in the DOM). */
 export async function collectRows(s) {
   return s.exec(`

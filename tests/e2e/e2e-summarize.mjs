@@ -13,7 +13,7 @@
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import { Session, check, collectRows, runScenarios, sleep, startDriver, tempEnv, finish } from "./driver.mjs";
+import { Session, check, runScenarios, selectOffPathUser, startDriver, tempEnv, finish } from "./driver.mjs";
 
 const KEY = "sk-e2e-fake-key-0123456789";
 
@@ -117,12 +117,7 @@ async function offlineAndFailures(display, fake) {
     await s.click("#btn-save-model");
     await s.waitFor("model saved", async () => ((await s.text("#model-mode")) || "").includes(deadUrl));
     await s.click(`.tab[data-tab="detail"]`);
-    const rows = await collectRows(s);
-    const trow = rows.filter((r) => r.kind === "user" && !r.cls.split(" ").includes("m-active")).sort((a, b) => b.row - a.row)[0];
-    await s.exec(`const g = document.getElementById("graph"); g.scrollTop = Math.max(0, arguments[0] * 24 - 200);`, trow.row);
-    await sleep(300);
-    await s.click(`.g-row[data-entry-id="${trow.id}"]`);
-    await s.waitFor("detail of the target", async () => (await s.exec(`return document.getElementById("detail").dataset.entryId`)) === trow.id);
+    await selectOffPathUser(s, "detail of the target");
     const bytes = fs.readFileSync(demoFile);
     const leafBefore = await s.text("#status-leaf");
     await s.click("#btn-continue-summary");
@@ -270,14 +265,9 @@ async function scenario(display, fake) {
 
     // Navigate with a branch summary (with instructions) to a user message on another branch.
     await s.click(`.tab[data-tab="detail"]`);
-    const rows = await collectRows(s);
-    const trow = rows.filter((r) => r.kind === "user" && !r.cls.split(" ").includes("m-active")).sort((a, b) => b.row - a.row)[0];
+    const trow = await selectOffPathUser(s, "detail of the target");
     check("found a user message on another branch", !!trow);
     const target = trow.id;
-    await s.exec(`const g = document.getElementById("graph"); g.scrollTop = Math.max(0, arguments[0] * 24 - 200);`, trow.row);
-    await sleep(300);
-    await s.click(`.g-row[data-entry-id="${target}"]`);
-    await s.waitFor("detail of the target", async () => (await s.exec(`return document.getElementById("detail").dataset.entryId`)) === target);
     const targetParent = await s.exec(`return document.getElementById("detail").dataset.parentId`);
     const n1 = lines(demoFile).length;
     await s.click("#btn-continue-summary");
@@ -344,12 +334,7 @@ async function scenario(display, fake) {
     await s.click("#btn-save-hooks");
     await s.waitFor("hook saved", async () => ((await s.text("#hooks-path")) || "").startsWith("Saved to") && JSON.parse(fs.readFileSync(settingsFile, "utf8")).hooks?.beforeNavigate);
     await s.click(`.tab[data-tab="detail"]`);
-    const rows2 = await collectRows(s);
-    const t2 = rows2.filter((r) => r.kind === "user" && !r.cls.split(" ").includes("m-active")).sort((a, b) => b.row - a.row)[0];
-    await s.exec(`const g = document.getElementById("graph"); g.scrollTop = Math.max(0, arguments[0] * 24 - 200);`, t2.row);
-    await sleep(300);
-    await s.click(`.g-row[data-entry-id="${t2.id}"]`);
-    await s.waitFor("detail of the hook target", async () => (await s.exec(`return document.getElementById("detail").dataset.entryId`)) === t2.id);
+    const t2 = await selectOffPathUser(s, "detail of the hook target");
     const n3 = lines(demoFile).length;
     const reqsBeforeHook = fake.reqs.length;
     await s.click("#btn-continue-summary");

@@ -7,12 +7,7 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { Session, check, collectRows, runScenarios, sleep, startDriver, tempEnv, finish } from "./driver.mjs";
-
-async function scrollRowIntoView(s, row) {
-  await s.exec(`const g = document.getElementById("graph"); g.scrollTop = Math.max(0, arguments[0] * 24 - 200);`, row);
-  await sleep(300);
-}
+import { Session, check, collectRows, runScenarios, scrollRowIntoView, selectOffPathUser, sleep, startDriver, tempEnv, finish } from "./driver.mjs";
 
 async function demoScenario(display) {
   const { dir, env } = tempEnv("demo");
@@ -122,12 +117,9 @@ async function demoScenario(display) {
     // 3. Click a user message on another branch and continue from there.
     const leafBefore = await s.text("#status-leaf");
     // The deepest user message off the active path (its parent has a real context behind it).
-    const rowsNow = await collectRows(s); // row numbers changed when the fold expanded
-    const target = rowsNow.filter((r) => r.kind === "user" && !r.cls.split(" ").includes("m-active")).sort((a, b) => b.row - a.row)[0];
+    // (rows are collected again: row numbers changed when the fold expanded)
+    const target = await selectOffPathUser(s, "detail of the clicked node");
     check("found a user message on another branch", !!target);
-    await scrollRowIntoView(s, target.row);
-    await s.click(`.g-row[data-entry-id="${target.id}"]`);
-    await s.waitFor("detail of the clicked node", async () => (await s.exec(`return document.getElementById("detail").dataset.entryId`)) === target.id);
     await s.click(`.tab[data-tab="context"]`);
     const ctxBefore = await s.exec(`const t = document.getElementById("context-total"); return t && t.dataset.tokens`);
     await s.click(`.tab[data-tab="detail"]`);
