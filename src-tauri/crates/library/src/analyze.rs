@@ -105,17 +105,20 @@ pub struct Catalog {
 /// (role, `content` present, numeric timestamp)
 type Head = (Option<String>, bool, Option<f64>);
 
-fn message_head(b: &[u8]) -> Option<Head> {
-    let mut i = skip_ws(b, 0);
-    if b.get(i) != Some(&b'{') {
-        return None;
-    }
-    i += 1;
-    let mut found: Option<Head> = None;
+/// One step through an object's members, from just after `{` or after a member's value.
+enum Member<'a> {
+    /// A key, and the index of its value.
+    Key(&'a [u8], usize),
+    /// The closing brace; the index after it.
+    End(usize),
+}
+
+/// `None`: the line needs the DOM (an escaped key, or not the shape expected).
+fn next_member(b: &[u8], mut i: usize) -> Option<Member<'_>> {
     loop {
         i = skip_ws(b, i);
         match b.get(i)? {
-            b'}' => return found,
+            b'}' => return Some(Member::End(i + 1)),
             b',' => {
                 i += 1;
                 continue;
@@ -131,7 +134,25 @@ fn message_head(b: &[u8]) -> Option<Head> {
         if b.get(i) != Some(&b':') {
             return None;
         }
-        i = skip_ws(b, i + 1);
+        return Some(Member::Key(key, skip_ws(b, i + 1)));
+    }
+}
+
+fn message_head(b: &[u8]) -> Option<Head> {
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    let mut found: Option<Head> = None;
+    loop {
+        let key = match next_member(b, i)? {
+            Member::End(_) => return found,
+            Member::Key(key, at) => {
+                i = at;
+                key
+            }
+        };
         if key == b"message" {
             if found.is_some() {
                 return None; // a repeated key: JSON.parse keeps the last; let the DOM decide
@@ -157,25 +178,13 @@ fn message_object(b: &[u8], mut i: usize) -> Option<(Head, usize)> {
     i += 1;
     let (mut role, mut content, mut ts) = (None, false, None);
     loop {
-        i = skip_ws(b, i);
-        match b.get(i)? {
-            b'}' => return Some(((role, content, ts), i + 1)),
-            b',' => {
-                i += 1;
-                continue;
+        let key = match next_member(b, i)? {
+            Member::End(end) => return Some(((role, content, ts), end)),
+            Member::Key(key, at) => {
+                i = at;
+                key
             }
-            b'"' => {}
-            _ => return None,
-        }
-        let (key, esc, after) = read_str(b, i)?;
-        if esc {
-            return None;
-        }
-        i = skip_ws(b, after);
-        if b.get(i) != Some(&b':') {
-            return None;
-        }
-        i = skip_ws(b, i + 1);
+        };
         match key {
             b"role" => {
                 if b.get(i) == Some(&b'"') {
