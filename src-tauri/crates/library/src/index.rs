@@ -311,25 +311,25 @@ pub(crate) fn catalog_file(path: &Path, keep: bool) -> Result<CatalogOut, LibErr
     })
 }
 
+/// The id of `path`'s session row, made if there is none yet, with its entry rows dropped (the
+/// file is about to be read in full).
+fn fresh_file_row(conn: &Connection, path: &Path, root: Option<&str>, old: Option<&Row>) -> Result<i64, LibError> {
+    let id = match old {
+        Some(o) => o.id,
+        // another writer (the watcher, a second window) may have added it since the plan
+        None => conn
+            .prepare_cached("INSERT INTO files(path, root) VALUES (?1, ?2) ON CONFLICT(path) DO UPDATE SET root = root RETURNING id")
+            .and_then(|mut s| s.query_row(params![path.to_string_lossy(), root], |r| r.get(0)))
+            .map_err(classify_err)?,
+    };
+    remove_file_rows(conn, id, true).map_err(classify_err)?;
+    Ok(id)
+}
+
 /// Write phase 1 of a file: (re)create its session row; old entry rows are dropped.
 pub(crate) fn write_catalog(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<&Row>, c: &CatalogOut) -> Result<i64, LibError> {
-    let key = path.to_string_lossy();
     let root_s = root.map(|r| r.to_string_lossy().to_string());
-    let id = match old {
-        Some(o) => {
-            remove_file_rows(conn, o.id, true).map_err(classify_err)?;
-            o.id
-        }
-        None => {
-            // another writer (the watcher, a second window) may have added it since the plan
-            let id: i64 = conn
-                .prepare_cached("INSERT INTO files(path, root) VALUES (?1, ?2) ON CONFLICT(path) DO UPDATE SET root = root RETURNING id")
-                .and_then(|mut s| s.query_row(params![key, root_s], |r| r.get(0)))
-                .map_err(classify_err)?;
-            remove_file_rows(conn, id, true).map_err(classify_err)?;
-            id
-        }
-    };
+    let id = fresh_file_row(conn, path, root_s.as_deref(), old)?;
     let h = c.header.as_ref();
     let created = h.and_then(|h| h.timestamp.clone());
     let created_ms = created.as_deref().and_then(session_engine::time::parse_iso_ms);
@@ -558,23 +558,8 @@ fn stream_full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<
     use session_engine::DiagnosticKind as D;
     let mut f = File::open(path).map_err(|e| io_err(path, e))?;
     let st = stat(&f.metadata().map_err(|e| io_err(path, e))?);
-    let key = path.to_string_lossy();
     let root_s = root.map(|r| r.to_string_lossy().to_string());
-    let id = match old {
-        Some(o) => {
-            remove_file_rows(conn, o.id, true).map_err(classify_err)?;
-            o.id
-        }
-        None => {
-            // another writer (the watcher, a second window) may have added it since the plan
-            let id: i64 = conn
-                .prepare_cached("INSERT INTO files(path, root) VALUES (?1, ?2) ON CONFLICT(path) DO UPDATE SET root = root RETURNING id")
-                .and_then(|mut s| s.query_row(params![key, root_s], |r| r.get(0)))
-                .map_err(classify_err)?;
-            remove_file_rows(conn, id, true).map_err(classify_err)?;
-            id
-        }
-    };
+    let id = fresh_file_row(conn, path, root_s.as_deref(), old)?;
     let mut r = Row { id, ..Default::default() };
     let mut header: Option<session_engine::session::Header> = None;
     let mut valid = 0i64;
