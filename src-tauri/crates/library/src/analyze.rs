@@ -290,20 +290,7 @@ fn skip_value(b: &[u8], i: usize) -> Option<usize> {
 
 /// Pi's `extractTextContent`: a string, or the text blocks joined with a space.
 pub(crate) fn text_content(content: &Value) -> String {
-    match content {
-        Value::Str(s) => s.clone(),
-        Value::Arr(blocks) => blocks
-            .iter()
-            .filter(|b| b.str_field("type") == Some("text"))
-            .map(|b| match b.get("text") {
-                Some(Value::Str(t)) => t.clone(),
-                Some(other) => session_engine::context::js_to_string(other),
-                None => "undefined".into(),
-            })
-            .collect::<Vec<_>>()
-            .join(" "),
-        _ => String::new(),
-    }
+    session_engine::context::text_blocks_joined(content, " ")
 }
 
 /// Phase 1: the picker facts. Cost: one borrowed pass over message lines (role, timestamp), the

@@ -181,7 +181,10 @@ pub fn build_context_on_path(s: &Session, path: &[usize]) -> Context {
     ctx
 }
 
-fn text_blocks_joined(content: &Value, sep: &str) -> String {
+/// A content value's text: the string itself, or its text blocks joined with `sep` (Pi's
+/// `extractTextContent` uses " ", the user-message text ""); a non-string `text` reads as
+/// JavaScript's `String(text)`.
+pub fn text_blocks_joined(content: &Value, sep: &str) -> String {
     match content {
         Value::Str(s) => s.clone(),
         Value::Arr(blocks) => blocks
