@@ -18,8 +18,8 @@
 //! What this module does not do: the header (the caller has one, from a full load), the v1/v2
 //! migration (legacy files are loaded whole), and the id index (the caller keeps it).
 
-use crate::json::{self, Field, Value};
-use crate::session::{js_is_blank, DiagnosticKind, Kind};
+use crate::json::{self, Value};
+use crate::session::{entry_fields, js_is_blank, DiagnosticKind, EntryFields, Kind};
 use std::borrow::Cow;
 
 /// One entry line of a chunk.
@@ -114,32 +114,12 @@ pub fn scan(chunk: &[u8], at_eof: bool) -> Scan {
         out.consumed = next;
         out.unterminated = !terminated;
         pos = next;
-        if !scanned.is_object {
-            out.skipped.push((start, DiagnosticKind::InvalidEntry));
-            continue;
-        }
-        let type_name = match scanned.type_ {
-            Field::Str(r) => json::raw_str(text, r),
-            _ => String::new(),
-        };
-        if type_name == "session" {
-            out.skipped.push((start, DiagnosticKind::ExtraHeader));
-            continue;
-        }
-        let id = match scanned.id {
-            Field::Str(r) => json::raw_str(text, r),
-            _ => {
-                out.skipped.push((start, DiagnosticKind::InvalidEntry));
+        let EntryFields { type_name, id, parent_id, timestamp } = match entry_fields(text, &scanned) {
+            Ok(f) => f,
+            Err(why) => {
+                out.skipped.push((start, why.kind()));
                 continue;
             }
-        };
-        let parent_id = match scanned.parent_id {
-            Field::Str(r) => Some(json::raw_str(text, r)),
-            _ => None,
-        };
-        let timestamp = match scanned.timestamp {
-            Field::Str(r) => json::raw_str(text, r),
-            _ => String::new(),
         };
         out.entries.push(ChunkEntry { start, end, kind: Kind::from_type(&type_name), type_name, id, parent_id, timestamp, lossy });
     }

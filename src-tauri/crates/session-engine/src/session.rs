@@ -329,6 +329,54 @@ fn js_trim_end(buf: &[u8], start: usize) -> usize {
     end
 }
 
+/// The entry fields of a validated current-version line.
+pub(crate) struct EntryFields {
+    pub type_name: String,
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub timestamp: String,
+}
+
+/// Why a valid JSON line is not an entry.
+pub(crate) enum NotAnEntry {
+    NotObject,
+    /// A repeated `session` header (ignored, as Pi does).
+    Header,
+    /// An object without a string id.
+    NoId,
+}
+
+impl NotAnEntry {
+    pub(crate) fn kind(&self) -> DiagnosticKind {
+        match self {
+            NotAnEntry::Header => DiagnosticKind::ExtraHeader,
+            NotAnEntry::NotObject | NotAnEntry::NoId => DiagnosticKind::InvalidEntry,
+        }
+    }
+}
+
+/// Decodes the fields the loader and the chunk scanner keep (absent or non-string `type` and
+/// `timestamp` read as "", a non-string `parentId` as none), or says why the line is no entry.
+pub(crate) fn entry_fields(text: &[u8], scanned: &json::ScannedLine) -> Result<EntryFields, NotAnEntry> {
+    if !scanned.is_object {
+        return Err(NotAnEntry::NotObject);
+    }
+    let str_or_empty = |f: Field| match f {
+        Field::Str(r) => json::raw_str(text, r),
+        _ => String::new(),
+    };
+    let type_name = str_or_empty(scanned.type_);
+    if type_name == "session" {
+        return Err(NotAnEntry::Header);
+    }
+    let Field::Str(id) = scanned.id else { return Err(NotAnEntry::NoId) };
+    let parent_id = match scanned.parent_id {
+        Field::Str(r) => Some(json::raw_str(text, r)),
+        _ => None,
+    };
+    Ok(EntryFields { type_name, id: json::raw_str(text, id), parent_id, timestamp: str_or_empty(scanned.timestamp) })
+}
+
 impl Session {
     /// Opens a session file, read-only. Rejects what is not a regular file before reading it.
     pub fn open(path: &Path) -> Result<Session, OpenError> {
@@ -533,32 +581,20 @@ impl Session {
     /// not one (not an object, a repeated header, no string id). Shared by the loader and
     /// [`Session::extend_from_file`].
     fn add_entry_line(&mut self, text: &[u8], scanned: &json::ScannedLine, line_start: usize, nl: usize, line_no: usize, unterminated: bool) {
-        if !scanned.is_object {
-            self.diag(line_no, line_start, DiagnosticKind::InvalidEntry, "valid JSON but not an object; skipped".into());
-            return;
-        }
-        let type_name = match scanned.type_ {
-            Field::Str(r) => json::raw_str(text, r),
-            _ => String::new(),
-        };
-        if type_name == "session" {
-            self.diag(line_no, line_start, DiagnosticKind::ExtraHeader, "a repeated session header; ignored, as Pi does".into());
-            return;
-        }
-        let id = match scanned.id {
-            Field::Str(r) => json::raw_str(text, r),
-            _ => {
+        let EntryFields { type_name, id, parent_id, timestamp } = match entry_fields(text, scanned) {
+            Ok(f) => f,
+            Err(NotAnEntry::NotObject) => {
+                self.diag(line_no, line_start, DiagnosticKind::InvalidEntry, "valid JSON but not an object; skipped".into());
+                return;
+            }
+            Err(NotAnEntry::Header) => {
+                self.diag(line_no, line_start, DiagnosticKind::ExtraHeader, "a repeated session header; ignored, as Pi does".into());
+                return;
+            }
+            Err(NotAnEntry::NoId) => {
                 self.diag(line_no, line_start, DiagnosticKind::InvalidEntry, "an object without a string id; skipped".into());
                 return;
             }
-        };
-        let parent_id = match scanned.parent_id {
-            Field::Str(r) => Some(json::raw_str(text, r)),
-            _ => None,
-        };
-        let timestamp = match scanned.timestamp {
-            Field::Str(r) => json::raw_str(text, r),
-            _ => String::new(),
         };
         if unterminated {
             self.diag(line_no, line_start, DiagnosticKind::Unterminated, "the last line has no trailing newline; Arbor's next append starts with one".into());
