@@ -3,7 +3,25 @@
 
 use session_engine::session::Extend;
 use session_engine::{context, report, Session};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+fn fixtures_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// Every session file of the conformance and random fixtures.
+fn fixture_files() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for sub in ["conformance", "random"] {
+        for e in std::fs::read_dir(fixtures_root().join(sub)).unwrap() {
+            let p = e.unwrap().path();
+            if p.to_string_lossy().ends_with(".jsonl") {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
 
 fn summary(s: &Session) -> String {
     let leaf = s.file_leaf();
@@ -27,45 +45,38 @@ fn summary(s: &Session) -> String {
 
 #[test]
 fn extending_equals_a_fresh_load_on_every_fixture() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let dir = tempfile::tempdir().unwrap();
     let mut checked = 0;
-    for sub in ["conformance", "random"] {
-        for e in std::fs::read_dir(root.join(sub)).unwrap() {
-            let p = e.unwrap().path();
-            if !p.to_string_lossy().ends_with(".jsonl") {
+    for p in fixture_files() {
+        let bytes = std::fs::read(&p).unwrap();
+        let full = Session::from_bytes(bytes.clone());
+        if full.read_only().is_some() || !bytes.ends_with(b"\n") || bytes.contains(&b'\r') {
+            continue;
+        }
+        let nls: Vec<usize> = bytes.iter().enumerate().filter(|(_, &b)| b == b'\n').map(|(i, _)| i + 1).collect();
+        for frac in [0.3, 0.7, 0.97] {
+            let cut = nls[((nls.len() as f64 * frac) as usize).max(1).min(nls.len() - 1)];
+            let f = dir.path().join("s.jsonl");
+            std::fs::write(&f, &bytes[..cut]).unwrap();
+            let mut s = Session::open(&f).unwrap();
+            // Appended in two writes, the first ending mid-line (Pi caught mid-write).
+            let mid = cut + (bytes.len() - cut) / 2;
+            std::fs::write(&f, &bytes[..mid]).unwrap();
+            let first = s.extend_from_file(&f).unwrap();
+            std::fs::write(&f, &bytes).unwrap();
+            // After a Reload the session is stale: every later call says Reload too.
+            let second = s.extend_from_file(&f).unwrap();
+            let fresh = Session::open(&f).unwrap();
+            let expect_reload = fresh.diagnostics().iter().any(|d| d.kind == session_engine::DiagnosticKind::DuplicateId);
+            if first == Extend::Reload || second == Extend::Reload {
+                assert!(expect_reload, "{}: unexpected reload", p.display());
                 continue;
             }
-            let bytes = std::fs::read(&p).unwrap();
-            let full = Session::from_bytes(bytes.clone());
-            if full.read_only().is_some() || !bytes.ends_with(b"\n") || bytes.contains(&b'\r') {
-                continue;
+            assert_eq!(summary(&s), summary(&fresh), "{} cut at {cut}", p.display());
+            for i in 0..s.len() {
+                assert_eq!(s.raw(i), fresh.raw(i));
             }
-            let nls: Vec<usize> = bytes.iter().enumerate().filter(|(_, &b)| b == b'\n').map(|(i, _)| i + 1).collect();
-            for frac in [0.3, 0.7, 0.97] {
-                let cut = nls[((nls.len() as f64 * frac) as usize).max(1).min(nls.len() - 1)];
-                let f = dir.path().join("s.jsonl");
-                std::fs::write(&f, &bytes[..cut]).unwrap();
-                let mut s = Session::open(&f).unwrap();
-                // Appended in two writes, the first ending mid-line (Pi caught mid-write).
-                let mid = cut + (bytes.len() - cut) / 2;
-                std::fs::write(&f, &bytes[..mid]).unwrap();
-                let first = s.extend_from_file(&f).unwrap();
-                std::fs::write(&f, &bytes).unwrap();
-                // After a Reload the session is stale: every later call says Reload too.
-                let second = s.extend_from_file(&f).unwrap();
-                let fresh = Session::open(&f).unwrap();
-                let expect_reload = fresh.diagnostics().iter().any(|d| d.kind == session_engine::DiagnosticKind::DuplicateId);
-                if first == Extend::Reload || second == Extend::Reload {
-                    assert!(expect_reload, "{}: unexpected reload", p.display());
-                    continue;
-                }
-                assert_eq!(summary(&s), summary(&fresh), "{} cut at {cut}", p.display());
-                for i in 0..s.len() {
-                    assert_eq!(s.raw(i), fresh.raw(i));
-                }
-                checked += 1;
-            }
+            checked += 1;
         }
     }
     assert!(checked > 100, "only {checked} cut points checked");
@@ -101,22 +112,16 @@ fn a_rewritten_or_truncated_file_asks_for_a_reload() {
 #[test]
 fn the_two_thread_load_equals_the_one_thread_load_on_every_fixture() {
     use session_engine::session::CounterIds;
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let root = fixtures_root();
     let mut n = 0;
-    for sub in ["conformance", "random"] {
-        for e in std::fs::read_dir(root.join(sub)).unwrap() {
-            let p = e.unwrap().path();
-            if !p.to_string_lossy().ends_with(".jsonl") {
-                continue;
-            }
-            let bytes = std::fs::read(&p).unwrap();
-            let one = Session::from_bytes_with(bytes.clone(), &mut CounterIds { prefix: 'm', next: 0 }, usize::MAX);
-            let two = Session::from_bytes_with(bytes.clone(), &mut CounterIds { prefix: 'm', next: 0 }, 0);
-            assert_eq!(summary(&one), summary(&two), "{}", p.display());
-            assert_eq!(one.diagnostics(), two.diagnostics(), "{}", p.display());
-            assert_eq!(one.non_empty_lines(), two.non_empty_lines());
-            n += 1;
-        }
+    for p in fixture_files() {
+        let bytes = std::fs::read(&p).unwrap();
+        let one = Session::from_bytes_with(bytes.clone(), &mut CounterIds { prefix: 'm', next: 0 }, usize::MAX);
+        let two = Session::from_bytes_with(bytes.clone(), &mut CounterIds { prefix: 'm', next: 0 }, 0);
+        assert_eq!(summary(&one), summary(&two), "{}", p.display());
+        assert_eq!(one.diagnostics(), two.diagnostics(), "{}", p.display());
+        assert_eq!(one.non_empty_lines(), two.non_empty_lines());
+        n += 1;
     }
     // Damaged files too: the bad lines fall in either half.
     let good = std::fs::read(root.join("conformance/basic-tool-chain.jsonl")).unwrap();
