@@ -396,12 +396,7 @@ async fn f45_cancel_during_request_and_during_backoff_stops_fast() {
     let mut cfg = config(Fmt::OpenAi, &server, true);
     cfg.timeouts.read_idle = Duration::from_secs(30);
     let c = Client::new(cfg).unwrap();
-    let cancel = CancellationToken::new();
-    let c2 = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        c2.cancel();
-    });
+    let cancel = support::cancel_after(200);
     let t = Instant::now();
     let e = c.complete(&req(), &cancel, None).await.unwrap_err();
     assert!(matches!(e, Error::Cancelled), "{e:?}");
@@ -411,12 +406,7 @@ async fn f45_cancel_during_request_and_during_backoff_stops_fast() {
     // During the backoff sleep: the server asks for 30 s.
     let server = Server::start(|_, _| Script::response(429, &[("retry-after", "30")], "{}")).await;
     let c = client(Fmt::Gemini, &server, true);
-    let cancel = CancellationToken::new();
-    let c2 = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(150)).await;
-        c2.cancel();
-    });
+    let cancel = support::cancel_after(150);
     let t = Instant::now();
     let e = c.complete(&req(), &cancel, None).await.unwrap_err();
     assert!(matches!(e, Error::Cancelled), "{e:?}");

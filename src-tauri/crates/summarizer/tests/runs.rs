@@ -257,12 +257,7 @@ async fn cancelling_a_compaction_stops_the_calls() {
     let s = case("cut-split-turn");
     let job = plan_compaction(&s, None, &settings(16384.0, 6000.0)).unwrap();
     let server = Server::start(|_, _| Script::sse_head(200).then(Step::Hang)).await;
-    let cancel = CancellationToken::new();
-    let c2 = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(150)).await;
-        c2.cancel();
-    });
+    let cancel = support::cancel_after(150);
     let t = Instant::now();
     let e = summarize_compaction(&job, &model(&server), &no_extras(), &cancel, None).await.unwrap_err();
     assert!(matches!(e, Error::Cancelled));
