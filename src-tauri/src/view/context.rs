@@ -7,19 +7,6 @@ use session_engine::json::{to_string as js_stringify, utf16_len};
 use session_engine::{Session, Value};
 use specta::Type;
 
-/// Characters per category of one context message, following the engine's `estimate_tokens`
-/// rules (pi-session-format.md §9.1), so the bar's parts add up to Pi's estimate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Category {
-    Summary,
-    User,
-    AssistantText,
-    Thinking,
-    ToolCalls,
-    ToolResults,
-    Other,
-}
-
 fn text_chars(content: Option<&Value>, image_chars: usize) -> usize {
     match content {
         Some(Value::Str(s)) => utf16_len(s),
@@ -35,10 +22,10 @@ fn text_chars(content: Option<&Value>, image_chars: usize) -> usize {
     }
 }
 
-pub fn message_chars(m: &Value) -> Vec<(Category, usize)> {
+pub fn message_chars(m: &Value) -> Vec<(TokenCategory, usize)> {
     let len = |k: &str| m.str_field(k).map(utf16_len).unwrap_or(0);
     match m.str_field("role").unwrap_or("") {
-        "user" => vec![(Category::User, text_chars(m.get("content"), 0))],
+        "user" => vec![(TokenCategory::User, text_chars(m.get("content"), 0))],
         "assistant" => {
             let (mut text, mut thinking, mut calls) = (0, 0, 0);
             for b in m.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]) {
@@ -52,16 +39,18 @@ pub fn message_chars(m: &Value) -> Vec<(Category, usize)> {
                     _ => {}
                 }
             }
-            vec![(Category::AssistantText, text), (Category::Thinking, thinking), (Category::ToolCalls, calls)]
+            vec![(TokenCategory::AssistantText, text), (TokenCategory::Thinking, thinking), (TokenCategory::ToolCalls, calls)]
         }
-        "toolResult" => vec![(Category::ToolResults, text_chars(m.get("content"), 4800))],
-        "custom" => vec![(Category::Other, text_chars(m.get("content"), 4800))],
-        "bashExecution" => vec![(Category::ToolResults, len("command") + len("output"))],
-        "branchSummary" | "compactionSummary" => vec![(Category::Summary, len("summary"))],
+        "toolResult" => vec![(TokenCategory::ToolResults, text_chars(m.get("content"), 4800))],
+        "custom" => vec![(TokenCategory::Other, text_chars(m.get("content"), 4800))],
+        "bashExecution" => vec![(TokenCategory::ToolResults, len("command") + len("output"))],
+        "branchSummary" | "compactionSummary" => vec![(TokenCategory::Summary, len("summary"))],
         _ => vec![],
     }
 }
 
+/// Where the characters of a context message go, following the engine's `estimate_tokens`
+/// rules (pi-session-format.md §9.1), so the bar's parts add up to Pi's estimate.
 #[derive(Debug, Clone, Copy, Serialize, Type, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub enum TokenCategory {
@@ -72,20 +61,6 @@ pub enum TokenCategory {
     ToolCalls,
     ToolResults,
     Other,
-}
-
-impl From<Category> for TokenCategory {
-    fn from(c: Category) -> Self {
-        match c {
-            Category::Summary => TokenCategory::Summary,
-            Category::User => TokenCategory::User,
-            Category::AssistantText => TokenCategory::AssistantText,
-            Category::Thinking => TokenCategory::Thinking,
-            Category::ToolCalls => TokenCategory::ToolCalls,
-            Category::ToolResults => TokenCategory::ToolResults,
-            Category::Other => TokenCategory::Other,
-        }
-    }
 }
 
 const ORDER: [TokenCategory; 7] = [
@@ -143,7 +118,7 @@ pub fn context_view(s: &Session, leaf: Option<usize>, context_window: u32, reser
     for m in &ctx.messages {
         let mut chars_by_cat = message_chars(&m.message);
         if chars_by_cat.is_empty() {
-            chars_by_cat.push((Category::Other, 0));
+            chars_by_cat.push((TokenCategory::Other, 0));
         }
         // Split the message's ceil(chars/4) across its categories in proportion to their chars.
         let tokens = estimate_tokens(&m.message) as u64;
@@ -152,7 +127,7 @@ pub fn context_view(s: &Session, leaf: Option<usize>, context_window: u32, reser
         for (k, (cat, n)) in chars_by_cat.iter().enumerate() {
             let share = if k + 1 == chars_by_cat.len() { left } else if chars == 0 { 0 } else { tokens * *n as u64 / chars as u64 };
             left -= share.min(left);
-            let pos = ORDER.iter().position(|c| *c == TokenCategory::from(*cat)).unwrap_or(6);
+            let pos = ORDER.iter().position(|c| c == cat).unwrap_or(6);
             totals[pos] += share;
         }
         let role = m.message.str_field("role").unwrap_or("").to_string();

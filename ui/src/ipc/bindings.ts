@@ -927,6 +927,10 @@ export type SummaryProgress_Serialize = {
 	message: string | null,
 };
 
+/**
+ *  Where the characters of a context message go, following the engine's `estimate_tokens`
+ *  rules (pi-session-format.md §9.1), so the bar's parts add up to Pi's estimate.
+ */
 export type TokenCategory = "summary" | "user" | "assistantText" | "thinking" | "toolCalls" | "toolResults" | "other";
 
 /* Tauri Specta runtime */
