@@ -167,6 +167,12 @@ export function tempEnv(tag) {
 }
 
 
+/** Wait until the bundled demo session is open and its graph has rows. */
+export async function waitForDemo(s, timeout = 10_000) {
+  await s.waitFor("demo session", async () => ((await s.text("#session-title")) || "").includes("demo"), timeout);
+  await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length > 5`));
+}
+
 /** Scroll the graph so that row `row` is in view, and let it paint. */
 export async function scrollRowIntoView(s, row) {
   await s.exec(`const g = document.getElementById("graph"); g.scrollTop = Math.max(0, arguments[0] * 24 - 200);`, row);

@@ -13,7 +13,7 @@
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import { Session, check, runScenarios, selectOffPathUser, startDriver, tempEnv, finish } from "./driver.mjs";
+import { Session, check, runScenarios, selectOffPathUser, startDriver, tempEnv, finish, waitForDemo } from "./driver.mjs";
 
 const KEY = "sk-e2e-fake-key-0123456789";
 
@@ -81,8 +81,7 @@ async function offlineAndFailures(display, fake) {
   const s = await Session.start(driver.base);
   const demoFile = path.join(env.ARBOR_DATA_DIR, "demo", "demo-session.jsonl");
   try {
-    await s.waitFor("demo session", async () => ((await s.text("#session-title")) || "").includes("demo"));
-    await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length > 5`));
+    await waitForDemo(s);
     await s.waitFor("compact enabled", () => s.exec(`return !document.getElementById("btn-compact").disabled`));
 
     // 1. First start, no key: Compact… uses the offline summarizer, marked offline.
@@ -171,8 +170,7 @@ async function scenario(display, fake) {
   const s = await Session.start(driver.base);
   const demoFile = path.join(env.ARBOR_DATA_DIR, "demo", "demo-session.jsonl");
   try {
-    await s.waitFor("demo session", async () => ((await s.text("#session-title")) || "").includes("demo"));
-    await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length > 5`));
+    await waitForDemo(s);
 
     // Keyring self-test: a banner only when no backend works.
     const kr = await s.waitFor("keyring self-test", () => s.exec(`return document.getElementById("keyring-banner").dataset.ok`), 20_000);
