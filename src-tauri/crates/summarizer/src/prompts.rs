@@ -184,21 +184,8 @@ pub fn prefix_max_tokens(reserve_tokens: u64) -> u64 {
 /// Pi's fixed branch limit; Arbor makes it configurable (Pi's 2048 truncates long branches).
 pub const DEFAULT_BRANCH_MAX_TOKENS: u64 = 2048;
 
-/// Pi's `formatFileOperations` (§12.5).
-pub fn file_ops_appendix(read_files: &[String], modified_files: &[String]) -> String {
-    let mut sections = Vec::new();
-    if !read_files.is_empty() {
-        sections.push(format!("<read-files>\n{}\n</read-files>", read_files.join("\n")));
-    }
-    if !modified_files.is_empty() {
-        sections.push(format!("<modified-files>\n{}\n</modified-files>", modified_files.join("\n")));
-    }
-    if sections.is_empty() {
-        String::new()
-    } else {
-        format!("\n\n{}", sections.join("\n\n"))
-    }
-}
+/// Pi's `formatFileOperations` (§12.5): the engine's, which builds the summaries' appendix.
+pub use session_engine::compaction::file_ops_appendix;
 
 #[cfg(test)]
 mod tests {
