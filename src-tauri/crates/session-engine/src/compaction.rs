@@ -109,16 +109,7 @@ fn truncate_for_summary(text: &str) -> String {
 }
 
 fn text_of_blocks(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::Str(s)) => s.clone(),
-        Some(Value::Arr(blocks)) => blocks
-            .iter()
-            .filter(|b| b.str_field("type") == Some("text"))
-            .map(|b| b.get("text").map(context::js_to_string).unwrap_or_else(|| "undefined".into()))
-            .collect::<Vec<_>>()
-            .join(""),
-        _ => String::new(),
-    }
+    context::user_text(content.unwrap_or(&Value::Null))
 }
 
 /// `serializeConversation` over LLM messages (apply [`to_llm`] first).
