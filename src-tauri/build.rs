@@ -3,8 +3,6 @@
 fn main() {
     // cargo does not track the embedded frontend by itself.
     println!("cargo:rerun-if-changed=ui/dist");
-    tauri_build::try_build(
-        tauri_build::Attributes::new().capabilities_path_pattern("./src-tauri/capabilities/**/*"),
-    )
-    .expect("tauri-build failed: is ui/dist built (npm --prefix ui run build)?");
+    tauri_build::try_build(tauri_build::Attributes::new().capabilities_path_pattern("./src-tauri/capabilities/**/*"))
+        .expect("tauri-build failed: is ui/dist built (npm --prefix ui run build)?");
 }

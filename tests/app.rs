@@ -84,11 +84,7 @@ fn continue_from_user_message_moves_leaf_to_parent_and_is_remembered() {
     let opened = sessions::open(&e.state, &path, false).unwrap();
     // A user message that is not on the active path.
     let w = graph::window(&e.state, 0, opened.total_rows).unwrap();
-    let target = w
-        .rows
-        .iter()
-        .find(|r| r.kind == "user" && !r.marks.iter().any(|m| m == "active"))
-        .expect("an off-path user message");
+    let target = w.rows.iter().find(|r| r.kind == "user" && !r.marks.iter().any(|m| m == "active")).expect("an off-path user message");
     let detail = graph::detail(&e.state, &target.entry_id).unwrap();
     let nav = navigate::continue_from(&e.state, &target.entry_id).unwrap();
     assert_eq!(nav.session.leaf_id, detail.parent_id, "leaf = parent of the user message");
@@ -312,8 +308,7 @@ fn security_config_stays_strict() {
     }
     assert_eq!(csp["script-src"], "'self'");
     assert_eq!(csp["object-src"], "'none'");
-    let cap: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(root.join("src-tauri/capabilities/default.json")).unwrap()).unwrap();
+    let cap: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(root.join("src-tauri/capabilities/default.json")).unwrap()).unwrap();
     assert_eq!(cap["permissions"], serde_json::json!([]), "app commands need no permission; nothing else is granted");
     assert_eq!(cap["windows"], serde_json::json!(["main"]));
 }

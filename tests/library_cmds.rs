@@ -99,22 +99,13 @@ fn wait_for(rx: &Receiver<LibraryUiEvent>, what: &str, mut f: impl FnMut(&Librar
 }
 
 fn search(env: &LibEnv, text: &str, session: Option<&Path>, statuses: Vec<HitStatus>) -> Vec<arbor_app::view::library::LibraryHit> {
-    let req = SearchRequest {
-        text: text.into(),
-        session_path: session.map(|p| p.display().to_string()),
-        project: None,
-        statuses,
-        limit: Some(200),
-    };
+    let req = SearchRequest { text: text.into(), session_path: session.map(|p| p.display().to_string()), project: None, statuses, limit: Some(200) };
     lib_cmd::search(&env.lib, &req).unwrap()
 }
 
 /// Append one line from another process (`sh -c 'printf … >> file'`), as Pi would.
 fn append_from_other_process(file: &Path, line: &str) {
-    let st = std::process::Command::new("sh")
-        .args(["-c", "printf '%s\\n' \"$1\" >> \"$2\"", "sh", line, &file.display().to_string()])
-        .status()
-        .unwrap();
+    let st = std::process::Command::new("sh").args(["-c", "printf '%s\\n' \"$1\" >> \"$2\"", "sh", line, &file.display().to_string()]).status().unwrap();
     assert!(st.success());
 }
 
@@ -225,9 +216,11 @@ fn live_follow_reloads_the_open_session_and_keeps_a_moved_leaf() {
     assert_ne!(moved, "fee1f011");
     let line2 = r#"{"type":"message","id":"fee1f012","parentId":"fee1f011","timestamp":"2025-03-01T10:00:05.000Z","message":{"role":"user","content":"second append","timestamp":1740823205000}}"#;
     append_from_other_process(&env.compacted, line2);
-    let ev = wait_for(&env.events, "the second change", |e| {
-        matches!(e, LibraryUiEvent::SessionChanged { open: Some(o), .. } if o.entry_count == opened.entry_count + 2)
-    });
+    let ev = wait_for(
+        &env.events,
+        "the second change",
+        |e| matches!(e, LibraryUiEvent::SessionChanged { open: Some(o), .. } if o.entry_count == opened.entry_count + 2),
+    );
     let LibraryUiEvent::SessionChanged { open: Some(o), .. } = ev else { unreachable!() };
     assert_eq!(o.leaf_id.as_deref(), Some(moved.as_str()), "the user's leaf is kept");
     assert_eq!(o.file_leaf_id.as_deref(), Some("fee1f012"));
@@ -243,7 +236,8 @@ fn live_follow_reloads_the_open_session_and_keeps_a_moved_leaf() {
         &other,
         r#"{"type":"message","id":"0a000002","parentId":"0a000001","timestamp":"2025-04-02T10:00:09.000Z","message":{"role":"user","content":"more","timestamp":1743588009000}}"#,
     );
-    let ev = wait_for(&env.events, "the other session's change", |e| matches!(e, LibraryUiEvent::SessionChanged { path, .. } if path.ends_with("_other.jsonl")));
+    let ev =
+        wait_for(&env.events, "the other session's change", |e| matches!(e, LibraryUiEvent::SessionChanged { path, .. } if path.ends_with("_other.jsonl")));
     assert!(matches!(ev, LibraryUiEvent::SessionChanged { open: None, .. }));
 }
 
@@ -310,7 +304,9 @@ fn a_session_opened_from_outside_the_roots_is_indexed_and_followed() {
     let leaf = opened.leaf_id.clone().unwrap();
     append_from_other_process(
         &file,
-        &format!(r#"{{"type":"message","id":"feedface","parentId":"{leaf}","timestamp":"2025-03-01T11:00:00.000Z","message":{{"role":"user","content":"appended outside","timestamp":1740826800000}}}}"#),
+        &format!(
+            r#"{{"type":"message","id":"feedface","parentId":"{leaf}","timestamp":"2025-03-01T11:00:00.000Z","message":{{"role":"user","content":"appended outside","timestamp":1740826800000}}}}"#
+        ),
     );
     lib_cmd::follow_tick(&env.lib, &env.app, &mut st);
     let ev = wait_for(&env.events, "the outside session to change", |e| matches!(e, LibraryUiEvent::SessionChanged { open: Some(_), .. }));

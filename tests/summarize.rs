@@ -4,8 +4,8 @@
 //! real HTTP server on 127.0.0.1 written here.
 
 use arbor_app::commands::keys::{self, CatalogModel, HooksView, ModelChoice, SummarizerState};
-use arbor_app::commands::summarize::{self, BudgetArgs};
 use arbor_app::commands::sessions;
+use arbor_app::commands::summarize::{self, BudgetArgs};
 use arbor_app::error::{ErrorKind, IpcError};
 use arbor_app::state::AppState;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -139,7 +139,8 @@ fn serve(sock: TcpStream, reqs: &Mutex<Vec<(String, String)>>, answer: &Answer) 
 }
 
 fn use_fake(e: &Env, base: &str, window: u32) {
-    keys::add_model(&e.st, &CatalogModel { provider: "openai".into(), id: "fake-small".into(), context_window: window, max_output: 2000, user_added: true }).unwrap();
+    keys::add_model(&e.st, &CatalogModel { provider: "openai".into(), id: "fake-small".into(), context_window: window, max_output: 2000, user_added: true })
+        .unwrap();
     let c = keys::save_choice(&e.st, &ModelChoice { provider: "openai".into(), model: Some("fake-small".into()), base_url: Some(base.into()) }).unwrap();
     assert_eq!(c.context_window, Some(window), "the catalog's window is reported for the threshold");
 }
@@ -382,7 +383,8 @@ fn overflow_compacts_and_retries_once() {
     let chats = Arc::new(Mutex::new(0usize));
     let c2 = chats.clone();
     let overflow = r#"{"error":{"message":"This model's maximum context length is 32000 tokens. However, your messages resulted in 50000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
-    let raw = format!("HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{overflow}", overflow.len());
+    let raw =
+        format!("HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{overflow}", overflow.len());
     let f = fake(move |_, body| {
         if body.contains("You are continuing a coding session") {
             let mut n = c2.lock().unwrap();
@@ -408,7 +410,10 @@ fn overflow_compacts_and_retries_once() {
 fn anthropic_sse(text: &str) -> String {
     let ev = |name: &str, data: serde_json::Value| format!("event: {name}\ndata: {data}\n\n");
     let mut out = String::from("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n");
-    out += &ev("message_start", serde_json::json!({"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"usage":{"input_tokens":500,"output_tokens":1}}}));
+    out += &ev(
+        "message_start",
+        serde_json::json!({"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"usage":{"input_tokens":500,"output_tokens":1}}}),
+    );
     out += &ev("content_block_start", serde_json::json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}));
     out += &ev("content_block_delta", serde_json::json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":text}}));
     out += &ev("content_block_stop", serde_json::json!({"type":"content_block_stop","index":0}));

@@ -66,34 +66,22 @@ impl From<AppError> for IpcError {
         let message = e.to_string();
         let (kind, hint) = match &e {
             AppError::NoSession => (ErrorKind::NotFound, "Open a session from the picker first.".to_string()),
-            AppError::UnknownEntry(_) => {
-                (ErrorKind::NotFound, "The session may have changed on disk; reopen it.".to_string())
-            }
-            AppError::Open(session_engine::OpenError::NotAFile { .. }) => {
-                (ErrorKind::Invalid, "Choose a .jsonl session file.".to_string())
-            }
-            AppError::Open(_) | AppError::Io { .. } => {
-                (ErrorKind::Io, "Check that the file exists and that you may read and write it.".to_string())
-            }
+            AppError::UnknownEntry(_) => (ErrorKind::NotFound, "The session may have changed on disk; reopen it.".to_string()),
+            AppError::Open(session_engine::OpenError::NotAFile { .. }) => (ErrorKind::Invalid, "Choose a .jsonl session file.".to_string()),
+            AppError::Open(_) | AppError::Io { .. } => (ErrorKind::Io, "Check that the file exists and that you may read and write it.".to_string()),
             AppError::Store(session_engine::store::StoreError::Busy { .. })
             | AppError::Store(session_engine::store::StoreError::Rewritten { .. })
             | AppError::Settings(session_engine::settings::SettingsError::Locked { .. }) => {
                 (ErrorKind::Refused, "Nothing was written; try again in a moment.".to_string())
             }
-            AppError::Store(session_engine::store::StoreError::NotAFile { .. }) => {
-                (ErrorKind::Invalid, "Open a regular .jsonl session file.".to_string())
-            }
+            AppError::Store(session_engine::store::StoreError::NotAFile { .. }) => (ErrorKind::Invalid, "Open a regular .jsonl session file.".to_string()),
             AppError::Store(_) | AppError::Settings(session_engine::settings::SettingsError::Io { .. }) => {
                 (ErrorKind::Io, "Check free disk space and the file's permissions.".to_string())
             }
-            AppError::Settings(session_engine::settings::SettingsError::Invalid { .. }) => (
-                ErrorKind::Invalid,
-                "Fix the JSON syntax of that settings file (Arbor will not overwrite a file it cannot parse).".to_string(),
-            ),
-            AppError::ReadOnly(_) => (
-                ErrorKind::Refused,
-                "This file opens read-only in Arbor; nothing was written to it.".to_string(),
-            ),
+            AppError::Settings(session_engine::settings::SettingsError::Invalid { .. }) => {
+                (ErrorKind::Invalid, "Fix the JSON syntax of that settings file (Arbor will not overwrite a file it cannot parse).".to_string())
+            }
+            AppError::ReadOnly(_) => (ErrorKind::Refused, "This file opens read-only in Arbor; nothing was written to it.".to_string()),
             AppError::BadInput(_) => (ErrorKind::Invalid, "Check the value and try again.".to_string()),
             AppError::Refused(_) => (ErrorKind::Refused, "Nothing was changed.".to_string()),
             AppError::Summarizer(e) => crate::commands::summarize::kind_and_hint(e),

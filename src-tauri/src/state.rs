@@ -1,11 +1,11 @@
 //! What the app holds between commands: where things live, the open session with its graph
 //! layout, and Arbor's own small state file (remembered leaf per session, recent sessions).
 
-use session_engine::Session;
 use crate::error::AppError;
-use serde::{Deserialize, Serialize};
-use session_graph::Layout;
 use crate::view::graph::Folding;
+use serde::{Deserialize, Serialize};
+use session_engine::Session;
+use session_graph::Layout;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

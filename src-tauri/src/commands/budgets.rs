@@ -4,9 +4,9 @@ use crate::error::{AppError, IpcResult};
 use crate::state::AppState;
 use crate::view::budgets::{self, BudgetSettings, Budgets, SettingsScope};
 use serde::Serialize;
-use specta::Type;
 use session_engine::compaction::prepare_compaction;
 use session_engine::context::{context_message, estimate_tokens, CompactionSettings};
+use specta::Type;
 use tauri::State;
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -42,11 +42,7 @@ pub fn preview(state: &AppState, keep_recent_tokens: u32, reserve_tokens: u32, c
     state.with_open(|o| {
         let threshold = context_window.saturating_sub(reserve_tokens);
         let path = o.session.path(o.leaf);
-        let settings = CompactionSettings {
-            enabled,
-            reserve_tokens: reserve_tokens as f64,
-            keep_recent_tokens: keep_recent_tokens as f64,
-        };
+        let settings = CompactionSettings { enabled, reserve_tokens: reserve_tokens as f64, keep_recent_tokens: keep_recent_tokens as f64 };
         let prepared = prepare_compaction(&o.session, &path, &settings);
         if let Ok(p) = &prepared {
             // The cut must land on a row of its own: unfold the run that hides it.
@@ -68,11 +64,8 @@ pub fn preview(state: &AppState, keep_recent_tokens: u32, reserve_tokens: u32, c
                 tokens_before: p.tokens_before as u32,
                 tokens_to_summarize: p.tokens_summarized() as u32,
                 // The kept part is re-emitted after the new compaction entry (§11.5).
-                tokens_kept: path[p.first_kept_position..]
-                    .iter()
-                    .filter_map(|i| context_message(&o.session, *i))
-                    .map(|m| estimate_tokens(&m))
-                    .sum::<f64>() as u32,
+                tokens_kept: path[p.first_kept_position..].iter().filter_map(|i| context_message(&o.session, *i)).map(|m| estimate_tokens(&m)).sum::<f64>()
+                    as u32,
                 threshold,
                 over_threshold: enabled && p.tokens_before > threshold as f64,
                 total_rows,

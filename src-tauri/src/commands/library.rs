@@ -11,9 +11,7 @@ use crate::commands::sessions::{describe_open, OpenedSession};
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile};
 use crate::view::graph;
-use crate::view::library::{
-    HitStatus, IndexStatus, LibraryHit, LibraryListing, LibraryUiEvent, ListingQuery, ProjectRow, RootRow, SessionRow,
-};
+use crate::view::library::{HitStatus, IndexStatus, LibraryHit, LibraryListing, LibraryUiEvent, ListingQuery, ProjectRow, RootRow, SessionRow};
 use ::library::{LibError, Library, LibraryEvent, SearchQuery, SessionFilter, Watcher};
 use serde::Deserialize;
 use session_engine::session::Extend;
@@ -47,9 +45,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 pub fn lib_err(e: LibError) -> AppError {
     match e {
-        LibError::Io { path, message } => {
-            AppError::Io { what: format!("reading {}", path.display()), source: std::io::Error::other(message) }
-        }
+        LibError::Io { path, message } => AppError::Io { what: format!("reading {}", path.display()), source: std::io::Error::other(message) },
         LibError::Invalid(m) => AppError::BadInput(m),
         e @ (LibError::Busy(_) | LibError::Corrupt(_) | LibError::Sqlite(_)) => AppError::Refused(e.to_string()),
     }
@@ -121,8 +117,7 @@ impl LibraryState {
     }
 
     pub fn root_rows(&self) -> Result<Vec<RootRow>, AppError> {
-        let mut out: Vec<RootRow> =
-            self.pi_roots.iter().map(|p| RootRow { path: p.display().to_string(), user: false, exists: p.is_dir() }).collect();
+        let mut out: Vec<RootRow> = self.pi_roots.iter().map(|p| RootRow { path: p.display().to_string(), user: false, exists: p.is_dir() }).collect();
         for r in self.with_lib(|l| l.user_roots())? {
             out.push(RootRow { path: r.display().to_string(), user: true, exists: r.is_dir() });
         }
@@ -438,11 +433,7 @@ pub fn listing(lib: &LibraryState, app: &AppState, q: &ListingQuery) -> Result<L
     lib.with_lib(|l| {
         let projects = l.projects()?;
         let sessions = l.sessions(&filter)?;
-        let mut models: Vec<String> = l
-            .sessions(&SessionFilter { limit: Some(5000), ..Default::default() })?
-            .into_iter()
-            .filter_map(|s| s.model)
-            .collect();
+        let mut models: Vec<String> = l.sessions(&SessionFilter { limit: Some(5000), ..Default::default() })?.into_iter().filter_map(|s| s.model).collect();
         models.sort();
         models.dedup();
         let mut recent = Vec::new();

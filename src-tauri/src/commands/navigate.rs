@@ -6,10 +6,10 @@ use crate::state::{AppState, ArborStateFile};
 use crate::view::context::{context_view, ContextView};
 use crate::view::graph;
 use serde::Serialize;
-use specta::Type;
 use session_engine::branch::navigation_target;
 use session_engine::store::{append_entry, SessionLock};
 use session_engine::{entries, time, Session};
+use specta::Type;
 use tauri::State;
 
 #[derive(Debug, Clone, Serialize, Type)]

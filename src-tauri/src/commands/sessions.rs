@@ -4,9 +4,9 @@ use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile, OpenSession};
 use crate::view::{graph, sessions};
 use serde::Serialize;
+use session_engine::Session;
 use specta::Type;
 use std::path::Path;
-use session_engine::Session;
 use tauri::State;
 
 /// A rich generated Pi session (branches, three compactions, branch summaries, a label) that

@@ -49,20 +49,12 @@ impl SummaryProgress {
                 message: Some(format!("{reason}; retrying in {:.1} s", delay.as_secs_f64())),
                 ..base
             },
-            Progress::Text { chars, delta } => SummaryProgress {
-                kind: "text".into(),
-                call: Some("reply".into()),
-                chars: Some(chars as u32),
-                delta: Some(delta),
-                ..base
-            },
-            Progress::SummaryText { call, chars, delta } => SummaryProgress {
-                kind: "text".into(),
-                call: Some(call.into()),
-                chars: Some(chars as u32),
-                delta: Some(delta),
-                ..base
-            },
+            Progress::Text { chars, delta } => {
+                SummaryProgress { kind: "text".into(), call: Some("reply".into()), chars: Some(chars as u32), delta: Some(delta), ..base }
+            }
+            Progress::SummaryText { call, chars, delta } => {
+                SummaryProgress { kind: "text".into(), call: Some(call.into()), chars: Some(chars as u32), delta: Some(delta), ..base }
+            }
         }
     }
 }
@@ -229,7 +221,13 @@ fn describe_choice(c: &ModelChoice) -> String {
 }
 
 /// Compacts at Arbor's leaf with optional instructions and appends the compaction entry.
-pub async fn compact(state: &AppState, st: &SummarizerState, budgets: &BudgetArgs, instructions: Option<&str>, progress: Option<ProgressFn>) -> Result<CompactResult, AppError> {
+pub async fn compact(
+    state: &AppState,
+    st: &SummarizerState,
+    budgets: &BudgetArgs,
+    instructions: Option<&str>,
+    progress: Option<ProgressFn>,
+) -> Result<CompactResult, AppError> {
     let (path, leaf) = target(state)?;
     let c = chosen(st)?;
     let opts = run_options(st, &c, instructions, false)?;
@@ -286,7 +284,8 @@ pub async fn navigate(
     let note = match &summary_entry_id {
         Some(id) => format!("The branch you left was summarized ({}) into entry {id}; Pi continues from there too.", describe_choice(&c.choice)),
         None if done.no_op => "This already is the leaf; nothing changed.".into(),
-        None => "There was nothing to summarize on the branch you left; Arbor remembers this position. Pi keeps its old position until something is appended.".into(),
+        None => "There was nothing to summarize on the branch you left; Arbor remembers this position. Pi keeps its old position until something is appended."
+            .into(),
     };
     Ok(NavigateResult {
         navigation: Navigation { session, composer_text: done.editor_text, note },
@@ -417,7 +416,9 @@ pub fn kind_and_hint(e: &summarizer::Error) -> (crate::error::ErrorKind, String)
     use summarizer::Error as E;
     match e {
         E::Cancelled => (K::Cancelled, "Nothing was written.".into()),
-        E::OverflowCompactionDisabled { .. } => (K::CompactionDisabled, "Use \"Compact now\", then send again (or turn compaction.enabled on in Budgets).".into()),
+        E::OverflowCompactionDisabled { .. } => {
+            (K::CompactionDisabled, "Use \"Compact now\", then send again (or turn compaction.enabled on in Budgets).".into())
+        }
         E::Unauthorized { .. } | E::Keyring(_) => (K::Key, "Store a valid key for this provider in the Model panel, or choose the offline summarizer.".into()),
         E::Config(_) => (K::Invalid, "Check the provider, model and base URL in the Model panel (the offline summarizer needs no key).".into()),
         E::Hook { .. } | E::HookCancelled => (K::Hook, "Nothing was written. Check the hook command in Settings.".into()),

@@ -49,9 +49,7 @@ pub fn settings_path(scope: SettingsScope, agent_dir: &Path, cwd: Option<&str>) 
         // cwd, for one, is made up).
         SettingsScope::Project => match cwd {
             Some(c) if !c.is_empty() && Path::new(c).is_dir() => Ok(Path::new(c).join(".pi").join("settings.json")),
-            Some(c) if !c.is_empty() => {
-                Err(AppError::BadInput(format!("the project folder {c} of this session does not exist here")))
-            }
+            Some(c) if !c.is_empty() => Err(AppError::BadInput(format!("the project folder {c} of this session does not exist here"))),
             _ => Err(AppError::BadInput("this session has no project directory (cwd) in its header".into())),
         },
     }

@@ -33,8 +33,7 @@ pub fn message_chars(m: &Value) -> Vec<(TokenCategory, usize)> {
                     Some("text") => text += b.str_field("text").map(utf16_len).unwrap_or(0),
                     Some("thinking") => thinking += b.str_field("thinking").map(utf16_len).unwrap_or(0),
                     Some("toolCall") => {
-                        calls += b.str_field("name").map(utf16_len).unwrap_or(0)
-                            + b.get("arguments").map(|a| utf16_len(&js_stringify(a))).unwrap_or(0)
+                        calls += b.str_field("name").map(utf16_len).unwrap_or(0) + b.get("arguments").map(|a| utf16_len(&js_stringify(a))).unwrap_or(0)
                     }
                     _ => {}
                 }
@@ -125,7 +124,13 @@ pub fn context_view(s: &Session, leaf: Option<usize>, context_window: u32, reser
         let chars: usize = chars_by_cat.iter().map(|(_, n)| n).sum();
         let mut left = tokens;
         for (k, (cat, n)) in chars_by_cat.iter().enumerate() {
-            let share = if k + 1 == chars_by_cat.len() { left } else if chars == 0 { 0 } else { tokens * *n as u64 / chars as u64 };
+            let share = if k + 1 == chars_by_cat.len() {
+                left
+            } else if chars == 0 {
+                0
+            } else {
+                tokens * *n as u64 / chars as u64
+            };
             left -= share.min(left);
             let pos = ORDER.iter().position(|c| c == cat).unwrap_or(6);
             totals[pos] += share;
@@ -136,24 +141,16 @@ pub fn context_view(s: &Session, leaf: Option<usize>, context_window: u32, reser
         } else {
             super::graph::entry_title(s, m.entry).1
         };
-        messages.push(ContextMessage {
-            entry_id: Some(s.id(m.entry).to_string()),
-            role,
-            tokens: tokens as u32,
-            preview,
-        });
+        messages.push(ContextMessage { entry_id: Some(s.id(m.entry).to_string()), role, tokens: tokens as u32, preview });
     }
     let context_tokens = estimate_context(&ctx.agent_messages()).tokens as u64;
     let threshold = context_window.saturating_sub(reserve_tokens);
     ContextView {
         leaf_id: leaf.map(|l| s.id(l).to_string()),
-        model: ctx.model.as_ref().map(|m| {
-            format!(
-                "{}/{}",
-                session_engine::context::js_to_string(&m.provider),
-                session_engine::context::js_to_string(&m.model_id)
-            )
-        }),
+        model: ctx
+            .model
+            .as_ref()
+            .map(|m| format!("{}/{}", session_engine::context::js_to_string(&m.provider), session_engine::context::js_to_string(&m.model_id))),
         thinking_level: session_engine::context::js_to_string(&ctx.thinking_level),
         messages,
         categories: ORDER.iter().zip(totals).map(|(c, t)| CategoryTokens { category: *c, tokens: t as u32 }).collect(),

@@ -11,18 +11,39 @@ use specta::Type;
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Block {
     /// Markdown source (rendered without raw HTML).
-    Text { text: String },
-    Thinking { text: String, chars: u32 },
+    Text {
+        text: String,
+    },
+    Thinking {
+        text: String,
+        chars: u32,
+    },
     #[serde(rename_all = "camelCase")]
-    ToolCall { name: String, arguments_json: String },
+    ToolCall {
+        name: String,
+        arguments_json: String,
+    },
     #[serde(rename_all = "camelCase")]
-    ToolResult { tool_name: String, text: String, chars: u32, is_error: bool },
+    ToolResult {
+        tool_name: String,
+        text: String,
+        chars: u32,
+        is_error: bool,
+    },
     #[serde(rename_all = "camelCase")]
-    Image { mime_type: String, bytes: u32 },
+    Image {
+        mime_type: String,
+        bytes: u32,
+    },
     /// A compaction or branch summary (markdown source).
-    Summary { title: String, text: String },
+    Summary {
+        title: String,
+        text: String,
+    },
     /// Small facts: model changes, label targets, file lists.
-    Meta { text: String },
+    Meta {
+        text: String,
+    },
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -54,14 +75,8 @@ fn content_blocks(content: &Value, out: &mut Vec<Block>) {
                         let text = s("thinking");
                         out.push(Block::Thinking { chars: utf16_len(&text) as u32, text })
                     }
-                    "toolCall" => out.push(Block::ToolCall {
-                        name: s("name"),
-                        arguments_json: b.get("arguments").map(to_pretty).unwrap_or_default(),
-                    }),
-                    "image" => out.push(Block::Image {
-                        mime_type: s("mimeType"),
-                        bytes: (utf16_len(&s("data")) * 3 / 4) as u32,
-                    }),
+                    "toolCall" => out.push(Block::ToolCall { name: s("name"), arguments_json: b.get("arguments").map(to_pretty).unwrap_or_default() }),
+                    "image" => out.push(Block::Image { mime_type: s("mimeType"), bytes: (utf16_len(&s("data")) * 3 / 4) as u32 }),
                     _ => out.push(Block::Meta { text: format!("({t} block)") }),
                 }
             }
@@ -121,9 +136,7 @@ pub fn entry_detail(s: &Session, idx: usize, path: &[usize], leaf: Option<usize>
         Kind::Compaction => {
             blocks.push(Block::Summary { title: "Compaction summary".into(), text: str_of("summary") });
             let tokens = v.get("tokensBefore").map(session_engine::json::to_string).unwrap_or_default();
-            blocks.push(Block::Meta {
-                text: format!("firstKeptEntryId: {} · tokensBefore: {tokens}", str_of("firstKeptEntryId")),
-            });
+            blocks.push(Block::Meta { text: format!("firstKeptEntryId: {} · tokensBefore: {tokens}", str_of("firstKeptEntryId")) });
         }
         Kind::BranchSummary => {
             blocks.push(Block::Summary { title: "Branch summary".into(), text: str_of("summary") });
@@ -132,9 +145,7 @@ pub fn entry_detail(s: &Session, idx: usize, path: &[usize], leaf: Option<usize>
         Kind::CustomMessage => content_blocks(v.get("content").unwrap_or(&Value::Null), &mut blocks),
         Kind::Label => blocks.push(Block::Meta { text: format!("label on {}: {}", str_of("targetId"), str_of("label")) }),
         Kind::ModelChange => blocks.push(Block::Meta { text: format!("model: {}/{}", str_of("provider"), str_of("modelId")) }),
-        Kind::ThinkingLevelChange => {
-            blocks.push(Block::Meta { text: format!("thinking level: {}", str_of("thinkingLevel")) })
-        }
+        Kind::ThinkingLevelChange => blocks.push(Block::Meta { text: format!("thinking level: {}", str_of("thinkingLevel")) }),
         Kind::SessionInfo => blocks.push(Block::Meta { text: format!("session name: {}", str_of("name")) }),
         Kind::Custom | Kind::Other => blocks.push(Block::Meta { text: format!("{} entry", e.type_name) }),
     }

@@ -23,13 +23,9 @@ pub fn nodes(s: &Session) -> Vec<Node> {
                         Some("bashExecution") => NodeKind::BashExecution,
                         _ => NodeKind::Other,
                     },
-                    Kind::Compaction => NodeKind::Compaction {
-                        first_kept: s
-                            .value(i)
-                            .str_field("firstKeptEntryId")
-                            .and_then(|k| s.index_of(k))
-                            .map(|k| k as u32),
-                    },
+                    Kind::Compaction => {
+                        NodeKind::Compaction { first_kept: s.value(i).str_field("firstKeptEntryId").and_then(|k| s.index_of(k)).map(|k| k as u32) }
+                    }
                     Kind::BranchSummary => NodeKind::BranchSummary,
                     Kind::CustomMessage => NodeKind::CustomMessage,
                     Kind::Label => NodeKind::Label,
@@ -120,7 +116,11 @@ pub fn entry_title(s: &Session, i: usize) -> (String, String) {
                             _ => None,
                         })
                         .collect();
-                    if parts.is_empty() { "(thinking)".to_string() } else { parts.join(" ") }
+                    if parts.is_empty() {
+                        "(thinking)".to_string()
+                    } else {
+                        parts.join(" ")
+                    }
                 }
                 "toolResult" => format!("{} → {}", m.str_field("toolName").unwrap_or("tool"), content_text(m.get("content"))),
                 "bashExecution" => format!("$ {}", m.str_field("command").unwrap_or("")),
@@ -148,8 +148,7 @@ pub fn window(s: &Session, l: &Layout, start: u32, end: u32) -> Vec<GraphRow> {
     rows.iter()
         .enumerate()
         .map(|(k, r)| {
-            let mut mark_names: Vec<String> =
-                MARK_NAMES.iter().filter(|(m, _)| r.marks & m != 0).map(|(_, n)| n.to_string()).collect();
+            let mut mark_names: Vec<String> = MARK_NAMES.iter().filter(|(m, _)| r.marks & m != 0).map(|(_, n)| n.to_string()).collect();
             let (entry_id, kind, title, label, fold_count) = match r.kind {
                 RowKind::Node { node } => {
                     let id = s.id(node as usize);

@@ -241,16 +241,35 @@ pub enum LibraryUiEvent {
     /// The first full pass is running: the session catalog, then (`fullText`) the entries,
     /// statuses and full text of the files it read. Search misses what phase 2 has not reached.
     #[serde(rename_all = "camelCase")]
-    Indexing { done: u32, total: u32, full_text: bool },
+    Indexing {
+        done: u32,
+        total: u32,
+        full_text: bool,
+    },
     /// The first full pass (or a pass after the roots changed) finished.
-    Synced { files: u32, ms: f64 },
+    Synced {
+        files: u32,
+        ms: f64,
+    },
     /// A session gained entries, appeared or was re-read. `open` is the refreshed open session
     /// when it is the one the window shows (its graph and context must be redrawn).
     #[serde(rename_all = "camelCase")]
-    SessionChanged { path: String, change: String, new_entries: u32, open: Option<crate::commands::sessions::OpenedSession> },
+    SessionChanged {
+        path: String,
+        change: String,
+        new_entries: u32,
+        open: Option<crate::commands::sessions::OpenedSession>,
+    },
     #[serde(rename_all = "camelCase")]
-    SessionRemoved { path: String },
+    SessionRemoved {
+        path: String,
+    },
     /// Something the user should be told (e.g. the index was replaced).
-    Notice { message: String },
-    Error { path: Option<String>, message: String },
+    Notice {
+        message: String,
+    },
+    Error {
+        path: Option<String>,
+        message: String,
+    },
 }

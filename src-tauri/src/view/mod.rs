@@ -38,4 +38,3 @@ pub fn message_role(s: &session_engine::Session, i: usize) -> Option<&str> {
     }
     s.role(i)
 }
-

@@ -1,9 +1,9 @@
 //! The session picker: Pi's listing rules (pi-session-format.md §6.6), grouped by project.
 
+use serde::Serialize;
 use session_engine::context::user_text;
 use session_engine::time::{format_iso_ms, parse_iso_ms};
 use session_engine::{Kind, Session, Value};
-use serde::Serialize;
 use specta::Type;
 use std::path::{Path, PathBuf};
 

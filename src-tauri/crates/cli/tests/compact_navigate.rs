@@ -13,7 +13,7 @@
 #[path = "../../summarizer/tests/support/loopback.rs"]
 mod loopback;
 
-use loopback::{ok_answer, prompt_of, max_tokens_of, Fmt, Recorded, Script, Server, ALL_FMTS};
+use loopback::{max_tokens_of, ok_answer, prompt_of, Fmt, Recorded, Script, Server, ALL_FMTS};
 use session_engine::json::{self, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -50,11 +50,8 @@ struct Case {
 
 fn cases() -> Vec<Case> {
     let mut out = Vec::new();
-    let mut names: Vec<PathBuf> = std::fs::read_dir(fixtures())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".expected.json"))
-        .collect();
+    let mut names: Vec<PathBuf> =
+        std::fs::read_dir(fixtures()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().ends_with(".expected.json")).collect();
     names.sort();
     for p in names {
         let text = std::fs::read_to_string(&p).unwrap();
@@ -190,17 +187,11 @@ fn appended(file: &Path, before: usize) -> Vec<String> {
 }
 
 fn lines_of(v: &Value) -> Vec<String> {
-    v.get("appendedEntryLines")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|l| l.as_str().map(str::to_string)).collect())
-        .unwrap_or_default()
+    v.get("appendedEntryLines").and_then(Value::as_array).map(|a| a.iter().filter_map(|l| l.as_str().map(str::to_string)).collect()).unwrap_or_default()
 }
 
 fn kinds_of(v: &Value) -> Vec<String> {
-    v.get("requests")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|r| r.str_field("kind").map(str::to_string)).collect())
-        .unwrap_or_default()
+    v.get("requests").and_then(Value::as_array).map(|a| a.iter().filter_map(|r| r.str_field("kind").map(str::to_string)).collect()).unwrap_or_default()
 }
 
 fn show(out: &Output) -> String {

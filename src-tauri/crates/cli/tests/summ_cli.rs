@@ -50,7 +50,8 @@ async fn provider_error_writes_nothing_and_says_why() {
     let dir = scratch("http-error");
     let file = copy(&dir, "basic-tool-chain");
     let before = std::fs::read(&file).unwrap();
-    let server = Server::start(|_, _| Script::response(500, &[("x-should-retry", "false"), ("x-request-id", "req_77")], r#"{"error":{"message":"boom"}}"#)).await;
+    let server =
+        Server::start(|_, _| Script::response(500, &[("x-should-retry", "false"), ("x-request-id", "req_77")], r#"{"error":{"message":"boom"}}"#)).await;
     let mut c = bin(&dir);
     c.args(["compact"]).arg(&file).args(["--keep-recent-tokens", "800", "--provider", "openai", "--model", "m", "--base-url", &server.base_v1()]);
     let o = output(c).await;
@@ -114,7 +115,16 @@ async fn session_appended_by_someone_else_during_the_summary_is_not_overwritten(
     .await;
     let before = std::fs::read(&file).unwrap();
     let mut c = bin(&dir);
-    c.env("GEMINI_API_KEY", "k").args(["compact"]).arg(&file).args(["--keep-recent-tokens", "100000", "--provider", "gemini", "--model", "g", "--base-url", &server.base()]);
+    c.env("GEMINI_API_KEY", "k").args(["compact"]).arg(&file).args([
+        "--keep-recent-tokens",
+        "100000",
+        "--provider",
+        "gemini",
+        "--model",
+        "g",
+        "--base-url",
+        &server.base(),
+    ]);
     let o = output(c).await;
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("changed while"), "{}", stderr(&o));
@@ -130,10 +140,19 @@ async fn failed_branch_summary_cancels_the_navigation() {
     let before = std::fs::read(&file).unwrap();
     let server = Server::start(|_, _| Script::response(401, &[], r#"{"error":{"message":"invalid x-api-key"}}"#)).await;
     let mut c = bin(&dir);
-    c.env("ANTHROPIC_API_KEY", "k")
-        .args(["navigate"])
-        .arg(&file)
-        .args(["--target", "55732918", "--summarize", "--label", "here", "--provider", "anthropic", "--model", "m", "--base-url", &server.base()]);
+    c.env("ANTHROPIC_API_KEY", "k").args(["navigate"]).arg(&file).args([
+        "--target",
+        "55732918",
+        "--summarize",
+        "--label",
+        "here",
+        "--provider",
+        "anthropic",
+        "--model",
+        "m",
+        "--base-url",
+        &server.base(),
+    ]);
     let o = output(c).await;
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("401"), "{}", stderr(&o));

@@ -74,7 +74,14 @@ fn main() {
             let mut lib = Library::open(&db).unwrap();
             let t = Instant::now();
             let u = lib.sync_file(&file, None).unwrap();
-            println!("first pass over {} ({:.1} MB): {:?}, {:.1} MB read, {:.0} ms", file.display(), std::fs::metadata(&file).unwrap().len() as f64 / 1e6, u.change, u.bytes_read as f64 / 1e6, ms(t));
+            println!(
+                "first pass over {} ({:.1} MB): {:?}, {:.1} MB read, {:.0} ms",
+                file.display(),
+                std::fs::metadata(&file).unwrap().len() as f64 / 1e6,
+                u.change,
+                u.bytes_read as f64 / 1e6,
+                ms(t)
+            );
             let mut leaf = lib.session(&file).unwrap().unwrap().leaf_id.unwrap();
             if a.get(3).map(String::as_str) == Some("branch") {
                 // continue from the first entry instead: the leaf moves to another branch and

@@ -127,9 +127,7 @@ fn try_open(path: &Path, opts: &OpenOptions) -> Result<Connection, OpenFail> {
     conn.busy_timeout(opts.busy_timeout).map_err(bad)?;
     let v: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(bad)?;
     if v > SCHEMA_VERSION {
-        return Err(OpenFail::Bad(format!(
-            "the index was written by a newer Arbor (schema {v}, this build knows {SCHEMA_VERSION})"
-        )));
+        return Err(OpenFail::Bad(format!("the index was written by a newer Arbor (schema {v}, this build knows {SCHEMA_VERSION})")));
     }
     let _: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)).map_err(bad)?;
     conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-16000;").map_err(bad)?;
@@ -149,12 +147,13 @@ fn try_open(path: &Path, opts: &OpenOptions) -> Result<Connection, OpenFail> {
         migrate(&conn, v).map_err(bad)?;
     }
     // The schema may be damaged without quick_check noticing (or it was off): touch every table.
-    conn.query_row("SELECT (SELECT count(*) FROM files LIMIT 1) + (SELECT count(*) FROM user_roots)", [], |r| r.get::<_, i64>(0))
-        .map_err(|e| match classify_err(e) {
+    conn.query_row("SELECT (SELECT count(*) FROM files LIMIT 1) + (SELECT count(*) FROM user_roots)", [], |r| r.get::<_, i64>(0)).map_err(|e| {
+        match classify_err(e) {
             LibError::Sqlite(m) => OpenFail::Bad(m),
             LibError::Corrupt(m) => OpenFail::Bad(m),
             other => OpenFail::Other(other),
-        })?;
+        }
+    })?;
     Ok(conn)
 }
 
@@ -164,9 +163,7 @@ fn migrate(conn: &Connection, from: i64) -> rusqlite::Result<()> {
     let r = (|| {
         if from > 0 {
             // v1/v2 rows were made by the old parser; the index is a cache: start again
-            conn.execute_batch(
-                "DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS touched;",
-            )?;
+            conn.execute_batch("DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS touched;")?;
         }
         conn.execute_batch(SCHEMA)?;
         conn.execute_batch(SCHEMA_TOUCHED)?;
@@ -207,10 +204,8 @@ pub(crate) fn move_aside(path: &Path) -> Result<PathBuf, LibError> {
 pub(crate) fn open(path: &Path, opts: &OpenOptions, notices: &mut Vec<Notice>) -> Result<Connection, LibError> {
     if let Some(dir) = path.parent() {
         if !dir.as_os_str().is_empty() {
-            std::fs::create_dir_all(dir).map_err(|e| LibError::Io {
-                path: dir.to_path_buf(),
-                message: format!("cannot create the index folder ({e}); pass another --db path"),
-            })?;
+            std::fs::create_dir_all(dir)
+                .map_err(|e| LibError::Io { path: dir.to_path_buf(), message: format!("cannot create the index folder ({e}); pass another --db path") })?;
         }
     }
     for _ in 0..2 {

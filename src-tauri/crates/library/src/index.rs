@@ -97,12 +97,7 @@ fn stat(md: &std::fs::Metadata) -> Stat {
     };
     #[cfg(not(unix))]
     let (dev, ino) = (0i64, 0i64);
-    let mtime_ns = md
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_nanos() as i64)
-        .unwrap_or(0);
+    let mtime_ns = md.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_nanos() as i64).unwrap_or(0);
     Stat { dev, ino, size: md.len() as i64, mtime_ns }
 }
 
@@ -199,7 +194,10 @@ pub(crate) enum Plan {
     /// Phase 2 still pending; the file itself did not change.
     FullTextOnly(Row),
     Append(Row, Stat),
-    Full { old: Option<Row>, reason: Option<&'static str> },
+    Full {
+        old: Option<Row>,
+        reason: Option<&'static str>,
+    },
     Removed(Row),
     /// Not a file and never indexed.
     Nothing,
@@ -447,7 +445,20 @@ pub(crate) fn write_fulltext(conn: &Connection, file_id: i64, out: FullTextOut) 
     let mut events = Vec::new();
     for (seq, (e, f, status)) in out.entries.into_iter().enumerate() {
         let rowid = ins_e
-            .insert(params![file_id, seq as i64, &*e.id, e.parent_id.as_deref(), &*e.type_name, f.role, &*e.timestamp, f.first_kept, f.ctx, f.tok, f.usage, status])
+            .insert(params![
+                file_id,
+                seq as i64,
+                &*e.id,
+                e.parent_id.as_deref(),
+                &*e.type_name,
+                f.role,
+                &*e.timestamp,
+                f.first_kept,
+                f.ctx,
+                f.tok,
+                f.usage,
+                status
+            ])
             .map_err(classify_err)?;
         if !f.body.is_empty() {
             ins_f.execute(params![rowid, f.body]).map_err(classify_err)?;
@@ -458,7 +469,12 @@ pub(crate) fn write_fulltext(conn: &Connection, file_id: i64, out: FullTextOut) 
             }
         }
         if events.len() < MAX_EVENT_ENTRIES {
-            events.push(NewEntry { entry_id: e.id.to_string(), parent_id: e.parent_id.map(|p| p.to_string()), entry_type: e.type_name.to_string(), status: analyze::status_name(status) });
+            events.push(NewEntry {
+                entry_id: e.id.to_string(),
+                parent_id: e.parent_id.map(|p| p.to_string()),
+                entry_type: e.type_name.to_string(),
+                status: analyze::status_name(status),
+            });
         }
     }
     conn.prepare_cached("UPDATE files SET ctx_usage = ?2, ctx_trailing = ?3, branch_count = ?4, fts_done = 1 WHERE id = ?1")
@@ -615,11 +631,7 @@ fn stream_full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<
             }
         }
         if valid == 1 {
-            r.bad_lines += scan
-                .skipped
-                .iter()
-                .filter(|(_, k)| !matches!(k, D::ExtraHeader))
-                .count() as i64;
+            r.bad_lines += scan.skipped.iter().filter(|(_, k)| !matches!(k, D::ExtraHeader)).count() as i64;
             if !entries.is_empty() {
                 append_entries(conn, &mut r, &buf, entries, true)?;
             }
@@ -674,9 +686,8 @@ fn stream_full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<
         ])
     })
     .map_err(classify_err)?;
-    let mut q = conn
-        .prepare_cached("SELECT entry_id, parent_id, type, status FROM entries WHERE file_id = ?1 ORDER BY rowid LIMIT ?2")
-        .map_err(classify_err)?;
+    let mut q =
+        conn.prepare_cached("SELECT entry_id, parent_id, type, status FROM entries WHERE file_id = ?1 ORDER BY rowid LIMIT ?2").map_err(classify_err)?;
     let events = q
         .query_map(params![id, MAX_EVENT_ENTRIES as i64], |x| {
             Ok(NewEntry { entry_id: x.get(0)?, parent_id: x.get(1)?, entry_type: x.get(2)?, status: analyze::status_name(x.get(3)?) })
@@ -732,11 +743,7 @@ fn append(conn: &Connection, path: &Path, mut r: Row, st: Stat) -> Result<FileUp
         r.offset = size_now as i64;
     } else {
         let scan = session_engine::chunk::scan(&buf, true);
-        r.bad_lines += scan
-            .skipped
-            .iter()
-            .filter(|(_, k)| !matches!(k, session_engine::DiagnosticKind::ExtraHeader))
-            .count() as i64;
+        r.bad_lines += scan.skipped.iter().filter(|(_, k)| !matches!(k, session_engine::DiagnosticKind::ExtraHeader)).count() as i64;
         r.offset = (start + scan.consumed as u64) as i64;
         r.open_tail = scan.unterminated;
         if !scan.entries.is_empty() {
@@ -825,9 +832,8 @@ fn append_entries(conn: &Connection, r: &mut Row, buf: &[u8], entries: &[session
             _ => {}
         }
         let seq = r.entry_count - 1;
-        let rowid = ins_e
-            .insert(params![r.id, seq, e.id, e.parent_id, e.type_name, f.role, e.timestamp, f.first_kept, f.ctx, f.tok, f.usage])
-            .map_err(classify_err)?;
+        let rowid =
+            ins_e.insert(params![r.id, seq, e.id, e.parent_id, e.type_name, f.role, e.timestamp, f.first_kept, f.ctx, f.tok, f.usage]).map_err(classify_err)?;
         if !f.body.is_empty() {
             ins_f.execute(params![rowid, f.body]).map_err(classify_err)?;
         }
@@ -926,7 +932,12 @@ fn recompute(conn: &Connection, r: &mut Row, new_rowids: &[i64]) -> Result<Vec<i
     }
     let s = analyze::skeleton(&skel);
     if s.len() != rowids.len() {
-        return Err(LibError::Sqlite(format!("the stored entries of file {} do not load back ({} of {}); delete the index to rebuild it", r.id, s.len(), rowids.len())));
+        return Err(LibError::Sqlite(format!(
+            "the stored entries of file {} do not load back ({} of {}); delete the index to rebuild it",
+            r.id,
+            s.len(),
+            rowids.len()
+        )));
     }
     let o = analyze::outcome(&s, &light);
     let mut up = conn.prepare_cached("UPDATE entries SET status = ?2 WHERE rowid = ?1").map_err(classify_err)?;
@@ -947,9 +958,7 @@ fn recompute(conn: &Connection, r: &mut Row, new_rowids: &[i64]) -> Result<Vec<i
 pub(crate) type Pending = (i64, PathBuf, u64, i64, i64);
 
 pub(crate) fn pending_fulltext(conn: &Connection) -> Result<Vec<Pending>, LibError> {
-    let mut q = conn
-        .prepare_cached("SELECT id, path, offset, head_hash, tail_hash FROM files WHERE fts_done = 0 ORDER BY id")
-        .map_err(classify_err)?;
+    let mut q = conn.prepare_cached("SELECT id, path, offset, head_hash, tail_hash FROM files WHERE fts_done = 0 ORDER BY id").map_err(classify_err)?;
     let rows = q
         .query_map([], |r| Ok((r.get::<_, i64>(0)?, PathBuf::from(r.get::<_, String>(1)?), r.get::<_, i64>(2)? as u64, r.get(3)?, r.get(4)?)))
         .map_err(classify_err)?;

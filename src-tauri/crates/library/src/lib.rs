@@ -40,7 +40,10 @@ pub enum LibError {
     Busy(String),
     /// SQLite reports the index damaged; call [`Library::recover`] (sync does it by itself).
     Corrupt(String),
-    Io { path: PathBuf, message: String },
+    Io {
+        path: PathBuf,
+        message: String,
+    },
     Sqlite(String),
     /// Bad input from the caller (e.g. an empty query).
     Invalid(String),
@@ -166,8 +169,7 @@ impl Library {
     }
 
     pub fn open_default() -> Result<Library, LibError> {
-        let p = default_db_path()
-            .ok_or_else(|| LibError::Invalid("no app-data folder on this system; pass an index path (--db)".into()))?;
+        let p = default_db_path().ok_or_else(|| LibError::Invalid("no app-data folder on this system; pass an index path (--db)".into()))?;
         Self::open(&p)
     }
 
@@ -308,9 +310,7 @@ impl Library {
 
     pub fn remove_user_root(&mut self, path: &Path) -> Result<(), LibError> {
         let c = &self.conn;
-        index::write_tx(c, || {
-            c.execute("DELETE FROM user_roots WHERE path = ?1", [path.to_string_lossy()]).map(|_| ()).map_err(db::classify_err)
-        })
+        index::write_tx(c, || c.execute("DELETE FROM user_roots WHERE path = ?1", [path.to_string_lossy()]).map(|_| ()).map_err(db::classify_err))
     }
 
     /// Pi's roots (that exist) plus the user's folders.

@@ -1,6 +1,6 @@
 //! Reading the index: projects, sessions (sorted, filtered), full-text search with status.
-use crate::db::classify_err;
 use crate::analyze::status_name;
+use crate::db::classify_err;
 use crate::{LibError, Library};
 use rusqlite::types::Value as SqlValue;
 use serde::Serialize;
@@ -235,9 +235,7 @@ impl Library {
                  GROUP BY COALESCE(cwd, '') ORDER BY max(modified_ms) DESC",
             )
             .map_err(classify_err)?;
-        let rows = q
-            .query_map([], |r| Ok(Project { cwd: r.get(0)?, session_count: r.get(1)?, last_modified_ms: r.get(2)? }))
-            .map_err(classify_err)?;
+        let rows = q.query_map([], |r| Ok(Project { cwd: r.get(0)?, session_count: r.get(1)?, last_modified_ms: r.get(2)? })).map_err(classify_err)?;
         rows.collect::<Result<_, _>>().map_err(classify_err)
     }
 
@@ -319,8 +317,8 @@ impl Library {
     /// indexed first.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>, LibError> {
         let m = if q.raw { q.text.clone() } else { fts_query(&q.text)? };
-        let pending: bool = q.complete_pending
-            && self.conn.query_row("SELECT EXISTS (SELECT 1 FROM files WHERE fts_done = 0)", [], |r| r.get(0)).map_err(classify_err)?;
+        let pending: bool =
+            q.complete_pending && self.conn.query_row("SELECT EXISTS (SELECT 1 FROM files WHERE fts_done = 0)", [], |r| r.get(0)).map_err(classify_err)?;
         if pending {
             match self.complete_fulltext() {
                 // another instance is writing (probably this very work): answer from what is there
@@ -332,12 +330,12 @@ impl Library {
             SearchOrder::Relevance => true,
             SearchOrder::Newest => false,
             SearchOrder::Auto => {
-                let n: i64 = self
-                    .conn
-                    .query_row("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 LIMIT 1001)", [&m], |r| r.get(0))
-                    .map_err(|e| match classify_err(e) {
-                        LibError::Sqlite(m) => LibError::Invalid(format!("cannot search for that ({m}); try plain words")),
-                        o => o,
+                let n: i64 =
+                    self.conn.query_row("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 LIMIT 1001)", [&m], |r| r.get(0)).map_err(|e| {
+                        match classify_err(e) {
+                            LibError::Sqlite(m) => LibError::Invalid(format!("cannot search for that ({m}); try plain words")),
+                            o => o,
+                        }
                     })?;
                 n <= 1000
             }

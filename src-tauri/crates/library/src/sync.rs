@@ -105,7 +105,12 @@ fn parallel<J: Sync, R: Send>(
 
 /// Phase 1 over `files` (path, root): plan each file; append what grew; catalog new and changed
 /// files on worker threads.
-pub(crate) fn catalog_pass(conn: &Connection, files: &[(PathBuf, PathBuf)], threads: usize, progress: &mut dyn FnMut(Progress)) -> Result<SyncReport, LibError> {
+pub(crate) fn catalog_pass(
+    conn: &Connection,
+    files: &[(PathBuf, PathBuf)],
+    threads: usize,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<SyncReport, LibError> {
     let t0 = Instant::now();
     let total = files.len();
     let mut rep = SyncReport { files: total, ..Default::default() };

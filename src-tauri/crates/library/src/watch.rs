@@ -100,7 +100,13 @@ impl Watcher {
                 unwatched.push(r.clone());
             } else if let Err(e) = fs.watch(r, RecursiveMode::Recursive) {
                 // (not retried: an exhausted inotify limit would fail again every time)
-                emit(&subs, LibraryEvent::Error { path: Some(r.clone()), message: format!("cannot watch this folder ({e}); it is rescanned every {:?}", opts.rescan_every) });
+                emit(
+                    &subs,
+                    LibraryEvent::Error {
+                        path: Some(r.clone()),
+                        message: format!("cannot watch this folder ({e}); it is rescanned every {:?}", opts.rescan_every),
+                    },
+                );
             }
         }
         let fs: Fs = Arc::new(Mutex::new(Some(fs)));
@@ -157,7 +163,10 @@ fn watch_new_roots(fs: &Fs, unwatched: &mut Vec<PathBuf>, subs: &Subs, rescan_ev
     *unwatched = missing;
     for r in &appeared {
         if let Err(e) = w.watch(r, RecursiveMode::Recursive) {
-            emit(subs, LibraryEvent::Error { path: Some(r.clone()), message: format!("cannot watch this folder ({e}); it is rescanned every {rescan_every:?}") });
+            emit(
+                subs,
+                LibraryEvent::Error { path: Some(r.clone()), message: format!("cannot watch this folder ({e}); it is rescanned every {rescan_every:?}") },
+            );
         }
     }
     !appeared.is_empty()

@@ -98,12 +98,19 @@ fn statuses_and_tokens_agree_with_the_engine() {
         let p = root.join(f.file_name().unwrap());
         let a = lib.session(&p).unwrap();
         let b = streamed.session(&p).unwrap();
-        let strip = |s: Option<library::SessionInfo>| s.map(|mut s| {
-            s.path = PathBuf::new();
-            s
-        });
+        let strip = |s: Option<library::SessionInfo>| {
+            s.map(|mut s| {
+                s.path = PathBuf::new();
+                s
+            })
+        };
         if strip(a) != strip(b) {
-            differ.push(format!("{}: session facts differ:\n  whole  {:?}\n  stream {:?}", p.display(), lib.session(&p).unwrap(), streamed.session(&p).unwrap()));
+            differ.push(format!(
+                "{}: session facts differ:\n  whole  {:?}\n  stream {:?}",
+                p.display(),
+                lib.session(&p).unwrap(),
+                streamed.session(&p).unwrap()
+            ));
         }
         let (sa, sb) = (lib.entry_statuses(&p).unwrap(), streamed.entry_statuses(&p).unwrap());
         if sa != sb {

@@ -220,20 +220,26 @@ fn f32_corrupt_index_is_moved_aside_and_rebuilt() {
     type Damage = Box<dyn FnOnce(&Path)>;
     let cases: Vec<(&str, Damage)> = vec![
         ("not a database", Box::new(|p: &Path| std::fs::write(p, b"this is not sqlite at all, just text".repeat(200)).unwrap())),
-        ("truncated", Box::new(|p: &Path| {
-            let _ = std::fs::remove_file(format!("{}-wal", p.display()));
-            std::fs::OpenOptions::new().write(true).open(p).unwrap().set_len(1000).unwrap()
-        })),
-        ("random pages", Box::new(|p: &Path| {
-            let _ = std::fs::remove_file(format!("{}-wal", p.display()));
-            let mut b = std::fs::read(p).unwrap();
-            let mut x: u32 = 12345;
-            for byte in b.iter_mut().skip(4096) {
-                x = x.wrapping_mul(1664525).wrapping_add(1013904223);
-                *byte = (x >> 24) as u8;
-            }
-            std::fs::write(p, b).unwrap();
-        })),
+        (
+            "truncated",
+            Box::new(|p: &Path| {
+                let _ = std::fs::remove_file(format!("{}-wal", p.display()));
+                std::fs::OpenOptions::new().write(true).open(p).unwrap().set_len(1000).unwrap()
+            }),
+        ),
+        (
+            "random pages",
+            Box::new(|p: &Path| {
+                let _ = std::fs::remove_file(format!("{}-wal", p.display()));
+                let mut b = std::fs::read(p).unwrap();
+                let mut x: u32 = 12345;
+                for byte in b.iter_mut().skip(4096) {
+                    x = x.wrapping_mul(1664525).wrapping_add(1013904223);
+                    *byte = (x >> 24) as u8;
+                }
+                std::fs::write(p, b).unwrap();
+            }),
+        ),
     ];
     for (what, damage) in cases {
         // checkpoint so that the main file holds the data before we damage it
@@ -489,9 +495,7 @@ fn watcher_follows_appends_written_by_another_process() {
     append_from_other_process(&f, &l1);
     let mut got: Vec<String> = Vec::new();
     while got.is_empty() {
-        if let LibraryEvent::SessionChanged { path, new_entries, change, session_id } =
-            wait(&rx, &|e| matches!(e, LibraryEvent::SessionChanged { .. }))
-        {
+        if let LibraryEvent::SessionChanged { path, new_entries, change, session_id } = wait(&rx, &|e| matches!(e, LibraryEvent::SessionChanged { .. })) {
             assert_eq!(path, f);
             assert_eq!(change, Change::Appended);
             assert_eq!(session_id.as_deref(), Some("sess-live"));

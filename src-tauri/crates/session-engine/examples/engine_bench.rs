@@ -29,7 +29,13 @@ fn main() {
             let s = Session::open(file).expect("open");
             let roots = s.roots().len();
             let path = s.path(s.file_leaf());
-            format!("{{\"op\":\"load\",\"ms\":{},\"entries\":{},\"roots\":{roots},\"pathLength\":{},\"diagnostics\":{}}}", ms(t), s.len(), path.len(), s.diagnostics().len())
+            format!(
+                "{{\"op\":\"load\",\"ms\":{},\"entries\":{},\"roots\":{roots},\"pathLength\":{},\"diagnostics\":{}}}",
+                ms(t),
+                s.len(),
+                path.len(),
+                s.diagnostics().len()
+            )
         }
         "context" => {
             let s = Session::open(file).expect("open");

@@ -74,8 +74,7 @@ impl FileOps {
     pub fn file_lists(&self) -> (Vec<String>, Vec<String>) {
         let mut modified: Vec<String> = self.edited.clone();
         modified.extend(self.written.iter().filter(|f| !self.seen[EDITED].contains(*f)).cloned());
-        let mut read: Vec<String> =
-            self.read.iter().filter(|f| !self.seen[EDITED].contains(*f) && !self.seen[WRITTEN].contains(*f)).cloned().collect();
+        let mut read: Vec<String> = self.read.iter().filter(|f| !self.seen[EDITED].contains(*f) && !self.seen[WRITTEN].contains(*f)).cloned().collect();
         read.sort_by(|a, b| json::cmp_utf16(a, b));
         modified.sort_by(|a, b| json::cmp_utf16(a, b));
         (read, modified)
@@ -222,10 +221,7 @@ pub fn compaction_message(s: &Session, idx: usize) -> Option<Value> {
 
 fn is_valid_cut_point(s: &Session, idx: usize) -> bool {
     match s.kind(idx) {
-        Kind::Message => matches!(
-            s.role(idx),
-            Some("bashExecution" | "custom" | "branchSummary" | "compactionSummary" | "user" | "assistant")
-        ),
+        Kind::Message => matches!(s.role(idx), Some("bashExecution" | "custom" | "branchSummary" | "compactionSummary" | "user" | "assistant")),
         Kind::BranchSummary | Kind::CustomMessage => true,
         _ => false,
     }

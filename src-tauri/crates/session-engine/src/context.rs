@@ -210,7 +210,11 @@ pub fn js_to_string(v: &Value) -> String {
             if n.is_nan() {
                 "NaN".into()
             } else if n.is_infinite() {
-                if *n > 0.0 { "Infinity".into() } else { "-Infinity".into() }
+                if *n > 0.0 {
+                    "Infinity".into()
+                } else {
+                    "-Infinity".into()
+                }
             } else {
                 json::number_to_string(*n)
             }
@@ -555,14 +559,9 @@ pub fn auto_compaction_check(
         return None;
     }
     let window = model.map(|m| m.context_window).unwrap_or(0.0);
-    let same_model = model.is_some_and(|m| {
-        assistant.str_field("provider") == Some(m.provider.as_str()) && assistant.str_field("model") == Some(m.id.as_str())
-    });
-    let latest_compaction_ms = path
-        .iter()
-        .rev()
-        .find(|&&i| s.kind(i) == Kind::Compaction)
-        .map(|&i| parse_iso_ms(&s.entry(i).timestamp).map(|v| v as f64).unwrap_or(f64::NAN));
+    let same_model = model.is_some_and(|m| assistant.str_field("provider") == Some(m.provider.as_str()) && assistant.str_field("model") == Some(m.id.as_str()));
+    let latest_compaction_ms =
+        path.iter().rev().find(|&&i| s.kind(i) == Kind::Compaction).map(|&i| parse_iso_ms(&s.entry(i).timestamp).map(|v| v as f64).unwrap_or(f64::NAN));
     let assistant_ts = num(assistant, "timestamp");
     if let Some(c) = latest_compaction_ms {
         if assistant_ts <= c {

@@ -913,10 +913,7 @@ fn read_key(s: &[u8], i: &mut usize, top: bool) -> Result<u8, JsonError> {
         }
     } else if top && escaped {
         // Rare: an escaped key such as "\u0069d". Decode to be exact.
-        let decoded = parse(std::str::from_utf8(&s[start - 1..end]).unwrap_or("\"\""))
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
+        let decoded = parse(std::str::from_utf8(&s[start - 1..end]).unwrap_or("\"\"")).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
         match decoded.as_str() {
             "type" => 1,
             "id" => 2,
@@ -1016,11 +1013,13 @@ pub fn raw_str(line: &[u8], r: RawStr) -> String {
         return String::from_utf8_lossy(bytes).into_owned();
     }
     let quoted = &line[r.start as usize - 1..r.end as usize + 1];
-    parse_bytes(quoted).ok().and_then(|v| match v {
-        Value::Str(s) => Some(s),
-        _ => None,
-    })
-    .unwrap_or_default()
+    parse_bytes(quoted)
+        .ok()
+        .and_then(|v| match v {
+            Value::Str(s) => Some(s),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 /// Borrowed view of a [`RawStr`] when it needs no decoding.

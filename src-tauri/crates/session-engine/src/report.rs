@@ -120,7 +120,9 @@ fn entry_type_of(s: &Session, i: usize) -> String {
 fn message_refs(s: &Session, msgs: &[(usize, &Value)]) -> Value {
     Value::Arr(
         msgs.iter()
-            .map(|(e, m)| obj([("entryId", s.id(*e).into()), ("entryType", entry_type_of(s, *e).into()), ("role", m.get("role").cloned().unwrap_or(Value::Null))]))
+            .map(|(e, m)| {
+                obj([("entryId", s.id(*e).into()), ("entryType", entry_type_of(s, *e).into()), ("role", m.get("role").cloned().unwrap_or(Value::Null))])
+            })
             .collect(),
     )
 }
@@ -199,11 +201,7 @@ pub fn branch_section(s: &Session, leaf: Option<usize>, target: usize, budget: f
     let col = branch::collect_branch_entries(s, leaf, target);
     let prep = branch::prepare_branch_entries(s, &col.entries, budget);
     let sel: Vec<(usize, &Value)> = prep.messages.iter().map(|(e, m)| (*e, m)).collect();
-    let target_type = if s.kind(target) == Kind::Message {
-        format!("message:{}", s.role(target).unwrap_or(""))
-    } else {
-        entry_type_of(s, target)
-    };
+    let target_type = if s.kind(target) == Kind::Message { format!("message:{}", s.role(target).unwrap_or("")) } else { entry_type_of(s, target) };
     obj([
         ("oldLeafId", opt_id(s, leaf)),
         ("targetId", s.id(target).into()),
@@ -230,7 +228,13 @@ fn labels_object(s: &Session) -> Value {
             m.insert(e.id.to_string(), Value::Str(l.to_string()));
         }
     }
-    let is_index = |k: &str| !k.is_empty() && k.len() <= 10 && k.bytes().all(|b| b.is_ascii_digit()) && (k == "0" || !k.starts_with('0')) && k.parse::<u64>().is_ok_and(|n| n < 4294967295);
+    let is_index = |k: &str| {
+        !k.is_empty()
+            && k.len() <= 10
+            && k.bytes().all(|b| b.is_ascii_digit())
+            && (k == "0" || !k.starts_with('0'))
+            && k.parse::<u64>().is_ok_and(|n| n < 4294967295)
+    };
     let (mut ints, rest): (Vec<_>, Vec<_>) = m.0.into_iter().partition(|(k, _)| is_index(k));
     ints.sort_by_key(|(k, _)| k.parse::<u64>().unwrap_or(0));
     ints.extend(rest);
@@ -261,7 +265,14 @@ pub fn inspect(s: &Session, o: &InspectOptions) -> Result<Value, ReportError> {
                 Value::Arr(
                     s.diagnostics()
                         .iter()
-                        .map(|d| obj([("line", num(d.line as f64)), ("offset", num(d.offset as f64)), ("kind", format!("{:?}", d.kind).into()), ("message", d.message.clone().into())]))
+                        .map(|d| {
+                            obj([
+                                ("line", num(d.line as f64)),
+                                ("offset", num(d.offset as f64)),
+                                ("kind", format!("{:?}", d.kind).into()),
+                                ("message", d.message.clone().into()),
+                            ])
+                        })
                         .collect(),
                 ),
             ),

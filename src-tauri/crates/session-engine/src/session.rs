@@ -259,8 +259,8 @@ fn scan_lines(buf: &[u8], from: usize, to: usize, all_utf8: bool) -> Vec<Result<
 pub fn is_js_space(c: char) -> bool {
     matches!(
         c,
-        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}'
-            | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
+        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}' | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
     )
 }
 
@@ -460,105 +460,121 @@ impl Session {
         };
         let bufr: &[u8] = &buf;
         std::thread::scope(|scope| {
-        let mut worker = split.map(|sp| scope.spawn(move || scan_lines(bufr, sp + 1, t1, all_utf8)));
-        let mut pre: Option<std::vec::IntoIter<Result<json::ScannedLine, json::JsonError>>> = None;
-        while pos <= t1 && t0 < t1 {
-            let nl = memchr::memchr(b'\n', &buf[pos..t1]).map(|o| pos + o).unwrap_or(t1);
-            line_no += 1;
-            let line = &buf[pos..nl];
-            let line_start = pos;
-            pos = nl + 1;
-            let is_last = nl >= t1;
-            if js_is_blank(line) {
-                if nl >= t1 {
-                    break;
-                }
-                continue;
-            }
-            self.non_empty_lines += 1;
-            let lossy;
-            let text: &[u8] = if all_utf8 || std::str::from_utf8(line).is_ok() {
-                line
-            } else {
-                self.diag(line_no, line_start, DiagnosticKind::InvalidUtf8, "invalid UTF-8 in this line; decoded with U+FFFD replacement characters, as Pi does".into());
-                lossy = String::from_utf8_lossy(line).into_owned().into_bytes();
-                &lossy
-            };
-            let result = match split {
-                Some(sp) if line_start > sp => {
-                    if pre.is_none() {
-                        // A panicked worker leaves nothing: every line is then scanned here.
-                        let done = worker.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default();
-                        pre = Some(done.into_iter());
-                    }
-                    pre.as_mut().and_then(Iterator::next).unwrap_or_else(|| json::scan_line_fast(text))
-                }
-                _ => json::scan_line_fast(text),
-            };
-            let scanned = match result {
-                Ok(sc) => sc,
-                Err(e) => {
-                    self.malformed_lines.push(line_no);
-                    let (kind, msg) = if line.iter().all(|&b| b == 0 || b == b'\r') {
-                        (DiagnosticKind::NulBytes, format!("{} NUL bytes (a tail left by a power cut?); skipped, file untouched", line.len()))
-                    } else if is_last && !self.ends_with_newline_at(t1, &buf) {
-                        (DiagnosticKind::TornTail, format!("incomplete last line ({} bytes at offset {line_start}): an append in progress or torn by a crash; skipped, file untouched", line.len()))
-                    } else {
-                        (DiagnosticKind::Malformed, format!("not valid JSON ({e}); skipped, as Pi does"))
-                    };
-                    self.diag(line_no, line_start, kind, msg);
+            let mut worker = split.map(|sp| scope.spawn(move || scan_lines(bufr, sp + 1, t1, all_utf8)));
+            let mut pre: Option<std::vec::IntoIter<Result<json::ScannedLine, json::JsonError>>> = None;
+            while pos <= t1 && t0 < t1 {
+                let nl = memchr::memchr(b'\n', &buf[pos..t1]).map(|o| pos + o).unwrap_or(t1);
+                line_no += 1;
+                let line = &buf[pos..nl];
+                let line_start = pos;
+                pos = nl + 1;
+                let is_last = nl >= t1;
+                if js_is_blank(line) {
                     if nl >= t1 {
                         break;
                     }
                     continue;
                 }
-            };
-            if !header_seen {
-                header_seen = true;
-                // The first parsed value must be a session header with a string id.
-                let v = json::parse_bytes(text).unwrap_or(Value::Null);
-                let ok = v.str_field("type") == Some("session") && v.str_field("id").is_some();
-                if !ok {
-                    rejected = true;
-                    self.diag(line_no, line_start, DiagnosticKind::InvalidEntry, "the first JSON line is not a session header with a string id; the file is not a valid Pi session".into());
-                    break;
+                self.non_empty_lines += 1;
+                let lossy;
+                let text: &[u8] = if all_utf8 || std::str::from_utf8(line).is_ok() {
+                    line
+                } else {
+                    self.diag(
+                        line_no,
+                        line_start,
+                        DiagnosticKind::InvalidUtf8,
+                        "invalid UTF-8 in this line; decoded with U+FFFD replacement characters, as Pi does".into(),
+                    );
+                    lossy = String::from_utf8_lossy(line).into_owned().into_bytes();
+                    &lossy
+                };
+                let result = match split {
+                    Some(sp) if line_start > sp => {
+                        if pre.is_none() {
+                            // A panicked worker leaves nothing: every line is then scanned here.
+                            let done = worker.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default();
+                            pre = Some(done.into_iter());
+                        }
+                        pre.as_mut().and_then(Iterator::next).unwrap_or_else(|| json::scan_line_fast(text))
+                    }
+                    _ => json::scan_line_fast(text),
+                };
+                let scanned = match result {
+                    Ok(sc) => sc,
+                    Err(e) => {
+                        self.malformed_lines.push(line_no);
+                        let (kind, msg) = if line.iter().all(|&b| b == 0 || b == b'\r') {
+                            (DiagnosticKind::NulBytes, format!("{} NUL bytes (a tail left by a power cut?); skipped, file untouched", line.len()))
+                        } else if is_last && !self.ends_with_newline_at(t1, &buf) {
+                            (
+                                DiagnosticKind::TornTail,
+                                format!(
+                                    "incomplete last line ({} bytes at offset {line_start}): an append in progress or torn by a crash; skipped, file untouched",
+                                    line.len()
+                                ),
+                            )
+                        } else {
+                            (DiagnosticKind::Malformed, format!("not valid JSON ({e}); skipped, as Pi does"))
+                        };
+                        self.diag(line_no, line_start, kind, msg);
+                        if nl >= t1 {
+                            break;
+                        }
+                        continue;
+                    }
+                };
+                if !header_seen {
+                    header_seen = true;
+                    // The first parsed value must be a session header with a string id.
+                    let v = json::parse_bytes(text).unwrap_or(Value::Null);
+                    let ok = v.str_field("type") == Some("session") && v.str_field("id").is_some();
+                    if !ok {
+                        rejected = true;
+                        self.diag(
+                            line_no,
+                            line_start,
+                            DiagnosticKind::InvalidEntry,
+                            "the first JSON line is not a session header with a string id; the file is not a valid Pi session".into(),
+                        );
+                        break;
+                    }
+                    let version = v.num_field("version");
+                    self.version_in_file = version;
+                    self.header = Some(Header {
+                        id: v.str_field("id").unwrap_or_default().to_string(),
+                        version,
+                        timestamp: v.str_field("timestamp").map(str::to_string),
+                        cwd: v.str_field("cwd").map(str::to_string),
+                        parent_session: v.str_field("parentSession").map(str::to_string),
+                    });
+                    let ver = version.unwrap_or(1.0);
+                    if ver < CURRENT_VERSION as f64 {
+                        legacy = true;
+                        self.read_only = Some(ReadOnly::Legacy { version: if ver < 2.0 { 1 } else { 2 } });
+                        legacy_values.push((line_no, line_start as u64, nl as u64, v));
+                    } else if ver > CURRENT_VERSION as f64 {
+                        self.read_only = Some(ReadOnly::Newer { version: json::number_to_string(ver) });
+                    }
+                    if nl >= t1 {
+                        break;
+                    }
+                    continue;
                 }
-                let version = v.num_field("version");
-                self.version_in_file = version;
-                self.header = Some(Header {
-                    id: v.str_field("id").unwrap_or_default().to_string(),
-                    version,
-                    timestamp: v.str_field("timestamp").map(str::to_string),
-                    cwd: v.str_field("cwd").map(str::to_string),
-                    parent_session: v.str_field("parentSession").map(str::to_string),
-                });
-                let ver = version.unwrap_or(1.0);
-                if ver < CURRENT_VERSION as f64 {
-                    legacy = true;
-                    self.read_only = Some(ReadOnly::Legacy { version: if ver < 2.0 { 1 } else { 2 } });
+                if legacy {
+                    let v = json::parse_bytes(text).unwrap_or(Value::Null);
                     legacy_values.push((line_no, line_start as u64, nl as u64, v));
-                } else if ver > CURRENT_VERSION as f64 {
-                    self.read_only = Some(ReadOnly::Newer { version: json::number_to_string(ver) });
+                    if nl >= t1 {
+                        break;
+                    }
+                    continue;
                 }
+                let unterminated = is_last && !self.ends_with_newline_at(t1, &buf);
+                self.add_entry_line(text, &scanned, line_start, nl, line_no, unterminated);
                 if nl >= t1 {
                     break;
                 }
-                continue;
             }
-            if legacy {
-                let v = json::parse_bytes(text).unwrap_or(Value::Null);
-                legacy_values.push((line_no, line_start as u64, nl as u64, v));
-                if nl >= t1 {
-                    break;
-                }
-                continue;
-            }
-            let unterminated = is_last && !self.ends_with_newline_at(t1, &buf);
-            self.add_entry_line(text, &scanned, line_start, nl, line_no, unterminated);
-            if nl >= t1 {
-                break;
-            }
-        }
         });
         self.lines_seen = line_no;
         self.buf = buf;
@@ -608,7 +624,17 @@ impl Session {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn push_entry(&mut self, start: u64, end: u64, line: usize, type_name: &str, id: String, parent_id: Option<String>, timestamp: String, value: Option<Value>) {
+    fn push_entry(
+        &mut self,
+        start: u64,
+        end: u64,
+        line: usize,
+        type_name: &str,
+        id: String,
+        parent_id: Option<String>,
+        timestamp: String,
+        value: Option<Value>,
+    ) {
         let idx = self.entries.len() as u32;
         self.entries.push(Entry {
             start,
@@ -752,7 +778,11 @@ impl Session {
         for (i, e) in self.entries.iter().enumerate() {
             if let Some(p) = e.parent_id.as_deref() {
                 if !p.is_empty() && self.parent[i] == NONE {
-                    orphan_diags.push((e.line as usize, e.start as usize, format!("entry {} has parent {} which is not in the file; shown as an extra root", e.id, p)));
+                    orphan_diags.push((
+                        e.line as usize,
+                        e.start as usize,
+                        format!("entry {} has parent {} which is not in the file; shown as an extra root", e.id, p),
+                    ));
                 }
             }
         }
@@ -888,7 +918,12 @@ impl Session {
             let text: Vec<u8> = if all_utf8 || std::str::from_utf8(&line).is_ok() {
                 line
             } else {
-                self.diag(line_no, line_start, DiagnosticKind::InvalidUtf8, "invalid UTF-8 in this line; decoded with U+FFFD replacement characters, as Pi does".into());
+                self.diag(
+                    line_no,
+                    line_start,
+                    DiagnosticKind::InvalidUtf8,
+                    "invalid UTF-8 in this line; decoded with U+FFFD replacement characters, as Pi does".into(),
+                );
                 String::from_utf8_lossy(&line).into_owned().into_bytes()
             };
             match json::scan_line_fast(&text) {
@@ -1262,8 +1297,7 @@ mod tests {
     fn cycles_are_cut_and_reported() {
         let s = load(&format!(
             "{H}\n{}\n{}\n",
-            r#"{"type":"custom","id":"a","parentId":"b","timestamp":"t"}"#,
-            r#"{"type":"custom","id":"b","parentId":"a","timestamp":"t"}"#,
+            r#"{"type":"custom","id":"a","parentId":"b","timestamp":"t"}"#, r#"{"type":"custom","id":"b","parentId":"a","timestamp":"t"}"#,
         ));
         assert_eq!(s.path(Some(1)).len(), 3); // bounded
         assert!(s.diagnostics().iter().any(|d| d.kind == DiagnosticKind::Cycle));

@@ -108,7 +108,8 @@ impl SessionLock {
     pub fn try_acquire(session: &Path) -> Result<SessionLock, StoreError> {
         let path = Self::lock_path(session);
         let p = session.display().to_string();
-        let f = OpenOptions::new().create(true).truncate(false).read(true).write(true).open(&path).map_err(|e| StoreError::Io { path: p.clone(), source: e })?;
+        let f =
+            OpenOptions::new().create(true).truncate(false).read(true).write(true).open(&path).map_err(|e| StoreError::Io { path: p.clone(), source: e })?;
         match fs4::fs_std::FileExt::try_lock_exclusive(&f) {
             Ok(true) => Ok(SessionLock { _file: f, path }),
             Ok(false) => Err(StoreError::Busy { path: p }),
@@ -185,7 +186,10 @@ pub fn session_file_name(timestamp: &str, session_id: &str) -> String {
 pub fn create_session_file(path: &Path, lines: &[String]) -> Result<(), StoreError> {
     let p = path.display().to_string();
     if path.exists() {
-        return Err(StoreError::Io { path: p, source: std::io::Error::new(std::io::ErrorKind::AlreadyExists, "a file with this name already exists; nothing was overwritten") });
+        return Err(StoreError::Io {
+            path: p,
+            source: std::io::Error::new(std::io::ErrorKind::AlreadyExists, "a file with this name already exists; nothing was overwritten"),
+        });
     }
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| StoreError::Io { path: p.clone(), source: e })?;

@@ -38,11 +38,7 @@ fn get<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
 /// Projects an array of objects onto the given keys.
 fn project(v: Option<&Value>, keys: &[&str]) -> Option<Value> {
     let arr = v?.as_array()?;
-    Some(Value::Arr(
-        arr.iter()
-            .map(|o| Value::Obj(json::Map(keys.iter().filter_map(|k| o.get(k).map(|x| (k.to_string(), x.clone()))).collect())))
-            .collect(),
-    ))
+    Some(Value::Arr(arr.iter().map(|o| Value::Obj(json::Map(keys.iter().filter_map(|k| o.get(k).map(|x| (k.to_string(), x.clone()))).collect()))).collect()))
 }
 
 fn cmp(errors: &mut Vec<String>, case: &str, field: &str, want: Option<Value>, got: Option<Value>) {
@@ -112,7 +108,13 @@ fn check_case(jsonl: &Path, exp_path: &Path, errors: &mut Vec<String>) {
     for f in plain {
         cmp(errors, &name, f, get(&expected, f).cloned(), get(&got, f).cloned());
     }
-    cmp(errors, &name, "context.messages", project(get(&expected, "context.messages"), &["role", "entryId", "entryType", "estimatedTokens", "sha256"]), project(get(&got, "context.messages"), &["role", "entryId", "entryType", "estimatedTokens", "sha256"]));
+    cmp(
+        errors,
+        &name,
+        "context.messages",
+        project(get(&expected, "context.messages"), &["role", "entryId", "entryType", "estimatedTokens", "sha256"]),
+        project(get(&got, "context.messages"), &["role", "entryId", "entryType", "estimatedTokens", "sha256"]),
+    );
     for f in ["compaction.messagesToSummarize", "compaction.turnPrefixMessages", "branch.selectedMessages"] {
         cmp(errors, &name, f, project(get(&expected, f), &["entryId", "entryType", "role"]), project(get(&got, f), &["entryId", "entryType", "role"]));
     }
@@ -143,7 +145,10 @@ fn check_simulations(s: &Session, name: &str, expected: &Value, opts: &InspectOp
     let Some(sim) = expected.get("simulation") else { return };
     let leaf = report::resolve_leaf(s, &opts.leaf).unwrap();
     let lines_of = |v: Option<&Value>| -> Vec<String> {
-        v.and_then(|x| x.get("appendedEntryLines")).and_then(Value::as_array).map(|a| a.iter().filter_map(|l| l.as_str().map(str::to_string)).collect()).unwrap_or_default()
+        v.and_then(|x| x.get("appendedEntryLines"))
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(|l| l.as_str().map(str::to_string)).collect())
+            .unwrap_or_default()
     };
     let counter = |prefix: char| {
         let mut n = 0;
@@ -199,7 +204,13 @@ fn check_simulations(s: &Session, name: &str, expected: &Value, opts: &InspectOp
     if let Some(p) = sim.get("prePromptAutoCompaction") {
         let decision = report::pre_prompt_check(s, leaf, model.as_ref(), &opts.compaction);
         let want = p.get("triggered").cloned().unwrap_or(Value::Null);
-        cmp(errors, name, "simulation.prePromptAutoCompaction.triggered", Some(want), Some(decision.map(|d| Value::Str(d.as_str().into())).unwrap_or(Value::Null)));
+        cmp(
+            errors,
+            name,
+            "simulation.prePromptAutoCompaction.triggered",
+            Some(want),
+            Some(decision.map(|d| Value::Str(d.as_str().into())).unwrap_or(Value::Null)),
+        );
         let mut got = Vec::new();
         if matches!(decision, Some(AutoCompaction::Threshold | AutoCompaction::Overflow)) {
             let mut summ = summarizer();

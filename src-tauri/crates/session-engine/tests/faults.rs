@@ -9,7 +9,9 @@ const H: &str = r#"{"type":"session","version":3,"id":"0195-s","timestamp":"2025
 
 fn entry(id: &str, parent: Option<&str>, text: &str) -> String {
     let p = parent.map(|p| format!("\"{p}\"")).unwrap_or("null".into());
-    format!(r#"{{"type":"message","id":"{id}","parentId":{p},"timestamp":"2025-03-01T09:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#)
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{p},"timestamp":"2025-03-01T09:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
+    )
 }
 
 fn load(bytes: &[u8]) -> Session {
@@ -171,12 +173,7 @@ fn f12_missing_parent_is_an_orphan_root_and_never_a_compaction_anchor() {
 
 #[test]
 fn f13_cycles_and_self_parents_do_not_hang() {
-    let text = format!(
-        "{H}\n{}\n{}\n{}\n",
-        entry("a", Some("c"), "x"),
-        entry("b", Some("a"), "y"),
-        entry("c", Some("b"), "z")
-    );
+    let text = format!("{H}\n{}\n{}\n{}\n", entry("a", Some("c"), "x"), entry("b", Some("a"), "y"), entry("c", Some("b"), "z"));
     let s = load(text.as_bytes());
     assert!(kinds(&s).contains(&K::Cycle));
     assert_eq!(s.read_only(), Some(&ReadOnly::Cycle));
@@ -201,7 +198,8 @@ fn f14_bad_header_or_empty_file_is_rejected_and_never_rewritten() {
 
 #[test]
 fn f15_missing_first_kept_keeps_nothing_like_pi() {
-    let comp = r#"{"type":"compaction","id":"c","parentId":"a","timestamp":"2025-03-01T09:00:02.000Z","summary":"S","firstKeptEntryId":"nowhere","tokensBefore":5}"#;
+    let comp =
+        r#"{"type":"compaction","id":"c","parentId":"a","timestamp":"2025-03-01T09:00:02.000Z","summary":"S","firstKeptEntryId":"nowhere","tokensBefore":5}"#;
     let text = format!("{H}\n{}\n{comp}\n{}\n", entry("a", None, "x"), entry("b", Some("c"), "y"));
     let s = load(text.as_bytes());
     let ctx = context::build_context(&s, s.file_leaf());
@@ -233,7 +231,11 @@ fn f17_deep_nesting_neither_overflows_the_stack_nor_hides_later_lines() {
     assert!(s.value(1).is_null());
     assert_eq!(context::build_context(&s, s.file_leaf()).messages.len(), 2);
     // A message nested too deep for the DOM is still a per-line matter, never a crash.
-    let deep_msg = format!("{{\"type\":\"message\",\"id\":\"m\",\"parentId\":\"b\",\"timestamp\":\"t\",\"message\":{{\"role\":\"user\",\"content\":{}{}}}}}", "[".repeat(5000), "]".repeat(5000));
+    let deep_msg = format!(
+        "{{\"type\":\"message\",\"id\":\"m\",\"parentId\":\"b\",\"timestamp\":\"t\",\"message\":{{\"role\":\"user\",\"content\":{}{}}}}}",
+        "[".repeat(5000),
+        "]".repeat(5000)
+    );
     let s2 = load(format!("{text}{deep_msg}\n").as_bytes());
     assert_eq!(s2.len(), 4);
     let _ = context::build_context(&s2, s2.file_leaf());

@@ -31,7 +31,12 @@ fn build(ops: &[Op]) -> (Vec<String>, Vec<(String, Option<String>)>) {
             Op::Message { parent_back, text, assistant } => {
                 let parent = pick(*parent_back);
                 let msg = if *assistant {
-                    json::obj([("role", "assistant".into()), ("content", json::Value::Arr(vec![json::obj([("type", "text".into()), ("text", text.as_str().into())])])), ("stopReason", "stop".into()), ("timestamp", json::Value::Num(n as f64))])
+                    json::obj([
+                        ("role", "assistant".into()),
+                        ("content", json::Value::Arr(vec![json::obj([("type", "text".into()), ("text", text.as_str().into())])])),
+                        ("stopReason", "stop".into()),
+                        ("timestamp", json::Value::Num(n as f64)),
+                    ])
                 } else {
                     json::obj([("role", "user".into()), ("content", text.as_str().into()), ("timestamp", json::Value::Num(n as f64))])
                 };

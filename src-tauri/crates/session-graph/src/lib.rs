@@ -23,7 +23,9 @@ pub enum NodeKind {
     BashExecution,
     CustomMessage,
     /// A compaction entry; `first_kept` is the node index of its `firstKeptEntryId`, if found.
-    Compaction { first_kept: Option<u32> },
+    Compaction {
+        first_kept: Option<u32>,
+    },
     BranchSummary,
     Label,
     ModelChange,
@@ -87,9 +89,15 @@ pub mod marks {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RowKind {
-    Node { node: u32 },
+    Node {
+        node: u32,
+    },
     /// `count` linear nodes starting at `first` (the fold id), hidden.
-    Fold { first: u32, last: u32, count: u32 },
+    Fold {
+        first: u32,
+        last: u32,
+        count: u32,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -193,9 +201,7 @@ pub fn layout(nodes: &[Node], leaf: Option<u32>, options: &LayoutOptions) -> Lay
             children[a..b].sort_by_key(|c| (nodes[*c as usize].timestamp, *c));
         }
     }
-    let kids = |i: u32| -> &[u32] {
-        &children[child_start[i as usize] as usize..child_start[i as usize + 1] as usize]
-    };
+    let kids = |i: u32| -> &[u32] { &children[child_start[i as usize] as usize..child_start[i as usize + 1] as usize] };
     let mut roots: Vec<u32> = (0..n as u32).filter(|i| parent_of[*i as usize].is_none()).collect();
     roots.sort_by_key(|c| (nodes[*c as usize].timestamp, *c));
 
@@ -259,9 +265,7 @@ pub fn layout(nodes: &[Node], leaf: Option<u32>, options: &LayoutOptions) -> Lay
         root_lane_pending[r as usize] = true;
     }
     let foldable = |i: u32, marks_i: u16| -> bool {
-        kids(i).len() == 1
-            && parent_of[i as usize].is_some()
-            && marks_i & !(marks::ACTIVE | marks::SUMMARIZED | marks::BEYOND_HORIZON) == 0
+        kids(i).len() == 1 && parent_of[i as usize].is_some() && marks_i & !(marks::ACTIVE | marks::SUMMARIZED | marks::BEYOND_HORIZON) == 0
     };
 
     // While an expanded run is being emitted, no fold starts inside it.
@@ -379,18 +383,13 @@ pub fn layout(nodes: &[Node], leaf: Option<u32>, options: &LayoutOptions) -> Lay
 }
 
 fn busy_except(busy: &[bool], lane: u16) -> Vec<u16> {
-    busy.iter()
-        .enumerate()
-        .filter(|(i, b)| **b && *i as u16 != lane)
-        .map(|(i, _)| i as u16)
-        .collect()
+    busy.iter().enumerate().filter(|(i, b)| **b && *i as u16 != lane).map(|(i, _)| i as u16).collect()
 }
 
 /// Parents with out-of-range indices and cycles removed (a node on a cycle becomes a root).
 fn sanitized_parents(nodes: &[Node]) -> Vec<Option<u32>> {
     let n = nodes.len();
-    let mut parent: Vec<Option<u32>> =
-        nodes.iter().map(|x| x.parent.filter(|p| (*p as usize) < n)).collect();
+    let mut parent: Vec<Option<u32>> = nodes.iter().map(|x| x.parent.filter(|p| (*p as usize) < n)).collect();
     // 0 = unknown, 1 = on current walk, 2 = reaches a root.
     let mut state = vec![0u8; n];
     let mut walk = Vec::new();
@@ -510,8 +509,7 @@ pub fn render_ascii(layout: &Layout, nodes_label: impl Fn(u32) -> String) -> Str
             (marks::BRANCH_SUMMARY, "branch-summary"),
             (marks::COMPACTION, "compaction"),
         ];
-        let mut t: Vec<String> =
-            tags.iter().filter(|(m, _)| row.marks & m != 0).map(|(_, s)| s.to_string()).collect();
+        let mut t: Vec<String> = tags.iter().filter(|(m, _)| row.marks & m != 0).map(|(_, s)| s.to_string()).collect();
         if row.marks & marks::COMPACTION != 0 {
             t.push(format!("span={}", row.span));
         }

@@ -16,9 +16,7 @@ fn nodes(spec: &[(&str, &str, char)], keep: &[(&str, &str)], labeled: &[&str]) -
                 'u' => NodeKind::User,
                 'a' => NodeKind::Assistant,
                 't' => NodeKind::ToolResult,
-                'c' => NodeKind::Compaction {
-                    first_kept: keep.iter().find(|(c, _)| c == name).and_then(|(_, k)| idx(k)),
-                },
+                'c' => NodeKind::Compaction { first_kept: keep.iter().find(|(c, _)| c == name).and_then(|(_, k)| idx(k)) },
                 'b' => NodeKind::BranchSummary,
                 _ => NodeKind::Other,
             },
@@ -59,14 +57,7 @@ fn linear_chain() {
 #[test]
 fn fork_gets_a_lane_until_its_row() {
     check(
-        &[
-            ("u1", "", 'u'),
-            ("a1", "u1", 'a'),
-            ("u2", "a1", 'u'),
-            ("a2", "u2", 'a'),
-            ("u3", "a1", 'u'),
-            ("a3", "u3", 'a'),
-        ],
+        &[("u1", "", 'u'), ("a1", "u1", 'a'), ("u2", "a1", 'u'), ("a2", "u2", 'a'), ("u3", "a1", 'u'), ("a3", "u3", 'a')],
         &[],
         &["u3"],
         "a3",
@@ -84,15 +75,7 @@ o | a2
 #[test]
 fn compaction_span_first_kept_and_horizon() {
     check(
-        &[
-            ("u1", "", 'u'),
-            ("a1", "u1", 'a'),
-            ("u2", "a1", 'u'),
-            ("a2", "u2", 'a'),
-            ("c1", "a2", 'c'),
-            ("u3", "c1", 'u'),
-            ("a3", "u3", 'a'),
-        ],
+        &[("u1", "", 'u'), ("a1", "u1", 'a'), ("u2", "a1", 'u'), ("a2", "u2", 'a'), ("c1", "a2", 'c'), ("u3", "c1", 'u'), ("a3", "u3", 'a')],
         &[("c1", "u2")],
         &[],
         "a3",
@@ -111,15 +94,7 @@ C c1  [compaction span=2]
 #[test]
 fn repeated_compaction_moves_the_horizon() {
     check(
-        &[
-            ("u1", "", 'u'),
-            ("a1", "u1", 'a'),
-            ("c1", "a1", 'c'),
-            ("u2", "c1", 'u'),
-            ("a2", "u2", 'a'),
-            ("c2", "a2", 'c'),
-            ("u3", "c2", 'u'),
-        ],
+        &[("u1", "", 'u'), ("a1", "u1", 'a'), ("c1", "a1", 'c'), ("u2", "c1", 'u'), ("a2", "u2", 'a'), ("c2", "a2", 'c'), ("u3", "c2", 'u')],
         &[("c1", "a1"), ("c2", "u2")],
         &[],
         "u3",
@@ -138,13 +113,7 @@ C c2  [compaction span=2]
 #[test]
 fn branch_summary_and_off_path_branch() {
     check(
-        &[
-            ("u1", "", 'u'),
-            ("a1", "u1", 'a'),
-            ("u2", "a1", 'u'),
-            ("b1", "a1", 'b'),
-            ("u3", "b1", 'u'),
-        ],
+        &[("u1", "", 'u'), ("a1", "u1", 'a'), ("u2", "a1", 'u'), ("b1", "a1", 'b'), ("u3", "b1", 'u')],
         &[],
         &[],
         "u3",
@@ -166,11 +135,18 @@ fn long_runs_fold_and_expand() {
         spec.push((format!("n{i}"), parent, if i % 2 == 0 { 'a' } else { 'u' }));
     }
     let spec_ref: Vec<(&str, &str, char)> = spec.iter().map(|(a, b, c)| (a.as_str(), b.as_str(), *c)).collect();
-    check(&spec_ref, &[], &[], "n19", LayoutOptions::new(), "
+    check(
+        &spec_ref,
+        &[],
+        &[],
+        "n19",
+        LayoutOptions::new(),
+        "
 * r
 * n0
 ~ (18 folded: n1..n18)
-@ n19");
+@ n19",
+    );
     // Expanding the fold (identified by its first hidden node) shows every row.
     let (ns, _) = nodes(&spec_ref, &[], &[]);
     let l = layout(&ns, Some(20), &LayoutOptions::new());

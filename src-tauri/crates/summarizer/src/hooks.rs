@@ -77,8 +77,9 @@ impl ArborSettings {
     /// A missing file gives the defaults; a broken one is an error that names the file.
     pub fn load(path: &Path) -> Result<ArborSettings> {
         match std::fs::read(path) {
-            Ok(b) => serde_json::from_slice(&b)
-                .map_err(|e| Error::Config(format!("{} is not valid Arbor settings JSON ({e}); fix or delete it", path.display()))),
+            Ok(b) => {
+                serde_json::from_slice(&b).map_err(|e| Error::Config(format!("{} is not valid Arbor settings JSON ({e}); fix or delete it", path.display())))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ArborSettings::default()),
             Err(e) => Err(Error::Config(format!("cannot read {}: {e}", path.display()))),
         }
@@ -91,7 +92,12 @@ pub enum HookAnswer {
     /// Empty output: go on as usual.
     Continue,
     Cancel,
-    Replace { summary: String, first_kept_entry_id: Option<String>, tokens_before: Option<f64>, details: Option<Value> },
+    Replace {
+        summary: String,
+        first_kept_entry_id: Option<String>,
+        tokens_before: Option<f64>,
+        details: Option<Value>,
+    },
 }
 
 const STDERR_LIMIT: usize = 4096;

@@ -27,10 +27,7 @@ pub fn validate_key(key: &str) -> Result<()> {
         )));
     }
     if let Some(pos) = key.chars().position(|c| c.is_control()) {
-        return Err(Error::Keyring(format!(
-            "the key contains a newline or control character (at character {}); paste it again without line breaks",
-            pos + 1
-        )));
+        return Err(Error::Keyring(format!("the key contains a newline or control character (at character {}); paste it again without line breaks", pos + 1)));
     }
     if key != key.trim() {
         return Err(Error::Keyring("the key starts or ends with spaces; paste it again without them".into()));
@@ -39,9 +36,7 @@ pub fn validate_key(key: &str) -> Result<()> {
 }
 
 fn validate_provider(provider: &str) -> Result<()> {
-    let ok = !provider.is_empty()
-        && provider.len() <= 64
-        && provider.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+    let ok = !provider.is_empty() && provider.len() <= 64 && provider.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
     if ok {
         Ok(())
     } else {

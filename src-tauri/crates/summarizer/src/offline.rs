@@ -16,9 +16,7 @@ pub enum Kind {
 }
 
 const MAX_ITEMS: usize = 20;
-const CONSTRAINT_WORDS: &[&str] = &[
-    "must", "don't", "do not", "never", "always", "prefer", "should", "only", "without", "avoid", "keep", "make sure", "no ",
-];
+const CONSTRAINT_WORDS: &[&str] = &["must", "don't", "do not", "never", "always", "prefer", "should", "only", "without", "avoid", "keep", "make sure", "no "];
 const NEXT_WORDS: &[&str] = &["next", "then i", "i will", "i'll", "todo", "remaining", "still need", "let me"];
 
 pub fn summarize(kind: Kind, messages: &[Value], previous_summary: Option<&str>, custom: Option<&str>) -> String {
@@ -155,7 +153,10 @@ impl Facts {
                         let code = m.get("exitCode").and_then(Value::as_f64);
                         if code.is_some_and(|c| c != 0.0) {
                             let out = m.str_field("output").unwrap_or("");
-                            push_unique(&mut f.errors, format!("`{}` exited with {}: {}", clip(first_line(cmd), 80), code.unwrap_or(0.0), clip(last_line(out), 160)));
+                            push_unique(
+                                &mut f.errors,
+                                format!("`{}` exited with {}: {}", clip(first_line(cmd), 80), code.unwrap_or(0.0), clip(last_line(out), 160)),
+                            );
                         } else {
                             push_unique(&mut f.done, format!("Ran `{}`", clip(first_line(cmd), 160)));
                         }
@@ -200,12 +201,9 @@ impl Facts {
 fn text_of(content: Option<&Value>) -> String {
     match content {
         Some(Value::Str(s)) => s.clone(),
-        Some(Value::Arr(blocks)) => blocks
-            .iter()
-            .filter(|b| b.str_field("type") == Some("text"))
-            .filter_map(|b| b.str_field("text"))
-            .collect::<Vec<_>>()
-            .join(""),
+        Some(Value::Arr(blocks)) => {
+            blocks.iter().filter(|b| b.str_field("type") == Some("text")).filter_map(|b| b.str_field("text")).collect::<Vec<_>>().join("")
+        }
         _ => String::new(),
     }
 }

@@ -4,43 +4,34 @@ use regex::RegexSet;
 use std::sync::OnceLock;
 
 const OVERFLOW: &[&str] = &[
-    r"(?i)prompt is too long",                                 // Anthropic
-    r"(?i)request_too_large",                                  // Anthropic 413
-    r"(?i)input is too long for requested model",              // Bedrock
-    r"(?i)exceeds the context window",                         // OpenAI
-    r"(?i)input token count.*exceeds the maximum",             // Gemini
-    r"(?i)maximum prompt length is \d+",                       // xAI
-    r"(?i)reduce the length of the messages",                  // Groq
-    r"(?i)maximum context length is \d+ tokens",               // OpenRouter, vLLM
-    r"(?i)exceeds the limit of \d+",                           // Copilot
-    r"(?i)exceeds the available context size",                 // llama.cpp
-    r"(?i)greater than the context length",                    // LM Studio
-    r"(?i)context window exceeds limit",                       // MiniMax
-    r"(?i)exceeded model token limit",                         // Kimi
+    r"(?i)prompt is too long",                                  // Anthropic
+    r"(?i)request_too_large",                                   // Anthropic 413
+    r"(?i)input is too long for requested model",               // Bedrock
+    r"(?i)exceeds the context window",                          // OpenAI
+    r"(?i)input token count.*exceeds the maximum",              // Gemini
+    r"(?i)maximum prompt length is \d+",                        // xAI
+    r"(?i)reduce the length of the messages",                   // Groq
+    r"(?i)maximum context length is \d+ tokens",                // OpenRouter, vLLM
+    r"(?i)exceeds the limit of \d+",                            // Copilot
+    r"(?i)exceeds the available context size",                  // llama.cpp
+    r"(?i)greater than the context length",                     // LM Studio
+    r"(?i)context window exceeds limit",                        // MiniMax
+    r"(?i)exceeded model token limit",                          // Kimi
     r"(?i)too large for model with \d+ maximum context length", // Mistral
-    r"(?i)model_context_window_exceeded",                      // z.ai
-    r"(?i)prompt too long; exceeded (?:max )?context length",  // Ollama
+    r"(?i)model_context_window_exceeded",                       // z.ai
+    r"(?i)prompt too long; exceeded (?:max )?context length",   // Ollama
     r"(?i)context[_ ]length[_ ]exceeded",
     r"(?i)too many tokens",
     r"(?i)token limit exceeded",
-    r"(?i)^4(?:00|13)\s*(?:status code)?\s*\(no body\)",       // Cerebras
+    r"(?i)^4(?:00|13)\s*(?:status code)?\s*\(no body\)", // Cerebras
 ];
 
-const NOT_OVERFLOW: &[&str] = &[
-    r"(?i)^(Throttling error|Service unavailable):",
-    r"(?i)rate limit",
-    r"(?i)too many requests",
-];
+const NOT_OVERFLOW: &[&str] = &[r"(?i)^(Throttling error|Service unavailable):", r"(?i)rate limit", r"(?i)too many requests"];
 
 fn sets() -> &'static (RegexSet, RegexSet) {
     static SETS: OnceLock<(RegexSet, RegexSet)> = OnceLock::new();
     // The patterns are literals checked by the unit tests below, so they always compile.
-    SETS.get_or_init(|| {
-        (
-            RegexSet::new(OVERFLOW).expect("overflow patterns compile"),
-            RegexSet::new(NOT_OVERFLOW).expect("non-overflow patterns compile"),
-        )
-    })
+    SETS.get_or_init(|| (RegexSet::new(OVERFLOW).expect("overflow patterns compile"), RegexSet::new(NOT_OVERFLOW).expect("non-overflow patterns compile")))
 }
 
 /// True when an error message means "the input does not fit the model's context".

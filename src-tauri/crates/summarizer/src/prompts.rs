@@ -77,7 +77,8 @@ Use exactly these sections, in this order:
 
 Write \"(none)\" under a section that has nothing to report. Be brief. Keep file paths, function names and error messages exactly as written.";
 
-pub const TURN_PREFIX: &str = "The conversation above is the first part of one turn that was too long to keep whole; the rest of that turn is kept word for word. \
+pub const TURN_PREFIX: &str =
+    "The conversation above is the first part of one turn that was too long to keep whole; the rest of that turn is kept word for word. \
 Summarize this first part so that the kept part still makes sense.
 
 Use these sections:
@@ -204,6 +205,9 @@ mod tests {
         assert_eq!(history_max_tokens(4000), 3200);
         assert_eq!(history_max_tokens(4097), 3277);
         assert_eq!(file_ops_appendix(&[], &[]), "");
-        assert_eq!(file_ops_appendix(&["a".into()], &["b".into(), "c".into()]), "\n\n<read-files>\na\n</read-files>\n\n<modified-files>\nb\nc\n</modified-files>");
+        assert_eq!(
+            file_ops_appendix(&["a".into()], &["b".into(), "c".into()]),
+            "\n\n<read-files>\na\n</read-files>\n\n<modified-files>\nb\nc\n</modified-files>"
+        );
     }
 }

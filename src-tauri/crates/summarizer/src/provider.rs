@@ -168,13 +168,26 @@ pub struct Completion {
 /// Progress for the UI ("rate limited, retrying in 3 s", streamed characters).
 #[derive(Debug, Clone)]
 pub enum Progress {
-    Attempt { attempt: u32 },
-    Retrying { attempt: u32, delay: Duration, reason: String },
+    Attempt {
+        attempt: u32,
+    },
+    Retrying {
+        attempt: u32,
+        delay: Duration,
+        reason: String,
+    },
     /// Streamed text so far: its length in bytes and the newly arrived piece.
-    Text { chars: usize, delta: String },
+    Text {
+        chars: usize,
+        delta: String,
+    },
     /// `Text` of one summary call, tagged by `run` ("history", "turnPrefix", "branch"), since a
     /// split turn streams two calls at once.
-    SummaryText { call: &'static str, chars: usize, delta: String },
+    SummaryText {
+        call: &'static str,
+        chars: usize,
+        delta: String,
+    },
 }
 
 pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
@@ -196,17 +209,12 @@ impl Client {
             cfg.base_url.pop();
         }
         if !(cfg.base_url.starts_with("http://") || cfg.base_url.starts_with("https://")) {
-            return Err(Error::Config(format!(
-                "base URL `{}` must start with http:// or https:// (e.g. {})",
-                cfg.base_url,
-                cfg.wire.default_base_url()
-            )));
+            return Err(Error::Config(format!("base URL `{}` must start with http:// or https:// (e.g. {})", cfg.base_url, cfg.wire.default_base_url())));
         }
         if cfg.base_url.contains('?') || cfg.base_url.contains('#') {
             return Err(Error::Config("the base URL must not contain `?` or `#`; keys go in headers, never in URLs".into()));
         }
-        let model_ok = !cfg.model.is_empty()
-            && cfg.model.chars().all(|c| c.is_ascii_alphanumeric() || "-._:/@".contains(c));
+        let model_ok = !cfg.model.is_empty() && cfg.model.chars().all(|c| c.is_ascii_alphanumeric() || "-._:/@".contains(c));
         if !model_ok {
             return Err(Error::Config(format!("model id `{}` is empty or has characters a model id cannot have", cfg.model)));
         }
@@ -363,11 +371,7 @@ impl Client {
         };
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
-        let content_type = headers
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
+        let content_type = headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
         let mut reader = BodyReader { resp, idle, cap: self.cfg.max_response_bytes, read: 0, key };
         if !(200..300).contains(&status) {
             let body = reader.read_prefix(64 * 1024).await.unwrap_or_default();
@@ -434,8 +438,7 @@ impl Client {
             acc.done = true;
             return Ok(());
         }
-        let v: Value = serde_json::from_str(data)
-            .map_err(|e| Error::Invalid { detail: format!("malformed JSON in a stream event ({e})") })?;
+        let v: Value = serde_json::from_str(data).map_err(|e| Error::Invalid { detail: format!("malformed JSON in a stream event ({e})") })?;
         if event == Some("error") || v.get("error").is_some_and(|e| !e.is_null()) || v.get("type").and_then(Value::as_str) == Some("error") {
             return Err(stream_error(&v, key).into());
         }
@@ -592,12 +595,7 @@ fn num(v: Option<&Value>) -> u64 {
 
 fn openai_usage(u: &Value) -> Usage {
     let cached = num(u.pointer("/prompt_tokens_details/cached_tokens"));
-    Usage {
-        input: num(u.get("prompt_tokens")).saturating_sub(cached),
-        output: num(u.get("completion_tokens")),
-        cache_read: cached,
-        cache_write: 0,
-    }
+    Usage { input: num(u.get("prompt_tokens")).saturating_sub(cached), output: num(u.get("completion_tokens")), cache_read: cached, cache_write: 0 }
 }
 
 fn openai_chunk(acc: &mut Acc, v: &Value) {
@@ -714,9 +712,8 @@ fn stream_error(v: &Value, key: Option<&ApiKey>) -> Error {
         return Error::Overflow { message };
     }
     let lower = message.to_ascii_lowercase();
-    let retryable = ["overloaded", "api_error", "rate_limit", "internal", "unavailable", "timeout", "server_error", "503", "500"]
-        .iter()
-        .any(|p| lower.contains(p));
+    let retryable =
+        ["overloaded", "api_error", "rate_limit", "internal", "unavailable", "timeout", "server_error", "503", "500"].iter().any(|p| lower.contains(p));
     Error::StreamError { message, retryable }
 }
 
@@ -746,9 +743,8 @@ fn classify_status(
     policy: &RetryPolicy,
     hint: Option<Duration>,
 ) -> Failure {
-    let request_id = ["x-request-id", "request-id", "x-goog-request-id", "cf-ray"]
-        .iter()
-        .find_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()).map(str::to_string));
+    let request_id =
+        ["x-request-id", "request-id", "x-goog-request-id", "cf-ray"].iter().find_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()).map(str::to_string));
     let html = content_type.contains("text/html") || looks_like_html(body);
     let text = String::from_utf8_lossy(body);
     let message = if html {
@@ -870,7 +866,6 @@ impl BodyReader<'_> {
         Ok(out)
     }
 }
-
 
 #[cfg(test)]
 mod tests {

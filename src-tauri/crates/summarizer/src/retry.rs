@@ -16,12 +16,7 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy {
-            max_retries: 4,
-            base_delay: Duration::from_millis(1000),
-            max_delay: Duration::from_secs(30),
-            max_server_wait: Duration::from_secs(60),
-        }
+        RetryPolicy { max_retries: 4, base_delay: Duration::from_millis(1000), max_delay: Duration::from_secs(30), max_server_wait: Duration::from_secs(60) }
     }
 }
 

@@ -137,10 +137,9 @@ impl RunOptions {
 fn leaf_of(s: &Session, leaf_id: Option<&str>) -> Result<Option<usize>> {
     match leaf_id {
         None => Ok(s.file_leaf()),
-        Some(id) => s
-            .index_of(id)
-            .map(Some)
-            .ok_or_else(|| Error::Session(format!("no entry with id `{id}` in this session; list ids with `arbor-cli tree FILE`"))),
+        Some(id) => {
+            s.index_of(id).map(Some).ok_or_else(|| Error::Session(format!("no entry with id `{id}` in this session; list ids with `arbor-cli tree FILE`")))
+        }
     }
 }
 
@@ -366,9 +365,8 @@ pub struct NavigationJob {
 /// the token budget for the selected branch messages (0 = unlimited).
 pub fn plan_navigation(s: &Session, old_leaf_id: Option<&str>, target_id: &str, summarize: bool, budget: f64) -> Result<NavigationJob> {
     let old = leaf_of(s, old_leaf_id)?;
-    let target = s
-        .index_of(target_id)
-        .ok_or_else(|| Error::Session(format!("no entry with id `{target_id}` in this session; list ids with `arbor-cli tree FILE`")))?;
+    let target =
+        s.index_of(target_id).ok_or_else(|| Error::Session(format!("no entry with id `{target_id}` in this session; list ids with `arbor-cli tree FILE`")))?;
     let nav = branch::navigation_target(s, target);
     let mut job = NavigationJob {
         old_leaf_id: old.map(|o| s.id(o).to_string()),
@@ -459,13 +457,7 @@ pub async fn summarize_branch(
         }
         e
     });
-    Ok(Some(BranchOutcome {
-        summary,
-        details: Some(details_with_extras(&prep.read_files, &prep.modified_files, extras)),
-        from_hook: false,
-        usage,
-        calls: 1,
-    }))
+    Ok(Some(BranchOutcome { summary, details: Some(details_with_extras(&prep.read_files, &prep.modified_files, extras)), from_hook: false, usage, calls: 1 }))
 }
 
 /// The lines a navigation appends, in order: the `branch_summary` (if any), then the `label`

@@ -53,10 +53,7 @@ fn mask_key_like(text: &str) -> String {
         for p in PREFIXES {
             if rest.starts_with(p) {
                 let tail = &rest[p.len()..];
-                let n = tail
-                    .bytes()
-                    .take_while(|b| b.is_ascii_alphanumeric() || *b == b'-' || *b == b'_')
-                    .count();
+                let n = tail.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'-' || *b == b'_').count();
                 if n >= 16 {
                     out.push_str(p);
                     out.push_str("<redacted>");

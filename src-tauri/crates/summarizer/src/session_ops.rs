@@ -9,8 +9,8 @@ use crate::chat;
 use crate::error::{Error, Result};
 use crate::provider::{Client, CompletionRequest, ProgressFn, Usage};
 use crate::run::{
-    compaction_entry, navigation_entries, plan_compaction, plan_navigation, summarize_branch, summarize_compaction, Backend, BranchOutcome,
-    CompactionOutcome, RunOptions,
+    compaction_entry, navigation_entries, plan_compaction, plan_navigation, summarize_branch, summarize_compaction, Backend, BranchOutcome, CompactionOutcome,
+    RunOptions,
 };
 use session_engine::context::{self, AutoCompaction, CompactionSettings, CurrentModel};
 use session_engine::json::{obj, Value};
@@ -198,7 +198,13 @@ fn now_ms() -> f64 {
 }
 
 /// Pi's automatic check for the last assistant of the context at `leaf_id`.
-fn auto_check(path_file: &Path, leaf_id: Option<&str>, model: &CurrentModel, settings: &CompactionSettings, skip_aborted: bool) -> Result<Option<AutoCompaction>> {
+fn auto_check(
+    path_file: &Path,
+    leaf_id: Option<&str>,
+    model: &CurrentModel,
+    settings: &CompactionSettings,
+    skip_aborted: bool,
+) -> Result<Option<AutoCompaction>> {
     let s = open(path_file)?;
     let leaf = match leaf_id {
         Some(id) => s.index_of(id),

@@ -25,11 +25,8 @@ pub fn prepare_backend(provider: &str, model: Option<&str>, base_url: Option<&st
     if provider.eq_ignore_ascii_case("offline") {
         return Ok(Prepared { backend: Backend::Offline, model: None, key_source: None, notices: Vec::new() });
     }
-    let wire = Wire::parse(provider)
-        .ok_or_else(|| Error::Config(format!("unknown provider `{provider}`: use openai, anthropic, gemini or offline")))?;
-    let model = model.ok_or_else(|| {
-        Error::Config(format!("--model is required with --provider {provider} (for example {})", example_model(wire)))
-    })?;
+    let wire = Wire::parse(provider).ok_or_else(|| Error::Config(format!("unknown provider `{provider}`: use openai, anthropic, gemini or offline")))?;
+    let model = model.ok_or_else(|| Error::Config(format!("--model is required with --provider {provider} (for example {})", example_model(wire))))?;
     let info = catalog.find(wire.name(), model).cloned();
     let mut notices = Vec::new();
     let (key, source) = if std::env::var("ARBOR_KEYRING").is_ok_and(|v| v == "off") {

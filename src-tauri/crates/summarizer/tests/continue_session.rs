@@ -3,12 +3,12 @@
 //! check compacts before sending and after the reply.
 mod support;
 use serde_json::Value as J;
+use session_engine::context::CompactionSettings;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use summarizer::run::{Backend, RunOptions};
 use summarizer::session_ops::{continue_session, ContinueOptions};
 use summarizer::{ApiKey, CancellationToken, Client, Error, ProviderConfig, Wire};
-use session_engine::context::CompactionSettings;
 use support::loopback::{ok_answer, Fmt, Script, Server};
 
 fn copy(dir: &Path, name: &str) -> PathBuf {
@@ -46,9 +46,8 @@ async fn reply_is_appended_with_usage_after_the_user_message() {
     let before = lines(&file);
     let old_leaf = before.last().unwrap()["id"].as_str().unwrap().to_string();
     let server = Server::start(|r, _| ok_answer(Fmt::Anthropic, r, "Here is the plan.")).await;
-    let done = continue_session(&file, None, "What next?", &client(&server), &Backend::Offline, &opts(true, 200_000), &CancellationToken::new(), None)
-        .await
-        .unwrap();
+    let done =
+        continue_session(&file, None, "What next?", &client(&server), &Backend::Offline, &opts(true, 200_000), &CancellationToken::new(), None).await.unwrap();
     assert!(done.compactions.is_empty());
     let after = lines(&file);
     assert_eq!(after.len(), before.len() + 2);
@@ -81,15 +80,17 @@ async fn overflow_compacts_and_retries_once() {
     let n0 = lines(&file).len();
     let server = Server::start(|r, n| {
         if n == 0 {
-            Script::json(400, &serde_json::json!({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}))
+            Script::json(
+                400,
+                &serde_json::json!({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}),
+            )
         } else {
             ok_answer(Fmt::Anthropic, r, "fits now")
         }
     })
     .await;
-    let done = continue_session(&file, None, "continue", &client(&server), &Backend::Offline, &opts(true, 200_000), &CancellationToken::new(), None)
-        .await
-        .unwrap();
+    let done =
+        continue_session(&file, None, "continue", &client(&server), &Backend::Offline, &opts(true, 200_000), &CancellationToken::new(), None).await.unwrap();
     assert_eq!(server.count(), 2, "one retry");
     assert_eq!(done.compactions.len(), 1);
     assert_eq!(done.compactions[0].reason, "overflow");
@@ -109,9 +110,7 @@ async fn overflow_compacts_and_retries_once() {
     // A second overflow after the compaction: a clear error, no second compaction.
     let file2 = copy(dir.path(), "basic-simple-chat");
     let server = Server::start(|_, _| Script::json(400, &serde_json::json!({"error":{"type":"invalid_request_error","message":"prompt is too long"}}))).await;
-    let e = continue_session(&file2, None, "go", &client(&server), &Backend::Offline, &opts(true, 200_000), &CancellationToken::new(), None)
-        .await
-        .unwrap_err();
+    let e = continue_session(&file2, None, "go", &client(&server), &Backend::Offline, &opts(true, 200_000), &CancellationToken::new(), None).await.unwrap_err();
     assert!(matches!(e, Error::Overflow { .. }) && e.to_string().contains("after one automatic compaction"), "{e}");
     assert_eq!(server.count(), 2);
 }
@@ -122,9 +121,7 @@ async fn overflow_with_compaction_disabled_is_a_clear_error() {
     let file = copy(dir.path(), "basic-simple-chat");
     let n0 = lines(&file).len();
     let server = Server::start(|_, _| Script::json(400, &serde_json::json!({"error":{"message":"This model's maximum context length is 8192 tokens"}}))).await;
-    let e = continue_session(&file, None, "go", &client(&server), &Backend::Offline, &opts(false, 200_000), &CancellationToken::new(), None)
-        .await
-        .unwrap_err();
+    let e = continue_session(&file, None, "go", &client(&server), &Backend::Offline, &opts(false, 200_000), &CancellationToken::new(), None).await.unwrap_err();
     assert!(matches!(e, Error::OverflowCompactionDisabled { .. }), "{e:?}");
     assert!(e.to_string().contains("compact now"));
     assert_eq!(e.kind(), "overflowCompactionDisabled");
@@ -140,9 +137,7 @@ async fn threshold_compacts_before_sending_and_after_the_reply() {
     let n0 = lines(&file).len();
     let server = Server::start(|r, _| ok_answer(Fmt::Anthropic, r, "short reply")).await;
     // Window 16500 - reserve 16384 = 116: the fixture's last usage and the reply's (127) cross it.
-    let done = continue_session(&file, None, "next", &client(&server), &Backend::Offline, &opts(true, 16_500), &CancellationToken::new(), None)
-        .await
-        .unwrap();
+    let done = continue_session(&file, None, "next", &client(&server), &Backend::Offline, &opts(true, 16_500), &CancellationToken::new(), None).await.unwrap();
     let reasons: Vec<&str> = done.compactions.iter().map(|c| c.reason).collect();
     assert_eq!(reasons, ["threshold", "threshold"]);
     let after = lines(&file);
@@ -151,8 +146,6 @@ async fn threshold_compacts_before_sending_and_after_the_reply() {
     // Disabled: no automatic compaction at all.
     let file2 = copy(dir.path(), "basic-user-only");
     let n2 = lines(&file2).len();
-    continue_session(&file2, None, "next", &client(&server), &Backend::Offline, &opts(false, 16_500), &CancellationToken::new(), None)
-        .await
-        .unwrap();
+    continue_session(&file2, None, "next", &client(&server), &Backend::Offline, &opts(false, 16_500), &CancellationToken::new(), None).await.unwrap();
     assert_eq!(lines(&file2).len(), n2 + 2);
 }

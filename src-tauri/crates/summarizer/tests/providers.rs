@@ -16,12 +16,8 @@ fn config(fmt: Fmt, server: &Server, stream: bool) -> ProviderConfig {
     cfg.base_url = if fmt == Fmt::OpenAi { server.base_v1() } else { server.base() };
     cfg.stream = stream;
     cfg.timeouts = Timeouts { connect: Duration::from_secs(2), read_idle: Duration::from_millis(400) };
-    cfg.retry = RetryPolicy {
-        max_retries: 3,
-        base_delay: Duration::from_millis(20),
-        max_delay: Duration::from_millis(80),
-        max_server_wait: Duration::from_secs(60),
-    };
+    cfg.retry =
+        RetryPolicy { max_retries: 3, base_delay: Duration::from_millis(20), max_delay: Duration::from_millis(80), max_server_wait: Duration::from_secs(60) };
     cfg.context_window = 200_000;
     cfg
 }
@@ -75,11 +71,7 @@ async fn each_format_streams_and_answers_whole_with_key_in_headers_only() {
                     assert_eq!(body["max_tokens"], 1234);
                 }
                 Fmt::Gemini => {
-                    let want = if stream {
-                        "/v1beta/models/test-model:streamGenerateContent?alt=sse"
-                    } else {
-                        "/v1beta/models/test-model:generateContent"
-                    };
+                    let want = if stream { "/v1beta/models/test-model:streamGenerateContent?alt=sse" } else { "/v1beta/models/test-model:generateContent" };
                     assert_eq!(r.target, want);
                     assert_eq!(r.header("x-goog-api-key"), Some(CANARY));
                     assert_eq!(body["generationConfig"]["maxOutputTokens"], 1234);
@@ -163,7 +155,11 @@ async fn f38_long_retry_after_quota_and_should_retry_false_are_not_retried() {
 async fn f39_5xx_retried_up_to_the_limit_then_overloaded_with_request_id() {
     for status in [500u16, 502, 503, 504, 529, 408] {
         let server = Server::start(move |_, _| {
-            Script::response(status, &[("x-request-id", "req_abc123"), ("content-type", "application/json")], r#"{"error":{"type":"overloaded_error","message":"Overloaded"}}"#)
+            Script::response(
+                status,
+                &[("x-request-id", "req_abc123"), ("content-type", "application/json")],
+                r#"{"error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+            )
         })
         .await;
         let e = run(&client(Fmt::Anthropic, &server, true)).await.unwrap_err();
@@ -189,9 +185,17 @@ async fn f40_overflow_in_each_providers_wording_is_classified_and_never_retried(
     let bodies = [
         (Fmt::Anthropic, 400, json!({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}})),
         (Fmt::Anthropic, 413, json!({"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum size"}})),
-        (Fmt::OpenAi, 400, json!({"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}})),
+        (
+            Fmt::OpenAi,
+            400,
+            json!({"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}),
+        ),
         (Fmt::OpenAi, 400, json!({"error":{"message":"Your input exceeds the context window of this model.","type":"invalid_request_error"}})),
-        (Fmt::Gemini, 400, json!({"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}})),
+        (
+            Fmt::Gemini,
+            400,
+            json!({"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}),
+        ),
     ];
     for (fmt, status, body) in bodies {
         let b = body.clone();
@@ -360,7 +364,9 @@ async fn f43_malformed_sse_json_and_html_pages() {
     let e = run(&client(Fmt::Gemini, &server, false)).await.unwrap_err();
     assert!(matches!(e, Error::HtmlPage { status: 200 }), "{e:?}");
     // HTML 502 from a proxy: transient, retried, then fine.
-    let server = Server::start(move |r, n| if n == 0 { Script::response(502, &[("content-type", "text/html")], html) } else { ok_answer(Fmt::Anthropic, r, "ok") }).await;
+    let server =
+        Server::start(move |r, n| if n == 0 { Script::response(502, &[("content-type", "text/html")], html) } else { ok_answer(Fmt::Anthropic, r, "ok") })
+            .await;
     assert_eq!(run(&client(Fmt::Anthropic, &server, false)).await.unwrap().text, "ok");
     // HTML 404: wrong base URL, not retried.
     let server = Server::start(move |_, _| Script::response(404, &[("content-type", "text/html")], html)).await;
@@ -418,9 +424,12 @@ async fn f45_cancel_during_request_and_during_backoff_stops_fast() {
 #[tokio::test]
 async fn f46_endless_or_huge_body_is_capped() {
     let server = Server::start(|_, _| {
-        Script::sse_head(200).then(Step::Forever(br#"data: {"choices":[{"delta":{"content":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}}]}
+        Script::sse_head(200).then(Step::Forever(
+            br#"data: {"choices":[{"delta":{"content":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}}]}
 
-"#.to_vec()))
+"#
+            .to_vec(),
+        ))
     })
     .await;
     let mut cfg = config(Fmt::OpenAi, &server, true);

@@ -9,9 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use summarizer::hooks::HookCommand;
-use summarizer::run::{
-    compaction_entry, navigation_entries, plan_compaction, plan_navigation, summarize_branch, summarize_compaction, Backend, RunOptions,
-};
+use summarizer::run::{compaction_entry, navigation_entries, plan_compaction, plan_navigation, summarize_branch, summarize_compaction, Backend, RunOptions};
 use summarizer::{ApiKey, CancellationToken, Client, Error, ProviderConfig, Wire};
 use support::loopback::{ok_answer, prompt_of, Fmt, Script, Server, Step};
 
@@ -119,7 +117,11 @@ async fn history_call_carries_previous_summary_and_custom_instructions() {
     assert!(history.ends_with("\n\nAdditional focus: keep test names"));
     assert!(history.contains("</previous-summary>\n\n"));
     let prefix = reqs.iter().map(|r| prompt_of(Fmt::OpenAi, r)).find(|p| p.ends_with(summarizer::prompts::TURN_PREFIX)).expect("prefix prompt");
-    assert!(!prefix.contains("Additional focus") && !prefix.contains("<previous-summary>"), "the prefix call never gets them: {}", &prefix[prefix.len().saturating_sub(300)..]);
+    assert!(
+        !prefix.contains("Additional focus") && !prefix.contains("<previous-summary>"),
+        "the prefix call never gets them: {}",
+        &prefix[prefix.len().saturating_sub(300)..]
+    );
     assert_eq!(reqs.iter().map(|r| r.json()["max_tokens"].as_u64().unwrap()).max(), Some(3200));
 }
 

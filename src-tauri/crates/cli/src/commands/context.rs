@@ -39,7 +39,11 @@ pub fn run(a: crate::ContextArgs) -> CmdResult {
     let est = estimate_context(&agent);
     let settings = CompactionSettings { reserve_tokens: a.reserve_tokens as f64, ..Default::default() };
     let mut out = String::new();
-    let model = ctx.model.as_ref().map(|m| format!("{}/{}", session_engine::context::js_to_string(&m.provider), session_engine::context::js_to_string(&m.model_id))).unwrap_or_else(|| "(none)".into());
+    let model = ctx
+        .model
+        .as_ref()
+        .map(|m| format!("{}/{}", session_engine::context::js_to_string(&m.provider), session_engine::context::js_to_string(&m.model_id)))
+        .unwrap_or_else(|| "(none)".into());
     let _ = writeln!(
         out,
         "Context at {} — {} messages, model {model}, thinking {}",

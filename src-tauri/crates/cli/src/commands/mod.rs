@@ -30,10 +30,7 @@ pub fn leaf_arg(s: &Session, leaf: Option<&str>) -> Result<Option<usize>, String
     match leaf {
         None => Ok(s.file_leaf()),
         Some("null") => Ok(None),
-        Some(id) => s
-            .index_of(id)
-            .map(Some)
-            .ok_or_else(|| format!("no entry with id {id} in this session; run `arbor-cli tree FILE` to see the ids")),
+        Some(id) => s.index_of(id).map(Some).ok_or_else(|| format!("no entry with id {id} in this session; run `arbor-cli tree FILE` to see the ids")),
     }
 }
 

@@ -121,11 +121,8 @@ impl Ctx {
         F: FnOnce(CancellationToken, ProgressFn) -> Fut,
         Fut: Future<Output = summarizer::Result<T>>,
     {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+        let rt =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| format!("cannot start the async runtime: {e}"))?;
         let cancel = CancellationToken::new();
         let progress: ProgressFn = Arc::new(|p| {
             if let Progress::Retrying { attempt, delay, reason } = p {

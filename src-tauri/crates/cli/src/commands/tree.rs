@@ -59,7 +59,16 @@ pub fn render(s: &Session, leaf: Option<usize>) -> String {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn render_chain(s: &Session, start: usize, depth: usize, leaf: Option<usize>, on_path: &HashSet<usize>, horizon: &HashSet<usize>, seen: &mut [bool], out: &mut String) {
+fn render_chain(
+    s: &Session,
+    start: usize,
+    depth: usize,
+    leaf: Option<usize>,
+    on_path: &HashSet<usize>,
+    horizon: &HashSet<usize>,
+    seen: &mut [bool],
+    out: &mut String,
+) {
     // Iterative over the chain; nested forks recurse (depth is bounded by the number of forks).
     let mut node = start;
     loop {
@@ -67,7 +76,15 @@ fn render_chain(s: &Session, start: usize, depth: usize, leaf: Option<usize>, on
             return;
         }
         seen[node] = true;
-        let mark = if Some(node) == leaf { '@' } else if horizon.contains(&node) { '~' } else if on_path.contains(&node) { '*' } else { 'o' };
+        let mark = if Some(node) == leaf {
+            '@'
+        } else if horizon.contains(&node) {
+            '~'
+        } else if on_path.contains(&node) {
+            '*'
+        } else {
+            'o'
+        };
         let mut flags = String::new();
         if let Some(l) = s.label_of(s.id(node)) {
             let _ = write!(flags, "  [label: {l}]");

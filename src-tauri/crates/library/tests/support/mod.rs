@@ -91,14 +91,8 @@ pub fn line(v: &Value) -> String {
 
 /// Append bytes from a SECOND PROCESS (`sh -c 'cat >> file'`), as Pi would.
 pub fn append_from_other_process(path: &Path, bytes: &str) {
-    let mut child = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("cat >> \"$1\"")
-        .arg("sh")
-        .arg(path)
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn sh");
+    let mut child =
+        std::process::Command::new("sh").arg("-c").arg("cat >> \"$1\"").arg("sh").arg(path).stdin(std::process::Stdio::piped()).spawn().expect("spawn sh");
     child.stdin.take().unwrap().write_all(bytes.as_bytes()).unwrap();
     assert!(child.wait().unwrap().success());
 }
