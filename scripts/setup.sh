@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent setup for a fresh Debian/Ubuntu machine: system packages (only the missing ones),
-# the UI's npm packages, and the built UI (ui/dist, which the Rust build embeds).
+# the UI's npm packages, Pi for the tests (tests/pi), and the built UI (ui/dist, which the Rust build embeds).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -39,6 +39,14 @@ stamp="ui/node_modules/.arbor-lock-stamp"
 if [ ! -f "$stamp" ] || ! cmp -s ui/package-lock.json "$stamp"; then
   (cd ui && npm ci --no-audit --no-fund)
   cp ui/package-lock.json "$stamp"
+fi
+
+# Pi itself, pinned by tests/pi/package-lock.json: the tests hand the files Arbor writes to Pi
+# (tests/pi/pi-check.mjs). Reinstalled only when that lockfile changed.
+pi_stamp="tests/pi/node_modules/.arbor-lock-stamp"
+if [ ! -f "$pi_stamp" ] || ! cmp -s tests/pi/package-lock.json "$pi_stamp"; then
+  npm ci --prefix tests/pi --no-audit --no-fund
+  cp tests/pi/package-lock.json "$pi_stamp"
 fi
 
 # tauri-driver (the WebDriver bridge for the end-to-end test) is installed apart from ui/'s
