@@ -17,6 +17,7 @@ pub mod report;
 pub mod session;
 pub mod settings;
 pub mod store;
+pub mod summary;
 pub mod time;
 
 pub use context::{build_context, CompactionSettings, Context};

@@ -38,6 +38,7 @@ pub mod run;
 pub mod secret;
 pub mod session_ops;
 pub mod setup;
+pub mod summary_ops;
 pub mod sse;
 
 pub use error::{Error, Result};

@@ -1,0 +1,409 @@
+//! The drop alarm and the retention probe.
+//!
+//! **Drop alarm** ([`check`]): the items (and free-text lines) of the previous compaction's
+//! Constraints, Done, Key Decisions and Critical Context sections, plus every checked
+//! checkbox, that the new summary no longer carries anywhere. "Carried" is fuzzy: some unit of
+//! the new summary is [`similar_items`](super::similar_items) to it, or covers at least 80% of
+//! its content words (an item merged into a longer line still counts).
+//!
+//! **Retention probe** ([`retention`]): facts of the span, each with the entry it came from,
+//! deduplicated (first occurrence wins):
+//! * `path`: `path` arguments of read/write/edit tool calls, and the file lists of branch
+//!   summaries inside the span and of the previous compaction (Pi carries those forward).
+//!   Mentioned when the summary contains the full path or the file name (at word boundaries).
+//! * `command`: `command` arguments of bash tool calls and `bashExecution` messages. Mentioned
+//!   when the summary contains the command's leading words (the first two words of its first
+//!   line, after a leading `cd DIR &&`).
+//! * `error`: tool results with `isError: true` (their first non-empty line), and error lines in
+//!   bash output (lines with `error`, `failed`, `panicked`, `fatal`, `exception`, `traceback`;
+//!   at most 3 per result). Mentioned when at least half of their content words are in the
+//!   summary.
+//! * `constraint`: sentences of user messages with must / never / always / don't / do not /
+//!   make sure / only / should not / avoid / ensure. Mentioned like errors.
+
+use super::diff::{self, units, Moved};
+use super::parse::{parse, SectionRole, Summary};
+use super::span::span_indices;
+use super::words;
+use crate::context;
+use crate::json::Value;
+use crate::session::{Kind, Session};
+use rustc_hash::FxHashSet;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum FactKind {
+    Path,
+    Command,
+    Error,
+    Constraint,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fact {
+    pub kind: FactKind,
+    pub text: String,
+    pub source_entry_id: String,
+    pub mentioned: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Retention {
+    pub facts: Vec<Fact>,
+    pub mentioned: usize,
+    pub total: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Dropped {
+    /// The previous summary's section name.
+    pub section: String,
+    /// The previous summary's wording.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Check {
+    pub entry_id: String,
+    pub previous_entry_id: Option<String>,
+    pub dropped: Vec<Dropped>,
+    pub moved: Vec<Moved>,
+    pub retention: Retention,
+}
+
+/// The compaction before `idx` on the path root → idx (None for the first).
+pub fn previous_compaction(s: &Session, idx: usize) -> Option<usize> {
+    if idx >= s.len() {
+        return None;
+    }
+    let path = s.path(Some(idx));
+    path.iter().rev().copied().filter(|&i| i != idx).find(|&i| s.kind(i) == Kind::Compaction)
+}
+
+const WATCHED: [SectionRole; 4] = [SectionRole::Constraints, SectionRole::Done, SectionRole::Decisions, SectionRole::CriticalContext];
+
+/// Placeholders that are not content ("(none)", "none", "n/a", "-").
+fn is_placeholder(t: &str) -> bool {
+    let k = words::key(t);
+    k.is_empty() || matches!(k.as_str(), "none" | "n a" | "na" | "nothing" | "nothing yet" | "keine" | "なし")
+}
+
+/// Items of `prev` (watched sections and checked checkboxes) that `new` does not carry.
+pub fn dropped_items(prev: &Summary, new: &Summary) -> Vec<Dropped> {
+    let carriers: Vec<(FxHashSet<String>, String)> =
+        new.sections.iter().flat_map(|s| units(s).into_iter().map(|u| (words::word_set(u), words::key(u)))).collect();
+    let mut out = Vec::new();
+    let mut seen: FxHashSet<String> = FxHashSet::default();
+    for sec in &prev.sections {
+        let watched = WATCHED.contains(&sec.role);
+        let mut cands: Vec<&str> = Vec::new();
+        for it in &sec.items {
+            if watched || it.checked == Some(true) {
+                cands.push(&it.text);
+            }
+        }
+        if watched {
+            cands.extend(sec.text.split('\n').filter(|l| !l.trim().is_empty()));
+        }
+        for c in cands {
+            if is_placeholder(c) {
+                continue;
+            }
+            let key = words::key(c);
+            if !seen.insert(key.clone()) {
+                continue;
+            }
+            let ws = words::word_set(c);
+            let carried = carriers.iter().any(|(cw, ck)| {
+                if ws.is_empty() || cw.is_empty() {
+                    return *ck == key;
+                }
+                *ck == key || words::dice(&ws, cw) >= words::SIMILAR || (ws.len() >= 2 && words::covered(&ws, cw) >= 0.8)
+            });
+            if !carried {
+                out.push(Dropped { section: sec.name.clone(), text: c.to_string() });
+            }
+        }
+    }
+    out
+}
+
+/// Drop alarm, moved items and retention of the summary at `idx`.
+pub fn check(s: &Session, idx: usize) -> Check {
+    let text = if idx < s.len() { super::summary_text(s, idx) } else { "" };
+    let new = parse(text);
+    let prev = previous_compaction(s, idx);
+    let (dropped, moved) = match prev {
+        Some(p) => {
+            let old = parse(super::summary_text(s, p));
+            (dropped_items(&old, &new), diff::diff(&old, &new).moved)
+        }
+        None => (Vec::new(), Vec::new()),
+    };
+    Check {
+        entry_id: if idx < s.len() { s.id(idx).to_string() } else { String::new() },
+        previous_entry_id: prev.map(|p| s.id(p).to_string()),
+        dropped,
+        moved,
+        retention: retention(s, idx, text),
+    }
+}
+
+struct Probe<'a> {
+    lower: String,
+    words: FxHashSet<String>,
+    seen: FxHashSet<(FactKind, String)>,
+    facts: Vec<Fact>,
+    _t: std::marker::PhantomData<&'a ()>,
+}
+
+fn boundary_ok(hay: &str, at: usize, len: usize) -> bool {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_' || c == '-';
+    !hay[..at].chars().next_back().is_some_and(is_word) && !hay[at + len..].chars().next().is_some_and(is_word)
+}
+
+fn contains_bounded(hay: &str, needle: &str) -> bool {
+    if needle.is_empty() {
+        return false;
+    }
+    let mut from = 0;
+    while let Some(p) = hay[from..].find(needle) {
+        let at = from + p;
+        if boundary_ok(hay, at, needle.len()) {
+            return true;
+        }
+        from = at + needle[..].chars().next().map(char::len_utf8).unwrap_or(1);
+        if from >= hay.len() {
+            break;
+        }
+    }
+    false
+}
+
+impl Probe<'_> {
+    fn add(&mut self, kind: FactKind, text: &str, source: &str) {
+        let text = text.trim();
+        if text.is_empty() {
+            return;
+        }
+        let key = match kind {
+            FactKind::Path | FactKind::Command => text.to_string(),
+            _ => words::key(text),
+        };
+        if !self.seen.insert((kind, key)) {
+            return;
+        }
+        let mentioned = match kind {
+            FactKind::Path => {
+                let lower = text.to_lowercase();
+                let name = lower.rsplit(['/', '\\']).next().unwrap_or(&lower);
+                contains_bounded(&self.lower, &lower) || (!name.is_empty() && contains_bounded(&self.lower, name))
+            }
+            FactKind::Command => {
+                let lead = leading_words(text).to_lowercase();
+                let squeezed: String = self.lower.split_whitespace().collect::<Vec<_>>().join(" ");
+                contains_bounded(&squeezed, &lead)
+            }
+            FactKind::Error | FactKind::Constraint => {
+                let ws = words::word_set(text);
+                let sig: Vec<&String> = ws.iter().filter(|w| !w.chars().all(|c| c.is_ascii_digit())).collect();
+                !sig.is_empty() && sig.iter().filter(|w| self.words.contains(w.as_str())).count() * 2 >= sig.len()
+            }
+        };
+        self.facts.push(Fact { kind, text: text.to_string(), source_entry_id: source.to_string(), mentioned });
+    }
+}
+
+/// The first two words of a command's first line, after a leading `cd DIR &&`.
+pub fn leading_words(command: &str) -> String {
+    let first = command.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let mut rest = first;
+    if rest.starts_with("cd ") {
+        if let Some(p) = rest.find("&&") {
+            rest = rest[p + 2..].trim_start();
+        }
+    }
+    rest.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
+}
+
+const CONSTRAINT_WORDS: &[&str] =
+    &["must", "never", "always", "don't", "dont", "do not", "make sure", "only", "should not", "shouldn't", "avoid", "ensure", "mustn't"];
+const ERROR_WORDS: &[&str] = &["error", "failed", "failure", "panicked", "fatal", "exception", "traceback", "cannot find", "not found"];
+
+fn has_word(lower: &str, w: &str) -> bool {
+    let mut from = 0;
+    while let Some(p) = lower[from..].find(w) {
+        let at = from + p;
+        let before = lower[..at].chars().next_back();
+        let after = lower[at + w.len()..].chars().next();
+        if !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric) {
+            return true;
+        }
+        from = at + w.len();
+    }
+    false
+}
+
+/// Sentences of a user text that state a constraint.
+pub fn constraint_sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut flush = |cur: &mut String| {
+        let t = cur.trim();
+        if !t.is_empty() {
+            let lower = t.to_lowercase().replace('\u{2019}', "'");
+            if CONSTRAINT_WORDS.iter().any(|w| has_word(&lower, w)) {
+                out.push(t.to_string());
+            }
+        }
+        cur.clear();
+    };
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if c == '\n' {
+            flush(&mut cur);
+            continue;
+        }
+        cur.push(c);
+        if matches!(c, '.' | '!' | '?' | '。' | '！' | '？') && chars.get(i + 1).is_none_or(|n| n.is_whitespace()) {
+            flush(&mut cur);
+        }
+    }
+    flush(&mut cur);
+    out
+}
+
+/// Error lines of a command's output (at most 3).
+pub fn error_lines(output: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in output.lines() {
+        let t = line.trim();
+        if t.is_empty() || t.len() > 400 {
+            continue;
+        }
+        let lower = t.to_lowercase();
+        if ERROR_WORDS.iter().any(|w| has_word(&lower, w)) && !lower.contains("0 failed") && !lower.contains("0 errors") {
+            out.push(t.to_string());
+            if out.len() == 3 {
+                break;
+            }
+        }
+    }
+    out
+}
+
+fn first_line(t: &str) -> &str {
+    t.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("")
+}
+
+fn file_list_values(details: &Value, key: &str) -> Vec<String> {
+    details.get(key).and_then(Value::as_array).map(|a| a.iter().filter_map(|f| f.as_str().map(str::to_string)).collect()).unwrap_or_default()
+}
+
+/// The retention probe of the summary at `idx`, judged against `summary_text` (the entry's own
+/// text, or an alternative the UI wants to compare).
+pub fn retention(s: &Session, idx: usize, summary_text: &str) -> Retention {
+    let mut p = Probe {
+        lower: summary_text.to_lowercase(),
+        words: words::all_words(summary_text),
+        seen: FxHashSet::default(),
+        facts: Vec::new(),
+        _t: std::marker::PhantomData,
+    };
+    if idx >= s.len() {
+        return Retention { facts: Vec::new(), mentioned: 0, total: 0 };
+    }
+    let (entries, _, _) = span_indices(s, idx);
+    if s.kind(idx) == Kind::Compaction {
+        if let Some(prev) = previous_compaction(s, idx) {
+            let v = s.value(prev);
+            if !v.get("fromHook").is_some_and(Value::truthy) {
+                if let Some(d) = v.get("details") {
+                    let id = s.id(prev).to_string();
+                    for f in file_list_values(d, "readFiles").into_iter().chain(file_list_values(d, "modifiedFiles")) {
+                        p.add(FactKind::Path, &f, &id);
+                    }
+                }
+            }
+        }
+    }
+    for &e in &entries {
+        let id = s.id(e);
+        match s.kind(e) {
+            Kind::BranchSummary => {
+                if let Some(d) = s.value(e).get("details") {
+                    for f in file_list_values(d, "readFiles").into_iter().chain(file_list_values(d, "modifiedFiles")) {
+                        p.add(FactKind::Path, &f, id);
+                    }
+                }
+            }
+            Kind::Message => {
+                let role = s.role(e);
+                let Some(m) = s.message(e) else { continue };
+                match role {
+                    Some("assistant") => {
+                        let Some(Value::Arr(blocks)) = m.get("content") else { continue };
+                        for b in blocks {
+                            if b.str_field("type") != Some("toolCall") {
+                                continue;
+                            }
+                            let Some(args) = b.get("arguments") else { continue };
+                            match b.str_field("name") {
+                                Some("read" | "write" | "edit") => {
+                                    if let Some(path) = args.str_field("path") {
+                                        p.add(FactKind::Path, path, id);
+                                    }
+                                }
+                                Some("bash") => {
+                                    if let Some(c) = args.str_field("command") {
+                                        p.add(FactKind::Command, c, id);
+                                    }
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                    Some("toolResult") => {
+                        let text = context::text_blocks_joined(m.get("content").unwrap_or(&Value::Null), "\n");
+                        if m.get("isError").is_some_and(Value::truthy) {
+                            let l = first_line(&text);
+                            let l: String = l.chars().take(300).collect();
+                            p.add(FactKind::Error, &l, id);
+                        } else if m.str_field("toolName") == Some("bash") {
+                            for l in error_lines(&text) {
+                                p.add(FactKind::Error, &l, id);
+                            }
+                        }
+                    }
+                    Some("bashExecution") => {
+                        if let Some(c) = m.str_field("command") {
+                            p.add(FactKind::Command, c, id);
+                        }
+                        if let Some(o) = m.str_field("output") {
+                            for l in error_lines(o) {
+                                p.add(FactKind::Error, &l, id);
+                            }
+                        }
+                    }
+                    Some("user") => {
+                        let text = context::user_text(m.get("content").unwrap_or(&Value::Null));
+                        for c in constraint_sentences(&text) {
+                            let c: String = c.chars().take(400).collect();
+                            p.add(FactKind::Constraint, &c, id);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    let mentioned = p.facts.iter().filter(|f| f.mentioned).count();
+    let total = p.facts.len();
+    Retention { facts: p.facts, mentioned, total }
+}

@@ -1,0 +1,127 @@
+//! The span a summary stands for.
+//!
+//! **Compaction** (exact, Pi §11.2): on the path root → the compaction's parent, the entries in
+//! `[boundaryStart, position of firstKeptEntryId)`, where `boundaryStart` is 0 without an
+//! earlier compaction on that path, else the position of the earlier compaction's
+//! `firstKeptEntryId` (or the entry after it when that id is not on the path). Compaction
+//! entries themselves are left out (their text reaches the new summary as the previous
+//! summary, not as messages). When `firstKeptEntryId` is missing or not on that path, the span
+//! runs to the compaction's parent, `exact` is false and `note` says why.
+//!
+//! **Branch summary** (inferred; `exact` is false): Pi does not record which leaf was left. The
+//! rule: the old leaf is the **latest entry in file order before the branch summary that is not
+//! on the path root → the summary's parent** (navigation appends the summary right after the
+//! last entry of the branch it leaves; an entry on the summary's own path cannot be the branch
+//! that was left). The span is then, as in Pi §13.1, the entries from that old leaf up to (not
+//! including) the common ancestor with the summary's parent, oldest first. With no such entry
+//! the span is empty and `note` says so.
+
+use crate::branch;
+use crate::compaction;
+use crate::json::Value;
+use crate::session::{Kind, Session};
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Span {
+    /// The entries the summary stands for, in path order.
+    pub entry_ids: Vec<String>,
+    pub first_id: Option<String>,
+    pub last_id: Option<String>,
+    /// False for branch summaries (inferred) and for compactions whose firstKeptEntryId is
+    /// missing or not on their path.
+    pub exact: bool,
+    /// Why the span is not exact, as one sentence (None when exact).
+    pub note: Option<String>,
+}
+
+impl Span {
+    fn of(s: &Session, idx: &[usize], exact: bool, note: Option<String>) -> Span {
+        let entry_ids: Vec<String> = idx.iter().map(|&i| s.id(i).to_string()).collect();
+        Span { first_id: entry_ids.first().cloned(), last_id: entry_ids.last().cloned(), entry_ids, exact, note }
+    }
+}
+
+/// The span's entries (indices, path order), whether exact, and a note.
+pub(crate) fn span_indices(s: &Session, idx: usize) -> (Vec<usize>, bool, Option<String>) {
+    if idx >= s.len() {
+        return (Vec::new(), false, Some(format!("there is no entry number {idx} in this session")));
+    }
+    match s.kind(idx) {
+        Kind::Compaction => compaction_span(s, idx),
+        Kind::BranchSummary => branch_span(s, idx),
+        _ => (Vec::new(), false, Some(format!("entry {} is a {}, not a summary; pick a compaction or branch summary", s.id(idx), s.entry(idx).type_name))),
+    }
+}
+
+fn compaction_span(s: &Session, idx: usize) -> (Vec<usize>, bool, Option<String>) {
+    let mut path = s.path(Some(idx));
+    if path.last() == Some(&idx) {
+        path.pop();
+    }
+    let prev = path.iter().rposition(|&i| s.kind(i) == Kind::Compaction);
+    let start = match prev {
+        None => 0,
+        Some(p) => {
+            let fk = s.value(path[p]).str_field("firstKeptEntryId");
+            path.iter().position(|&i| Some(s.id(i)) == fk).unwrap_or(p + 1)
+        }
+    };
+    let fk = s.value(idx).str_field("firstKeptEntryId");
+    let (end, exact, note) = match fk {
+        None => (path.len(), false, Some(format!("compaction {} has no firstKeptEntryId, so the span is shown up to its parent", s.id(idx)))),
+        Some(fk) => match path.iter().position(|&i| s.id(i) == fk) {
+            Some(e) => (e, true, None),
+            None => (
+                path.len(),
+                false,
+                Some(format!(
+                    "compaction {}'s firstKeptEntryId {fk} is not on its path (missing or on another branch), so the span is shown up to its parent",
+                    s.id(idx)
+                )),
+            ),
+        },
+    };
+    let entries: Vec<usize> = if start < end { path[start..end].iter().copied().filter(|&i| s.kind(i) != Kind::Compaction).collect() } else { Vec::new() };
+    (entries, exact, note)
+}
+
+fn branch_span(s: &Session, idx: usize) -> (Vec<usize>, bool, Option<String>) {
+    let parent = s.parent_of(idx);
+    let mut on_path = vec![false; s.len()];
+    for i in s.path(parent) {
+        on_path[i] = true;
+    }
+    on_path[idx] = true;
+    let old_leaf = (0..idx).rev().find(|&i| !on_path[i] && s.kind(i) != Kind::Label);
+    let Some(old) = old_leaf else {
+        return (Vec::new(), false, Some(format!("no entry before branch summary {} lies off its path, so the branch it left cannot be found", s.id(idx))));
+    };
+    let entries = match parent {
+        Some(p) => branch::collect_branch_entries(s, Some(old), p).entries,
+        None => s.path(Some(old)),
+    };
+    (entries, false, Some(format!("inferred: the branch that ended at {} (the latest entry before the summary that is not on its path)", s.id(old))))
+}
+
+/// The span of the summary at `idx` (see the module docs). Never panics; a non-summary entry
+/// gives an empty span with a note.
+pub fn span(s: &Session, idx: usize) -> Span {
+    let (entries, exact, note) = span_indices(s, idx);
+    Span::of(s, &entries, exact, note)
+}
+
+/// The agent messages of the span (for re-summarizing: the compaction mapping of Pi §11.5 for
+/// a compaction, the branch mapping of §13.2 for a branch summary) and the previous summary
+/// text (the earlier compaction on the path), if any.
+pub fn span_messages(s: &Session, idx: usize) -> (Vec<Value>, Option<String>) {
+    if idx >= s.len() {
+        return (Vec::new(), None);
+    }
+    let (entries, _, _) = span_indices(s, idx);
+    let branch = s.kind(idx) == Kind::BranchSummary;
+    let messages = entries.iter().filter_map(|&i| if branch { branch::branch_message(s, i) } else { compaction::compaction_message(s, i) }).collect();
+    let previous = if branch { None } else { super::check::previous_compaction(s, idx).map(|p| super::summary_text(s, p).to_string()) };
+    (messages, previous)
+}

@@ -1,0 +1,41 @@
+//! The file-level write of the summary workbench: append an edited or reverted compaction
+//! entry (built by `session_engine::summary::{edit_entry, revert_entry}`) to a session file.
+//!
+//! Under the session lock, the file must still have the length the caller's `Session` was
+//! loaded with; otherwise another program appended in the meantime and the entry (whose
+//! `parentId` and `tokensBefore` came from the old state) is not written. The file is never
+//! opened to be parsed here; the caller extends its session with `Session::extend_from_file`.
+
+use crate::error::{Error, Result};
+use session_engine::json::Value;
+use session_engine::store::{append_entry, SessionLock};
+use session_engine::Session;
+use std::path::Path;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditDone {
+    pub entry_id: String,
+    /// The appended JSON line (without `\n`).
+    pub line: String,
+    pub synced: bool,
+}
+
+/// Takes the session lock, checks the file length still equals `s.file_len()`, refuses
+/// read-only sessions, and appends `entry` as one line with `sync_data`.
+pub fn append_summary_entry(path: &Path, s: &Session, entry: &Value) -> Result<EditDone> {
+    if let Some(why) = s.read_only_reason() {
+        return Err(Error::Session(format!("this session is read-only, so nothing was written: {why}")));
+    }
+    let _lock = SessionLock::try_acquire(path).map_err(|e| Error::Session(e.to_string()))?;
+    let len = std::fs::metadata(path).map_err(|e| Error::Session(format!("{}: {e}; nothing was written.", path.display())))?.len();
+    if len != s.file_len() {
+        return Err(Error::Session(format!(
+            "{} changed while you were editing (another program appended to it); nothing was written. Reload and try again.",
+            path.display()
+        )));
+    }
+    let entry_id = entry.str_field("id").unwrap_or("").to_string();
+    let line = session_engine::entries::line(entry);
+    let appended = append_entry(path, entry, true).map_err(|e| Error::Session(e.to_string()))?;
+    Ok(EditDone { entry_id, line, synced: appended.synced })
+}
