@@ -1,7 +1,12 @@
 //! Tree navigation and branch summaries (§13).
+//!
+//! What a navigation appends has one implementation, used by the conformance report's
+//! simulation, the summarizer (and through it the CLI and the app): [`plan_navigation`] →
+//! [`BranchPreparation::summary`] (or a hook's [`BranchSummary`]) → [`navigation_entries`].
 
-use crate::compaction::{serialize_agent_messages, FileOps};
+use crate::compaction::{file_details, serialize_agent_messages, FileOps};
 use crate::context::{self, estimate_tokens};
+use crate::entries;
 use crate::json::Value;
 use crate::session::{Kind, Session};
 
@@ -76,6 +81,30 @@ impl BranchPreparation {
     pub fn appendix(&self) -> String {
         crate::compaction::file_ops_appendix(&self.read_files, &self.modified_files)
     }
+    /// Whether the summary needs a model call: with no message selected Pi writes
+    /// "No content to summarize" without one.
+    pub fn needs_call(&self) -> bool {
+        !self.messages.is_empty()
+    }
+    /// The summary Pi writes: preamble + the model's text + the file appendix with
+    /// `{readFiles, modifiedFiles}`, or (`None`, no call made) "No content to summarize" with
+    /// empty file lists (§13.5 step 2).
+    pub fn summary(&self, llm_text: Option<&str>) -> BranchSummary {
+        match llm_text {
+            Some(t) => {
+                BranchSummary { summary: branch_summary_text(self, t), details: Some(file_details(&self.read_files, &self.modified_files)), from_hook: false }
+            }
+            None => BranchSummary { summary: NO_CONTENT.to_string(), details: Some(file_details(&[], &[])), from_hook: false },
+        }
+    }
+}
+
+/// What a `branch_summary` entry says: from the model's answer or from a hook.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BranchSummary {
+    pub summary: String,
+    pub details: Option<Value>,
+    pub from_hook: bool,
 }
 
 /// `prepareBranchEntries(entries, budget)` (§13.2); budget 0 = unlimited.
@@ -151,4 +180,89 @@ pub fn navigation_target(s: &Session, target: usize) -> NavigationTarget {
     } else {
         NavigationTarget { new_leaf: Some(target), new_leaf_id: Some(s.id(target).to_string()), editor_text: None }
     }
+}
+
+/// Everything a navigation needs, detached from the session (owned, so it can cross awaits).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NavigationJob {
+    pub old_leaf_id: Option<String>,
+    pub target_id: String,
+    /// Nothing to do: the target is the current leaf.
+    pub no_op: bool,
+    /// Where the leaf goes (Pi: the parent of a user/custom-message target).
+    pub new_leaf_id: Option<String>,
+    pub editor_text: Option<String>,
+    /// Entries on the branch being left (empty: nothing to summarize).
+    pub branch_entry_ids: Vec<String>,
+    /// The selected messages under the budget (only when a summary is asked for and the
+    /// branch left is not empty).
+    pub prep: Option<BranchPreparation>,
+}
+
+/// Plans Pi's `navigateTree` from `old_leaf` to `target` (§13.5 steps 1-3). `budget` limits the
+/// selected branch messages (0 = unlimited).
+pub fn plan_navigation(s: &Session, old_leaf: Option<usize>, target: usize, summarize: bool, budget: f64) -> NavigationJob {
+    let nav = navigation_target(s, target);
+    let mut job = NavigationJob {
+        old_leaf_id: old_leaf.map(|o| s.id(o).to_string()),
+        target_id: s.id(target).to_string(),
+        no_op: old_leaf == Some(target),
+        new_leaf_id: nav.new_leaf_id,
+        editor_text: nav.editor_text,
+        branch_entry_ids: Vec::new(),
+        prep: None,
+    };
+    if job.no_op {
+        return job;
+    }
+    let coll = collect_branch_entries(s, old_leaf, target);
+    job.branch_entry_ids = coll.entries.iter().map(|&i| s.id(i).to_string()).collect();
+    if summarize && !coll.entries.is_empty() {
+        job.prep = Some(prepare_branch_entries(s, &coll.entries, budget));
+    }
+    job
+}
+
+impl NavigationJob {
+    /// The leaf after appending `appended` (the last appended entry, else the new leaf; the
+    /// old leaf for a no-op).
+    pub fn leaf_after(&self, appended: &[Value]) -> Option<String> {
+        if self.no_op {
+            return self.old_leaf_id.clone();
+        }
+        appended.last().and_then(|e| e.str_field("id")).map(str::to_string).or_else(|| self.new_leaf_id.clone())
+    }
+}
+
+/// The lines a navigation appends, in order (§13.5 steps 4-5): the `branch_summary` when there is
+/// a non-empty summary, then a `label` of it; without one, a `label` of the target as a child of
+/// the new leaf. An empty label is no label. `new_id` draws fresh ids. Without a summary or a
+/// label nothing is appended: the leaf move is in memory only, as in Pi.
+pub fn navigation_entries(
+    job: &NavigationJob,
+    summary: Option<&BranchSummary>,
+    label: Option<&str>,
+    timestamp: &str,
+    mut new_id: impl FnMut() -> String,
+) -> Vec<Value> {
+    if job.no_op {
+        return Vec::new();
+    }
+    let label = label.filter(|l| !l.is_empty());
+    let mut out = Vec::new();
+    match summary.filter(|b| !b.summary.is_empty()) {
+        Some(b) => {
+            let id = new_id();
+            out.push(entries::branch_summary(&id, job.new_leaf_id.as_deref(), timestamp, &b.summary, b.details.clone(), b.from_hook));
+            if let Some(l) = label {
+                out.push(entries::label(&new_id(), Some(&id), timestamp, &id, Some(l)));
+            }
+        }
+        None => {
+            if let Some(l) = label {
+                out.push(entries::label(&new_id(), job.new_leaf_id.as_deref(), timestamp, &job.target_id, Some(l)));
+            }
+        }
+    }
+    out
 }

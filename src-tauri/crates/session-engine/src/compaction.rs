@@ -1,8 +1,13 @@
 //! Compaction planning (§11), the serialized transcript (§12.1) and the entry Pi writes (§12.3-12.5).
 //! Everything here is pure: the app calls it on every slider move.
+//!
+//! What a compaction appends has one implementation, used by the conformance report's
+//! simulation, the summarizer (and through it the CLI and the app): [`plan_compaction`] →
+//! [`CompactionJob::summarized`] (or [`CompactionJob::from_hook`]) → [`compaction_entry`].
 
 use crate::context::{self, build_context_on_path, estimate_context, estimate_tokens, CompactionSettings};
-use crate::json::{self, obj, Value};
+use crate::entries;
+use crate::json::{self, obj, Map, Value};
 use crate::session::{Kind, Session};
 
 pub use crate::context::CompactionSettings as Settings;
@@ -427,12 +432,17 @@ pub fn prepare_compaction(s: &Session, path: &[usize], settings: &CompactionSett
     })
 }
 
+/// Pi's split-turn separator (§12.3), byte-exact.
+pub const SPLIT_TURN_SEPARATOR: &str = "\n\n---\n\n**Turn Context (split turn):**\n\n";
+/// Pi's history text when a split turn has nothing before it (§12.3).
+pub const NO_PRIOR_HISTORY: &str = "No prior history.";
+
 /// The summary text Pi writes: history (or the literal "No prior history." when a split turn
 /// has nothing before it), the split-turn context, then the file-list appendix.
 pub fn merge_summary(prep: &CompactionPreparation, history: Option<&str>, prefix: Option<&str>) -> String {
     let mut summary = if prep.needs_prefix_call() {
-        let h = if prep.messages_to_summarize.is_empty() { "No prior history." } else { history.unwrap_or("") };
-        format!("{h}\n\n---\n\n**Turn Context (split turn):**\n\n{}", prefix.unwrap_or(""))
+        let h = if prep.messages_to_summarize.is_empty() { NO_PRIOR_HISTORY } else { history.unwrap_or("") };
+        format!("{h}{SPLIT_TURN_SEPARATOR}{}", prefix.unwrap_or(""))
     } else {
         history.unwrap_or("").to_string()
     };
@@ -446,6 +456,85 @@ pub fn file_details(read: &[String], modified: &[String]) -> Value {
         ("readFiles", Value::Arr(read.iter().map(|f| Value::Str(f.clone())).collect())),
         ("modifiedFiles", Value::Arr(modified.iter().map(|f| Value::Str(f.clone())).collect())),
     ])
+}
+
+/// Pi's `details` followed by Arbor's extra keys (`usage`, `tokensAfter`, `summarizer`, ...).
+/// Pi reads only `readFiles` and `modifiedFiles`, so the extras come after them.
+pub fn details_with_extras(details: Value, extras: Vec<(&str, Value)>) -> Value {
+    let mut d = match details {
+        Value::Obj(m) => m,
+        _ => Map::new(),
+    };
+    for (k, v) in extras {
+        d.insert(k, v);
+    }
+    Value::Obj(d)
+}
+
+/// Everything a compaction needs, detached from the session (owned, so it can cross awaits).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompactionJob {
+    /// The leaf compacted at; the entry's parent.
+    pub leaf_id: Option<String>,
+    pub prep: CompactionPreparation,
+    /// The context messages kept after the compaction (for `tokensAfter`).
+    pub kept_messages: Vec<Value>,
+}
+
+/// What a compaction entry says: from the model's answers or from a hook.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompactionSummary {
+    pub summary: String,
+    pub first_kept_entry_id: String,
+    pub tokens_before: f64,
+    pub details: Option<Value>,
+    pub from_hook: bool,
+}
+
+/// Plans a manual compaction at `leaf` (None = before the first entry), with Pi's refusals.
+pub fn plan_compaction(s: &Session, leaf: Option<usize>, settings: &CompactionSettings) -> Result<CompactionJob, Refusal> {
+    let path = s.path(leaf);
+    let prep = prepare_compaction(s, &path, settings)?;
+    let kept_messages = path[prep.first_kept_position..].iter().filter_map(|&i| context::context_message(s, i)).collect();
+    Ok(CompactionJob { leaf_id: leaf.map(|l| s.id(l).to_string()), prep, kept_messages })
+}
+
+impl CompactionJob {
+    /// The summary Pi writes from the model's answers (history first, then the turn prefix;
+    /// `None` for a call that was not needed) with Pi's `{readFiles, modifiedFiles}`.
+    pub fn summarized(&self, history: Option<&str>, prefix: Option<&str>) -> CompactionSummary {
+        let p = &self.prep;
+        CompactionSummary {
+            summary: merge_summary(p, history, prefix),
+            first_kept_entry_id: p.first_kept_entry_id.clone(),
+            tokens_before: p.tokens_before,
+            details: Some(file_details(&p.read_files, &p.modified_files)),
+            from_hook: false,
+        }
+    }
+
+    /// A hook's replacement: its summary, and the planned cut and size where it gave none.
+    pub fn from_hook(&self, summary: String, first_kept_entry_id: Option<String>, tokens_before: Option<f64>, details: Option<Value>) -> CompactionSummary {
+        CompactionSummary {
+            summary,
+            first_kept_entry_id: first_kept_entry_id.unwrap_or_else(|| self.prep.first_kept_entry_id.clone()),
+            tokens_before: tokens_before.unwrap_or(self.prep.tokens_before),
+            details,
+            from_hook: true,
+        }
+    }
+
+    /// The estimated context right after the compaction: the summary message plus the kept
+    /// messages, each estimated as Pi estimates a message (Arbor's `tokensAfter`).
+    pub fn tokens_after(&self, summary: &str, tokens_before: f64) -> f64 {
+        let m = obj([("role", "compactionSummary".into()), ("summary", summary.into()), ("tokensBefore", Value::Num(tokens_before))]);
+        estimate_tokens(&m) + self.kept_messages.iter().map(estimate_tokens).sum::<f64>()
+    }
+}
+
+/// The `compaction` entry, a child of the job's leaf, in Pi's key order.
+pub fn compaction_entry(job: &CompactionJob, c: &CompactionSummary, id: &str, timestamp: &str) -> Value {
+    entries::compaction(id, job.leaf_id.as_deref(), timestamp, &c.summary, &c.first_kept_entry_id, c.tokens_before, c.details.clone(), c.from_hook)
 }
 
 /// Output limits Pi uses for the two summary calls.

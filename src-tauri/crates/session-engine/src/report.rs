@@ -2,10 +2,9 @@
 //! conformance corpus (`arbor-cli inspect`), and the simulations of what Pi appends when it
 //! compacts or navigates, driven by any summarizer (a closure).
 
-use crate::branch::{self, NO_CONTENT};
-use crate::compaction::{self, file_details, CompactionPreparation};
+use crate::branch;
+use crate::compaction;
 use crate::context::{self, build_context_on_path, estimate_context, to_llm, AutoCompaction, CompactionSettings, CurrentModel};
-use crate::entries;
 use crate::json::{self, obj, Map, Value};
 use crate::session::{Kind, Session};
 use sha2::{Digest, Sha256};
@@ -312,22 +311,8 @@ pub enum SummaryKind {
     Branch,
 }
 
-/// The `compaction` entry Pi writes for a preparation and the model's answers.
-pub fn compaction_entry(prep: &CompactionPreparation, history: Option<&str>, prefix: Option<&str>, id: &str, parent: Option<&str>, timestamp: &str) -> Value {
-    let summary = compaction::merge_summary(prep, history, prefix);
-    entries::compaction(
-        id,
-        parent,
-        timestamp,
-        &summary,
-        &prep.first_kept_entry_id,
-        prep.tokens_before,
-        Some(file_details(&prep.read_files, &prep.modified_files)),
-        false,
-    )
-}
-
 /// Runs a manual compaction at `leaf` with `summarize` answering each call; returns the entry.
+/// The same plan and entry as the summarizer's, with Pi's error texts.
 pub fn simulate_compaction(
     s: &Session,
     leaf: Option<usize>,
@@ -336,15 +321,14 @@ pub fn simulate_compaction(
     id: &str,
     timestamp: &str,
 ) -> Result<Value, &'static str> {
-    let path = s.path(leaf);
-    let prep = compaction::prepare_compaction(s, &path, settings).map_err(|r| match r {
+    let job = compaction::plan_compaction(s, leaf, settings).map_err(|r| match r {
         compaction::Refusal::LastEntryIsCompaction => "Already compacted",
         compaction::Refusal::NoFirstKeptEntry => "Nothing to compact (session too small)",
     })?;
     // History first, then the prefix, as Pi numbers its calls.
-    let history = prep.needs_history_call().then(|| summarize(SummaryKind::History));
-    let prefix = prep.needs_prefix_call().then(|| summarize(SummaryKind::TurnPrefix));
-    Ok(compaction_entry(&prep, history.as_deref(), prefix.as_deref(), id, leaf.map(|l| s.id(l)), timestamp))
+    let history = job.prep.needs_history_call().then(|| summarize(SummaryKind::History));
+    let prefix = job.prep.needs_prefix_call().then(|| summarize(SummaryKind::TurnPrefix));
+    Ok(compaction::compaction_entry(&job, &job.summarized(history.as_deref(), prefix.as_deref()), id, timestamp))
 }
 
 /// The outcome of a navigation: entries to append and where the leaf ends up.
@@ -356,7 +340,8 @@ pub struct Navigation {
     pub editor_text: Option<String>,
 }
 
-/// Pi's `navigateTree` (§13.5). `ids` draws entry ids in order.
+/// Pi's `navigateTree` (§13.5). `ids` draws entry ids in order. The same plan and entries as
+/// the summarizer's.
 #[allow(clippy::too_many_arguments)]
 pub fn navigate(
     s: &Session,
@@ -369,44 +354,16 @@ pub fn navigate(
     ids: &mut dyn FnMut() -> String,
     timestamp: &str,
 ) -> Navigation {
-    let mut out = Navigation { appended: Vec::new(), leaf_id: old_leaf.map(|l| s.id(l).to_string()), editor_text: None };
-    if Some(target) == old_leaf {
-        return out;
+    let job = branch::plan_navigation(s, old_leaf, target, summarize_branch, budget);
+    if job.no_op {
+        return Navigation { appended: Vec::new(), leaf_id: job.leaf_after(&[]), editor_text: None };
     }
-    let col = branch::collect_branch_entries(s, old_leaf, target);
-    let mut summary: Option<(String, Value)> = None;
-    if summarize_branch && !col.entries.is_empty() {
-        let prep = branch::prepare_branch_entries(s, &col.entries, budget);
-        if prep.messages.is_empty() {
-            summary = Some((NO_CONTENT.to_string(), file_details(&[], &[])));
-        } else {
-            let text = summarize(SummaryKind::Branch);
-            summary = Some((branch::branch_summary_text(&prep, &text), file_details(&prep.read_files, &prep.modified_files)));
-        }
-    }
-    let nav = branch::navigation_target(s, target);
-    out.editor_text = nav.editor_text.clone();
-    match summary {
-        Some((text, details)) if !text.is_empty() => {
-            let sid = ids();
-            out.appended.push(entries::branch_summary(&sid, nav.new_leaf_id.as_deref(), timestamp, &text, Some(details), false));
-            out.leaf_id = Some(sid.clone());
-            if let Some(l) = label.filter(|l| !l.is_empty()) {
-                let lid = ids();
-                out.appended.push(entries::label(&lid, Some(&sid), timestamp, &sid, Some(l)));
-                out.leaf_id = Some(lid);
-            }
-        }
-        _ => {
-            out.leaf_id = nav.new_leaf_id.clone();
-            if let Some(l) = label.filter(|l| !l.is_empty()) {
-                let lid = ids();
-                out.appended.push(entries::label(&lid, nav.new_leaf_id.as_deref(), timestamp, s.id(target), Some(l)));
-                out.leaf_id = Some(lid);
-            }
-        }
-    }
-    out
+    let summary = job.prep.as_ref().map(|p| {
+        let text = p.needs_call().then(|| summarize(SummaryKind::Branch));
+        p.summary(text.as_deref())
+    });
+    let appended = branch::navigation_entries(&job, summary.as_ref(), label, timestamp, ids);
+    Navigation { leaf_id: job.leaf_after(&appended), editor_text: job.editor_text.clone(), appended }
 }
 
 /// The check Pi runs before sending the next prompt, at `leaf`.

@@ -125,12 +125,9 @@ Write \"(none)\" under a section that has nothing to report. Be brief. Keep file
 
 /// Pi's wrapper for a branch summary (format spec §13.4), byte-exact.
 pub const BRANCH_PREAMBLE: &str = "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n";
-/// Pi's split-turn separator (§12.3), byte-exact.
-pub const SPLIT_TURN_SEPARATOR: &str = "\n\n---\n\n**Turn Context (split turn):**\n\n";
-/// Pi's history text when a split turn has nothing before it (§12.3).
-pub const NO_PRIOR_HISTORY: &str = "No prior history.";
-/// Pi's branch summary when nothing was selected (§13.4).
-pub const NO_CONTENT: &str = "No content to summarize";
+/// Pi's fixed texts in what is appended, defined once in the engine (which writes them).
+pub use session_engine::branch::NO_CONTENT;
+pub use session_engine::compaction::{NO_PRIOR_HISTORY, SPLIT_TURN_SEPARATOR};
 
 /// The user text of a history call (first compaction, or update with a previous summary).
 pub fn history_prompt(conversation: &str, previous_summary: Option<&str>, custom: Option<&str>) -> String {

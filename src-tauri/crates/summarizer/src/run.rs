@@ -7,6 +7,13 @@
 //!    two calls run in parallel), merge exactly as Pi does, file-list appendix, details.
 //! 3. `compaction_entry` / `navigation_entries` (sync): the lines to append, in Pi's key order.
 //!
+//! Steps 1 and 3, and the merge and details of step 2, are the engine's
+//! (`session_engine::compaction::plan_compaction`, `CompactionJob::summarized`,
+//! `compaction_entry`; `session_engine::branch::plan_navigation`, `BranchPreparation::summary`,
+//! `navigation_entries`): the same functions the conformance report's simulations run, so the
+//! conformance corpus tests the code that writes files. This module adds what is Arbor's: ids
+//! in the user's terms, read-only refusals, hooks, model calls and the `details` extras.
+//!
 //! Architecture Invariant: a run returns an outcome only when every call completed; there is
 //! no partial summary. Callers append nothing on error.
 use crate::error::{Error, Result};
@@ -14,11 +21,11 @@ use crate::hooks::{run_hook, HookAnswer, HookCommand};
 use crate::offline;
 use crate::prompts;
 use crate::provider::{Client, CompletionRequest, ProgressFn, Usage};
-use session_engine::branch::{self, BranchPreparation};
-use session_engine::compaction::{self, CompactionPreparation};
-use session_engine::context::{self, estimate_tokens, CompactionSettings};
-use session_engine::json::{obj, Map, Value};
-use session_engine::{entries, Session};
+use session_engine::branch::{self, BranchSummary};
+use session_engine::compaction::{self, details_with_extras, CompactionPreparation, CompactionSummary};
+use session_engine::context::{self, CompactionSettings};
+use session_engine::json::{obj, Value};
+use session_engine::Session;
 use tokio_util::sync::CancellationToken;
 
 /// Who writes the summaries.
@@ -152,24 +159,15 @@ fn writable(s: &Session) -> Result<()> {
 
 // ---- Compaction ----------------------------------------------------------------------------
 
-/// Everything a compaction needs, detached from the session.
-#[derive(Debug, Clone)]
-pub struct CompactionJob {
-    pub leaf_id: Option<String>,
-    pub prep: CompactionPreparation,
-    /// The context messages kept after the compaction (for `tokensAfter`).
-    pub kept_messages: Vec<Value>,
-}
+pub use session_engine::compaction::CompactionJob;
 
-/// Plans a compaction at `leaf_id` (None = the file's leaf). Refuses as Pi does ("Already
-/// compacted", "Nothing to compact") and refuses read-only sessions.
+/// Plans a compaction at `leaf_id` (None = the file's leaf) with the engine's
+/// `plan_compaction`. Refuses as Pi does ("Already compacted", "Nothing to compact") and
+/// refuses read-only sessions.
 pub fn plan_compaction(s: &Session, leaf_id: Option<&str>, settings: &CompactionSettings) -> Result<CompactionJob> {
     writable(s)?;
     let leaf = leaf_of(s, leaf_id)?;
-    let path = s.path(leaf);
-    let prep = compaction::prepare_compaction(s, &path, settings).map_err(|r| Error::Session(r.message().to_string()))?;
-    let kept_messages = path[prep.first_kept_position..].iter().filter_map(|&i| context::context_message(s, i)).collect();
-    Ok(CompactionJob { leaf_id: leaf.map(|l| s.id(l).to_string()), prep, kept_messages })
+    compaction::plan_compaction(s, leaf, settings).map_err(|r| Error::Session(r.message().to_string()))
 }
 
 /// The hook's view of a compaction (Pi's `preparation`, with messages in agent form).
@@ -225,11 +223,6 @@ fn previous_summary_text(p: &CompactionPreparation) -> Option<String> {
     })
 }
 
-fn tokens_after(summary: &str, tokens_before: f64, kept: &[Value]) -> f64 {
-    let m = obj([("role", "compactionSummary".into()), ("summary", summary.into()), ("tokensBefore", Value::Num(tokens_before))]);
-    estimate_tokens(&m) + kept.iter().map(estimate_tokens).sum::<f64>()
-}
-
 fn usage_value(u: &Usage) -> Value {
     obj([
         ("input", Value::Num(u.input as f64)),
@@ -239,16 +232,35 @@ fn usage_value(u: &Usage) -> Value {
     ])
 }
 
-/// Pi's `{readFiles, modifiedFiles}`, then (optionally) Arbor's extras after them.
-fn details_with_extras(read: &[String], modified: &[String], extras: Option<Vec<(&str, Value)>>) -> Value {
-    let mut d = match compaction::file_details(read, modified) {
-        Value::Obj(m) => m,
-        _ => Map::new(),
-    };
-    for (k, v) in extras.unwrap_or_default() {
-        d.insert(k, v);
+impl CompactionOutcome {
+    fn new(c: CompactionSummary, usage: Usage, calls: u32, tokens_after: f64) -> CompactionOutcome {
+        let CompactionSummary { summary, first_kept_entry_id, tokens_before, details, from_hook } = c;
+        CompactionOutcome { summary, first_kept_entry_id, tokens_before, details, from_hook, usage, calls, tokens_after }
     }
-    Value::Obj(d)
+}
+
+/// Arbor's extras for `details`: `usage` for model calls, then `tokensAfter` (compactions),
+/// `summarizer`, and `offline: true` without a model.
+fn extras(backend: &Backend, usage: &Usage, tokens_after: Option<f64>) -> Vec<(&'static str, Value)> {
+    let mut e = Vec::new();
+    if matches!(backend, Backend::Model(_)) {
+        e.push(("usage", usage_value(usage)));
+    }
+    if let Some(t) = tokens_after {
+        e.push(("tokensAfter", Value::Num(t)));
+    }
+    e.push(("summarizer", backend.describe()));
+    if matches!(backend, Backend::Offline) {
+        e.push(("offline", Value::Bool(true)));
+    }
+    e
+}
+
+fn with_extras(details: Option<Value>, opts: &RunOptions, extras: impl FnOnce() -> Vec<(&'static str, Value)>) -> Option<Value> {
+    match details {
+        Some(d) if opts.record_extras => Some(details_with_extras(d, extras())),
+        d => d,
+    }
 }
 
 /// Runs the hook (if any) and the model calls for a planned compaction.
@@ -265,17 +277,9 @@ pub async fn summarize_compaction(
         match run_hook(hook, &compaction_hook_input(job, custom), cancel).await? {
             HookAnswer::Cancel => return Err(Error::HookCancelled),
             HookAnswer::Replace { summary, first_kept_entry_id, tokens_before, details } => {
-                let tb = tokens_before.unwrap_or(p.tokens_before);
-                return Ok(CompactionOutcome {
-                    tokens_after: tokens_after(&summary, tb, &job.kept_messages),
-                    summary,
-                    first_kept_entry_id: first_kept_entry_id.unwrap_or_else(|| p.first_kept_entry_id.clone()),
-                    tokens_before: tb,
-                    details,
-                    from_hook: true,
-                    usage: Usage::default(),
-                    calls: 0,
-                });
+                let c = job.from_hook(summary, first_kept_entry_id, tokens_before, details);
+                let after = job.tokens_after(&c.summary, c.tokens_before);
+                return Ok(CompactionOutcome::new(c, Usage::default(), 0, after));
             }
             HookAnswer::Continue => {}
         }
@@ -316,76 +320,42 @@ pub async fn summarize_compaction(
         usage.add(u);
         calls += 1;
     }
-    let summary = compaction::merge_summary(p, h.as_ref().map(|(t, _)| t.as_str()), x.as_ref().map(|(t, _)| t.as_str()));
-    let after = tokens_after(&summary, p.tokens_before, &job.kept_messages);
-    let extras = opts.record_extras.then(|| {
-        let mut e = vec![("tokensAfter", Value::Num(after)), ("summarizer", backend.describe())];
-        if matches!(backend, Backend::Model(_)) {
-            e.insert(0, ("usage", usage_value(&usage)));
-        } else {
-            e.push(("offline", Value::Bool(true)));
-        }
-        e
-    });
-    Ok(CompactionOutcome {
-        summary,
-        first_kept_entry_id: p.first_kept_entry_id.clone(),
-        tokens_before: p.tokens_before,
-        details: Some(details_with_extras(&p.read_files, &p.modified_files, extras)),
-        from_hook: false,
-        usage,
-        calls,
-        tokens_after: after,
-    })
+    let mut c = job.summarized(h.as_ref().map(|(t, _)| t.as_str()), x.as_ref().map(|(t, _)| t.as_str()));
+    let after = job.tokens_after(&c.summary, c.tokens_before);
+    c.details = with_extras(c.details, opts, || extras(backend, &usage, Some(after)));
+    Ok(CompactionOutcome::new(c, usage, calls, after))
 }
 
-/// The `compaction` entry, a child of the job's leaf.
+impl CompactionOutcome {
+    /// The engine's view of what the entry says.
+    pub fn summary(&self) -> CompactionSummary {
+        CompactionSummary {
+            summary: self.summary.clone(),
+            first_kept_entry_id: self.first_kept_entry_id.clone(),
+            tokens_before: self.tokens_before,
+            details: self.details.clone(),
+            from_hook: self.from_hook,
+        }
+    }
+}
+
+/// The `compaction` entry, a child of the job's leaf (the engine's `compaction_entry`).
 pub fn compaction_entry(job: &CompactionJob, out: &CompactionOutcome, id: &str, timestamp: &str) -> Value {
-    entries::compaction(id, job.leaf_id.as_deref(), timestamp, &out.summary, &out.first_kept_entry_id, out.tokens_before, out.details.clone(), out.from_hook)
+    compaction::compaction_entry(job, &out.summary(), id, timestamp)
 }
 
 // ---- Navigation ----------------------------------------------------------------------------
 
-#[derive(Debug, Clone)]
-pub struct NavigationJob {
-    pub old_leaf_id: Option<String>,
-    pub target_id: String,
-    /// Nothing to do: the target is the current leaf.
-    pub no_op: bool,
-    /// Where the leaf goes (Pi: the parent of a user/custom-message target).
-    pub new_leaf_id: Option<String>,
-    pub editor_text: Option<String>,
-    /// Entries on the branch being left (empty: nothing to summarize).
-    pub branch_entry_ids: Vec<String>,
-    /// The selected messages under the budget (only when a summary is asked for).
-    pub prep: Option<BranchPreparation>,
-}
+pub use session_engine::branch::NavigationJob;
 
-/// Plans a navigation to `target_id` from `old_leaf_id` (None = the file's leaf). `budget` is
-/// the token budget for the selected branch messages (0 = unlimited).
+/// Plans a navigation to `target_id` from `old_leaf_id` (None = the file's leaf) with the
+/// engine's `plan_navigation`. `budget` is the token budget for the selected branch messages
+/// (0 = unlimited).
 pub fn plan_navigation(s: &Session, old_leaf_id: Option<&str>, target_id: &str, summarize: bool, budget: f64) -> Result<NavigationJob> {
     let old = leaf_of(s, old_leaf_id)?;
     let target =
         s.index_of(target_id).ok_or_else(|| Error::Session(format!("no entry with id `{target_id}` in this session; list ids with `arbor-cli tree FILE`")))?;
-    let nav = branch::navigation_target(s, target);
-    let mut job = NavigationJob {
-        old_leaf_id: old.map(|o| s.id(o).to_string()),
-        target_id: target_id.to_string(),
-        no_op: old == Some(target),
-        new_leaf_id: nav.new_leaf_id,
-        editor_text: nav.editor_text,
-        branch_entry_ids: Vec::new(),
-        prep: None,
-    };
-    if job.no_op {
-        return Ok(job);
-    }
-    let coll = branch::collect_branch_entries(s, old, target);
-    job.branch_entry_ids = coll.entries.iter().map(|&i| s.id(i).to_string()).collect();
-    if summarize && !coll.entries.is_empty() {
-        job.prep = Some(branch::prepare_branch_entries(s, &coll.entries, budget));
-    }
-    Ok(job)
+    Ok(branch::plan_navigation(s, old, target, summarize, budget))
 }
 
 /// The hook's view of a navigation (Pi's `session_before_tree` preparation).
@@ -428,65 +398,45 @@ pub async fn summarize_branch(
         match run_hook(hook, &navigation_hook_input(job, custom, label), cancel).await? {
             HookAnswer::Cancel => return Err(Error::HookCancelled),
             HookAnswer::Replace { summary, details, .. } => {
-                return Ok(Some(BranchOutcome { summary, details, from_hook: true, usage: Usage::default(), calls: 0 }));
+                return Ok(Some(BranchOutcome::new(BranchSummary { summary, details, from_hook: true }, Usage::default(), 0)));
             }
             HookAnswer::Continue => {}
         }
     }
-    if prep.messages.is_empty() {
-        return Ok(Some(BranchOutcome {
-            summary: prompts::NO_CONTENT.to_string(),
-            details: Some(compaction::file_details(&[], &[])),
-            from_hook: false,
-            usage: Usage::default(),
-            calls: 0,
-        }));
+    if !prep.needs_call() {
+        return Ok(Some(BranchOutcome::new(prep.summary(None), Usage::default(), 0)));
     }
     let msgs = prep.agent_messages();
     let prompt = prompts::branch_prompt(&prep.serialized(), custom, opts.replace_instructions);
     let max = opts.cap(opts.branch_max_tokens);
     let call = Call { kind: offline::Kind::Branch, prompt, max_tokens: max, messages: &msgs, previous: None, custom };
     let (text, usage) = backend.call(call, cancel, progress).await?;
-    let summary = branch::branch_summary_text(prep, &text);
-    let extras = opts.record_extras.then(|| {
-        let mut e = vec![("summarizer", backend.describe())];
-        if matches!(backend, Backend::Model(_)) {
-            e.insert(0, ("usage", usage_value(&usage)));
-        } else {
-            e.push(("offline", Value::Bool(true)));
-        }
-        e
-    });
-    Ok(Some(BranchOutcome { summary, details: Some(details_with_extras(&prep.read_files, &prep.modified_files, extras)), from_hook: false, usage, calls: 1 }))
+    let mut b = prep.summary(Some(&text));
+    b.details = with_extras(b.details, opts, || extras(backend, &usage, None));
+    Ok(Some(BranchOutcome::new(b, usage, 1)))
+}
+
+impl BranchOutcome {
+    fn new(b: BranchSummary, usage: Usage, calls: u32) -> BranchOutcome {
+        let BranchSummary { summary, details, from_hook } = b;
+        BranchOutcome { summary, details, from_hook, usage, calls }
+    }
+
+    /// The engine's view of what the entry says.
+    pub fn summary(&self) -> BranchSummary {
+        BranchSummary { summary: self.summary.clone(), details: self.details.clone(), from_hook: self.from_hook }
+    }
 }
 
 /// The lines a navigation appends, in order: the `branch_summary` (if any), then the `label`
 /// (if any). `new_id` draws fresh ids. Without a summary or label, nothing is appended: the
-/// leaf move is in memory only, as in Pi.
+/// leaf move is in memory only, as in Pi. The engine's `navigation_entries`.
 pub fn navigation_entries(
     job: &NavigationJob,
     summary: Option<&BranchOutcome>,
     label: Option<&str>,
     timestamp: &str,
-    mut new_id: impl FnMut() -> String,
+    new_id: impl FnMut() -> String,
 ) -> Vec<Value> {
-    if job.no_op {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    match summary {
-        Some(b) => {
-            let id = new_id();
-            out.push(entries::branch_summary(&id, job.new_leaf_id.as_deref(), timestamp, &b.summary, b.details.clone(), b.from_hook));
-            if let Some(l) = label {
-                out.push(entries::label(&new_id(), Some(&id), timestamp, &id, Some(l)));
-            }
-        }
-        None => {
-            if let Some(l) = label {
-                out.push(entries::label(&new_id(), job.new_leaf_id.as_deref(), timestamp, &job.target_id, Some(l)));
-            }
-        }
-    }
-    out
+    branch::navigation_entries(job, summary.map(BranchOutcome::summary).as_ref(), label, timestamp, new_id)
 }
