@@ -69,6 +69,8 @@ enum Command {
     Index(IndexArgs),
     /// Full-text search across indexed sessions
     Search(SearchArgs),
+    /// Set or clear an entry's label: appends Pi's `label` entry (synced before the id is printed)
+    Label(LabelArgs),
 }
 
 #[derive(Args, Debug)]
@@ -187,6 +189,25 @@ pub struct SearchArgs {
     pub db: Option<PathBuf>,
 }
 
+#[derive(Args, Debug)]
+#[command(group = clap::ArgGroup::new("what").required(true).args(["text", "clear"]))]
+pub struct LabelArgs {
+    /// Session file (.jsonl)
+    pub file: PathBuf,
+    /// The entry to label
+    #[arg(long)]
+    pub entry: String,
+    /// The label text
+    #[arg(long)]
+    pub text: Option<String>,
+    /// Remove the entry's label
+    #[arg(long)]
+    pub clear: bool,
+    /// Print `{"entryId": …}` instead of the bare id
+    #[arg(long)]
+    pub json: bool,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -197,6 +218,7 @@ fn main() -> ExitCode {
         Command::Navigate(a) => commands::navigate::run(a),
         Command::Index(a) => commands::index::run(a),
         Command::Search(a) => commands::search::run(a),
+        Command::Label(a) => commands::label::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

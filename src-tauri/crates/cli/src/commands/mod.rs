@@ -4,6 +4,7 @@ pub mod compact;
 pub mod context;
 pub mod index;
 pub mod inspect;
+pub mod label;
 pub mod navigate;
 pub mod search;
 pub mod tree;
