@@ -1,0 +1,248 @@
+//! Pi as the real client of every kind of write `arbor-cli` makes (issue 10 §1).
+//!
+//! Each case copies a conformance fixture, makes one write through the real binary, and then
+//! checks the result with Pi itself (tests/pi/pi-check.mjs, Pi 0.73.1 from scripts/setup.sh):
+//! Pi loads the file with no skipped line; Pi's leaf, context (roles, texts, message bytes) and
+//! token estimate equal Arbor's; Pi appends a user message and a reply through its own
+//! SessionManager, and Arbor, holding the file open, reads Pi's append with `extend_from_file`.
+//!
+//! A new kind of write gets its test here: one more `#[test]` that makes the write and calls
+//! [`check_write`] with the entry types it must have appended.
+#[path = "../../summarizer/tests/support/loopback.rs"]
+mod loopback;
+#[path = "support/pi.rs"]
+mod pi;
+
+use loopback::{ok_answer, Fmt, Server};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../session-engine/tests/fixtures/conformance/{name}.jsonl"))
+}
+
+/// A fresh folder and a copy of `fixture` in it.
+fn setup(case: &str, fixture_name: &str) -> (PathBuf, PathBuf) {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("pi_client-{case}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{fixture_name}.jsonl"));
+    std::fs::copy(fixture(fixture_name), &file).unwrap();
+    (dir, file)
+}
+
+fn bin(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_arbor-cli"));
+    c.env("PI_CODING_AGENT_DIR", dir.join("agent"))
+        .env("ARBOR_SETTINGS", dir.join("arbor-settings.json"))
+        .env("ARBOR_KEYRING", "off")
+        .env("OPENAI_API_KEY", "sk-test-openai")
+        .env("ANTHROPIC_API_KEY", "sk-test-anthropic")
+        .env("GEMINI_API_KEY", "test-gemini")
+        .env_remove("ARBOR_DETAILS_EXTRAS");
+    c
+}
+
+/// Runs the CLI and returns its stdout (trimmed); the write must succeed.
+fn arbor(dir: &Path, file: &Path, args: &[&str]) -> String {
+    let mut c = bin(dir);
+    c.arg(args[0]).arg(file).args(&args[1..]);
+    let o: Output = c.output().unwrap();
+    assert!(o.status.success(), "arbor-cli {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap().trim().to_string()
+}
+
+async fn arbor_async(dir: &Path, file: &Path, args: Vec<String>) -> String {
+    let (dir, file) = (dir.to_path_buf(), file.to_path_buf());
+    tokio::task::spawn_blocking(move || arbor(&dir, &file, &args.iter().map(String::as_str).collect::<Vec<_>>())).await.unwrap()
+}
+
+/// The types of the entries appended after the first `before` bytes (complete lines only).
+fn appended_types(file: &Path, before: usize) -> Vec<String> {
+    let bytes = std::fs::read(file).unwrap();
+    let added = std::str::from_utf8(&bytes[before..]).expect("appended bytes are UTF-8");
+    assert!(added.is_empty() || added.ends_with('\n'), "the write left an unterminated line: {added:?}");
+    added.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"].as_str().unwrap().to_string()).collect()
+}
+
+/// The checks every write gets. `before` is the file's length before the write, `types` the
+/// entry types the write must have appended, `leaf` the leaf Arbor reported. Returns Pi's view
+/// of the file right after the write (before Pi's own append).
+fn check_write(case: &str, file: &Path, before: usize, types: &[&str], leaf: &str) -> Option<pi::View> {
+    assert_eq!(appended_types(file, before), types, "{case}: what the write appended");
+    if !pi::pi_or_skip(case) {
+        return None;
+    }
+    let view = pi::assert_pi_agrees(file, None);
+    assert_eq!(view.leaf_id.as_deref(), Some(leaf), "{case}: Pi's leaf is not the one Arbor reported");
+    pi::assert_arbor_reads_pi_append(file);
+    Some(view)
+}
+
+fn len(file: &Path) -> usize {
+    std::fs::metadata(file).unwrap().len() as usize
+}
+
+// ---- Compaction ----------------------------------------------------------------------------
+
+#[test]
+fn compaction_offline() {
+    let (dir, file) = setup("compact-offline", "cut-over-threshold-basic");
+    let before = len(&file);
+    let id = arbor(&dir, &file, &["compact", "--context-window", "48000", "--reserve-tokens", "8000", "--keep-recent-tokens", "12000"]);
+    let Some(v) = check_write("compaction_offline", &file, before, &["compaction"], &id) else { return };
+    assert_eq!(v.messages[0].role, "compactionSummary");
+    assert!(v.messages[0].text.starts_with("## Goal\n"), "{}", v.messages[0].text);
+}
+
+#[test]
+fn compaction_offline_over_a_previous_compaction() {
+    let (dir, file) = setup("compact-again", "compaction-repeated");
+    let before = len(&file);
+    let id = arbor(&dir, &file, &["compact", "--keep-recent-tokens", "2000"]);
+    check_write("compaction_offline_over_a_previous_compaction", &file, before, &["compaction"], &id);
+}
+
+async fn compaction_through(fmt: Fmt) {
+    let case = format!("compaction_{}", fmt.provider());
+    let (dir, file) = setup(&case, "basic-tool-chain");
+    let summary = format!("## Goal\nSummary written by the {} loopback model ✓", fmt.provider());
+    let s2 = summary.clone();
+    let server = Server::start(move |r, _| ok_answer(fmt, r, &s2)).await;
+    let base = if fmt == Fmt::OpenAi { server.base_v1() } else { server.base() };
+    let before = len(&file);
+    let args = ["compact", "--keep-recent-tokens", "800", "--provider", fmt.provider(), "--model", "m", "--base-url", &base];
+    let id = arbor_async(&dir, &file, args.iter().map(|s| s.to_string()).collect()).await;
+    assert!(server.count() >= 1, "the model was asked");
+    let Some(v) = check_write(&case, &file, before, &["compaction"], &id) else { return };
+    assert_eq!(v.messages[0].role, "compactionSummary");
+    assert!(v.messages[0].text.starts_with(&summary), "Pi sees the model's summary: {}", v.messages[0].text);
+}
+
+#[tokio::test]
+async fn compaction_openai() {
+    compaction_through(Fmt::OpenAi).await;
+}
+
+#[tokio::test]
+async fn compaction_anthropic() {
+    compaction_through(Fmt::Anthropic).await;
+}
+
+#[tokio::test]
+async fn compaction_gemini() {
+    compaction_through(Fmt::Gemini).await;
+}
+
+// ---- Navigation ----------------------------------------------------------------------------
+
+/// branch-simple-siblings: 55732918 is on a branch off the file's leaf.
+const NAV_FIXTURE: &str = "branch-simple-siblings";
+const NAV_TARGET: &str = "55732918";
+
+#[test]
+fn navigation_without_summary_writes_nothing_and_pi_agrees_at_the_new_leaf() {
+    let case = "navigation_without_summary";
+    let (dir, file) = setup("nav-plain", NAV_FIXTURE);
+    let bytes = std::fs::read(&file).unwrap();
+    let leaf = arbor(&dir, &file, &["navigate", "--target", NAV_TARGET]);
+    assert_eq!(std::fs::read(&file).unwrap(), bytes, "as in Pi, a move without summary or label stays in memory");
+    if !pi::pi_or_skip(case) {
+        return;
+    }
+    // The leaf Arbor moved to is one Pi computes the same context for.
+    let v = pi::assert_pi_agrees(&file, Some(&leaf));
+    assert_eq!(v.leaf_id.as_deref(), Some(leaf.as_str()));
+}
+
+#[test]
+fn navigation_with_label() {
+    let (dir, file) = setup("nav-label", NAV_FIXTURE);
+    let before = len(&file);
+    let leaf = arbor(&dir, &file, &["navigate", "--target", NAV_TARGET, "--label", "back here ✓"]);
+    let Some(v) = check_write("navigation_with_label", &file, before, &["label"], &leaf) else { return };
+    assert!(v.labels.iter().any(|(_, l)| l == "back here ✓"), "Pi sees the label: {:?}", v.labels);
+}
+
+#[test]
+fn navigation_with_offline_branch_summary() {
+    let (dir, file) = setup("nav-summary", NAV_FIXTURE);
+    let before = len(&file);
+    let leaf = arbor(&dir, &file, &["navigate", "--target", NAV_TARGET, "--summarize"]);
+    let Some(v) = check_write("navigation_with_offline_branch_summary", &file, before, &["branch_summary"], &leaf) else { return };
+    assert_eq!(v.messages.last().unwrap().role, "branchSummary", "the summary closes Pi's context");
+}
+
+#[test]
+fn navigation_with_branch_summary_and_label() {
+    let (dir, file) = setup("nav-summary-label", NAV_FIXTURE);
+    let before = len(&file);
+    let leaf = arbor(&dir, &file, &["navigate", "--target", NAV_TARGET, "--summarize", "--label", "summarized"]);
+    let Some(v) = check_write("navigation_with_branch_summary_and_label", &file, before, &["branch_summary", "label"], &leaf) else { return };
+    assert!(v.messages.iter().any(|m| m.role == "branchSummary"));
+    assert!(v.labels.iter().any(|(_, l)| l == "summarized"), "{:?}", v.labels);
+}
+
+#[tokio::test]
+async fn navigation_with_model_branch_summary() {
+    let (dir, file) = setup("nav-summary-openai", NAV_FIXTURE);
+    let server = Server::start(|r, _| ok_answer(Fmt::OpenAi, r, "The branch tried a retry loop and left it.")).await;
+    let before = len(&file);
+    let args = ["navigate", "--target", NAV_TARGET, "--summarize", "--provider", "openai", "--model", "m", "--base-url", &server.base_v1()];
+    let leaf = arbor_async(&dir, &file, args.iter().map(|s| s.to_string()).collect()).await;
+    let Some(v) = check_write("navigation_with_model_branch_summary", &file, before, &["branch_summary"], &leaf) else { return };
+    let last = v.messages.last().unwrap();
+    assert_eq!(last.role, "branchSummary");
+    assert!(last.text.contains("\n\nThe branch tried a retry loop and left it."), "Pi sees the model's summary after its preamble: {}", last.text);
+}
+
+// ---- Labels (arbor-cli label) ----------------------------------------------------------------
+
+#[test]
+fn label_set_and_clear() {
+    let case = "label_set_and_clear";
+    let (dir, file) = setup("label", "basic-tool-chain");
+    let target = {
+        let s = session_engine::Session::open(&file).unwrap();
+        s.id(s.file_leaf().unwrap() - 3).to_string()
+    };
+    let before = len(&file);
+    let out = arbor(&dir, &file, &["label", "--entry", &target, "--text", "checkpoint ✓", "--json"]);
+    let id = serde_json::from_str::<serde_json::Value>(&out).unwrap()["entryId"].as_str().unwrap().to_string();
+    let Some(v) = check_write(case, &file, before, &["label"], &id) else { return };
+    assert_eq!(v.labels, vec![(target.clone(), "checkpoint ✓".to_string())]);
+    // Clearing, on top of Pi's own append.
+    let before = len(&file);
+    let out = arbor(&dir, &file, &["label", "--entry", &target, "--clear", "--json"]);
+    let id = serde_json::from_str::<serde_json::Value>(&out).unwrap()["entryId"].as_str().unwrap().to_string();
+    let v = check_write(case, &file, before, &["label"], &id).unwrap();
+    assert!(v.labels.is_empty(), "Pi still sees a label: {:?}", v.labels);
+}
+
+// ---- The checks themselves can fail --------------------------------------------------------
+
+/// A torn line, a changed message and a moved leaf are all seen: the agreement checks above are
+/// not vacuous.
+#[test]
+fn the_checks_see_a_torn_line_a_changed_message_and_a_moved_leaf() {
+    let case = "the_checks_can_fail";
+    let (_dir, file) = setup("checks", "basic-tool-chain");
+    if !pi::pi_or_skip(case) {
+        return;
+    }
+    let good = pi::pi_view(&file, None);
+    let mut changed = pi::arbor_view(&file, None);
+    assert_eq!(pi::first_difference(&good, &changed), None);
+    changed.messages[2].text.push('!');
+    assert!(pi::first_difference(&good, &changed).unwrap().contains("context message 2"));
+    let s = session_engine::Session::open(&file).unwrap();
+    let other_leaf = s.id(s.file_leaf().unwrap() - 1).to_string();
+    assert!(pi::first_difference(&good, &pi::arbor_view(&file, Some(&other_leaf))).unwrap().starts_with("leaf_id"));
+    // A torn last line: both sides skip exactly it.
+    let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+    std::io::Write::write_all(&mut f, b"{\"type\":\"message\",\"id\":\"torn").unwrap();
+    let torn = pi::pi_view(&file, None);
+    assert_eq!(torn.skipped_lines, 1, "Pi skips the torn line");
+    assert_eq!(pi::arbor_view(&file, None).skipped_lines, 1, "Arbor skips the torn line");
+    assert_eq!(pi::first_difference(&torn, &pi::arbor_view(&file, None)), None);
+}
