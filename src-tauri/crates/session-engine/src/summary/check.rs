@@ -16,7 +16,7 @@
 //!   line, after a leading `cd DIR &&`).
 //! * `error`: tool results with `isError: true` (their first non-empty line), and error lines in
 //!   bash output (lines with `error`, `failed`, `panicked`, `fatal`, `exception`, `traceback`;
-//!   at most 3 per result). Mentioned when at least half of their content words are in the
+//!   at most 3 per result). Mentioned when more than half of their content words are in the
 //!   summary.
 //! * `constraint`: sentences of user messages with must / never / always / don't / do not /
 //!   make sure / only / should not / avoid / ensure. Mentioned like errors.
@@ -210,13 +210,27 @@ impl Probe<'_> {
                 contains_bounded(&squeezed, &lead)
             }
             FactKind::Error | FactKind::Constraint => {
-                let ws = words::word_set(text);
+                // Paths in the line are facts of their own; they do not make the line mentioned.
+                let ws = words::word_set(&without_paths(text));
                 let sig: Vec<&String> = ws.iter().filter(|w| !w.chars().all(|c| c.is_ascii_digit())).collect();
-                !sig.is_empty() && sig.iter().filter(|w| self.words.contains(w.as_str())).count() * 2 >= sig.len()
+                !sig.is_empty() && sig.iter().filter(|w| self.words.contains(w.as_str())).count() * 2 > sig.len()
             }
         };
         self.facts.push(Fact { kind, text: text.to_string(), source_entry_id: source.to_string(), mentioned });
     }
+}
+
+/// The text without path-like words (`src/a.rs`, `render.ts`).
+fn without_paths(text: &str) -> String {
+    let is_path = |w: &str| {
+        let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+        w.contains('/')
+            || w.contains('\\')
+            || w.rsplit_once('.').is_some_and(|(a, b)| {
+                !a.is_empty() && !b.is_empty() && b.len() <= 5 && b.chars().all(|c| c.is_ascii_alphanumeric()) && !b.chars().all(|c| c.is_ascii_digit())
+            })
+    };
+    text.split_whitespace().filter(|w| !is_path(w)).collect::<Vec<_>>().join(" ")
 }
 
 /// The first two words of a command's first line, after a leading `cd DIR &&`.

@@ -231,9 +231,7 @@ pub fn diff(from: &Summary, to: &Summary) -> SummaryDiff {
                 for op in similar::capture_diff_slices(Algorithm::Myers, &fk, &tk) {
                     match op {
                         DiffOp::Equal { new_index, len, .. } => {
-                            for n in new_index..new_index + len {
-                                out[slot].unchanged.push(tu[n].to_string());
-                            }
+                            out[slot].unchanged.extend(tu[new_index..new_index + len].iter().map(|u| u.to_string()));
                         }
                         DiffOp::Delete { old_index, old_len, .. } => {
                             for o in old_index..old_index + old_len {

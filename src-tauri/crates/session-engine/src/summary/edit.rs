@@ -147,6 +147,7 @@ fn origin_of(s: &Session, idx: usize) -> String {
     super::details_str(s.value(idx), "editOrigin").map(str::to_string).unwrap_or_else(|| s.id(idx).to_string())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn build(s: &Session, idx: usize, leaf: usize, text: &str, id: &str, timestamp: &str, files_from: usize, kind: &str, reverted_to: Option<&str>) -> Value {
     let (read, modified) = files_of(s, files_from);
     let mut d = Map::new();

@@ -109,7 +109,7 @@ impl Summary {
 pub fn parse(text: &str) -> Summary {
     let (body_end, read_files, modified_files) = find_appendix(text);
     let body = &text[..body_end];
-    let mut p = Parts { sections: Vec::new(), names: FxHashMap::default() };
+    let mut p = Parts { sections: Vec::new(), names: FxHashMap::default(), read: Vec::new(), modified: Vec::new() };
     let turn_prefix = match memchr::memmem::find(body.as_bytes(), TURN_CONTEXT_MARKER.as_bytes()) {
         Some(at) => {
             p.part(&body[..at], None);
@@ -122,7 +122,10 @@ pub fn parse(text: &str) -> Summary {
             None
         }
     };
-    Summary { sections: p.sections, read_files, modified_files, appendix_raw: text[body_end..].to_string(), turn_prefix }
+    let (mut r, mut m) = (p.read, p.modified);
+    r.extend(read_files);
+    m.extend(modified_files);
+    Summary { sections: p.sections, read_files: r, modified_files: m, appendix_raw: text[body_end..].to_string(), turn_prefix }
 }
 
 /// The text again: every section's `raw`, then the appendix.
@@ -403,6 +406,9 @@ fn find_appendix(text: &str) -> (usize, Vec<String>, Vec<String>) {
 struct Parts {
     sections: Vec<Section>,
     names: FxHashMap<String, usize>,
+    /// File lists of `<read-files>` / `<modified-files>` blocks inside sections.
+    read: Vec<String>,
+    modified: Vec<String>,
 }
 
 impl Parts {
@@ -421,13 +427,11 @@ impl Parts {
         let turn = marker.is_some();
         let prefix = if turn { "Turn Context › " } else { "" };
         let first_new = self.sections.len();
-        let mut cur: Option<Builder> = match marker {
-            Some(m) => Some(Builder::new(m.to_string(), "Turn Context (split turn)".into(), 0, SectionRole::Other)),
-            None => None,
-        };
+        let mut cur: Option<Builder> = marker.map(|m| Builder::new(m.to_string(), "Turn Context (split turn)".into(), 0, SectionRole::Other));
         let mut lead_start = 0usize; // start of pending text not yet owned by a section
         let mut stack: Vec<(u8, String)> = Vec::new();
         let mut fence: Option<(u8, usize)> = None;
+        let outer = outer_fence(text);
         let mut pos = 0usize;
         let bytes = text.as_bytes();
         while pos < text.len() {
@@ -435,7 +439,10 @@ impl Parts {
             let line_full = &text[pos..end];
             let line = line_full.trim_end_matches('\n').trim_end_matches('\r');
             let mut is_heading = None;
-            if let Some((ch, len)) = fence {
+            let is_outer = outer.is_some_and(|(a, b)| pos == a || pos == b);
+            if is_outer {
+                // The fence around a whole answer ("```markdown ... ```"): plain text.
+            } else if let Some((ch, len)) = fence {
                 if closes_fence(line, ch, len) {
                     fence = None;
                 }
@@ -477,7 +484,7 @@ impl Parts {
                 lead_start = end;
             } else if let Some(b) = cur.as_mut() {
                 b.raw.push_str(line_full);
-                b.line(line, fence.is_some() || closes_or_opens(line));
+                b.line(line, !is_outer && (fence.is_some() || closes_or_opens(line)));
                 lead_start = end;
             }
             pos = end;
@@ -515,9 +522,35 @@ impl Parts {
             b.name.clone()
         };
         let name = self.unique(name);
+        self.read.extend(b.read);
+        self.modified.extend(b.modified);
         let items = b.items;
         self.sections.push(Section { title: b.title, name, level: b.level, items, text: b.text.join("\n"), raw: b.raw, role: b.role, turn_prefix: turn });
     }
+}
+
+/// A model answer wrapped as a whole in one ```` ```markdown ```` (or ```` ``` ````/`md`) fence:
+/// the start offsets of its first and last lines.
+fn outer_fence(text: &str) -> Option<(usize, usize)> {
+    let first_start = text.len() - text.trim_start_matches(['\n', '\r', ' ', '\t']).len();
+    let first_start = text[..first_start].rfind('\n').map(|p| p + 1).unwrap_or(0);
+    let first_end = text[first_start..].find('\n').map(|e| first_start + e).unwrap_or(text.len());
+    let first = text[first_start..first_end].trim_end_matches('\r');
+    let (ch, len) = opens_fence(first)?;
+    let info = first.trim_start().trim_start_matches(ch as char).trim().to_ascii_lowercase();
+    if !matches!(info.as_str(), "" | "markdown" | "md") {
+        return None;
+    }
+    let body_end = text.trim_end_matches(['\n', '\r', ' ', '\t']).len();
+    let last_start = text[..body_end].rfind('\n').map(|p| p + 1).unwrap_or(0);
+    if last_start <= first_start {
+        return None;
+    }
+    let last = text[last_start..body_end].trim_end_matches('\r');
+    if !closes_fence(last, ch, len) || opens_fence(last).is_some_and(|(_, n)| n != last.trim().len()) {
+        return None;
+    }
+    Some((first_start, last_start))
 }
 
 fn closes_or_opens(line: &str) -> bool {
@@ -602,8 +635,9 @@ fn thematic_break(t: &str) -> bool {
     n >= 3
 }
 
-/// A list item's marker: (marker, checked, bytes of marker incl. the following space).
-fn item_marker(t: &str) -> Option<(Marker, Option<bool>, usize)> {
+/// A list item's marker: (marker, checked, bytes of marker incl. the following spaces and
+/// checkbox, content indent without the checkbox).
+fn item_marker(t: &str) -> Option<(Marker, Option<bool>, usize, usize)> {
     let b = t.as_bytes();
     let after_ws = |i: usize| i >= b.len() || b[i] == b' ' || b[i] == b'\t';
     let (mut marker, mut len) = match b.first()? {
@@ -621,6 +655,7 @@ fn item_marker(t: &str) -> Option<(Marker, Option<bool>, usize)> {
     while len < b.len() && (b[len] == b' ' || b[len] == b'\t') {
         len += 1;
     }
+    let content = len;
     let mut checked = None;
     if b.len() >= len + 3
         && b[len] == b'['
@@ -635,7 +670,7 @@ fn item_marker(t: &str) -> Option<(Marker, Option<bool>, usize)> {
             len += 1;
         }
     }
-    Some((marker, checked, len))
+    Some((marker, checked, len, content))
 }
 
 struct Builder {
@@ -653,6 +688,10 @@ struct Builder {
     blank: bool,
     /// Where the lines of the current fence go: the last item, or the text.
     fence_in_item: Option<bool>,
+    /// Inside a `<read-files>` (true) or `<modified-files>` (false) block.
+    file_block: Option<bool>,
+    read: Vec<String>,
+    modified: Vec<String>,
 }
 
 impl Builder {
@@ -669,6 +708,9 @@ impl Builder {
             last_content: None,
             blank: false,
             fence_in_item: None,
+            file_block: None,
+            read: Vec::new(),
+            modified: Vec::new(),
         }
     }
 
@@ -728,25 +770,43 @@ impl Builder {
             return;
         }
         self.fence_in_item = None;
+        // A file-list block that is not at the very end (text after it): its lines are files.
+        if let Some(is_read) = self.file_block {
+            if t == if is_read { "</read-files>" } else { "</modified-files>" } {
+                self.file_block = None;
+            } else if !t.is_empty() {
+                if is_read { &mut self.read } else { &mut self.modified }.push(t.to_string());
+            }
+            return;
+        }
+        if cols < 4 && (t == "<read-files>" || t == "<modified-files>") {
+            self.file_block = Some(t == "<read-files>");
+            self.last_content = None;
+            self.open.clear();
+            return;
+        }
         if t.is_empty() {
             self.blank = true;
             return;
         }
         if !thematic_break(t) {
-            if let Some((marker, checked, len)) = item_marker(t) {
+            if let Some((marker, checked, len, content)) = item_marker(t) {
                 while self.open.last().is_some_and(|&m| m >= cols) {
                     self.open.pop();
                 }
                 let depth = self.open.len().min(u8::MAX as usize) as u8;
                 self.open.push(cols);
                 self.items.push(Item { text: t[len..].trim().to_string(), marker, checked, depth });
-                self.last_content = Some(cols + len.max(2));
+                self.last_content = Some(cols + content.max(2));
                 self.blank = false;
                 return;
             }
         }
+        // Continuation: an indented line right after the item, or after a blank line a line
+        // indented to the item's content. An unindented line ends the list.
+        let top = *self.open.first().unwrap_or(&0);
         match self.last_content {
-            Some(c) if !self.blank || cols >= c.min(4) || cols > *self.open.first().unwrap_or(&0) => {
+            Some(c) if cols > top && (!self.blank || cols >= c.min(4)) => {
                 self.continue_item(t.trim_start());
             }
             _ => {

@@ -74,7 +74,7 @@ pub(crate) fn is_stopword(w: &str) -> bool {
 pub(crate) fn word_set(text: &str) -> FxHashSet<String> {
     let mut set = FxHashSet::default();
     for_each_word(text, |w| {
-        if !is_stopword(w) && !(w.len() == 1 && w.is_ascii()) {
+        if !is_stopword(w) && (w.len() != 1 || !w.is_ascii()) {
             set.insert(w.to_string());
         }
     });
