@@ -49,6 +49,11 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         summarize::navigate_with_summary,
         summarize::send_message,
         summarize::cancel_summary,
+        summary::get_summary_view,
+        summary::diff_summaries,
+        summary::save_summary_edit,
+        summary::revert_summary,
+        summary::resummarize_summary,
     ])
 }
 

@@ -20,6 +20,8 @@ pub struct OpenSession {
     pub layout: Layout,
     pub folding: Folding,
     pub is_demo: bool,
+    /// Drop-alarm counts and retention scores of summary markers, per entry id.
+    pub markers: crate::view::summary::MarkerCache,
 }
 
 pub struct AppState {

@@ -8,6 +8,8 @@ import { renderContext } from "./views/context";
 import { formatTokens } from "./format";
 import { showPicker as showLibraryPicker, startLibrary } from "./library";
 import { initSummarize } from "./summarize/panel";
+import { hideWorkbench, showWorkbench } from "./summary/workbench";
+import type { WorkbenchDeps } from "./summary/workbench";
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -91,11 +93,28 @@ async function select(entryId: string): Promise<void> {
     $("detail").dataset.parentId = d.parentId ?? "";
     ($("label-input") as HTMLInputElement).value = d.label ?? "";
     for (const id of ["btn-continue", "btn-label", "btn-clear-label"]) ($(id) as HTMLButtonElement).disabled = false;
+    if (d.entryType === "compaction" || d.entryType === "branch_summary") await showWorkbench($("detail"), d.id, workbenchDeps).catch(report);
+    else hideWorkbench();
     await refreshContext();
   } catch (e) {
     report(e);
   }
 }
+
+// The summary workbench (ui/src/summary): reveals entries, and after an edit or revert shows
+// the appended entry as the new leaf.
+const workbenchDeps: WorkbenchDeps = {
+  jumpTo: (id) => jumpTo(id).catch(report),
+  afterWrite: async (s, entryId, note) => {
+    showSession(s);
+    if (s.leafRow !== null) graph.setCursor(s.leafRow, false);
+    await select(entryId);
+    notify(note);
+    await preview();
+  },
+  notify,
+  report,
+};
 
 async function refreshContext(): Promise<void> {
   if (!session) return;

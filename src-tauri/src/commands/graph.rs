@@ -26,7 +26,9 @@ pub fn window(state: &AppState, start: u32, end: u32) -> Result<GraphWindow, App
         return Err(AppError::BadInput(format!("window {start}..{end}: ask for at most 5000 rows at a time")));
     }
     state.with_open(|o| {
-        Ok(GraphWindow { start, total_rows: o.layout.len() as u32, lanes: o.layout.lanes() as u32, rows: graph::window(&o.session, &o.layout, start, end) })
+        let mut rows = graph::window(&o.session, &o.layout, start, end);
+        crate::view::summary::annotate_rows(&o.session, &o.markers, &mut rows);
+        Ok(GraphWindow { start, total_rows: o.layout.len() as u32, lanes: o.layout.lanes() as u32, rows })
     })
 }
 

@@ -7,3 +7,4 @@ pub mod library;
 pub mod navigate;
 pub mod sessions;
 pub mod summarize;
+pub mod summary;

@@ -74,7 +74,7 @@ pub fn open(state: &AppState, path: &Path, is_demo: bool) -> Result<OpenedSessio
     let leaf = st.leaves.get(&key).and_then(|id| session.index_of(id)).or(session.file_leaf());
     let folding = graph::Folding::default();
     let layout = graph::relayout(&session, leaf, &folding);
-    let open = OpenSession { path: path.to_path_buf(), session, leaf, layout, folding, is_demo };
+    let open = OpenSession { path: path.to_path_buf(), session, leaf, layout, folding, is_demo, markers: Default::default() };
     let dto = describe_open(&open);
     *state.open.lock().unwrap_or_else(|p| p.into_inner()) = Some(open);
     if !is_demo {

@@ -59,7 +59,7 @@ impl SummaryProgress {
     }
 }
 
-fn channel_progress(ch: Channel<SummaryProgress>) -> ProgressFn {
+pub(crate) fn channel_progress(ch: Channel<SummaryProgress>) -> ProgressFn {
     Arc::new(move |p| {
         let _ = ch.send(SummaryProgress::from_progress(p));
     })

@@ -78,6 +78,11 @@ pub struct GraphRow {
     pub fold_count: u32,
     /// Compaction rows: entries it summarized on its path.
     pub span: u32,
+    /// Summary rows: items of the previous summary this one no longer carries (drop alarm).
+    pub dropped: Option<u32>,
+    /// Summary rows: retention score, facts of the span the summary mentions / all facts.
+    pub retained: Option<u32>,
+    pub facts: Option<u32>,
 }
 
 const MARK_NAMES: [(u16, &str); 10] = [
@@ -174,6 +179,9 @@ pub fn window(s: &Session, l: &Layout, start: u32, end: u32) -> Vec<GraphRow> {
                 label,
                 fold_count,
                 span: r.span,
+                dropped: None,
+                retained: None,
+                facts: None,
             }
         })
         .collect()

@@ -4,6 +4,7 @@
 import { api, call } from "../ipc";
 import type { GraphRow } from "../ipc";
 import { CHUNK, chunksFor, laneColour, laneX, scrollToShow, visibleRange } from "./geometry";
+import { markerBadges } from "../summary/pure";
 
 export interface GraphCallbacks {
   onSelect(row: GraphRow): void;
@@ -248,6 +249,13 @@ export class GraphView {
       ctx.fill();
       ctx.stroke();
     }
+    if (row.dropped) {
+      // Drop alarm: a red ring around the summary marker.
+      ctx.strokeStyle = "#e07b6a";
+      ctx.beginPath();
+      ctx.arc(x, mid, r + 3, 0, Math.PI * 2);
+      ctx.stroke();
+    }
     if (has("leaf")) {
       ctx.strokeStyle = "#ffffff";
       ctx.beginPath();
@@ -282,6 +290,11 @@ export class GraphView {
         b.textContent = m === "compaction" && row.span > 0 ? `${text} · ${row.span} summarized` : text;
         d.appendChild(b);
       }
+    }
+    for (const b of markerBadges(row)) {
+      const e = el("span", `g-badge ${b.cls}`);
+      e.textContent = b.text;
+      d.appendChild(e);
     }
     const t = el("span", "g-title");
     t.textContent = row.kind === "fold" ? "click or Enter to expand" : row.title;

@@ -62,6 +62,15 @@ export const commands = {
 	sendMessage: (text: string, budgets: BudgetArgs, onProgress: Channel<SummaryProgress_Deserialize>) => typedError<SendResult_Serialize, IpcError>(__TAURI_INVOKE("send_message", { text, budgets, onProgress })),
 	/**  Stops the running summary or message (within ~100 ms; nothing is appended). False: none ran. */
 	cancelSummary: () => typedError<boolean, IpcError>(__TAURI_INVOKE("cancel_summary")),
+	/**  Sections, files, span, author, history, editability and the check of one summary entry. */
+	getSummaryView: (entryId: string) => typedError<SummaryView_Serialize, IpcError>(__TAURI_INVOKE("get_summary_view", { entryId })),
+	diffSummaries: (fromId: string, toId: string) => typedError<SummaryDiffView_Serialize, IpcError>(__TAURI_INVOKE("diff_summaries", { fromId, toId })),
+	/**  Appends the edited text as a new compaction entry at the leaf (append-only). */
+	saveSummaryEdit: (entryId: string, text: string) => typedError<SummaryWrite_Serialize, IpcError>(__TAURI_INVOKE("save_summary_edit", { entryId, text })),
+	/**  Appends a compaction entry with the original text of an edited summary. */
+	revertSummary: (entryId: string) => typedError<SummaryWrite_Serialize, IpcError>(__TAURI_INVOKE("revert_summary", { entryId })),
+	/**  An alternative summary of the same span (nothing is written); progress on `on_progress`. */
+	resummarizeSummary: (entryId: string, provider: string | null, model: string | null, instructions: string | null, onProgress: Channel<SummaryProgress_Deserialize>) => typedError<ResummaryView_Serialize, IpcError>(__TAURI_INVOKE("resummarize_summary", { entryId, provider, model, instructions, onProgress })),
 };
 
 /* Types */
@@ -127,6 +136,24 @@ export type CatalogModel_Serialize = {
 export type CategoryTokens = {
 	category: TokenCategory,
 	tokens: number,
+};
+
+export type CheckView = CheckView_Serialize | CheckView_Deserialize;
+
+export type CheckView_Deserialize = {
+	entryId: string,
+	previousEntryId?: string | null,
+	dropped: DroppedView[],
+	moved: MovedView[],
+	retention: RetentionView,
+};
+
+export type CheckView_Serialize = {
+	entryId: string,
+	previousEntryId: string | null,
+	dropped: DroppedView[],
+	moved: MovedView[],
+	retention: RetentionView,
 };
 
 export type CompactResult = CompactResult_Serialize | CompactResult_Deserialize;
@@ -247,6 +274,13 @@ export type ContextView_Serialize = {
 	overThreshold: boolean,
 };
 
+export type DroppedView = {
+	/**  The previous summary's section name. */
+	section: string,
+	/**  The previous summary's wording. */
+	text: string,
+};
+
 export type EntryDetail = EntryDetail_Serialize | EntryDetail_Deserialize;
 
 export type EntryDetail_Deserialize = {
@@ -297,6 +331,14 @@ export type ErrorKind =
 /**  A before-compact / before-navigate hook cancelled or failed. */
 "hook";
 
+export type FactView = {
+	/**  "path" | "command" | "error" | "constraint". */
+	kind: string,
+	text: string,
+	sourceEntryId: string,
+	mentioned: boolean,
+};
+
 export type GraphRow = GraphRow_Serialize | GraphRow_Deserialize;
 
 export type GraphRow_Deserialize = {
@@ -320,6 +362,11 @@ export type GraphRow_Deserialize = {
 	foldCount: number,
 	/**  Compaction rows: entries it summarized on its path. */
 	span: number,
+	/**  Summary rows: items of the previous summary this one no longer carries (drop alarm). */
+	dropped?: number | null,
+	/**  Summary rows: retention score, facts of the span the summary mentions / all facts. */
+	retained?: number | null,
+	facts?: number | null,
 };
 
 export type GraphRow_Serialize = {
@@ -343,6 +390,11 @@ export type GraphRow_Serialize = {
 	foldCount: number,
 	/**  Compaction rows: entries it summarized on its path. */
 	span: number,
+	/**  Summary rows: items of the previous summary this one no longer carries (drop alarm). */
+	dropped: number | null,
+	/**  Summary rows: retention score, facts of the span the summary mentions / all facts. */
+	retained: number | null,
+	facts: number | null,
 };
 
 export type GraphWindow = GraphWindow_Serialize | GraphWindow_Deserialize;
@@ -437,6 +489,24 @@ export type IpcError = {
 	kind: ErrorKind,
 	message: string,
 	hint: string,
+};
+
+export type ItemView = ItemView_Serialize | ItemView_Deserialize;
+
+export type ItemView_Deserialize = {
+	text: string,
+	/**  "bullet" | "numbered" | "checkbox". */
+	marker: string,
+	checked?: boolean | null,
+	depth: number,
+};
+
+export type ItemView_Serialize = {
+	text: string,
+	/**  "bullet" | "numbered" | "checkbox". */
+	marker: string,
+	checked: boolean | null,
+	depth: number,
 };
 
 export type KeyState = KeyState_Serialize | KeyState_Deserialize;
@@ -610,6 +680,12 @@ export type ModelChoice_Serialize = {
 	baseUrl: string | null,
 };
 
+export type MovedView = {
+	text: string,
+	from: string,
+	to: string,
+};
+
 export type NavigateResult = NavigateResult_Serialize | NavigateResult_Deserialize;
 
 export type NavigateResult_Deserialize = {
@@ -712,6 +788,53 @@ export type ProjectRow_Serialize = {
 	lastModified: string | null,
 };
 
+/**  An alternative summary of the same span, written nowhere. */
+export type ResummaryView = ResummaryView_Serialize | ResummaryView_Deserialize;
+
+/**  An alternative summary of the same span, written nowhere. */
+export type ResummaryView_Deserialize = {
+	entryId: string,
+	text: string,
+	sections: SectionView_Deserialize[],
+	/**  Existing summary → alternative. */
+	diff: SummaryDiffView_Deserialize,
+	retentionExisting: RetentionView,
+	retentionNew: RetentionView,
+	/**  "offline summarizer" or "openai gpt-4o-mini". */
+	summarizer: string,
+	offline: boolean,
+	elapsedMs: number | null,
+	notices: string[],
+};
+
+/**  An alternative summary of the same span, written nowhere. */
+export type ResummaryView_Serialize = {
+	entryId: string,
+	text: string,
+	sections: SectionView_Serialize[],
+	/**  Existing summary → alternative. */
+	diff: SummaryDiffView_Serialize,
+	retentionExisting: RetentionView,
+	retentionNew: RetentionView,
+	/**  "offline summarizer" or "openai gpt-4o-mini". */
+	summarizer: string,
+	offline: boolean,
+	elapsedMs: number | null,
+	notices: string[],
+};
+
+export type RetentionView = {
+	facts: FactView[],
+	mentioned: number,
+	total: number,
+};
+
+export type RewordedView = {
+	from: string,
+	to: string,
+	words: WordChangeView[],
+};
+
 export type RootRow = {
 	path: string,
 	/**  Added by the user (removable); otherwise one of Pi's roots. */
@@ -749,6 +872,51 @@ export type SearchRequest_Serialize = {
 	statuses: HitStatus[],
 	/**  At most this many hits (default 100). */
 	limit: number | null,
+};
+
+export type SectionDiffView = {
+	title: string,
+	added: string[],
+	removed: string[],
+	unchanged: string[],
+	reworded: RewordedView[],
+	textChanged: boolean,
+};
+
+export type SectionView = SectionView_Serialize | SectionView_Deserialize;
+
+export type SectionView_Deserialize = {
+	/**  Position in the summary's section list (the index `replace_section` takes). */
+	index: number,
+	title: string,
+	/**  Unique human name: "Progress › Done", "Turn Context › Original Request", "(untitled)". */
+	name: string,
+	level: number,
+	/**  "goal" | "constraints" | "done" | "inProgress" | "blocked" | "decisions" | "nextSteps" | "criticalContext" | "other". */
+	role: string,
+	items: ItemView_Deserialize[],
+	text: string,
+	/**  The section's exact text, heading line included. */
+	raw: string,
+	/**  Part of the split turn's prefix summary (shown apart). */
+	turnPrefix: boolean,
+};
+
+export type SectionView_Serialize = {
+	/**  Position in the summary's section list (the index `replace_section` takes). */
+	index: number,
+	title: string,
+	/**  Unique human name: "Progress › Done", "Turn Context › Original Request", "(untitled)". */
+	name: string,
+	level: number,
+	/**  "goal" | "constraints" | "done" | "inProgress" | "blocked" | "decisions" | "nextSteps" | "criticalContext" | "other". */
+	role: string,
+	items: ItemView_Serialize[],
+	text: string,
+	/**  The section's exact text, heading line included. */
+	raw: string,
+	/**  Part of the split turn's prefix summary (shown apart). */
+	turnPrefix: boolean,
 };
 
 export type SendResult = SendResult_Serialize | SendResult_Deserialize;
@@ -872,6 +1040,24 @@ export type SettingsScope = "global" | "project";
 
 export type SortKey = "modified" | "created" | "name" | "size" | "messages" | "tokens";
 
+export type SpanView = SpanView_Serialize | SpanView_Deserialize;
+
+export type SpanView_Deserialize = {
+	count: number,
+	firstId?: string | null,
+	lastId?: string | null,
+	/**  False for branch summaries: the branch left is inferred. */
+	exact: boolean,
+};
+
+export type SpanView_Serialize = {
+	count: number,
+	firstId: string | null,
+	lastId: string | null,
+	/**  False for branch summaries: the branch left is inferred. */
+	exact: boolean,
+};
+
 export type SummarizerConfig = SummarizerConfig_Serialize | SummarizerConfig_Deserialize;
 
 export type SummarizerConfig_Deserialize = {
@@ -894,6 +1080,28 @@ export type SummarizerConfig_Serialize = {
 	contextWindow: number | null,
 	keys: KeyState_Serialize[],
 	offline: boolean,
+};
+
+export type SummaryDiffView = SummaryDiffView_Serialize | SummaryDiffView_Deserialize;
+
+export type SummaryDiffView_Deserialize = {
+	/**  Entry ids (None for a text that is not an entry, such as a re-summary). */
+	from?: string | null,
+	to?: string | null,
+	sections: SectionDiffView[],
+	moved: MovedView[],
+	filesAdded: string[],
+	filesRemoved: string[],
+};
+
+export type SummaryDiffView_Serialize = {
+	/**  Entry ids (None for a text that is not an entry, such as a re-summary). */
+	from: string | null,
+	to: string | null,
+	sections: SectionDiffView[],
+	moved: MovedView[],
+	filesAdded: string[],
+	filesRemoved: string[],
 };
 
 /**  One progress event for the UI. */
@@ -927,11 +1135,143 @@ export type SummaryProgress_Serialize = {
 	message: string | null,
 };
 
+/**  Another summary of the session, for the diff's "any two" picker. */
+export type SummaryRef = {
+	entryId: string,
+	/**  "compaction" | "branch_summary". */
+	kind: string,
+	timestamp: string,
+	onPath: boolean,
+};
+
+export type SummaryView = SummaryView_Serialize | SummaryView_Deserialize;
+
+export type SummaryView_Deserialize = {
+	entryId: string,
+	/**  "compaction" | "branch_summary". */
+	kind: string,
+	timestamp: string,
+	/**  The whole summary text (the raw editor starts from it). */
+	text: string,
+	sections: SectionView_Deserialize[],
+	/**  The file-list appendix exactly as written ("" when none). */
+	appendixRaw: string,
+	readFiles: string[],
+	modifiedFiles: string[],
+	tokensBefore?: number | null,
+	firstKeptEntryId?: string | null,
+	/**  False when `firstKeptEntryId` names no entry of this file. */
+	firstKeptFound: boolean,
+	span: SpanView_Deserialize,
+	/**  "model" | "offline" | "hook" | "userEdit" | "unknown". */
+	author: string,
+	/**  "openai gpt-4o-mini", "edit of 1a2b3c4d", "revert to 1a2b3c4d", ... */
+	authorDetail: string,
+	turnPrefix?: string | null,
+	/**  The chain this entry belongs to: original first, then each edit/revert in file order. */
+	history: VersionView_Deserialize[],
+	editable: boolean,
+	/**  Why it cannot be edited at Arbor's leaf (one sentence), when it cannot. */
+	editRefusal?: string | null,
+	governingEntryId?: string | null,
+	check: CheckView_Deserialize,
+	/**  Every summary entry of the session (at most 500), for the diff picker. */
+	others: SummaryRef[],
+	/**  Time spent computing this view in Rust (parse, span, check, history), for the status line. */
+	computeMs: number | null,
+};
+
+export type SummaryView_Serialize = {
+	entryId: string,
+	/**  "compaction" | "branch_summary". */
+	kind: string,
+	timestamp: string,
+	/**  The whole summary text (the raw editor starts from it). */
+	text: string,
+	sections: SectionView_Serialize[],
+	/**  The file-list appendix exactly as written ("" when none). */
+	appendixRaw: string,
+	readFiles: string[],
+	modifiedFiles: string[],
+	tokensBefore: number | null,
+	firstKeptEntryId: string | null,
+	/**  False when `firstKeptEntryId` names no entry of this file. */
+	firstKeptFound: boolean,
+	span: SpanView_Serialize,
+	/**  "model" | "offline" | "hook" | "userEdit" | "unknown". */
+	author: string,
+	/**  "openai gpt-4o-mini", "edit of 1a2b3c4d", "revert to 1a2b3c4d", ... */
+	authorDetail: string,
+	turnPrefix: string | null,
+	/**  The chain this entry belongs to: original first, then each edit/revert in file order. */
+	history: VersionView_Serialize[],
+	editable: boolean,
+	/**  Why it cannot be edited at Arbor's leaf (one sentence), when it cannot. */
+	editRefusal: string | null,
+	governingEntryId: string | null,
+	check: CheckView_Serialize,
+	/**  Every summary entry of the session (at most 500), for the diff picker. */
+	others: SummaryRef[],
+	/**  Time spent computing this view in Rust (parse, span, check, history), for the status line. */
+	computeMs: number | null,
+};
+
+/**  What the UI refreshes after an edit or a revert. */
+export type SummaryWrite = SummaryWrite_Serialize | SummaryWrite_Deserialize;
+
+/**  What the UI refreshes after an edit or a revert. */
+export type SummaryWrite_Deserialize = {
+	session: OpenedSession_Deserialize,
+	/**  The appended compaction entry (now Arbor's and Pi's leaf). */
+	entryId: string,
+	/**  The entry it edits (or reverts). */
+	editedFrom: string,
+	view: SummaryView_Deserialize,
+	/**  False when the OS did not confirm the data reached the disk. */
+	synced: boolean,
+};
+
+/**  What the UI refreshes after an edit or a revert. */
+export type SummaryWrite_Serialize = {
+	session: OpenedSession_Serialize,
+	/**  The appended compaction entry (now Arbor's and Pi's leaf). */
+	entryId: string,
+	/**  The entry it edits (or reverts). */
+	editedFrom: string,
+	view: SummaryView_Serialize,
+	/**  False when the OS did not confirm the data reached the disk. */
+	synced: boolean,
+};
+
 /**
  *  Where the characters of a context message go, following the engine's `estimate_tokens`
  *  rules (pi-session-format.md §9.1), so the bar's parts add up to Pi's estimate.
  */
 export type TokenCategory = "summary" | "user" | "assistantText" | "thinking" | "toolCalls" | "toolResults" | "other";
+
+export type VersionView = VersionView_Serialize | VersionView_Deserialize;
+
+export type VersionView_Deserialize = {
+	entryId: string,
+	/**  "original" | "edit" | "revert". */
+	kind: string,
+	editedFrom?: string | null,
+	timestamp: string,
+};
+
+export type VersionView_Serialize = {
+	entryId: string,
+	/**  "original" | "edit" | "revert". */
+	kind: string,
+	editedFrom: string | null,
+	timestamp: string,
+};
+
+export type WordChangeView = {
+	/**  "equal" | "insert" | "delete". */
+	op: string,
+	text: string,
+};
 
 /* Tauri Specta runtime */
 async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; data: T } | { status: "error"; error: E }> {

@@ -33,6 +33,7 @@ pub mod offline;
 pub mod overflow;
 pub mod prompts;
 pub mod provider;
+pub mod resummarize;
 pub mod retry;
 pub mod run;
 pub mod secret;

@@ -1,0 +1,257 @@
+//! The summary workbench (issue 11): inspect a summary by section, diff two summaries, edit or
+//! revert the governing compaction (appended as a new entry), re-summarize a span without writing.
+//! Adapters over `session_engine::summary` (pure) and `summarizer::summary_ops` (the append).
+//!
+//! Edits are appended while the app's session lock is held, checked against the open session's
+//! length (another writer → refused, nothing written), then read back with `extend_from_file`:
+//! the session is not reopened.
+
+use super::keys::{env_base_url, ModelChoice, SummarizerState};
+use super::sessions::{describe_open, OpenedSession};
+use super::summarize::{channel_progress, SummaryProgress};
+use crate::error::{AppError, IpcResult};
+use crate::state::{AppState, ArborStateFile, OpenSession};
+use crate::view::graph;
+use crate::view::summary::{diff_view, retention_view, sections_of, summary_view, RetentionView, SectionView, SummaryDiffView, SummaryView};
+use serde::Serialize;
+use session_engine::session::Extend;
+use session_engine::summary as sm;
+use session_engine::{time, Session};
+use specta::Type;
+use summarizer::resummarize::{plan_resummarize, resummarize as run_resummarize};
+use summarizer::run::Backend;
+use summarizer::{CancellationToken, ProgressFn};
+use tauri::ipc::Channel;
+use tauri::State;
+
+fn summary_idx(o: &OpenSession, entry_id: &str) -> Result<usize, AppError> {
+    let i = o.session.index_of(entry_id).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))?;
+    if !crate::view::summary::is_summary(&o.session, i) {
+        return Err(AppError::BadInput(format!("entry {entry_id} is not a summary; select a compaction or branch summary")));
+    }
+    Ok(i)
+}
+
+/// The workbench view of one summary entry, at Arbor's leaf.
+pub fn view(state: &AppState, entry_id: &str) -> Result<SummaryView, AppError> {
+    state.with_open(|o| {
+        let i = summary_idx(o, entry_id)?;
+        Ok(summary_view(&o.session, i, o.leaf))
+    })
+}
+
+/// Section-aware diff of two summary entries (`from` → `to`).
+pub fn diff(state: &AppState, from_id: &str, to_id: &str) -> Result<SummaryDiffView, AppError> {
+    state.with_open(|o| {
+        let a = summary_idx(o, from_id)?;
+        let b = summary_idx(o, to_id)?;
+        let text = |i: usize| o.session.value(i).str_field("summary").unwrap_or("").to_string();
+        Ok(diff_view(Some(from_id.to_string()), Some(to_id.to_string()), &text(a), &text(b)))
+    })
+}
+
+/// What the UI refreshes after an edit or a revert.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryWrite {
+    pub session: OpenedSession,
+    /// The appended compaction entry (now Arbor's and Pi's leaf).
+    pub entry_id: String,
+    /// The entry it edits (or reverts).
+    pub edited_from: String,
+    pub view: SummaryView,
+    /// False when the OS did not confirm the data reached the disk.
+    pub synced: bool,
+}
+
+type BuildEntry<'a> = dyn FnOnce(&Session, usize, Option<usize>, &str, &str) -> Result<session_engine::Value, String> + 'a;
+
+/// Builds the entry with `build` on the open session, appends it, extends the session from the
+/// file, moves the leaf to it and relayouts. Nothing is written when any step before the append fails.
+fn append_version(state: &AppState, entry_id: &str, now_ms: i64, id: Option<&str>, build: Box<BuildEntry<'_>>) -> Result<SummaryWrite, AppError> {
+    let (write, key) = state.with_open(|o| {
+        let idx = summary_idx(o, entry_id)?;
+        if let Some(why) = o.session.read_only_reason() {
+            return Err(AppError::ReadOnly(why));
+        }
+        let s = &o.session;
+        let new_id = match id {
+            Some(id) if s.index_of(id).is_none() => id.to_string(),
+            _ => session_engine::ids::new_entry_id(|c| s.index_of(c).is_some()),
+        };
+        let entry = build(s, idx, o.leaf, &new_id, &time::format_iso_ms(now_ms)).map_err(AppError::Refused)?;
+        let done = summarizer::summary_ops::append_summary_entry(&o.path, s, &entry)?;
+        match o.session.extend_from_file(&o.path)? {
+            Extend::Added(_) => {}
+            // The file did not end in a newline (the append added one first): read it again.
+            Extend::Reload => {
+                o.session = Session::open(&o.path)?;
+                o.markers.clear();
+            }
+        }
+        let new_idx = o.session.index_of(&done.entry_id).ok_or_else(|| AppError::UnknownEntry(done.entry_id.clone()))?;
+        o.leaf = Some(new_idx);
+        o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
+        let write = SummaryWrite {
+            session: describe_open(o),
+            entry_id: done.entry_id.clone(),
+            edited_from: entry_id.to_string(),
+            view: summary_view(&o.session, new_idx, o.leaf),
+            synced: done.synced,
+        };
+        Ok((write, o.path.display().to_string()))
+    })?;
+    // The appended entry is Pi's leaf too: forget any position Arbor remembered.
+    let mut st = ArborStateFile::load(&state.state_file());
+    if st.leaves.remove(&key).is_some() {
+        st.save(&state.state_file())?;
+    }
+    Ok(write)
+}
+
+/// Appends `text` as an edit of compaction `entry_id` (which must govern the context at the leaf).
+pub fn save_edit(state: &AppState, entry_id: &str, text: &str, now_ms: i64, id: Option<&str>) -> Result<SummaryWrite, AppError> {
+    if text.trim().is_empty() {
+        return Err(AppError::BadInput("the edited summary is empty; write the summary text or cancel the edit".into()));
+    }
+    append_version(state, entry_id, now_ms, id, Box::new(move |s, idx, leaf, id, ts| sm::edit_entry(s, idx, leaf, text, id, ts)))
+}
+
+/// Appends a revert of edited compaction `entry_id` to its original text.
+pub fn revert(state: &AppState, entry_id: &str, now_ms: i64, id: Option<&str>) -> Result<SummaryWrite, AppError> {
+    append_version(state, entry_id, now_ms, id, Box::new(sm::revert_entry))
+}
+
+/// An alternative summary of the same span, written nowhere.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ResummaryView {
+    pub entry_id: String,
+    pub text: String,
+    pub sections: Vec<SectionView>,
+    /// Existing summary → alternative.
+    pub diff: SummaryDiffView,
+    pub retention_existing: RetentionView,
+    pub retention_new: RetentionView,
+    /// "offline summarizer" or "openai gpt-4o-mini".
+    pub summarizer: String,
+    pub offline: bool,
+    pub elapsed_ms: f64,
+    pub notices: Vec<String>,
+}
+
+/// Registers the run so `cancel_summary` stops it; one run at a time (shared with compaction).
+struct Running<'a>(&'a SummarizerState);
+
+impl<'a> Running<'a> {
+    fn start(st: &'a SummarizerState) -> Result<(Running<'a>, CancellationToken), AppError> {
+        let mut g = st.running.lock().unwrap_or_else(|p| p.into_inner());
+        if g.is_some() {
+            return Err(AppError::Refused("a summary or message is already running; wait for it or cancel it".into()));
+        }
+        let t = CancellationToken::new();
+        *g = Some(t.clone());
+        Ok((Running(st), t))
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        *self.0.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+}
+
+/// Re-summarizes the span of `entry_id` with `provider`/`model` (None: the model chosen in the
+/// Model panel) and optional instructions. Cancellable with `cancel_summary`.
+pub async fn resummarize(
+    state: &AppState,
+    st: &SummarizerState,
+    entry_id: &str,
+    provider: Option<&str>,
+    model: Option<&str>,
+    instructions: Option<&str>,
+    progress: Option<ProgressFn>,
+) -> Result<ResummaryView, AppError> {
+    let t0 = std::time::Instant::now();
+    let (job, existing) = state.with_open(|o| {
+        let i = summary_idx(o, entry_id)?;
+        Ok((plan_resummarize(&o.session, i)?, o.session.value(i).str_field("summary").unwrap_or("").to_string()))
+    })?;
+    let choice = ModelChoice::load(&st.choice_file());
+    let provider = provider.map(str::trim).filter(|p| !p.is_empty());
+    let (provider, model, base) = match provider {
+        Some(p) if p != choice.provider => (p.to_string(), model.map(str::to_string), env_base_url(p)),
+        _ => (choice.provider.clone(), model.map(str::to_string).filter(|m| !m.trim().is_empty()).or(choice.model.clone()), choice.effective_base_url()),
+    };
+    let cat = st.catalog()?;
+    let prepared = summarizer::setup::prepare_backend(&provider, model.as_deref(), base.as_deref(), &cat)?;
+    let max_out = prepared.model.as_ref().map(|m| m.max_output).unwrap_or(4096);
+    let max_tokens =
+        if job.branch { summarizer::prompts::DEFAULT_BRANCH_MAX_TOKENS.min(max_out) } else { summarizer::prompts::history_max_tokens(16384).min(max_out) };
+    let describe = match &prepared.backend {
+        Backend::Offline => "offline summarizer".to_string(),
+        Backend::Model(c) => format!("{} {}", c.config().wire.name(), c.config().model),
+    };
+    let (_running, cancel) = Running::start(st)?;
+    let out = run_resummarize(&job, &prepared.backend, instructions, max_tokens, &cancel, progress.as_ref()).await?;
+    state.with_open(|o| {
+        let i = summary_idx(o, entry_id)?;
+        let s = &o.session;
+        Ok(ResummaryView {
+            entry_id: entry_id.to_string(),
+            sections: sections_of(&sm::parse(&out.text)),
+            diff: diff_view(Some(entry_id.to_string()), None, &existing, &out.text),
+            retention_existing: retention_view(&sm::retention(s, i, &existing)),
+            retention_new: retention_view(&sm::retention(s, i, &out.text)),
+            text: out.text,
+            summarizer: describe,
+            offline: out.offline,
+            elapsed_ms: t0.elapsed().as_secs_f64() * 1000.0,
+            notices: prepared.notices.clone(),
+        })
+    })
+}
+
+// ---- commands -----------------------------------------------------------------------------
+
+/// Sections, files, span, author, history, editability and the check of one summary entry.
+#[tauri::command]
+#[specta::specta]
+pub fn get_summary_view(state: State<'_, AppState>, entry_id: String) -> IpcResult<SummaryView> {
+    Ok(view(&state, &entry_id)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn diff_summaries(state: State<'_, AppState>, from_id: String, to_id: String) -> IpcResult<SummaryDiffView> {
+    Ok(diff(&state, &from_id, &to_id)?)
+}
+
+/// Appends the edited text as a new compaction entry at the leaf (append-only).
+#[tauri::command]
+#[specta::specta]
+pub fn save_summary_edit(state: State<'_, AppState>, entry_id: String, text: String) -> IpcResult<SummaryWrite> {
+    Ok(save_edit(&state, &entry_id, &text, time::now_ms(), None)?)
+}
+
+/// Appends a compaction entry with the original text of an edited summary.
+#[tauri::command]
+#[specta::specta]
+pub fn revert_summary(state: State<'_, AppState>, entry_id: String) -> IpcResult<SummaryWrite> {
+    Ok(revert(&state, &entry_id, time::now_ms(), None)?)
+}
+
+/// An alternative summary of the same span (nothing is written); progress on `on_progress`.
+#[tauri::command]
+#[specta::specta]
+pub async fn resummarize_summary(
+    state: State<'_, AppState>,
+    st: State<'_, SummarizerState>,
+    entry_id: String,
+    provider: Option<String>,
+    model: Option<String>,
+    instructions: Option<String>,
+    on_progress: Channel<SummaryProgress>,
+) -> IpcResult<ResummaryView> {
+    Ok(resummarize(&state, &st, &entry_id, provider.as_deref(), model.as_deref(), instructions.as_deref(), Some(channel_progress(on_progress))).await?)
+}

@@ -1,0 +1,445 @@
+//! The summary workbench's DTOs: the engine's `session_engine::summary` results (sections,
+//! diff, check, history) turned into specta types, plus the per-compaction marker facts the
+//! graph shows (drop-alarm count, retention score), cached per entry id.
+
+use serde::Serialize;
+use session_engine::summary::{self as sm, Summary};
+use session_engine::{Kind, Session, Value};
+use specta::Type;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// An engine enum's serde name ("bullet", "path", "inProgress", ...).
+fn tag<T: Serialize>(t: &T) -> String {
+    match serde_json::to_value(t) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ItemView {
+    pub text: String,
+    /// "bullet" | "numbered" | "checkbox".
+    pub marker: String,
+    pub checked: Option<bool>,
+    pub depth: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SectionView {
+    /// Position in the summary's section list (the index `replace_section` takes).
+    pub index: u32,
+    pub title: String,
+    /// Unique human name: "Progress › Done", "Turn Context › Original Request", "(untitled)".
+    pub name: String,
+    pub level: u32,
+    /// "goal" | "constraints" | "done" | "inProgress" | "blocked" | "decisions" | "nextSteps" | "criticalContext" | "other".
+    pub role: String,
+    pub items: Vec<ItemView>,
+    pub text: String,
+    /// The section's exact text, heading line included.
+    pub raw: String,
+    /// Part of the split turn's prefix summary (shown apart).
+    pub turn_prefix: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SpanView {
+    pub count: u32,
+    pub first_id: Option<String>,
+    pub last_id: Option<String>,
+    /// False for branch summaries: the branch left is inferred.
+    pub exact: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct FactView {
+    /// "path" | "command" | "error" | "constraint".
+    pub kind: String,
+    pub text: String,
+    pub source_entry_id: String,
+    pub mentioned: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct RetentionView {
+    pub facts: Vec<FactView>,
+    pub mentioned: u32,
+    pub total: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct DroppedView {
+    /// The previous summary's section name.
+    pub section: String,
+    /// The previous summary's wording.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct MovedView {
+    pub text: String,
+    pub from: String,
+    pub to: String,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckView {
+    pub entry_id: String,
+    pub previous_entry_id: Option<String>,
+    pub dropped: Vec<DroppedView>,
+    pub moved: Vec<MovedView>,
+    pub retention: RetentionView,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionView {
+    pub entry_id: String,
+    /// "original" | "edit" | "revert".
+    pub kind: String,
+    pub edited_from: Option<String>,
+    pub timestamp: String,
+}
+
+/// Another summary of the session, for the diff's "any two" picker.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryRef {
+    pub entry_id: String,
+    /// "compaction" | "branch_summary".
+    pub kind: String,
+    pub timestamp: String,
+    pub on_path: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryView {
+    pub entry_id: String,
+    /// "compaction" | "branch_summary".
+    pub kind: String,
+    pub timestamp: String,
+    /// The whole summary text (the raw editor starts from it).
+    pub text: String,
+    pub sections: Vec<SectionView>,
+    /// The file-list appendix exactly as written ("" when none).
+    pub appendix_raw: String,
+    pub read_files: Vec<String>,
+    pub modified_files: Vec<String>,
+    pub tokens_before: Option<f64>,
+    pub first_kept_entry_id: Option<String>,
+    /// False when `firstKeptEntryId` names no entry of this file.
+    pub first_kept_found: bool,
+    pub span: SpanView,
+    /// "model" | "offline" | "hook" | "userEdit" | "unknown".
+    pub author: String,
+    /// "openai gpt-4o-mini", "edit of 1a2b3c4d", "revert to 1a2b3c4d", ...
+    pub author_detail: String,
+    pub turn_prefix: Option<String>,
+    /// The chain this entry belongs to: original first, then each edit/revert in file order.
+    pub history: Vec<VersionView>,
+    pub editable: bool,
+    /// Why it cannot be edited at Arbor's leaf (one sentence), when it cannot.
+    pub edit_refusal: Option<String>,
+    pub governing_entry_id: Option<String>,
+    pub check: CheckView,
+    /// Every summary entry of the session (at most 500), for the diff picker.
+    pub others: Vec<SummaryRef>,
+    /// Time spent computing this view in Rust (parse, span, check, history), for the status line.
+    pub compute_ms: f64,
+}
+
+pub fn sections_of(sum: &Summary) -> Vec<SectionView> {
+    sum.sections
+        .iter()
+        .enumerate()
+        .map(|(i, s)| SectionView {
+            index: i as u32,
+            title: s.title.clone(),
+            name: s.name.clone(),
+            level: s.level as u32,
+            role: tag(&sm::role_of(s)),
+            items: s.items.iter().map(|it| ItemView { text: it.text.clone(), marker: tag(&it.marker), checked: it.checked, depth: it.depth as u32 }).collect(),
+            text: s.text.clone(),
+            raw: s.raw.clone(),
+            turn_prefix: s.name.starts_with("Turn Context › "),
+        })
+        .collect()
+}
+
+pub fn retention_view(r: &sm::Retention) -> RetentionView {
+    RetentionView {
+        facts: r
+            .facts
+            .iter()
+            .map(|f| FactView { kind: tag(&f.kind), text: f.text.clone(), source_entry_id: f.source_entry_id.clone(), mentioned: f.mentioned })
+            .collect(),
+        mentioned: r.mentioned as u32,
+        total: r.total as u32,
+    }
+}
+
+pub fn moved_view(m: &sm::Moved) -> MovedView {
+    MovedView { text: m.text.clone(), from: m.from.clone(), to: m.to.clone() }
+}
+
+pub fn check_view(c: &sm::Check) -> CheckView {
+    CheckView {
+        entry_id: c.entry_id.clone(),
+        previous_entry_id: c.previous_entry_id.clone(),
+        dropped: c.dropped.iter().map(|d| DroppedView { section: d.section.clone(), text: d.text.clone() }).collect(),
+        moved: c.moved.iter().map(moved_view).collect(),
+        retention: retention_view(&c.retention),
+    }
+}
+
+/// The check of a summary entry: the engine's for a compaction; a branch summary has no
+/// previous summary to drop from, only its retention.
+pub fn check_of(s: &Session, idx: usize) -> CheckView {
+    if s.kind(idx) == Kind::Compaction {
+        return check_view(&sm::check(s, idx));
+    }
+    let text = s.value(idx).str_field("summary").unwrap_or("").to_string();
+    CheckView {
+        entry_id: s.id(idx).to_string(),
+        previous_entry_id: None,
+        dropped: Vec::new(),
+        moved: Vec::new(),
+        retention: retention_view(&sm::retention(s, idx, &text)),
+    }
+}
+
+/// Who wrote the summary, from the entry (see docs/workbench-api: hook, user edit, offline, model).
+pub fn author_of(v: &Value) -> (String, String) {
+    let details = v.get("details");
+    let d = |k: &str| details.and_then(|d| d.get(k));
+    if v.get("fromHook").and_then(Value::as_bool) == Some(true) {
+        return ("hook".into(), "a before-compact hook".into());
+    }
+    if let Some(kind) = d("editKind").and_then(Value::as_str) {
+        let from = d("editedFrom").and_then(Value::as_str).unwrap_or("?");
+        let detail = if kind == "revert" {
+            format!("revert of {from} to {}", d("revertedTo").or(d("editOrigin")).and_then(Value::as_str).unwrap_or("?"))
+        } else {
+            format!("edit of {from}")
+        };
+        return ("userEdit".into(), detail);
+    }
+    if d("offline").and_then(Value::as_bool) == Some(true) {
+        return ("offline".into(), "Arbor's offline summarizer".into());
+    }
+    if let Some(sum) = d("summarizer") {
+        let provider = sum.str_field("provider").unwrap_or("?");
+        if provider == "offline" {
+            return ("offline".into(), "Arbor's offline summarizer".into());
+        }
+        let model = sum.str_field("model").unwrap_or("");
+        return ("model".into(), format!("{provider} {model}").trim().to_string());
+    }
+    ("unknown".into(), "not recorded (Pi or another tool)".into())
+}
+
+pub fn is_summary(s: &Session, idx: usize) -> bool {
+    matches!(s.kind(idx), Kind::Compaction | Kind::BranchSummary)
+}
+
+fn kind_name(s: &Session, idx: usize) -> String {
+    if s.kind(idx) == Kind::Compaction {
+        "compaction".into()
+    } else {
+        "branch_summary".into()
+    }
+}
+
+/// The workbench view of summary entry `idx` at Arbor's leaf `leaf`.
+pub fn summary_view(s: &Session, idx: usize, leaf: Option<usize>) -> SummaryView {
+    let t0 = std::time::Instant::now();
+    let v = s.value(idx);
+    let text = v.str_field("summary").unwrap_or("").to_string();
+    let parsed = sm::parse(&text);
+    let details = v.get("details");
+    let files = |k: &str, fallback: &[String]| -> Vec<String> {
+        details
+            .and_then(|d| d.get(k))
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+            .unwrap_or_else(|| fallback.to_vec())
+    };
+    let span = sm::span(s, idx);
+    let (author, author_detail) = author_of(v);
+    let first_kept = v.str_field("firstKeptEntryId").map(str::to_string);
+    let path: std::collections::HashSet<usize> = s.path(leaf).into_iter().collect();
+    let others = (0..s.len())
+        .filter(|&i| is_summary(s, i))
+        .take(500)
+        .map(|i| SummaryRef { entry_id: s.id(i).to_string(), kind: kind_name(s, i), timestamp: s.entry(i).timestamp.to_string(), on_path: path.contains(&i) })
+        .collect();
+    let refusal = if s.kind(idx) == Kind::Compaction {
+        sm::edit_refusal(s, idx, leaf)
+    } else {
+        Some("Branch summaries cannot be edited here; only the compaction that governs the context at the leaf can.".to_string())
+    };
+    let check = check_of(s, idx);
+    let history = sm::history(s, idx)
+        .into_iter()
+        .map(|h| VersionView { entry_id: h.entry_id, kind: tag(&h.kind), edited_from: h.edited_from, timestamp: h.timestamp })
+        .collect();
+    SummaryView {
+        entry_id: s.id(idx).to_string(),
+        kind: kind_name(s, idx),
+        timestamp: s.entry(idx).timestamp.to_string(),
+        sections: sections_of(&parsed),
+        appendix_raw: parsed.appendix_raw.clone(),
+        read_files: files("readFiles", &parsed.read_files),
+        modified_files: files("modifiedFiles", &parsed.modified_files),
+        tokens_before: v.num_field("tokensBefore"),
+        first_kept_found: first_kept.as_deref().is_some_and(|k| s.index_of(k).is_some()),
+        first_kept_entry_id: first_kept,
+        span: SpanView { count: span.entry_ids.len() as u32, first_id: span.first_id, last_id: span.last_id, exact: span.exact },
+        author,
+        author_detail,
+        turn_prefix: parsed.turn_prefix.clone(),
+        history,
+        editable: refusal.is_none(),
+        edit_refusal: refusal,
+        governing_entry_id: sm::governing_compaction(s, leaf).map(|g| s.id(g).to_string()),
+        check,
+        others,
+        text,
+        compute_ms: t0.elapsed().as_secs_f64() * 1000.0,
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct WordChangeView {
+    /// "equal" | "insert" | "delete".
+    pub op: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct RewordedView {
+    pub from: String,
+    pub to: String,
+    pub words: Vec<WordChangeView>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SectionDiffView {
+    pub title: String,
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    pub unchanged: Vec<String>,
+    pub reworded: Vec<RewordedView>,
+    pub text_changed: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryDiffView {
+    /// Entry ids (None for a text that is not an entry, such as a re-summary).
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub sections: Vec<SectionDiffView>,
+    pub moved: Vec<MovedView>,
+    pub files_added: Vec<String>,
+    pub files_removed: Vec<String>,
+}
+
+pub fn diff_view(from_id: Option<String>, to_id: Option<String>, from: &str, to: &str) -> SummaryDiffView {
+    let d = sm::diff(&sm::parse(from), &sm::parse(to));
+    SummaryDiffView {
+        from: from_id,
+        to: to_id,
+        sections: d
+            .sections
+            .iter()
+            .map(|s| SectionDiffView {
+                title: s.title.clone(),
+                added: s.added.clone(),
+                removed: s.removed.clone(),
+                unchanged: s.unchanged.clone(),
+                reworded: s
+                    .reworded
+                    .iter()
+                    .map(|r| RewordedView {
+                        from: r.from.clone(),
+                        to: r.to.clone(),
+                        words: r.words.iter().map(|w| WordChangeView { op: tag(&w.op), text: w.text.clone() }).collect(),
+                    })
+                    .collect(),
+                text_changed: s.text_changed,
+            })
+            .collect(),
+        moved: d.moved.iter().map(moved_view).collect(),
+        files_added: d.files_added,
+        files_removed: d.files_removed,
+    }
+}
+
+/// What a compaction's graph marker shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MarkerFacts {
+    pub dropped: u32,
+    pub mentioned: u32,
+    pub total: u32,
+}
+
+/// Marker facts per summary entry id. Append-only files never change an existing entry's path,
+/// so an entry's facts stay true for as long as the session is open.
+#[derive(Debug, Default)]
+pub struct MarkerCache {
+    map: Mutex<HashMap<String, MarkerFacts>>,
+}
+
+impl MarkerCache {
+    pub fn facts(&self, s: &Session, idx: usize) -> MarkerFacts {
+        let id = s.id(idx);
+        if let Some(f) = self.map.lock().unwrap_or_else(|p| p.into_inner()).get(id) {
+            return *f;
+        }
+        let c = check_of(s, idx);
+        let f = MarkerFacts { dropped: c.dropped.len() as u32, mentioned: c.retention.mentioned, total: c.retention.total };
+        self.map.lock().unwrap_or_else(|p| p.into_inner()).insert(id.to_string(), f);
+        f
+    }
+
+    pub fn clear(&self) {
+        self.map.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Fills the drop-alarm count and the retention score of the compaction and branch-summary rows.
+pub fn annotate_rows(s: &Session, cache: &MarkerCache, rows: &mut [super::graph::GraphRow]) {
+    for r in rows.iter_mut() {
+        if r.kind != "compaction" && r.kind != "branch_summary" {
+            continue;
+        }
+        let Some(idx) = s.index_of(&r.entry_id) else { continue };
+        let f = cache.facts(s, idx);
+        r.dropped = Some(f.dropped);
+        r.retained = Some(f.mentioned);
+        r.facts = Some(f.total);
+    }
+}

@@ -1,0 +1,261 @@
+//! The summary workbench's commands (issue 11) without a window, on copies of sessions built for
+//! the purpose: the bundled demo (whose last two compactions were written to show a drop alarm
+//! and a move), the v1 legacy fixture, and a file another writer appends to meanwhile.
+
+use arbor_app::commands::{graph, sessions, summary};
+use arbor_app::error::{ErrorKind, IpcError};
+use arbor_app::state::AppState;
+use session_engine::{build_context, Session};
+use std::path::{Path, PathBuf};
+
+/// The demo's compactions: C4 carries everything of the one before it; C5 (the governing one at
+/// the demo's leaf) drops C4's decision "Budget per load, not per attempt" and moves
+/// "Full jitter in `src/session/backoff.ts`" from In Progress to Done.
+const C4: &str = "984cf606";
+const C5: &str = "88eea084";
+const DEMO_LEAF: &str = "24820dfa";
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    state: AppState,
+    dir: PathBuf,
+}
+
+fn env() -> Env {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = AppState::new(tmp.path().join("agent"), tmp.path().join("data"));
+    let dir = tmp.path().join("sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    Env { _tmp: tmp, state, dir }
+}
+
+fn open_demo_copy(e: &Env) -> PathBuf {
+    let p = e.dir.join("2025-03-01T09-00-00-000Z_demo.jsonl");
+    std::fs::write(&p, sessions::DEMO_SESSION).unwrap();
+    let opened = sessions::open(&e.state, &p, false).unwrap();
+    assert_eq!(opened.leaf_id.as_deref(), Some(DEMO_LEAF));
+    p
+}
+
+fn ipc<T: std::fmt::Debug>(r: Result<T, arbor_app::error::AppError>) -> IpcError {
+    r.unwrap_err().into()
+}
+
+/// The context messages after the summary at `leaf`, as JSON text (entry-independent).
+fn context_after_summary(s: &Session, leaf: &str) -> (String, Vec<String>) {
+    let ctx = build_context(s, s.index_of(leaf));
+    let first = session_engine::json::to_string(&ctx.messages[0].message);
+    let rest = ctx.messages[1..].iter().map(|m| session_engine::json::to_string(&m.message)).collect();
+    (first, rest)
+}
+
+#[test]
+fn view_shows_sections_files_span_author_alarm_and_retention() {
+    let e = env();
+    open_demo_copy(&e);
+    let v = summary::view(&e.state, C5).unwrap();
+    assert_eq!(v.kind, "compaction");
+    let names: Vec<&str> = v.sections.iter().map(|s| s.name.as_str()).collect();
+    for want in ["Goal", "Constraints & Preferences", "Progress › Done", "Progress › In Progress", "Key Decisions", "Next Steps", "Critical Context"] {
+        assert!(names.contains(&want), "section {want} in {names:?}");
+    }
+    let done = v.sections.iter().find(|s| s.name == "Progress › Done").unwrap();
+    assert_eq!(done.role, "done");
+    assert_eq!(done.items.len(), 8);
+    assert!(done.items.iter().all(|i| i.marker == "checkbox" && i.checked == Some(true)));
+    let in_progress = v.sections.iter().find(|s| s.name == "Progress › In Progress").unwrap();
+    assert_eq!(in_progress.items[0].checked, Some(false));
+    assert_eq!(v.modified_files, vec!["src/cli/flags.ts", "src/session/backoff.ts", "src/session/loader.ts"]);
+    assert_eq!(v.read_files, vec!["src/session/loader.ts"]);
+    assert_eq!(v.tokens_before, Some(21400.0));
+    assert!(v.first_kept_found);
+    assert_eq!(v.author, "model");
+    assert_eq!(v.author_detail, "anthropic claude-haiku-4-5");
+    assert!(v.span.count > 0 && v.span.exact, "{:?}", v.span);
+    assert!(v.editable, "C5 governs the context at the demo's leaf: {:?}", v.edit_refusal);
+    assert_eq!(v.governing_entry_id.as_deref(), Some(C5));
+    assert_eq!(v.history.len(), 1);
+    assert_eq!(v.history[0].kind, "original");
+    // The drop alarm: C4's decision is gone; the jitter item moved to Done.
+    assert_eq!(v.check.previous_entry_id.as_deref(), Some(C4));
+    assert_eq!(v.check.dropped.len(), 1, "{:?}", v.check.dropped);
+    assert!(v.check.dropped[0].text.contains("Budget per load"), "{:?}", v.check.dropped);
+    assert!(v.check.moved.iter().any(|m| m.text.contains("Full jitter") && m.from.contains("In Progress") && m.to.contains("Done")), "{:?}", v.check.moved);
+    // Retention: some facts of the span are mentioned, not all (e.g. `npm run build` is not).
+    let r = &v.check.retention;
+    assert!(r.total > 0 && r.mentioned > 0 && r.mentioned < r.total, "{}/{}", r.mentioned, r.total);
+    assert!(r.facts.iter().any(|f| f.kind == "path" && f.text.contains("src/cli/flags.ts") && f.mentioned), "{:?}", r.facts);
+    assert!(r.facts.iter().all(|f| !f.source_entry_id.is_empty()));
+
+    // C4 carries its predecessor: no alarm; it is not the governing compaction, so it cannot be edited.
+    let v4 = summary::view(&e.state, C4).unwrap();
+    assert!(v4.check.dropped.is_empty(), "{:?}", v4.check.dropped);
+    assert!(!v4.editable);
+    assert!(v4.edit_refusal.as_deref().is_some_and(|r| !r.is_empty()));
+    assert_eq!(v4.author, "unknown");
+    // A non-summary entry is refused with a sentence.
+    assert_eq!(ipc(summary::view(&e.state, DEMO_LEAF)).kind, ErrorKind::Invalid);
+}
+
+#[test]
+fn graph_rows_carry_the_drop_count_and_retention_score() {
+    let e = env();
+    let path = open_demo_copy(&e);
+    let s = Session::open(&path).unwrap();
+    let total = sessions::describe(&e.state).unwrap().total_rows;
+    let w = graph::window(&e.state, 0, total).unwrap();
+    let row = |id: &str| w.rows.iter().find(|r| r.entry_id == id).unwrap_or_else(|| panic!("row of {id}"));
+    let r5 = row(C5);
+    assert_eq!(r5.dropped, Some(1));
+    assert!(r5.facts.unwrap() > 0 && r5.retained.unwrap() < r5.facts.unwrap());
+    assert_eq!(row(C4).dropped, Some(0));
+    // The score on the marker is the one the inspect view shows.
+    let v = summary::view(&e.state, C5).unwrap();
+    assert_eq!((r5.retained, r5.facts), (Some(v.check.retention.mentioned), Some(v.check.retention.total)));
+    // Rows of other kinds carry none.
+    assert!(w.rows.iter().filter(|r| r.kind == "user").all(|r| r.dropped.is_none() && r.facts.is_none()));
+    assert!(s.len() > 300);
+}
+
+#[test]
+fn edit_appends_one_line_and_the_context_keeps_the_same_messages() {
+    let e = env();
+    let path = open_demo_copy(&e);
+    let before = std::fs::read(&path).unwrap();
+    let s0 = Session::open(&path).unwrap();
+    let (_, messages_before) = context_after_summary(&s0, DEMO_LEAF);
+    let v = summary::view(&e.state, C5).unwrap();
+    let new_text = v.text.replace(
+        "leaf remote summary leaf commit.\n\n## Next Steps",
+        "leaf remote summary leaf commit.\n- **Budget per load, not per attempt**: restored by hand.\n\n## Next Steps",
+    );
+    assert_ne!(new_text, v.text);
+    let w = summary::save_edit(&e.state, C5, &new_text, 1_740_822_000_000, Some("ed170001")).unwrap();
+    assert_eq!(w.entry_id, "ed170001");
+    assert_eq!(w.edited_from, C5);
+    assert_eq!(w.session.leaf_id.as_deref(), Some("ed170001"));
+    assert_eq!(w.session.file_leaf_id.as_deref(), Some("ed170001"));
+    assert!(!w.session.leaf_moved);
+
+    let after = std::fs::read(&path).unwrap();
+    assert_eq!(&after[..before.len()], &before[..], "earlier bytes unchanged");
+    let added = &after[before.len()..];
+    assert_eq!(added.iter().filter(|&&b| b == b'\n').count(), 1, "exactly one line appended");
+    let line: serde_json::Value = serde_json::from_slice(added).unwrap();
+    assert_eq!(line["type"], "compaction");
+    assert_eq!(line["parentId"], DEMO_LEAF);
+    assert_eq!(line["summary"], new_text.as_str());
+    assert_eq!(line["firstKeptEntryId"], s0.value(s0.index_of(C5).unwrap()).str_field("firstKeptEntryId").unwrap());
+    assert_eq!(line["details"]["editedFrom"], C5);
+    assert_eq!(line["details"]["editKind"], "edit");
+
+    // The context at the new leaf: the edited summary, then the same messages as before.
+    let s1 = Session::open(&path).unwrap();
+    let (first, messages_after) = context_after_summary(&s1, "ed170001");
+    assert!(first.contains("restored by hand"), "{first}");
+    assert_eq!(messages_after, messages_before);
+    // The app's session was extended, not replaced by something else: same entries as a fresh open.
+    assert_eq!(sessions::describe(&e.state).unwrap().entry_count as usize, s1.len());
+    // The new view: edited by the user, editable, no drop alarm any more, history original → edit.
+    assert_eq!(w.view.author, "userEdit");
+    assert!(w.view.editable);
+    assert!(w.view.check.dropped.is_empty(), "{:?}", w.view.check.dropped);
+    let kinds: Vec<&str> = w.view.history.iter().map(|h| h.kind.as_str()).collect();
+    assert_eq!(kinds, ["original", "edit"]);
+    // The diff original → edit shows the restored decision as added.
+    let d = summary::diff(&e.state, C5, "ed170001").unwrap();
+    let dec = d.sections.iter().find(|s| s.title == "Key Decisions").unwrap();
+    assert_eq!(dec.added.len(), 1, "{dec:?}");
+    assert!(dec.removed.is_empty());
+}
+
+#[test]
+fn revert_appends_the_original_text() {
+    let e = env();
+    let path = open_demo_copy(&e);
+    let original = summary::view(&e.state, C5).unwrap().text;
+    summary::save_edit(&e.state, C5, "## Goal\nOnly this.\n", 1_740_822_000_000, Some("ed170001")).unwrap();
+    let len_after_edit = std::fs::metadata(&path).unwrap().len();
+    let w = summary::revert(&e.state, "ed170001", 1_740_822_060_000, Some("ed170002")).unwrap();
+    assert_eq!(w.entry_id, "ed170002");
+    let bytes = std::fs::read(&path).unwrap();
+    let tail = &bytes[len_after_edit as usize..];
+    assert_eq!(tail.iter().filter(|&&b| b == b'\n').count(), 1);
+    let line: serde_json::Value = serde_json::from_slice(tail).unwrap();
+    assert_eq!(line["summary"], original.as_str());
+    assert_eq!(line["details"]["editKind"], "revert");
+    assert_eq!(line["parentId"], "ed170001");
+    let kinds: Vec<&str> = w.view.history.iter().map(|h| h.kind.as_str()).collect();
+    assert_eq!(kinds, ["original", "edit", "revert"]);
+    assert_eq!(w.view.history[0].entry_id, C5);
+    // The reverted context: the original summary (with a fresh tokensBefore), then the same messages.
+    let s = Session::open(&path).unwrap();
+    let (first, rest) = context_after_summary(&s, "ed170002");
+    let (_, rest_before) = context_after_summary(&s, DEMO_LEAF);
+    assert!(first.contains(&session_engine::json::to_string(&session_engine::Value::Str(original.clone()))), "{first}");
+    assert_eq!(rest, rest_before);
+}
+
+#[test]
+fn a_compaction_that_does_not_govern_is_refused_and_nothing_is_written() {
+    let e = env();
+    let path = open_demo_copy(&e);
+    let before = std::fs::read(&path).unwrap();
+    let err = ipc(summary::save_edit(&e.state, C4, "## Goal\nx\n", 0, None));
+    assert_eq!(err.kind, ErrorKind::Refused);
+    assert!(!err.message.is_empty());
+    assert_eq!(ipc(summary::revert(&e.state, C4, 0, None)).kind, ErrorKind::Refused);
+    // A compaction that was never edited has nothing to revert.
+    assert_eq!(ipc(summary::revert(&e.state, C5, 0, None)).kind, ErrorKind::Refused);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn a_v1_file_is_read_only_and_refuses_edits() {
+    let e = env();
+    let path = e.dir.join("legacy.jsonl");
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("src-tauri/crates/session-engine/tests/fixtures/conformance/load-v1-legacy.jsonl"), &path)
+        .unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let opened = sessions::open(&e.state, &path, false).unwrap();
+    assert!(opened.read_only.is_some());
+    let s = Session::open(&path).unwrap();
+    let comp = s.compactions().next().expect("the v1 fixture has a compaction");
+    let id = s.id(comp).to_string();
+    let v = summary::view(&e.state, &id).unwrap();
+    assert_eq!(v.sections.len(), 1, "a summary with no headings is one section");
+    let err = ipc(summary::save_edit(&e.state, &id, "edited", 0, None));
+    assert_eq!(err.kind, ErrorKind::Refused);
+    assert_eq!(std::fs::read(&path).unwrap(), before, "nothing was written");
+}
+
+#[test]
+fn an_edit_after_another_writer_appended_is_refused_and_nothing_is_written() {
+    let e = env();
+    let path = open_demo_copy(&e);
+    // Pi appends a message while Arbor has the session open.
+    let pi_line = format!(
+        "{{\"type\":\"message\",\"id\":\"0f0f0f0f\",\"parentId\":\"{DEMO_LEAF}\",\"timestamp\":\"2025-03-01T10:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1740823200000}}}}\n"
+    );
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(pi_line.as_bytes()).unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let err = ipc(summary::save_edit(&e.state, C5, "## Goal\nx\n", 0, None));
+    assert_eq!(err.kind, ErrorKind::Refused, "{err:?}");
+    assert!(err.message.contains("nothing was written") || err.message.contains("changed"), "{}", err.message);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn get_summary_view_is_fast_on_the_demo() {
+    let e = env();
+    open_demo_copy(&e);
+    let t = std::time::Instant::now();
+    let v = summary::view(&e.state, C5).unwrap();
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    eprintln!("get_summary_view on the demo's C5: {ms:.2} ms (inside: {:.2} ms)", v.compute_ms);
+    assert!(ms < 500.0, "{ms} ms");
+}
