@@ -83,6 +83,10 @@ proptest! {
             naive.reverse();
             let got: Vec<String> = s.path_ids(s.file_leaf()).into_iter().map(str::to_string).collect();
             prop_assert_eq!(got, naive);
+        } else {
+            // No entries: no leaf, an empty path.
+            prop_assert_eq!(s.file_leaf(), None);
+            prop_assert!(s.path_ids(None).is_empty());
         }
     }
 
