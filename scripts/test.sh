@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
-# Set everything up and run every test: Rust (workspace), Vitest (UI) and the end-to-end
-# WebDriver test of the real window under Xvfb.
+# Set everything up and run every check and test: formatting, clippy and the UI's type check,
+# then Rust (workspace), Vitest (UI) and the end-to-end WebDriver test of the real window under Xvfb.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 "$ROOT/scripts/setup.sh"
+
+# Habits first, so a formatting, lint or type error shows before the long test run.
+echo "== cargo fmt --all --check"
+cargo fmt --all --check
+
+echo "== cargo clippy --workspace --all-targets --locked -- -D warnings"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+echo "== UI type check (tsc --noEmit)"
+(cd ui && npx tsc --noEmit)
 
 echo "== cargo test --workspace --locked"
 if [ -f "$ROOT/scripts/with-secret-service.sh" ]; then

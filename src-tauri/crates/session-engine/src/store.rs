@@ -248,7 +248,7 @@ mod tests {
         let name = session_file_name("2025-03-01T09:00:00.000Z", "019550ef-1280-7e3a-9c34-90cb73af3be4");
         let p = dir.path().join("--p--").join(&name);
         let header = crate::entries::line(&crate::entries::header("019550ef-1280-7e3a-9c34-90cb73af3be4", "2025-03-01T09:00:00.000Z", "/p", None));
-        create_session_file(&p, &[header.clone()]).unwrap();
+        create_session_file(&p, std::slice::from_ref(&header)).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), format!("{header}\n"));
         assert_eq!(header, r#"{"type":"session","version":3,"id":"019550ef-1280-7e3a-9c34-90cb73af3be4","timestamp":"2025-03-01T09:00:00.000Z","cwd":"/p"}"#);
     }
