@@ -71,6 +71,8 @@ enum Command {
     Search(SearchArgs),
     /// Set or clear an entry's label: appends Pi's `label` entry (synced before the id is printed)
     Label(LabelArgs),
+    /// Summary workbench: show, check (drop alarm, retention), diff, edit and revert summaries
+    Summary(commands::summary::SummaryArgs),
 }
 
 #[derive(Args, Debug)]
@@ -219,6 +221,7 @@ fn main() -> ExitCode {
         Command::Index(a) => commands::index::run(a),
         Command::Search(a) => commands::search::run(a),
         Command::Label(a) => commands::label::run(a),
+        Command::Summary(a) => commands::summary::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,6 +7,7 @@ pub mod inspect;
 pub mod label;
 pub mod navigate;
 pub mod search;
+pub mod summary;
 pub mod tree;
 
 pub type CmdResult = Result<(), String>;

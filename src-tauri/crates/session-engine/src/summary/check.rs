@@ -15,9 +15,10 @@
 //!   when the summary contains the command's leading words (the first two words of its first
 //!   line, after a leading `cd DIR &&`).
 //! * `error`: tool results with `isError: true` (their first non-empty line), and error lines in
-//!   bash output (lines with `error`, `failed`, `panicked`, `fatal`, `exception`, `traceback`;
-//!   at most 3 per result). Mentioned when more than half of their content words are in the
-//!   summary.
+//!   bash output (lines with `error:` / `error[` / a leading `error`, `failed`, `panicked`,
+//!   `fatal`, `exception`, `traceback`, `not found`, ...; at most 3 per result). Mentioned when
+//!   more than half of their content words (paths left out: they are facts of their own) are in
+//!   the summary.
 //! * `constraint`: sentences of user messages with must / never / always / don't / do not /
 //!   make sure / only / should not / avoid / ensure. Mentioned like errors.
 
@@ -247,7 +248,28 @@ pub fn leading_words(command: &str) -> String {
 
 const CONSTRAINT_WORDS: &[&str] =
     &["must", "never", "always", "don't", "dont", "do not", "make sure", "only", "should not", "shouldn't", "avoid", "ensure", "mustn't"];
-const ERROR_WORDS: &[&str] = &["error", "failed", "failure", "panicked", "fatal", "exception", "traceback", "cannot find", "not found"];
+const ERROR_WORDS: &[&str] = &[
+    "failed",
+    "failure",
+    "panicked",
+    "fatal",
+    "exception",
+    "traceback",
+    "cannot find",
+    "not found",
+    "no such file",
+    "permission denied",
+    "segmentation fault",
+];
+
+/// An error line: one of [`ERROR_WORDS`], or "error" as a message ("error:", "error[E0425]",
+/// "TypeError: …", a line starting with "error") rather than a name (`Result<(), Error>`).
+fn is_error_line(lower: &str) -> bool {
+    if ERROR_WORDS.iter().any(|w| has_word(lower, w)) {
+        return !lower.contains("0 failed") && !lower.contains("0 errors");
+    }
+    lower.starts_with("error") || lower.contains("error:") || lower.contains("error[") || lower.contains("[error]") || lower.contains(" error ")
+}
 
 fn has_word(lower: &str, w: &str) -> bool {
     let mut from = 0;
@@ -300,8 +322,7 @@ pub fn error_lines(output: &str) -> Vec<String> {
         if t.is_empty() || t.len() > 400 {
             continue;
         }
-        let lower = t.to_lowercase();
-        if ERROR_WORDS.iter().any(|w| has_word(&lower, w)) && !lower.contains("0 failed") && !lower.contains("0 errors") {
+        if is_error_line(&t.to_lowercase()) {
             out.push(t.to_string());
             if out.len() == 3 {
                 break;
