@@ -46,7 +46,9 @@ fn bin(dir: &Path) -> Command {
 /// Runs the CLI and returns its stdout (trimmed); the write must succeed.
 fn arbor(dir: &Path, file: &Path, args: &[&str]) -> String {
     let mut c = bin(dir);
-    c.arg(args[0]).arg(file).args(&args[1..]);
+    // The file follows the (sub)command words: `compact FILE …`, `summary edit FILE …`.
+    let words = if args[0] == "summary" { 2 } else { 1 };
+    c.args(&args[..words]).arg(file).args(&args[words..]);
     let o: Output = c.output().unwrap();
     assert!(o.status.success(), "arbor-cli {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8(o.stdout).unwrap().trim().to_string()
@@ -245,4 +247,45 @@ fn the_checks_see_a_torn_line_a_changed_message_and_a_moved_leaf() {
     assert_eq!(torn.skipped_lines, 1, "Pi skips the torn line");
     assert_eq!(pi::arbor_view(&file, None).skipped_lines, 1, "Arbor skips the torn line");
     assert_eq!(pi::first_difference(&torn, &pi::arbor_view(&file, None)), None);
+}
+
+// ---- Summary edit and revert (arbor-cli summary) -----------------------------------------------
+
+fn entry_id_of(json_out: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(json_out).unwrap()["entryId"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn summary_edit_and_revert() {
+    let case = "summary_edit_and_revert";
+    let (dir, file) = setup("summary-edit", "basic-tool-chain");
+    let original = arbor(&dir, &file, &["compact", "--keep-recent-tokens", "800"]);
+    if !pi::pi_or_skip(case) {
+        return;
+    }
+    let compacted = pi::assert_pi_agrees(&file, None);
+    assert_eq!(compacted.messages[0].role, "compactionSummary");
+
+    // Edit: Pi's context opens with the edited text, then the same verbatim messages.
+    let edited_text = "## Goal\nThe edited goal, written by hand ✓\n\n## Decisions\n- keep the retry mutex";
+    let text_file = dir.join("edited.md");
+    std::fs::write(&text_file, edited_text).unwrap();
+    let before = len(&file);
+    let edited = entry_id_of(&arbor(&dir, &file, &["summary", "edit", "--entry", &original, "--text-file", text_file.to_str().unwrap(), "--json"]));
+    assert_eq!(appended_types(&file, before), ["compaction"]);
+    let v = pi::assert_pi_agrees(&file, None);
+    assert_eq!(v.leaf_id.as_deref(), Some(edited.as_str()));
+    assert_eq!(v.messages[0].role, "compactionSummary");
+    assert!(v.messages[0].text.starts_with(edited_text), "Pi's context opens with the edited summary: {:?}", v.messages[0].text);
+    assert_eq!(v.messages[1..], compacted.messages[1..], "the messages after the summary are the same as before the edit");
+
+    // Revert: the original text again, the same messages.
+    let before = len(&file);
+    let reverted = entry_id_of(&arbor(&dir, &file, &["summary", "revert", "--entry", &edited, "--json"]));
+    assert_eq!(appended_types(&file, before), ["compaction"]);
+    let v = pi::assert_pi_agrees(&file, None);
+    assert_eq!(v.leaf_id.as_deref(), Some(reverted.as_str()));
+    assert_eq!(v.messages[0].text, compacted.messages[0].text, "the original summary is back");
+    assert_eq!(v.messages[1..], compacted.messages[1..]);
+    pi::assert_arbor_reads_pi_append(&file);
 }
