@@ -112,6 +112,10 @@ fn graph_rows_carry_the_drop_count_and_retention_score() {
     // The score on the marker is the one the inspect view shows.
     let v = summary::view(&e.state, C5).unwrap();
     assert_eq!((r5.retained, r5.facts), (Some(v.check.retention.mentioned), Some(v.check.retention.total)));
+    // The late fill (for markers a window had no time for) gives the same facts; non-summaries are skipped.
+    let late = summary::markers(&e.state, &[C5.to_string(), DEMO_LEAF.to_string(), "nope".to_string()]).unwrap();
+    assert_eq!(late.len(), 1);
+    assert_eq!((Some(late[0].dropped), Some(late[0].retained), Some(late[0].facts)), (r5.dropped, r5.retained, r5.facts));
     // Rows of other kinds carry none.
     assert!(w.rows.iter().filter(|r| r.kind == "user").all(|r| r.dropped.is_none() && r.facts.is_none()));
     assert!(s.len() > 300);
@@ -127,7 +131,7 @@ fn edit_appends_one_line_and_the_context_keeps_the_same_messages() {
     let v = summary::view(&e.state, C5).unwrap();
     let new_text = v.text.replace(
         "leaf remote summary leaf commit.\n\n## Next Steps",
-        "leaf remote summary leaf commit.\n- **Budget per load, not per attempt**: restored by hand.\n\n## Next Steps",
+        "leaf remote summary leaf commit.\n- **Budget per load, not per attempt**: resetting the counter on every attempt made `retries on 503` fail.\n\n## Next Steps",
     );
     assert_ne!(new_text, v.text);
     let w = summary::save_edit(&e.state, C5, &new_text, 1_740_822_000_000, Some("ed170001")).unwrap();
@@ -152,12 +156,16 @@ fn edit_appends_one_line_and_the_context_keeps_the_same_messages() {
     // The context at the new leaf: the edited summary, then the same messages as before.
     let s1 = Session::open(&path).unwrap();
     let (first, messages_after) = context_after_summary(&s1, "ed170001");
-    assert!(first.contains("restored by hand"), "{first}");
+    assert!(first.contains("resetting the counter on every attempt"), "{first}");
     assert_eq!(messages_after, messages_before);
     // The app's session was extended, not replaced by something else: same entries as a fresh open.
     assert_eq!(sessions::describe(&e.state).unwrap().entry_count as usize, s1.len());
     // The new view: edited by the user, editable, no drop alarm any more, history original → edit.
     assert_eq!(w.view.author, "userEdit");
+    // An edit is judged as its original: the original's span and predecessor.
+    assert_eq!((w.view.span.count, &w.view.span.first_id), (v.span.count, &v.span.first_id));
+    assert_eq!(w.view.check.previous_entry_id.as_deref(), Some(C4));
+    assert_eq!(w.view.check.retention.total, v.check.retention.total);
     assert!(w.view.editable);
     assert!(w.view.check.dropped.is_empty(), "{:?}", w.view.check.dropped);
     let kinds: Vec<&str> = w.view.history.iter().map(|h| h.kind.as_str()).collect();
@@ -258,4 +266,90 @@ fn get_summary_view_is_fast_on_the_demo() {
     let ms = t.elapsed().as_secs_f64() * 1000.0;
     eprintln!("get_summary_view on the demo's C5: {ms:.2} ms (inside: {:.2} ms)", v.compute_ms);
     assert!(ms < 500.0, "{ms} ms");
+}
+
+/// Workbench timings on a big session (the 100k-entry generated one):
+/// `ARBOR_BENCH_FILE=/path/s100k.jsonl cargo test -p arbor --test workbench -- --ignored --nocapture`.
+/// Prints get_summary_view on the largest compaction (cold and warm), the diff against the one
+/// before it, and the graph's marker facts for every compaction (cold cache, then cached).
+#[test]
+#[ignore = "benchmark: needs ARBOR_BENCH_FILE"]
+fn bench_workbench_on_big_session() {
+    let Some(file) = std::env::var_os("ARBOR_BENCH_FILE") else { return };
+    let e = env();
+    let path = e.dir.join("big.jsonl");
+    std::fs::copy(&file, &path).unwrap();
+    let opened = sessions::open(&e.state, &path, false).unwrap();
+    let s = Session::open(&path).unwrap();
+    let comps: Vec<usize> = s.compactions().collect();
+    let largest = *comps.iter().max_by_key(|&&i| s.value(i).str_field("summary").map(str::len).unwrap_or(0)).expect("a compaction");
+    let id = s.id(largest).to_string();
+    let ms = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1000.0;
+    let t = std::time::Instant::now();
+    let v = summary::view(&e.state, &id).unwrap();
+    let cold = ms(t);
+    let t = std::time::Instant::now();
+    summary::view(&e.state, &id).unwrap();
+    let warm = ms(t);
+    let t = std::time::Instant::now();
+    if let Some(prev) = &v.check.previous_entry_id {
+        summary::diff(&e.state, prev, &id).unwrap();
+    }
+    let diff = ms(t);
+    let t = std::time::Instant::now();
+    let w = graph::window(&e.state, 0, opened.total_rows.min(5000)).unwrap();
+    let first = ms(t);
+    let t = std::time::Instant::now();
+    let w2 = graph::window(&e.state, 0, opened.total_rows.min(5000)).unwrap();
+    let second = ms(t);
+    let missing: Vec<String> = w2.rows.iter().filter(|r| r.kind == "compaction" && r.facts.is_none()).map(|r| r.entry_id.clone()).collect();
+    let t = std::time::Instant::now();
+    summary::markers(&e.state, &missing).unwrap();
+    let late = ms(t);
+    let t = std::time::Instant::now();
+    graph::window(&e.state, 0, opened.total_rows.min(5000)).unwrap();
+    let again = ms(t);
+    eprintln!(
+        "{} entries, {} compactions; largest {id}: {} sections, span {} entries, {}/{} facts, {} dropped",
+        s.len(),
+        comps.len(),
+        v.sections.len(),
+        v.span.count,
+        v.check.retention.mentioned,
+        v.check.retention.total,
+        v.check.dropped.len()
+    );
+    // The engine parts of the view, one by one.
+    let text = s.value(largest).str_field("summary").unwrap_or("").to_string();
+    let mut parts = Vec::new();
+    let t = std::time::Instant::now();
+    session_engine::summary::parse(&text);
+    parts.push(("parse", ms(t)));
+    let t = std::time::Instant::now();
+    session_engine::summary::previous_compaction(&s, largest);
+    parts.push(("previous_compaction", ms(t)));
+    let t = std::time::Instant::now();
+    session_engine::summary::span(&s, largest);
+    parts.push(("span", ms(t)));
+    let t = std::time::Instant::now();
+    session_engine::summary::retention(&s, largest, &text);
+    parts.push(("retention", ms(t)));
+    let t = std::time::Instant::now();
+    session_engine::summary::check(&s, largest);
+    parts.push(("check", ms(t)));
+    let t = std::time::Instant::now();
+    session_engine::summary::history(&s, largest);
+    parts.push(("history", ms(t)));
+    let t = std::time::Instant::now();
+    session_engine::summary::edit_refusal(&s, largest, s.file_leaf());
+    parts.push(("edit_refusal", ms(t)));
+    eprintln!("engine parts: {}", parts.iter().map(|(n, m)| format!("{n} {m:.1} ms")).collect::<Vec<_>>().join(", "));
+    eprintln!("get_summary_view: {cold:.1} ms cold, {warm:.1} ms again; diff with previous: {diff:.1} ms");
+    let filled = w.rows.iter().filter(|r| r.kind == "compaction" && r.facts.is_some()).count();
+    eprintln!(
+        "graph window of {} rows: {first:.1} ms with {filled} of {} compaction markers computed in the budget, {second:.1} ms for the next window; summary_markers for the {} left: {late:.1} ms; all cached: {again:.1} ms",
+        w.rows.len(),
+        comps.len(),
+        missing.len()
+    );
 }

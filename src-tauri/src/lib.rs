@@ -54,6 +54,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         summary::save_summary_edit,
         summary::revert_summary,
         summary::resummarize_summary,
+        summary::summary_markers,
     ])
 }
 

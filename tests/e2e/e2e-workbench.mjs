@@ -76,18 +76,24 @@ async function scenario(display) {
     check("the retention facts are listed", facts > 3, String(facts));
     await s.screenshot("workbench-10-inspect");
 
-    // 3. Add back → editor with the item restored → Ctrl+Enter saves a new entry.
+    // 3. Add back opens the editor with the lost decision restored; Escape cancels, nothing written.
     const n0 = lines(demoFile).length;
     await s.click("#wb-alarm .wb-addback");
     const editor = await s.waitFor("editor", () => s.exec(`const t = document.getElementById("wb-editor"); return t && t.value`));
-    check("Add back opens the editor with the decision restored", editor.includes("Budget per load, not per attempt") && editor.includes("Trait path parser cache"), editor);
-    // Escape cancels without writing.
+    check("Add back opens the editor with the decision restored in its section", editor.includes("Budget per load, not per attempt") && editor.includes("Trait path parser cache") && !editor.includes("## Goal"), editor);
+    await s.screenshot("workbench-20-add-back");
     await key(s, "Escape");
     check("Escape closes the editor", await s.exec(`return !document.getElementById("wb-editor")`));
-    await s.click("#wb-alarm .wb-addback");
-    await s.waitFor("editor again", () => s.exec(`return !!document.getElementById("wb-editor")`));
-    await s.exec(`const t = document.getElementById("wb-editor"); t.value = t.value.replace("per load, not per attempt**:", "per load, not per attempt** (restored in the e2e):"); t.focus();`);
-    await s.screenshot("workbench-20-editor");
+    check("cancelling writes nothing", lines(demoFile).length === n0);
+
+    // 4. Edit the Goal section and save with Ctrl+Enter: one appended compaction entry.
+    await s.click(`.wb-card[data-section="Goal"] .wb-card-edit`);
+    const body = await s.waitFor("goal editor", () => s.exec(`const t = document.getElementById("wb-editor"); return t && t.value`));
+    check("the section editor holds the section's body only", body.startsWith("Allocator branch trace") && body.includes("- Add a retry budget"), body);
+    await s.exec(`const t = document.getElementById("wb-editor");
+      t.value = t.value.replace("Allocator branch trace widget merge file file the timeout branch timeout!", "Ship the retry budget.").replace("- Add a retry budget to", "- Add a retry budget (edited in the e2e) to");
+      t.focus();`);
+    await s.screenshot("workbench-21-editor");
     await key(s, "Enter", true);
     const edit = await s.waitFor("edit appended", () => {
       const l = lines(demoFile);
@@ -95,30 +101,35 @@ async function scenario(display) {
     }, 15_000);
     check("saving appends exactly one compaction entry", lines(demoFile).length === n0 + 1 && edit.type === "compaction", JSON.stringify(edit).slice(0, 200));
     check("the entry records the edit", edit.details?.editedFrom === C5 && edit.details?.editKind === "edit", JSON.stringify(edit.details));
+    check("only the Goal section changed", edit.summary === lines(demoFile).find((e) => e.id === C5).summary.replace("Allocator branch trace widget merge file file the timeout branch timeout!", "Ship the retry budget.").replace("- Add a retry budget to", "- Add a retry budget (edited in the e2e) to"));
     await s.waitFor("workbench of the edit", async () => (await s.exec(`const w = document.getElementById("workbench"); return w && w.dataset.entryId`)) === edit.id, 15_000);
     check("the new entry is the leaf", (await s.text("#status-leaf")) === edit.id);
-    const leafRow = await s.exec(`const r = document.querySelector('.g-row.m-leaf'); return r && r.dataset.entryId`);
+    const leafRow = await s.waitFor("leaf row", () => s.exec(`const r = document.querySelector('.g-row.m-leaf'); return r && r.dataset.entryId`));
     check("the new entry is on the graph as the leaf", leafRow === edit.id, String(leafRow));
     const authorNow = await s.text(".wb-facts");
-    check("the new version says it was edited by the user", authorNow.includes("edited by the user"), authorNow);
+    check("the new version says it was edited by the user, over the original's span", authorNow.includes("edited by the user") && !authorNow.includes("empty span"), authorNow);
     await s.screenshot("workbench-30-saved");
     await s.click(`.tab[data-tab="context"]`);
     const ctx = await s.waitFor("context with the edit", async () => {
       const t = await s.text("#context");
-      return t && t.includes("restored in the e2e") ? t : null;
+      return t && t.includes("edited in the e2e") ? t : null;
     });
-    check("the context view starts from the edited summary", !!ctx);
+    check("the context view starts from the edited summary", !!ctx && (await s.text("#context-leaf")).includes(edit.id));
     await s.screenshot("workbench-31-context");
     await s.click(`.tab[data-tab="detail"]`);
 
-    // 4. Diff: the edit against its original.
+    // Diff: the edit against its original (the default for an edit).
     await s.click("#wb-diff");
-    const diff = await s.waitFor("diff", async () => {
+    await s.waitFor("diff", async () => {
       const t = await s.text("#wb-diff-view .wb-diff");
       return t && t.length > 10 ? t : null;
     });
-    const added = await s.exec(`return [...document.querySelectorAll('#wb-diff-view .wb-dsec[data-section="Key Decisions"] .wb-dline.add, #wb-diff-view .wb-dsec[data-section="Key Decisions"] .wb-dline.rew')].map((e) => e.textContent).join("|")`);
-    check("the diff shows the restored decision in Key Decisions", added.includes("restored in the e2e"), `${added} / ${diff.slice(0, 200)}`);
+    const goal = await s.exec(`return [...document.querySelectorAll('#wb-diff-view .wb-dsec[data-section="Goal"] .wb-dline')].map((e) => e.className + ":" + e.textContent).join("|")`);
+    check("the diff shows the reworded goal item", goal.includes("rew") && goal.includes("edited in the e2e"), goal);
+    const ins = await s.exec(`return [...document.querySelectorAll('#wb-diff-view .wb-dsec[data-section="Goal"] .w-ins')].map((e) => e.textContent).join(" ")`);
+    check("word-level changes inside the reworded item", ins.includes("edited"), ins);
+    const from = await s.exec(`return document.getElementById("wb-diff-from").value`);
+    check("an edit is compared with its original by default", from === C5, from);
     await s.screenshot("workbench-40-diff");
     await key(s, "Escape");
     check("Escape closes the diff", await s.exec(`return !document.getElementById("wb-diff-view")`));

@@ -27,7 +27,7 @@ pub fn window(state: &AppState, start: u32, end: u32) -> Result<GraphWindow, App
     }
     state.with_open(|o| {
         let mut rows = graph::window(&o.session, &o.layout, start, end);
-        crate::view::summary::annotate_rows(&o.session, &o.markers, &mut rows);
+        crate::view::summary::annotate_rows(&o.session, &o.markers, &mut rows, crate::view::summary::MARKER_BUDGET);
         Ok(GraphWindow { start, total_rows: o.layout.len() as u32, lanes: o.layout.lanes() as u32, rows })
     })
 }

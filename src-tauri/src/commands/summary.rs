@@ -12,7 +12,7 @@ use super::summarize::{channel_progress, SummaryProgress};
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile, OpenSession};
 use crate::view::graph;
-use crate::view::summary::{diff_view, retention_view, sections_of, summary_view, RetentionView, SectionView, SummaryDiffView, SummaryView};
+use crate::view::summary::{diff_view, retention_view, sections_of, summary_view, MarkerFactsView, RetentionView, SectionView, SummaryDiffView, SummaryView};
 use serde::Serialize;
 use session_engine::session::Extend;
 use session_engine::summary as sm;
@@ -197,12 +197,14 @@ pub async fn resummarize(
     state.with_open(|o| {
         let i = summary_idx(o, entry_id)?;
         let s = &o.session;
+        // Retention over the span the summary stands for (an edit's: its original's).
+        let origin = crate::view::summary::origin_of(s, i);
         Ok(ResummaryView {
             entry_id: entry_id.to_string(),
             sections: sections_of(&sm::parse(&out.text)),
             diff: diff_view(Some(entry_id.to_string()), None, &existing, &out.text),
-            retention_existing: retention_view(&sm::retention(s, i, &existing)),
-            retention_new: retention_view(&sm::retention(s, i, &out.text)),
+            retention_existing: retention_view(&sm::retention(s, origin, &existing)),
+            retention_new: retention_view(&sm::retention(s, origin, &out.text)),
             text: out.text,
             summarizer: describe,
             offline: out.offline,
@@ -212,7 +214,30 @@ pub async fn resummarize(
     })
 }
 
+/// Drop-alarm counts and retention scores of summary entries (the graph asks for the markers a
+/// window left without them). Unknown ids and non-summaries are skipped.
+pub fn markers(state: &AppState, entry_ids: &[String]) -> Result<Vec<MarkerFactsView>, AppError> {
+    state.with_open(|o| {
+        Ok(entry_ids
+            .iter()
+            .filter_map(|id| o.session.index_of(id).filter(|&i| crate::view::summary::is_summary(&o.session, i)))
+            .take(500)
+            .map(|i| {
+                let f = o.markers.facts(&o.session, i);
+                MarkerFactsView { entry_id: o.session.id(i).to_string(), dropped: f.dropped, retained: f.mentioned, facts: f.total }
+            })
+            .collect())
+    })
+}
+
 // ---- commands -----------------------------------------------------------------------------
+
+/// Marker facts the graph window left out (computed off the main thread).
+#[tauri::command]
+#[specta::specta]
+pub async fn summary_markers(state: State<'_, AppState>, entry_ids: Vec<String>) -> IpcResult<Vec<MarkerFactsView>> {
+    Ok(markers(&state, &entry_ids)?)
+}
 
 /// Sections, files, span, author, history, editability and the check of one summary entry.
 #[tauri::command]

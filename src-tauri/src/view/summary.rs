@@ -203,20 +203,54 @@ pub fn check_view(c: &sm::Check) -> CheckView {
     }
 }
 
-/// The check of a summary entry: the engine's for a compaction; a branch summary has no
+/// The original summary an edit or revert stands in for (`details.editOrigin`), else `idx`.
+/// An edit is appended at the leaf, after its original: its own span is empty and the compaction
+/// before it on the path is its original, so the workbench judges it by the original's span and
+/// the original's predecessor instead.
+pub fn origin_of(s: &Session, idx: usize) -> usize {
+    let v = s.value(idx);
+    v.get("details")
+        .and_then(|d| d.get("editOrigin"))
+        .and_then(Value::as_str)
+        .and_then(|id| s.index_of(id))
+        .filter(|&o| o != idx && s.kind(o) == Kind::Compaction && s.kind(idx) == Kind::Compaction)
+        .unwrap_or(idx)
+}
+
+/// The check of a summary entry: the engine's for a compaction (for an edit: against the
+/// original's predecessor, retention over the original's span); a branch summary has no
 /// previous summary to drop from, only its retention.
 pub fn check_of(s: &Session, idx: usize) -> CheckView {
-    if s.kind(idx) == Kind::Compaction {
+    let text = s.value(idx).str_field("summary").unwrap_or("").to_string();
+    if s.kind(idx) != Kind::Compaction {
+        return CheckView {
+            entry_id: s.id(idx).to_string(),
+            previous_entry_id: None,
+            dropped: Vec::new(),
+            moved: Vec::new(),
+            retention: retention_view(&sm::retention(s, idx, &text)),
+        };
+    }
+    let origin = origin_of(s, idx);
+    if origin == idx {
         return check_view(&sm::check(s, idx));
     }
-    let text = s.value(idx).str_field("summary").unwrap_or("").to_string();
-    CheckView {
+    let new = sm::parse(&text);
+    let prev = sm::previous_compaction(s, origin);
+    let (dropped, moved) = match prev {
+        Some(p) => {
+            let old = sm::parse(s.value(p).str_field("summary").unwrap_or(""));
+            (sm::check::dropped_items(&old, &new), sm::diff(&old, &new).moved)
+        }
+        None => (Vec::new(), Vec::new()),
+    };
+    check_view(&sm::Check {
         entry_id: s.id(idx).to_string(),
-        previous_entry_id: None,
-        dropped: Vec::new(),
-        moved: Vec::new(),
-        retention: retention_view(&sm::retention(s, idx, &text)),
-    }
+        previous_entry_id: prev.map(|p| s.id(p).to_string()),
+        dropped,
+        moved,
+        retention: sm::retention(s, origin, &text),
+    })
 }
 
 /// Who wrote the summary, from the entry (see docs/workbench-api: hook, user edit, offline, model).
@@ -275,14 +309,17 @@ pub fn summary_view(s: &Session, idx: usize, leaf: Option<usize>) -> SummaryView
             .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
             .unwrap_or_else(|| fallback.to_vec())
     };
-    let span = sm::span(s, idx);
+    let span = sm::span(s, origin_of(s, idx));
     let (author, author_detail) = author_of(v);
     let first_kept = v.str_field("firstKeptEntryId").map(str::to_string);
-    let path: std::collections::HashSet<usize> = s.path(leaf).into_iter().collect();
+    let mut on_path = vec![false; s.len()];
+    for i in s.path(leaf) {
+        on_path[i] = true;
+    }
     let others = (0..s.len())
         .filter(|&i| is_summary(s, i))
         .take(500)
-        .map(|i| SummaryRef { entry_id: s.id(i).to_string(), kind: kind_name(s, i), timestamp: s.entry(i).timestamp.to_string(), on_path: path.contains(&i) })
+        .map(|i| SummaryRef { entry_id: s.id(i).to_string(), kind: kind_name(s, i), timestamp: s.entry(i).timestamp.to_string(), on_path: on_path[i] })
         .collect();
     let refusal = if s.kind(idx) == Kind::Compaction {
         sm::edit_refusal(s, idx, leaf)
@@ -406,10 +443,14 @@ pub struct MarkerCache {
 }
 
 impl MarkerCache {
+    pub fn cached(&self, s: &Session, idx: usize) -> Option<MarkerFacts> {
+        self.map.lock().unwrap_or_else(|p| p.into_inner()).get(s.id(idx)).copied()
+    }
+
     pub fn facts(&self, s: &Session, idx: usize) -> MarkerFacts {
         let id = s.id(idx);
-        if let Some(f) = self.map.lock().unwrap_or_else(|p| p.into_inner()).get(id) {
-            return *f;
+        if let Some(f) = self.cached(s, idx) {
+            return f;
         }
         let c = check_of(s, idx);
         let f = MarkerFacts { dropped: c.dropped.len() as u32, mentioned: c.retention.mentioned, total: c.retention.total };
@@ -430,16 +471,37 @@ impl MarkerCache {
     }
 }
 
-/// Fills the drop-alarm count and the retention score of the compaction and branch-summary rows.
-pub fn annotate_rows(s: &Session, cache: &MarkerCache, rows: &mut [super::graph::GraphRow]) {
+/// How long one graph window may spend computing marker facts that are not cached yet (each
+/// costs a check: ~15 ms on a large compaction of the 100k-entry session). Rows left without
+/// facts are filled by `summary_markers`, which the graph calls after drawing.
+pub const MARKER_BUDGET: std::time::Duration = std::time::Duration::from_millis(40);
+
+/// Fills the drop-alarm count and the retention score of the compaction and branch-summary rows:
+/// cached ones always, new ones until `budget` is spent (the rest stay `None`).
+pub fn annotate_rows(s: &Session, cache: &MarkerCache, rows: &mut [super::graph::GraphRow], budget: std::time::Duration) {
+    let t0 = std::time::Instant::now();
     for r in rows.iter_mut() {
         if r.kind != "compaction" && r.kind != "branch_summary" {
             continue;
         }
         let Some(idx) = s.index_of(&r.entry_id) else { continue };
-        let f = cache.facts(s, idx);
+        let f = match cache.cached(s, idx) {
+            Some(f) => f,
+            None if t0.elapsed() < budget => cache.facts(s, idx),
+            None => continue,
+        };
         r.dropped = Some(f.dropped);
         r.retained = Some(f.mentioned);
         r.facts = Some(f.total);
     }
+}
+
+/// Marker facts of one summary entry, for the graph's late fill.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct MarkerFactsView {
+    pub entry_id: String,
+    pub dropped: u32,
+    pub retained: u32,
+    pub facts: u32,
 }

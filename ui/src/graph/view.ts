@@ -125,8 +125,28 @@ export class GraphView {
       if (gen !== this.generation) return;
       this.chunks.set(c, w.rows);
       this.schedule();
+      void this.fillMarkers(w.rows, gen);
     } finally {
       this.pending.delete(c);
+    }
+  }
+
+  /** Summary markers the window left without a drop count / retention score (too many to
+   *  compute at once): ask for them off the main thread, then redraw. */
+  private async fillMarkers(rows: GraphRow[], gen: number): Promise<void> {
+    const missing = rows.filter((r) => (r.kind === "compaction" || r.kind === "branch_summary") && (r.facts ?? null) === null);
+    if (!missing.length) return;
+    try {
+      const facts = await call(api.summaryMarkers(missing.map((r) => r.entryId)));
+      if (gen !== this.generation) return;
+      const byId = new Map(facts.map((f) => [f.entryId, f]));
+      for (const r of missing) {
+        const f = byId.get(r.entryId);
+        if (f) Object.assign(r, { dropped: f.dropped, retained: f.retained, facts: f.facts });
+      }
+      this.schedule();
+    } catch {
+      /* markers are a convenience; the rows are drawn without them */
     }
   }
 

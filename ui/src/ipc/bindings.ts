@@ -71,6 +71,8 @@ export const commands = {
 	revertSummary: (entryId: string) => typedError<SummaryWrite_Serialize, IpcError>(__TAURI_INVOKE("revert_summary", { entryId })),
 	/**  An alternative summary of the same span (nothing is written); progress on `on_progress`. */
 	resummarizeSummary: (entryId: string, provider: string | null, model: string | null, instructions: string | null, onProgress: Channel<SummaryProgress_Deserialize>) => typedError<ResummaryView_Serialize, IpcError>(__TAURI_INVOKE("resummarize_summary", { entryId, provider, model, instructions, onProgress })),
+	/**  Marker facts the graph window left out (computed off the main thread). */
+	summaryMarkers: (entryIds: string[]) => typedError<MarkerFactsView[], IpcError>(__TAURI_INVOKE("summary_markers", { entryIds })),
 };
 
 /* Types */
@@ -657,6 +659,14 @@ export type ListingQuery_Serialize = {
 	ascending: boolean,
 	/**  At most this many sessions (default 500). */
 	limit: number | null,
+};
+
+/**  Marker facts of one summary entry, for the graph's late fill. */
+export type MarkerFactsView = {
+	entryId: string,
+	dropped: number,
+	retained: number,
+	facts: number,
 };
 
 /**  Who summarizes and answers: `offline` (the default, no key) or a model provider. */

@@ -179,21 +179,21 @@ export class Workbench {
     edit.id = "wb-edit-raw";
     edit.disabled = !v.editable;
     actions.appendChild(edit);
-    const diff = button("Diff…", () => void this.openDiff(v.check.previousEntryId ?? v.history[0]?.entryId ?? v.entryId, v.entryId));
+    // An edit compares with its original first; an original with the compaction before it.
+    const isVersion = v.history.length > 1 && v.history[0]?.entryId !== v.entryId;
+    const diffFrom = (isVersion ? v.history[0]?.entryId : v.check.previousEntryId) ?? v.check.previousEntryId ?? v.entryId;
+    const diff = button("Diff…", () => void this.openDiff(diffFrom, v.entryId), "", isVersion ? "Compare with the original" : "Compare with the compaction before it");
     diff.id = "wb-diff";
     actions.appendChild(diff);
     const re = button("Re-summarize & compare…", () => this.openResummarize());
     re.id = "wb-resummarize";
     actions.appendChild(re);
-    const last = v.history[v.history.length - 1];
-    const isEdit = v.history.length > 1 && v.history[0]?.entryId !== v.entryId;
-    if (isEdit) {
+    if (isVersion && v.history.find((h) => h.entryId === v.entryId)?.kind === "edit") {
       const rv = button(`Revert to original`, () => void this.revert(), "", v.editable ? `Append the text of ${v.history[0].entryId} again` : v.editRefusal ?? "");
       rv.id = "wb-revert";
       rv.disabled = !v.editable;
       actions.appendChild(rv);
     }
-    void last;
     h.appendChild(actions);
     if (!v.editable && v.editRefusal) h.appendChild(el("div", "muted small wb-refusal", v.editRefusal));
     return h;
@@ -213,6 +213,7 @@ export class Workbench {
       sum.appendChild(e);
     }
     d.appendChild(sum);
+    if (s.text.trim()) d.appendChild(renderMarkdown(s.text));
     if (s.items.length) {
       const ul = el("ul", "wb-items");
       for (const it of s.items) {
@@ -229,7 +230,6 @@ export class Workbench {
       }
       d.appendChild(ul);
     }
-    if (s.text.trim()) d.appendChild(renderMarkdown(s.text));
     if (!s.items.length && !s.text.trim()) d.appendChild(el("div", "muted small", "(empty)"));
     return d;
   }
