@@ -44,7 +44,7 @@ pub fn pi_or_skip(test: &str) -> bool {
     let pkg = repo_root().join("tests/pi/node_modules/@mariozechner/pi-coding-agent/package.json");
     let node = Command::new("node").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
     let problem = if !node {
-        Some("`node` is not on PATH".to_string())
+        Some("`node --version` does not run (Node.js 20 or newer must be on PATH)".to_string())
     } else if !pkg.is_file() {
         Some(format!("Pi is not installed ({} is missing)", pkg.display()))
     } else {
