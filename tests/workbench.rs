@@ -93,6 +93,13 @@ fn view_shows_sections_files_span_author_alarm_and_retention() {
     assert!(!v4.editable);
     assert!(v4.edit_refusal.as_deref().is_some_and(|r| !r.is_empty()));
     assert_eq!(v4.author, "unknown");
+    // A split-turn compaction: its turn-prefix sections are flagged, the others are not.
+    let split = summary::view(&e.state, "6c2a71bf").unwrap();
+    assert!(split.turn_prefix.is_some());
+    let prefix: Vec<&str> = split.sections.iter().filter(|s| s.turn_prefix).map(|s| s.name.as_str()).collect();
+    assert!(prefix.len() >= 3 && prefix.iter().all(|n| n.starts_with("Turn Context")), "{prefix:?}");
+    assert!(split.sections.iter().any(|s| !s.turn_prefix && s.name == "Key Decisions"));
+    assert!(v.sections.iter().all(|s| !s.turn_prefix));
     // A non-summary entry is refused with a sentence.
     assert_eq!(ipc(summary::view(&e.state, DEMO_LEAF)).kind, ErrorKind::Invalid);
 }

@@ -159,9 +159,33 @@ async function scenario(display) {
     check("both retention scores are shown", scores.length === 2 && scores.every((t) => /\d+\/\d+ facts|no facts/.test(t)), JSON.stringify(scores));
     check("re-summarize writes nothing", lines(demoFile).length === n2);
     await s.screenshot("workbench-60-resummarize");
-    await key(s, "Escape");
+    // "Use this" appends the alternative as an edit.
+    const altText = await s.exec(`return document.getElementById("wb-col-new").textContent`);
+    await s.click("#wb-use-this");
+    const used = await s.waitFor("alternative appended", () => {
+      const l = lines(demoFile);
+      return l.length > n2 ? l[l.length - 1] : null;
+    }, 15_000);
+    check("Use this appends the alternative as an edit", used.type === "compaction" && used.details?.editKind === "edit" && used.details?.editedFrom === rev.id && lines(demoFile).length === n2 + 1, JSON.stringify(used.details));
+    await s.waitFor("workbench of the used alternative", async () => (await s.exec(`const w = document.getElementById("workbench"); return w && w.dataset.entryId`)) === used.id, 15_000);
+    const firstLine = used.summary.split("\n").find((l) => l.trim() && !l.startsWith("#")) ?? "";
+    check("the appended text is the alternative shown, and the comparison closed", altText.includes(firstLine.replace(/^[-*]\s+/, "").slice(0, 30)) && !(await s.exec(`return !!document.getElementById("wb-resum-view")`)), firstLine);
 
-    // 7. Back on the graph: the drop-alarm badge is still on the compaction that lost the decision.
+    // 7. A split-turn compaction shows its turn-prefix part apart; a branch summary is not editable.
+    await selectRow(s, "6c2a71bf", "workbench of the split-turn compaction");
+    const prefix = await s.exec(`return [...document.querySelectorAll("#wb-turn-prefix .wb-card")].map((c) => c.dataset.section)`);
+    check("the turn-prefix part is shown apart", prefix.length >= 3 && prefix.every((n) => n.startsWith("Turn Context")), JSON.stringify(prefix));
+    const mainCards = await s.exec(`return [...document.querySelectorAll("#wb-sections .wb-card")].map((c) => c.dataset.section)`);
+    check("and not among the main sections", mainCards.length > 3 && !mainCards.some((n) => n.startsWith("Turn Context")), JSON.stringify(mainCards));
+    check("an older compaction cannot be edited here, and says why", (await s.exec(`return document.getElementById("wb-edit-raw").disabled`)) && ((await s.text(".wb-refusal")) || "").length > 10);
+    await s.screenshot("workbench-65-split-turn");
+    await selectRow(s, "b29dfc19", "workbench of a branch summary");
+    const bs = await s.text(".wb-facts");
+    check("a branch summary shows its inferred span", bs.includes("inferred"), bs);
+    check("a branch summary is not editable", await s.exec(`return document.getElementById("wb-edit-raw").disabled`));
+    await s.screenshot("workbench-66-branch-summary");
+
+    // 8. Back on the graph: the drop-alarm badge is still on the compaction that lost the decision.
     const rows2 = await collectRows(s);
     const again = rows2.find((r) => r.id === C5);
     await scrollRowIntoView(s, again.row);

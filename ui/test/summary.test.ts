@@ -121,3 +121,31 @@ describe("labels", () => {
     expect(diffCounts({ added: ["a"], removed: [], unchanged: ["b", "c"], reworded: [{}] })).toBe("+1 ~1 =2");
   });
 });
+
+describe("rendering stays text-only", () => {
+  it("renders a diff of hostile text as text nodes", async () => {
+    const { renderDiff } = await import("../src/summary/workbench");
+    const evil = `<img src=x onerror="window.hacked=1"><script>window.hacked=1</script>`;
+    const root = renderDiff({
+      from: "a",
+      to: "b",
+      sections: [{ title: evil, added: [evil], removed: [evil], unchanged: [evil], reworded: [{ from: evil, to: evil, words: [{ op: "insert", text: evil }] }], textChanged: true }],
+      moved: [{ text: evil, from: evil, to: evil }],
+      filesAdded: [evil],
+      filesRemoved: [],
+    });
+    expect(root.querySelectorAll("img, script, a, iframe").length).toBe(0);
+    expect(root.textContent).toContain("<script>");
+    expect(root.querySelectorAll(".wb-dline.add").length).toBe(2);
+    expect(root.querySelector(".w-ins")?.textContent).toBe(evil);
+    for (const e of root.querySelectorAll("*")) for (const a of e.attributes) expect(a.name.startsWith("on")).toBe(false);
+  });
+});
+
+describe("placeholders", () => {
+  it("recognises placeholder items", async () => {
+    const { isPlaceholder } = await import("../src/summary/pure");
+    for (const t of ["(none)", "none", "None.", "(n/a)", "nothing yet"]) expect(isPlaceholder(t)).toBe(true);
+    for (const t of ["none of the tests fail", "Full jitter", "(none of it)"]) expect(isPlaceholder(t)).toBe(false);
+  });
+});

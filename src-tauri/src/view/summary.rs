@@ -172,7 +172,8 @@ pub fn sections_of(sum: &Summary) -> Vec<SectionView> {
             items: s.items.iter().map(|it| ItemView { text: it.text.clone(), marker: tag(&it.marker), checked: it.checked, depth: it.depth as u32 }).collect(),
             text: s.text.clone(),
             raw: s.raw.clone(),
-            turn_prefix: s.name.starts_with("Turn Context › "),
+            // The split turn's part opens with a section named "Turn Context" (the marker), then "Turn Context › …".
+            turn_prefix: sum.turn_prefix.is_some() && (s.name == "Turn Context" || s.name.starts_with("Turn Context › ")),
         })
         .collect()
 }

@@ -171,3 +171,8 @@ export function authorLabel(author: string, detail: string): string {
   const n = names[author] ?? author;
   return detail && author !== "offline" ? `${n} (${detail})` : n;
 }
+
+/** A placeholder item ("(none)", "none", "n/a") that moving between sections says nothing about. */
+export function isPlaceholder(text: string): boolean {
+  return /^\s*\(?\s*(none|n\/a|nothing( yet)?)\s*\)?\.?\s*$/i.test(text);
+}

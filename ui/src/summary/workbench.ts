@@ -16,7 +16,7 @@ import type {
 } from "../ipc";
 import { renderMarkdown } from "../render/markdown";
 import { formatTokens } from "../format";
-import { addBack, authorLabel, bodyOf, diffCounts, replaceSectionBody, scoreLabel, sectionChanged, sectionCounts } from "./pure";
+import { addBack, authorLabel, bodyOf, diffCounts, isPlaceholder, replaceSectionBody, scoreLabel, sectionChanged, sectionCounts } from "./pure";
 import "./summary.css";
 
 export interface WorkbenchDeps {
@@ -242,7 +242,8 @@ export class Workbench {
       box.appendChild(el("div", "muted small", this.v.kind === "compaction" ? "First compaction on this path: nothing to compare with." : ""));
       return box;
     }
-    if (!c.dropped.length && !c.moved.length) {
+    const moved = c.moved.filter((m) => !isPlaceholder(m.text));
+    if (!c.dropped.length && !moved.length) {
       box.appendChild(el("div", "wb-ok small", `Carries every constraint, done item, decision and critical fact of ${c.previousEntryId}.`));
       return box;
     }
@@ -260,10 +261,10 @@ export class Workbench {
       }
       box.appendChild(ul);
     }
-    if (c.moved.length) {
+    if (moved.length) {
       box.appendChild(el("div", "wb-h", "Moved since the previous summary"));
       const ul = el("ul", "wb-moved");
-      for (const m of c.moved) ul.appendChild(el("li", undefined, `${m.text}  (${m.from} → ${m.to})`));
+      for (const m of moved) ul.appendChild(el("li", undefined, `${m.text}  (${m.from} → ${m.to})`));
       box.appendChild(ul);
     }
     return box;
@@ -576,13 +577,14 @@ export function renderDiff(d: SummaryDiffView): HTMLElement {
   root.dataset.from = d.from ?? "";
   root.dataset.to = d.to ?? "";
   const changed = d.sections.filter(sectionChanged);
-  if (!changed.length && !d.moved.length && !d.filesAdded.length && !d.filesRemoved.length) {
+  const movedItems = d.moved.filter((m) => !isPlaceholder(m.text));
+  if (!changed.length && !movedItems.length && !d.filesAdded.length && !d.filesRemoved.length) {
     root.appendChild(el("div", "wb-ok", "No difference in sections, items or files."));
   }
-  if (d.moved.length) {
+  if (movedItems.length) {
     const m = el("div", "wb-dsec moved");
-    m.appendChild(el("div", "wb-h", `Moved (${d.moved.length})`));
-    for (const x of d.moved) {
+    m.appendChild(el("div", "wb-h", `Moved (${movedItems.length})`));
+    for (const x of movedItems) {
       const line = el("div", "wb-dline mv");
       line.append(el("span", "wb-sign", "↷"), el("span", undefined, x.text), el("span", "muted small", `  ${x.from} → ${x.to}`));
       m.appendChild(line);
