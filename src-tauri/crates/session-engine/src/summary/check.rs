@@ -157,6 +157,8 @@ pub fn check(s: &Session, idx: usize) -> Check {
 
 struct Probe<'a> {
     lower: String,
+    /// `lower` with runs of whitespace folded to one space.
+    squeezed: String,
     words: FxHashSet<String>,
     seen: FxHashSet<(FactKind, String)>,
     facts: Vec<Fact>,
@@ -207,8 +209,7 @@ impl Probe<'_> {
             }
             FactKind::Command => {
                 let lead = leading_words(text).to_lowercase();
-                let squeezed: String = self.lower.split_whitespace().collect::<Vec<_>>().join(" ");
-                contains_bounded(&squeezed, &lead)
+                contains_bounded(&self.squeezed, &lead)
             }
             FactKind::Error | FactKind::Constraint => {
                 // Paths in the line are facts of their own; they do not make the line mentioned.
@@ -343,8 +344,10 @@ fn file_list_values(details: &Value, key: &str) -> Vec<String> {
 /// The retention probe of the summary at `idx`, judged against `summary_text` (the entry's own
 /// text, or an alternative the UI wants to compare).
 pub fn retention(s: &Session, idx: usize, summary_text: &str) -> Retention {
+    let lower = summary_text.to_lowercase();
     let mut p = Probe {
-        lower: summary_text.to_lowercase(),
+        squeezed: lower.split_whitespace().collect::<Vec<_>>().join(" "),
+        lower,
         words: words::all_words(summary_text),
         seen: FxHashSet::default(),
         facts: Vec::new(),
