@@ -254,8 +254,11 @@ async function scenario(display, fake) {
       return t.includes("Compacted by") ? t : null;
     }).catch(async () => s.text("#notice"));
     check("the result is shown", notice.includes("Compacted by openai fake-small") && notice.includes(comp.id), notice);
-    await s.waitFor("compaction on the graph", () => s.exec(`return [...document.querySelectorAll(".g-row")].some(r => r.dataset.entryId === arguments[0] && r.className.includes("m-compaction"))`, comp.id));
-    check("the compaction is on the graph", true);
+    // The new entry's own graph row and its marks (null when the row is not drawn).
+    const compRow = await s
+      .waitFor("compaction on the graph", () => s.exec(`const r = document.querySelector('.g-row[data-entry-id="' + CSS.escape(arguments[0]) + '"]'); return r && r.classList.contains("m-compaction") ? { kind: r.dataset.kind, cls: r.className } : null`, comp.id))
+      .catch(() => null);
+    check("the compaction is on the graph", compRow?.kind === "compaction" && compRow.cls.split(" ").includes("m-compaction"), JSON.stringify(compRow));
     await s.click(`.tab[data-tab="context"]`);
     const ctxLeaf = await s.waitFor("context view on the new leaf", () => s.exec(`const l = document.getElementById("context-leaf"); return l && l.dataset.leaf === arguments[0] ? l.dataset.leaf : null`, comp.id));
     check("the context view follows the compaction", ctxLeaf === comp.id);

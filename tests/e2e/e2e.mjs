@@ -212,8 +212,17 @@ async function demoScenario(display) {
       return lines.length > linesBefore ? JSON.parse(lines[lines.length - 1]) : null;
     });
     check("set label appends a label entry", labelLine.type === "label" && labelLine.targetId === labelTarget && labelLine.label === "e2e-mark", JSON.stringify(labelLine));
-    await s.waitFor("label pill in the graph", () => s.exec(`return [...document.querySelectorAll(".g-label")].some(e => e.textContent === "e2e-mark")`));
-    check("the label shows on the graph", true);
+    // The pill on the labelled entry's own graph row (not the detail pane's copy): its text, ""
+    // for a row without a pill, null when the row is not drawn. Only visible rows exist in the
+    // DOM, so the row is scrolled into view first.
+    const labelRow = (await collectRows(s)).find((r) => r.id === labelTarget);
+    check("the labelled entry has a graph row", !!labelRow, labelTarget);
+    const pillOf = async () => {
+      if (labelRow) await scrollRowIntoView(s, labelRow.row);
+      return s.exec(`const r = document.querySelector('.g-row[data-entry-id="' + CSS.escape(arguments[0]) + '"]'); if (!r) return null; const l = r.querySelector(".g-label"); return l ? l.textContent : ""`, labelTarget);
+    };
+    const pillIs = (want) => s.waitFor(`label pill ${JSON.stringify(want)} on row ${labelTarget}`, async () => (await pillOf()) === want).catch(() => false);
+    check("the label shows on the graph", await pillIs("e2e-mark"), `row ${labelTarget} shows ${JSON.stringify(await pillOf())}`);
     await s.screenshot("05-labelled");
     await s.click("#btn-clear-label");
     const cleared = await s.waitFor("clearing label entry", () => {
@@ -221,6 +230,7 @@ async function demoScenario(display) {
       return lines.length > linesBefore + 1 ? JSON.parse(lines[lines.length - 1]) : null;
     });
     check("clear label appends a label entry without a label", cleared.type === "label" && !("label" in cleared), JSON.stringify(cleared));
+    check("the cleared label leaves the graph", await pillIs(""), `row ${labelTarget} shows ${JSON.stringify(await pillOf())}`);
   } finally {
     await finish(s, driver, dir);
   }

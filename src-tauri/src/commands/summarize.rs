@@ -124,10 +124,10 @@ fn run_options(st: &SummarizerState, c: &Chosen, instructions: Option<&str>, nav
 }
 
 /// Registers the run so `cancel_summary` can stop it; one run at a time.
-struct Running<'a>(&'a SummarizerState);
+pub(crate) struct Running<'a>(&'a SummarizerState);
 
 impl<'a> Running<'a> {
-    fn start(st: &'a SummarizerState) -> Result<(Running<'a>, CancellationToken), AppError> {
+    pub(crate) fn start(st: &'a SummarizerState) -> Result<(Running<'a>, CancellationToken), AppError> {
         let mut g = st.running.lock().unwrap_or_else(|p| p.into_inner());
         if g.is_some() {
             return Err(AppError::Refused("a summary or message is already running; wait for it or cancel it".into()));

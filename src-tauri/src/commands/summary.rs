@@ -8,7 +8,7 @@
 
 use super::keys::{env_base_url, ModelChoice, SummarizerState};
 use super::sessions::{describe_open, OpenedSession};
-use super::summarize::{channel_progress, SummaryProgress};
+use super::summarize::{channel_progress, Running, SummaryProgress};
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile, OpenSession};
 use crate::view::graph;
@@ -20,7 +20,7 @@ use session_engine::{time, Session};
 use specta::Type;
 use summarizer::resummarize::{plan_resummarize, resummarize as run_resummarize};
 use summarizer::run::Backend;
-use summarizer::{CancellationToken, ProgressFn};
+use summarizer::ProgressFn;
 use tauri::ipc::Channel;
 use tauri::State;
 
@@ -138,27 +138,6 @@ pub struct ResummaryView {
     pub offline: bool,
     pub elapsed_ms: f64,
     pub notices: Vec<String>,
-}
-
-/// Registers the run so `cancel_summary` stops it; one run at a time (shared with compaction).
-struct Running<'a>(&'a SummarizerState);
-
-impl<'a> Running<'a> {
-    fn start(st: &'a SummarizerState) -> Result<(Running<'a>, CancellationToken), AppError> {
-        let mut g = st.running.lock().unwrap_or_else(|p| p.into_inner());
-        if g.is_some() {
-            return Err(AppError::Refused("a summary or message is already running; wait for it or cancel it".into()));
-        }
-        let t = CancellationToken::new();
-        *g = Some(t.clone());
-        Ok((Running(st), t))
-    }
-}
-
-impl Drop for Running<'_> {
-    fn drop(&mut self) {
-        *self.0.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
-    }
 }
 
 /// Re-summarizes the span of `entry_id` with `provider`/`model` (None: the model chosen in the
