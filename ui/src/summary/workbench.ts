@@ -281,7 +281,9 @@ export class Workbench {
       const li = el("li", f.mentioned ? "yes" : "no");
       li.appendChild(el("span", "wb-mark", f.mentioned ? "✓" : "✗"));
       li.appendChild(el("span", `wb-kind k-${f.kind}`, f.kind));
-      li.appendChild(el("span", "wb-fact", f.text));
+      const t = el("span", "wb-fact", f.text);
+      t.title = f.text;
+      li.appendChild(t);
       li.appendChild(link(f.sourceEntryId, () => void this.deps.jumpTo(f.sourceEntryId), "Go to the entry this fact comes from"));
       ul.appendChild(li);
     }
