@@ -237,6 +237,41 @@ fn bench_open_big_session() {
     );
 }
 
+/// What a write from the app costs on a big session after the append: the label command reads
+/// only the appended bytes into the open session (it used to open the whole file again, timed
+/// here as "full re-open" for comparison), then lays the graph out again.
+/// `ARBOR_BENCH_FILE=/path/s100k.jsonl cargo test -p arbor --test app bench_append_big_session -- --ignored --nocapture`
+#[test]
+#[ignore = "benchmark: needs ARBOR_BENCH_FILE"]
+fn bench_append_big_session() {
+    let file = std::env::var_os("ARBOR_BENCH_FILE").expect("set ARBOR_BENCH_FILE to a session file");
+    let e = env();
+    let dir = e.agent.join("sessions").join("--bench--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("2025-03-01T09-00-00-000Z_bench.jsonl");
+    std::fs::copy(&file, &p).unwrap();
+    let opened = sessions::open(&e.state, &p, false).unwrap();
+    let leaf = opened.leaf_id.clone().expect("the bench session has a leaf");
+    let mut label_ms = Vec::new();
+    for k in 0..3 {
+        let t = std::time::Instant::now();
+        let after = navigate::set_label(&e.state, &leaf, Some(&format!("bench {k}")), 1_740_000_000_000 + k, None).unwrap();
+        label_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        assert_eq!(after.entry_count, opened.entry_count + k as u32 + 1, "the label was read into the open session");
+    }
+    let t = std::time::Instant::now();
+    let s = session_engine::Session::open(&p).unwrap();
+    let reopen = t.elapsed().as_secs_f64() * 1e3;
+    assert_eq!(s.len(), opened.entry_count as usize + 3);
+    let t = std::time::Instant::now();
+    e.state.with_open(|o| Ok(arbor_app::view::graph::relayout(&o.session, o.leaf, &o.folding))).unwrap();
+    let relayout = t.elapsed().as_secs_f64() * 1e3;
+    println!(
+        "{} entries: set_label (append + read appended bytes + relayout) {label_ms:.1?} ms; full re-open it no longer does {reopen:.1} ms; relayout alone {relayout:.1} ms",
+        s.len()
+    );
+}
+
 /// The demo session's graph, rendered as ASCII and compared with a committed snapshot (rewritten
 /// on drift, like the bindings): reviewers see the layout of a real Pi file change.
 #[test]

@@ -24,6 +24,21 @@ pub struct OpenSession {
     pub markers: crate::view::summary::MarkerCache,
 }
 
+impl OpenSession {
+    /// Reads what was just appended to the open file into the session, in time proportional to
+    /// the new bytes. The file is opened again only when it is not a plain extension of what is
+    /// held (rewritten meanwhile, or it did not end in a newline, so the append added one first);
+    /// then entry indices may change, so the caller sets the leaf after this.
+    pub fn read_appended(&mut self) -> Result<(), AppError> {
+        if let session_engine::session::Extend::Added(_) = self.session.extend_from_file(&self.path)? {
+            return Ok(());
+        }
+        self.session = Session::open(&self.path)?;
+        self.markers.clear();
+        Ok(())
+    }
+}
+
 pub struct AppState {
     /// Pi's agent dir (`$PI_CODING_AGENT_DIR`, else `~/.pi/agent`).
     pub agent_dir: PathBuf,

@@ -8,7 +8,7 @@ use crate::view::graph;
 use serde::Serialize;
 use session_engine::branch::navigation_target;
 use session_engine::store::{append_entry, SessionLock};
-use session_engine::{entries, time, Session};
+use session_engine::{entries, time};
 use specta::Type;
 use tauri::State;
 
@@ -54,7 +54,7 @@ pub fn continue_from(state: &AppState, entry_id: &str) -> Result<Navigation, App
 /// otherwise a fresh one is drawn.
 pub fn set_label(state: &AppState, entry_id: &str, label: Option<&str>, now_ms: i64, id: Option<&str>) -> Result<OpenedSession, AppError> {
     let label = label.map(str::trim).filter(|l| !l.is_empty());
-    let path = state.with_open(|o| {
+    let (key, dto) = state.with_open(|o| {
         let s = &o.session;
         if s.index_of(entry_id).is_none() {
             return Err(AppError::UnknownEntry(entry_id.to_string()));
@@ -70,20 +70,17 @@ pub fn set_label(state: &AppState, entry_id: &str, label: Option<&str>, now_ms: 
         let entry = entries::label(&id, parent, &time::format_iso_ms(now_ms), entry_id, label);
         let _lock = SessionLock::try_acquire(&o.path)?;
         append_entry(&o.path, &entry, true)?;
-        Ok(o.path.clone())
+        // The appended label is the new leaf, in Pi and in Arbor. Only the new bytes are read.
+        o.read_appended()?;
+        o.leaf = o.session.file_leaf();
+        o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
+        Ok((o.path.display().to_string(), describe_open(o)))
     })?;
-    // The appended label is the new leaf, in Pi and in Arbor: forget any remembered position.
-    let key = path.display().to_string();
+    // Forget any remembered position.
     let mut st = ArborStateFile::load(&state.state_file());
     st.leaves.remove(&key);
     st.save(&state.state_file())?;
-    let session = Session::open(&path)?;
-    state.with_open(|o| {
-        o.leaf = session.file_leaf();
-        o.session = session;
-        o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
-        Ok(describe_open(o))
-    })
+    Ok(dto)
 }
 
 pub fn context(state: &AppState, entry_id: Option<&str>, context_window: u32, reserve_tokens: u32, enabled: bool) -> Result<ContextView, AppError> {

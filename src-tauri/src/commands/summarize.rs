@@ -1,7 +1,7 @@
 //! Compaction, navigation with a branch summary, and the composer, from the app: adapters over
 //! `summarizer::session_ops`. Progress streams to the UI through a channel; `cancel_summary`
 //! stops the run (nothing is appended). The session lock of `AppState` is never held across an
-//! await: the path and leaf are read first, the file is reloaded after the append.
+//! await: the path and leaf are read first; after the append only the appended bytes are read.
 
 use super::keys::{ModelChoice, SummarizerState};
 use super::navigate::{continue_from, Navigation};
@@ -11,7 +11,6 @@ use crate::state::{AppState, ArborStateFile};
 use crate::view::graph;
 use serde::{Deserialize, Serialize};
 use session_engine::context::CompactionSettings;
-use session_engine::Session;
 use specta::Type;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -164,29 +163,30 @@ fn target(state: &AppState) -> Result<(PathBuf, Option<String>), AppError> {
     })
 }
 
-/// Reloads the file after an append and moves Arbor's leaf to `leaf_id` (None: the file's
-/// leaf); remembers it when it differs from Pi's. Leaves another open session alone.
+/// Reads what was appended into the open session (only the new bytes) and moves Arbor's leaf
+/// to `leaf_id` (None: the file's leaf); remembers it when it differs from Pi's. Leaves another
+/// open session alone.
 fn adopt(state: &AppState, path: &PathBuf, leaf_id: Option<&str>) -> Result<OpenedSession, AppError> {
-    let session = Session::open(path)?;
-    let leaf = match leaf_id {
-        Some(id) => session.index_of(id).or(session.file_leaf()),
-        None => session.file_leaf(),
-    };
-    let file_leaf = session.file_leaf();
-    let leaf_key = leaf.map(|l| session.id(l).to_string());
-    let dto = state.with_open(|o| {
+    let (dto, leaf_key, leaf_moved) = state.with_open(|o| {
         if &o.path != path {
             return Err(AppError::Refused("another session was opened meanwhile; the result was written to the first one".into()));
         }
-        o.session = session;
+        o.read_appended()?;
+        let s = &o.session;
+        let leaf = match leaf_id {
+            Some(id) => s.index_of(id).or(s.file_leaf()),
+            None => s.file_leaf(),
+        };
+        let moved = leaf != s.file_leaf();
+        let leaf_key = leaf.map(|l| s.id(l).to_string());
         o.leaf = leaf;
         o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
-        Ok(describe_open(o))
+        Ok((describe_open(o), leaf_key, moved))
     })?;
     let key = path.display().to_string();
     let mut st = ArborStateFile::load(&state.state_file());
     match leaf_key {
-        Some(id) if leaf != file_leaf => {
+        Some(id) if leaf_moved => {
             st.leaves.insert(key, id);
         }
         _ => {
