@@ -194,19 +194,19 @@ pub async fn resummarize(
 }
 
 /// Drop-alarm counts and retention scores of summary entries (the graph asks for the markers a
-/// window left without them). Unknown ids and non-summaries are skipped.
+/// window left without them). Unknown ids and non-summaries are skipped. The session lock is
+/// taken per entry, so other commands are not held up behind a long list.
 pub fn markers(state: &AppState, entry_ids: &[String]) -> Result<Vec<MarkerFactsView>, AppError> {
-    state.with_open(|o| {
-        Ok(entry_ids
-            .iter()
-            .filter_map(|id| o.session.index_of(id).filter(|&i| crate::view::summary::is_summary(&o.session, i)))
-            .take(500)
-            .map(|i| {
-                let f = o.markers.facts(&o.session, i);
-                MarkerFactsView { entry_id: o.session.id(i).to_string(), dropped: f.dropped, retained: f.mentioned, facts: f.total }
-            })
-            .collect())
-    })
+    let mut out = Vec::new();
+    for id in entry_ids.iter().take(500) {
+        let one = state.with_open(|o| {
+            let Some(i) = o.session.index_of(id).filter(|&i| crate::view::summary::is_summary(&o.session, i)) else { return Ok(None) };
+            let f = o.markers.facts(&o.session, i);
+            Ok(Some(MarkerFactsView { entry_id: id.clone(), dropped: f.dropped, retained: f.mentioned, facts: f.total }))
+        })?;
+        out.extend(one);
+    }
+    Ok(out)
 }
 
 // ---- commands -----------------------------------------------------------------------------
