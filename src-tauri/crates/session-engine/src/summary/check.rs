@@ -29,7 +29,7 @@ use super::words;
 use crate::context;
 use crate::json::Value;
 use crate::session::{Kind, Session};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -96,10 +96,22 @@ fn is_placeholder(t: &str) -> bool {
 
 /// Items of `prev` (watched sections and checked checkboxes) that `new` does not carry.
 pub fn dropped_items(prev: &Summary, new: &Summary) -> Vec<Dropped> {
-    let carriers: Vec<(FxHashSet<String>, String)> =
-        new.sections.iter().flat_map(|s| units(s).into_iter().map(|u| (words::word_set(u), words::key(u)))).collect();
+    // The new summary's units, with an inverted index word → units, so each candidate is
+    // compared only with the units that share a word with it.
+    let carriers: Vec<FxHashSet<String>> = new.sections.iter().flat_map(|s| units(s).into_iter().map(words::word_set)).collect();
+    let keys: FxHashSet<String> = new.sections.iter().flat_map(|s| units(s).into_iter().map(words::key)).collect();
+    let mut index: FxHashMap<&str, Vec<u32>> = FxHashMap::default();
+    for (ci, cw) in carriers.iter().enumerate() {
+        for w in cw {
+            index.entry(w.as_str()).or_default().push(ci as u32);
+        }
+    }
+    // Work budget for pathological inputs (one word in every line of a huge summary): past it,
+    // only exact (normalized) matches count as carried.
+    let mut budget: usize = 20_000_000;
     let mut out = Vec::new();
     let mut seen: FxHashSet<String> = FxHashSet::default();
+    let mut common: FxHashMap<u32, u32> = FxHashMap::default();
     for sec in &prev.sections {
         let watched = WATCHED.contains(&sec.role);
         let mut cands: Vec<&str> = Vec::new();
@@ -119,13 +131,27 @@ pub fn dropped_items(prev: &Summary, new: &Summary) -> Vec<Dropped> {
             if !seen.insert(key.clone()) {
                 continue;
             }
+            let mut carried = keys.contains(&key);
             let ws = words::word_set(c);
-            let carried = carriers.iter().any(|(cw, ck)| {
-                if ws.is_empty() || cw.is_empty() {
-                    return *ck == key;
+            if !carried && !ws.is_empty() {
+                common.clear();
+                for w in &ws {
+                    if let Some(list) = index.get(w.as_str()) {
+                        budget = budget.saturating_sub(list.len());
+                        if budget == 0 {
+                            break;
+                        }
+                        for &ci in list {
+                            *common.entry(ci).or_insert(0) += 1;
+                        }
+                    }
                 }
-                *ck == key || words::dice(&ws, cw) >= words::SIMILAR || (ws.len() >= 2 && words::covered(&ws, cw) >= 0.8)
-            });
+                carried = common.iter().any(|(&ci, &n)| {
+                    let cw = carriers[ci as usize].len();
+                    let n = n as f64;
+                    2.0 * n / (ws.len() + cw) as f64 >= words::SIMILAR || (ws.len() >= 2 && n / ws.len() as f64 >= 0.8)
+                });
+            }
             if !carried {
                 out.push(Dropped { section: sec.name.clone(), text: c.to_string() });
             }
@@ -159,10 +185,22 @@ struct Probe<'a> {
     lower: String,
     /// `lower` with runs of whitespace folded to one space.
     squeezed: String,
+    /// Path-like tokens of the summary (lowercase) and their file names, for O(1) path lookups.
+    path_tokens: FxHashSet<String>,
+    file_names: FxHashSet<String>,
     words: FxHashSet<String>,
     seen: FxHashSet<(FactKind, String)>,
     facts: Vec<Fact>,
     _t: std::marker::PhantomData<&'a ()>,
+}
+
+/// Characters of a path token; anything else separates tokens in the summary.
+fn is_path_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '\\' | '~' | '@' | '+')
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit(['/', '\\']).next().unwrap_or(path)
 }
 
 fn boundary_ok(hay: &str, at: usize, len: usize) -> bool {
@@ -204,8 +242,12 @@ impl Probe<'_> {
         let mentioned = match kind {
             FactKind::Path => {
                 let lower = text.to_lowercase();
-                let name = lower.rsplit(['/', '\\']).next().unwrap_or(&lower);
-                contains_bounded(&self.lower, &lower) || (!name.is_empty() && contains_bounded(&self.lower, name))
+                let name = file_name(&lower);
+                if lower.chars().all(is_path_char) {
+                    self.path_tokens.contains(&lower) || (!name.is_empty() && self.file_names.contains(name))
+                } else {
+                    contains_bounded(&self.lower, &lower) || (!name.is_empty() && contains_bounded(&self.lower, name))
+                }
             }
             FactKind::Command => {
                 let lead = leading_words(text).to_lowercase();
@@ -345,7 +387,19 @@ fn file_list_values(details: &Value, key: &str) -> Vec<String> {
 /// text, or an alternative the UI wants to compare).
 pub fn retention(s: &Session, idx: usize, summary_text: &str) -> Retention {
     let lower = summary_text.to_lowercase();
+    let mut path_tokens = FxHashSet::default();
+    let mut file_names = FxHashSet::default();
+    for tok in lower.split(|c: char| !is_path_char(c)) {
+        let tok = tok.trim_end_matches('.');
+        if tok.is_empty() {
+            continue;
+        }
+        file_names.insert(file_name(tok).to_string());
+        path_tokens.insert(tok.to_string());
+    }
     let mut p = Probe {
+        path_tokens,
+        file_names,
         squeezed: lower.split_whitespace().collect::<Vec<_>>().join(" "),
         lower,
         words: words::all_words(summary_text),

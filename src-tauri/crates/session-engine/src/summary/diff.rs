@@ -120,23 +120,38 @@ fn match_sections(from: &Summary, to: &Summary) -> Vec<Option<usize>> {
     for (i, s) in from.sections.iter().enumerate() {
         by_name.entry(norm_name(&s.name)).or_default().push(i);
     }
-    // Pass 1: same role (not Other), same part (history / turn prefix).
+    // Pass 1: same role (not Other), same part (history / turn prefix); in order, each once.
+    let mut by_role: FxHashMap<(super::SectionRole, bool), (Vec<usize>, usize)> = FxHashMap::default();
+    for (i, f) in from.sections.iter().enumerate() {
+        if f.role != super::SectionRole::Other {
+            by_role.entry((f.role, f.turn_prefix)).or_default().0.push(i);
+        }
+    }
     for (j, t) in to.sections.iter().enumerate() {
         if t.role == super::SectionRole::Other {
             continue;
         }
-        if let Some(i) = from.sections.iter().enumerate().position(|(i, f)| !used[i] && f.role == t.role && f.turn_prefix == t.turn_prefix) {
-            used[i] = true;
-            out[j] = Some(i);
+        if let Some((list, next)) = by_role.get_mut(&(t.role, t.turn_prefix)) {
+            if let Some(&i) = list.get(*next) {
+                *next += 1;
+                used[i] = true;
+                out[j] = Some(i);
+            }
         }
     }
-    // Pass 2: same normalized name.
+    // Pass 2: same normalized name (a cursor per name: linear).
+    let mut cursor: FxHashMap<String, usize> = FxHashMap::default();
     for (j, t) in to.sections.iter().enumerate() {
         if out[j].is_some() {
             continue;
         }
-        if let Some(cands) = by_name.get(&norm_name(&t.name)) {
-            if let Some(&i) = cands.iter().find(|&&i| !used[i]) {
+        let name = norm_name(&t.name);
+        if let Some(cands) = by_name.get(&name) {
+            let c = cursor.entry(name).or_insert(0);
+            while *c < cands.len() && used[cands[*c]] {
+                *c += 1;
+            }
+            if let Some(&i) = cands.get(*c) {
                 used[i] = true;
                 out[j] = Some(i);
             }

@@ -112,14 +112,6 @@ pub(crate) fn dice(a: &FxHashSet<String>, b: &FxHashSet<String>) -> f64 {
     2.0 * common as f64 / (a.len() + b.len()) as f64
 }
 
-/// The share of `a`'s words that are in `b` (0.0 when `a` is empty).
-pub(crate) fn covered(a: &FxHashSet<String>, b: &FxHashSet<String>) -> f64 {
-    if a.is_empty() {
-        return 0.0;
-    }
-    a.iter().filter(|w| b.contains(*w)).count() as f64 / a.len() as f64
-}
-
 /// The fuzzy-match threshold for "same item".
 pub(crate) const SIMILAR: f64 = 0.6;
 
