@@ -5,6 +5,9 @@
 //! same session); the summary is produced; then the file length is compared with the one that
 //! was planned on, because Pi may have appended meanwhile and the planned parent would no
 //! longer be the leaf; only then is the entry appended (one line, `sync_data` for summaries).
+//!
+//! Each operation opens the file once; what it appends is read back into the open session with
+//! `Session::extend_from_file` (time proportional to the new bytes), never by opening it again.
 use crate::chat;
 use crate::error::{Error, Result};
 use crate::provider::{Client, CompletionRequest, ProgressFn, Usage};
@@ -14,13 +17,26 @@ use crate::run::{
 };
 use session_engine::context::{self, AutoCompaction, CompactionSettings, CurrentModel};
 use session_engine::json::{obj, Value};
-use session_engine::store::{append_entry, SessionLock};
+use session_engine::session::Extend;
+use session_engine::store::{append_entry, append_entry_planned, SessionLock};
 use session_engine::{entries, ids, time, Session};
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
 
 fn open(path: &Path) -> Result<Session> {
     Session::open(path).map_err(|e| Error::Session(format!("{}: {e}", path.display())))
+}
+
+/// Reads what was just appended into `s`, in time proportional to the new bytes; opens the file
+/// again only when it is not a plain extension (then entry indices may change: callers keep ids).
+fn read_appended(s: &mut Session, path: &Path) -> Result<()> {
+    match s.extend_from_file(path) {
+        Ok(Extend::Added(_)) => Ok(()),
+        Ok(Extend::Reload) | Err(_) => {
+            *s = open(path)?;
+            Ok(())
+        }
+    }
 }
 
 fn lock(path: &Path) -> Result<SessionLock> {
@@ -60,11 +76,15 @@ pub async fn compact_file(
     progress: Option<&ProgressFn>,
 ) -> Result<CompactDone> {
     let _lock = lock(path)?;
-    compact_locked(path, leaf_id, settings, backend, opts, cancel, progress).await
+    let mut s = open(path)?;
+    compact_locked(&mut s, path, leaf_id, settings, backend, opts, cancel, progress).await
 }
 
-/// `compact_file` for a caller that already holds the session lock.
+/// `compact_file` on the open session `s` of `path`, for a caller that already holds the
+/// session lock. `s` is extended with the appended entry.
+#[allow(clippy::too_many_arguments)]
 async fn compact_locked(
+    s: &mut Session,
     path: &Path,
     leaf_id: Option<&str>,
     settings: &CompactionSettings,
@@ -73,16 +93,20 @@ async fn compact_locked(
     cancel: &CancellationToken,
     progress: Option<&ProgressFn>,
 ) -> Result<CompactDone> {
-    let s = open(path)?;
-    let job = plan_compaction(&s, leaf_id, settings)?;
+    // Whatever was appended since `s` was read (by Pi, say) is planned on, as a fresh open would.
+    read_appended(s, path)?;
+    let job = plan_compaction(s, leaf_id, settings)?;
     let outcome = summarize_compaction(&job, backend, opts, cancel, progress).await?;
     if cancel.is_cancelled() {
         return Err(Error::Cancelled);
     }
-    unchanged(&s, path)?;
+    unchanged(s, path)?;
     let id = ids::new_entry_id(|id| s.index_of(id).is_some());
     let entry = compaction_entry(&job, &outcome, &id, &time::now_iso());
-    let appended = append_entry(path, &entry, true).map_err(|e| Error::Session(e.to_string()))?;
+    // Checked again on the store's own descriptor right before the write (a Pi append between
+    // `unchanged` and here would otherwise leave this entry on a stale leaf).
+    let appended = append_entry_planned(path, &entry, true, s.file_len()).map_err(|e| Error::Session(e.to_string()))?;
+    read_appended(s, path)?;
     Ok(CompactDone { entry_id: id, line: entries::line(&entry), outcome, synced: appended.synced })
 }
 
@@ -143,10 +167,14 @@ pub async fn navigate_file(
         unchanged(&s, path)?;
     }
     let mut written = Vec::new();
+    // Each line is planned on the file as the line before left it: nothing may land in between.
+    let mut planned = s.file_len();
     for (i, entry) in lines.iter().enumerate() {
         // The summary entry is synced (costly to redo); a label after it is cheap.
-        append_entry(path, entry, i == 0 && summary.is_some()).map_err(|e| Error::Session(e.to_string()))?;
-        written.push((entry.str_field("id").unwrap_or_default().to_string(), entries::line(entry)));
+        let a = append_entry_planned(path, entry, i == 0 && summary.is_some(), planned).map_err(|e| Error::Session(e.to_string()))?;
+        let line = entries::line(entry);
+        planned = a.offset + line.len() as u64 + 1;
+        written.push((entry.str_field("id").unwrap_or_default().to_string(), line));
     }
     let new_leaf_id = written.last().map(|(id, _)| id.clone()).or(job.new_leaf_id.clone());
     Ok(NavigateDone { new_leaf_id, editor_text: job.editor_text.clone(), written, summary, no_op: false })
@@ -198,27 +226,22 @@ fn now_ms() -> f64 {
 }
 
 /// Pi's automatic check for the last assistant of the context at `leaf_id`.
-fn auto_check(
-    path_file: &Path,
-    leaf_id: Option<&str>,
-    model: &CurrentModel,
-    settings: &CompactionSettings,
-    skip_aborted: bool,
-) -> Result<Option<AutoCompaction>> {
-    let s = open(path_file)?;
+fn auto_check(s: &Session, leaf_id: Option<&str>, model: &CurrentModel, settings: &CompactionSettings, skip_aborted: bool) -> Option<AutoCompaction> {
     let leaf = match leaf_id {
         Some(id) => s.index_of(id),
         None => s.file_leaf(),
     };
     let path = s.path(leaf);
-    let ctx = context::build_context_on_path(&s, &path);
+    let ctx = context::build_context_on_path(s, &path);
     let msgs = ctx.agent_messages();
-    let Some(last) = context::last_assistant(&msgs) else { return Ok(None) };
-    Ok(context::auto_compaction_check(&s, &path, &msgs, last, Some(model), settings, skip_aborted))
+    let last = context::last_assistant(&msgs)?;
+    context::auto_compaction_check(s, &path, &msgs, last, Some(model), settings, skip_aborted)
 }
 
-fn append_after(path: &Path, entry: &Value, sync: bool) -> Result<()> {
-    append_entry(path, entry, sync).map(|_| ()).map_err(|e| Error::Session(e.to_string()))
+/// Appends `entry` to `path` and reads it into the open session `s`.
+fn append_after(s: &mut Session, path: &Path, entry: &Value, sync: bool) -> Result<()> {
+    append_entry(path, entry, sync).map_err(|e| Error::Session(e.to_string()))?;
+    read_appended(s, path)
 }
 
 /// Sends `text` as a user message at `leaf_id` (None = the file's leaf) with the context built
@@ -246,42 +269,37 @@ pub async fn continue_session(
     let cfg = client.config();
     let model = CurrentModel { provider: cfg.wire.name().to_string(), id: cfg.model.clone(), context_window: opts.context_window as f64 };
     let mut compactions = Vec::new();
-    let mut leaf: Option<String> = {
-        let s = open(path)?;
-        if let Some(why) = s.read_only_reason() {
-            return Err(Error::Session(format!("this session is read-only, so nothing was written: {why}")));
-        }
-        match leaf_id {
-            Some(id) => Some(s.index_of(id).map(|_| id.to_string()).ok_or_else(|| Error::Session(format!("no entry with id `{id}`")))?),
-            None => s.file_leaf().map(|l| s.id(l).to_string()),
-        }
+    // The file is opened once; every append below is read back into `s` (only the new bytes).
+    let mut s = open(path)?;
+    if let Some(why) = s.read_only_reason() {
+        return Err(Error::Session(format!("this session is read-only, so nothing was written: {why}")));
+    }
+    let mut leaf: Option<String> = match leaf_id {
+        Some(id) => Some(s.index_of(id).map(|_| id.to_string()).ok_or_else(|| Error::Session(format!("no entry with id `{id}`")))?),
+        None => s.file_leaf().map(|l| s.id(l).to_string()),
     };
 
     // (b) Before sending: threshold (or a stale overflow) on the last assistant.
-    if let Some(a) = auto_check(path, leaf.as_deref(), &model, &opts.settings, false)? {
-        let done = compact_locked(path, leaf.as_deref(), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
+    if let Some(a) = auto_check(&s, leaf.as_deref(), &model, &opts.settings, false) {
+        let done = compact_locked(&mut s, path, leaf.as_deref(), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
         leaf = Some(done.entry_id.clone());
         compactions.push(AutoCompacted { reason: reason(a), done });
     }
 
     // The user message.
-    let s = open(path)?;
     let user_id = ids::new_entry_id(|id| s.index_of(id).is_some());
     let user_msg = obj([
         ("role", "user".into()),
         ("content", Value::Arr(vec![obj([("type", "text".into()), ("text", text.into())])])),
         ("timestamp", Value::Num(now_ms())),
     ]);
-    append_after(path, &entries::message(&user_id, leaf.as_deref(), &time::now_iso(), user_msg), false)?;
-    drop(s);
+    append_after(&mut s, path, &entries::message(&user_id, leaf.as_deref(), &time::now_iso(), user_msg), false)?;
 
     let mut at = user_id.clone();
     let mut retried = false;
     let completion = loop {
-        let s = open(path)?;
         let path_idx = s.path(s.index_of(&at));
         let msgs = context::to_llm(&context::build_context_on_path(&s, &path_idx).agent_messages());
-        drop(s);
         let req = CompletionRequest { system: chat::SYSTEM.into(), prompt: String::new(), max_tokens: opts.max_tokens, turns: chat::to_turns(&msgs) };
         match client.complete(&req, cancel, progress).await {
             Ok(c) => break c,
@@ -293,7 +311,7 @@ pub async fn continue_session(
                     return Err(Error::Overflow { message: format!("{message} (still too large after one automatic compaction)") });
                 }
                 retried = true;
-                let done = compact_locked(path, Some(&at), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
+                let done = compact_locked(&mut s, path, Some(&at), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
                 at = done.entry_id.clone();
                 compactions.push(AutoCompacted { reason: "overflow", done });
             }
@@ -302,9 +320,7 @@ pub async fn continue_session(
     };
 
     // The reply.
-    let s = open(path)?;
     let assistant_id = ids::new_entry_id(|id| s.index_of(id).is_some());
-    drop(s);
     let u = &completion.usage;
     let total = u.input + u.output + u.cache_read + u.cache_write;
     let zero = || Value::Num(0.0);
@@ -328,12 +344,12 @@ pub async fn continue_session(
         ("stopReason", "stop".into()),
         ("timestamp", Value::Num(now_ms())),
     ]);
-    append_after(path, &entries::message(&assistant_id, Some(&at), &time::now_iso(), assistant), false)?;
+    append_after(&mut s, path, &entries::message(&assistant_id, Some(&at), &time::now_iso(), assistant), false)?;
 
     // (a) After the run: threshold on the reply's own usage (no retry).
     if !retried {
-        if let Some(AutoCompaction::Threshold) = auto_check(path, Some(&assistant_id), &model, &opts.settings, true)? {
-            let done = compact_locked(path, Some(&assistant_id), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
+        if let Some(AutoCompaction::Threshold) = auto_check(&s, Some(&assistant_id), &model, &opts.settings, true) {
+            let done = compact_locked(&mut s, path, Some(&assistant_id), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
             compactions.push(AutoCompacted { reason: "threshold", done });
         }
     }

@@ -149,3 +149,33 @@ async fn threshold_compacts_before_sending_and_after_the_reply() {
     continue_session(&file2, None, "next", &client(&server), &Backend::Offline, &opts(false, 16_500), &CancellationToken::new(), None).await.unwrap();
     assert_eq!(lines(&file2).len(), n2 + 2);
 }
+
+/// What sending one message costs on a big session beyond the provider's time (a loopback model
+/// that answers at once), with the time of one full open of the file for comparison.
+/// `ARBOR_BENCH_FILE=/path/s100k.jsonl cargo test -p summarizer --test continue_session bench_ -- --ignored --nocapture`
+#[tokio::test]
+#[ignore = "benchmark: needs ARBOR_BENCH_FILE"]
+async fn bench_send_on_a_big_session() {
+    let src = std::env::var_os("ARBOR_BENCH_FILE").expect("set ARBOR_BENCH_FILE to a session file");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big.jsonl");
+    std::fs::copy(&src, &file).unwrap();
+    let t = std::time::Instant::now();
+    let s = session_engine::Session::open(&file).unwrap();
+    let open = t.elapsed().as_secs_f64() * 1e3;
+    let n = s.len();
+    drop(s);
+    let server = Server::start(|r, _| ok_answer(Fmt::Anthropic, r, "Noted.")).await;
+    let mut ms = Vec::new();
+    for _ in 0..3 {
+        let t = std::time::Instant::now();
+        let done =
+            continue_session(&file, None, "One more thing.", &client(&server), &Backend::Offline, &opts(false, 10_000_000), &CancellationToken::new(), None)
+                .await
+                .unwrap();
+        ms.push(t.elapsed().as_secs_f64() * 1e3);
+        assert_eq!(done.reply, "Noted.");
+    }
+    assert_eq!(lines(&file).len(), n + 1 + 6, "header, the entries, three user and three assistant messages");
+    println!("{n} entries: continue_session (loopback answers at once) {ms:.1?} ms; one full open of the file {open:.1} ms");
+}
