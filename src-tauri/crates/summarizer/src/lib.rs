@@ -39,8 +39,8 @@ pub mod run;
 pub mod secret;
 pub mod session_ops;
 pub mod setup;
-pub mod summary_ops;
 pub mod sse;
+pub mod summary_ops;
 
 pub use error::{Error, Result};
 pub use provider::{Client, Completion, CompletionRequest, Progress, ProgressFn, ProviderConfig, Timeouts, Usage, Wire};
