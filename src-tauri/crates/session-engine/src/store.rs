@@ -13,6 +13,20 @@ pub enum StoreError {
     NotAFile { path: String },
     #[error("{path}: cannot append ({source}). Nothing was saved; check free disk space and permissions.")]
     Write { path: String, source: std::io::Error },
+    #[error("{path}: the disk is full or the file size limit is reached ({source}); nothing was written. Free some disk space and try again.")]
+    Full { path: String, source: std::io::Error },
+    #[error("{path}: Arbor may not write to this file ({source}); nothing was written. Make it writable (for example `chmod u+w`) and try again.")]
+    ReadOnly { path: String, source: std::io::Error },
+    #[error(
+        "{path}: the disk filled up while the entry was being written ({source}); a partial line was left, which Pi and Arbor skip, and the entry was not saved. Free some disk space and try again."
+    )]
+    Partial { path: String, source: std::io::Error },
+    #[error("{path} changed while Arbor was writing to it (another program appended to it); nothing was written. Run it again.")]
+    Changed { path: String },
+    #[error(
+        "{path}: another program appended at the same instant, so Arbor's entry was saved beside that program's newest entry instead of after it; check the session's tree (`arbor-cli tree FILE`) before continuing from it."
+    )]
+    Overtaken { path: String },
     #[error("{path}: the entry was written but flushing it to disk failed ({source}); it may not survive a power cut.")]
     Sync { path: String, source: std::io::Error },
     #[error("{path}: the session was rewritten by another program while Arbor appended; your entry was not saved. Reopen the session and try again.")]
@@ -21,6 +35,8 @@ pub enum StoreError {
     Busy { path: String },
     #[error("{path}: {source}")]
     Io { path: String, source: std::io::Error },
+    #[error("{path}: cannot create the lock file {lock} ({source}); nothing was written. Make the session's folder writable and try again.")]
+    Lock { path: String, lock: String, source: std::io::Error },
 }
 
 /// Where an appended line landed.
@@ -44,9 +60,70 @@ fn last_byte(f: &mut File) -> std::io::Result<Option<u8>> {
     Ok(Some(b[0]))
 }
 
+fn is_full(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(e.kind(), StorageFull | QuotaExceeded | FileTooLarge)
+}
+
+/// The error for a failed write that left `done` bytes of the line in the file.
+fn write_error(p: String, done: usize, e: std::io::Error) -> StoreError {
+    if done > 0 {
+        StoreError::Partial { path: p, source: e }
+    } else if is_full(&e) {
+        StoreError::Full { path: p, source: e }
+    } else if matches!(e.kind(), std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem) {
+        // EACCES, EPERM (an immutable file), EROFS
+        StoreError::ReadOnly { path: p, source: e }
+    } else {
+        StoreError::Write { path: p, source: e }
+    }
+}
+
+/// Refuses, before writing, a line that cannot fit: past the process's file-size limit
+/// (RLIMIT_FSIZE; the kernel would write part of it and fail the rest), or (Linux) more than the
+/// free space, by reserving the bytes first with `fallocate(KEEP_SIZE)` (the file's size does not
+/// change). A refused line leaves no byte behind.
+#[cfg(unix)]
+fn ensure_room(f: &File, at: u64, n: u64) -> std::io::Result<()> {
+    let lim = rustix::process::getrlimit(rustix::process::Resource::Fsize);
+    if lim.current.is_some_and(|max| at.saturating_add(n) > max) {
+        return Err(std::io::Error::from(rustix::io::Errno::FBIG));
+    }
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if let Err(e) = rustix::fs::fallocate(f, rustix::fs::FallocateFlags::KEEP_SIZE, at, n) {
+        let e = std::io::Error::from(e);
+        if is_full(&e) {
+            return Err(e);
+        }
+        // EOPNOTSUPP and the like: this file system cannot reserve; the write decides.
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let _ = f;
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn ensure_room(_f: &File, _at: u64, _n: u64) -> std::io::Result<()> {
+    Ok(())
+}
+
 /// Appends one JSON line (`line` without `\n`) to an existing session file.
 /// `sync` asks for `sync_data` (compaction and branch-summary entries).
 pub fn append_line(path: &Path, line: &str, sync: bool) -> Result<Appended, StoreError> {
+    append_line_planned(path, line, sync, None)
+}
+
+/// [`append_line`] for an entry planned on the file as it was `planned_len` bytes long (its
+/// parent is the leaf at that length): refuses with [`StoreError::Changed`] when the file has
+/// another length just before the write, and reports [`StoreError::Overtaken`] when another
+/// program's append landed between that check and the write (the window is one system call;
+/// the entry is then in the file, after the other program's line).
+///
+/// Never a partial line on a full disk or at the file-size limit: the room is checked (and on
+/// Linux reserved) first, and a refused line writes nothing. If a write still fails halfway
+/// ([`StoreError::Partial`]), the fragment stays (nothing is ever truncated) and the next
+/// append starts with `\n`, so the fragment is a separate malformed line that Pi skips.
+pub fn append_line_planned(path: &Path, line: &str, sync: bool, planned_len: Option<u64>) -> Result<Appended, StoreError> {
     let p = path.display().to_string();
     let meta = std::fs::symlink_metadata(path).map_err(|e| StoreError::Io { path: p.clone(), source: e })?;
     let meta = if meta.file_type().is_symlink() { std::fs::metadata(path).map_err(|e| StoreError::Io { path: p.clone(), source: e })? } else { meta };
@@ -54,7 +131,7 @@ pub fn append_line(path: &Path, line: &str, sync: bool) -> Result<Appended, Stor
         return Err(StoreError::NotAFile { path: p });
     }
     debug_assert!(!line.contains('\n'), "an entry line never contains a raw newline");
-    let mut f = OpenOptions::new().read(true).append(true).open(path).map_err(|e| StoreError::Write { path: p.clone(), source: e })?;
+    let mut f = OpenOptions::new().read(true).append(true).open(path).map_err(|e| write_error(p.clone(), 0, e))?;
     let needs_sep = matches!(last_byte(&mut f).map_err(|e| StoreError::Io { path: p.clone(), source: e })?, Some(b) if b != b'\n');
     let mut buf = Vec::with_capacity(line.len() + 2);
     if needs_sep {
@@ -63,10 +140,29 @@ pub fn append_line(path: &Path, line: &str, sync: bool) -> Result<Appended, Stor
     buf.extend_from_slice(line.as_bytes());
     buf.push(b'\n');
     let before = f.metadata().map_err(|e| StoreError::Io { path: p.clone(), source: e })?.len();
-    // One write_all: the line is complete or (on a crash or full disk) a lone fragment that the
-    // next append's leading `\n` isolates.
-    f.write_all(&buf).map_err(|e| StoreError::Write { path: p.clone(), source: e })?;
-    let offset = before + needs_sep as u64;
+    ensure_room(&f, before, buf.len() as u64).map_err(|e| write_error(p.clone(), 0, e))?;
+    // The last look before the write, on the descriptor that writes: the window left is the
+    // time between two system calls.
+    let before = f.metadata().map_err(|e| StoreError::Io { path: p.clone(), source: e })?.len();
+    if planned_len.is_some_and(|l| l != before) {
+        return Err(StoreError::Changed { path: p });
+    }
+    // One write (retried only for what a short write left): the line is complete, or nothing,
+    // or (a crash, a failure past the room check) a lone fragment that the next append's
+    // leading `\n` isolates.
+    let mut done = 0;
+    while done < buf.len() {
+        match f.write(&buf[done..]) {
+            Ok(0) => return Err(write_error(p, done, std::io::ErrorKind::WriteZero.into())),
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(write_error(p, done, e)),
+        }
+    }
+    // Where the line landed: an O_APPEND write leaves the position at its end.
+    let end = f.stream_position().unwrap_or(before + buf.len() as u64);
+    let landed = end.saturating_sub(buf.len() as u64);
+    let offset = landed + needs_sep as u64;
     // Read back: a concurrent rewrite (Pi migrating or truncating the file) shows up here.
     let mut check = vec![0u8; line.len()];
     let ok = f.seek(SeekFrom::Start(offset)).is_ok() && f.read_exact(&mut check).is_ok() && check == line.as_bytes();
@@ -83,12 +179,20 @@ pub fn append_line(path: &Path, line: &str, sync: bool) -> Result<Appended, Stor
     if sync {
         f.sync_data().map_err(|e| StoreError::Sync { path: p.clone(), source: e })?;
     }
+    if planned_len.is_some() && landed != before {
+        return Err(StoreError::Overtaken { path: p });
+    }
     Ok(Appended { offset, written: buf.len() as u64, synced: sync })
 }
 
 /// Appends an entry value (serialized with `JSON.stringify` semantics).
 pub fn append_entry(path: &Path, entry: &Value, sync: bool) -> Result<Appended, StoreError> {
     append_line(path, &crate::entries::line(entry), sync)
+}
+
+/// [`append_line_planned`] for an entry value.
+pub fn append_entry_planned(path: &Path, entry: &Value, sync: bool, planned_len: u64) -> Result<Appended, StoreError> {
+    append_line_planned(path, &crate::entries::line(entry), sync, Some(planned_len))
 }
 
 /// A sidecar lock (`<session>.arbor-lock`) that keeps two Arbor processes from writing the same
@@ -108,8 +212,11 @@ impl SessionLock {
     pub fn try_acquire(session: &Path) -> Result<SessionLock, StoreError> {
         let path = Self::lock_path(session);
         let p = session.display().to_string();
-        let f =
-            OpenOptions::new().create(true).truncate(false).read(true).write(true).open(&path).map_err(|e| StoreError::Io { path: p.clone(), source: e })?;
+        let f = OpenOptions::new().create(true).truncate(false).read(true).write(true).open(&path).map_err(|e| StoreError::Lock {
+            path: p.clone(),
+            lock: path.display().to_string(),
+            source: e,
+        })?;
         match fs4::fs_std::FileExt::try_lock_exclusive(&f) {
             Ok(true) => Ok(SessionLock { _file: f, path }),
             Ok(false) => Err(StoreError::Busy { path: p }),

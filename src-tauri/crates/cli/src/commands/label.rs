@@ -2,7 +2,7 @@
 //! (parent: the file's leaf, as Pi's `appendLabelChange`). The new id is printed only after the
 //! line is written and `sync_data`'d, so exit 0 means the label is durably in the file.
 use super::CmdResult;
-use session_engine::store::{append_entry, SessionLock};
+use session_engine::store::{append_entry_planned, SessionLock};
 use session_engine::{entries, ids, json, time};
 
 pub fn run(args: crate::LabelArgs) -> CmdResult {
@@ -33,7 +33,9 @@ pub fn run(args: crate::LabelArgs) -> CmdResult {
             file.display()
         ));
     }
-    append_entry(file, &entry, true).map_err(|e| e.to_string())?;
+    // The store checks the length again on its own descriptor right before the write, and says
+    // so if another append still slipped in between.
+    append_entry_planned(file, &entry, true, s.file_len()).map_err(|e| e.to_string())?;
     if args.json {
         println!("{{\"entryId\":{}}}", json::quote(&id));
     } else {
