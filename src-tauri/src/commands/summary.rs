@@ -194,28 +194,33 @@ pub async fn resummarize(
 }
 
 /// Drop-alarm counts and retention scores of summary entries (the graph asks for the markers a
-/// window left without them). Unknown ids and non-summaries are skipped. The session lock is
-/// taken per entry, so other commands are not held up behind a long list.
-pub fn markers(state: &AppState, entry_ids: &[String]) -> Result<Vec<MarkerFactsView>, AppError> {
-    let mut out = Vec::new();
-    for id in entry_ids.iter().take(500) {
-        let one = state.with_open(|o| {
-            let Some(i) = o.session.index_of(id).filter(|&i| crate::view::summary::is_summary(&o.session, i)) else { return Ok(None) };
+/// window left without them). Unknown ids and non-summaries are skipped. Computing stops once
+/// `budget` is spent (after at least one entry), so the session lock is never held long; the
+/// caller asks again for the ids not answered.
+pub fn markers(state: &AppState, entry_ids: &[String], budget: std::time::Duration) -> Result<Vec<MarkerFactsView>, AppError> {
+    let t0 = std::time::Instant::now();
+    state.with_open(|o| {
+        let mut out = Vec::new();
+        for id in entry_ids {
+            if !out.is_empty() && t0.elapsed() >= budget {
+                break;
+            }
+            let Some(i) = o.session.index_of(id).filter(|&i| crate::view::summary::is_summary(&o.session, i)) else { continue };
             let f = o.markers.facts(&o.session, i);
-            Ok(Some(MarkerFactsView { entry_id: id.clone(), dropped: f.dropped, retained: f.mentioned, facts: f.total }))
-        })?;
-        out.extend(one);
-    }
-    Ok(out)
+            out.push(MarkerFactsView { entry_id: id.clone(), dropped: f.dropped, retained: f.mentioned, facts: f.total });
+        }
+        Ok(out)
+    })
 }
 
 // ---- commands -----------------------------------------------------------------------------
 
-/// Marker facts the graph window left out (computed off the main thread).
+/// Marker facts the graph window left out, computed off the main thread for at most ~40 ms a
+/// call (ask again for the rest).
 #[tauri::command]
 #[specta::specta]
 pub async fn summary_markers(state: State<'_, AppState>, entry_ids: Vec<String>) -> IpcResult<Vec<MarkerFactsView>> {
-    Ok(markers(&state, &entry_ids)?)
+    Ok(markers(&state, &entry_ids, crate::view::summary::MARKER_BUDGET)?)
 }
 
 /// Sections, files, span, author, history, editability and the check of one summary entry.

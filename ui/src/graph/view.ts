@@ -134,17 +134,21 @@ export class GraphView {
   /** Summary markers the window left without a drop count / retention score (too many to
    *  compute at once): ask for them off the main thread, then redraw. */
   private async fillMarkers(rows: GraphRow[], gen: number): Promise<void> {
-    const missing = rows.filter((r) => (r.kind === "compaction" || r.kind === "branch_summary") && (r.facts ?? null) === null);
-    if (!missing.length) return;
+    let missing = rows.filter((r) => (r.kind === "compaction" || r.kind === "branch_summary") && (r.facts ?? null) === null);
     try {
-      const facts = await call(api.summaryMarkers(missing.map((r) => r.entryId)));
-      if (gen !== this.generation) return;
-      const byId = new Map(facts.map((f) => [f.entryId, f]));
-      for (const r of missing) {
-        const f = byId.get(r.entryId);
-        if (f) Object.assign(r, { dropped: f.dropped, retained: f.retained, facts: f.facts });
+      // Each call computes for a bounded time; a pause between calls lets other commands in.
+      while (missing.length && gen === this.generation) {
+        const facts = await call(api.summaryMarkers(missing.map((r) => r.entryId)));
+        if (gen !== this.generation || !facts.length) return;
+        const byId = new Map(facts.map((f) => [f.entryId, f]));
+        for (const r of missing) {
+          const f = byId.get(r.entryId);
+          if (f) Object.assign(r, { dropped: f.dropped, retained: f.retained, facts: f.facts });
+        }
+        missing = missing.filter((r) => !byId.has(r.entryId));
+        this.schedule();
+        if (missing.length) await new Promise((r) => setTimeout(r, 30));
       }
-      this.schedule();
     } catch {
       /* markers are a convenience; the rows are drawn without them */
     }

@@ -71,7 +71,10 @@ export const commands = {
 	revertSummary: (entryId: string) => typedError<SummaryWrite_Serialize, IpcError>(__TAURI_INVOKE("revert_summary", { entryId })),
 	/**  An alternative summary of the same span (nothing is written); progress on `on_progress`. */
 	resummarizeSummary: (entryId: string, provider: string | null, model: string | null, instructions: string | null, onProgress: Channel<SummaryProgress_Deserialize>) => typedError<ResummaryView_Serialize, IpcError>(__TAURI_INVOKE("resummarize_summary", { entryId, provider, model, instructions, onProgress })),
-	/**  Marker facts the graph window left out (computed off the main thread). */
+	/**
+	 *  Marker facts the graph window left out, computed off the main thread for at most ~40 ms a
+	 *  call (ask again for the rest).
+	 */
 	summaryMarkers: (entryIds: string[]) => typedError<MarkerFactsView[], IpcError>(__TAURI_INVOKE("summary_markers", { entryIds })),
 };
 
