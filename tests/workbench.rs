@@ -110,7 +110,13 @@ fn graph_rows_carry_the_drop_count_and_retention_score() {
     let path = open_demo_copy(&e);
     let s = Session::open(&path).unwrap();
     let total = sessions::describe(&e.state).unwrap().total_rows;
+    // A window computes marker facts for a bounded time; the graph asks summary_markers for the rest.
+    let first = graph::window(&e.state, 0, total).unwrap();
+    let missing: Vec<String> =
+        first.rows.iter().filter(|r| (r.kind == "compaction" || r.kind == "branch_summary") && r.facts.is_none()).map(|r| r.entry_id.clone()).collect();
+    summary::markers(&e.state, &missing, std::time::Duration::from_secs(60)).unwrap();
     let w = graph::window(&e.state, 0, total).unwrap();
+    assert!(w.rows.iter().filter(|r| r.kind == "compaction" || r.kind == "branch_summary").all(|r| r.facts.is_some()), "all cached now");
     let row = |id: &str| w.rows.iter().find(|r| r.entry_id == id).unwrap_or_else(|| panic!("row of {id}"));
     let r5 = row(C5);
     assert_eq!(r5.dropped, Some(1));
@@ -366,4 +372,98 @@ fn bench_workbench_on_big_session() {
         comps.len(),
         missing.len()
     );
+}
+
+fn summarizer_state(e: &Env) -> arbor_app::commands::keys::SummarizerState {
+    let data = e.state.data_dir.clone();
+    arbor_app::commands::keys::SummarizerState::new(data.clone(), Some(data.join("arbor-settings.json")))
+}
+
+#[test]
+fn resummarize_offline_compares_and_writes_nothing() {
+    let e = env();
+    let path = open_demo_copy(&e);
+    let st = summarizer_state(&e);
+    let before = std::fs::read(&path).unwrap();
+    let v = summary::view(&e.state, C5).unwrap();
+    let r = tauri::async_runtime::block_on(summary::resummarize(&e.state, &st, C5, Some("offline"), None, Some("keep every decision"), None)).unwrap();
+    assert!(r.offline);
+    assert_eq!(r.summarizer, "offline summarizer");
+    assert!(r.text.contains("## Goal"), "{}", r.text);
+    // The same file-list appendix as the existing summary, and the requested focus.
+    assert!(r.text.ends_with("<modified-files>\nsrc/cli/flags.ts\nsrc/session/backoff.ts\nsrc/session/loader.ts\n</modified-files>"), "{}", r.text);
+    assert!(r.text.contains("keep every decision"), "{}", r.text);
+    // Both scores are over the same facts (the existing one equals the view's).
+    assert_eq!((r.retention_existing.mentioned, r.retention_existing.total), (v.check.retention.mentioned, v.check.retention.total));
+    assert_eq!(r.retention_new.total, r.retention_existing.total);
+    assert_eq!(r.diff.from.as_deref(), Some(C5));
+    assert!(!r.sections.is_empty());
+    assert_eq!(std::fs::read(&path).unwrap(), before, "re-summarize writes nothing");
+    // A non-summary is refused.
+    let err: IpcError = tauri::async_runtime::block_on(summary::resummarize(&e.state, &st, DEMO_LEAF, Some("offline"), None, None, None)).unwrap_err().into();
+    assert_eq!(err.kind, ErrorKind::Invalid);
+}
+
+/// One request to a loopback OpenAI-compatible server that streams `answer`; returns the base URL
+/// and a handle that yields the request body.
+fn one_shot_sse(answer: &'static str) -> (String, std::thread::JoinHandle<String>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}/v1", l.local_addr().unwrap());
+    let h = std::thread::spawn(move || {
+        let (mut sock, _) = l.accept().unwrap();
+        let mut r = BufReader::new(sock.try_clone().unwrap());
+        let mut len = 0usize;
+        loop {
+            let mut line = String::new();
+            r.read_line(&mut line).unwrap();
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                len = v.trim().parse().unwrap();
+            }
+        }
+        let mut body = vec![0u8; len];
+        r.read_exact(&mut body).unwrap();
+        let chunk = |o: serde_json::Value| format!("data: {o}\n\n");
+        let mut out = String::from("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n");
+        out += &chunk(serde_json::json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": answer}, "finish_reason": null}]}));
+        out += &chunk(serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}));
+        out += &chunk(serde_json::json!({"choices": [], "usage": {"prompt_tokens": 900, "completion_tokens": 20}}));
+        out += "data: [DONE]\n\n";
+        sock.write_all(out.as_bytes()).unwrap();
+        String::from_utf8(body).unwrap()
+    });
+    (base, h)
+}
+
+#[test]
+fn resummarize_through_a_model_sends_the_span_and_the_previous_summary() {
+    use arbor_app::commands::keys::{self, CatalogModel, ModelChoice};
+    let e = env();
+    let path = open_demo_copy(&e);
+    let st = summarizer_state(&e);
+    let (base, server) = one_shot_sse("## Goal\nShip the retry budget.\n\n## Key Decisions\n- **Budget per load, not per attempt**: kept by the model.");
+    keys::add_model(&st, &CatalogModel { provider: "openai".into(), id: "fake-small".into(), context_window: 32000, max_output: 2000, user_added: true })
+        .unwrap();
+    keys::save_choice(&st, &ModelChoice { provider: "openai".into(), model: Some("fake-small".into()), base_url: Some(base) }).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let r = tauri::async_runtime::block_on(summary::resummarize(&e.state, &st, C5, None, None, Some("keep the decisions"), None)).unwrap();
+    let body: serde_json::Value = serde_json::from_str(&server.join().unwrap()).unwrap();
+    let prompt = body["messages"].as_array().unwrap().iter().map(|m| m["content"].to_string()).collect::<String>();
+    assert!(prompt.contains("Wiring the budget into the flags.") && prompt.contains("Property 'retryBudget' is missing"), "the span's conversation is sent");
+    assert!(!prompt.contains("Ship it. Also cap the jitter"), "the kept messages are not part of the span");
+    assert!(prompt.contains("<previous-summary>") && prompt.contains("Budget per load, not per attempt"), "C4's summary is the previous summary");
+    assert!(prompt.contains("keep the decisions"));
+    assert!(!r.offline);
+    assert_eq!(r.summarizer, "openai fake-small");
+    assert!(r.text.starts_with("## Goal\nShip the retry budget."), "{}", r.text);
+    // The alternative carries the decision C5 dropped: the diff shows it added to Key Decisions.
+    let dec = r.diff.sections.iter().find(|s| s.title == "Key Decisions").unwrap();
+    assert!(dec.added.iter().any(|a| a.contains("Budget per load")), "{dec:?}");
+    assert_eq!(std::fs::read(&path).unwrap(), before, "re-summarize writes nothing");
+    // "Use this" is an ordinary edit.
+    let w = summary::save_edit(&e.state, C5, &r.text, 1_740_822_000_000, Some("ed170003")).unwrap();
+    assert_eq!(w.view.text, r.text);
 }
