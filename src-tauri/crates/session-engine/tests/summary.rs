@@ -543,6 +543,16 @@ fn diff_reports_added_removed_reworded_and_moved_per_section() {
 }
 
 #[test]
+fn placeholders_are_never_moved() {
+    let a = parse("## Progress\n### In Progress\n- [ ] (none)\n\n### Blocked\n- Waiting for CI\n");
+    let b = parse("## Progress\n### In Progress\n- [ ] Fix the flaky test\n\n### Blocked\n- (none)\n");
+    let d = diff(&a, &b);
+    assert!(d.moved.is_empty(), "{:?}", d.moved);
+    assert_eq!(sd(&d, "Progress › In Progress").removed, ["(none)"]);
+    assert_eq!(sd(&d, "Progress › Blocked").added, ["(none)"]);
+}
+
+#[test]
 fn sections_match_by_role_across_writers() {
     let a = parse("## Completed Work\n- Added the parser\n\n## Decisions\n- Keep it linear\n");
     let b = parse("## Progress\n### Done\n- [x] Added the parser\n\n## Key Decisions\n- Keep it linear\n");

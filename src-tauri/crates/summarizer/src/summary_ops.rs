@@ -8,7 +8,7 @@
 
 use crate::error::{Error, Result};
 use session_engine::json::Value;
-use session_engine::store::{append_entry, SessionLock};
+use session_engine::store::{append_entry_planned, SessionLock, StoreError};
 use session_engine::Session;
 use std::path::Path;
 
@@ -27,15 +27,23 @@ pub fn append_summary_entry(path: &Path, s: &Session, entry: &Value) -> Result<E
         return Err(Error::Session(format!("this session is read-only, so nothing was written: {why}")));
     }
     let _lock = SessionLock::try_acquire(path).map_err(|e| Error::Session(e.to_string()))?;
-    let len = std::fs::metadata(path).map_err(|e| Error::Session(format!("{}: {e}; nothing was written.", path.display())))?.len();
-    if len != s.file_len() {
-        return Err(Error::Session(format!(
+    let changed = || {
+        Error::Session(format!(
             "{} changed while you were editing (another program appended to it); nothing was written. Reload and try again.",
             path.display()
-        )));
+        ))
+    };
+    let len = std::fs::metadata(path).map_err(|e| Error::Session(format!("{}: {e}; nothing was written.", path.display())))?.len();
+    if len != s.file_len() {
+        return Err(changed());
     }
     let entry_id = entry.str_field("id").unwrap_or("").to_string();
     let line = session_engine::entries::line(entry);
-    let appended = append_entry(path, entry, true).map_err(|e| Error::Session(e.to_string()))?;
+    // Planned on the loaded length: checked again on the writing descriptor right before the write.
+    let appended = match append_entry_planned(path, entry, true, s.file_len()) {
+        Ok(a) => a,
+        Err(StoreError::Changed { .. }) => return Err(changed()),
+        Err(e) => return Err(Error::Session(e.to_string())),
+    };
     Ok(EditDone { entry_id, line, synced: appended.synced })
 }

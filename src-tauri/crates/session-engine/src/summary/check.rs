@@ -88,12 +88,6 @@ pub fn previous_compaction(s: &Session, idx: usize) -> Option<usize> {
 
 const WATCHED: [SectionRole; 4] = [SectionRole::Constraints, SectionRole::Done, SectionRole::Decisions, SectionRole::CriticalContext];
 
-/// Placeholders that are not content ("(none)", "none", "n/a", "-").
-fn is_placeholder(t: &str) -> bool {
-    let k = words::key(t);
-    k.is_empty() || matches!(k.as_str(), "none" | "n a" | "na" | "nothing" | "nothing yet" | "keine" | "なし")
-}
-
 /// Items of `prev` (watched sections and checked checkboxes) that `new` does not carry.
 pub fn dropped_items(prev: &Summary, new: &Summary) -> Vec<Dropped> {
     // The new summary's units, with an inverted index word → units, so each candidate is
@@ -124,7 +118,7 @@ pub fn dropped_items(prev: &Summary, new: &Summary) -> Vec<Dropped> {
             cands.extend(sec.text.split('\n').filter(|l| !l.trim().is_empty()));
         }
         for c in cands {
-            if is_placeholder(c) {
+            if words::is_placeholder(c) {
                 continue;
             }
             let key = words::key(c);

@@ -10,6 +10,7 @@
 //! 4. Left-over removed/added pairs in the same section that are similar (word-set Dice ≥ 0.6)
 //!    are *reworded*, with a word-level diff from `similar`.
 //! 5. Left-over similar pairs across sections are moved too (reworded on the way).
+//!    Placeholders ("(none)", "n/a") are never moved: they are plain additions and removals.
 //!
 //! Fuzzy pairing is quadratic in the left-over units of a section, so it is skipped above
 //! [`FUZZY_LIMIT`] comparisons (the exact steps stay linear); a 1 MB summary diffs quickly.
@@ -308,7 +309,8 @@ pub fn diff(from: &Summary, to: &Summary) -> SummaryDiff {
     }
     let mut pairs_exact: Vec<(usize, usize)> = Vec::new();
     for (ri, r) in removed.iter().enumerate() {
-        if r.key.is_empty() {
+        // "(none)" leaving one section and appearing in another is not a move.
+        if r.key.is_empty() || words::is_placeholder(r.text) {
             continue;
         }
         if let Some(list) = add_by_key.get_mut(r.key.as_str()) {
@@ -337,7 +339,7 @@ pub fn diff(from: &Summary, to: &Summary) -> SummaryDiff {
                 }
                 let mut best: Option<(f64, usize)> = None;
                 for (k, a) in added.iter().enumerate() {
-                    if a.done || asets[k].is_empty() || (a.sec == removed[ri].sec) != same_section {
+                    if a.done || asets[k].is_empty() || (a.sec == removed[ri].sec) != same_section || (!same_section && words::is_placeholder(a.text)) {
                         continue;
                     }
                     let d = words::dice(&rsets[ri], &asets[k]);

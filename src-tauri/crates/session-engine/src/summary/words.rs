@@ -112,6 +112,12 @@ pub(crate) fn dice(a: &FxHashSet<String>, b: &FxHashSet<String>) -> f64 {
     2.0 * common as f64 / (a.len() + b.len()) as f64
 }
 
+/// Placeholders that are not content ("(none)", "none", "n/a", "-").
+pub(crate) fn is_placeholder(t: &str) -> bool {
+    let k = key(t);
+    k.is_empty() || matches!(k.as_str(), "none" | "n a" | "na" | "nothing" | "nothing yet" | "tbd" | "keine" | "なし")
+}
+
 /// The fuzzy-match threshold for "same item".
 pub(crate) const SIMILAR: f64 = 0.6;
 
