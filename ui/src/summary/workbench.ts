@@ -224,6 +224,8 @@ export class Workbench {
           li.appendChild(box);
         } else if (it.marker === "numbered") {
           li.appendChild(el("span", "wb-num", "#"));
+        } else {
+          li.appendChild(el("span", "wb-num", "•"));
         }
         li.appendChild(renderMarkdown(it.text));
         ul.appendChild(li);
