@@ -107,10 +107,29 @@ pub(crate) fn classify_err(e: rusqlite::Error) -> LibError {
             ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
                 return LibError::Busy("the index is busy: another Arbor instance is writing it; try again in a moment".into())
             }
+            // A full disk, a file-size limit (EFBIG comes back as an I/O write error) or a write
+            // that failed: the index is not damaged (the transaction rolls back), it needs space.
+            // Not `Sqlite`, which would move the index aside as if it were corrupt.
+            ErrorCode::DiskFull => return disk_full(&e),
+            ErrorCode::SystemIoFailure if is_write_ioerr(f.extended_code) => return disk_full(&e),
             _ => {}
         }
     }
     LibError::Sqlite(e.to_string())
+}
+
+/// SQLITE_IOERR_WRITE, _FSYNC, _TRUNCATE, _SHMSIZE, _DIR_FSYNC: writing failed.
+fn is_write_ioerr(extended: std::ffi::c_int) -> bool {
+    matches!(extended, 778 | 1034 | 1546 | 4874 | 5130)
+}
+
+fn disk_full(e: &rusqlite::Error) -> LibError {
+    LibError::Io {
+        path: PathBuf::new(),
+        message: format!(
+            "the session index could not be written ({e}): the disk is full or the file size limit is reached; free some disk space and run it again (the index needs no repair)"
+        ),
+    }
 }
 
 enum OpenFail {

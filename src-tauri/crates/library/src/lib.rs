@@ -54,6 +54,7 @@ impl fmt::Display for LibError {
         match self {
             LibError::Busy(m) => write!(f, "{m}"),
             LibError::Corrupt(m) => write!(f, "the index is damaged ({m}); it will be rebuilt from the session files"),
+            LibError::Io { path, message } if path.as_os_str().is_empty() => write!(f, "{message}"),
             LibError::Io { path, message } => write!(f, "{}: {message}", path.display()),
             LibError::Sqlite(m) => write!(f, "index error: {m}; if it persists, delete the index file (it is rebuilt)"),
             LibError::Invalid(m) => write!(f, "{m}"),
