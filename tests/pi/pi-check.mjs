@@ -5,6 +5,12 @@
 //
 //   node tests/pi/pi-check.mjs load FILE [--leaf ID|null]
 //   node tests/pi/pi-check.mjs append FILE --text T [--reply R]
+//   node tests/pi/pi-check.mjs append-loop FILE --rounds N [--sleep-ms MAX] [--tag T]
+//
+// append-loop: one SessionManager opens FILE once and appends N user+assistant pairs, with a
+// random sleep of 0..MAX ms (default 4) before each message, as a running Pi would while another
+// program (Arbor) appends to the same file. Pi does not re-read the file: each of its entries
+// parents to Pi's own in-memory leaf. Prints {ids:[{id,parentId}…]} in the order written.
 //
 // Exit codes: 0 ok, 2 usage, 3 Pi is not installed, 4 Pi refuses (append on a file Pi would rewrite).
 // Pi never sees the real ~/.pi: PI_CODING_AGENT_DIR points at a temporary folder unless set.
@@ -148,11 +154,37 @@ async function append(pi, file, text, reply) {
 	return { pi: pi.version, parentId: before, ids, leafId: sm.getLeafId() };
 }
 
+async function appendLoop(pi, file, rounds, sleepMs, tag) {
+	const SM = pi.sessionManager;
+	const parsed = SM.loadEntriesFromFile(file);
+	if (parsed.length === 0) fail(4, `${file}: Pi does not accept this file's header (it would replace the file); not appending.`);
+	if (parsed[0].version !== SM.CURRENT_SESSION_VERSION) fail(4, `${file}: version ${parsed[0].version} file; Pi would rewrite it to migrate; not appending.`);
+	if (!parsed.some((e) => e && e.type === "message" && e.message?.role === "assistant"))
+		fail(4, `${file}: no assistant message yet; Pi would hold the append in memory, not write it.`);
+	const faux = await import(pathToFileURL(path.join(HERE, "node_modules/@mariozechner/pi-ai/dist/providers/faux.js")).href);
+	const sm = SM.SessionManager.open(file, path.dirname(file));
+	const startLeaf = sm.getLeafId();
+	const written = [];
+	const nap = () => new Promise((r) => setTimeout(r, Math.random() * sleepMs));
+	for (let i = 0; i < rounds; i++) {
+		await nap();
+		let parentId = sm.getLeafId();
+		let id = sm.appendMessage({ role: "user", content: [{ type: "text", text: `${tag} user ${i}` }], timestamp: Date.now() });
+		written.push({ id, parentId });
+		await nap();
+		parentId = sm.getLeafId();
+		id = sm.appendMessage(faux.fauxAssistantMessage(`${tag} reply ${i}`));
+		written.push({ id, parentId });
+	}
+	return { pi: pi.version, startLeaf, ids: written, leafId: sm.getLeafId() };
+}
+
 function parseArgs(argv) {
 	const [mode, file, ...rest] = argv;
-	const usage = "usage: pi-check.mjs load FILE [--leaf ID|null] | append FILE --text T [--reply R]";
-	if (!["load", "append"].includes(mode) || !file) fail(2, usage);
-	const o = { mode, file };
+	const usage =
+		"usage: pi-check.mjs load FILE [--leaf ID|null] | append FILE --text T [--reply R] | append-loop FILE --rounds N [--sleep-ms MAX] [--tag T]";
+	if (!["load", "append", "append-loop"].includes(mode) || !file) fail(2, usage);
+	const o = { mode, file, sleepMs: 4, tag: "pi" };
 	for (let i = 0; i < rest.length; i++) {
 		const k = rest[i];
 		const v = rest[i + 1];
@@ -160,10 +192,15 @@ function parseArgs(argv) {
 		if (k === "--leaf") o.leaf = v;
 		else if (k === "--text") o.text = v;
 		else if (k === "--reply") o.reply = v;
+		else if (k === "--rounds" && mode === "append-loop") o.rounds = Number(v);
+		else if (k === "--sleep-ms" && mode === "append-loop") o.sleepMs = Number(v);
+		else if (k === "--tag" && mode === "append-loop") o.tag = v;
 		else fail(2, `unknown option ${k}; ${usage}`);
 		i++;
 	}
 	if (mode === "append" && o.text === undefined) fail(2, `append needs --text; ${usage}`);
+	if (mode === "append-loop" && !(Number.isInteger(o.rounds) && o.rounds > 0)) fail(2, `append-loop needs --rounds N (a positive integer); ${usage}`);
+	if (mode === "append-loop" && !(o.sleepMs >= 0)) fail(2, `--sleep-ms expects a number of milliseconds; ${usage}`);
 	return o;
 }
 
@@ -172,7 +209,9 @@ if (!fs.existsSync(args.file)) fail(2, `${args.file}: no such file`);
 const pi = await loadPi();
 let out;
 try {
-	out = args.mode === "load" ? load(pi, args.file, args.leaf) : await append(pi, args.file, args.text, args.reply);
+	if (args.mode === "load") out = load(pi, args.file, args.leaf);
+	else if (args.mode === "append") out = await append(pi, args.file, args.text, args.reply);
+	else out = await appendLoop(pi, args.file, args.rounds, args.sleepMs, args.tag);
 } catch (e) {
 	fail(1, e && e.stack ? e.stack : String(e));
 }

@@ -374,6 +374,21 @@ mod tests {
     }
 
     #[test]
+    fn planned_append_refuses_a_file_that_moved_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("s.jsonl");
+        std::fs::write(&f, b"{\"a\":1}\n").unwrap();
+        let planned = 8;
+        std::fs::OpenOptions::new().append(true).open(&f).unwrap().write_all(b"{\"pi\":2}\n").unwrap();
+        let before = std::fs::read(&f).unwrap();
+        assert!(matches!(append_line_planned(&f, "{\"b\":3}", false, Some(planned)), Err(StoreError::Changed { .. })));
+        assert_eq!(std::fs::read(&f).unwrap(), before);
+        let a = append_line_planned(&f, "{\"b\":3}", false, Some(before.len() as u64)).unwrap();
+        assert_eq!(a.offset, before.len() as u64);
+        assert_eq!(std::fs::read(&f).unwrap(), [&before[..], b"{\"b\":3}\n"].concat());
+    }
+
+    #[test]
     fn second_lock_is_busy() {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("s.jsonl");
