@@ -82,8 +82,20 @@ pub fn previous_compaction(s: &Session, idx: usize) -> Option<usize> {
     if idx >= s.len() {
         return None;
     }
-    let path = s.path(Some(idx));
-    path.iter().rev().copied().filter(|&i| i != idx).find(|&i| s.kind(i) == Kind::Compaction)
+    // Walk up from the parent: no need to collect the whole path.
+    let mut cur = s.parent_of(idx);
+    let mut steps = 0;
+    while let Some(c) = cur {
+        if c == idx || steps > s.len() {
+            return None; // a cycle
+        }
+        if s.kind(c) == Kind::Compaction {
+            return Some(c);
+        }
+        steps += 1;
+        cur = s.parent_of(c);
+    }
+    None
 }
 
 const WATCHED: [SectionRole; 4] = [SectionRole::Constraints, SectionRole::Done, SectionRole::Decisions, SectionRole::CriticalContext];
@@ -353,13 +365,25 @@ pub fn constraint_sentences(text: &str) -> Vec<String> {
 
 /// Error lines of a command's output (at most 3).
 pub fn error_lines(output: &str) -> Vec<String> {
+    // All keywords are ASCII: an ASCII-lowercased copy keeps the byte offsets, and a text
+    // without any keyword (most output) is skipped after a few SIMD scans.
+    let lower = output.to_ascii_lowercase();
+    let lb = lower.as_bytes();
+    if !ERROR_WORDS.iter().chain(["error"].iter()).any(|w| memchr::memmem::find(lb, w.as_bytes()).is_some()) {
+        return Vec::new();
+    }
     let mut out = Vec::new();
-    for line in output.lines() {
+    let mut pos = 0;
+    for line in output.split_inclusive('\n') {
+        let start = pos;
+        pos += line.len();
         let t = line.trim();
         if t.is_empty() || t.len() > 400 {
             continue;
         }
-        if is_error_line(&t.to_lowercase()) {
+        let lead = line.len() - line.trim_start().len();
+        let l = &lower[start + lead..start + lead + t.len()];
+        if is_error_line(l) {
             out.push(t.to_string());
             if out.len() == 3 {
                 break;

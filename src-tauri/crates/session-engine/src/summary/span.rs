@@ -56,10 +56,54 @@ pub(crate) fn span_indices(s: &Session, idx: usize) -> (Vec<usize>, bool, Option
 }
 
 fn compaction_span(s: &Session, idx: usize) -> (Vec<usize>, bool, Option<String>) {
+    // Usually only the tail of the path matters (back to the previous compaction's kept
+    // entries): walk up that far first, and take the whole path only when that is not enough.
+    let (tail, complete) = path_tail(s, idx);
+    if let Some(r) = span_on(s, idx, &tail, complete) {
+        return r;
+    }
     let mut path = s.path(Some(idx));
     if path.last() == Some(&idx) {
         path.pop();
     }
+    span_on(s, idx, &path, true).expect("a complete path always gives an answer")
+}
+
+/// The path root → idx's parent, cut just above where the span can start: the previous
+/// compaction and its firstKeptEntryId. `complete` = it reaches the root.
+fn path_tail(s: &Session, idx: usize) -> (Vec<usize>, bool) {
+    let mut up: Vec<usize> = Vec::new();
+    let mut cur = s.parent_of(idx);
+    let mut prev_fk: Option<Option<&str>> = None;
+    while let Some(c) = cur {
+        if up.len() > s.len() {
+            break; // a cycle (the loader reports it; the session is read-only)
+        }
+        up.push(c);
+        match prev_fk {
+            None if s.kind(c) == Kind::Compaction => {
+                let fk = s.value(c).str_field("firstKeptEntryId");
+                prev_fk = Some(fk);
+                if fk.is_none() || up.iter().any(|&u| Some(s.id(u)) == fk) {
+                    up.reverse();
+                    return (up, false);
+                }
+            }
+            Some(fk) if Some(s.id(c)) == fk => {
+                up.reverse();
+                return (up, false);
+            }
+            _ => {}
+        }
+        cur = s.parent_of(c);
+    }
+    up.reverse();
+    (up, true)
+}
+
+/// The span on `path` (root-first, ending at idx's parent; a tail of it when not `complete`).
+/// None when the tail is too short to tell (idx's firstKeptEntryId lies above it).
+fn span_on(s: &Session, idx: usize, path: &[usize], complete: bool) -> Option<(Vec<usize>, bool, Option<String>)> {
     let prev = path.iter().rposition(|&i| s.kind(i) == Kind::Compaction);
     let start = match prev {
         None => 0,
@@ -73,6 +117,7 @@ fn compaction_span(s: &Session, idx: usize) -> (Vec<usize>, bool, Option<String>
         None => (path.len(), false, Some(format!("compaction {} has no firstKeptEntryId, so the span is shown up to its parent", s.id(idx)))),
         Some(fk) => match path.iter().position(|&i| s.id(i) == fk) {
             Some(e) => (e, true, None),
+            None if !complete => return None,
             None => (
                 path.len(),
                 false,
@@ -84,7 +129,7 @@ fn compaction_span(s: &Session, idx: usize) -> (Vec<usize>, bool, Option<String>
         },
     };
     let entries: Vec<usize> = if start < end { path[start..end].iter().copied().filter(|&i| s.kind(i) != Kind::Compaction).collect() } else { Vec::new() };
-    (entries, exact, note)
+    Some((entries, exact, note))
 }
 
 fn branch_span(s: &Session, idx: usize) -> (Vec<usize>, bool, Option<String>) {
@@ -124,4 +169,30 @@ pub fn span_messages(s: &Session, idx: usize) -> (Vec<Value>, Option<String>) {
     let messages = entries.iter().filter_map(|&i| if branch { branch::branch_message(s, i) } else { compaction::compaction_message(s, i) }).collect();
     let previous = if branch { None } else { super::check::previous_compaction(s, idx).map(|p| super::summary_text(s, p).to_string()) };
     (messages, previous)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tail walk gives the same span as the whole path, on every compaction of the corpus.
+    #[test]
+    fn tail_walk_equals_whole_path() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance");
+        let mut n = 0;
+        for f in std::fs::read_dir(dir).unwrap() {
+            let p = f.unwrap().path();
+            if p.extension().is_none_or(|e| e != "jsonl") {
+                continue;
+            }
+            let s = Session::open(&p).unwrap();
+            for idx in s.compactions().collect::<Vec<_>>() {
+                let mut path = s.path(Some(idx));
+                path.pop();
+                assert_eq!(compaction_span(&s, idx), span_on(&s, idx, &path, true).unwrap(), "{} {}", p.display(), s.id(idx));
+                n += 1;
+            }
+        }
+        assert!(n >= 25, "{n} compactions");
+    }
 }
