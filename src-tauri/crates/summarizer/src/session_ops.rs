@@ -171,7 +171,14 @@ pub async fn navigate_file(
     let mut planned = s.file_len();
     for (i, entry) in lines.iter().enumerate() {
         // The summary entry is synced (costly to redo); a label after it is cheap.
-        let a = append_entry_planned(path, entry, i == 0 && summary.is_some(), planned).map_err(|e| Error::Session(e.to_string()))?;
+        let a = append_entry_planned(path, entry, i == 0 && summary.is_some(), planned).map_err(|e| match (&e, written.last()) {
+            // The first line is in the file: say so rather than "nothing was written".
+            (session_engine::store::StoreError::Changed { .. }, Some((id, _))) => Error::Session(format!(
+                "{}: entry {id} was written, but another program appended right after it, so the rest of this navigation (its label) was not; set the label again",
+                path.display()
+            )),
+            _ => Error::Session(e.to_string()),
+        })?;
         let line = entries::line(entry);
         planned = a.offset + line.len() as u64 + 1;
         written.push((entry.str_field("id").unwrap_or_default().to_string(), line));
