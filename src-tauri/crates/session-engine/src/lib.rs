@@ -19,6 +19,7 @@ pub mod settings;
 pub mod store;
 pub mod summary;
 pub mod time;
+pub mod timeline;
 
 pub use context::{build_context, CompactionSettings, Context};
 pub use json::Value;

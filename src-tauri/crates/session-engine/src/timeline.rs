@@ -1,0 +1,211 @@
+//! The context over time (issue 12 §1): for every entry on a path, the tokens Pi would estimate
+//! with that entry as the leaf (`estimateContextTokens(buildSessionContext())`: the last valid
+//! assistant usage plus the estimates of the messages after it), in one pass over the path.
+//!
+//! The pass keeps what `estimate_context` needs of the context so far: the last valid usage
+//! and the sum of the estimates after it. A message extends the context; a compaction replaces
+//! it with its summary and the kept entries (from `firstKeptEntryId` up to the compaction), so
+//! the work is linear in the path plus the kept spans. The numbers are Pi's, unclamped:
+//! negative or absurd usages stay as they are, and a usage Pi would turn into `NaN` is `NaN`
+//! here (JSON writes it as `null`).
+
+use crate::context::{assistant_usage, compaction_summary_of, context_message, context_tokens_of_usage, estimate_tokens};
+use crate::json::Value;
+use crate::session::{Kind, Session};
+use rustc_hash::FxHashMap;
+
+/// One entry of the path and the context Pi would build with it as the leaf.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    /// Entry index in the session.
+    pub entry: usize,
+    /// Pi's `estimateContextTokens(...).tokens` with this entry as the leaf.
+    pub context_tokens: f64,
+    /// The usage this entry's assistant message reports and Pi counts (`calculateContextTokens`;
+    /// not for aborted or errored messages, as in Pi), else None.
+    pub usage_tokens: Option<f64>,
+    /// The entry is a compaction: the context drops here.
+    pub compaction: bool,
+    /// `usage.cost.total` of an assistant message that carries it.
+    pub cost: Option<f64>,
+}
+
+/// The running estimate: Pi's `usageTokens` (of the last message with a valid usage) and the
+/// sum of the estimates of the messages after it (all messages when none has a usage).
+#[derive(Clone, Copy, Debug, Default)]
+struct Running {
+    usage: f64,
+    trailing: f64,
+}
+
+impl Running {
+    fn push(&mut self, m: &Value) {
+        match assistant_usage(m) {
+            Some(u) => {
+                self.usage = context_tokens_of_usage(u);
+                self.trailing = 0.0;
+            }
+            None => self.trailing += estimate_tokens(m),
+        }
+    }
+    fn tokens(&self) -> f64 {
+        self.usage + self.trailing
+    }
+}
+
+/// Feeds the context message of `idx` (if it has one) to `r`; returns the assistant usage it
+/// reported and its cost.
+fn feed(s: &Session, idx: usize, r: &mut Running) -> (Option<f64>, Option<f64>) {
+    match s.kind(idx) {
+        Kind::Message => {
+            let Some(m) = s.message(idx) else { return (None, None) };
+            r.push(m);
+            let usage = assistant_usage(m).map(context_tokens_of_usage);
+            let cost = if m.str_field("role") == Some("assistant") {
+                m.get("usage").and_then(|u| u.get("cost")).and_then(|c| c.get("total")).and_then(Value::as_f64)
+            } else {
+                None
+            };
+            (usage, cost)
+        }
+        Kind::CustomMessage | Kind::BranchSummary => {
+            if let Some(m) = context_message(s, idx) {
+                r.push(&m);
+            }
+            (None, None)
+        }
+        _ => (None, None),
+    }
+}
+
+/// The points of the path from the root to `leaf` (empty for None).
+pub fn timeline(s: &Session, leaf: Option<usize>) -> Vec<Point> {
+    timeline_on_path(s, &s.path(leaf))
+}
+
+/// The points of a root-first path.
+pub fn timeline_on_path(s: &Session, path: &[usize]) -> Vec<Point> {
+    // buildSessionContext finds the kept entries by the first path position whose id is
+    // firstKeptEntryId, before the compaction.
+    let mut first_pos: FxHashMap<&str, usize> = FxHashMap::default();
+    let mut out = Vec::with_capacity(path.len());
+    let mut r = Running::default();
+    for (pos, &idx) in path.iter().enumerate() {
+        first_pos.entry(s.id(idx)).or_insert(pos);
+        let (usage, cost, compaction) = if s.kind(idx) == Kind::Compaction {
+            let v = s.value(idx);
+            r = Running::default();
+            r.push(&compaction_summary_of(v));
+            let kept = v.get("firstKeptEntryId").and_then(Value::as_str).and_then(|id| first_pos.get(id).copied()).filter(|&k| k < pos);
+            if let Some(k) = kept {
+                for &i in &path[k..pos] {
+                    // Kept entries before the compaction: earlier compactions among them add nothing.
+                    feed(s, i, &mut r);
+                }
+            }
+            (None, None, true)
+        } else {
+            let (u, c) = feed(s, idx, &mut r);
+            (u, c, false)
+        };
+        out.push(Point { entry: idx, context_tokens: r.tokens(), usage_tokens: usage, compaction, cost });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::{build_context, estimate_context};
+
+    fn load(text: &str) -> Session {
+        Session::from_bytes(text.as_bytes().to_vec())
+    }
+
+    /// The pass equals `estimate_context(build_context(leaf))` at every entry of every path.
+    fn agrees_everywhere(s: &Session) -> usize {
+        let mut checked = 0;
+        for leaf in 0..s.len() {
+            let pts = timeline(s, Some(leaf));
+            let path = s.path(Some(leaf));
+            assert_eq!(pts.len(), path.len());
+            // Each point against the full computation at that point's leaf.
+            for p in &pts {
+                let want = estimate_context(&build_context(s, Some(p.entry)).agent_messages()).tokens;
+                let same = p.context_tokens == want || (p.context_tokens.is_nan() && want.is_nan());
+                assert!(same, "entry {}: timeline {} vs build_context {}", s.id(p.entry), p.context_tokens, want);
+                checked += 1;
+            }
+        }
+        checked
+    }
+
+    #[test]
+    fn equals_the_full_estimate_at_every_leaf_of_every_corpus_case() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance");
+        let mut total = 0;
+        let mut cases = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().and_then(|x| x.to_str()) != Some("jsonl") {
+                continue;
+            }
+            let s = Session::open(&p).unwrap();
+            if s.len() > 400 {
+                // The big cases: every leaf would be quadratic in the check itself; take the file leaf.
+                let pts = timeline(&s, s.file_leaf());
+                let want = estimate_context(&build_context(&s, s.file_leaf()).agent_messages()).tokens;
+                assert_eq!(pts.last().map(|p| p.context_tokens), Some(want).filter(|_| s.file_leaf().is_some()), "{}", p.display());
+                continue;
+            }
+            total += agrees_everywhere(&s);
+            cases += 1;
+        }
+        assert!(cases > 30 && total > 1000, "only {cases} cases, {total} points");
+    }
+
+    const H: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+
+    #[test]
+    fn absurd_numbers_do_not_panic_and_follow_pi() {
+        let big = "x".repeat(40_000_000);
+        let s = load(&format!(
+            "{H}\n{}\n{}\n{}\n{}\n{}\n",
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}"#,
+            r#"{"type":"message","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"assistant","content":[],"usage":{"input":-500,"output":-1,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"total":-3}},"stopReason":"stop"}}"#,
+            r#"{"type":"message","id":"c","parentId":"b","timestamp":"2025-01-01T00:00:03.000Z","message":{"role":"assistant","content":[],"usage":{"totalTokens":"lots"},"stopReason":"stop"}}"#,
+            format!(r#"{{"type":"message","id":"d","parentId":"c","timestamp":"2025-01-01T00:00:04.000Z","message":{{"role":"user","content":"{big}"}}}}"#),
+            r#"{"type":"message","id":"e","parentId":"d","timestamp":"2025-01-01T00:00:05.000Z","message":{"role":"assistant","content":[],"usage":{"input":1e300,"output":1e300,"cacheRead":0,"cacheWrite":0},"stopReason":"stop"}}"#,
+        ));
+        let pts = timeline(&s, s.file_leaf());
+        assert_eq!(pts.len(), 5);
+        assert_eq!(pts[0].context_tokens, 1.0);
+        assert_eq!(pts[1].context_tokens, -501.0, "a negative usage is Pi's number, not clamped");
+        assert_eq!(pts[1].usage_tokens, Some(-501.0));
+        assert_eq!(pts[1].cost, Some(-3.0));
+        assert!(pts[2].context_tokens.is_nan(), "Pi adds a string: NaN");
+        assert!(pts[3].context_tokens.is_nan());
+        assert_eq!(pts[4].context_tokens, 2e300);
+        // The JSON writer turns NaN into null, never `NaN`.
+        assert_eq!(crate::json::to_string(&Value::Num(pts[2].context_tokens)), "null");
+        agrees_everywhere(&s);
+    }
+
+    #[test]
+    fn a_compaction_drops_to_its_summary_and_kept_entries() {
+        let s = load(&format!(
+            "{H}\n{}\n{}\n{}\n{}\n{}\n",
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}}"#,
+            r#"{"type":"message","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"user","content":"bbbbbbbb"}}"#,
+            r#"{"type":"message","id":"c","parentId":"b","timestamp":"2025-01-01T00:00:03.000Z","message":{"role":"user","content":"cccc"}}"#,
+            r#"{"type":"compaction","id":"k","parentId":"c","timestamp":"2025-01-01T00:00:04.000Z","summary":"ssssssss","firstKeptEntryId":"b","tokensBefore":15}"#,
+            r#"{"type":"message","id":"d","parentId":"k","timestamp":"2025-01-01T00:00:05.000Z","message":{"role":"user","content":"dddd"}}"#,
+        ));
+        let pts = timeline(&s, s.file_leaf());
+        let t: Vec<f64> = pts.iter().map(|p| p.context_tokens).collect();
+        // 10, +2, +1; then summary 2 + kept b 2 + c 1; then +1.
+        assert_eq!(t, [10.0, 12.0, 13.0, 5.0, 6.0]);
+        assert_eq!(pts.iter().map(|p| p.compaction).collect::<Vec<_>>(), [false, false, false, true, false]);
+        agrees_everywhere(&s);
+    }
+}
