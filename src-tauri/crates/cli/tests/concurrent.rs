@@ -65,6 +65,8 @@ struct Figures {
     extend_added: usize,
     index_syncs: usize,
     index_new_entries: usize,
+    /// Index passes that re-read the file in full (after meeting a torn tail).
+    index_rereads: usize,
     /// Arbor entries whose parent was Pi's newest entry at the time (the interesting case).
     arbor_on_pi_entry: usize,
     /// Pi entries whose parent is not the line before them (an Arbor entry came in between).
@@ -138,7 +140,7 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
             let mut lib = library::Library::open(&db).unwrap();
             // Arbor may have appended already: the first pass reports every entry it found.
             let first = lib.sync_file(&file, Some(&root)).unwrap();
-            let (mut calls, mut added, mut syncs, mut indexed) = (0usize, s.len(), 1usize, first.new_entries.len());
+            let (mut calls, mut added, mut syncs, mut indexed, mut rereads) = (0usize, s.len(), 1usize, first.new_entries.len(), 0usize);
             loop {
                 let last = stop.load(Ordering::SeqCst);
                 match s.extend_from_file(&file).unwrap_or_else(|e| panic!("extend_from_file during the run: {e}")) {
@@ -151,6 +153,9 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
                     let u = lib.sync_file(&file, Some(&root)).unwrap_or_else(|e| panic!("index sync during the run: {e}"));
                     syncs += 1;
                     indexed += u.new_entries.len();
+                    // A pass that met a line still being written (a torn tail) re-reads the file on
+                    // the next pass and reports its entries again.
+                    rereads += usize::from(u.change == library::Change::Reindexed);
                     assert_eq!(u.reason, None, "the index re-read the growing file");
                 }
                 if last {
@@ -158,7 +163,7 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
                 }
                 std::thread::sleep(Duration::from_millis(2));
             }
-            (s, lib, calls, added, syncs, indexed)
+            (s, lib, calls, added, syncs, indexed, rereads)
         })
     };
 
@@ -217,8 +222,8 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
     let run_time = started.elapsed();
     assert!(pi_out.status.success(), "Pi's append loop failed: {}", String::from_utf8_lossy(&pi_out.stderr));
     stop.store(true, Ordering::SeqCst);
-    let (view, lib, calls, added, syncs, indexed) = observer.join().unwrap();
-    (f.extend_calls, f.extend_added, f.index_syncs, f.index_new_entries) = (calls, added, syncs, indexed);
+    let (view, lib, calls, added, syncs, indexed, rereads) = observer.join().unwrap();
+    (f.extend_calls, f.extend_added, f.index_syncs, f.index_new_entries, f.index_rereads) = (calls, added, syncs, indexed, rereads);
 
     // Pi's own record of what it wrote.
     let pv: serde_json::Value = serde_json::from_slice(&pi_out.stdout).expect("pi-check append-loop prints JSON");
@@ -293,7 +298,11 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
     let statuses = lib.entry_statuses(&file).unwrap();
     let indexed_ids: Vec<&str> = statuses.iter().map(|(id, _)| id.as_str()).collect();
     assert_eq!(indexed_ids, ids.iter().map(String::as_str).collect::<Vec<_>>(), "the index does not hold the file's entries in file order");
-    assert_eq!(f.index_new_entries, ids.len(), "the index passes did not report every entry once");
+    if f.index_rereads == 0 {
+        assert_eq!(f.index_new_entries, ids.len(), "the index passes did not report every entry once");
+    } else {
+        assert!(f.index_new_entries >= ids.len(), "the index passes missed entries: {f:?}");
+    }
     assert!(f.index_syncs > 2);
     let hits = lib.search(&library::SearchQuery::new(&format!("pi-concurrent reply {}", rounds - 1))).unwrap();
     assert!(hits.iter().any(|h| h.entry_id == pi_written.last().unwrap().0), "the index does not find Pi's last reply");
