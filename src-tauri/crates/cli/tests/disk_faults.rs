@@ -45,7 +45,12 @@ fn cli(dir: &Path, args: &[&str], fsize: Option<u64>, ignore_xfsz: bool, as_nobo
         script.push_str(" setpriv --reuid=65534 --regid=65534 --clear-groups");
     }
     if let Some(n) = fsize {
-        script.push_str(&format!(" prlimit --fsize={n}:{n}"));
+        if Command::new("prlimit").arg("--version").output().map(|o| o.status.success()).unwrap_or(false) {
+            script.push_str(&format!(" prlimit --fsize={n}:{n}"));
+        } else {
+            // POSIX sh counts `ulimit -f` in 512-byte blocks: the limit lands at or below n.
+            script = format!("ulimit -f {}; {script}", n / 512);
+        }
     }
     script.push_str(" \"$@\"");
     let mut c = Command::new("sh");
