@@ -240,6 +240,25 @@ fn labels_object(s: &Session) -> Value {
     Value::Obj(Map(ints))
 }
 
+/// The roots as Pi's `getTree` lists them: one per entry line, so an id that appears twice (Pi's
+/// duplicate-flush bug) is listed once per occurrence, each time as its later copy, placed by
+/// the occurrence's own `parentId`. The report follows Pi; [`Session::roots`] (the graph) lists
+/// each id once (FORMAT.md §10).
+pub fn pi_roots(s: &Session) -> Vec<usize> {
+    let mut out = Vec::new();
+    for e in s.entries() {
+        let Some(node) = s.index_of(&e.id) else { continue };
+        let root = match e.parent_id.as_deref() {
+            None => true,
+            Some(p) => p == &*e.id || s.index_of(p).is_none(),
+        };
+        if root {
+            out.push(node);
+        }
+    }
+    out
+}
+
 /// The whole report (without the simulations).
 pub fn inspect(s: &Session, o: &InspectOptions) -> Result<Value, ReportError> {
     let leaf = resolve_leaf(s, &o.leaf)?;
@@ -258,7 +277,7 @@ pub fn inspect(s: &Session, o: &InspectOptions) -> Result<Value, ReportError> {
             ("fileLeafId", opt_id(s, s.file_leaf())),
             ("sessionName", s.name().map(Value::from).unwrap_or(Value::Null)),
             ("labels", labels),
-            ("roots", Value::Arr(s.roots().iter().map(|&r| s.id(r as usize).into()).collect())),
+            ("roots", Value::Arr(pi_roots(s).into_iter().map(|r| s.id(r).into()).collect())),
             (
                 "diagnostics",
                 Value::Arr(

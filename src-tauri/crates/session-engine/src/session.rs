@@ -524,6 +524,14 @@ impl Session {
                         continue;
                     }
                 };
+                if rejected {
+                    // A rejected file is still read to its end, so that its report counts
+                    // every non-empty and every malformed line as Pi's load does.
+                    if nl >= t1 {
+                        break;
+                    }
+                    continue;
+                }
                 if !header_seen {
                     header_seen = true;
                     // The first parsed value must be a session header with a string id.
@@ -531,13 +539,20 @@ impl Session {
                     let ok = v.str_field("type") == Some("session") && v.str_field("id").is_some();
                     if !ok {
                         rejected = true;
+                        if v.str_field("type") == Some("session") {
+                            // Pi reports the version of a header it rejects (no string id).
+                            self.version_in_file = v.num_field("version");
+                        }
                         self.diag(
                             line_no,
                             line_start,
                             DiagnosticKind::InvalidEntry,
                             "the first JSON line is not a session header with a string id; the file is not a valid Pi session".into(),
                         );
-                        break;
+                        if nl >= t1 {
+                            break;
+                        }
+                        continue;
                     }
                     let version = v.num_field("version");
                     self.version_in_file = version;
