@@ -69,13 +69,11 @@ impl From<AppError> for IpcError {
             AppError::UnknownEntry(_) => (ErrorKind::NotFound, "The session may have changed on disk; reopen it.".to_string()),
             AppError::Open(session_engine::OpenError::NotAFile { .. }) => (ErrorKind::Invalid, "Choose a .jsonl session file.".to_string()),
             AppError::Open(_) | AppError::Io { .. } => (ErrorKind::Io, "Check that the file exists and that you may read and write it.".to_string()),
-            AppError::Store(session_engine::store::StoreError::Busy { .. })
-            | AppError::Store(session_engine::store::StoreError::Rewritten { .. })
-            | AppError::Settings(session_engine::settings::SettingsError::Locked { .. }) => {
+            AppError::Store(e) => store_kind_and_hint(e),
+            AppError::Settings(session_engine::settings::SettingsError::Locked { .. }) => {
                 (ErrorKind::Refused, "Nothing was written; try again in a moment.".to_string())
             }
-            AppError::Store(session_engine::store::StoreError::NotAFile { .. }) => (ErrorKind::Invalid, "Open a regular .jsonl session file.".to_string()),
-            AppError::Store(_) | AppError::Settings(session_engine::settings::SettingsError::Io { .. }) => {
+            AppError::Settings(session_engine::settings::SettingsError::Io { .. }) => {
                 (ErrorKind::Io, "Check free disk space and the file's permissions.".to_string())
             }
             AppError::Settings(session_engine::settings::SettingsError::Invalid { .. }) => {
@@ -91,3 +89,20 @@ impl From<AppError> for IpcError {
 }
 
 pub type IpcResult<T> = Result<T, IpcError>;
+
+/// Every store error, by name: a new variant does not compile until it has a kind and a hint.
+fn store_kind_and_hint(e: &session_engine::store::StoreError) -> (ErrorKind, String) {
+    use session_engine::store::StoreError as S;
+    let (kind, hint) = match e {
+        S::Busy { .. } | S::Rewritten { .. } => (ErrorKind::Refused, "Nothing was written; try again in a moment."),
+        S::Changed { .. } => (ErrorKind::Refused, "Another program appended to the session; nothing was written. Arbor follows the file; try again."),
+        S::Overtaken { .. } => (ErrorKind::Refused, "Your entry was saved beside another program's newest entry; check the graph before continuing from it."),
+        S::NotAFile { .. } => (ErrorKind::Invalid, "Open a regular .jsonl session file."),
+        S::Full { .. } | S::Partial { .. } => (ErrorKind::Io, "Free some disk space and try again."),
+        S::ReadOnly { .. } => (ErrorKind::Io, "Make the session file writable and try again."),
+        S::Lock { .. } => (ErrorKind::Io, "Make the session's folder writable and try again."),
+        S::Sync { .. } => (ErrorKind::Io, "The entry was written; check the disk before relying on it."),
+        S::Write { .. } | S::Io { .. } => (ErrorKind::Io, "Check free disk space and the file's permissions."),
+    };
+    (kind, hint.to_string())
+}
