@@ -175,6 +175,9 @@ pub struct Session {
     non_empty_lines: usize,
     /// Pi's number of the last line read (for diagnostics of appended lines).
     lines_seen: usize,
+    /// Where the text the loader read ends: Pi trims the file, so trailing whitespace (a `\r`
+    /// before the last `\n`, blank lines) is not part of the last line until more follows.
+    text_end: usize,
     /// Set when [`Session::extend_from_file`] gave up half way: only a fresh load is right.
     stale: bool,
     malformed_lines: Vec<usize>,
@@ -427,6 +430,7 @@ impl Session {
             version_in_file: None,
             non_empty_lines: 0,
             lines_seen: 0,
+            text_end: 0,
             stale: false,
             malformed_lines: Vec::new(),
             ends_with_newline: false,
@@ -592,6 +596,7 @@ impl Session {
             }
         });
         self.lines_seen = line_no;
+        self.text_end = t1;
         self.buf = buf;
         if rejected {
             self.header = None;
@@ -915,10 +920,32 @@ impl Session {
         let Some(last_nl) = memchr::memrchr(b'\n', &new) else { return Ok(Extend::Added(0)) };
         new.truncate(last_nl + 1);
         let all_utf8 = simdutf8::basic::from_utf8(&new).is_ok();
-        let first_new = self.entries.len();
-        let mut pos = self.buf.len();
+        let old_len = self.buf.len();
         self.buf.extend_from_slice(&new);
-        let end = self.buf.len();
+        // Pi trims the whole file: what the loader (and each extend) read ends at `text_end`,
+        // and the text now ends at `end`. Only whitespace appended: nothing changes.
+        let end = js_trim_end(&self.buf, self.text_end);
+        if end <= self.text_end {
+            return Ok(Extend::Added(0));
+        }
+        // The old tail (after `text_end`) now belongs to the last line read, up to its `\n`,
+        // and to blank lines, as in a fresh load of the longer file.
+        let tail = &self.buf[self.text_end..old_len];
+        let first_nl = memchr::memchr(b'\n', tail).unwrap_or(tail.len());
+        if tail[..first_nl].iter().any(|b| !matches!(b, b' ' | b'\t' | b'\r')) {
+            // Whitespace JSON does not allow (U+00A0, U+2028, a BOM, ...): trimmed, the last line
+            // parsed; whole, it may not. Only a fresh load knows.
+            self.stale = true;
+            return Ok(Extend::Reload);
+        }
+        let last_line = self.lines_seen;
+        let last_end = (self.text_end + first_nl) as u64;
+        if let Some(e) = self.entries.last_mut().filter(|e| e.line as usize == last_line) {
+            e.end = last_end;
+        }
+        self.lines_seen += memchr::memchr_iter(b'\n', &tail[first_nl.min(tail.len())..]).count().saturating_sub(1);
+        let first_new = self.entries.len();
+        let mut pos = old_len;
         while pos < end {
             let nl = memchr::memchr(b'\n', &self.buf[pos..end]).map(|o| pos + o).unwrap_or(end);
             let line_start = pos;
@@ -991,6 +1018,7 @@ impl Session {
             self.apply_label_or_name(i);
         }
         self.children = OnceLock::new();
+        self.text_end = end;
         Ok(Extend::Added(n - first_new))
     }
     // --------------------------------------------------------------------------------------

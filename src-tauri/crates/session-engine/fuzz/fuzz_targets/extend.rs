@@ -1,0 +1,10 @@
+//! Fuzz target: extend_from_file on a growing file equals a fresh load of the same bytes (or
+//! says to reload).
+//! The checks live in session-engine/tests/fuzz_checks/mod.rs, shared with the engine's
+//! tests/fuzz_regressions.rs, where every crashing input becomes a test.
+#![no_main]
+
+#[path = "../../tests/fuzz_checks/mod.rs"]
+mod checks;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::extend(data));

@@ -1,0 +1,9 @@
+//! Fuzz target: the settings reader and writer (PiSettings::load, to_pretty, write_setting).
+//! The checks live in session-engine/tests/fuzz_checks/mod.rs, shared with the engine's
+//! tests/fuzz_regressions.rs, where every crashing input becomes a test.
+#![no_main]
+
+#[path = "../../tests/fuzz_checks/mod.rs"]
+mod checks;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::settings(data));

@@ -1,0 +1,242 @@
+//! The fuzz targets' checks (fuzz/fuzz_targets/*.rs include this file by path), so that a
+//! crashing input replays exactly in the engine's normal tests (tests/fuzz_regressions.rs).
+//! Each function panics when the engine breaks an invariant on `data`.
+#![allow(dead_code)] // each including crate uses a different part
+
+use session_engine::json::{self, Value};
+use session_engine::session::{CounterIds, Extend};
+use session_engine::settings::{self, PiSettings};
+use session_engine::{branch, compaction, context, report, summary, CompactionSettings, Session};
+use std::path::PathBuf;
+
+/// A scratch path of this process and thread (tmpfs when there is one).
+fn scratch(what: &str) -> PathBuf {
+    let dir = if std::path::Path::new("/dev/shm").is_dir() { PathBuf::from("/dev/shm") } else { std::env::temp_dir() };
+    let t = format!("{:?}", std::thread::current().id()).replace(|c: char| !c.is_ascii_alphanumeric(), "");
+    dir.join(format!("arbor-fuzz-{what}-{}-{t}", std::process::id()))
+}
+
+/// The line scanner and loader on arbitrary bytes: `Session::from_bytes`, then the tree, every
+/// path, the context, the token estimate, the compaction plan, a branch plan and the inspection
+/// report. Nothing may panic, and:
+/// * the one-thread and two-thread loads agree;
+/// * every path starts at a root (no parent) and follows parent links to the entry it ends at;
+/// * every entry the id index holds is in the tree exactly once (a root or one parent's child);
+/// * every line the scanner accepted parses with the full JSON parser (`value` does not panic).
+pub fn loader(data: &[u8]) {
+    let s = Session::from_bytes_with(data.to_vec(), &mut CounterIds { prefix: 'm', next: 0 }, usize::MAX);
+    let two = Session::from_bytes_with(data.to_vec(), &mut CounterIds { prefix: 'm', next: 0 }, 0);
+    assert_eq!(s.len(), two.len());
+    assert_eq!(s.diagnostics(), two.diagnostics());
+    assert_eq!(s.file_leaf(), two.file_leaf());
+    let n = s.len();
+    for i in 0..n {
+        assert_eq!(s.raw(i), two.raw(i));
+        let _ = s.value(i);
+        let _ = s.role(i);
+    }
+    // The tree: each indexed entry once.
+    let mut seen = vec![0u32; n];
+    for &r in s.roots() {
+        seen[r as usize] += 1;
+    }
+    for i in 0..n {
+        for &c in s.children(i) {
+            seen[c as usize] += 1;
+            assert_eq!(s.index_of(s.id(c as usize)), Some(c as usize));
+        }
+    }
+    for i in 0..n {
+        let winner = s.index_of(s.id(i)) == Some(i);
+        assert_eq!(seen[i], winner as u32, "entry {i} appears {} times in the tree", seen[i]);
+    }
+    let cyclic = s.read_only().is_some_and(|r| matches!(r, session_engine::ReadOnly::Cycle))
+        || s.diagnostics().iter().any(|d| d.kind == session_engine::DiagnosticKind::Cycle);
+    for i in 0..n {
+        let p = s.path(Some(i));
+        assert_eq!(p.last(), Some(&i));
+        if !cyclic {
+            assert_eq!(s.parent_of(p[0]), None);
+            for w in p.windows(2) {
+                assert_eq!(s.parent_of(w[1]), Some(w[0]));
+            }
+        }
+        assert!(p.len() <= n + 1);
+    }
+    let leaf = s.file_leaf();
+    let path = s.path(leaf);
+    let ctx = context::build_context(&s, leaf);
+    let msgs: Vec<_> = ctx.messages.iter().map(|m| m.message.clone()).collect();
+    let _ = context::estimate_context(&msgs);
+    let _ = context::to_llm(&msgs);
+    let _ = compaction::prepare_compaction(&s, &path, &CompactionSettings::default());
+    if n > 0 {
+        let target = data.len() % n;
+        let col = branch::collect_branch_entries(&s, leaf, target);
+        let _ = branch::prepare_branch_entries(&s, &col.entries, 2000.0);
+        if let Some(l) = leaf {
+            let _ = s.common_ancestor(l, target);
+        }
+    }
+    let opts = report::InspectOptions::default();
+    let r = report::inspect(&s, &opts).expect("inspect with the file's leaf always answers");
+    let _ = json::to_string(&r);
+}
+
+/// Everything a session shows, field by field (for "extended == loaded fresh").
+fn state(s: &Session) -> Vec<(&'static str, String)> {
+    let leaf = s.file_leaf();
+    let (ctx_v, _) = report::context_section(s, &s.path(leaf));
+    let children: Vec<Vec<u32>> = (0..s.len()).map(|i| s.children(i).to_vec()).collect();
+    vec![
+        ("len", s.len().to_string()),
+        ("leaf", format!("{:?}", leaf.map(|l| s.id(l).to_string()))),
+        ("path", format!("{:?}", s.path_ids(leaf))),
+        ("labels", format!("{:?}", s.labels())),
+        ("name", format!("{:?}", s.name())),
+        ("roots", format!("{:?}", s.roots())),
+        ("children", format!("{children:?}")),
+        ("malformed", format!("{:?}", s.malformed_lines())),
+        ("diagnostics", format!("{:?}", s.diagnostics())),
+        ("read_only", format!("{:?}", s.read_only())),
+        ("non_empty_lines", s.non_empty_lines().to_string()),
+        ("raw lines", format!("{:?}", (0..s.len()).map(|i| String::from_utf8_lossy(s.raw(i)).into_owned()).collect::<Vec<_>>())),
+        ("context", json::to_string(&ctx_v)),
+    ]
+}
+
+fn short(s: &str) -> String {
+    if s.len() <= 600 {
+        s.to_string()
+    } else {
+        let mut end = 600;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}… ({} bytes)", &s[..end], s.len())
+    }
+}
+
+/// `extend_from_file` on a growing file. The input's first two bytes pick a split point in the
+/// rest (an odd first byte moves the cut to the next line end): the prefix is written and loaded, the remainder appended, and the session extended.
+/// Unless extend says to reload, the result must equal a fresh load of the bytes it consumed
+/// (the prefix plus the remainder up to its last newline): same entries, raw lines, leaf, path,
+/// labels, name, roots, children, diagnostics and context. A second extend after the file is
+/// finished must agree again.
+pub fn extend(data: &[u8]) {
+    if data.len() < 2 {
+        return;
+    }
+    let body = &data[2..];
+    let mut cut = u16::from_le_bytes([data[0], data[1]]) as usize % (body.len() + 1);
+    // A prefix that ends mid-line always asks for a reload; move most cuts to a line end so
+    // the interesting path (adding lines) is the common one.
+    if data[0] & 1 == 1 && cut > 0 && body[cut - 1] != b'\n' {
+        cut = body[cut..].iter().position(|&c| c == b'\n').map(|i| cut + i + 1).unwrap_or(body.len());
+    }
+    let f = scratch("extend").with_extension("jsonl");
+    std::fs::write(&f, &body[..cut]).unwrap();
+    let mut s = Session::open(&f).unwrap();
+    std::fs::write(&f, body).unwrap();
+    let r = s.extend_from_file(&f).unwrap();
+    if r == Extend::Reload {
+        return;
+    }
+    let consumed = match memchr_last_nl(&body[cut..]) {
+        Some(i) => cut + i + 1,
+        None => cut,
+    };
+    let fresh = Session::from_bytes(body[..consumed].to_vec());
+    for ((k, a), (_, b)) in state(&s).into_iter().zip(state(&fresh)) {
+        if a != b {
+            // The first differing position, so the message stays readable.
+            let at = a.bytes().zip(b.bytes()).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+            let from = at.saturating_sub(200);
+            let (a, b) = (String::from_utf8_lossy(&a.as_bytes()[from..]).into_owned(), String::from_utf8_lossy(&b.as_bytes()[from..]).into_owned());
+            panic!("cut {cut}, consumed {consumed}: {k} differs after extend\nextended: {}\nfresh:    {}", short(&a), short(&b));
+        }
+    }
+    // Nothing more to add: a second call adds nothing.
+    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(0));
+}
+
+fn memchr_last_nl(b: &[u8]) -> Option<usize> {
+    b.iter().rposition(|&c| c == b'\n')
+}
+
+/// The summary parser: `print(parse(t)) == t` for every text, the parse is deterministic, and
+/// `diff` between two texts (the input split at a point its first byte picks) does not panic,
+/// with an empty diff from a text to itself.
+pub fn summary(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let a = summary::parse(text);
+    assert_eq!(summary::print(&a), text);
+    assert_eq!(a, summary::parse(text));
+    // Split into two summaries at a char boundary chosen by the first byte.
+    let mut at = data.first().map(|&b| b as usize * text.len() / 256).unwrap_or(0);
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    let (x, y) = text.split_at(at);
+    let (px, py) = (summary::parse(x), summary::parse(y));
+    assert_eq!(summary::print(&px), x);
+    assert_eq!(summary::print(&py), y);
+    let _ = summary::diff(&px, &py);
+    let _ = summary::diff(&py, &px);
+    assert!(summary::diff(&a, &a).is_empty(), "a summary differs from itself");
+    for i in 0..a.sections.len().min(4) {
+        let _ = summary::replace_section(text, i, y);
+    }
+}
+
+/// The settings reader: the input, split at its first 0xFF byte (never in valid UTF-8), is the
+/// global and the project `settings.json`. `PiSettings::load` and everything read from it must
+/// not panic; the pretty printer's output parses back to the same text; and `write_setting`
+/// either sets the key and keeps every other top-level key, or refuses an invalid file and
+/// leaves it byte for byte as it was.
+pub fn settings(data: &[u8]) {
+    let (global, project) = match data.iter().position(|&b| b == 0xff) {
+        Some(i) => (&data[..i], Some(&data[i + 1..])),
+        None => (data, None),
+    };
+    let agent = scratch("settings");
+    let cwd = agent.join("proj");
+    std::fs::create_dir_all(cwd.join(".pi")).unwrap();
+    let g = settings::global_path(&agent);
+    let p = settings::project_path(&cwd);
+    std::fs::write(&g, global).unwrap();
+    match project {
+        Some(b) => std::fs::write(&p, b).unwrap(),
+        None => {
+            let _ = std::fs::remove_file(&p);
+        }
+    }
+    let s = PiSettings::load(&agent, Some(&cwd));
+    let eff = s.effective();
+    assert!(eff.as_object().is_some());
+    let _ = s.compaction();
+    let _ = s.branch_reserve_tokens();
+    let _ = s.session_dir();
+    let pretty = settings::to_pretty(&eff);
+    let back = json::parse(&pretty).expect("the pretty printer writes valid JSON");
+    assert_eq!(settings::to_pretty(&back), pretty);
+
+    // Writing one key.
+    let before = std::fs::read(&g).unwrap();
+    let res = settings::write_setting(&g, "compaction", "keepRecentTokens", Value::Num(12345.0));
+    let after = std::fs::read(&g).unwrap();
+    match res {
+        Ok(()) => {
+            let old = if before.iter().all(u8::is_ascii_whitespace) { json::parse("{}").unwrap() } else { json::parse_bytes(&before).unwrap() };
+            let new = json::parse_bytes(&after).expect("write_setting writes valid JSON");
+            let (o, n) = (old.as_object().unwrap(), new.as_object().unwrap());
+            assert_eq!(n.get("compaction").and_then(|c| c.num_field("keepRecentTokens")), Some(12345.0));
+            for (k, v) in o.iter() {
+                if k != "compaction" {
+                    assert_eq!(settings::to_pretty(n.get(k).expect("a key was lost")), settings::to_pretty(v));
+                }
+            }
+        }
+        Err(_) => assert_eq!(before, after, "a refused write changed the file"),
+    }
+}

@@ -1,0 +1,128 @@
+//! Every input the fuzz targets (fuzz/, `scripts/fuzz-smoke.sh`) crashed on, replayed through
+//! the same checks (tests/fuzz_checks/mod.rs) in the engine's normal tests. A crash found by
+//! the fuzzer is copied to tests/fixtures/fuzz/<target>/ and fixed where the bug is; the seed
+//! corpus (fuzz/seeds/<target>/) is replayed too, so the checks keep running without nightly.
+
+mod fuzz_checks;
+
+use std::path::{Path, PathBuf};
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd.map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect(),
+        Err(_) => Vec::new(),
+    };
+    v.sort();
+    v
+}
+
+fn replay(target: &str, check: fn(&[u8])) -> usize {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut n = 0;
+    for dir in [root.join("tests/fixtures/fuzz").join(target), root.join("fuzz/seeds").join(target)] {
+        for f in files(&dir) {
+            let data = std::fs::read(&f).unwrap();
+            let r = std::panic::catch_unwind(|| check(&data));
+            assert!(r.is_ok(), "{target}: {} fails the fuzz check", f.display());
+            n += 1;
+        }
+    }
+    n
+}
+
+#[test]
+fn loader_inputs() {
+    assert!(replay("loader", fuzz_checks::loader) >= 70);
+}
+
+#[test]
+fn extend_inputs() {
+    assert!(replay("extend", fuzz_checks::extend) >= 70);
+}
+
+#[test]
+fn summary_inputs() {
+    assert!(replay("summary", fuzz_checks::summary) >= 100);
+}
+
+#[test]
+fn settings_inputs() {
+    assert!(replay("settings", fuzz_checks::settings) >= 5);
+}
+
+/// The loader target's first crash (tests/fixtures/fuzz/loader/v2-cycle-path-starts-mid-loop):
+/// a v2 file whose parentId links loop. Such a file is read-only as a legacy file, so the cycle
+/// shows only as a `Cycle` diagnostic, not as `ReadOnly::Cycle`; the check took "no
+/// `ReadOnly::Cycle`" for "no cycle" and expected every path to start at a root. The engine was
+/// right (paths stop after as many steps as there are entries); the check now asks the
+/// diagnostics. This pins the engine's side.
+#[test]
+fn a_legacy_file_with_a_cycle_reports_it_and_its_paths_end() {
+    use session_engine::{DiagnosticKind, ReadOnly, Session};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz/loader");
+    for name in ["v2-two-entry-cycle", "v2-cycle-path-starts-mid-loop"] {
+        let s = Session::from_bytes(std::fs::read(root.join(name)).unwrap());
+        assert!(matches!(s.read_only(), Some(ReadOnly::Legacy { version: 2 })), "{name}: {:?}", s.read_only());
+        assert!(s.diagnostics().iter().any(|d| d.kind == DiagnosticKind::Cycle), "{name}: {:?}", s.diagnostics());
+        for i in 0..s.len() {
+            let p = s.path(Some(i));
+            assert_eq!(p.last(), Some(&i));
+            assert!(p.len() <= s.len() + 1);
+        }
+    }
+    let s = Session::from_bytes(std::fs::read(root.join("v2-two-entry-cycle")).unwrap());
+    let a = s.index_of("a").unwrap();
+    assert_eq!(s.parent_of(a), s.index_of("b"));
+    assert_eq!(s.path(Some(a)).len(), 3, "stopped after n + 1 steps: {:?}", s.path_ids(Some(a)));
+}
+
+/// The extend target's first failure (tests/fixtures/fuzz/extend/crlf-last-line-before-the-cut,
+/// from the seed corpus): Pi trims the whole file, so the last line of a CRLF file was read
+/// without its `\r`, and blank lines at the end were not counted. After an append, that line
+/// is in the middle of the file, where a fresh load keeps its `\r` and counts the blank lines.
+/// `extend_from_file` now gives the trimmed tail back to the last line (byte range) and to the
+/// blank lines (line numbers of later diagnostics), and asks for a reload when the tail holds
+/// whitespace JSON does not allow (the whole line might not parse).
+#[test]
+fn extending_after_a_trimmed_tail_equals_a_fresh_load() {
+    use session_engine::session::Extend;
+    use session_engine::Session;
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.jsonl");
+    let h = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}";
+    let e =
+        |id: &str, p: &str| format!("{{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"{id}\",\"parentId\":{p},\"timestamp\":\"2025-01-01T00:00:01.000Z\"}}");
+    let first = format!("{h}\r\n{}\r\n \r\n\r\n", e("a", "null"));
+    let more = format!("not json\r\n{}\r\n", e("b", "\"a\""));
+    std::fs::write(&f, &first).unwrap();
+    let mut s = Session::open(&f).unwrap();
+    assert_eq!(s.raw(0), e("a", "null").as_bytes(), "trimmed, as Pi reads it");
+    std::fs::write(&f, format!("{first}{more}")).unwrap();
+    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(1));
+    let fresh = Session::open(&f).unwrap();
+    for i in 0..fresh.len() {
+        assert_eq!(s.raw(i), fresh.raw(i), "entry {i}");
+    }
+    assert_eq!(s.raw(0), format!("{}\r", e("a", "null")).as_bytes());
+    assert_eq!(s.diagnostics(), fresh.diagnostics());
+    assert_eq!(s.malformed_lines(), [5], "the blank lines count");
+    assert_eq!(s.path_ids(s.file_leaf()), ["a", "b"]);
+    // Whitespace alone appended: nothing to add.
+    std::fs::write(&f, format!("{first}{more}\r\n  \n")).unwrap();
+    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(0));
+    std::fs::write(&f, format!("{first}{more}\r\n  \n{}\n", e("c", "\"b\""))).unwrap();
+    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(1));
+    let fresh = Session::open(&f).unwrap();
+    assert_eq!(s.diagnostics(), fresh.diagnostics());
+    assert_eq!(s.raw(1), fresh.raw(1));
+    assert_eq!(s.entry(2).line, fresh.entry(2).line);
+    // A no-break space after the last line: JSON does not allow it, so only a reload knows.
+    let nbsp = format!("{h}\n{}\u{a0}\n", e("a", "null"));
+    std::fs::write(&f, &nbsp).unwrap();
+    let mut s = Session::open(&f).unwrap();
+    assert_eq!(s.len(), 1, "trimmed, the line parses");
+    std::fs::write(&f, format!("{nbsp}{}\n", e("b", "\"a\""))).unwrap();
+    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Reload);
+    let fresh = Session::open(&f).unwrap();
+    assert_eq!(fresh.malformed_lines(), [2], "whole, it does not");
+}
