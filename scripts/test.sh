@@ -24,6 +24,9 @@ else
   cargo test --workspace --locked
 fi
 
+echo "== fuzz smoke (each engine fuzz target ~20 s, nightly; scripts/fuzz-smoke.sh)"
+bash "$ROOT/scripts/fuzz-smoke.sh"
+
 echo "== vitest"
 (cd ui && npx vitest run)
 
