@@ -46,9 +46,9 @@ pub fn loader(data: &[u8]) {
             assert_eq!(s.index_of(s.id(c as usize)), Some(c as usize));
         }
     }
-    for i in 0..n {
+    for (i, &times) in seen.iter().enumerate() {
         let winner = s.index_of(s.id(i)) == Some(i);
-        assert_eq!(seen[i], winner as u32, "entry {i} appears {} times in the tree", seen[i]);
+        assert_eq!(times, winner as u32, "entry {i} appears {times} times in the tree");
     }
     let cyclic = s.read_only().is_some_and(|r| matches!(r, session_engine::ReadOnly::Cycle))
         || s.diagnostics().iter().any(|d| d.kind == session_engine::DiagnosticKind::Cycle);
