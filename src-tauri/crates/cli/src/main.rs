@@ -73,6 +73,14 @@ enum Command {
     Label(LabelArgs),
     /// Summary workbench: show, check (drop alarm, retention), diff, edit and revert summaries
     Summary(commands::summary::SummaryArgs),
+    /// For every entry on the path, the context tokens Pi would estimate with it as the leaf
+    Timeline(commands::timeline::TimelineArgs),
+    /// Export the session, a branch (--leaf) or the context at a node as Markdown or self-contained HTML
+    Export(commands::export::ExportArgs),
+    /// Save a version 1 or 2 session as a new version 3 file (the original is not changed)
+    Migrate(commands::migrate::MigrateArgs),
+    /// Name the session: appends Pi's `session_info` entry (synced before the id is printed)
+    Rename(commands::rename::RenameArgs),
 }
 
 #[derive(Args, Debug)]
@@ -222,6 +230,10 @@ fn main() -> ExitCode {
         Command::Search(a) => commands::search::run(a),
         Command::Label(a) => commands::label::run(a),
         Command::Summary(a) => commands::summary::run(a),
+        Command::Timeline(a) => commands::timeline::run(a),
+        Command::Export(a) => commands::export::run(a),
+        Command::Migrate(a) => commands::migrate::run(a),
+        Command::Rename(a) => commands::rename::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -289,3 +289,60 @@ fn summary_edit_and_revert() {
     assert_eq!(v.messages[1..], compacted.messages[1..]);
     pi::assert_arbor_reads_pi_append(&file);
 }
+
+// ---- Session name (arbor-cli rename) ---------------------------------------------------------
+
+#[test]
+fn rename_sets_the_name_pi_shows() {
+    let case = "rename_sets_the_name_pi_shows";
+    let (dir, file) = setup("rename", "basic-labels-and-names");
+    let before = len(&file);
+    let id = entry_id_of(&arbor(&dir, &file, &["rename", "--name", "Retry loop rework ✓ <b>", "--json"]));
+    let Some(v) = check_write(case, &file, before, &["session_info"], &id) else { return };
+    assert_eq!(v.name.as_deref(), Some("Retry loop rework ✓ <b>"), "Pi shows the new name");
+    // Renaming again, on top of Pi's own append: the latest name wins, for Pi as for Arbor.
+    let before = len(&file);
+    let id = entry_id_of(&arbor(&dir, &file, &["rename", "--name", "  second name  ", "--json"]));
+    let v = check_write(case, &file, before, &["session_info"], &id).unwrap();
+    assert_eq!(v.name.as_deref(), Some("second name"), "Pi trims the name, and so does the entry");
+}
+
+// ---- Save as v3 copy (arbor-cli migrate) -------------------------------------------------------
+
+/// Migrates a legacy fixture to a new file: the original's bytes do not change, Pi reads the
+/// copy as version 3 with no skipped line, with the same context (roles, texts, message bytes)
+/// and token estimate as the original, Arbor agrees with Pi on the copy and opens it writable,
+/// and Pi appends to the copy without rewriting it.
+fn migrate_case(case: &str, fixture_name: &str) {
+    let (dir, file) = setup(case, fixture_name);
+    let original = std::fs::read(&file).unwrap();
+    let copy = dir.join("copy-v3.jsonl");
+    let mut c = bin(&dir);
+    let o = c.args(["migrate"]).arg(&file).arg("--out").arg(&copy).output().unwrap();
+    assert!(o.status.success(), "migrate failed: {}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&file).unwrap(), original, "the original is never changed");
+    let header: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&copy).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!(header["version"], 3);
+    let s = session_engine::Session::open(&copy).unwrap();
+    assert!(s.read_only().is_none() && !s.migrated(), "Arbor opens the copy as a writable v3 session: {:?}", s.read_only());
+    if !pi::pi_or_skip(case) {
+        return;
+    }
+    let pi_original = pi::pi_view(&file, None);
+    let pi_copy = pi::assert_pi_agrees(&copy, None);
+    assert_eq!(pi_copy.messages, pi_original.messages, "Pi's context of the copy is the original's");
+    assert_eq!(pi_copy.tokens, pi_original.tokens, "Pi's estimate of the copy is the original's");
+    assert_eq!((pi_copy.entries, &pi_copy.name, &pi_copy.model), (pi_original.entries, &pi_original.name, &pi_original.model));
+    assert_eq!(std::fs::read(&file).unwrap(), original, "Pi's loads did not touch the original");
+    pi::assert_arbor_reads_pi_append(&copy);
+}
+
+#[test]
+fn migrate_v1_to_a_v3_copy() {
+    migrate_case("migrate_v1_to_a_v3_copy", "load-v1-legacy");
+}
+
+#[test]
+fn migrate_v2_to_a_v3_copy() {
+    migrate_case("migrate_v2_to_a_v3_copy", "load-v2-hookmessage");
+}

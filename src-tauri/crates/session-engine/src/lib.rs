@@ -11,6 +11,7 @@ pub mod chunk;
 pub mod compaction;
 pub mod context;
 pub mod entries;
+pub mod export;
 pub mod ids;
 pub mod json;
 pub mod report;

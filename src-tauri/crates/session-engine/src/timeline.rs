@@ -169,12 +169,14 @@ mod tests {
     #[test]
     fn absurd_numbers_do_not_panic_and_follow_pi() {
         let big = "x".repeat(40_000_000);
+        let line_d =
+            format!(r#"{{"type":"message","id":"d","parentId":"c","timestamp":"2025-01-01T00:00:04.000Z","message":{{"role":"user","content":"{big}"}}}}"#);
         let s = load(&format!(
             "{H}\n{}\n{}\n{}\n{}\n{}\n",
             r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}"#,
             r#"{"type":"message","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"assistant","content":[],"usage":{"input":-500,"output":-1,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"total":-3}},"stopReason":"stop"}}"#,
             r#"{"type":"message","id":"c","parentId":"b","timestamp":"2025-01-01T00:00:03.000Z","message":{"role":"assistant","content":[],"usage":{"totalTokens":"lots"},"stopReason":"stop"}}"#,
-            format!(r#"{{"type":"message","id":"d","parentId":"c","timestamp":"2025-01-01T00:00:04.000Z","message":{{"role":"user","content":"{big}"}}}}"#),
+            line_d,
             r#"{"type":"message","id":"e","parentId":"d","timestamp":"2025-01-01T00:00:05.000Z","message":{"role":"assistant","content":[],"usage":{"input":1e300,"output":1e300,"cacheRead":0,"cacheWrite":0},"stopReason":"stop"}}"#,
         ));
         let pts = timeline(&s, s.file_leaf());

@@ -1,13 +1,18 @@
 //! One module per subcommand. Each `run` returns `Err(message)` with a sentence that says what
 //! to do; `main` prints it and exits with 2.
+pub mod append;
 pub mod compact;
 pub mod context;
+pub mod export;
 pub mod index;
 pub mod inspect;
 pub mod label;
+pub mod migrate;
 pub mod navigate;
+pub mod rename;
 pub mod search;
 pub mod summary;
+pub mod timeline;
 pub mod tree;
 
 pub type CmdResult = Result<(), String>;
