@@ -175,6 +175,9 @@ pub struct Session {
     non_empty_lines: usize,
     /// Pi's number of the last line read (for diagnostics of appended lines).
     lines_seen: usize,
+    /// Parent ids that entries name but the file does not hold (orphans' parents): an append
+    /// that adds one changes how earlier entries resolve.
+    missing_parents: rustc_hash::FxHashSet<Box<str>>,
     /// Where the text the loader read ends: Pi trims the file, so trailing whitespace (a `\r`
     /// before the last `\n`, blank lines) is not part of the last line until more follows.
     text_end: usize,
@@ -431,6 +434,7 @@ impl Session {
             non_empty_lines: 0,
             lines_seen: 0,
             text_end: 0,
+            missing_parents: Default::default(),
             stale: false,
             malformed_lines: Vec::new(),
             ends_with_newline: false,
@@ -798,6 +802,7 @@ impl Session {
         for (i, e) in self.entries.iter().enumerate() {
             if let Some(p) = e.parent_id.as_deref() {
                 if !p.is_empty() && self.parent[i] == NONE {
+                    self.missing_parents.insert(p.into());
                     orphan_diags.push((
                         e.line as usize,
                         e.start as usize,
@@ -980,7 +985,8 @@ impl Session {
         // a full load.
         let n = self.entries.len();
         for i in first_new..n {
-            if self.by_id.insert(self.entries[i].id.clone(), i as u32).is_some() {
+            // A repeated id, or the parent an earlier orphan was waiting for.
+            if self.missing_parents.contains(&self.entries[i].id) || self.by_id.insert(self.entries[i].id.clone(), i as u32).is_some() {
                 self.stale = true;
                 return Ok(Extend::Reload);
             }
@@ -993,6 +999,7 @@ impl Session {
             self.parent.push(par);
             if par == NONE && self.entries[i].parent_id.as_deref().is_some_and(|p| !p.is_empty()) {
                 let e = &self.entries[i];
+                self.missing_parents.insert(e.parent_id.clone().unwrap_or_default());
                 let msg = format!("entry {} has parent {} which is not in the file; shown as an extra root", e.id, e.parent_id.as_deref().unwrap_or(""));
                 let (l, o) = (e.line as usize, e.start as usize);
                 self.diag(l, o, DiagnosticKind::Orphan, msg);

@@ -126,3 +126,38 @@ fn extending_after_a_trimmed_tail_equals_a_fresh_load() {
     let fresh = Session::open(&f).unwrap();
     assert_eq!(fresh.malformed_lines(), [2], "whole, it does not");
 }
+
+/// The extend target's second failure (tests/fixtures/fuzz/extend/parent-arrives-after-its-child):
+/// an entry whose parent was not in the file yet (an orphan, shown as an extra root) stayed an
+/// orphan when a later append brought the parent, while a fresh load of the longer file hangs
+/// the entry under it. `extend_from_file` now asks for a reload when an appended id is a
+/// parent some earlier entry was missing. (Its first failure, orphan-diagnostic-order, was in
+/// the check: a load lists line problems before index problems, an extend does so per batch.)
+#[test]
+fn an_appended_parent_of_an_earlier_orphan_asks_for_a_reload() {
+    use session_engine::session::Extend;
+    use session_engine::Session;
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.jsonl");
+    let h = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}";
+    let e =
+        |id: &str, p: &str| format!("{{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"{id}\",\"parentId\":{p},\"timestamp\":\"2025-01-01T00:00:01.000Z\"}}");
+    let first = format!("{h}\n{}\n{}\n", e("a", "null"), e("c", "\"b\""));
+    std::fs::write(&f, &first).unwrap();
+    let mut s = Session::open(&f).unwrap();
+    assert_eq!(s.path_ids(s.file_leaf()), ["c"], "an orphan starts its own path");
+    // An unrelated append is still taken incrementally.
+    let second = format!("{first}{}\n", e("d", "\"a\""));
+    std::fs::write(&f, &second).unwrap();
+    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(1));
+    // The missing parent arrives.
+    std::fs::write(&f, format!("{second}{}\n", e("b", "\"a\""))).unwrap();
+    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Reload);
+    let fresh = Session::open(&f).unwrap();
+    let c = fresh.index_of("c").unwrap();
+    assert_eq!(fresh.path_ids(Some(c)), ["a", "b", "c"]);
+    for name in ["orphan-diagnostic-order", "parent-arrives-after-its-child"] {
+        let data = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz/extend").join(name)).unwrap();
+        fuzz_checks::extend(&data);
+    }
+}

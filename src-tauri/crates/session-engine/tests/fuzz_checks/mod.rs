@@ -97,7 +97,13 @@ fn state(s: &Session) -> Vec<(&'static str, String)> {
         ("roots", format!("{:?}", s.roots())),
         ("children", format!("{children:?}")),
         ("malformed", format!("{:?}", s.malformed_lines())),
-        ("diagnostics", format!("{:?}", s.diagnostics())),
+        // In line order: a load reports line problems, then index problems (orphans, repeated
+        // ids); an extend does the same for each batch, so the lists interleave differently.
+        ("diagnostics", {
+            let mut d = s.diagnostics().to_vec();
+            d.sort_by_key(|d| (d.line, d.offset));
+            format!("{d:?}")
+        }),
         ("read_only", format!("{:?}", s.read_only())),
         ("non_empty_lines", s.non_empty_lines().to_string()),
         ("raw lines", format!("{:?}", (0..s.len()).map(|i| String::from_utf8_lossy(s.raw(i)).into_owned()).collect::<Vec<_>>())),
