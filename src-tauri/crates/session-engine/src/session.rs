@@ -977,7 +977,13 @@ impl Session {
                 Ok(scanned) => self.add_entry_line(&text, &scanned, line_start, nl, line_no, false),
                 Err(e) => {
                     self.malformed_lines.push(line_no);
-                    self.diag(line_no, line_start, DiagnosticKind::Malformed, format!("not valid JSON ({e}); skipped, as Pi does"));
+                    // The loader's classification (a torn tail cannot occur: only whole lines).
+                    if text.iter().all(|&b| b == 0 || b == b'\r') {
+                        let msg = format!("{} NUL bytes (a tail left by a power cut?); skipped, file untouched", text.len());
+                        self.diag(line_no, line_start, DiagnosticKind::NulBytes, msg);
+                    } else {
+                        self.diag(line_no, line_start, DiagnosticKind::Malformed, format!("not valid JSON ({e}); skipped, as Pi does"));
+                    }
                 }
             }
         }

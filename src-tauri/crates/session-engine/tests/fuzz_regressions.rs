@@ -161,3 +161,24 @@ fn an_appended_parent_of_an_earlier_orphan_asks_for_a_reload() {
         fuzz_checks::extend(&data);
     }
 }
+
+/// The extend target's third failure (tests/fixtures/fuzz/extend/nul-line-appended): an
+/// appended line of NUL bytes was reported as malformed JSON, where a fresh load says what it
+/// is (`NulBytes`, a tail left by a power cut); extend now classifies such lines as the loader.
+#[test]
+fn an_appended_nul_line_is_reported_as_the_loader_reports_it() {
+    use session_engine::session::Extend;
+    use session_engine::{DiagnosticKind, Session};
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.jsonl");
+    let h = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n";
+    std::fs::write(&f, h).unwrap();
+    let mut s = Session::open(&f).unwrap();
+    std::fs::write(&f, format!("{h}\0\0\0\n{{\"type\":\"custom\",\"id\":\"a\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\"}}\n")).unwrap();
+    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(1));
+    let fresh = Session::open(&f).unwrap();
+    assert_eq!(s.diagnostics(), fresh.diagnostics());
+    assert_eq!(s.diagnostics()[0].kind, DiagnosticKind::NulBytes);
+    let data = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz/extend/nul-line-appended")).unwrap();
+    fuzz_checks::extend(&data);
+}
