@@ -268,12 +268,12 @@ fn html_export_of_the_f47_session_is_inert() {
         // The payloads are there, as text.
         assert!(html.contains("&lt;script&gt;"), "{extra:?}: the payloads are shown escaped");
         // Handlers and sources occur only as escaped text (the scan above checked every tag).
-        assert!(html.contains("&lt;svg onload=alert(1)&gt;") && html.contains("&lt;img src=x onerror=&quot;window.hacked=1&quot;&gt;"), "{extra:?}");
+        assert!(html.contains("&lt;svg onload=alert(1)&gt;") && html.contains("&lt;img src=x onerror=\"window.hacked=1\"&gt;"), "{extra:?}");
     }
     let html = export(&f47(), &["--format", "html"]);
     // Escaped-looking text stays literal text (double escaped), the hostile id is text too.
     assert!(html.contains("&amp;lt;script&amp;gt;"), "entities in content are not decoded");
-    assert!(html.contains("&quot;&gt;&lt;img src=x onerror=alert(10)&gt;"), "the hostile id is text");
+    assert!(html.contains("\"&gt;&lt;img src=x onerror=alert(10)&gt;"), "the hostile id is text");
     assert!(html.contains("&lt;/pre&gt;&lt;/details&gt;&lt;/article&gt;"), "closing tags in content are text");
 }
 
@@ -402,6 +402,39 @@ fn export_to_a_file_refuses_to_overwrite_and_never_writes_the_session() {
     assert!(left.is_empty(), "{left:?}");
     let e = fails(&["export", file.to_str().unwrap(), "--format", "pdf"]);
     assert!(e.contains("--format markdown"), "{e}");
+}
+
+/// A big session reports its progress on stderr, in order, up to 100 %; the export is complete.
+#[test]
+fn export_of_a_big_session_reports_progress() {
+    let dir = scratch("export-progress");
+    let file = dir.join("big.jsonl");
+    let mut text = String::from(r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#);
+    text.push('\n');
+    let chunk = "<p>".repeat(300_000); // 900 kB a message
+    let mut parent = "null".to_string();
+    for i in 0..24 {
+        let id = format!("e{i:07}");
+        text.push_str(&format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2025-01-01T00:00:{:02}.000Z","message":{{"role":"user","content":"{i} {chunk}"}}}}"#,
+            i % 60
+        ));
+        text.push('\n');
+        parent = format!("\"{id}\"");
+    }
+    std::fs::write(&file, &text).unwrap();
+    let out = dir.join("big.html");
+    let o = run(&["export", file.to_str().unwrap(), "--format", "html", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success());
+    let err = String::from_utf8(o.stderr).unwrap();
+    let pcts: Vec<u64> = err.lines().filter_map(|l| l.strip_suffix('%')?.rsplit(' ').next()?.parse().ok()).collect();
+    assert!(pcts.len() >= 3, "progress lines: {err}");
+    assert!(pcts.windows(2).all(|w| w[0] < w[1]) && pcts.last() == Some(&100), "progress goes up to 100 %: {pcts:?}");
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(html.matches("<article ").count(), 24);
+    let n = html.matches("&lt;p&gt;").count();
+    // Every byte of content, escaped (and the outline's 80-character previews).
+    assert!((24 * 300_000..24 * 300_000 + 24 * 30).contains(&n), "{n}");
 }
 
 // ---- migrate and rename: refusals (Pi's checks are in pi_client.rs) -----------------------

@@ -15,6 +15,7 @@ use crate::context::{build_context, estimate_context, js_to_string};
 use crate::json::{self, Value};
 use crate::session::{Kind, Session};
 use crate::summary::{self, Marker};
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::io::{self, Write};
 
@@ -159,16 +160,21 @@ fn preview(text: &str, max: usize) -> String {
     out
 }
 
-fn content_text(content: Option<&Value>) -> String {
+fn content_text(content: Option<&Value>) -> Cow<'_, str> {
     match content {
-        Some(Value::Str(s)) => s.clone(),
+        Some(Value::Str(s)) => Cow::Borrowed(s),
+        // The common tool result: one text block, shown without a copy.
+        Some(Value::Arr(blocks)) if blocks.len() == 1 && blocks[0].str_field("type") == Some("text") && blocks[0].str_field("text").is_some() => {
+            Cow::Borrowed(blocks[0].str_field("text").unwrap_or(""))
+        }
         Some(Value::Arr(blocks)) => blocks
             .iter()
             .filter(|b| b.str_field("type") == Some("text"))
             .map(|b| b.get("text").map(|t| t.as_str().map(str::to_string).unwrap_or_else(|| js_to_string(t))).unwrap_or_default())
             .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
+            .join("\n")
+            .into(),
+        _ => Cow::Borrowed(""),
     }
 }
 
@@ -232,6 +238,8 @@ pub fn export(s: &Session, scope: Scope, format: Format, title: &str, w: &mut dy
             }
             out.outline_end()?;
             let mut done = 0usize;
+            let mut done_bytes = 0u64;
+            let mut reported = 0u64;
             for (k, seg) in p.segments.iter().enumerate() {
                 let label = segment_label(s, &p, k);
                 out.segment_begin(k, &label, seg.from)?;
@@ -249,8 +257,10 @@ pub fn export(s: &Session, scope: Scope, format: Format, title: &str, w: &mut dy
                         out.forks(&forks)?;
                     }
                     done += 1;
-                    if done.is_multiple_of(256) {
-                        progress(s.entry(i).end, total);
+                    done_bytes += s.entry(i).end - s.entry(i).start + 1;
+                    if done.is_multiple_of(256) || done_bytes - reported >= 4 << 20 {
+                        reported = done_bytes;
+                        progress(done_bytes.min(total), total);
                     }
                 }
                 out.segment_end()?;
@@ -363,7 +373,7 @@ enum Part<'a> {
     /// Prose (a message's text).
     Text(&'a str),
     /// A collapsed block: summary line and its body (verbatim).
-    Folded { title: String, body: String },
+    Folded { title: String, body: Cow<'a, str> },
     /// A one-line fact.
     Meta(String),
     /// A summary's sections.
@@ -371,12 +381,38 @@ enum Part<'a> {
 }
 
 fn pretty(v: &Value) -> String {
-    // Arguments as JSON: compact is enough and exact.
     json::to_string(v)
 }
 
+/// Tool-call arguments, readably: one `key: value` per argument, string values as they are (a
+/// written file's content with its real line breaks), other values as JSON.
+fn tool_args(v: &Value) -> String {
+    let Value::Obj(m) = v else { return pretty(v) };
+    let mut out = String::new();
+    for (k, x) in m.iter() {
+        out.push_str(k);
+        out.push(':');
+        match x {
+            Value::Str(s) if s.contains('\n') => {
+                out.push('\n');
+                out.push_str(s);
+            }
+            Value::Str(s) => {
+                out.push(' ');
+                out.push_str(s);
+            }
+            other => {
+                out.push(' ');
+                out.push_str(&pretty(other));
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// The role line and the parts of an entry.
-fn parts_of<'a>(s: &Session, idx: usize, v: &'a Value) -> (String, Vec<Part<'a>>) {
+fn parts_of<'a>(s: &'a Session, idx: usize, v: &'a Value) -> (String, Vec<Part<'a>>) {
     let mut parts = Vec::new();
     let kind = s.kind(idx);
     let title = match kind {
@@ -396,10 +432,12 @@ fn parts_of<'a>(s: &Session, idx: usize, v: &'a Value) -> (String, Vec<Part<'a>>
                                         parts.push(Part::Text(t));
                                     }
                                 }
-                                Some("thinking") => parts.push(Part::Folded { title: "thinking".into(), body: b.str_field("thinking").unwrap_or("").into() }),
+                                Some("thinking") => {
+                                    parts.push(Part::Folded { title: "thinking".into(), body: Cow::Borrowed(b.str_field("thinking").unwrap_or("")) })
+                                }
                                 Some("toolCall") => parts.push(Part::Folded {
                                     title: format!("tool call: {}", preview(b.str_field("name").unwrap_or("?"), 60)),
-                                    body: b.get("arguments").map(pretty).unwrap_or_default(),
+                                    body: b.get("arguments").map(tool_args).unwrap_or_default().into(),
                                 }),
                                 Some(other) => parts.push(Part::Meta(format!("[{} block]", preview(other, 30)))),
                                 None => {}
@@ -431,7 +469,7 @@ fn parts_of<'a>(s: &Session, idx: usize, v: &'a Value) -> (String, Vec<Part<'a>>
                     let mut body = content_text(m.get("content"));
                     if let Some(Value::Arr(blocks)) = m.get("content") {
                         for b in blocks.iter().filter(|b| b.str_field("type") == Some("image")) {
-                            body.push_str(&format!("\n[image {}]", b.str_field("mimeType").unwrap_or("")));
+                            body.to_mut().push_str(&format!("\n[image {}]", b.str_field("mimeType").unwrap_or("")));
                         }
                     }
                     parts.push(Part::Folded { title: format!("tool result: {}{err}", preview(m.str_field("toolName").unwrap_or("?"), 60)), body });
@@ -439,10 +477,10 @@ fn parts_of<'a>(s: &Session, idx: usize, v: &'a Value) -> (String, Vec<Part<'a>>
                 "bashExecution" => {
                     parts.push(Part::Folded {
                         title: format!("$ {}", preview(m.str_field("command").unwrap_or(""), 100)),
-                        body: m.str_field("output").unwrap_or("").into(),
+                        body: Cow::Borrowed(m.str_field("output").unwrap_or("")),
                     });
                 }
-                _ => parts.push(Part::Folded { title: "message".into(), body: pretty(m) }),
+                _ => parts.push(Part::Folded { title: "message".into(), body: pretty(m).into() }),
             }
             role.to_string()
         }
@@ -485,7 +523,7 @@ fn parts_of<'a>(s: &Session, idx: usize, v: &'a Value) -> (String, Vec<Part<'a>>
             "thinking level".into()
         }
         _ => {
-            parts.push(Part::Folded { title: "entry data".into(), body: String::from_utf8_lossy(s.raw(idx)).into_owned() });
+            parts.push(Part::Folded { title: "entry data".into(), body: String::from_utf8_lossy(s.raw(idx)) });
             s.entry(idx).type_name.to_string()
         }
     };
@@ -549,21 +587,18 @@ struct Html<'w> {
     w: &'w mut dyn Write,
 }
 
-/// Writes `s` with `& < > " '` escaped.
+/// Writes `s` as HTML text with `&`, `<` and `>` escaped (memchr finds them). Session data is
+/// only ever written as text, never inside an attribute, so quotes need no escaping.
 fn esc(w: &mut dyn Write, s: &str) -> io::Result<()> {
     let b = s.as_bytes();
     let mut last = 0;
-    for (i, &c) in b.iter().enumerate() {
-        let r: &[u8] = match c {
+    for i in memchr::memchr3_iter(b'&', b'<', b'>', b) {
+        w.write_all(&b[last..i])?;
+        w.write_all(match b[i] {
             b'&' => b"&amp;",
             b'<' => b"&lt;",
-            b'>' => b"&gt;",
-            b'"' => b"&quot;",
-            b'\'' => b"&#39;",
-            _ => continue,
-        };
-        w.write_all(&b[last..i])?;
-        w.write_all(r)?;
+            _ => b"&gt;",
+        })?;
         last = i + 1;
     }
     w.write_all(&b[last..])
@@ -772,15 +807,14 @@ fn md_inline(w: &mut dyn Write, s: &str) -> io::Result<()> {
 
 /// A fenced block that no content can close: the fence is longer than any backtick run in it.
 fn md_fence(w: &mut dyn Write, info: &str, body: &str) -> io::Result<()> {
-    let mut run = 0;
+    let bytes = body.as_bytes();
     let mut longest = 0;
-    for b in body.bytes() {
-        if b == b'`' {
-            run += 1;
-            longest = longest.max(run);
-        } else {
-            run = 0;
-        }
+    let mut from = 0;
+    while let Some(i) = memchr::memchr(b'`', &bytes[from..]) {
+        let start = from + i;
+        let run = bytes[start..].iter().take_while(|&&c| c == b'`').count();
+        longest = longest.max(run);
+        from = start + run;
     }
     let fence = "`".repeat((longest + 1).max(3));
     writeln!(w, "{fence}{info}")?;
