@@ -383,6 +383,15 @@ pub(crate) fn entry_fields(text: &[u8], scanned: &json::ScannedLine) -> Result<E
     Ok(EntryFields { type_name, id: json::raw_str(text, id), parent_id, timestamp: str_or_empty(scanned.timestamp) })
 }
 
+/// How a malformed whole line (ended by `\n`) is reported, as the loader reports it.
+fn whole_line_diag(text: &[u8], e: &json::JsonError) -> (DiagnosticKind, String) {
+    if text.iter().all(|&b| b == 0 || b == b'\r') {
+        (DiagnosticKind::NulBytes, format!("{} NUL bytes (a tail left by a power cut?); skipped, file untouched", text.len()))
+    } else {
+        (DiagnosticKind::Malformed, format!("not valid JSON ({e}); skipped, as Pi does"))
+    }
+}
+
 impl Session {
     /// Opens a session file, read-only. Rejects what is not a regular file before reading it.
     pub fn open(path: &Path) -> Result<Session, OpenError> {
@@ -948,6 +957,17 @@ impl Session {
         if let Some(e) = self.entries.last_mut().filter(|e| e.line as usize == last_line) {
             e.end = last_end;
         }
+        if self.malformed_lines.last() == Some(&last_line) {
+            // Its diagnostic speaks of the trimmed line; say it again of the whole line.
+            if let Some(d) =
+                self.diagnostics.iter_mut().rev().find(|d| d.line == last_line && matches!(d.kind, DiagnosticKind::Malformed | DiagnosticKind::NulBytes))
+            {
+                let whole = String::from_utf8_lossy(&self.buf[d.offset as usize..last_end as usize]).into_owned();
+                if let Err(e) = json::scan_line_fast(whole.as_bytes()) {
+                    (d.kind, d.message) = whole_line_diag(whole.as_bytes(), &e);
+                }
+            }
+        }
         self.lines_seen += memchr::memchr_iter(b'\n', &tail[first_nl.min(tail.len())..]).count().saturating_sub(1);
         let first_new = self.entries.len();
         let mut pos = old_len;
@@ -977,13 +997,8 @@ impl Session {
                 Ok(scanned) => self.add_entry_line(&text, &scanned, line_start, nl, line_no, false),
                 Err(e) => {
                     self.malformed_lines.push(line_no);
-                    // The loader's classification (a torn tail cannot occur: only whole lines).
-                    if text.iter().all(|&b| b == 0 || b == b'\r') {
-                        let msg = format!("{} NUL bytes (a tail left by a power cut?); skipped, file untouched", text.len());
-                        self.diag(line_no, line_start, DiagnosticKind::NulBytes, msg);
-                    } else {
-                        self.diag(line_no, line_start, DiagnosticKind::Malformed, format!("not valid JSON ({e}); skipped, as Pi does"));
-                    }
+                    let (kind, msg) = whole_line_diag(&text, &e);
+                    self.diag(line_no, line_start, kind, msg);
                 }
             }
         }

@@ -182,3 +182,24 @@ fn an_appended_nul_line_is_reported_as_the_loader_reports_it() {
     let data = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz/extend/nul-line-appended")).unwrap();
     fuzz_checks::extend(&data);
 }
+
+/// The extend target's fourth failure (tests/fixtures/fuzz/extend/malformed-crlf-last-line): a
+/// malformed last line read trimmed (without its `\r`) kept a diagnostic that speaks of the
+/// trimmed line (the byte where JSON ends) after an append made it a middle line; extend now
+/// says it again of the whole line, as a fresh load does.
+#[test]
+fn a_malformed_last_line_is_described_again_once_it_is_whole() {
+    use session_engine::session::Extend;
+    use session_engine::Session;
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.jsonl");
+    let first = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n{\"torn\":\r\n";
+    std::fs::write(&f, first).unwrap();
+    let mut s = Session::open(&f).unwrap();
+    std::fs::write(&f, format!("{first}{{\"type\":\"custom\",\"id\":\"a\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\"}}\n")).unwrap();
+    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(1));
+    let fresh = Session::open(&f).unwrap();
+    assert_eq!(s.diagnostics(), fresh.diagnostics());
+    let data = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz/extend/malformed-crlf-last-line")).unwrap();
+    fuzz_checks::extend(&data);
+}
