@@ -214,13 +214,18 @@ pub fn export(s: &Session, scope: Scope, format: Format, title: &str, w: &mut dy
             out.begin(title, &head_facts(s, &p, what))?;
             // The outline: one block per branch, its notable entries as links.
             out.outline_begin()?;
+            // A user or bash message has `"user"` or `"bashExecution"` in its line: only those
+            // lines are asked for their role (a line writing the role with \u escapes, which Pi
+            // never does, is left out of the outline, not of the export).
+            let user = memchr::memmem::Finder::new(b"\"user\"");
+            let bash = memchr::memmem::Finder::new(b"\"bashExecution\"");
+            let maybe = |i: usize| user.find(s.raw(i)).is_some() || bash.find(s.raw(i)).is_some();
             for (k, seg) in p.segments.iter().enumerate() {
                 let label = segment_label(s, &p, k);
                 out.outline_segment_begin(k, &label, k == 0)?;
                 for &i in &seg.entries {
-                    // Only the raw line is scanned for the outline's cheap kinds.
                     let interesting = match s.kind(i) {
-                        Kind::Message => matches!(s.role(i), Some("user" | "bashExecution")),
+                        Kind::Message => maybe(i) && matches!(s.role(i), Some("user" | "bashExecution")),
                         Kind::Compaction | Kind::BranchSummary | Kind::SessionInfo => true,
                         _ => false,
                     };
