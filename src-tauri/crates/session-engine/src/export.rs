@@ -567,8 +567,11 @@ fn status_note(st: Status) -> Option<&'static str> {
 // ---- HTML -------------------------------------------------------------------------------------
 
 const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d1f23;background:#fafafa}\
-main{max-width:60rem;margin:0 auto;padding:1rem 1.5rem}\
-nav{border:1px solid #ddd;background:#fff;padding:.5rem 1rem;margin:1rem 0}\
+.page{max-width:62rem;margin:0 auto;padding:1rem 1.5rem}\
+nav{border:1px solid #ddd;background:#fff;padding:.5rem 1rem;margin:1rem 0;font-size:13px}\
+@media (min-width:72rem){.page{max-width:none;display:grid;grid-template-columns:22rem minmax(0,60rem);gap:0 1.5rem}\
+.top{grid-column:1/3}nav{grid-column:1;position:sticky;top:.5rem;align-self:start;max-height:calc(100vh - 1rem);overflow:auto;margin:0}\
+main{grid-column:2}}\
 nav ol{margin:.25rem 0;padding-left:1.5rem}nav a{color:#1a56b0;text-decoration:none}\
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dl.facts dt{font-weight:600}dl.facts dd{margin:0}\
 section.branch{border-top:3px solid #888;margin-top:2rem}\
@@ -668,7 +671,7 @@ impl Renderer for Html<'_> {
 <meta name=\"referrer\" content=\"no-referrer\"><meta name=\"viewport\" content=\"width=device-width\"><title>"
         )?;
         esc(self.w, title)?;
-        write!(self.w, "</title><style>{STYLE}</style></head><body><main><h1>")?;
+        write!(self.w, "</title><style>{STYLE}</style></head><body><div class=\"page\"><header class=\"top\"><h1>")?;
         esc(self.w, title)?;
         write!(self.w, "</h1><dl class=\"facts\">")?;
         for (k, v) in facts {
@@ -678,7 +681,7 @@ impl Renderer for Html<'_> {
             esc(self.w, v)?;
             write!(self.w, "</dd>")?;
         }
-        write!(self.w, "</dl>")
+        write!(self.w, "</dl></header>")
     }
     fn outline_begin(&mut self) -> io::Result<()> {
         write!(self.w, "<nav><b>Outline</b>")
@@ -701,7 +704,7 @@ impl Renderer for Html<'_> {
         write!(self.w, "</ol></details>")
     }
     fn outline_end(&mut self) -> io::Result<()> {
-        writeln!(self.w, "</nav>")
+        writeln!(self.w, "</nav><main>")
     }
     fn segment_begin(&mut self, k: usize, label: &str, from: Option<usize>) -> io::Result<()> {
         write!(self.w, "<section class=\"branch\" id=\"b{k}\"><h2>")?;
@@ -783,7 +786,7 @@ impl Renderer for Html<'_> {
         writeln!(self.w, "</section>")
     }
     fn end(&mut self) -> io::Result<()> {
-        writeln!(self.w, "</main></body></html>")
+        writeln!(self.w, "</main></div></body></html>")
     }
 }
 
