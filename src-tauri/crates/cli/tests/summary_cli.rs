@@ -227,6 +227,43 @@ fn diff_json_has_the_issue_shape() {
     assert!(t.contains("Constraints & Preferences\n    - Use Rust only\n    ~ Never rewrite session files\n      → Never rewrite the session files"), "{t}");
 }
 
+/// An edit is checked as its original: the original's span, the compaction the original
+/// replaced as previous (so restoring a dropped item clears it from the alarm), the same JSON
+/// shape; its default diff is against its original.
+#[test]
+fn an_edit_is_checked_as_its_original() {
+    let dir = tmp("check-edit");
+    let f = built(&dir);
+    let tf = dir.join("restored.md");
+    std::fs::write(&tf, NEXT.replace("- Never rewrite the session files\n", "- Never rewrite the session files\n- Use Rust only\n")).unwrap();
+    let v = ok_json(&["summary", "edit", p(&f), "--entry", "c2", "--text-file", p(&tf), "--json"]);
+    let edit = v["entryId"].as_str().unwrap().to_string();
+    let c = ok_json(&["summary", "check", p(&f), "--entry", &edit, "--json"]);
+    let keys: Vec<&str> = c.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["entryId", "previousEntryId", "dropped", "moved", "retention"], "the issue's shape");
+    assert_eq!(c["entryId"], edit.as_str());
+    assert_eq!(c["previousEntryId"], "c1", "the compaction c2 replaced, not c2 itself");
+    let dropped: Vec<(&str, &str)> = c["dropped"].as_array().unwrap().iter().map(|d| (d["section"].as_str().unwrap(), d["text"].as_str().unwrap())).collect();
+    assert_eq!(dropped, [("Key Decisions", "**similar crate**: word diffs come from a maintained library")]);
+    assert_eq!(c["moved"][0]["text"], "Write the section parser");
+    // Retention over c2's span: the same facts as c2's (c2's span k1..u2 has none to find).
+    let c2 = ok_json(&["summary", "check", p(&f), "--entry", "c2", "--json"]);
+    let facts = |v: &J| {
+        v["retention"]["facts"].as_array().unwrap().iter().map(|x| (x["kind"].clone(), x["text"].clone(), x["sourceEntryId"].clone())).collect::<Vec<_>>()
+    };
+    assert_eq!(facts(&c), facts(&c2));
+    // The span shown is c2's.
+    let se = ok_json(&["summary", "show", p(&f), "--entry", &edit, "--json"]);
+    let s2 = ok_json(&["summary", "show", p(&f), "--entry", "c2", "--json"]);
+    assert_eq!(se["span"], s2["span"]);
+    assert_eq!(strs(&se["span"]["entryIds"]), ["k1", "u2"], "read literally, an edit's span is empty");
+    // The default diff of an edit: against its original.
+    let d = ok_json(&["summary", "diff", p(&f), "--to", &edit, "--json"]);
+    assert_eq!((d["from"].as_str(), d["to"].as_str()), (Some("c2"), Some(edit.as_str())));
+    let cons = d["sections"].as_array().unwrap().iter().find(|s| s["title"] == "Constraints & Preferences").unwrap();
+    assert_eq!(strs(&cons["added"]), ["Use Rust only"]);
+}
+
 // ---- edit / revert -------------------------------------------------------------------------
 
 /// `arbor-cli context` minus its first line (which names the leaf): the listing.

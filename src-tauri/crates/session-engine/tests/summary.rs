@@ -810,8 +810,15 @@ fn edit_then_revert_append_compactions_that_pi_reads_normally() {
     // Reverting again: nothing to revert.
     let again = revert_entry(&s3, ri, s3.file_leaf(), "x", TS).unwrap_err();
     assert_eq!(again, format!("Entry rev00001 already has the text of its original {c1}; there is nothing to revert."));
-    // The next compaction after the edit takes the file lists and sees the edit as previous.
-    assert_eq!(previous_compaction(&s3, ri), Some(ei));
+    // The revert stands for the original (no compaction before it); the next compaction after
+    // it replaces the revert, so it sees the revert as previous.
+    assert_eq!(previous_compaction(&s3, ri), None);
+    b.at("rev00001");
+    b.user("after the revert");
+    let k3 = b.assistant("ok");
+    let c3 = b.compaction("## Goal\nNext.\n", &k3, None);
+    let s4 = b.session();
+    assert_eq!(previous_compaction(&s4, idx(&s4, &c3)), Some(idx(&s4, "rev00001")));
 }
 
 #[test]
@@ -879,4 +886,177 @@ fn author_reads_the_entry() {
     assert_eq!((a.kind, a.model.as_deref()), (AuthorKind::Model, Some("claude")));
     assert_eq!(author(&s, idx(&s, &pi)).kind, AuthorKind::Unknown);
     assert_eq!(author(&s, idx(&s, "hk")).kind, AuthorKind::Hook);
+}
+
+// ---- edits are judged as their origin ------------------------------------------------------
+
+/// u1, k1, C1 (PREV), u2, k2, C2 (NEXT: drops "Use Rust only" and the similar-crate decision),
+/// u3 (the leaf).
+fn two_compactions() -> (B, String, String) {
+    let mut b = B::new();
+    b.user("You must use Rust only.");
+    b.calls(&[("read", r#"{"path":"docs/format.md"}"#)]);
+    let k1 = b.user("next");
+    let c1 = b.compaction(PREV, &k1, None);
+    b.user("go on");
+    b.calls(&[("edit", r#"{"path":"src/parse.rs","oldText":"a","newText":"b"}"#), ("bash", r#"{"command":"cargo bench"}"#)]);
+    let k2 = b.user("and on");
+    let c2 = b.compaction(NEXT, &k2, None);
+    b.user("continue");
+    (b, c1, c2)
+}
+
+fn append_entry(b: &mut B, e: Result<Value, String>) -> String {
+    b.push(e.unwrap())
+}
+
+fn dropped_texts(c: &Check) -> Vec<(&str, &str)> {
+    c.dropped.iter().map(|d| (d.section.as_str(), d.text.as_str())).collect()
+}
+
+#[test]
+fn an_edit_is_judged_as_its_origin_span_previous_retention_and_drop_alarm() {
+    let (mut b, c1, c2) = two_compactions();
+    let s = b.session();
+    let (i1, i2) = (idx(&s, &c1), idx(&s, &c2));
+    let original = check(&s, i2);
+    assert_eq!(original.previous_entry_id.as_deref(), Some(c1.as_str()));
+    assert_eq!(
+        dropped_texts(&original),
+        [("Constraints & Preferences", "Use Rust only"), ("Key Decisions", "**similar crate**: word diffs come from a maintained library")]
+    );
+    assert!(span(&s, i2).entry_ids.len() >= 3);
+
+    // The user restores the constraint: the edit no longer drops it, only the decision.
+    let restored = NEXT.replace("- Never rewrite the session files\n", "- Never rewrite the session files\n- Use Rust only\n");
+    let e1 = append_entry(&mut b, edit_entry(&s, i2, s.file_leaf(), &restored, "edit0001", TS));
+    let s = b.session();
+    let ei = idx(&s, &e1);
+    assert_eq!(edit_origin(&s, ei), Some(i2));
+    assert_eq!(edit_origin(&s, i2), None, "an original stands for itself");
+    // Span, previous compaction, span messages: the origin's (read literally the span is empty
+    // and the previous compaction is the original itself).
+    assert_eq!(span(&s, ei), span(&s, i2));
+    assert_eq!(previous_compaction(&s, ei), Some(i1));
+    assert_eq!(span_messages(&s, ei), span_messages(&s, i2));
+    let ch = check(&s, ei);
+    assert_eq!(ch.entry_id, e1);
+    assert_eq!(ch.previous_entry_id.as_deref(), Some(c1.as_str()), "compared with the summary the origin replaced");
+    assert_eq!(dropped_texts(&ch), [("Key Decisions", "**similar crate**: word diffs come from a maintained library")]);
+    assert!(ch.moved.iter().any(|m| m.text == "Write the section parser"), "{:?}", ch.moved);
+    // Retention over the origin's span (and the origin's predecessor's file lists), probed with the edit's text.
+    assert_eq!(ch.retention, retention(&s, i2, &restored));
+    assert!(ch.retention.facts.iter().any(|f| f.kind == FactKind::Command && f.text == "cargo bench"), "{:?}", ch.retention.facts);
+    // The default diff of an edit is against its original; of an original, the compaction before it.
+    assert_eq!(diff_base(&s, ei), Some(i2));
+    assert_eq!(diff_base(&s, i2), Some(i1));
+    assert_eq!(diff_base(&s, i1), None);
+
+    // An edit of the edit that deletes a Done item the predecessor had: the alarm says so.
+    let cut = restored.replace("- [x] Read the format docs\n", "");
+    let e2 = append_entry(&mut b, edit_entry(&s, ei, s.file_leaf(), &cut, "edit0002", TS));
+    let s = b.session();
+    let e2i = idx(&s, &e2);
+    assert_eq!(edit_origin(&s, e2i), Some(i2), "the chain's origin, not the edit it was made from");
+    let ch2 = check(&s, e2i);
+    assert_eq!(ch2.previous_entry_id.as_deref(), Some(c1.as_str()));
+    assert!(dropped_texts(&ch2).contains(&("Progress › Done", "Read the format docs")), "{:?}", ch2.dropped);
+    assert_eq!(diff_base(&s, e2i), Some(i2));
+    assert_eq!(span(&s, e2i), span(&s, i2));
+
+    // A revert is the original again: the same check as the original, under its own id.
+    let r = append_entry(&mut b, revert_entry(&s, e2i, s.file_leaf(), "rev00001", TS));
+    let s = b.session();
+    let ri = idx(&s, &r);
+    let chr = check(&s, ri);
+    assert_eq!(
+        (chr.previous_entry_id, chr.dropped, chr.moved, chr.retention),
+        (original.previous_entry_id, original.dropped, original.moved, original.retention)
+    );
+
+    // An "edit" whose origin is not on its path (a copied or hand-written line) is judged as written.
+    let mut b2 = B::new();
+    let root = b2.user("root");
+    let side_k = b2.user("side");
+    let side_c = b2.compaction(PREV, &side_k, None);
+    b2.at(&root);
+    let k = b2.user("main");
+    let d = v(&format!(r#"{{"readFiles":[],"modifiedFiles":[],"editedFrom":"{side_c}","editOrigin":"{side_c}","editKind":"edit"}}"#));
+    let stray = b2.compaction(NEXT, &k, Some(d));
+    let s2 = b2.session();
+    let si = idx(&s2, &stray);
+    assert_eq!(edit_origin(&s2, si), None);
+    assert_eq!(previous_compaction(&s2, si), None);
+    assert_eq!(span(&s2, si).entry_ids, [root.as_str()]);
+}
+
+#[test]
+fn a_branch_summary_compares_with_the_summary_before_it_and_has_no_drop_alarm() {
+    let mut b = B::new();
+    b.user("start");
+    let fork = b.assistant("fork point");
+    b.user("try the risky approach");
+    b.assistant("tried it");
+    b.at(&fork);
+    let bs1 = b.branch_summary("## Goal\nRisky approach\n\n## Key Decisions\n- **Risky**: abandoned");
+    // No summary above bs1: nothing to compare with.
+    let s = b.session();
+    assert_eq!(diff_base(&s, idx(&s, &bs1)), None);
+    let k = b.user("keep going");
+    let c = b.compaction(PREV, &k, None);
+    let f2 = b.user("second fork");
+    b.user("another try");
+    b.at(&f2);
+    let bs2 = b.branch_summary("## Goal\nAnother try\n");
+    let x = b.user("more");
+    b.user("a third try");
+    b.at(&x);
+    let bs3 = b.branch_summary("## Goal\nThird try\n");
+    let s = b.session();
+    // The previous summary on its path: a compaction, or a branch summary.
+    assert_eq!(diff_base(&s, idx(&s, &bs2)), Some(idx(&s, &c)));
+    assert_eq!(diff_base(&s, idx(&s, &bs3)), Some(idx(&s, &bs2)));
+    // A branch summary replaces no summary: no previous entry, no drops, its own retention.
+    let ch = check(&s, idx(&s, &bs2));
+    assert_eq!(ch.previous_entry_id, None);
+    assert!(ch.dropped.is_empty() && ch.moved.is_empty(), "{:?}", ch.dropped);
+    assert_eq!(ch.retention, retention(&s, idx(&s, &bs2), summary::summary_text(&s, idx(&s, &bs2))));
+    assert_eq!(diff_base(&s, 0), None, "not a summary");
+}
+
+#[test]
+fn error_facts_are_the_lines_that_carry_the_error() {
+    use summary::check::{error_lines, tool_error_lines};
+    let npm = "> arbor-demo@1.0.0 build\n> tsc -p .\n\nsrc/cli/flags.ts(41,5): error TS2741: Property 'retryBudget' is missing in type '{ timeout: number; }'.";
+    assert_eq!(tool_error_lines(npm), ["src/cli/flags.ts(41,5): error TS2741: Property 'retryBudget' is missing in type '{ timeout: number; }'."]);
+    // A TypeScript code without the word "error" (tsc --pretty false output of some tools).
+    assert_eq!(error_lines("> build\nsrc/a.ts:3:1 - TS2304: Cannot find name 'x'.\n"), ["src/a.ts:3:1 - TS2304: Cannot find name 'x'."]);
+    assert!(error_lines("TSX files: 12\nSTATUS ok\nTS123 is not a code").is_empty());
+    for (out, want) in [
+        ("   Compiling x v0.1.0\nerror[E0425]: cannot find value `y` in this scope\n", "error[E0425]: cannot find value `y` in this scope"),
+        ("running 2 tests\nthread 'main' panicked at src/lib.rs:3:5:\nboom", "thread 'main' panicked at src/lib.rs:3:5:"),
+        ("$ python x.py\nTraceback (most recent call last):\n  File \"x.py\"", "Traceback (most recent call last):"),
+        ("   ERROR  in ./src/a.js\n", "ERROR  in ./src/a.js"),
+        ("java.lang.IllegalStateException: bad\n", "java.lang.IllegalStateException: bad"),
+    ] {
+        assert_eq!(error_lines(out).first().map(String::as_str), Some(want), "{out:?}");
+    }
+    // Trimmed and cut to about 200 characters.
+    let long = format!("   error: {}   ", "x".repeat(500));
+    let got = &error_lines(&long)[0];
+    assert!(got.starts_with("error: xxx") && got.ends_with('…') && got.chars().count() == 201, "{got}");
+    // An isError result without an error word: its first non-empty line.
+    assert_eq!(tool_error_lines("\n\n  Could not find the text to replace in a.ts  \nmore"), ["Could not find the text to replace in a.ts"]);
+    assert!(tool_error_lines("  \n").is_empty());
+
+    // In a built session: the isError bash result gives its error line, not its banner.
+    let mut b = B::new();
+    b.calls(&[("bash", r#"{"command":"npm run build"}"#)]);
+    let r = b.result("bash", npm, true);
+    let k = b.user("go");
+    let c = b.compaction("Fixed the error TS2741: property retryBudget was missing in the flags type.", &k, None);
+    let s = b.session();
+    let errors: Vec<(String, String, bool)> =
+        check(&s, idx(&s, &c)).retention.facts.into_iter().filter(|f| f.kind == FactKind::Error).map(|f| (f.text, f.source_entry_id, f.mentioned)).collect();
+    assert_eq!(errors, [("src/cli/flags.ts(41,5): error TS2741: Property 'retryBudget' is missing in type '{ timeout: number; }'.".to_string(), r, true)]);
 }

@@ -21,9 +21,9 @@ pub struct SummaryArgs {
 pub enum SummaryCommand {
     /// A summary entry's sections, items, file lists, tokensBefore, span and author
     Show(ShowArgs),
-    /// Drop alarm (what the previous compaction carried that this one lost) and retention probe
+    /// Drop alarm (what the previous compaction carried that this one lost; an edit is judged as its original) and retention probe
     Check(ShowArgs),
-    /// Section-aware diff of two summaries (default --from: the previous compaction on the path)
+    /// Section-aware diff of two summaries (default --from: an edit's original, else the summary before it on its path)
     Diff(DiffArgs),
     /// Append an edited copy of the governing compaction (the original stays in the file)
     Edit(EditArgs),
@@ -47,7 +47,8 @@ pub struct ShowArgs {
 pub struct DiffArgs {
     /// Session file (.jsonl)
     pub file: PathBuf,
-    /// The older summary [default: the compaction before --to on its path]
+    /// The older summary [default: for an edit or revert, its original; for a compaction, the
+    /// compaction before it on its path; for a branch summary, the summary before it on its path]
     #[arg(long)]
     pub from: Option<String>,
     /// The newer summary
@@ -256,8 +257,10 @@ fn diff(a: DiffArgs) -> CmdResult {
     let to = summary_entry(&s, &a.to)?;
     let from = match &a.from {
         Some(f) => summary_entry(&s, f)?,
-        None => summary::previous_compaction(&s, to)
-            .ok_or_else(|| format!("entry {} has no earlier compaction on its path; pass --from ID to pick the summary to compare with", a.to))?,
+        None => summary::diff_base(&s, to).ok_or_else(|| {
+            let what = if s.kind(to) == Kind::Compaction { "compaction" } else { "summary" };
+            format!("entry {} has no earlier {what} on its path; pass --from ID to pick the summary to compare with", a.to)
+        })?,
     };
     let d = summary::diff(&summary::parse(summary::summary_text(&s, from)), &summary::parse(summary::summary_text(&s, to)));
     if a.json {

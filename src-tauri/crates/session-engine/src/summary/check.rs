@@ -14,9 +14,11 @@
 //! * `command`: `command` arguments of bash tool calls and `bashExecution` messages. Mentioned
 //!   when the summary contains the command's leading words (the first two words of its first
 //!   line, after a leading `cd DIR &&`).
-//! * `error`: tool results with `isError: true` (their first non-empty line), and error lines in
-//!   bash output (lines with `error:` / `error[` / a leading `error`, `failed`, `panicked`,
-//!   `fatal`, `exception`, `traceback`, `not found`, ...; at most 3 per result). Mentioned when
+//! * `error`: the lines that carry the error ([`error_lines`]: `error:` / `error[E…]` / a
+//!   leading `error`, a `TS2741` code, `failed`, `panicked`, `fatal`, `exception`, `traceback`,
+//!   `not found`, ...; at most 3 per result, trimmed, cut to ~200 characters) of bash output and
+//!   of tool results with `isError: true`; an `isError` result without such a line gives its
+//!   first non-empty line (see [`tool_error_lines`]). Mentioned when
 //!   more than half of their content words (paths left out: they are facts of their own) are in
 //!   the summary.
 //! * `constraint`: sentences of user messages with must / never / always / don't / do not /
@@ -77,11 +79,14 @@ pub struct Check {
     pub retention: Retention,
 }
 
-/// The compaction before `idx` on the path root → idx (None for the first).
+/// The compaction before `idx` on the path root → idx (None for the first). For an edit or
+/// revert, the compaction before its origin: the summary the original replaced (see
+/// [`edit_origin`](super::edit_origin)), not the original itself.
 pub fn previous_compaction(s: &Session, idx: usize) -> Option<usize> {
     if idx >= s.len() {
         return None;
     }
+    let idx = super::edit::edit_origin(s, idx).unwrap_or(idx);
     // Walk up from the parent: no need to collect the whole path.
     let mut cur = s.parent_of(idx);
     let mut steps = 0;
@@ -96,6 +101,39 @@ pub fn previous_compaction(s: &Session, idx: usize) -> Option<usize> {
         cur = s.parent_of(c);
     }
     None
+}
+
+/// The summary a summary is compared with by default (the workbench's Diff button,
+/// `arbor-cli summary diff` without `--from`):
+/// * an edit or revert: its original (the chain's origin), so the diff shows what the user changed;
+/// * a compaction: the compaction before it on its path ([`previous_compaction`]);
+/// * a branch summary: the summary before it on its path, compaction or branch summary.
+///
+/// None when there is no such summary (the first compaction of a path, a branch summary with no
+/// summary above it, a non-summary entry).
+pub fn diff_base(s: &Session, idx: usize) -> Option<usize> {
+    if idx >= s.len() {
+        return None;
+    }
+    match s.kind(idx) {
+        Kind::Compaction => super::edit::edit_origin(s, idx).or_else(|| previous_compaction(s, idx)),
+        Kind::BranchSummary => {
+            let mut cur = s.parent_of(idx);
+            let mut steps = 0;
+            while let Some(c) = cur {
+                if c == idx || steps > s.len() {
+                    return None; // a cycle
+                }
+                if matches!(s.kind(c), Kind::Compaction | Kind::BranchSummary) {
+                    return Some(c);
+                }
+                steps += 1;
+                cur = s.parent_of(c);
+            }
+            None
+        }
+        _ => None,
+    }
 }
 
 const WATCHED: [SectionRole; 4] = [SectionRole::Constraints, SectionRole::Done, SectionRole::Decisions, SectionRole::CriticalContext];
@@ -167,10 +205,14 @@ pub fn dropped_items(prev: &Summary, new: &Summary) -> Vec<Dropped> {
 }
 
 /// Drop alarm, moved items and retention of the summary at `idx`.
+///
+/// The drop alarm is a compaction's: against [`previous_compaction`] (for an edit or revert, the
+/// compaction its origin replaced). A branch summary replaces no summary, so it has no previous
+/// entry, no drops and no moves, only its retention.
 pub fn check(s: &Session, idx: usize) -> Check {
     let text = if idx < s.len() { super::summary_text(s, idx) } else { "" };
     let new = parse(text);
-    let prev = previous_compaction(s, idx);
+    let prev = if idx < s.len() && s.kind(idx) == Kind::Compaction { previous_compaction(s, idx) } else { None };
     let (dropped, moved) = match prev {
         Some(p) => {
             let old = parse(super::summary_text(s, p));
@@ -317,7 +359,12 @@ fn is_error_line(lower: &str) -> bool {
     if ERROR_WORDS.iter().any(|w| has_word(lower, w)) {
         return !lower.contains("0 failed") && !lower.contains("0 errors");
     }
-    lower.starts_with("error") || lower.contains("error:") || lower.contains("error[") || lower.contains("[error]") || lower.contains(" error ")
+    lower.starts_with("error")
+        || lower.contains("error:")
+        || lower.contains("exception:")
+        || lower.contains("error[")
+        || lower.contains("[error]")
+        || lower.contains(" error ")
 }
 
 fn has_word(lower: &str, w: &str) -> bool {
@@ -363,13 +410,46 @@ pub fn constraint_sentences(text: &str) -> Vec<String> {
     out
 }
 
-/// Error lines of a command's output (at most 3).
+/// A TypeScript diagnostic code (`TS2741`, `TS18003`) as a word of the line.
+fn has_ts_code(line: &str) -> bool {
+    let b = line.as_bytes();
+    let mut from = 0;
+    while let Some(p) = memchr::memmem::find(&b[from..], b"TS") {
+        let at = from + p;
+        let digits = b[at + 2..].iter().take_while(|c| c.is_ascii_digit()).count();
+        let before_ok = at == 0 || !b[at - 1].is_ascii_alphanumeric();
+        let after_ok = b.get(at + 2 + digits).is_none_or(|c| !c.is_ascii_alphanumeric());
+        if (4..=5).contains(&digits) && before_ok && after_ok {
+            return true;
+        }
+        from = at + 2;
+    }
+    false
+}
+
+/// Longest error fact, in characters (longer lines are cut and end with "…").
+const MAX_ERROR_CHARS: usize = 200;
+
+fn clip(t: &str) -> String {
+    match t.char_indices().nth(MAX_ERROR_CHARS) {
+        Some((at, _)) => format!("{}…", t[..at].trim_end()),
+        None => t.to_string(),
+    }
+}
+
+/// The lines of a command's output or tool result that carry an error (at most 3), trimmed and
+/// cut to about 200 characters: "error" as a message (`error:`, `error[E0425]`, `TypeError: …`,
+/// a line starting with it), a TypeScript code (`TS2741`), or one of the failure words
+/// (failed, panicked, fatal, exception, traceback, not found, ...). Build banners and other
+/// output around them (`> app@1.0.0 build`, `> tsc -p .`) are not errors.
 pub fn error_lines(output: &str) -> Vec<String> {
     // All keywords are ASCII: an ASCII-lowercased copy keeps the byte offsets, and a text
     // without any keyword (most output) is skipped after a few SIMD scans.
     let lower = output.to_ascii_lowercase();
     let lb = lower.as_bytes();
-    if !ERROR_WORDS.iter().chain(["error"].iter()).any(|w| memchr::memmem::find(lb, w.as_bytes()).is_some()) {
+    if !ERROR_WORDS.iter().chain(["error"].iter()).any(|w| memchr::memmem::find(lb, w.as_bytes()).is_some())
+        && memchr::memmem::find(output.as_bytes(), b"TS").is_none()
+    {
         return Vec::new();
     }
     let mut out = Vec::new();
@@ -378,13 +458,13 @@ pub fn error_lines(output: &str) -> Vec<String> {
         let start = pos;
         pos += line.len();
         let t = line.trim();
-        if t.is_empty() || t.len() > 400 {
-            continue;
+        if t.is_empty() || t.len() > 4000 {
+            continue; // a blob (minified code, JSON), not an error line
         }
         let lead = line.len() - line.trim_start().len();
         let l = &lower[start + lead..start + lead + t.len()];
-        if is_error_line(l) {
-            out.push(t.to_string());
+        if is_error_line(l) || has_ts_code(t) {
+            out.push(clip(t));
             if out.len() == 3 {
                 break;
             }
@@ -395,6 +475,21 @@ pub fn error_lines(output: &str) -> Vec<String> {
 
 fn first_line(t: &str) -> &str {
     t.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("")
+}
+
+/// The error facts of a tool result marked `isError`: its error lines, else its first non-empty
+/// line (an error message without a keyword, e.g. "Could not find the text to replace").
+pub fn tool_error_lines(text: &str) -> Vec<String> {
+    let lines = error_lines(text);
+    if !lines.is_empty() {
+        return lines;
+    }
+    let l = first_line(text);
+    if l.is_empty() {
+        Vec::new()
+    } else {
+        vec![clip(l)]
+    }
 }
 
 fn file_list_values(details: &Value, key: &str) -> Vec<String> {
@@ -481,9 +576,9 @@ pub fn retention(s: &Session, idx: usize, summary_text: &str) -> Retention {
                     Some("toolResult") => {
                         let text = context::text_blocks_joined(m.get("content").unwrap_or(&Value::Null), "\n");
                         if m.get("isError").is_some_and(Value::truthy) {
-                            let l = first_line(&text);
-                            let l: String = l.chars().take(300).collect();
-                            p.add(FactKind::Error, &l, id);
+                            for l in tool_error_lines(&text) {
+                                p.add(FactKind::Error, &l, id);
+                            }
                         } else if m.str_field("toolName") == Some("bash") {
                             for l in error_lines(&text) {
                                 p.add(FactKind::Error, &l, id);

@@ -139,6 +139,47 @@ pub fn edit_refusal(s: &Session, idx: usize, leaf: Option<usize>) -> Option<Stri
     None
 }
 
+/// The original summary an edit or revert stands for, when `idx` is one: a compaction whose
+/// `details.editKind` is set and whose `details.editOrigin` names another compaction on its own
+/// path (an ancestor). None for an original, a branch summary, or an edit whose origin is missing
+/// or not on its path (such an entry is judged as written).
+///
+/// **Edits are judged as their origin** (one rule, used by [`span`](super::span),
+/// [`previous_compaction`](super::previous_compaction), [`retention`](super::retention) and
+/// [`check`](super::check)): an edit is appended at the leaf, after its original, with the same
+/// `firstKeptEntryId`, so read literally its span would be empty and its "previous compaction"
+/// would be its own original. It replaces the original's text, so it stands for the original's
+/// span, and what it must carry is what the original had to carry: the summary the original
+/// replaced. Its drop alarm therefore lists what the edit lost compared with the origin's
+/// predecessor (an edit that restores a dropped item clears the alarm; an edit that deletes an
+/// item the predecessor had raises it), never what it changed compared with its own original,
+/// which is what the default diff shows instead ([`diff_base`](super::diff_base)).
+pub fn edit_origin(s: &Session, idx: usize) -> Option<usize> {
+    if idx >= s.len() || s.kind(idx) != Kind::Compaction {
+        return None;
+    }
+    let v = s.value(idx);
+    super::details_str(v, "editKind")?;
+    let o = s.index_of(super::details_str(v, "editOrigin")?)?;
+    if o == idx || s.kind(o) != Kind::Compaction {
+        return None;
+    }
+    // The origin must be an ancestor (edits are appended below it); walk up, bounded for cycles.
+    let mut cur = s.parent_of(idx);
+    let mut steps = 0;
+    while let Some(c) = cur {
+        if c == o {
+            return Some(o);
+        }
+        steps += 1;
+        if steps > s.len() {
+            return None;
+        }
+        cur = s.parent_of(c);
+    }
+    None
+}
+
 fn files_of(s: &Session, idx: usize) -> (Vec<String>, Vec<String>) {
     super::file_lists(s, idx)
 }

@@ -10,7 +10,9 @@
 //! * [`check`] / [`retention`]: what the previous summary carried that this one lost, and
 //!   which facts of the span the summary mentions.
 //! * [`edit_entry`] / [`revert_entry`] / [`history`]: the edit chain. How an edit marks itself
-//!   is documented in [`edit`].
+//!   is documented in [`edit`]. An edit or revert is judged as its chain's origin (span,
+//!   previous compaction, retention, drop alarm; see [`edit_origin`]); [`diff_base`] is what a
+//!   summary is compared with by default (an edit: its original).
 //!
 //! Everything here is pure: no file is opened. The file-level write is
 //! `summarizer::summary_ops::append_summary_entry`.
@@ -22,11 +24,11 @@ pub mod parse;
 pub mod span;
 pub(crate) mod words;
 
-pub use check::{check, previous_compaction, retention, Check, Dropped, Fact, FactKind, Retention};
+pub use check::{check, diff_base, previous_compaction, retention, Check, Dropped, Fact, FactKind, Retention};
 pub use diff::{diff, similar_items, Moved, Reworded, SectionDiff, SummaryDiff, WordChange, WordOp};
-pub use edit::{author, edit_entry, edit_refusal, governing_compaction, history, revert_entry, Author, AuthorKind, EditKind, Version};
+pub use edit::{author, edit_entry, edit_origin, edit_refusal, governing_compaction, history, revert_entry, Author, AuthorKind, EditKind, Version};
 pub use parse::{parse, print, replace_section, role_of, Item, Marker, Section, SectionRole, Summary, TURN_CONTEXT_MARKER};
-pub use span::{span, span_messages, Span};
+pub use span::{span, span_count, span_messages, Span};
 
 use crate::json::Value;
 use crate::session::{Kind, Session};

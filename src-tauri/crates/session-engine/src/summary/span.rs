@@ -8,6 +8,9 @@
 //! summary, not as messages). When `firstKeptEntryId` is missing or not on that path, the span
 //! runs to the compaction's parent, `exact` is false and `note` says why.
 //!
+//! **Edit or revert** of a compaction (`details.editKind`, see [`edit_origin`](super::edit_origin)):
+//! the span of its chain's origin, the summary whose text it replaces.
+//!
 //! **Branch summary** (inferred; `exact` is false): Pi does not record which leaf was left. The
 //! rule: the old leaf is the **latest entry in file order before the branch summary that is not
 //! on the path root → the summary's parent** (navigation appends the summary right after the
@@ -49,7 +52,8 @@ pub(crate) fn span_indices(s: &Session, idx: usize) -> (Vec<usize>, bool, Option
         return (Vec::new(), false, Some(format!("there is no entry number {idx} in this session")));
     }
     match s.kind(idx) {
-        Kind::Compaction => compaction_span(s, idx),
+        // An edit or revert stands for its original's span (see `edit::edit_origin`).
+        Kind::Compaction => compaction_span(s, super::edit::edit_origin(s, idx).unwrap_or(idx)),
         Kind::BranchSummary => branch_span(s, idx),
         _ => (Vec::new(), false, Some(format!("entry {} is a {}, not a summary; pick a compaction or branch summary", s.id(idx), s.entry(idx).type_name))),
     }
@@ -157,9 +161,15 @@ pub fn span(s: &Session, idx: usize) -> Span {
     Span::of(s, &entries, exact, note)
 }
 
+/// How many entries the summary at `idx` stands for: `span(s, idx).entry_ids.len()` without
+/// building the ids (the graph's compaction badge counts with it).
+pub fn span_count(s: &Session, idx: usize) -> usize {
+    span_indices(s, idx).0.len()
+}
+
 /// The agent messages of the span (for re-summarizing: the compaction mapping of Pi §11.5 for
 /// a compaction, the branch mapping of §13.2 for a branch summary) and the previous summary
-/// text (the earlier compaction on the path), if any.
+/// text (the earlier compaction on the path; for an edit, its origin's), if any.
 pub fn span_messages(s: &Session, idx: usize) -> (Vec<Value>, Option<String>) {
     if idx >= s.len() {
         return (Vec::new(), None);
