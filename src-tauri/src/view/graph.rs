@@ -23,9 +23,11 @@ pub fn nodes(s: &Session) -> Vec<Node> {
                         Some("bashExecution") => NodeKind::BashExecution,
                         _ => NodeKind::Other,
                     },
-                    Kind::Compaction => {
-                        NodeKind::Compaction { first_kept: s.value(i).str_field("firstKeptEntryId").and_then(|k| s.index_of(k)).map(|k| k as u32) }
-                    }
+                    // The span count is the engine's (the workbench shows the same number).
+                    Kind::Compaction => NodeKind::Compaction {
+                        first_kept: s.value(i).str_field("firstKeptEntryId").and_then(|k| s.index_of(k)).map(|k| k as u32),
+                        span: session_engine::summary::span_count(s, i) as u32,
+                    },
                     Kind::BranchSummary => NodeKind::BranchSummary,
                     Kind::CustomMessage => NodeKind::CustomMessage,
                     Kind::Label => NodeKind::Label,
@@ -76,7 +78,8 @@ pub struct GraphRow {
     pub title: String,
     pub label: Option<String>,
     pub fold_count: u32,
-    /// Compaction rows: entries it summarized on its path.
+    /// Compaction rows: how many entries it summarized (the engine's `summary::span`, the count
+    /// the workbench shows); 0 for other rows.
     pub span: u32,
     /// Summary rows: items of the previous summary this one no longer carries (drop alarm).
     pub dropped: Option<u32>,

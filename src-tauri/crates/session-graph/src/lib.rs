@@ -22,9 +22,13 @@ pub enum NodeKind {
     ToolResult,
     BashExecution,
     CustomMessage,
-    /// A compaction entry; `first_kept` is the node index of its `firstKeptEntryId`, if found.
+    /// A compaction entry; `first_kept` is the node index of its `firstKeptEntryId`, if found;
+    /// `span` is how many entries it summarized, as the caller counts them (Arbor passes the
+    /// engine's `summary::span`, so the graph and the workbench show one number). The layout
+    /// only carries it to the compaction's row ([`Row::span`]).
     Compaction {
         first_kept: Option<u32>,
+        span: u32,
     },
     BranchSummary,
     Label,
@@ -113,7 +117,8 @@ pub struct Row {
     /// Lanes this node forks into (a curve from this node down to that lane).
     pub forks: Vec<u16>,
     pub marks: u16,
-    /// For a compaction row: how many nodes (on its path) it summarized.
+    /// For a compaction row: how many entries it summarized (the node's `span`, see
+    /// [`NodeKind::Compaction`]); 0 for other rows.
     pub span: u32,
 }
 
@@ -218,8 +223,9 @@ pub fn layout(nodes: &[Node], leaf: Option<u32>, options: &LayoutOptions) -> Lay
         }
         match node.kind {
             NodeKind::BranchSummary => node_marks[i] |= marks::BRANCH_SUMMARY,
-            NodeKind::Compaction { first_kept } => {
+            NodeKind::Compaction { first_kept, span } => {
                 node_marks[i] |= marks::COMPACTION;
+                span_of[i] = span;
                 if let Some(k) = first_kept.filter(|k| (*k as usize) < n) {
                     node_marks[k as usize] |= marks::FIRST_KEPT;
                 }
@@ -236,7 +242,7 @@ pub fn layout(nodes: &[Node], leaf: Option<u32>, options: &LayoutOptions) -> Lay
     if let Some(c) = options.cut.filter(|c| (*c as usize) < n) {
         node_marks[c as usize] |= marks::CUT;
     }
-    mark_compactions(nodes, &path, &mut node_marks, &mut span_of);
+    mark_compactions(nodes, &path, &mut node_marks);
 
     // Depth-first walk with lane allocation. A node's first child inherits its lane; later
     // children get the lowest free lane, reserved from the fork row until their own row.
@@ -437,19 +443,18 @@ fn path_to_sanitized(parent: &[Option<u32>], leaf: u32) -> Vec<u32> {
 /// on the path wins; entries before its `firstKeptEntryId` are no longer sent. Each compaction on
 /// the path summarized the path entries from the previous compaction's first kept entry up to its
 /// own first kept entry.
-fn mark_compactions(nodes: &[Node], path: &[u32], node_marks: &mut [u16], span_of: &mut [u32]) {
+fn mark_compactions(nodes: &[Node], path: &[u32], node_marks: &mut [u16]) {
     let pos_in_path = |x: u32| path.iter().position(|p| *p == x);
     let mut prev_kept_pos = 0usize;
     let mut horizon = None;
     for (ci, &c) in path.iter().enumerate() {
-        if let NodeKind::Compaction { first_kept } = nodes[c as usize].kind {
+        if let NodeKind::Compaction { first_kept, .. } = nodes[c as usize].kind {
             // A first kept entry off the path (or missing) keeps nothing before the compaction.
             let kept_pos = first_kept.and_then(pos_in_path).filter(|k| *k <= ci).unwrap_or(ci);
             let from = prev_kept_pos.min(kept_pos);
             for &p in &path[from..kept_pos] {
                 node_marks[p as usize] |= marks::SUMMARIZED;
             }
-            span_of[c as usize] = (kept_pos - from) as u32;
             prev_kept_pos = kept_pos;
             horizon = Some((kept_pos, ci));
         }

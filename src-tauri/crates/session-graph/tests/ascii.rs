@@ -3,7 +3,8 @@ use session_graph::{layout, marks, render_ascii, LayoutOptions, Node, NodeKind, 
 
 /// Build nodes from a compact spec: (name, parent name, kind char). Timestamps follow order.
 /// kind: u user, a assistant, t tool result, c compaction (first kept in `keep`), b branch summary.
-fn nodes(spec: &[(&str, &str, char)], keep: &[(&str, &str)], labeled: &[&str]) -> (Vec<Node>, Vec<String>) {
+/// `keep`: (compaction, its first kept entry, the span count the caller computed for it).
+fn nodes(spec: &[(&str, &str, char)], keep: &[(&str, &str, u32)], labeled: &[&str]) -> (Vec<Node>, Vec<String>) {
     let names: Vec<String> = spec.iter().map(|s| s.0.to_string()).collect();
     let idx = |n: &str| names.iter().position(|x| x == n).map(|i| i as u32);
     let nodes = spec
@@ -16,7 +17,10 @@ fn nodes(spec: &[(&str, &str, char)], keep: &[(&str, &str)], labeled: &[&str]) -
                 'u' => NodeKind::User,
                 'a' => NodeKind::Assistant,
                 't' => NodeKind::ToolResult,
-                'c' => NodeKind::Compaction { first_kept: keep.iter().find(|(c, _)| c == name).and_then(|(_, k)| idx(k)) },
+                'c' => {
+                    let k = keep.iter().find(|(c, _, _)| c == name);
+                    NodeKind::Compaction { first_kept: k.and_then(|(_, k, _)| idx(k)), span: k.map_or(0, |(_, _, n)| *n) }
+                }
                 'b' => NodeKind::BranchSummary,
                 _ => NodeKind::Other,
             },
@@ -26,7 +30,7 @@ fn nodes(spec: &[(&str, &str, char)], keep: &[(&str, &str)], labeled: &[&str]) -
     (nodes, names)
 }
 
-fn check(spec: &[(&str, &str, char)], keep: &[(&str, &str)], labeled: &[&str], leaf: &str, opts: LayoutOptions, expect: &str) {
+fn check(spec: &[(&str, &str, char)], keep: &[(&str, &str, u32)], labeled: &[&str], leaf: &str, opts: LayoutOptions, expect: &str) {
     let (ns, names) = nodes(spec, keep, labeled);
     let leaf = names.iter().position(|x| x == leaf).map(|i| i as u32);
     let l = layout(&ns, leaf, &opts);
@@ -76,7 +80,7 @@ o | a2
 fn compaction_span_first_kept_and_horizon() {
     check(
         &[("u1", "", 'u'), ("a1", "u1", 'a'), ("u2", "a1", 'u'), ("a2", "u2", 'a'), ("c1", "a2", 'c'), ("u3", "c1", 'u'), ("a3", "u3", 'a')],
-        &[("c1", "u2")],
+        &[("c1", "u2", 2)],
         &[],
         "a3",
         no_fold(),
@@ -95,7 +99,7 @@ C c1  [compaction span=2]
 fn repeated_compaction_moves_the_horizon() {
     check(
         &[("u1", "", 'u'), ("a1", "u1", 'a'), ("c1", "a1", 'c'), ("u2", "c1", 'u'), ("a2", "u2", 'a'), ("c2", "a2", 'c'), ("u3", "c2", 'u')],
-        &[("c1", "a1"), ("c2", "u2")],
+        &[("c1", "a1", 1), ("c2", "u2", 1)],
         &[],
         "u3",
         no_fold(),
@@ -105,7 +109,7 @@ fn repeated_compaction_moves_the_horizon() {
 C c1  [grey summarized compaction span=1]
 * u2  [first-kept]
 * a2
-C c2  [compaction span=2]
+C c2  [compaction span=1]
 @ u3",
     );
 }
