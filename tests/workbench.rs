@@ -134,6 +134,88 @@ fn graph_rows_carry_the_drop_count_and_retention_score() {
     assert!(s.len() > 300);
 }
 
+/// The graph's "N summarized" badge and the workbench's span are one number: the engine's span
+/// (the graph used to count the previous compaction entry too: 11 against the span's 10 on C5).
+#[test]
+fn graph_span_counts_are_the_engines_span() {
+    let e = env();
+    let path = open_demo_copy(&e);
+    let s = Session::open(&path).unwrap();
+    let total = sessions::describe(&e.state).unwrap().total_rows;
+    let w = graph::window(&e.state, 0, total).unwrap();
+    let compactions: Vec<_> = w.rows.iter().filter(|r| r.kind == "compaction").collect();
+    assert_eq!(compactions.len(), s.compactions().count(), "every compaction has a row");
+    for r in &compactions {
+        let v = summary::view(&e.state, &r.entry_id).unwrap();
+        let engine = session_engine::summary::span(&s, s.index_of(&r.entry_id).unwrap());
+        assert_eq!((r.span, v.span.count), (engine.entry_ids.len() as u32, engine.entry_ids.len() as u32), "compaction {}", r.entry_id);
+    }
+    assert_eq!(compactions.iter().find(|r| r.entry_id == C5).unwrap().span, 10);
+    // A compaction off the active path has its span too (the graph used to show none).
+    assert!(compactions.iter().any(|r| r.entry_id == "141b6447" && r.span > 0 && !r.marks.iter().any(|m| m == "active")));
+}
+
+/// The Diff button's default: an edit's original, a compaction's previous compaction, a branch
+/// summary's previous summary on its path; none (button disabled, the note says why) otherwise.
+#[test]
+fn diff_defaults_to_the_previous_summary_and_says_when_there_is_none() {
+    let e = env();
+    let path = open_demo_copy(&e);
+    let s = Session::open(&path).unwrap();
+    let v5 = summary::view(&e.state, C5).unwrap();
+    assert_eq!(v5.diff_base_id.as_deref(), Some(C4));
+    assert!(v5.diff_base_note.contains("compaction before it") && v5.diff_base_note.contains(C4), "{}", v5.diff_base_note);
+    // The first compaction on the demo's main path: nothing before it.
+    let vf = summary::view(&e.state, "8601bad0").unwrap();
+    assert_eq!((vf.check.previous_entry_id.as_deref(), vf.diff_base_id.as_deref()), (None, None));
+    assert!(vf.diff_base_note.starts_with("Nothing to compare with: this is the first compaction"), "{}", vf.diff_base_note);
+    // Every branch summary: never itself; the nearest summary above it on its path, else none.
+    let mut with_base = 0;
+    let mut without = 0;
+    for i in (0..s.len()).filter(|&i| s.kind(i) == session_engine::Kind::BranchSummary) {
+        let id = s.id(i);
+        let v = summary::view(&e.state, id).unwrap();
+        let want =
+            s.path(s.parent_of(i)).into_iter().rev().find(|&j| matches!(s.kind(j), session_engine::Kind::Compaction | session_engine::Kind::BranchSummary));
+        assert_eq!(v.diff_base_id.as_deref(), want.map(|j| s.id(j)), "branch summary {id}");
+        assert_ne!(v.diff_base_id.as_deref(), Some(id), "a branch summary is never compared with itself");
+        match want {
+            Some(j) => {
+                with_base += 1;
+                assert!(v.diff_base_note.contains(s.id(j)) && v.diff_base_note.contains("summary before it on its path"), "{}", v.diff_base_note);
+                // The default diff runs.
+                summary::diff(&e.state, s.id(j), id).unwrap();
+            }
+            None => {
+                without += 1;
+                assert!(v.diff_base_note.starts_with("Nothing to compare with") && v.diff_base_note.contains("branch summary"), "{}", v.diff_base_note);
+            }
+        }
+    }
+    assert!(with_base >= 1 && without >= 1, "the demo has both kinds ({with_base} with, {without} without)");
+    // An edit: its original.
+    let new_text = v5.text.replace("## Next Steps", "- **Budget per load, not per attempt**: restored.\n\n## Next Steps");
+    let w = summary::save_edit(&e.state, C5, &new_text, 1_740_822_000_000, Some("ed170001")).unwrap();
+    assert_eq!(w.view.diff_base_id.as_deref(), Some(C5));
+    assert!(w.view.diff_base_note.contains("original"), "{}", w.view.diff_base_note);
+}
+
+/// Error facts are the lines that carry the error: the demo's failed build gives its TS2741 line,
+/// not the npm banner above it.
+#[test]
+fn demo_error_facts_are_the_error_lines() {
+    let e = env();
+    open_demo_copy(&e);
+    let v = summary::view(&e.state, C5).unwrap();
+    let errors: Vec<(&str, &str)> =
+        v.check.retention.facts.iter().filter(|f| f.kind == "error").map(|f| (f.text.as_str(), f.source_entry_id.as_str())).collect();
+    assert!(
+        errors.contains(&("src/cli/flags.ts(41,5): error TS2741: Property 'retryBudget' is missing in type '{ timeout: number; }'.", "ec602295")),
+        "{errors:?}"
+    );
+    assert!(errors.iter().all(|(t, _)| !t.starts_with('>') && t.chars().count() <= 201), "{errors:?}");
+}
+
 #[test]
 fn edit_appends_one_line_and_the_context_keeps_the_same_messages() {
     let e = env();

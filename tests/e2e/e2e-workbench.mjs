@@ -183,7 +183,20 @@ async function scenario(display) {
     const bs = await s.text(".wb-facts");
     check("a branch summary shows its inferred span", bs.includes("inferred"), bs);
     check("a branch summary is not editable", await s.exec(`return document.getElementById("wb-edit-raw").disabled`));
+    // Its Diff compares with the summary before it on its path (here the compaction 8601bad0), not with itself.
+    const bsDiff = await s.exec(`const b = document.getElementById("wb-diff"); return { disabled: b.disabled, title: b.title }`);
+    check("a branch summary's Diff is enabled and names what it compares with", !bsDiff.disabled && bsDiff.title.includes("8601bad0"), JSON.stringify(bsDiff));
+    await s.click("#wb-diff");
+    const bsFrom = await s.waitFor("branch summary diff", () => s.exec(`const f = document.getElementById("wb-diff-from"); return f && f.value`));
+    const bsTo = await s.exec(`return document.getElementById("wb-diff-to").value`);
+    check("a branch summary is compared with the previous summary on its path by default", bsFrom === "8601bad0" && bsTo === "b29dfc19", `${bsFrom} → ${bsTo}`);
     await s.screenshot("workbench-66-branch-summary");
+    await key(s, "Escape");
+    // A branch summary with no summary before it on its path: Diff is disabled and says why.
+    await selectRow(s, "7ad0303a", "workbench of the first branch summary");
+    const noDiff = await s.exec(`const b = document.getElementById("wb-diff"); return { disabled: b.disabled, title: b.title }`);
+    check("with nothing before it, Diff is disabled with a tooltip saying why", noDiff.disabled && noDiff.title.startsWith("Nothing to compare with"), JSON.stringify(noDiff));
+    await s.screenshot("workbench-67-branch-summary-no-diff");
 
     // 8. Back on the graph: the drop-alarm badge is still on the compaction that lost the decision.
     const rows2 = await collectRows(s);

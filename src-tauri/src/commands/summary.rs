@@ -176,14 +176,13 @@ pub async fn resummarize(
     state.with_open(|o| {
         let i = summary_idx(o, entry_id)?;
         let s = &o.session;
-        // Retention over the span the summary stands for (an edit's: its original's).
-        let origin = crate::view::summary::origin_of(s, i);
+        // Retention over the span the summary stands for (the engine judges an edit as its original).
         Ok(ResummaryView {
             entry_id: entry_id.to_string(),
             sections: sections_of(&sm::parse(&out.text)),
             diff: diff_view(Some(entry_id.to_string()), None, &existing, &out.text),
-            retention_existing: retention_view(&sm::retention(s, origin, &existing)),
-            retention_new: retention_view(&sm::retention(s, origin, &out.text)),
+            retention_existing: retention_view(&sm::retention(s, i, &existing)),
+            retention_new: retention_view(&sm::retention(s, i, &out.text)),
             text: out.text,
             summarizer: describe,
             offline: out.offline,

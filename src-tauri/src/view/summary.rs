@@ -153,6 +153,12 @@ pub struct SummaryView {
     pub edit_refusal: Option<String>,
     pub governing_entry_id: Option<String>,
     pub check: CheckView,
+    /// What the Diff button compares this summary with (the engine's `diff_base`): an edit's
+    /// original, a compaction's previous compaction, a branch summary's previous summary on its
+    /// path. None when there is none (the button is disabled).
+    pub diff_base_id: Option<String>,
+    /// The Diff button's tooltip: what it compares with, or why there is nothing to compare.
+    pub diff_base_note: String,
     /// Every summary entry of the session (at most 500), for the diff picker.
     pub others: Vec<SummaryRef>,
     /// Time spent computing this view in Rust (parse, span, check, history), for the status line.
@@ -204,54 +210,10 @@ pub fn check_view(c: &sm::Check) -> CheckView {
     }
 }
 
-/// The original summary an edit or revert stands in for (`details.editOrigin`), else `idx`.
-/// An edit is appended at the leaf, after its original: its own span is empty and the compaction
-/// before it on the path is its original, so the workbench judges it by the original's span and
-/// the original's predecessor instead.
-pub fn origin_of(s: &Session, idx: usize) -> usize {
-    let v = s.value(idx);
-    v.get("details")
-        .and_then(|d| d.get("editOrigin"))
-        .and_then(Value::as_str)
-        .and_then(|id| s.index_of(id))
-        .filter(|&o| o != idx && s.kind(o) == Kind::Compaction && s.kind(idx) == Kind::Compaction)
-        .unwrap_or(idx)
-}
-
-/// The check of a summary entry: the engine's for a compaction (for an edit: against the
-/// original's predecessor, retention over the original's span); a branch summary has no
-/// previous summary to drop from, only its retention.
+/// The check of a summary entry: the engine's, which holds the one rule for edits (judged as
+/// their chain's origin) and for branch summaries (no drop alarm, only retention).
 pub fn check_of(s: &Session, idx: usize) -> CheckView {
-    let text = s.value(idx).str_field("summary").unwrap_or("").to_string();
-    if s.kind(idx) != Kind::Compaction {
-        return CheckView {
-            entry_id: s.id(idx).to_string(),
-            previous_entry_id: None,
-            dropped: Vec::new(),
-            moved: Vec::new(),
-            retention: retention_view(&sm::retention(s, idx, &text)),
-        };
-    }
-    let origin = origin_of(s, idx);
-    if origin == idx {
-        return check_view(&sm::check(s, idx));
-    }
-    let new = sm::parse(&text);
-    let prev = sm::previous_compaction(s, origin);
-    let (dropped, moved) = match prev {
-        Some(p) => {
-            let old = sm::parse(s.value(p).str_field("summary").unwrap_or(""));
-            (sm::check::dropped_items(&old, &new), sm::diff(&old, &new).moved)
-        }
-        None => (Vec::new(), Vec::new()),
-    };
-    check_view(&sm::Check {
-        entry_id: s.id(idx).to_string(),
-        previous_entry_id: prev.map(|p| s.id(p).to_string()),
-        dropped,
-        moved,
-        retention: sm::retention(s, origin, &text),
-    })
+    check_view(&sm::check(s, idx))
 }
 
 /// Who wrote the summary, from the entry (see docs/workbench-api: hook, user edit, offline, model).
@@ -310,7 +272,7 @@ pub fn summary_view(s: &Session, idx: usize, leaf: Option<usize>) -> SummaryView
             .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
             .unwrap_or_else(|| fallback.to_vec())
     };
-    let span = sm::span(s, origin_of(s, idx));
+    let span = sm::span(s, idx);
     let (author, author_detail) = author_of(v);
     let first_kept = v.str_field("firstKeptEntryId").map(str::to_string);
     let mut on_path = vec![false; s.len()];
@@ -328,6 +290,15 @@ pub fn summary_view(s: &Session, idx: usize, leaf: Option<usize>) -> SummaryView
         Some("Branch summaries cannot be edited here; only the compaction that governs the context at the leaf can.".to_string())
     };
     let check = check_of(s, idx);
+    let is_edit = sm::edit_origin(s, idx).is_some();
+    let base = sm::diff_base(s, idx);
+    let diff_base_note = match (base, s.kind(idx) == Kind::Compaction) {
+        (Some(b), _) if is_edit => format!("Compare with the original, {}", s.id(b)),
+        (Some(b), true) => format!("Compare with the compaction before it on its path, {}", s.id(b)),
+        (Some(b), false) => format!("Compare with the summary before it on its path, {} ({})", s.id(b), kind_name(s, b).replace('_', " ")),
+        (None, true) => "Nothing to compare with: this is the first compaction on its path".to_string(),
+        (None, false) => "Nothing to compare with: no compaction or branch summary comes before this branch summary on its path".to_string(),
+    };
     let history = sm::history(s, idx)
         .into_iter()
         .map(|h| VersionView { entry_id: h.entry_id, kind: tag(&h.kind), edited_from: h.edited_from, timestamp: h.timestamp })
@@ -352,6 +323,8 @@ pub fn summary_view(s: &Session, idx: usize, leaf: Option<usize>) -> SummaryView
         edit_refusal: refusal,
         governing_entry_id: sm::governing_compaction(s, leaf).map(|g| s.id(g).to_string()),
         check,
+        diff_base_id: base.map(|b| s.id(b).to_string()),
+        diff_base_note,
         others,
         text,
         compute_ms: t0.elapsed().as_secs_f64() * 1000.0,

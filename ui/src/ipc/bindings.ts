@@ -365,7 +365,10 @@ export type GraphRow_Deserialize = {
 	title: string,
 	label?: string | null,
 	foldCount: number,
-	/**  Compaction rows: entries it summarized on its path. */
+	/**
+	 *  Compaction rows: how many entries it summarized (the engine's `summary::span`, the count
+	 *  the workbench shows); 0 for other rows.
+	 */
 	span: number,
 	/**  Summary rows: items of the previous summary this one no longer carries (drop alarm). */
 	dropped?: number | null,
@@ -393,7 +396,10 @@ export type GraphRow_Serialize = {
 	title: string,
 	label: string | null,
 	foldCount: number,
-	/**  Compaction rows: entries it summarized on its path. */
+	/**
+	 *  Compaction rows: how many entries it summarized (the engine's `summary::span`, the count
+	 *  the workbench shows); 0 for other rows.
+	 */
 	span: number,
 	/**  Summary rows: items of the previous summary this one no longer carries (drop alarm). */
 	dropped: number | null,
@@ -1188,6 +1194,14 @@ export type SummaryView_Deserialize = {
 	editRefusal?: string | null,
 	governingEntryId?: string | null,
 	check: CheckView_Deserialize,
+	/**
+	 *  What the Diff button compares this summary with (the engine's `diff_base`): an edit's
+	 *  original, a compaction's previous compaction, a branch summary's previous summary on its
+	 *  path. None when there is none (the button is disabled).
+	 */
+	diffBaseId?: string | null,
+	/**  The Diff button's tooltip: what it compares with, or why there is nothing to compare. */
+	diffBaseNote: string,
 	/**  Every summary entry of the session (at most 500), for the diff picker. */
 	others: SummaryRef[],
 	/**  Time spent computing this view in Rust (parse, span, check, history), for the status line. */
@@ -1223,6 +1237,14 @@ export type SummaryView_Serialize = {
 	editRefusal: string | null,
 	governingEntryId: string | null,
 	check: CheckView_Serialize,
+	/**
+	 *  What the Diff button compares this summary with (the engine's `diff_base`): an edit's
+	 *  original, a compaction's previous compaction, a branch summary's previous summary on its
+	 *  path. None when there is none (the button is disabled).
+	 */
+	diffBaseId: string | null,
+	/**  The Diff button's tooltip: what it compares with, or why there is nothing to compare. */
+	diffBaseNote: string,
 	/**  Every summary entry of the session (at most 500), for the diff picker. */
 	others: SummaryRef[],
 	/**  Time spent computing this view in Rust (parse, span, check, history), for the status line. */

@@ -179,11 +179,13 @@ export class Workbench {
     edit.id = "wb-edit-raw";
     edit.disabled = !v.editable;
     actions.appendChild(edit);
-    // An edit compares with its original first; an original with the compaction before it.
+    // The engine picks what to compare with (an edit: its original; a compaction: the one before
+    // it; a branch summary: the summary before it on its path); with nothing, the button says why.
     const isVersion = v.history.length > 1 && v.history[0]?.entryId !== v.entryId;
-    const diffFrom = (isVersion ? v.history[0]?.entryId : v.check.previousEntryId) ?? v.check.previousEntryId ?? v.entryId;
-    const diff = button("Diff…", () => void this.openDiff(diffFrom, v.entryId), "", isVersion ? "Compare with the original" : "Compare with the compaction before it");
+    const diffFrom = v.diffBaseId;
+    const diff = button("Diff…", () => { if (diffFrom) void this.openDiff(diffFrom, v.entryId); }, "", v.diffBaseNote);
     diff.id = "wb-diff";
+    diff.disabled = !diffFrom;
     actions.appendChild(diff);
     const re = button("Re-summarize & compare…", () => this.openResummarize());
     re.id = "wb-resummarize";
@@ -463,6 +465,7 @@ export class Workbench {
       select.appendChild(o);
     };
     add(v.entryId, `${v.entryId} (this one)`);
+    if (v.diffBaseId) add(v.diffBaseId, `${v.diffBaseId} (${v.diffBaseNote.replace(/^Compare with /, "").replace(/, \S+.*$/, "")})`);
     if (v.check.previousEntryId) add(v.check.previousEntryId, `${v.check.previousEntryId} (previous compaction on the path)`);
     if (v.history[0]) add(v.history[0].entryId, `${v.history[0].entryId} (original)`);
     for (const h of v.history) add(h.entryId, `${h.entryId} (${h.kind})`);

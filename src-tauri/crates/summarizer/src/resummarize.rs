@@ -44,16 +44,8 @@ pub fn plan_resummarize(s: &Session, idx: usize) -> Result<ResummarizeJob> {
         Kind::BranchSummary => true,
         _ => return Err(Error::Session(format!("entry {} is not a summary; choose a compaction or branch summary entry", s.id(idx)))),
     };
-    // An edit or revert stands for its original's span (it was appended at the leaf, after it).
-    let origin = s
-        .value(idx)
-        .get("details")
-        .and_then(|d| d.get("editOrigin"))
-        .and_then(Value::as_str)
-        .and_then(|id| s.index_of(id))
-        .filter(|&o| !branch && s.kind(o) == Kind::Compaction)
-        .unwrap_or(idx);
-    let (messages, previous) = session_engine::summary::span_messages(s, origin);
+    // The engine judges an edit or revert by its original's span and predecessor.
+    let (messages, previous) = session_engine::summary::span_messages(s, idx);
     let v = s.value(idx);
     let details = v.get("details");
     let parsed = session_engine::summary::parse(v.str_field("summary").unwrap_or(""));
