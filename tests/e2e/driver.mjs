@@ -173,10 +173,47 @@ export async function waitForDemo(s, timeout = 10_000) {
   await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length > 5`));
 }
 
-/** Scroll the graph so that row `row` is in view, and let it paint. */
+/** Scroll the graph so that row `row` is in the middle of its visible part (with the graph's
+ * drawn row height, not an assumed one: a short graph pane or a zoomed graph used to leave the
+ * row below the view), and let it paint. */
 export async function scrollRowIntoView(s, row) {
-  await s.exec(`const g = document.getElementById("graph"); g.scrollTop = Math.max(0, arguments[0] * 24 - 200);`, row);
+  await s.exec(
+    `const g = document.getElementById("graph");
+     const r = g.querySelector(".g-row");
+     const h = (r && r.getBoundingClientRect().height) || 24;
+     g.scrollTop = Math.max(0, arguments[0] * h - (g.clientHeight - h) / 2);`,
+    row,
+  );
   await sleep(300);
+}
+
+/** Entry `id`'s graph row, scrolled into view and drawn inside the graph's visible part: waits
+ * (at most `timeout` ms) and returns the row number, or null when it is not drawn in time. The
+ * row number is looked up again when the row does not show (an append relayouts the graph and
+ * can shift rows). */
+export async function revealRow(s, id, rowHint, timeout = 8_000) {
+  let row = rowHint;
+  let tries = 0;
+  return s
+    .waitFor(
+      `the graph row of ${id} drawn in view`,
+      async () => {
+        if (row === undefined || tries++ % 2 === 1) row = (await collectRows(s)).find((r) => r.id === id)?.row;
+        if (row === undefined) return null;
+        await scrollRowIntoView(s, row);
+        return s.exec(
+          `const g = document.getElementById("graph");
+           const r = g.querySelector('.g-row[data-entry-id="' + CSS.escape(arguments[0]) + '"]');
+           if (!r) return null;
+           const a = r.getBoundingClientRect(), b = g.getBoundingClientRect();
+           return a.height > 0 && a.top >= b.top - 1 && a.bottom <= b.bottom + 1 ? Number(r.dataset.row) + 1 : null;`,
+          id,
+        );
+      },
+      timeout,
+    )
+    .then((n) => n - 1)
+    .catch(() => null);
 }
 
 /** Select the lowest user message that is off the active path (on another branch) and wait for

@@ -7,7 +7,7 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { Session, check, collectRows, runScenarios, scrollRowIntoView, selectOffPathUser, sleep, startDriver, tempEnv, finish } from "./driver.mjs";
+import { Session, check, collectRows, revealRow, runScenarios, scrollRowIntoView, selectOffPathUser, sleep, startDriver, tempEnv, finish } from "./driver.mjs";
 
 async function demoScenario(display) {
   const { dir, env } = tempEnv("demo");
@@ -214,15 +214,21 @@ async function demoScenario(display) {
     check("set label appends a label entry", labelLine.type === "label" && labelLine.targetId === labelTarget && labelLine.label === "e2e-mark", JSON.stringify(labelLine));
     // The pill on the labelled entry's own graph row (not the detail pane's copy): its text, ""
     // for a row without a pill, null when the row is not drawn. Only visible rows exist in the
-    // DOM, so the row is scrolled into view first.
+    // DOM, so each look first scrolls the row into view and waits (bounded) until it is drawn
+    // there; the pill must then read exactly the label, within a bounded wait.
     const labelRow = (await collectRows(s)).find((r) => r.id === labelTarget);
     check("the labelled entry has a graph row", !!labelRow, labelTarget);
+    let drawn = null;
     const pillOf = async () => {
-      if (labelRow) await scrollRowIntoView(s, labelRow.row);
+      drawn = await revealRow(s, labelTarget, labelRow?.row, 4_000);
+      if (drawn === null) return null;
       return s.exec(`const r = document.querySelector('.g-row[data-entry-id="' + CSS.escape(arguments[0]) + '"]'); if (!r) return null; const l = r.querySelector(".g-label"); return l ? l.textContent : ""`, labelTarget);
     };
-    const pillIs = (want) => s.waitFor(`label pill ${JSON.stringify(want)} on row ${labelTarget}`, async () => (await pillOf()) === want).catch(() => false);
-    check("the label shows on the graph", await pillIs("e2e-mark"), `row ${labelTarget} shows ${JSON.stringify(await pillOf())}`);
+    const pillIs = (want) => s.waitFor(`label pill ${JSON.stringify(want)} on row ${labelTarget}`, async () => (await pillOf()) === want, 15_000).catch(() => false);
+    // The check must also hold when the graph pane is short (the row then sits far from the top).
+    await s.exec(`document.getElementById("graph").style.maxHeight = "60px"`);
+    check("the label shows on the graph", await pillIs("e2e-mark"), `row ${labelTarget} (${drawn === null ? "not drawn in view" : `drawn as row ${drawn}`}) shows ${JSON.stringify(await pillOf())}`);
+    await s.exec(`document.getElementById("graph").style.maxHeight = ""`);
     await s.screenshot("05-labelled");
     await s.click("#btn-clear-label");
     const cleared = await s.waitFor("clearing label entry", () => {
