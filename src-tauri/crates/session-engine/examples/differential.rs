@@ -288,8 +288,8 @@ fn documented(bytes: &[u8], s: &Session, pi: &BTreeMap<&str, String>, field: &st
     if migrated && matches!(field, "fileLeafId" | "roots" | "labels" | "context.sha256") {
         return Some("v1/v2 file: migrated with fixed ids (Pi: random ids)");
     }
-    if field == "model" && pi.get("model").is_some_and(|m| m.starts_with('{') && !m.contains("\"modelId\"")) {
-        return Some("a model_change without modelId: Pi's model has no modelId key, the report says null");
+    if field == "model" && pi.get("model").is_some_and(|m| m.starts_with('{') && !(m.contains("\"modelId\"") && m.contains("\"provider\""))) {
+        return Some("a model_change without provider or modelId: Pi's model lacks the key, the report says null");
     }
     let tree_or_context = matches!(
         field,
