@@ -4,6 +4,7 @@
 use arbor_app::commands::{budgets, graph, navigate, sessions};
 use arbor_app::state::{AppState, ArborStateFile};
 use arbor_app::view::budgets::{Budgets, SettingsScope};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// The session library in the app (issue 5): tests/library_cmds.rs.
@@ -130,6 +131,24 @@ fn label_is_an_appended_entry_and_clears() {
     assert_eq!(graph::detail(&e.state, &target).unwrap().label, None);
     let last_line = std::fs::read_to_string(&path).unwrap().lines().last().unwrap().to_string();
     assert!(!last_line.contains("\"label\":"), "clearing omits the label key: {last_line}");
+}
+
+#[test]
+fn label_is_refused_when_another_program_appended_unseen() {
+    let e = env();
+    let path = copy_demo_to(&e.agent.join("sessions").join("p"));
+    let opened = sessions::open(&e.state, &path, false).unwrap();
+    let target = opened.leaf_id.clone().unwrap();
+    // Pi appends a line that the open session has not read yet (no watcher runs here).
+    let pi_line = format!(
+        "{{\"type\":\"label\",\"id\":\"0p1a0001\",\"parentId\":\"{target}\",\"timestamp\":\"2025-03-02T00:00:00.000Z\",\"targetId\":\"{target}\",\"label\":\"pi\"}}\n"
+    );
+    std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(pi_line.as_bytes()).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let err: arbor_app::error::IpcError = navigate::set_label(&e.state, &target, Some("stale"), 0, None).unwrap_err().into();
+    assert_eq!(err.kind, arbor_app::error::ErrorKind::Refused, "{err:?}");
+    assert!(err.message.contains("changed while Arbor was writing"), "{}", err.message);
+    assert_eq!(std::fs::read(&path).unwrap(), before, "nothing was written on the stale leaf");
 }
 
 #[test]

@@ -7,7 +7,7 @@ use crate::view::context::{context_view, ContextView};
 use crate::view::graph;
 use serde::Serialize;
 use session_engine::branch::navigation_target;
-use session_engine::store::{append_entry, SessionLock};
+use session_engine::store::{append_entry_planned, SessionLock};
 use session_engine::{entries, time};
 use specta::Type;
 use tauri::State;
@@ -69,7 +69,8 @@ pub fn set_label(state: &AppState, entry_id: &str, label: Option<&str>, now_ms: 
         let parent = o.leaf.map(|l| s.id(l));
         let entry = entries::label(&id, parent, &time::format_iso_ms(now_ms), entry_id, label);
         let _lock = SessionLock::try_acquire(&o.path)?;
-        append_entry(&o.path, &entry, true)?;
+        // Planned on the bytes Arbor has read: if Pi appended meanwhile, nothing is written.
+        append_entry_planned(&o.path, &entry, true, s.file_len())?;
         // The appended label is the new leaf, in Pi and in Arbor. Only the new bytes are read.
         o.read_appended()?;
         o.leaf = o.session.file_leaf();
