@@ -365,3 +365,45 @@ fn security_config_stays_strict() {
     assert_eq!(cap["permissions"], serde_json::json!([]), "app commands need no permission; nothing else is granted");
     assert_eq!(cap["windows"], serde_json::json!(["main"]));
 }
+
+/// "Save as v3 copy" (issue 12, item 3): the v1 fixture becomes a writable v3 file beside it with
+/// the same context; the original's bytes never change; a second save refuses with a sentence.
+#[test]
+fn save_v3_copy_writes_a_writable_copy_beside_and_never_touches_the_original() {
+    let e = env();
+    let dir = e.state.data_dir.join("v3");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("legacy.jsonl");
+    std::fs::copy(fixture("load-v1-legacy.jsonl"), &path).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let opened = sessions::open(&e.state, &path, false).unwrap();
+    assert!(opened.read_only.is_some());
+
+    let copy = sessions::save_v3_copy_of_open(&e.state).unwrap();
+    let copy_path = dir.join("legacy-v3.jsonl");
+    assert_eq!(Path::new(&copy.path), copy_path, "the copy is beside the original and is what is open now");
+    assert_eq!(copy.read_only, None, "the copy opens writable");
+    assert_eq!(std::fs::read(&path).unwrap(), before, "the original is unchanged");
+    let header: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&copy_path).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!(header["version"], 3);
+    let orig = session_engine::Session::open(&path).unwrap();
+    let new = session_engine::Session::open(&copy_path).unwrap();
+    assert_eq!(new.version_in_file(), Some(3.0));
+    let a = session_engine::context::build_context(&orig, orig.file_leaf()).agent_messages();
+    let b = session_engine::context::build_context(&new, new.file_leaf()).agent_messages();
+    assert!(!a.is_empty());
+    assert_eq!(a, b, "same context as the original");
+    // Writable for real: a label is appended to the copy.
+    let leaf = copy.leaf_id.clone().unwrap();
+    navigate::set_label(&e.state, &leaf, Some("migrated"), 0, None).unwrap();
+    assert!(std::fs::read_to_string(&copy_path).unwrap().contains("\"migrated\""));
+
+    // Reopen the original: a second save refuses, writes nothing.
+    sessions::open(&e.state, &path, false).unwrap();
+    let copy_bytes = std::fs::read(&copy_path).unwrap();
+    let err: arbor_app::error::IpcError = sessions::save_v3_copy_of_open(&e.state).unwrap_err().into();
+    assert_eq!(err.kind, arbor_app::error::ErrorKind::Refused);
+    assert!(err.message.contains("already exists"), "{}", err.message);
+    assert_eq!(std::fs::read(&copy_path).unwrap(), copy_bytes);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}

@@ -17,6 +17,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         sessions::current_session,
         sessions::pick_session_file,
         sessions::canary,
+        sessions::save_v3_copy,
         graph::graph_window,
         graph::toggle_graph_fold,
         graph::unfold_all_runs,

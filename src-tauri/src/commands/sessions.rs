@@ -119,6 +119,39 @@ pub fn current_session(state: State<'_, AppState>) -> IpcResult<OpenedSession> {
     Ok(describe(&state)?)
 }
 
+/// The path "Save as v3 copy" writes for `original`: beside it, `<stem>-v3.jsonl`.
+pub fn v3_copy_path(original: &Path) -> std::path::PathBuf {
+    let stem = original.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "session".into());
+    original.with_file_name(format!("{stem}-v3.jsonl"))
+}
+
+/// "Save as v3 copy": migrate the open version 1/2 session the way Pi does (the engine's
+/// `migrated_lines`, the same as `arbor-cli migrate`), write it to a NEW file beside the original
+/// (`create_session_file`: atomic, refuses an existing path), then open the copy. The original is
+/// only read.
+pub fn save_v3_copy_of_open(state: &AppState) -> Result<OpenedSession, AppError> {
+    let original = state.with_open(|o| Ok(o.path.clone()))?;
+    let out = v3_copy_path(&original);
+    if out.exists() {
+        return Err(AppError::Refused(format!("{} already exists, so no copy was written; open that file, or move it away and try again", out.display())));
+    }
+    let s = Session::open(&original)?;
+    let Some(lines) = s.migrated_lines() else {
+        return Err(AppError::Refused(match s.version_in_file() {
+            Some(3.0) => format!("{} is already a version 3 session, so there is nothing to migrate and nothing was written", original.display()),
+            _ => format!("{} cannot be migrated by this Arbor, so nothing was written", original.display()),
+        }));
+    };
+    session_engine::store::create_session_file(&out, &lines)?;
+    open(state, &out, false)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn save_v3_copy(state: State<'_, AppState>) -> IpcResult<OpenedSession> {
+    Ok(save_v3_copy_of_open(&state)?)
+}
+
 /// Native file dialog, opened from Rust so the webview needs no dialog permission.
 #[tauri::command]
 #[specta::specta]

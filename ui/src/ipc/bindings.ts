@@ -17,6 +17,7 @@ export const commands = {
 	 *  IPC, this marker file would appear and the end-to-end test would fail.
 	 */
 	canary: () => typedError<null, IpcError>(__TAURI_INVOKE("canary")),
+	saveV3Copy: () => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("save_v3_copy")),
 	graphWindow: (start: number, end: number) => typedError<GraphWindow_Serialize, IpcError>(__TAURI_INVOKE("graph_window", { start, end })),
 	toggleGraphFold: (foldId: string) => typedError<number, IpcError>(__TAURI_INVOKE("toggle_graph_fold", { foldId })),
 	unfoldAllRuns: (unfold: boolean) => typedError<number, IpcError>(__TAURI_INVOKE("unfold_all_runs", { unfold })),
