@@ -10,6 +10,9 @@ import { showPicker as showLibraryPicker, startLibrary } from "./library";
 import { initSummarize } from "./summarize/panel";
 import { hideWorkbench, showWorkbench } from "./summary/workbench";
 import type { WorkbenchDeps } from "./summary/workbench";
+import { initTheme } from "./theme";
+
+initTheme(document.getElementById("theme-select") as HTMLSelectElement | null);
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -66,12 +69,34 @@ async function openPath(path: string | null, demo = false): Promise<void> {
     const s = await call(demo || path === null ? api.openDemoSession() : api.openSession(path));
     $("picker").hidden = true;
     showSession(s);
-    if (s.readOnly) notify(`Read-only: ${s.readOnly}`, "error");
+    if (s.readOnly) readOnlyBanner(s.readOnly);
     else if (s.isDemo) notify("This is Arbor's demo session (no Pi sessions were found, or you chose it). Labels you set go to a copy in Arbor's data folder.");
     else $("notice").hidden = true;
     if (s.leafRow !== null) graph.setCursor(s.leafRow, false);
     if (s.leafId) await select(s.leafId);
     await loadBudgets();
+  } catch (e) {
+    report(e);
+  }
+}
+
+/** The read-only banner; a version 1/2 session gets the "Save as v3 copy" button it mentions. */
+function readOnlyBanner(why: string): void {
+  notify(`Read-only: ${why}`, "error");
+  if (!why.includes("Save as v3 copy")) return;
+  const b = el("button", "notice-action", "Save as v3 copy");
+  b.id = "btn-save-v3";
+  b.type = "button";
+  b.title = "Write a version 3 copy beside this file (this file is not changed) and open the copy";
+  b.addEventListener("click", () => void saveV3Copy());
+  $("notice").appendChild(b);
+}
+
+async function saveV3Copy(): Promise<void> {
+  try {
+    const s = await call(api.saveV3Copy());
+    await openPath(s.path);
+    notify(`Saved a version 3 copy as ${s.path}; the original file was not changed.`);
   } catch (e) {
     report(e);
   }
@@ -308,6 +333,21 @@ for (const id of ["reserve", "keep-recent", "branch-reserve", "budget-enabled", 
   });
 }
 $("btn-save-budgets").addEventListener("click", () => void saveBudgets());
+// Escape closes the open dialog or the picker (capture phase, so the Entry pane's editor keeps
+// its text when Escape was meant for a dialog above it). The workbench's own overlays close
+// themselves.
+document.addEventListener(
+  "keydown",
+  (e) => {
+    if (e.key !== "Escape" || document.querySelector(".wb-overlay")) return;
+    if (!$("sum-dialog").hidden) $("sum-close").click();
+    else if (!$("picker").hidden) $("picker").hidden = true;
+    else return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+  },
+  true,
+);
 document.addEventListener("keydown", (e) => {
   if (e.key === "/" && document.activeElement?.tagName !== "INPUT" && document.activeElement?.tagName !== "TEXTAREA") {
     e.preventDefault();

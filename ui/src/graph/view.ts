@@ -5,6 +5,7 @@ import { api, call } from "../ipc";
 import type { GraphRow } from "../ipc";
 import { CHUNK, chunksFor, laneColour, laneX, scrollToShow, visibleRange } from "./geometry";
 import { markerBadges } from "../summary/pure";
+import { cssVar, THEME_EVENT } from "../theme";
 
 export interface GraphCallbacks {
   onSelect(row: GraphRow): void;
@@ -31,6 +32,8 @@ export class GraphView {
   private rowsEl: HTMLElement;
   private cutEl: HTMLElement;
   private frameRequested = false;
+  /** Canvas colours, read from the theme's CSS variables (again whenever the theme changes). */
+  private pal = readPalette();
   /** Frame times (ms) of the last draws, for the benchmark. */
   readonly frameTimes: number[] = [];
 
@@ -47,6 +50,10 @@ export class GraphView {
     this.layer.append(this.canvas, this.rowsEl, this.cutEl);
     root.append(this.layer, this.spacer);
     root.addEventListener("scroll", () => this.schedule());
+    window.addEventListener(THEME_EVENT, () => {
+      this.pal = readPalette();
+      this.schedule();
+    });
     new ResizeObserver(() => this.schedule()).observe(root);
     root.addEventListener("wheel", (e) => {
       if (e.ctrlKey) {
@@ -210,6 +217,10 @@ export class GraphView {
     void lw;
   }
 
+  private lane(i: number): string {
+    return this.pal.lanes[i % this.pal.lanes.length];
+  }
+
   private paintRow(ctx: CanvasRenderingContext2D, row: GraphRow, y: number): void {
     const rh = this.rowHeight;
     const lw = this.laneWidth;
@@ -217,14 +228,14 @@ export class GraphView {
     const has = (m: string) => row.marks.includes(m);
     ctx.lineWidth = 2;
     for (const t of row.through) {
-      ctx.strokeStyle = laneColour(t);
+      ctx.strokeStyle = this.lane(t);
       ctx.beginPath();
       ctx.moveTo(laneX(t, lw), y);
       ctx.lineTo(laneX(t, lw), y + rh);
       ctx.stroke();
     }
     const x = laneX(row.lane, lw);
-    ctx.strokeStyle = laneColour(row.lane);
+    ctx.strokeStyle = this.lane(row.lane);
     ctx.globalAlpha = has("beyondHorizon") ? 0.35 : 1;
     if (row.fromAbove) {
       ctx.beginPath();
@@ -239,7 +250,7 @@ export class GraphView {
       ctx.stroke();
     }
     for (const f of row.forks) {
-      ctx.strokeStyle = laneColour(f);
+      ctx.strokeStyle = this.lane(f);
       ctx.beginPath();
       ctx.moveTo(x, mid);
       ctx.bezierCurveTo(x, y + rh, laneX(f, lw), mid, laneX(f, lw), y + rh);
@@ -247,8 +258,8 @@ export class GraphView {
     }
     // The node glyph.
     const r = Math.max(3, rh / 5);
-    ctx.fillStyle = has("active") ? laneColour(row.lane) : "#1d2733";
-    ctx.strokeStyle = laneColour(row.lane);
+    ctx.fillStyle = has("active") ? this.lane(row.lane) : this.pal.node;
+    ctx.strokeStyle = this.lane(row.lane);
     ctx.beginPath();
     if (row.kind === "fold") {
       ctx.setLineDash([2, 2]);
@@ -275,13 +286,13 @@ export class GraphView {
     }
     if (row.dropped) {
       // Drop alarm: a red ring around the summary marker.
-      ctx.strokeStyle = "#e07b6a";
+      ctx.strokeStyle = this.pal.red;
       ctx.beginPath();
       ctx.arc(x, mid, r + 3, 0, Math.PI * 2);
       ctx.stroke();
     }
     if (has("leaf")) {
-      ctx.strokeStyle = "#ffffff";
+      ctx.strokeStyle = this.pal.strong;
       ctx.beginPath();
       ctx.arc(x, mid, r + 4, 0, Math.PI * 2);
       ctx.stroke();
@@ -406,4 +417,20 @@ function el(tag: string, className: string): HTMLElement {
   const e = document.createElement(tag);
   e.className = className;
   return e;
+}
+
+interface Palette {
+  lanes: string[];
+  node: string;
+  red: string;
+  strong: string;
+}
+
+function readPalette(): Palette {
+  return {
+    lanes: Array.from({ length: 7 }, (_, i) => cssVar(`--lane-${i}`, laneColour(i))),
+    node: cssVar("--node-bg", "#1d2733"),
+    red: cssVar("--red", "#e07b6a"),
+    strong: cssVar("--strong", "#ffffff"),
+  };
 }
