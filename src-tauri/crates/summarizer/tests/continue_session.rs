@@ -4,27 +4,11 @@
 mod support;
 use serde_json::Value as J;
 use session_engine::context::CompactionSettings;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 use summarizer::run::{Backend, RunOptions};
 use summarizer::session_ops::{continue_session, ContinueOptions};
-use summarizer::{ApiKey, CancellationToken, Client, Error, ProviderConfig, Wire};
+use summarizer::{CancellationToken, Error};
 use support::loopback::{ok_answer, Fmt, Script, Server};
-
-fn copy(dir: &Path, name: &str) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../session-engine/tests/fixtures/conformance/{name}.jsonl"));
-    let p = dir.join(format!("{name}.jsonl"));
-    std::fs::copy(src, &p).unwrap();
-    p
-}
-
-fn client(server: &Server) -> Client {
-    let mut cfg = ProviderConfig::new(Wire::Anthropic, "test-model", Some(ApiKey::new("sk-test")));
-    cfg.base_url = server.base();
-    cfg.timeouts.read_idle = Duration::from_secs(5);
-    cfg.retry.max_retries = 0;
-    Client::new(cfg).unwrap()
-}
 
 fn opts(enabled: bool, window: u64) -> ContinueOptions {
     ContinueOptions {
@@ -42,12 +26,22 @@ fn lines(p: &Path) -> Vec<J> {
 #[tokio::test]
 async fn reply_is_appended_with_usage_after_the_user_message() {
     let dir = tempfile::tempdir().unwrap();
-    let file = copy(dir.path(), "basic-simple-chat");
+    let file = support::copy_case(dir.path(), "basic-simple-chat");
     let before = lines(&file);
     let old_leaf = before.last().unwrap()["id"].as_str().unwrap().to_string();
     let server = Server::start(|r, _| ok_answer(Fmt::Anthropic, r, "Here is the plan.")).await;
-    let done =
-        continue_session(&file, None, "What next?", &client(&server), &Backend::Offline, &opts(true, 200_000), &CancellationToken::new(), None).await.unwrap();
+    let done = continue_session(
+        &file,
+        None,
+        "What next?",
+        &support::anthropic_client(&server),
+        &Backend::Offline,
+        &opts(true, 200_000),
+        &CancellationToken::new(),
+        None,
+    )
+    .await
+    .unwrap();
     assert!(done.compactions.is_empty());
     let after = lines(&file);
     assert_eq!(after.len(), before.len() + 2);
@@ -76,7 +70,7 @@ async fn reply_is_appended_with_usage_after_the_user_message() {
 #[tokio::test]
 async fn overflow_compacts_and_retries_once() {
     let dir = tempfile::tempdir().unwrap();
-    let file = copy(dir.path(), "basic-tool-chain");
+    let file = support::copy_case(dir.path(), "basic-tool-chain");
     let n0 = lines(&file).len();
     let server = Server::start(|r, n| {
         if n == 0 {
@@ -89,8 +83,18 @@ async fn overflow_compacts_and_retries_once() {
         }
     })
     .await;
-    let done =
-        continue_session(&file, None, "continue", &client(&server), &Backend::Offline, &opts(true, 200_000), &CancellationToken::new(), None).await.unwrap();
+    let done = continue_session(
+        &file,
+        None,
+        "continue",
+        &support::anthropic_client(&server),
+        &Backend::Offline,
+        &opts(true, 200_000),
+        &CancellationToken::new(),
+        None,
+    )
+    .await
+    .unwrap();
     assert_eq!(server.count(), 2, "one retry");
     assert_eq!(done.compactions.len(), 1);
     assert_eq!(done.compactions[0].reason, "overflow");
@@ -108,9 +112,11 @@ async fn overflow_compacts_and_retries_once() {
     assert!(body["messages"].as_array().unwrap().last().unwrap()["content"][0]["text"].as_str().unwrap().ends_with("continue"));
 
     // A second overflow after the compaction: a clear error, no second compaction.
-    let file2 = copy(dir.path(), "basic-simple-chat");
+    let file2 = support::copy_case(dir.path(), "basic-simple-chat");
     let server = Server::start(|_, _| Script::json(400, &serde_json::json!({"error":{"type":"invalid_request_error","message":"prompt is too long"}}))).await;
-    let e = continue_session(&file2, None, "go", &client(&server), &Backend::Offline, &opts(true, 200_000), &CancellationToken::new(), None).await.unwrap_err();
+    let e = continue_session(&file2, None, "go", &support::anthropic_client(&server), &Backend::Offline, &opts(true, 200_000), &CancellationToken::new(), None)
+        .await
+        .unwrap_err();
     assert!(matches!(e, Error::Overflow { .. }) && e.to_string().contains("after one automatic compaction"), "{e}");
     assert_eq!(server.count(), 2);
 }
@@ -118,10 +124,12 @@ async fn overflow_compacts_and_retries_once() {
 #[tokio::test]
 async fn overflow_with_compaction_disabled_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    let file = copy(dir.path(), "basic-simple-chat");
+    let file = support::copy_case(dir.path(), "basic-simple-chat");
     let n0 = lines(&file).len();
     let server = Server::start(|_, _| Script::json(400, &serde_json::json!({"error":{"message":"This model's maximum context length is 8192 tokens"}}))).await;
-    let e = continue_session(&file, None, "go", &client(&server), &Backend::Offline, &opts(false, 200_000), &CancellationToken::new(), None).await.unwrap_err();
+    let e = continue_session(&file, None, "go", &support::anthropic_client(&server), &Backend::Offline, &opts(false, 200_000), &CancellationToken::new(), None)
+        .await
+        .unwrap_err();
     assert!(matches!(e, Error::OverflowCompactionDisabled { .. }), "{e:?}");
     assert!(e.to_string().contains("compact now"));
     assert_eq!(e.kind(), "overflowCompactionDisabled");
@@ -133,20 +141,25 @@ async fn overflow_with_compaction_disabled_is_a_clear_error() {
 #[tokio::test]
 async fn threshold_compacts_before_sending_and_after_the_reply() {
     let dir = tempfile::tempdir().unwrap();
-    let file = copy(dir.path(), "basic-simple-chat");
+    let file = support::copy_case(dir.path(), "basic-simple-chat");
     let n0 = lines(&file).len();
     let server = Server::start(|r, _| ok_answer(Fmt::Anthropic, r, "short reply")).await;
     // Window 16500 - reserve 16384 = 116: the fixture's last usage and the reply's (127) cross it.
-    let done = continue_session(&file, None, "next", &client(&server), &Backend::Offline, &opts(true, 16_500), &CancellationToken::new(), None).await.unwrap();
+    let done =
+        continue_session(&file, None, "next", &support::anthropic_client(&server), &Backend::Offline, &opts(true, 16_500), &CancellationToken::new(), None)
+            .await
+            .unwrap();
     let reasons: Vec<&str> = done.compactions.iter().map(|c| c.reason).collect();
     assert_eq!(reasons, ["threshold", "threshold"]);
     let after = lines(&file);
     let types: Vec<&str> = after[n0..].iter().map(|l| l["type"].as_str().unwrap()).collect();
     assert_eq!(types, ["compaction", "message", "message", "compaction"]);
     // Disabled: no automatic compaction at all.
-    let file2 = copy(dir.path(), "basic-user-only");
+    let file2 = support::copy_case(dir.path(), "basic-user-only");
     let n2 = lines(&file2).len();
-    continue_session(&file2, None, "next", &client(&server), &Backend::Offline, &opts(false, 16_500), &CancellationToken::new(), None).await.unwrap();
+    continue_session(&file2, None, "next", &support::anthropic_client(&server), &Backend::Offline, &opts(false, 16_500), &CancellationToken::new(), None)
+        .await
+        .unwrap();
     assert_eq!(lines(&file2).len(), n2 + 2);
 }
 
@@ -169,10 +182,18 @@ async fn bench_send_on_a_big_session() {
     let mut ms = Vec::new();
     for _ in 0..3 {
         let t = std::time::Instant::now();
-        let done =
-            continue_session(&file, None, "One more thing.", &client(&server), &Backend::Offline, &opts(false, 10_000_000), &CancellationToken::new(), None)
-                .await
-                .unwrap();
+        let done = continue_session(
+            &file,
+            None,
+            "One more thing.",
+            &support::anthropic_client(&server),
+            &Backend::Offline,
+            &opts(false, 10_000_000),
+            &CancellationToken::new(),
+            None,
+        )
+        .await
+        .unwrap();
         ms.push(t.elapsed().as_secs_f64() * 1e3);
         assert_eq!(done.reply, "Noted.");
     }

@@ -9,27 +9,11 @@ mod pi;
 mod support;
 
 use session_engine::context::CompactionSettings;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 use summarizer::run::{Backend, RunOptions};
 use summarizer::session_ops::{continue_session, ContinueOptions};
-use summarizer::{ApiKey, CancellationToken, Client, ProviderConfig, Wire};
+use summarizer::CancellationToken;
 use support::loopback::{ok_answer, Fmt, Script, Server};
-
-fn copy(dir: &Path, name: &str) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../session-engine/tests/fixtures/conformance/{name}.jsonl"));
-    let p = dir.join(format!("{name}.jsonl"));
-    std::fs::copy(src, &p).unwrap();
-    p
-}
-
-fn client(server: &Server) -> Client {
-    let mut cfg = ProviderConfig::new(Wire::Anthropic, "test-model", Some(ApiKey::new("sk-test")));
-    cfg.base_url = server.base();
-    cfg.timeouts.read_idle = Duration::from_secs(5);
-    cfg.retry.max_retries = 0;
-    Client::new(cfg).unwrap()
-}
 
 fn opts(window: u64) -> ContinueOptions {
     ContinueOptions {
@@ -64,10 +48,13 @@ fn check(case: &str, file: &Path, leaf: &str) -> Option<pi::View> {
 #[tokio::test]
 async fn reply() {
     let dir = tempfile::tempdir().unwrap();
-    let file = copy(dir.path(), "basic-tool-chain");
+    let file = support::copy_case(dir.path(), "basic-tool-chain");
     let n0 = line_count(&file);
     let server = Server::start(|r, _| ok_answer(Fmt::Anthropic, r, "Here is the plan ✓")).await;
-    let done = continue_session(&file, None, "What next?", &client(&server), &Backend::Offline, &opts(200_000), &CancellationToken::new(), None).await.unwrap();
+    let done =
+        continue_session(&file, None, "What next?", &support::anthropic_client(&server), &Backend::Offline, &opts(200_000), &CancellationToken::new(), None)
+            .await
+            .unwrap();
     assert!(done.compactions.is_empty());
     assert_eq!(appended_types(&file, n0), ["message", "message"]);
     let Some(v) = check("reply", &file, &done.assistant_entry_id) else { return };
@@ -81,11 +68,13 @@ async fn reply() {
 #[tokio::test]
 async fn automatic_compaction_at_the_threshold() {
     let dir = tempfile::tempdir().unwrap();
-    let file = copy(dir.path(), "basic-simple-chat");
+    let file = support::copy_case(dir.path(), "basic-simple-chat");
     let n0 = line_count(&file);
     let server = Server::start(|r, _| ok_answer(Fmt::Anthropic, r, "short reply")).await;
     // Window 16500 - reserve 16384 = 116: the fixture's last usage and the reply's (127) cross it.
-    let done = continue_session(&file, None, "next", &client(&server), &Backend::Offline, &opts(16_500), &CancellationToken::new(), None).await.unwrap();
+    let done = continue_session(&file, None, "next", &support::anthropic_client(&server), &Backend::Offline, &opts(16_500), &CancellationToken::new(), None)
+        .await
+        .unwrap();
     let reasons: Vec<&str> = done.compactions.iter().map(|c| c.reason).collect();
     assert_eq!(reasons, ["threshold", "threshold"]);
     assert_eq!(appended_types(&file, n0), ["compaction", "message", "message", "compaction"]);
@@ -96,7 +85,7 @@ async fn automatic_compaction_at_the_threshold() {
 #[tokio::test]
 async fn overflow_compacts_and_retries() {
     let dir = tempfile::tempdir().unwrap();
-    let file = copy(dir.path(), "basic-tool-chain");
+    let file = support::copy_case(dir.path(), "basic-tool-chain");
     let n0 = line_count(&file);
     let server = Server::start(|r, n| {
         if n == 0 {
@@ -109,7 +98,10 @@ async fn overflow_compacts_and_retries() {
         }
     })
     .await;
-    let done = continue_session(&file, None, "continue", &client(&server), &Backend::Offline, &opts(200_000), &CancellationToken::new(), None).await.unwrap();
+    let done =
+        continue_session(&file, None, "continue", &support::anthropic_client(&server), &Backend::Offline, &opts(200_000), &CancellationToken::new(), None)
+            .await
+            .unwrap();
     assert_eq!(server.count(), 2, "one retry");
     assert_eq!(done.compactions.len(), 1);
     assert_eq!(done.compactions[0].reason, "overflow");
