@@ -11,6 +11,7 @@ import { initSummarize } from "./summarize/panel";
 import { hideWorkbench, showWorkbench } from "./summary/workbench";
 import type { WorkbenchDeps } from "./summary/workbench";
 import { initTheme } from "./theme";
+import { initShortcuts } from "./shortcuts";
 
 initTheme(document.getElementById("theme-select") as HTMLSelectElement | null);
 
@@ -348,11 +349,19 @@ document.addEventListener(
   },
   true,
 );
-document.addEventListener("keydown", (e) => {
-  if (e.key === "/" && document.activeElement?.tagName !== "INPUT" && document.activeElement?.tagName !== "TEXTAREA") {
-    e.preventDefault();
-    $("search").focus();
-  }
+// Every other shortcut (tabs, Compact, Send, `/`, `?` for the list of shortcuts): ui/src/shortcuts.ts.
+initShortcuts({
+  showTab: (name) => document.querySelector<HTMLElement>(`.tab[data-tab="${name}"]`)?.click(),
+  compact: () => {
+    const b = $("btn-compact") as HTMLButtonElement;
+    if (b.disabled) notify("Open a session first: Compact works on the open session's leaf.");
+    else b.click();
+  },
+  send: () => {
+    const b = $("btn-send") as HTMLButtonElement;
+    if (!b.disabled && b.textContent === "Send") b.click();
+  },
+  focusSearch: () => $("search").focus(),
 });
 
 // Benchmark hook for the end-to-end benchmark (reads frame times; changes nothing).
