@@ -30,6 +30,7 @@ pub mod error;
 pub mod hooks;
 pub mod keys;
 pub mod offline;
+pub mod pi_models;
 pub mod overflow;
 pub mod prompts;
 pub mod provider;
