@@ -7,7 +7,8 @@
 #   ARBOR_FUZZ_RUNS=10000000 scripts/fuzz-smoke.sh loader   # the long run: a fixed number of inputs
 #
 # Targets: loader (Session::from_bytes and everything read from it), extend (extend_from_file on a
-# growing file equals a fresh load), summary (summary::parse/print round trip, diff), settings
+# growing file equals a fresh load), summary (summary::parse/print round trip), summary_diff
+# (diff and replace_section on parsed summaries; seeds are the summary target's), settings
 # (PiSettings::load, write_setting). A crash fails the script and leaves the input in
 # fuzz/artifacts/<target>/; it then becomes a test in session-engine/tests/fuzz_regressions.rs.
 # Needs the nightly toolchain (libFuzzer's instrumentation); installs cargo-fuzz when missing.
@@ -17,7 +18,7 @@ FUZZ="$ROOT/src-tauri/crates/session-engine/fuzz"
 SECS="${ARBOR_FUZZ_SECONDS:-20}"
 RUNS="${ARBOR_FUZZ_RUNS:-}"
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(loader extend summary settings)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(loader extend summary summary_diff settings)
 
 if ! command -v rustup >/dev/null; then
   echo "fuzz-smoke: rustup is not installed; cargo fuzz needs the nightly toolchain through rustup." >&2

@@ -46,6 +46,12 @@ fn summary_inputs() {
 }
 
 #[test]
+fn summary_diff_inputs() {
+    // fuzz/seeds/summary_diff is a link to the summary seeds.
+    assert!(replay("summary_diff", fuzz_checks::summary_diff) >= 100);
+}
+
+#[test]
 fn settings_inputs() {
     assert!(replay("settings", fuzz_checks::settings) >= 5);
 }

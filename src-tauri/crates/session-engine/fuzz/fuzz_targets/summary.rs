@@ -1,4 +1,4 @@
-//! Fuzz target: the summary parser (print(parse(t)) == t, diff and replace_section never panic).
+//! Fuzz target: the summary parser (print(parse(t)) == t, deterministic, also for each half).
 //! The checks live in session-engine/tests/fuzz_checks/mod.rs, shared with the engine's
 //! tests/fuzz_regressions.rs, where every crashing input becomes a test.
 #![no_main]
