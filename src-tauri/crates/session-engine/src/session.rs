@@ -1118,6 +1118,15 @@ impl Session {
     pub fn value(&self, idx: usize) -> &Value {
         self.values[idx].get_or_init(|| json::parse_bytes(self.raw(idx)).unwrap_or(Value::Null))
     }
+    /// The entry's full JSON without keeping it: the cached parse when [`Session::value`] already
+    /// made one, else a parse the caller drops. For passes over a whole path (the timeline) that
+    /// would otherwise keep every entry's DOM alive with the session.
+    pub fn value_transient(&self, idx: usize) -> std::borrow::Cow<'_, Value> {
+        match self.values[idx].get() {
+            Some(v) => std::borrow::Cow::Borrowed(v),
+            None => std::borrow::Cow::Owned(json::parse_bytes(self.raw(idx)).unwrap_or(Value::Null)),
+        }
+    }
     /// `entry.message` of a `message` entry.
     pub fn message(&self, idx: usize) -> Option<&Value> {
         if self.entries[idx].kind != Kind::Message {

@@ -2,14 +2,17 @@
 //! with that entry as the leaf (`estimateContextTokens(buildSessionContext())`: the last valid
 //! assistant usage plus the estimates of the messages after it), in one pass over the path.
 //!
-//! The pass keeps what `estimate_context` needs of the context so far: the last valid usage
-//! and the sum of the estimates after it. A message extends the context; a compaction replaces
-//! it with its summary and the kept entries (from `firstKeptEntryId` up to the compaction), so
-//! the work is linear in the path plus the kept spans. The numbers are Pi's, unclamped:
-//! negative or absurd usages stay as they are, and a usage Pi would turn into `NaN` is `NaN`
-//! here (JSON writes it as `null`).
+//! Each entry is read once, into a [`Contribution`] (what it adds to the running estimate: a
+//! usage that resets it, or an estimate that adds to it), from a parse that is dropped at once
+//! ([`Session::value_transient`]): the pass keeps a few numbers per entry, never the entries'
+//! DOMs. The arithmetic pass then keeps what `estimate_context` needs of the context so far:
+//! the last valid usage and the sum of the estimates after it. A message extends the context;
+//! a compaction replaces it with its summary and the kept entries (from `firstKeptEntryId` up to
+//! the compaction), so the work is linear in the path plus the kept spans. The numbers are Pi's,
+//! unclamped: negative or absurd usages stay as they are, and a usage Pi would turn into `NaN`
+//! is `NaN` here (JSON writes it as `null`).
 
-use crate::context::{assistant_usage, compaction_summary_of, context_message, context_tokens_of_usage, estimate_tokens};
+use crate::context::{assistant_usage, compaction_summary_of, context_message_of, context_tokens_of_usage, estimate_tokens};
 use crate::json::Value;
 use crate::session::{Kind, Session};
 use rustc_hash::FxHashMap;
@@ -30,6 +33,79 @@ pub struct Point {
     pub cost: Option<f64>,
 }
 
+/// What one entry does to the running estimate, read once from its JSON.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Contribution {
+    /// A valid assistant usage (`calculateContextTokens`): the estimate restarts from it.
+    pub usage: Option<f64>,
+    /// `estimateTokens` of the entry's context message (0 when it has none or carries a usage).
+    /// For a compaction: its summary message's estimate.
+    pub estimate: f64,
+    /// `usage.cost.total` of an assistant message that carries a number there.
+    pub cost: Option<f64>,
+    /// The entry maps to a context message (a compaction's summary counts only at the compaction).
+    pub in_context: bool,
+}
+
+/// Reads the contribution of entry `idx` without keeping its parse.
+pub fn contribution(s: &Session, idx: usize) -> Contribution {
+    let kind = s.kind(idx);
+    if !matches!(kind, Kind::Message | Kind::CustomMessage | Kind::BranchSummary | Kind::Compaction) {
+        return Contribution::default();
+    }
+    let v = s.value_transient(idx);
+    if kind == Kind::Compaction {
+        return Contribution { usage: None, estimate: estimate_tokens(&compaction_summary_of(&v)), cost: None, in_context: false };
+    }
+    let of_message = |m: &Value| {
+        let usage = assistant_usage(m).map(context_tokens_of_usage);
+        let cost = if m.str_field("role") == Some("assistant") {
+            m.get("usage").and_then(|u| u.get("cost")).and_then(|c| c.get("total")).and_then(Value::as_f64)
+        } else {
+            None
+        };
+        let estimate = if usage.is_some() { 0.0 } else { estimate_tokens(m) };
+        Contribution { usage, estimate, cost, in_context: true }
+    };
+    if kind == Kind::Message {
+        // The message is used in place: `context_message_of` would clone it.
+        return match v.get("message") {
+            Some(m) => of_message(m),
+            None => Contribution::default(),
+        };
+    }
+    // Custom messages and branch summaries: the timestamp does not count in estimates.
+    match context_message_of(kind, &v, || Value::Null) {
+        Some(m) => {
+            let mut c = of_message(&m);
+            c.cost = None;
+            c
+        }
+        None => Contribution::default(),
+    }
+}
+
+/// The contributions of the entries of `path`, in path order; big paths are read on a few
+/// threads (each entry is independent).
+pub fn contributions(s: &Session, path: &[usize]) -> Vec<Contribution> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    if threads < 2 || path.len() < 4096 {
+        return path.iter().map(|&i| contribution(s, i)).collect();
+    }
+    let mut out = vec![Contribution::default(); path.len()];
+    let chunk = path.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        for (dst, src) in out.chunks_mut(chunk).zip(path.chunks(chunk)) {
+            scope.spawn(move || {
+                for (d, &i) in dst.iter_mut().zip(src) {
+                    *d = contribution(s, i);
+                }
+            });
+        }
+    });
+    out
+}
+
 /// The running estimate: Pi's `usageTokens` (of the last message with a valid usage) and the
 /// sum of the estimates of the messages after it (all messages when none has a usage).
 #[derive(Clone, Copy, Debug, Default)]
@@ -39,42 +115,20 @@ struct Running {
 }
 
 impl Running {
-    fn push(&mut self, m: &Value) {
-        match assistant_usage(m) {
+    fn push(&mut self, c: &Contribution) {
+        if !c.in_context {
+            return;
+        }
+        match c.usage {
             Some(u) => {
-                self.usage = context_tokens_of_usage(u);
+                self.usage = u;
                 self.trailing = 0.0;
             }
-            None => self.trailing += estimate_tokens(m),
+            None => self.trailing += c.estimate,
         }
     }
     fn tokens(&self) -> f64 {
         self.usage + self.trailing
-    }
-}
-
-/// Feeds the context message of `idx` (if it has one) to `r`; returns the assistant usage it
-/// reported and its cost.
-fn feed(s: &Session, idx: usize, r: &mut Running) -> (Option<f64>, Option<f64>) {
-    match s.kind(idx) {
-        Kind::Message => {
-            let Some(m) = s.message(idx) else { return (None, None) };
-            r.push(m);
-            let usage = assistant_usage(m).map(context_tokens_of_usage);
-            let cost = if m.str_field("role") == Some("assistant") {
-                m.get("usage").and_then(|u| u.get("cost")).and_then(|c| c.get("total")).and_then(Value::as_f64)
-            } else {
-                None
-            };
-            (usage, cost)
-        }
-        Kind::CustomMessage | Kind::BranchSummary => {
-            if let Some(m) = context_message(s, idx) {
-                r.push(&m);
-            }
-            (None, None)
-        }
-        _ => (None, None),
     }
 }
 
@@ -85,6 +139,14 @@ pub fn timeline(s: &Session, leaf: Option<usize>) -> Vec<Point> {
 
 /// The points of a root-first path.
 pub fn timeline_on_path(s: &Session, path: &[usize]) -> Vec<Point> {
+    let contribs = contributions(s, path);
+    timeline_of(s, path, &contribs)
+}
+
+/// The points of a root-first path whose entries' contributions are `contribs` (same order and
+/// length; e.g. kept by a caller that asks for several paths of one session).
+pub fn timeline_of(s: &Session, path: &[usize], contribs: &[Contribution]) -> Vec<Point> {
+    assert_eq!(path.len(), contribs.len(), "one contribution per path entry");
     // buildSessionContext finds the kept entries by the first path position whose id is
     // firstKeptEntryId, before the compaction.
     let mut first_pos: FxHashMap<&str, usize> = FxHashMap::default();
@@ -92,25 +154,29 @@ pub fn timeline_on_path(s: &Session, path: &[usize]) -> Vec<Point> {
     let mut r = Running::default();
     for (pos, &idx) in path.iter().enumerate() {
         first_pos.entry(s.id(idx)).or_insert(pos);
-        let (usage, cost, compaction) = if s.kind(idx) == Kind::Compaction {
-            let v = s.value(idx);
+        let c = &contribs[pos];
+        let compaction = s.kind(idx) == Kind::Compaction;
+        if compaction {
             r = Running::default();
-            r.push(&compaction_summary_of(v));
-            let kept = v.get("firstKeptEntryId").and_then(Value::as_str).and_then(|id| first_pos.get(id).copied()).filter(|&k| k < pos);
+            r.trailing = c.estimate;
+            let kept = first_kept(s, idx).and_then(|id| first_pos.get(id.as_str()).copied()).filter(|&k| k < pos);
             if let Some(k) = kept {
-                for &i in &path[k..pos] {
-                    // Kept entries before the compaction: earlier compactions among them add nothing.
-                    feed(s, i, &mut r);
+                // Kept entries before the compaction: earlier compactions among them add nothing.
+                for kc in &contribs[k..pos] {
+                    r.push(kc);
                 }
             }
-            (None, None, true)
         } else {
-            let (u, c) = feed(s, idx, &mut r);
-            (u, c, false)
-        };
-        out.push(Point { entry: idx, context_tokens: r.tokens(), usage_tokens: usage, compaction, cost });
+            r.push(c);
+        }
+        out.push(Point { entry: idx, context_tokens: r.tokens(), usage_tokens: c.usage, compaction, cost: c.cost });
     }
     out
+}
+
+/// `firstKeptEntryId` of a compaction entry (read without keeping the entry's parse).
+fn first_kept(s: &Session, idx: usize) -> Option<String> {
+    s.value_transient(idx).get("firstKeptEntryId").and_then(Value::as_str).map(str::to_owned)
 }
 
 #[cfg(test)]
