@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 /// The session library in the app (issue 5): tests/library_cmds.rs.
 mod library_cmds;
+/// Context window from the model table, the keyring notice, cancelling the index pass: tests/window_cmds.rs.
+mod window_cmds;
 
 struct Env {
     _tmp: tempfile::TempDir,

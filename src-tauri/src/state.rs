@@ -79,6 +79,12 @@ pub struct ArborStateFile {
     /// Most recent first.
     #[serde(default)]
     pub recent: Vec<String>,
+    /// Context windows the user set, per model (`summarizer::pi_models::override_key`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub context_windows: BTreeMap<String, u64>,
+    /// The user dismissed the "keyring unavailable" notice; it is not shown again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keyring_notice_dismissed: bool,
 }
 
 impl ArborStateFile {

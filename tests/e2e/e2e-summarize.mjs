@@ -199,8 +199,10 @@ async function scenario(display, fake) {
       return t.includes("fake-small") ? t : null;
     });
     check("model chosen, base URL from ARBOR_OPENAI_BASE_URL", mode.includes(`127.0.0.1:${fake.port}/v1`), mode);
-    const cw = await s.exec(`return document.getElementById("context-window").value`);
-    check("the catalog's context window feeds the threshold", cw === "32000", cw);
+    // (The Budgets tab shows the session's model's window from Pi's table; the chosen model's
+    // catalog window is what Arbor's replies and compactions use: the Model tab says so.)
+    const cw = await s.text("#model-window");
+    check("the catalog's context window feeds the threshold", /32[,.\s\u00a0\u202f]?000/.test(cw) && cw.includes("threshold"), cw);
     if (realKeyring) {
       await setValue(s, "key-input", KEY);
       await s.click("#btn-set-key");

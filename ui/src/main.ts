@@ -12,6 +12,7 @@ import { hideWorkbench, showWorkbench } from "./summary/workbench";
 import type { WorkbenchDeps } from "./summary/workbench";
 import { initTheme } from "./theme";
 import { initShortcuts } from "./shortcuts";
+import { currentWindow, initWindow, refreshWindow } from "./views/window";
 
 initTheme(document.getElementById("theme-select") as HTMLSelectElement | null);
 
@@ -62,7 +63,6 @@ function showSession(s: OpenedSession): void {
   $("status-leaf").textContent = s.leafId ?? "(none)";
   $("status-info").textContent = `${s.entryCount} entries · ${s.totalRows} rows · ${s.lanes} lanes${s.diagnostics.length ? ` · ${s.diagnostics.length} skipped lines` : ""}`;
   graph.reset(s.totalRows, s.lanes);
-  if (s.isDemo) ($("context-window") as HTMLInputElement).value = "24000";
 }
 
 async function openPath(path: string | null, demo = false): Promise<void> {
@@ -121,6 +121,8 @@ async function select(entryId: string): Promise<void> {
     for (const id of ["btn-continue", "btn-label", "btn-clear-label"]) ($(id) as HTMLButtonElement).disabled = false;
     if (d.entryType === "compaction" || d.entryType === "branch_summary") await showWorkbench($("detail"), d.id, workbenchDeps).catch(report);
     else hideWorkbench();
+    // The window of the session's model at this node (ui/src/views/window.ts).
+    if (await refreshWindow(entryId).catch(() => false)) void preview().catch(report);
     await refreshContext();
   } catch (e) {
     report(e);
@@ -219,7 +221,7 @@ async function search(): Promise<void> {
 // ---- budgets ---------------------------------------------------------------------------------
 
 const scope = (): SettingsScope => ($("budget-scope") as HTMLSelectElement).value as SettingsScope;
-const contextWindow = () => Math.max(1000, Number(($("context-window") as HTMLInputElement).value) || 200000);
+const contextWindow = () => currentWindow();
 
 function budgetsFromForm(): Budgets {
   const n = (id: string) => Number(($(id) as HTMLInputElement).value);
@@ -327,7 +329,11 @@ $("search").addEventListener("keydown", (e) => {
   if (e.key === "Enter") void search();
 });
 $("budget-scope").addEventListener("change", () => void loadBudgets());
-for (const id of ["reserve", "keep-recent", "branch-reserve", "budget-enabled", "context-window"]) {
+initWindow(async () => {
+  await refreshContext();
+  await preview();
+}, report);
+for (const id of ["reserve", "keep-recent", "branch-reserve", "budget-enabled"]) {
   $(id).addEventListener("input", () => {
     void preview().catch(report);
     if (id !== "keep-recent" && id !== "branch-reserve") void refreshContext().catch(report);

@@ -66,6 +66,32 @@ pub fn keyring_status(st: &SummarizerState) -> KeyringStatus {
     s
 }
 
+/// The "keyring unavailable" notice: shown once, compact; the details stay in the Model tab.
+#[derive(Debug, Clone, Serialize, Type, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyringNotice {
+    pub status: KeyringStatus,
+    /// Show the notice: the keyring is unavailable and the user has not dismissed it yet.
+    pub show: bool,
+}
+
+/// The keyring status and whether its notice is still to be shown (Arbor's state file
+/// remembers a dismissal).
+pub fn keyring_notice(st: &SummarizerState, app: &crate::state::AppState) -> KeyringNotice {
+    let status = keyring_status(st);
+    let dismissed = crate::state::ArborStateFile::load(&app.state_file()).keyring_notice_dismissed;
+    KeyringNotice { show: !status.ok && !dismissed, status }
+}
+
+/// Remember that the user dismissed the notice; it is not shown again.
+pub fn dismiss_notice(st: &SummarizerState, app: &crate::state::AppState) -> Result<KeyringNotice, AppError> {
+    let path = app.state_file();
+    let mut f = crate::state::ArborStateFile::load(&path);
+    f.keyring_notice_dismissed = true;
+    f.save(&path)?;
+    Ok(keyring_notice(st, app))
+}
+
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]
 pub struct KeyState {
@@ -277,6 +303,20 @@ pub fn save_hooks(st: &SummarizerState, v: &HooksView) -> Result<HooksView, AppE
 #[specta::specta]
 pub async fn get_keyring_status(st: State<'_, SummarizerState>) -> IpcResult<KeyringStatus> {
     Ok(keyring_status(&st))
+}
+
+/// The keyring status with whether its one-time notice is still to be shown.
+#[tauri::command]
+#[specta::specta]
+pub async fn get_keyring_notice(st: State<'_, SummarizerState>, app: State<'_, crate::state::AppState>) -> IpcResult<KeyringNotice> {
+    Ok(keyring_notice(&st, &app))
+}
+
+/// The user closed the keyring notice: never show it again (remembered in Arbor's state).
+#[tauri::command]
+#[specta::specta]
+pub async fn dismiss_keyring_notice(st: State<'_, SummarizerState>, app: State<'_, crate::state::AppState>) -> IpcResult<KeyringNotice> {
+    Ok(dismiss_notice(&st, &app)?)
 }
 
 /// Stores the key in the OS keyring. The key is never sent back to the UI.

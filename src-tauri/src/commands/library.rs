@@ -141,6 +141,7 @@ impl LibraryState {
         {
             let mut st = lock(&self.status);
             st.synced = false;
+            st.cancelled = false;
             st.done = 0;
             st.total = 0;
         }
@@ -205,6 +206,40 @@ impl LibraryState {
         })
     }
 
+    /// Sessions in the index, and how many of them still wait for their full text.
+    fn indexed_counts(&self) -> (u32, u32) {
+        self.with_lib(|l| {
+            let n = l.sessions(&SessionFilter { limit: Some(1_000_000), ..Default::default() })?.len();
+            Ok((n as u32, l.pending_fulltext_count()? as u32))
+        })
+        .unwrap_or((0, 0))
+    }
+
+    /// Cancel the running index pass: it stops between files and keeps what it indexed; no full
+    /// pass runs until [`LibraryState::resume_indexing`] or the next start. The status (and a
+    /// `Cancelled` event, when the pass stops) says so.
+    pub fn cancel_indexing(&self) -> Result<IndexStatus, AppError> {
+        match lock(&self.watcher).as_ref() {
+            Some(w) => w.cancel_pass(),
+            None => return Err(AppError::Refused("no index pass is running".into())),
+        }
+        Ok(self.status())
+    }
+
+    /// Index the rest after a cancel: a full pass with progress, as at start.
+    pub fn resume_indexing(&self) -> Result<IndexStatus, AppError> {
+        match lock(&self.watcher).as_ref() {
+            Some(w) => w.resume(),
+            None => return Err(AppError::Refused("the library is not following any folder (see the errors in the picker)".into())),
+        }
+        let mut st = lock(&self.status);
+        st.synced = false;
+        st.cancelled = false;
+        st.done = 0;
+        st.total = 0;
+        Ok(st.clone())
+    }
+
     /// Ask the watcher to index these files now (it then reports what changed).
     pub fn poke(&self, paths: Vec<PathBuf>) {
         if let Some(w) = lock(&self.watcher).as_ref() {
@@ -239,12 +274,23 @@ impl LibraryState {
                 let ms = report.catalog_ms + report.fulltext_ms;
                 let mut st = lock(&self.status);
                 st.synced = true;
+                st.cancelled = false;
                 st.full_text = false;
                 st.done = report.files as u32;
                 st.total = report.files as u32;
                 st.files = report.files as u32;
                 st.last_pass_ms = Some(ms);
                 LibraryUiEvent::Synced { files: report.files as u32, ms }
+            }
+            LibraryEvent::Cancelled { report } => {
+                let (indexed, full_text_left) = self.indexed_counts();
+                let mut st = lock(&self.status);
+                st.synced = true;
+                st.cancelled = true;
+                st.full_text = false;
+                st.files = indexed;
+                st.last_pass_ms = None;
+                LibraryUiEvent::Cancelled { files: report.files as u32, indexed, full_text_left }
             }
             LibraryEvent::SessionChanged { path, change, new_entries, .. } => {
                 // A re-read file (replaced, truncated, rewritten) may have other entries at the
@@ -515,6 +561,20 @@ pub async fn library_search(lib: State<'_, LibraryState>, request: SearchRequest
 #[specta::specta]
 pub fn library_status(lib: State<'_, LibraryState>) -> IpcResult<IndexStatus> {
     Ok(lib.status())
+}
+
+/// Cancel the running index pass (what it indexed stays; the rest on "Resume" or next start).
+#[tauri::command]
+#[specta::specta]
+pub fn library_cancel_indexing(lib: State<'_, LibraryState>) -> IpcResult<IndexStatus> {
+    Ok(lib.cancel_indexing()?)
+}
+
+/// Index what a cancelled pass left (a full pass with progress events).
+#[tauri::command]
+#[specta::specta]
+pub fn library_resume_indexing(lib: State<'_, LibraryState>) -> IpcResult<IndexStatus> {
+    Ok(lib.resume_indexing()?)
 }
 
 #[tauri::command]

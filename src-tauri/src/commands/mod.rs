@@ -4,6 +4,7 @@ pub mod budgets;
 pub mod graph;
 pub mod keys;
 pub mod library;
+pub mod model_window;
 pub mod navigate;
 pub mod sessions;
 pub mod summarize;

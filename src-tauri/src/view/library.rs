@@ -146,6 +146,9 @@ pub struct IndexStatus {
     /// Duration of the last full pass (ms).
     pub last_pass_ms: Option<f64>,
     pub files: u32,
+    /// The user cancelled the full pass: what it indexed stays, the rest waits for "Resume
+    /// indexing" or the next start (`synced` is then true: nothing is running).
+    pub cancelled: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -250,6 +253,14 @@ pub enum LibraryUiEvent {
     Synced {
         files: u32,
         ms: f64,
+    },
+    /// The user cancelled the pass: `indexed` of `files` session files are in the index
+    /// (catalog), `fullTextLeft` of them still wait for their full text.
+    #[serde(rename_all = "camelCase")]
+    Cancelled {
+        files: u32,
+        indexed: u32,
+        full_text_left: u32,
     },
     /// A session gained entries, appeared or was re-read. `open` is the refreshed open session
     /// when it is the one the window shows (its graph and context must be redrawn).

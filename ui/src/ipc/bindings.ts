@@ -28,6 +28,16 @@ export const commands = {
 	setEntryLabel: (entryId: string, label: string | null) => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("set_entry_label", { entryId, label })),
 	/**  What the model would see if `entry_id` (default: the leaf) were the leaf. */
 	getContextView: (entryId: string | null, contextWindow: number, reserveTokens: number, enabled: boolean) => typedError<ContextView_Serialize, IpcError>(__TAURI_INVOKE("get_context_view", { entryId, contextWindow, reserveTokens, enabled })),
+	/**
+	 *  The context window of the session's model at `entry_id` (default: the leaf), and where the
+	 *  number comes from.
+	 */
+	getContextWindow: (entryId: string | null) => typedError<ContextWindowView_Serialize, IpcError>(__TAURI_INVOKE("get_context_window", { entryId })),
+	/**
+	 *  Set (or with `tokens: null` clear) the user's context window for the session's model at
+	 *  `entry_id`.
+	 */
+	setContextWindowOverride: (entryId: string | null, tokens: number | null) => typedError<ContextWindowView_Serialize, IpcError>(__TAURI_INVOKE("set_context_window_override", { entryId, tokens })),
 	getBudgets: (scope: SettingsScope) => typedError<BudgetSettings, IpcError>(__TAURI_INVOKE("get_budgets", { scope })),
 	saveBudgets: (scope: SettingsScope, budgets: Budgets) => typedError<BudgetSettings, IpcError>(__TAURI_INVOKE("save_budgets", { scope, budgets })),
 	previewCompaction: (keepRecentTokens: number, reserveTokens: number, contextWindow: number, enabled: boolean) => typedError<CompactionPreview_Serialize, IpcError>(__TAURI_INVOKE("preview_compaction", { keepRecentTokens, reserveTokens, contextWindow, enabled })),
@@ -43,6 +53,10 @@ export const commands = {
 	 *  the status at subscription time.
 	 */
 	librarySubscribe: (onEvent: Channel<LibraryUiEvent_Deserialize>) => typedError<IndexStatus_Serialize, IpcError>(__TAURI_INVOKE("library_subscribe", { onEvent })),
+	/**  Cancel the running index pass (what it indexed stays; the rest on "Resume" or next start). */
+	libraryCancelIndexing: () => typedError<IndexStatus_Serialize, IpcError>(__TAURI_INVOKE("library_cancel_indexing")),
+	/**  Index what a cancelled pass left (a full pass with progress events). */
+	libraryResumeIndexing: () => typedError<IndexStatus_Serialize, IpcError>(__TAURI_INVOKE("library_resume_indexing")),
 	/**  The keyring self-test (run once, at startup by the UI): `ok: false` shows a banner. */
 	getKeyringStatus: () => typedError<KeyringStatus, IpcError>(__TAURI_INVOKE("get_keyring_status")),
 	/**  Stores the key in the OS keyring. The key is never sent back to the UI. */
@@ -55,6 +69,10 @@ export const commands = {
 	addUserModel: (model: CatalogModel_Deserialize) => typedError<SummarizerConfig_Serialize, IpcError>(__TAURI_INVOKE("add_user_model", { model })),
 	getHooks: () => typedError<HooksView_Serialize, IpcError>(__TAURI_INVOKE("get_hooks")),
 	saveHookSettings: (hooks: HooksView_Deserialize) => typedError<HooksView_Serialize, IpcError>(__TAURI_INVOKE("save_hook_settings", { hooks })),
+	/**  The keyring status with whether its one-time notice is still to be shown. */
+	getKeyringNotice: () => typedError<KeyringNotice, IpcError>(__TAURI_INVOKE("get_keyring_notice")),
+	/**  The user closed the keyring notice: never show it again (remembered in Arbor's state). */
+	dismissKeyringNotice: () => typedError<KeyringNotice, IpcError>(__TAURI_INVOKE("dismiss_keyring_notice")),
 	/**  Compact now at the leaf, with optional instructions; progress streams on `on_progress`. */
 	compactLeaf: (budgets: BudgetArgs, instructions: string | null, onProgress: Channel<SummaryProgress_Deserialize>) => typedError<CompactResult_Serialize, IpcError>(__TAURI_INVOKE("compact_leaf", { budgets, instructions, onProgress })),
 	/**  Continue from `target_id`, optionally summarizing the branch being left. */
@@ -77,6 +95,32 @@ export const commands = {
 	 *  call (ask again for the rest).
 	 */
 	summaryMarkers: (entryIds: string[]) => typedError<MarkerFactsView[], IpcError>(__TAURI_INVOKE("summary_markers", { entryIds })),
+	/**  The path the export dialog proposes for this scope and format. */
+	exportDefaultPath: (scope: ExportScope, entryId: string | null, format: ExportFormat) => typedError<string, IpcError>(__TAURI_INVOKE("export_default_path", { scope, entryId, format })),
+	/**  The native save dialog ("Browse…" in the export dialog); None when the user cancelled it. */
+	pickExportPath: (suggested: string) => typedError<string | null, IpcError>(__TAURI_INVOKE("pick_export_path", { suggested })),
+	/**  Exports on a worker thread; progress goes to `on_progress` (at most about every 1%). */
+	exportSession: (scope: ExportScope, entryId: string | null, format: ExportFormat, path: string, replace: boolean, onProgress: Channel<ExportProgress>) => typedError<ExportDone, IpcError>(__TAURI_INVOKE("export_session", { scope, entryId, format, path, replace, onProgress })),
+	/**  Stops the running export; false when none runs. */
+	cancelExport: () => __TAURI_INVOKE<boolean>("cancel_export"),
+	/**
+	 *  The UI's subscription: returns the file to open now (the command line's), if any; files of
+	 *  later launches arrive on `on_open`.
+	 */
+	launchSubscribe: (onOpen: Channel<LaunchRequest>) => typedError<string | null, IpcError>(__TAURI_INVOKE("launch_subscribe", { onOpen })),
+	renameSession: (name: string) => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("rename_session", { name })),
+	/**  Put `text` on the clipboard; returns its length in characters. */
+	copyText: (text: string) => typedError<number, IpcError>(__TAURI_INVOKE("copy_text", { text })),
+	/**
+	 *  The context waterfall of the active path, or of the path to `entry_id` when it is not on it.
+	 *  Runs off the main thread; the first call on a big session reads every entry once.
+	 */
+	getTimeline: (entryId: string | null, contextWindow: number, reserveTokens: number) => typedError<TimelineView_Serialize, IpcError>(__TAURI_INVOKE("get_timeline", { entryId, contextWindow, reserveTokens })),
+	/**
+	 *  Warms the waterfall's numbers for the open session in the background (the UI asks after a
+	 *  session opens or grows); holds the session at most ~40 ms at a time.
+	 */
+	warmTimeline: () => typedError<number, IpcError>(__TAURI_INVOKE("warm_timeline")),
 };
 
 /* Types */
@@ -280,6 +324,36 @@ export type ContextView_Serialize = {
 	overThreshold: boolean,
 };
 
+export type ContextWindowView = ContextWindowView_Serialize | ContextWindowView_Deserialize;
+
+export type ContextWindowView_Deserialize = {
+	tokens: number,
+	/**  "override" | "table" | "default". */
+	source: string,
+	/**  "claude-sonnet-4-5 · 200k from Pi's model table", "… set by you", "…: unknown model, 200k default". */
+	label: string,
+	/**  The session's model at that node, as its entries name it. */
+	provider?: string | null,
+	model?: string | null,
+	/**  Pi's table's window for it (also when overridden), and its display name. */
+	tableTokens?: number | null,
+	tableName?: string | null,
+};
+
+export type ContextWindowView_Serialize = {
+	tokens: number,
+	/**  "override" | "table" | "default". */
+	source: string,
+	/**  "claude-sonnet-4-5 · 200k from Pi's model table", "… set by you", "…: unknown model, 200k default". */
+	label: string,
+	/**  The session's model at that node, as its entries name it. */
+	provider: string | null,
+	model: string | null,
+	/**  Pi's table's window for it (also when overridden), and its display name. */
+	tableTokens: number | null,
+	tableName: string | null,
+};
+
 export type DroppedView = {
 	/**  The previous summary's section name. */
 	section: string,
@@ -336,6 +410,26 @@ export type ErrorKind =
 "key" | 
 /**  A before-compact / before-navigate hook cancelled or failed. */
 "hook";
+
+export type ExportDone = {
+	path: string,
+	entries: number,
+	branches: number,
+	/**  Bytes written. */
+	bytes: number | null,
+	ms: number | null,
+};
+
+export type ExportFormat = "markdown" | "html";
+
+/**  Bytes of the session read so far, of `total` (numbers, so a 264 MB file fits in JS). */
+export type ExportProgress = {
+	done: number | null,
+	total: number | null,
+};
+
+/**  What to export: the whole tree, the branch to a node, or what the model sees at a node. */
+export type ExportScope = "session" | "branch" | "context";
 
 export type FactView = {
 	/**  "path" | "command" | "error" | "constraint". */
@@ -477,6 +571,11 @@ export type IndexStatus_Deserialize = {
 	/**  Duration of the last full pass (ms). */
 	lastPassMs?: number | null,
 	files: number,
+	/**
+	 *  The user cancelled the full pass: what it indexed stays, the rest waits for "Resume
+	 *  indexing" or the next start (`synced` is then true: nothing is running).
+	 */
+	cancelled: boolean,
 };
 
 /**  Where the index stands: the first pass's progress, notices for the user, errors. */
@@ -495,6 +594,11 @@ export type IndexStatus_Serialize = {
 	/**  Duration of the last full pass (ms). */
 	lastPassMs: number | null,
 	files: number,
+	/**
+	 *  The user cancelled the full pass: what it indexed stays, the rest waits for "Resume
+	 *  indexing" or the next start (`synced` is then true: nothing is running).
+	 */
+	cancelled: boolean,
 };
 
 export type IpcError = {
@@ -539,10 +643,22 @@ export type KeyState_Serialize = {
 	problem: string | null,
 };
 
+/**  The "keyring unavailable" notice: shown once, compact; the details stay in the Model tab. */
+export type KeyringNotice = {
+	status: KeyringStatus,
+	/**  Show the notice: the keyring is unavailable and the user has not dismissed it yet. */
+	show: boolean,
+};
+
 export type KeyringStatus = {
 	ok: boolean,
 	backend: string,
 	message: string,
+};
+
+/**  A file to open, from a second launch of `arbor FILE`. */
+export type LaunchRequest = {
+	path: string,
 };
 
 export type LibraryHit = LibraryHit_Serialize | LibraryHit_Deserialize;
@@ -616,6 +732,11 @@ export type LibraryUiEvent_Deserialize =
 /**  The first full pass (or a pass after the roots changed) finished. */
 { kind: "synced"; files: number; ms: number | null } | 
 /**
+ *  The user cancelled the pass: `indexed` of `files` session files are in the index
+ *  (catalog), `fullTextLeft` of them still wait for their full text.
+ */
+{ kind: "cancelled"; files: number; indexed: number; fullTextLeft: number } | 
+/**
  *  A session gained entries, appeared or was re-read. `open` is the refreshed open session
  *  when it is the one the window shows (its graph and context must be redrawn).
  */
@@ -632,6 +753,11 @@ export type LibraryUiEvent_Serialize =
 { kind: "indexing"; done: number; total: number; fullText: boolean } | 
 /**  The first full pass (or a pass after the roots changed) finished. */
 { kind: "synced"; files: number; ms: number | null } | 
+/**
+ *  The user cancelled the pass: `indexed` of `files` session files are in the index
+ *  (catalog), `fullTextLeft` of them still wait for their full text.
+ */
+{ kind: "cancelled"; files: number; indexed: number; fullTextLeft: number } | 
 /**
  *  A session gained entries, appeared or was re-read. `open` is the refreshed open session
  *  when it is the one the window shows (its graph and context must be redrawn).
@@ -1277,6 +1403,84 @@ export type SummaryWrite_Serialize = {
 	view: SummaryView_Serialize,
 	/**  False when the OS did not confirm the data reached the disk. */
 	synced: boolean,
+};
+
+export type TimelineView = TimelineView_Serialize | TimelineView_Deserialize;
+
+export type TimelineView_Deserialize = {
+	/**  Entry ids along the path, root first. */
+	ids: string[],
+	/**  One character per point; the legend is `kind_legend`. */
+	kinds: string,
+	/**  `[code, name]` pairs for `kinds`. */
+	kindLegend: ([string, string])[],
+	/**  Pi's estimate with that entry as the leaf; null where Pi's number is not finite. */
+	contextTokens: (number | null)[],
+	/**  The usage an assistant message reports and Pi counts; null elsewhere (or not finite). */
+	usageTokens: (number | null)[],
+	/**  `usage.cost.total` where the message carries it. */
+	cost: (number | null)[],
+	/**  Path positions of the compactions (the drops). */
+	compactions: number[],
+	/**  Sum of the costs on the path; null when no message carries one. */
+	totalCost?: number | null,
+	contextWindow: number,
+	reserveTokens: number,
+	/**  contextWindow − reserveTokens (0 when the reserve is larger), as in the context view. */
+	threshold: number,
+	/**
+	 *  The top of the drawing scale: at least the window, at most 4× it, else the largest
+	 *  finite non-negative value. Values above it are drawn clipped (and say so on hover).
+	 */
+	scaleMax: number | null,
+	/**
+	 *  Points whose numbers Pi would not produce for a sane session: not finite, negative, or
+	 *  above 4× the window.
+	 */
+	absurdPoints: number,
+	/**  The path is Arbor's active path (root to leaf); otherwise the path to `entry_id`. */
+	activePath: boolean,
+	/**  Position of the entry the path was asked for (the selected node), if on the path. */
+	selectedPos?: number | null,
+	leafId?: string | null,
+};
+
+export type TimelineView_Serialize = {
+	/**  Entry ids along the path, root first. */
+	ids: string[],
+	/**  One character per point; the legend is `kind_legend`. */
+	kinds: string,
+	/**  `[code, name]` pairs for `kinds`. */
+	kindLegend: ([string, string])[],
+	/**  Pi's estimate with that entry as the leaf; null where Pi's number is not finite. */
+	contextTokens: (number | null)[],
+	/**  The usage an assistant message reports and Pi counts; null elsewhere (or not finite). */
+	usageTokens: (number | null)[],
+	/**  `usage.cost.total` where the message carries it. */
+	cost: (number | null)[],
+	/**  Path positions of the compactions (the drops). */
+	compactions: number[],
+	/**  Sum of the costs on the path; null when no message carries one. */
+	totalCost: number | null,
+	contextWindow: number,
+	reserveTokens: number,
+	/**  contextWindow − reserveTokens (0 when the reserve is larger), as in the context view. */
+	threshold: number,
+	/**
+	 *  The top of the drawing scale: at least the window, at most 4× it, else the largest
+	 *  finite non-negative value. Values above it are drawn clipped (and say so on hover).
+	 */
+	scaleMax: number | null,
+	/**
+	 *  Points whose numbers Pi would not produce for a sane session: not finite, negative, or
+	 *  above 4× the window.
+	 */
+	absurdPoints: number,
+	/**  The path is Arbor's active path (root to leaf); otherwise the path to `entry_id`. */
+	activePath: boolean,
+	/**  Position of the entry the path was asked for (the selected node), if on the path. */
+	selectedPos: number | null,
+	leafId: string | null,
 };
 
 /**

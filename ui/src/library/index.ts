@@ -90,6 +90,19 @@ function buildDom(): void {
 
   const statusLine = el("div", "lib-status muted small");
   statusLine.id = "lib-status";
+  // Cancel beside the progress of a running pass; Resume after a cancel.
+  const cancelIdx = el("button", "small", "Cancel");
+  cancelIdx.type = "button";
+  cancelIdx.id = "lib-cancel-index";
+  cancelIdx.title = "Stop indexing: what is indexed stays, the rest is indexed on the next start";
+  cancelIdx.hidden = true;
+  cancelIdx.addEventListener("click", () => void cancelIndexing());
+  const resumeIdx = el("button", "small", "Resume indexing");
+  resumeIdx.type = "button";
+  resumeIdx.id = "lib-resume-index";
+  resumeIdx.hidden = true;
+  resumeIdx.addEventListener("click", () => void resumeIndexing());
+  statusLine.append(el("span"), cancelIdx, resumeIdx);
 
   const filters = el("div", "lib-row lib-filters");
   const project = el("select");
@@ -202,10 +215,14 @@ function renderStatus(): void {
   if (!status) return;
   const parts: string[] = [];
   const p = progressText(status);
-  parts.push(p ?? `${status.files} sessions indexed${status.lastPassMs !== null ? ` in ${(status.lastPassMs / 1000).toFixed(1)} s` : ""} · index ${status.dbPath}`);
+  if (status.cancelled) parts.push(`Indexing cancelled: ${status.files} sessions indexed; the rest is indexed on the next start or with Resume indexing`);
+  else parts.push(p ?? `${status.files} sessions indexed${status.lastPassMs !== null ? ` in ${(status.lastPassMs / 1000).toFixed(1)} s` : ""} · index ${status.dbPath}`);
   if (status.errors.length) parts.push(`${status.errors.length} problem(s): ${status.errors.slice(-2).join("; ")}`);
   const line = $("lib-status");
-  line.textContent = parts.join(" · ");
+  (line.firstElementChild as HTMLElement).textContent = parts.join(" · ") + " ";
+  $("lib-cancel-index").hidden = status.synced;
+  $("lib-resume-index").hidden = !status.cancelled;
+  line.dataset.cancelled = String(status.cancelled);
   line.dataset.synced = String(status.synced);
   line.dataset.done = String(status.done);
   line.dataset.total = String(status.total);
@@ -396,6 +413,28 @@ async function removeRoot(path: string): Promise<void> {
   }
 }
 
+// ---- cancel / resume the index pass ------------------------------------------------------------
+
+async function cancelIndexing(): Promise<void> {
+  try {
+    ($("lib-cancel-index") as HTMLButtonElement).disabled = true;
+    await call(api.libraryCancelIndexing());
+  } catch (e) {
+    hooks.report(e);
+  } finally {
+    ($("lib-cancel-index") as HTMLButtonElement).disabled = false;
+  }
+}
+
+async function resumeIndexing(): Promise<void> {
+  try {
+    status = await call(api.libraryResumeIndexing());
+    renderStatus();
+  } catch (e) {
+    hooks.report(e);
+  }
+}
+
 // ---- live follow ---------------------------------------------------------------------------------
 
 function onEvent(ev: LibraryUiEvent): void {
@@ -412,6 +451,15 @@ function onEvent(ev: LibraryUiEvent): void {
       renderStatus();
       // hits shown while indexing may be incomplete: search again now that the index is whole
       if (($("lib-search") as HTMLInputElement).value.trim() && $("lib-search-status").dataset.complete === "false") void runSearch();
+      for (const w of syncedWaiters.splice(0)) w();
+      scheduleRefresh();
+      break;
+    case "cancelled":
+      if (status) status = { ...status, synced: true, cancelled: true, fullText: false, files: ev.indexed, lastPassMs: null };
+      renderStatus();
+      hooks.notify(
+        `Indexing cancelled: ${ev.indexed} of ${ev.files} sessions are indexed${ev.fullTextLeft ? ` (${ev.fullTextLeft} of them not yet searchable)` : ""}. The rest is indexed on the next start, or now with "Resume indexing" in the session picker.`,
+      );
       for (const w of syncedWaiters.splice(0)) w();
       scheduleRefresh();
       break;

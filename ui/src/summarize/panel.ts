@@ -1,4 +1,4 @@
-// Summarizer in the app: keyring banner, model + key panel, hooks, "Compact…", "Continue with
+// Summarizer in the app: keyring notice, model + key panel, hooks, "Compact…", "Continue with
 // summary…" and the composer's Send. Talks to Rust only through ../ipc.
 
 import { Channel } from "@tauri-apps/api/core";
@@ -70,15 +70,14 @@ function showConfig(c: SummarizerConfig): void {
       }),
   );
   $("model-window").textContent = c.contextWindow
-    ? `Context window ${c.contextWindow.toLocaleString()} tokens (from the catalog): the threshold uses it.`
-    : c.offline ? "" : "Model not in the catalog: the context window from Budgets is used.";
+    ? `Context window ${c.contextWindow.toLocaleString()} tokens (from the catalog): the threshold of Arbor's replies and compactions uses it.`
+    : c.offline ? "" : "Model not in the catalog: the window of the session's model (Budgets tab) is used.";
   const mode = $("model-mode");
   mode.dataset.offline = String(c.offline);
   mode.textContent = c.offline
     ? "Offline: summaries are extractive (no model, no key). Sending messages needs a model."
     : `Summaries and replies by ${byLabel(c)}${c.effectiveBaseUrl ? ` at ${c.effectiveBaseUrl}` : ""}.`;
   showKeyStatus();
-  applyCatalogWindow();
 }
 
 function showKeyStatus(): void {
@@ -134,16 +133,6 @@ async function addModel(): Promise<void> {
     app.notify(`Model ${id} added to the catalog for ${provider}.`);
   } catch (e) {
     app.notify(errorText(e), "error");
-  }
-}
-
-/** The catalog's window wins over the per-session default (the demo sets its own). */
-function applyCatalogWindow(): void {
-  if (!config?.contextWindow) return;
-  const w = input("context-window");
-  if (Number(w.value) !== config.contextWindow) {
-    w.value = String(config.contextWindow);
-    w.dispatchEvent(new Event("input"));
   }
 }
 
@@ -350,15 +339,49 @@ function syncButtons(): void {
   ($("btn-continue-summary") as HTMLButtonElement).disabled = !$("detail").dataset.entryId;
 }
 
-async function keyringBanner(): Promise<void> {
+/** The keyring unavailable: a one-line notice, shown once (a dismissal is remembered in Arbor's
+ * state); the details stay in the Model tab, where keys are set. */
+async function keyringNotice(): Promise<void> {
   try {
-    const k = await call(api.getKeyringStatus());
+    const n = await call(api.getKeyringNotice());
+    const k = n.status;
     const b = $("keyring-banner");
     b.dataset.ok = String(k.ok);
-    if (!k.ok) {
-      b.hidden = false;
-      b.textContent = `Keyring (${k.backend}): ${k.message}. The offline summarizer still works without a key.`;
+    b.dataset.shown = String(n.show);
+    let details = document.getElementById("keyring-details");
+    if (!details) {
+      details = document.createElement("div");
+      details.id = "keyring-details";
+      details.className = "small over";
+      $("key-status").closest("h4")?.insertAdjacentElement("afterend", details);
     }
+    details.hidden = k.ok;
+    details.textContent = k.ok ? "" : `The OS keyring (${k.backend}) is not available: ${k.message}. Keys cannot be stored until it is; the offline summarizer works without one.`;
+    if (!n.show) {
+      b.hidden = true;
+      return;
+    }
+    b.className = "notice keyring-notice small";
+    const text = document.createElement("span");
+    text.textContent = "OS keyring unavailable: API keys cannot be stored (the offline summarizer still works). ";
+    const more = document.createElement("button");
+    more.type = "button";
+    more.id = "keyring-details-btn";
+    more.className = "notice-action";
+    more.textContent = "Details";
+    more.addEventListener("click", () => document.querySelector<HTMLElement>('.tab[data-tab="model"]')?.click());
+    const close = document.createElement("button");
+    close.type = "button";
+    close.id = "keyring-dismiss";
+    close.className = "notice-action";
+    close.textContent = "Dismiss";
+    close.title = "Do not show this again (the details stay in the Model tab)";
+    close.addEventListener("click", () => {
+      b.hidden = true;
+      void call(api.dismissKeyringNotice()).catch((e) => app.notify(errorText(e), "error"));
+    });
+    b.replaceChildren(text, more, close);
+    b.hidden = false;
   } catch (e) {
     app.notify(errorText(e), "error");
   }
@@ -382,14 +405,13 @@ export function initSummarize(hooks: AppHooks): void {
   document.querySelectorAll('input[name="sum-mode"]').forEach((r) => r.addEventListener("change", syncInstructions));
   $("btn-set-key").addEventListener("click", () => void setKey(false));
   $("btn-add-model").addEventListener("click", () => void addModel());
-  new MutationObserver(() => setTimeout(applyCatalogWindow, 0)).observe($("session-title"), { childList: true, characterData: true, subtree: true });
   $("btn-delete-key").addEventListener("click", () => void setKey(true));
   $("btn-save-hooks").addEventListener("click", () => void saveHooks());
   const obs = new MutationObserver(syncButtons);
   obs.observe($("status-leaf"), { childList: true, characterData: true, subtree: true });
   obs.observe($("detail"), { attributes: true, attributeFilter: ["data-entry-id"] });
   syncButtons();
-  void keyringBanner();
+  void keyringNotice();
   void loadConfig();
   void loadHooks();
 }

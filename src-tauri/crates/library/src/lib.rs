@@ -32,6 +32,7 @@ pub use watch::{LibraryEvent, Watcher};
 use rusqlite::Connection;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 /// Errors carry a sentence that says what to do.
 #[derive(Debug, Clone)]
@@ -123,6 +124,9 @@ pub struct SyncReport {
     pub catalog_ms: f64,
     /// Phase 2 (entry rows, statuses, full text), milliseconds; 0 when left for later.
     pub fulltext_ms: f64,
+    /// The pass was cancelled ([`Library::sync_roots_cancellable`]): what it wrote is committed,
+    /// the rest is indexed by the next pass.
+    pub cancelled: bool,
 }
 
 /// How [`Library::sync_roots_with`] runs.
@@ -237,10 +241,24 @@ impl Library {
     }
 
     pub fn sync_roots_with(&mut self, roots: &[PathBuf], opts: SyncOptions, progress: &mut dyn FnMut(Progress)) -> Result<SyncReport, LibError> {
-        match self.sync_roots_once(roots, opts, progress) {
+        self.sync_roots_cancellable(roots, opts, None, progress)
+    }
+
+    /// [`Library::sync_roots_with`] that stops soon after `cancel` is set: it is checked between
+    /// files (both phases). What was indexed until then is committed and stays; the report says
+    /// `cancelled`, and a later pass indexes the rest (new files, and phase 2 of files that only
+    /// have their catalog row). Vanished files are not looked for in a cancelled pass.
+    pub fn sync_roots_cancellable(
+        &mut self,
+        roots: &[PathBuf],
+        opts: SyncOptions,
+        cancel: Option<&AtomicBool>,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<SyncReport, LibError> {
+        match self.sync_roots_once(roots, opts, cancel, progress) {
             Err(LibError::Corrupt(m)) => {
                 self.recover(&m)?;
-                self.sync_roots_once(roots, opts, progress)
+                self.sync_roots_once(roots, opts, cancel, progress)
             }
             r => r,
         }
@@ -248,7 +266,7 @@ impl Library {
 
     /// Run phase 2 for every file whose catalog row is newer than its entry rows.
     pub fn complete_fulltext(&self) -> Result<usize, LibError> {
-        sync::fulltext_pass(&self.conn, SyncOptions::default().threads, &mut |_| {})
+        sync::fulltext_pass(&self.conn, SyncOptions::default().threads, None, &mut |_| {})
     }
 
     /// How many session files still wait for phase 2 (their search results are missing).
@@ -256,18 +274,32 @@ impl Library {
         self.conn.query_row("SELECT count(*) FROM files WHERE fts_done = 0", [], |r| r.get::<_, i64>(0)).map(|n| n as usize).map_err(db::classify_err)
     }
 
-    fn sync_roots_once(&mut self, roots: &[PathBuf], opts: SyncOptions, progress: &mut dyn FnMut(Progress)) -> Result<SyncReport, LibError> {
+    fn sync_roots_once(
+        &mut self,
+        roots: &[PathBuf],
+        opts: SyncOptions,
+        cancel: Option<&AtomicBool>,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<SyncReport, LibError> {
+        let cancelled = || cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed));
         let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
         for root in roots {
             for p in roots::scan(root) {
                 files.push((p, root.clone()));
             }
         }
-        let mut rep = sync::catalog_pass(&self.conn, &files, opts.threads, progress)?;
+        let mut rep = sync::catalog_pass(&self.conn, &files, opts.threads, cancel, progress)?;
+        if rep.cancelled {
+            return Ok(rep);
+        }
         if opts.full_text {
             let t = std::time::Instant::now();
-            sync::fulltext_pass(&self.conn, opts.threads, progress)?;
+            sync::fulltext_pass(&self.conn, opts.threads, cancel, progress)?;
             rep.fulltext_ms = t.elapsed().as_secs_f64() * 1e3;
+            if cancelled() && self.pending_fulltext_count()? > 0 {
+                rep.cancelled = true;
+                return Ok(rep);
+            }
         }
         // files recorded under these roots that are gone
         let known: std::collections::HashSet<String> = files.iter().map(|(p, _)| p.to_string_lossy().to_string()).collect();

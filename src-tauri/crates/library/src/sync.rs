@@ -7,7 +7,7 @@ use crate::index::{self, Change, Plan};
 use crate::{LibError, Progress, SyncReport};
 use rusqlite::Connection;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 const BATCH_BYTES: u64 = 64 << 20;
@@ -52,12 +52,16 @@ impl Batch {
 /// Run `work` on `threads` workers over `jobs`, handing each result to `sink` on this thread
 /// in job order (so rows get the same rowids whatever the timing: a resumed build equals a fresh
 /// one). Workers run at most `WINDOW` jobs ahead of the sink. A sink error stops the workers.
+/// `cancel` set: no job is started or handed to the sink after the one being written, and the
+/// call returns `Ok` (the caller sees the flag). Results read ahead are dropped.
 fn parallel<J: Sync, R: Send>(
     jobs: &[J],
     threads: usize,
+    cancel: Option<&AtomicBool>,
     work: impl Fn(&J) -> R + Sync,
     mut sink: impl FnMut(usize, R) -> Result<(), LibError>,
 ) -> Result<(), LibError> {
+    let cancelled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     const WINDOW: usize = 16;
     if jobs.is_empty() {
         return Ok(());
@@ -79,7 +83,7 @@ fn parallel<J: Sync, R: Send>(
                 while i >= emitted.load(Ordering::Acquire) + WINDOW && !stop.load(Ordering::Relaxed) {
                     std::thread::sleep(std::time::Duration::from_micros(200));
                 }
-                if stop.load(Ordering::Relaxed) || tx.send((i, work(&jobs[i]))).is_err() {
+                if stop.load(Ordering::Relaxed) || cancelled() || tx.send((i, work(&jobs[i]))).is_err() {
                     break;
                 }
             });
@@ -90,6 +94,11 @@ fn parallel<J: Sync, R: Send>(
         for (i, r) in rx.iter() {
             held.insert(i, r);
             while let Some(r) = held.remove(&want) {
+                if cancelled() {
+                    stop.store(true, Ordering::Relaxed);
+                    next.store(usize::MAX / 2, Ordering::Relaxed);
+                    return Ok(());
+                }
                 if let Err(e) = sink(want, r) {
                     stop.store(true, Ordering::Relaxed);
                     next.store(usize::MAX / 2, Ordering::Relaxed);
@@ -104,13 +113,16 @@ fn parallel<J: Sync, R: Send>(
 }
 
 /// Phase 1 over `files` (path, root): plan each file; append what grew; catalog new and changed
-/// files on worker threads.
+/// files on worker threads. `cancel` is checked between files: when set, what was written is
+/// committed and the pass returns with `cancelled` (the next pass picks up the rest).
 pub(crate) fn catalog_pass(
     conn: &Connection,
     files: &[(PathBuf, PathBuf)],
     threads: usize,
+    cancel: Option<&AtomicBool>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<SyncReport, LibError> {
+    let cancelled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     let t0 = Instant::now();
     let total = files.len();
     let mut rep = SyncReport { files: total, ..Default::default() };
@@ -120,6 +132,10 @@ pub(crate) fn catalog_pass(
     progress(Progress { done: 0, total, path: PathBuf::new(), full_text: false });
     let r = (|| {
         for (i, (p, root)) in files.iter().enumerate() {
+            if cancelled() {
+                rep.cancelled = true;
+                return batch.maybe_commit(conn, true);
+            }
             let plan = match index::plan(conn, p) {
                 Ok(x) => x,
                 Err(LibError::Io { path, message }) => {
@@ -182,6 +198,7 @@ pub(crate) fn catalog_pass(
         parallel(
             &full,
             threads,
+            cancel,
             |(i, _, _)| index::catalog_file(&files[*i].0, false),
             |k, res| {
                 let (i, old, _reason) = &full[k];
@@ -209,19 +226,25 @@ pub(crate) fn catalog_pass(
                 }
             },
         )?;
+        rep.cancelled |= cancelled() && done < total;
         batch.maybe_commit(conn, true)
     })();
     if r.is_err() {
         Batch::rollback(conn);
     }
     r?;
+    if rep.cancelled {
+        rep.catalog_ms = t0.elapsed().as_secs_f64() * 1e3;
+        return Ok(rep);
+    }
     progress(Progress { done: total, total, path: PathBuf::new(), full_text: false });
     rep.catalog_ms = t0.elapsed().as_secs_f64() * 1e3;
     Ok(rep)
 }
 
-/// Phase 2 for every file with `fts_done = 0`. Returns the number of files completed.
-pub(crate) fn fulltext_pass(conn: &Connection, threads: usize, progress: &mut dyn FnMut(Progress)) -> Result<usize, LibError> {
+/// Phase 2 for every file with `fts_done = 0`. Returns the number of files completed. `cancel`
+/// is checked between files; what was written is committed, the rest stays `fts_done = 0`.
+pub(crate) fn fulltext_pass(conn: &Connection, threads: usize, cancel: Option<&AtomicBool>, progress: &mut dyn FnMut(Progress)) -> Result<usize, LibError> {
     let pending = index::pending_fulltext(conn)?;
     let total = pending.len();
     if total > 0 {
@@ -232,6 +255,7 @@ pub(crate) fn fulltext_pass(conn: &Connection, threads: usize, progress: &mut dy
     let r = parallel(
         &pending,
         threads,
+        cancel,
         |(_, path, offset, hh, th)| index::fulltext_file(path, *offset, *hh, *th),
         |k, res| {
             let (id, path, offset, hh, th) = &pending[k];

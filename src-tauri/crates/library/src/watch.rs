@@ -9,6 +9,7 @@ use crate::{LibError, Library, NewEntry, Notice, OpenOptions, SyncReport};
 use notify::{RecursiveMode, Watcher as _};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -23,6 +24,10 @@ pub enum LibraryEvent {
     Indexing { done: usize, total: usize, full_text: bool },
     /// The first full pass over the roots finished.
     Synced { report: SyncReport },
+    /// A full pass was cancelled ([`Watcher::cancel_pass`]): what it indexed stays, and no full
+    /// pass runs (single files Pi writes to are still followed) until [`Watcher::resume`] or the
+    /// next start.
+    Cancelled { report: SyncReport },
     /// A session file gained entries, appeared, or was re-read in full (`change`).
     #[serde(rename_all = "camelCase")]
     SessionChanged { path: PathBuf, session_id: Option<String>, change: Change, new_entries: Vec<NewEntry> },
@@ -50,6 +55,7 @@ impl Default for WatchOptions {
 
 enum Msg {
     Paths(Vec<PathBuf>),
+    Resume,
     Stop,
 }
 
@@ -66,6 +72,9 @@ pub struct Watcher {
     tx: Sender<Msg>,
     thread: Option<JoinHandle<()>>,
     fs: Fs,
+    /// Set by [`Watcher::cancel_pass`]: the running full pass stops between files, and no new
+    /// one starts until [`Watcher::resume`].
+    paused: Arc<AtomicBool>,
 }
 
 fn emit(subs: &Subs, ev: LibraryEvent) {
@@ -85,6 +94,11 @@ impl Watcher {
         let fs_tx = tx.clone();
         let mut fs = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
             if let Ok(ev) = res {
+                // Reads (the index pass's own included) change nothing: only writes, creations,
+                // renames and removals are passed on.
+                if matches!(ev.kind, notify::EventKind::Access(_)) {
+                    return;
+                }
                 let paths: Vec<PathBuf> = ev.paths.into_iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")).collect();
                 if !paths.is_empty() {
                     let _ = fs_tx.send(Msg::Paths(paths));
@@ -110,12 +124,30 @@ impl Watcher {
             }
         }
         let fs: Fs = Arc::new(Mutex::new(Some(fs)));
-        let (subs2, fs2) = (subs.clone(), fs.clone());
+        let paused = Arc::new(AtomicBool::new(false));
+        let (subs2, fs2, paused2) = (subs.clone(), fs.clone(), paused.clone());
         let thread = std::thread::Builder::new()
             .name("arbor-library-watch".into())
-            .spawn(move || run(lib, roots, unwatched, fs2, rx, subs2, opts))
+            .spawn(move || run(lib, roots, unwatched, fs2, rx, subs2, opts, paused2))
             .map_err(|e| LibError::Invalid(format!("cannot start the watcher thread ({e})")))?;
-        Ok((Watcher { subs, tx, thread: Some(thread), fs }, first_rx))
+        Ok((Watcher { subs, tx, thread: Some(thread), fs, paused }, first_rx))
+    }
+
+    /// Cancel the running full pass (it stops between files, keeps what it indexed and sends
+    /// [`LibraryEvent::Cancelled`]) and hold further full passes until [`Watcher::resume`].
+    pub fn cancel_pass(&self) {
+        self.paused.store(true, Ordering::SeqCst);
+    }
+
+    /// Index the rest: a full pass with progress events, as at start.
+    pub fn resume(&self) {
+        self.paused.store(false, Ordering::SeqCst);
+        let _ = self.tx.send(Msg::Resume);
+    }
+
+    /// Full passes are held after a cancel.
+    pub fn is_paused(&self) -> bool {
+        self.paused.load(Ordering::SeqCst)
     }
 
     /// Another receiver of the events from now on.
@@ -172,15 +204,21 @@ fn watch_new_roots(fs: &Fs, unwatched: &mut Vec<PathBuf>, subs: &Subs, rescan_ev
     !appeared.is_empty()
 }
 
-fn run(mut lib: Library, roots: Vec<PathBuf>, mut unwatched: Vec<PathBuf>, fs: Fs, rx: Receiver<Msg>, subs: Subs, opts: WatchOptions) {
+#[allow(clippy::too_many_arguments)]
+fn run(mut lib: Library, roots: Vec<PathBuf>, mut unwatched: Vec<PathBuf>, fs: Fs, rx: Receiver<Msg>, subs: Subs, opts: WatchOptions, paused: Arc<AtomicBool>) {
     for n in lib.take_notices() {
         emit(&subs, LibraryEvent::Notice { notice: n });
     }
-    let full_pass = |lib: &mut Library, subs: &Subs, report_progress: bool| match lib.sync_roots(&roots, &mut |p| {
-        if report_progress && (p.done % 25 == 0 || p.done == p.total) {
-            emit(subs, LibraryEvent::Indexing { done: p.done, total: p.total, full_text: p.full_text });
-        }
-    }) {
+    let full_pass = |lib: &mut Library, subs: &Subs, report_progress: bool| match lib.sync_roots_cancellable(
+        &roots,
+        crate::SyncOptions::default(),
+        Some(&paused),
+        &mut |p| {
+            if report_progress && (p.done % 25 == 0 || p.done == p.total) {
+                emit(subs, LibraryEvent::Indexing { done: p.done, total: p.total, full_text: p.full_text });
+            }
+        },
+    ) {
         Ok(r) => {
             for (p, m) in &r.errors {
                 emit(subs, LibraryEvent::Error { path: Some(p.clone()), message: m.clone() });
@@ -192,14 +230,27 @@ fn run(mut lib: Library, roots: Vec<PathBuf>, mut unwatched: Vec<PathBuf>, fs: F
             None
         }
     };
-    if let Some(report) = full_pass(&mut lib, &subs, true) {
-        emit(&subs, LibraryEvent::Synced { report });
+    let loud_pass = |lib: &mut Library, subs: &Subs| {
+        if let Some(report) = full_pass(lib, subs, true) {
+            emit(subs, if report.cancelled { LibraryEvent::Cancelled { report } } else { LibraryEvent::Synced { report } });
+        }
+    };
+    if paused.load(Ordering::SeqCst) {
+        // cancelled before the first pass began: say so, so the UI stops waiting for it
+        emit(&subs, LibraryEvent::Cancelled { report: SyncReport { cancelled: true, ..Default::default() } });
+    } else {
+        loud_pass(&mut lib, &subs);
     }
     // A pass that found something (the OS missed it, or a root appeared) says so, so that the
-    // picker refreshes; a pass that found nothing stays quiet.
+    // picker refreshes; a pass that found nothing stays quiet. None runs while paused.
     let quiet_pass = |lib: &mut Library, subs: &Subs| {
+        if paused.load(Ordering::SeqCst) {
+            return;
+        }
         if let Some(r) = full_pass(lib, subs, false) {
-            if r.new + r.appended + r.reindexed + r.removed > 0 {
+            if r.cancelled {
+                emit(subs, LibraryEvent::Cancelled { report: r });
+            } else if r.new + r.appended + r.reindexed + r.removed > 0 {
                 emit(subs, LibraryEvent::Synced { report: r });
             }
         }
@@ -214,6 +265,13 @@ fn run(mut lib: Library, roots: Vec<PathBuf>, mut unwatched: Vec<PathBuf>, fs: F
         let mut pending: BTreeSet<PathBuf> = BTreeSet::new();
         match rx.recv_timeout(wait) {
             Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return,
+            Ok(Msg::Resume) => {
+                if !paused.load(Ordering::SeqCst) {
+                    loud_pass(&mut lib, &subs);
+                    last_rescan = Instant::now();
+                }
+                continue;
+            }
             Ok(Msg::Paths(ps)) => pending.extend(ps),
             Err(RecvTimeoutError::Timeout) => {
                 let mut pass = last_rescan.elapsed() >= opts.rescan_every;
@@ -230,10 +288,13 @@ fn run(mut lib: Library, roots: Vec<PathBuf>, mut unwatched: Vec<PathBuf>, fs: F
             }
         }
         // fold a burst of events into one pass
+        let mut resume_after = false;
         let until = Instant::now() + opts.debounce;
         loop {
             match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
                 Ok(Msg::Paths(ps)) => pending.extend(ps),
+                // handled after this burst: the files first, then the pass
+                Ok(Msg::Resume) => resume_after = true,
                 Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return,
                 Err(RecvTimeoutError::Timeout) => break,
             }
@@ -251,6 +312,10 @@ fn run(mut lib: Library, roots: Vec<PathBuf>, mut unwatched: Vec<PathBuf>, fs: F
         }
         for n in lib.take_notices() {
             emit(&subs, LibraryEvent::Notice { notice: n });
+        }
+        if resume_after && !paused.load(Ordering::SeqCst) {
+            loud_pass(&mut lib, &subs);
+            last_rescan = Instant::now();
         }
     }
 }

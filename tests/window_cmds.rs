@@ -1,0 +1,185 @@
+//! Command-level tests of issue 12 item 7 without a window: the context window of the session's
+//! model at a node (override > Pi's model table > default, remembered in Arbor's state file),
+//! the one-time keyring notice, and cancelling / resuming the library's index pass. Included by
+//! tests/app.rs.
+
+use arbor_app::commands::keys::{self, KeyringStatus, SummarizerState};
+use arbor_app::commands::library::{self as lib_cmd, LibraryState, RawHandler};
+use arbor_app::commands::{model_window, sessions};
+use arbor_app::state::{AppState, ArborStateFile};
+use arbor_app::view::library::{LibraryUiEvent, ListingQuery};
+use std::path::Path;
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// model_change anthropic/claude-sonnet-4-5, a user message, then two answers on two branches:
+/// openai/gpt-5 (a5) and an unknown model (a6); a7 answers after a5 with no provider.
+const MODELS_SESSION: &str = concat!(
+    "{\"type\":\"session\",\"version\":3,\"id\":\"01960000-0000-7000-8000-0000000000aa\",\"timestamp\":\"2025-04-02T10:00:00.000Z\",\"cwd\":\"/w\"}\n",
+    "{\"type\":\"model_change\",\"id\":\"a0000001\",\"parentId\":null,\"timestamp\":\"2025-04-02T10:00:00.500Z\",\"provider\":\"anthropic\",\"modelId\":\"claude-sonnet-4-5\"}\n",
+    "{\"type\":\"message\",\"id\":\"a0000002\",\"parentId\":\"a0000001\",\"timestamp\":\"2025-04-02T10:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1743588001000}}\n",
+    "{\"type\":\"message\",\"id\":\"a0000005\",\"parentId\":\"a0000002\",\"timestamp\":\"2025-04-02T10:00:02.000Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"provider\":\"openai\",\"model\":\"gpt-5\",\"timestamp\":1743588002000}}\n",
+    "{\"type\":\"message\",\"id\":\"a0000006\",\"parentId\":\"a0000002\",\"timestamp\":\"2025-04-02T10:00:03.000Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"b\"}],\"provider\":\"local\",\"model\":\"mystery-model-1\",\"timestamp\":1743588003000}}\n",
+    "{\"type\":\"message\",\"id\":\"a0000007\",\"parentId\":\"a0000005\",\"timestamp\":\"2025-04-02T10:00:04.000Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"c\"}],\"model\":\"claude-opus-4-5\",\"timestamp\":1743588004000}}\n",
+);
+
+fn open_models_session(dir: &Path) -> AppState {
+    let agent = dir.join("agent");
+    let f = agent.join("sessions").join("--w--").join("2025-04-02T10-00-00-000Z_models.jsonl");
+    std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+    std::fs::write(&f, MODELS_SESSION).unwrap();
+    let state = AppState::new(agent, dir.join("data"));
+    sessions::open(&state, &f, false).unwrap();
+    state
+}
+
+#[test]
+fn context_window_comes_from_the_models_table_at_the_selected_node() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = open_models_session(tmp.path());
+    // at the model_change: Pi's table
+    let w = model_window::context_window(&state, Some("a0000002")).unwrap();
+    assert_eq!((w.tokens, w.source.as_str()), (200_000, "table"));
+    assert_eq!((w.provider.as_deref(), w.model.as_deref()), (Some("anthropic"), Some("claude-sonnet-4-5")));
+    assert_eq!(w.label, "claude-sonnet-4-5 · 200k from Pi's model table");
+    // the assistant's own provider/model decides after it
+    let w = model_window::context_window(&state, Some("a0000005")).unwrap();
+    assert_eq!((w.tokens, w.model.as_deref()), (400_000, Some("gpt-5")));
+    // a model without a provider is found by its id
+    let w = model_window::context_window(&state, Some("a0000007")).unwrap();
+    assert_eq!((w.tokens, w.source.as_str(), w.provider.as_deref()), (200_000, "table", None));
+    // an unknown model: the default, said so
+    let w = model_window::context_window(&state, Some("a0000006")).unwrap();
+    assert_eq!((w.tokens, w.source.as_str()), (200_000, "default"));
+    assert_eq!(w.label, "mystery-model-1: unknown model, 200k default");
+    assert!(model_window::context_window(&state, Some("nope")).is_err());
+}
+
+#[test]
+fn an_override_is_remembered_per_model_and_can_be_cleared() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = open_models_session(tmp.path());
+    let w = model_window::set_context_window(&state, Some("a0000006"), Some(32_768)).unwrap();
+    assert_eq!((w.tokens, w.source.as_str(), w.label.as_str()), (32_768, "override", "mystery-model-1 · 32.8k set by you"));
+    // another model is not affected
+    assert_eq!(model_window::context_window(&state, Some("a0000005")).unwrap().source, "table");
+    // remembered in Arbor's state file, so a later start (a new AppState) sees it
+    let saved = ArborStateFile::load(&state.state_file());
+    assert_eq!(saved.context_windows.get("local/mystery-model-1"), Some(&32_768));
+    let again = open_models_session(tmp.path());
+    assert_eq!(model_window::context_window(&again, Some("a0000006")).unwrap().tokens, 32_768);
+    // an override on a model of the table keeps the table's number alongside
+    let w = model_window::set_context_window(&again, Some("a0000002"), Some(24_000)).unwrap();
+    assert_eq!((w.tokens, w.table_tokens), (24_000, Some(200_000)));
+    // cleared: back to the table / the default
+    let w = model_window::set_context_window(&again, Some("a0000002"), None).unwrap();
+    assert_eq!((w.tokens, w.source.as_str()), (200_000, "table"));
+    // nonsense is refused and nothing is written
+    let before = std::fs::read(again.state_file()).unwrap();
+    assert!(model_window::set_context_window(&again, Some("a0000006"), Some(5)).is_err());
+    assert_eq!(std::fs::read(again.state_file()).unwrap(), before);
+}
+
+#[test]
+fn the_keyring_notice_is_shown_once_until_dismissed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = AppState::new(tmp.path().join("agent"), tmp.path().join("data"));
+    let st = SummarizerState::new(tmp.path().join("data"), None);
+    let down = KeyringStatus { ok: false, backend: "secret-service".into(), message: "no Secret Service on the session bus".into() };
+    *st.keyring.lock().unwrap() = Some(down.clone());
+    let n = keys::keyring_notice(&st, &app);
+    assert!(n.show);
+    assert_eq!(n.status, down);
+    let n = keys::dismiss_notice(&st, &app).unwrap();
+    assert!(!n.show && !n.status.ok, "dismissed, the details are still there");
+    // remembered across starts
+    let app2 = AppState::new(tmp.path().join("agent"), tmp.path().join("data"));
+    assert!(!keys::keyring_notice(&st, &app2).show);
+    // a working keyring never shows it
+    let tmp2 = tempfile::tempdir().unwrap();
+    let app3 = AppState::new(tmp2.path().join("agent"), tmp2.path().join("data"));
+    let ok = SummarizerState::new(tmp2.path().join("data"), None);
+    *ok.keyring.lock().unwrap() = Some(KeyringStatus { ok: true, backend: "secret-service".into(), message: "ok".into() });
+    assert!(!keys::keyring_notice(&ok, &app3).show);
+}
+
+/// A session of 30 user/assistant turns.
+fn small_session(i: usize) -> String {
+    let mut s = format!(
+        "{{\"type\":\"session\",\"version\":3,\"id\":\"01960000-0000-7000-8000-{i:012}\",\"timestamp\":\"2025-04-02T10:00:00.000Z\",\"cwd\":\"/home/dev/project\"}}\n"
+    );
+    let mut parent = "null".to_string();
+    for k in 0..60 {
+        let id = format!("{:08x}", k + 1);
+        let msg = if k % 2 == 0 {
+            format!("{{\"role\":\"user\",\"content\":\"question {k} of session {i} about the tokenizer and the parser\",\"timestamp\":1743588001000}}")
+        } else {
+            format!("{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":\"answer {k}: we changed the lexer\"}}],\"provider\":\"anthropic\",\"model\":\"claude-sonnet-4-5\",\"timestamp\":1743588001000}}")
+        };
+        s.push_str(&format!(
+            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2025-04-02T10:{:02}:{:02}.000Z\",\"message\":{msg}}}\n",
+            k / 60,
+            k % 60
+        ));
+        parent = format!("\"{id}\"");
+    }
+    s
+}
+
+fn wait_for(rx: &Receiver<LibraryUiEvent>, what: &str, f: impl Fn(&LibraryUiEvent) -> bool) -> LibraryUiEvent {
+    let end = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < end {
+        if let Ok(ev) = rx.recv_timeout(Duration::from_millis(200)) {
+            if f(&ev) {
+                return ev;
+            }
+        }
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[test]
+fn cancelling_the_index_pass_keeps_what_was_indexed_and_resume_indexes_the_rest() {
+    const N: usize = 300;
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = tmp.path().join("agent");
+    let proj = agent.join("sessions").join("--home-dev-project--");
+    std::fs::create_dir_all(&proj).unwrap();
+    for i in 0..N {
+        std::fs::write(proj.join(format!("2025-03-01T09-00-00-000Z_s{i:03}.jsonl")), small_session(i)).unwrap();
+    }
+    let data = tmp.path().join("data");
+    let app = Arc::new(AppState::new(agent.clone(), data.clone()));
+    let lib = Arc::new(LibraryState::open(lib_cmd::db_path_for(&data), vec![agent.join("sessions")]));
+    let (tx, events) = channel();
+    let tx = Mutex::new(tx);
+    lib.subscribe(Arc::new(move |ev| tx.lock().unwrap().send(ev).is_ok()));
+    let (l2, a2) = (lib.clone(), app.clone());
+    let handler: RawHandler = Arc::new(move |ev| l2.handle_event(&a2, ev));
+    lib.start_watcher(handler.clone()).unwrap();
+    wait_for(&events, "progress", |e| matches!(e, LibraryUiEvent::Indexing { .. }));
+    lib.cancel_indexing().unwrap();
+    let ev = wait_for(&events, "the end of the pass", |e| matches!(e, LibraryUiEvent::Cancelled { .. } | LibraryUiEvent::Synced { .. }));
+    let LibraryUiEvent::Cancelled { files, indexed, full_text_left } = ev else { panic!("not cancelled: {ev:?}") };
+    assert_eq!(files as usize, N);
+    assert!((indexed as usize) < N || full_text_left > 0, "the pass stopped early: {indexed} indexed, {full_text_left} without full text");
+    let st = lib.status();
+    assert!(st.cancelled && st.synced, "{st:?}");
+    // what was indexed is listed; nothing more arrives while cancelled
+    let listed = lib_cmd::listing(&lib, &app, &ListingQuery::default()).unwrap().sessions.len();
+    assert_eq!(listed, indexed as usize);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(lib_cmd::listing(&lib, &app, &ListingQuery::default()).unwrap().sessions.len(), listed);
+    // resume: progress again, then the whole index
+    let st = lib.resume_indexing().unwrap();
+    assert!(!st.synced && !st.cancelled);
+    let ev = wait_for(&events, "the resumed pass", |e| matches!(e, LibraryUiEvent::Synced { .. } | LibraryUiEvent::Cancelled { .. }));
+    assert!(matches!(ev, LibraryUiEvent::Synced { files, .. } if files as usize == N), "{ev:?}");
+    assert_eq!(lib_cmd::listing(&lib, &app, &ListingQuery::default()).unwrap().sessions.len(), N);
+    let st = lib.status();
+    assert!(st.synced && !st.cancelled && st.files as usize == N, "{st:?}");
+    lib.stop_watcher();
+    // without a watcher there is nothing to cancel: said in a sentence
+    assert!(lib.cancel_indexing().is_err());
+}
