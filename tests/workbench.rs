@@ -2,18 +2,24 @@
 //! the purpose: the bundled demo (whose last two compactions were written to show a drop alarm
 //! and a move), the v1 legacy fixture, and a file another writer appends to meanwhile.
 
-use arbor_app::commands::{graph, sessions, summary};
+use arbor_app::commands::{graph, navigate, sessions, summary};
 use arbor_app::error::{ErrorKind, IpcError};
 use arbor_app::state::AppState;
 use session_engine::{build_context, Session};
 use std::path::{Path, PathBuf};
 
-/// The demo's compactions: C4 carries everything of the one before it; C5 (the governing one at
-/// the demo's leaf) drops C4's decision "Budget per load, not per attempt" and moves
-/// "Full jitter in `src/session/backoff.ts`" from In Progress to Done.
-const C4: &str = "984cf606";
-const C5: &str = "88eea084";
-const DEMO_LEAF: &str = "24820dfa";
+/// The demo's compactions (scripts/gen-demo.mjs): C1 splits a turn; C2 carries everything of C1;
+/// C3 (written by Arbor with claude-haiku-4-5, the governing one at the demo's leaf) drops C2's
+/// decision "Entry API in `allow_at`" and moves "Bound the memory of `KeyedLimiter`" from In
+/// Progress to Done.
+const C1: &str = "e85c1832";
+const C2: &str = "fbd4e3dc";
+const C3: &str = "57a13fd6";
+const DEMO_LEAF: &str = "7fd26320";
+/// C2's Key Decision that C3 lost, as C2 words it.
+const LOST: &str = "- **Entry API in `allow_at`**: `buckets.entry(key).or_insert_with(..)` updates the stored bucket; cloning it lost every take";
+/// The first user message of the branch abandoned after C2 (a sweeper thread).
+const ABANDONED_USER: &str = "f31d1508";
 
 struct Env {
     _tmp: tempfile::TempDir,
@@ -53,7 +59,7 @@ fn context_after_summary(s: &Session, leaf: &str) -> (String, Vec<String>) {
 fn view_shows_sections_files_span_author_alarm_and_retention() {
     let e = env();
     open_demo_copy(&e);
-    let v = summary::view(&e.state, C5).unwrap();
+    let v = summary::view(&e.state, C3).unwrap();
     assert_eq!(v.kind, "compaction");
     let names: Vec<&str> = v.sections.iter().map(|s| s.name.as_str()).collect();
     for want in ["Goal", "Constraints & Preferences", "Progress › Done", "Progress › In Progress", "Key Decisions", "Next Steps", "Critical Context"] {
@@ -61,40 +67,44 @@ fn view_shows_sections_files_span_author_alarm_and_retention() {
     }
     let done = v.sections.iter().find(|s| s.name == "Progress › Done").unwrap();
     assert_eq!(done.role, "done");
-    assert_eq!(done.items.len(), 8);
+    assert_eq!(done.items.len(), 12);
     assert!(done.items.iter().all(|i| i.marker == "checkbox" && i.checked == Some(true)));
     let in_progress = v.sections.iter().find(|s| s.name == "Progress › In Progress").unwrap();
     assert_eq!(in_progress.items[0].checked, Some(false));
-    assert_eq!(v.modified_files, vec!["src/cli/flags.ts", "src/session/backoff.ts", "src/session/loader.ts"]);
-    assert_eq!(v.read_files, vec!["src/session/loader.ts"]);
-    assert_eq!(v.tokens_before, Some(21400.0));
+    assert_eq!(v.modified_files, vec!["src/args.rs", "src/bucket.rs", "src/keyed.rs", "src/lib.rs", "src/main.rs"]);
+    assert!(v.read_files.is_empty(), "every file read was modified too: {:?}", v.read_files);
+    assert_eq!(v.tokens_before, Some(8727.0));
     assert!(v.first_kept_found);
     assert_eq!(v.author, "model");
     assert_eq!(v.author_detail, "anthropic claude-haiku-4-5");
     assert!(v.span.count > 0 && v.span.exact, "{:?}", v.span);
-    assert!(v.editable, "C5 governs the context at the demo's leaf: {:?}", v.edit_refusal);
-    assert_eq!(v.governing_entry_id.as_deref(), Some(C5));
+    assert!(v.editable, "C3 governs the context at the demo's leaf: {:?}", v.edit_refusal);
+    assert_eq!(v.governing_entry_id.as_deref(), Some(C3));
     assert_eq!(v.history.len(), 1);
     assert_eq!(v.history[0].kind, "original");
-    // The drop alarm: C4's decision is gone; the jitter item moved to Done.
-    assert_eq!(v.check.previous_entry_id.as_deref(), Some(C4));
+    // The drop alarm: C2's decision is gone; the memory item moved to Done.
+    assert_eq!(v.check.previous_entry_id.as_deref(), Some(C2));
     assert_eq!(v.check.dropped.len(), 1, "{:?}", v.check.dropped);
-    assert!(v.check.dropped[0].text.contains("Budget per load"), "{:?}", v.check.dropped);
-    assert!(v.check.moved.iter().any(|m| m.text.contains("Full jitter") && m.from.contains("In Progress") && m.to.contains("Done")), "{:?}", v.check.moved);
-    // Retention: some facts of the span are mentioned, not all (e.g. `npm run build` is not).
+    assert!(v.check.dropped[0].text.contains("Entry API in `allow_at`"), "{:?}", v.check.dropped);
+    assert!(
+        v.check.moved.iter().any(|m| m.text.contains("Bound the memory") && m.from.contains("In Progress") && m.to.contains("Done")),
+        "{:?}",
+        v.check.moved
+    );
+    // Retention: some facts of the span are mentioned, not all (e.g. the clippy command is not).
     let r = &v.check.retention;
     assert!(r.total > 0 && r.mentioned > 0 && r.mentioned < r.total, "{}/{}", r.mentioned, r.total);
-    assert!(r.facts.iter().any(|f| f.kind == "path" && f.text.contains("src/cli/flags.ts") && f.mentioned), "{:?}", r.facts);
+    assert!(r.facts.iter().any(|f| f.kind == "path" && f.text == "src/keyed.rs" && f.mentioned), "{:?}", r.facts);
     assert!(r.facts.iter().all(|f| !f.source_entry_id.is_empty()));
 
-    // C4 carries its predecessor: no alarm; it is not the governing compaction, so it cannot be edited.
-    let v4 = summary::view(&e.state, C4).unwrap();
+    // C2 carries its predecessor: no alarm; it is not the governing compaction, so it cannot be edited.
+    let v4 = summary::view(&e.state, C2).unwrap();
     assert!(v4.check.dropped.is_empty(), "{:?}", v4.check.dropped);
     assert!(!v4.editable);
     assert!(v4.edit_refusal.as_deref().is_some_and(|r| !r.is_empty()));
     assert_eq!(v4.author, "unknown");
     // A split-turn compaction: its turn-prefix sections are flagged, the others are not.
-    let split = summary::view(&e.state, "6c2a71bf").unwrap();
+    let split = summary::view(&e.state, C1).unwrap();
     assert!(split.turn_prefix.is_some());
     let prefix: Vec<&str> = split.sections.iter().filter(|s| s.turn_prefix).map(|s| s.name.as_str()).collect();
     assert!(prefix.len() >= 3 && prefix.iter().all(|n| n.starts_with("Turn Context")), "{prefix:?}");
@@ -118,24 +128,24 @@ fn graph_rows_carry_the_drop_count_and_retention_score() {
     let w = graph::window(&e.state, 0, total).unwrap();
     assert!(w.rows.iter().filter(|r| r.kind == "compaction" || r.kind == "branch_summary").all(|r| r.facts.is_some()), "all cached now");
     let row = |id: &str| w.rows.iter().find(|r| r.entry_id == id).unwrap_or_else(|| panic!("row of {id}"));
-    let r5 = row(C5);
+    let r5 = row(C3);
     assert_eq!(r5.dropped, Some(1));
     assert!(r5.facts.unwrap() > 0 && r5.retained.unwrap() < r5.facts.unwrap());
-    assert_eq!(row(C4).dropped, Some(0));
+    assert_eq!(row(C2).dropped, Some(0));
     // The score on the marker is the one the inspect view shows.
-    let v = summary::view(&e.state, C5).unwrap();
+    let v = summary::view(&e.state, C3).unwrap();
     assert_eq!((r5.retained, r5.facts), (Some(v.check.retention.mentioned), Some(v.check.retention.total)));
     // The late fill (for markers a window had no time for) gives the same facts; non-summaries are skipped.
-    let late = summary::markers(&e.state, &[C5.to_string(), DEMO_LEAF.to_string(), "nope".to_string()], std::time::Duration::from_secs(5)).unwrap();
+    let late = summary::markers(&e.state, &[C3.to_string(), DEMO_LEAF.to_string(), "nope".to_string()], std::time::Duration::from_secs(5)).unwrap();
     assert_eq!(late.len(), 1);
     assert_eq!((Some(late[0].dropped), Some(late[0].retained), Some(late[0].facts)), (r5.dropped, r5.retained, r5.facts));
     // Rows of other kinds carry none.
     assert!(w.rows.iter().filter(|r| r.kind == "user").all(|r| r.dropped.is_none() && r.facts.is_none()));
-    assert!(s.len() > 300);
+    assert!(s.len() > 100);
 }
 
 /// The graph's "N summarized" badge and the workbench's span are one number: the engine's span
-/// (the graph used to count the previous compaction entry too: 11 against the span's 10 on C5).
+/// (the graph used to count the previous compaction entry too: one more than the span).
 #[test]
 fn graph_span_counts_are_the_engines_span() {
     let e = env();
@@ -150,9 +160,14 @@ fn graph_span_counts_are_the_engines_span() {
         let engine = session_engine::summary::span(&s, s.index_of(&r.entry_id).unwrap());
         assert_eq!((r.span, v.span.count), (engine.entry_ids.len() as u32, engine.entry_ids.len() as u32), "compaction {}", r.entry_id);
     }
-    assert_eq!(compactions.iter().find(|r| r.entry_id == C5).unwrap().span, 10);
-    // A compaction off the active path has its span too (the graph used to show none).
-    assert!(compactions.iter().any(|r| r.entry_id == "141b6447" && r.span > 0 && !r.marks.iter().any(|m| m == "active")));
+    assert_eq!(compactions.iter().find(|r| r.entry_id == C3).unwrap().span, 22);
+    // A compaction off the active path has its span too (the graph used to show none): continue
+    // on the abandoned sweeper branch, which leaves C3 off the path.
+    navigate::continue_from(&e.state, ABANDONED_USER).unwrap();
+    let w = graph::window(&e.state, 0, sessions::describe(&e.state).unwrap().total_rows).unwrap();
+    let r3 = w.rows.iter().find(|r| r.entry_id == C3).expect("C3 has a row");
+    assert!(!r3.marks.iter().any(|m| m == "active"), "C3 is off the active path now: {:?}", r3.marks);
+    assert_eq!(r3.span, 22, "and keeps its span");
 }
 
 /// The Diff button's default: an edit's original, a compaction's previous compaction, a branch
@@ -162,11 +177,11 @@ fn diff_defaults_to_the_previous_summary_and_says_when_there_is_none() {
     let e = env();
     let path = open_demo_copy(&e);
     let s = Session::open(&path).unwrap();
-    let v5 = summary::view(&e.state, C5).unwrap();
-    assert_eq!(v5.diff_base_id.as_deref(), Some(C4));
-    assert!(v5.diff_base_note.contains("compaction before it") && v5.diff_base_note.contains(C4), "{}", v5.diff_base_note);
+    let v5 = summary::view(&e.state, C3).unwrap();
+    assert_eq!(v5.diff_base_id.as_deref(), Some(C2));
+    assert!(v5.diff_base_note.contains("compaction before it") && v5.diff_base_note.contains(C2), "{}", v5.diff_base_note);
     // The first compaction on the demo's main path: nothing before it.
-    let vf = summary::view(&e.state, "8601bad0").unwrap();
+    let vf = summary::view(&e.state, C1).unwrap();
     assert_eq!((vf.check.previous_entry_id.as_deref(), vf.diff_base_id.as_deref()), (None, None));
     assert!(vf.diff_base_note.starts_with("Nothing to compare with: this is the first compaction"), "{}", vf.diff_base_note);
     // Every branch summary: never itself; the nearest summary above it on its path, else none.
@@ -194,26 +209,23 @@ fn diff_defaults_to_the_previous_summary_and_says_when_there_is_none() {
     }
     assert!(with_base >= 1 && without >= 1, "the demo has both kinds ({with_base} with, {without} without)");
     // An edit: its original.
-    let new_text = v5.text.replace("## Next Steps", "- **Budget per load, not per attempt**: restored.\n\n## Next Steps");
-    let w = summary::save_edit(&e.state, C5, &new_text, 1_740_822_000_000, Some("ed170001")).unwrap();
-    assert_eq!(w.view.diff_base_id.as_deref(), Some(C5));
+    let new_text = v5.text.replacen("\n\n## Next Steps", &format!("\n{LOST}\n\n## Next Steps"), 1);
+    let w = summary::save_edit(&e.state, C3, &new_text, 1_740_822_000_000, Some("ed170001")).unwrap();
+    assert_eq!(w.view.diff_base_id.as_deref(), Some(C3));
     assert!(w.view.diff_base_note.contains("original"), "{}", w.view.diff_base_note);
 }
 
-/// Error facts are the lines that carry the error: the demo's failed build gives its TS2741 line,
-/// not the npm banner above it.
+/// Error facts are the lines that carry the error: the demo's failed clippy run gives its
+/// `error:` lines, not the `Checking` banner above them.
 #[test]
 fn demo_error_facts_are_the_error_lines() {
     let e = env();
     open_demo_copy(&e);
-    let v = summary::view(&e.state, C5).unwrap();
+    let v = summary::view(&e.state, C3).unwrap();
     let errors: Vec<(&str, &str)> =
         v.check.retention.facts.iter().filter(|f| f.kind == "error").map(|f| (f.text.as_str(), f.source_entry_id.as_str())).collect();
-    assert!(
-        errors.contains(&("src/cli/flags.ts(41,5): error TS2741: Property 'retryBudget' is missing in type '{ timeout: number; }'.", "ec602295")),
-        "{errors:?}"
-    );
-    assert!(errors.iter().all(|(t, _)| !t.starts_with('>') && t.chars().count() <= 201), "{errors:?}");
+    assert!(errors.contains(&("error: struct `KeyedLimiter` has a public `len` method, but no `is_empty` method", "8b4704ad")), "{errors:?}");
+    assert!(errors.iter().all(|(t, _)| !t.starts_with("Checking") && t.chars().count() <= 201), "{errors:?}");
 }
 
 #[test]
@@ -223,15 +235,12 @@ fn edit_appends_one_line_and_the_context_keeps_the_same_messages() {
     let before = std::fs::read(&path).unwrap();
     let s0 = Session::open(&path).unwrap();
     let (_, messages_before) = context_after_summary(&s0, DEMO_LEAF);
-    let v = summary::view(&e.state, C5).unwrap();
-    let new_text = v.text.replace(
-        "leaf remote summary leaf commit.\n\n## Next Steps",
-        "leaf remote summary leaf commit.\n- **Budget per load, not per attempt**: resetting the counter on every attempt made `retries on 503` fail.\n\n## Next Steps",
-    );
+    let v = summary::view(&e.state, C3).unwrap();
+    let new_text = v.text.replace("a new `ttl` argument\n\n## Next Steps", &format!("a new `ttl` argument\n{LOST}\n\n## Next Steps"));
     assert_ne!(new_text, v.text);
-    let w = summary::save_edit(&e.state, C5, &new_text, 1_740_822_000_000, Some("ed170001")).unwrap();
+    let w = summary::save_edit(&e.state, C3, &new_text, 1_740_822_000_000, Some("ed170001")).unwrap();
     assert_eq!(w.entry_id, "ed170001");
-    assert_eq!(w.edited_from, C5);
+    assert_eq!(w.edited_from, C3);
     assert_eq!(w.session.leaf_id.as_deref(), Some("ed170001"));
     assert_eq!(w.session.file_leaf_id.as_deref(), Some("ed170001"));
     assert!(!w.session.leaf_moved);
@@ -244,14 +253,14 @@ fn edit_appends_one_line_and_the_context_keeps_the_same_messages() {
     assert_eq!(line["type"], "compaction");
     assert_eq!(line["parentId"], DEMO_LEAF);
     assert_eq!(line["summary"], new_text.as_str());
-    assert_eq!(line["firstKeptEntryId"], s0.value(s0.index_of(C5).unwrap()).str_field("firstKeptEntryId").unwrap());
-    assert_eq!(line["details"]["editedFrom"], C5);
+    assert_eq!(line["firstKeptEntryId"], s0.value(s0.index_of(C3).unwrap()).str_field("firstKeptEntryId").unwrap());
+    assert_eq!(line["details"]["editedFrom"], C3);
     assert_eq!(line["details"]["editKind"], "edit");
 
     // The context at the new leaf: the edited summary, then the same messages as before.
     let s1 = Session::open(&path).unwrap();
     let (first, messages_after) = context_after_summary(&s1, "ed170001");
-    assert!(first.contains("resetting the counter on every attempt"), "{first}");
+    assert!(first.contains("cloning it lost every take"), "{first}");
     assert_eq!(messages_after, messages_before);
     // The app's session was extended, not replaced by something else: same entries as a fresh open.
     assert_eq!(sessions::describe(&e.state).unwrap().entry_count as usize, s1.len());
@@ -259,14 +268,14 @@ fn edit_appends_one_line_and_the_context_keeps_the_same_messages() {
     assert_eq!(w.view.author, "userEdit");
     // An edit is judged as its original: the original's span and predecessor.
     assert_eq!((w.view.span.count, &w.view.span.first_id), (v.span.count, &v.span.first_id));
-    assert_eq!(w.view.check.previous_entry_id.as_deref(), Some(C4));
+    assert_eq!(w.view.check.previous_entry_id.as_deref(), Some(C2));
     assert_eq!(w.view.check.retention.total, v.check.retention.total);
     assert!(w.view.editable);
     assert!(w.view.check.dropped.is_empty(), "{:?}", w.view.check.dropped);
     let kinds: Vec<&str> = w.view.history.iter().map(|h| h.kind.as_str()).collect();
     assert_eq!(kinds, ["original", "edit"]);
     // The diff original → edit shows the restored decision as added.
-    let d = summary::diff(&e.state, C5, "ed170001").unwrap();
+    let d = summary::diff(&e.state, C3, "ed170001").unwrap();
     let dec = d.sections.iter().find(|s| s.title == "Key Decisions").unwrap();
     assert_eq!(dec.added.len(), 1, "{dec:?}");
     assert!(dec.removed.is_empty());
@@ -276,8 +285,8 @@ fn edit_appends_one_line_and_the_context_keeps_the_same_messages() {
 fn revert_appends_the_original_text() {
     let e = env();
     let path = open_demo_copy(&e);
-    let original = summary::view(&e.state, C5).unwrap().text;
-    summary::save_edit(&e.state, C5, "## Goal\nOnly this.\n", 1_740_822_000_000, Some("ed170001")).unwrap();
+    let original = summary::view(&e.state, C3).unwrap().text;
+    summary::save_edit(&e.state, C3, "## Goal\nOnly this.\n", 1_740_822_000_000, Some("ed170001")).unwrap();
     let len_after_edit = std::fs::metadata(&path).unwrap().len();
     let w = summary::revert(&e.state, "ed170001", 1_740_822_060_000, Some("ed170002")).unwrap();
     assert_eq!(w.entry_id, "ed170002");
@@ -290,7 +299,7 @@ fn revert_appends_the_original_text() {
     assert_eq!(line["parentId"], "ed170001");
     let kinds: Vec<&str> = w.view.history.iter().map(|h| h.kind.as_str()).collect();
     assert_eq!(kinds, ["original", "edit", "revert"]);
-    assert_eq!(w.view.history[0].entry_id, C5);
+    assert_eq!(w.view.history[0].entry_id, C3);
     // The reverted context: the original summary (with a fresh tokensBefore), then the same messages.
     let s = Session::open(&path).unwrap();
     let (first, rest) = context_after_summary(&s, "ed170002");
@@ -304,12 +313,12 @@ fn a_compaction_that_does_not_govern_is_refused_and_nothing_is_written() {
     let e = env();
     let path = open_demo_copy(&e);
     let before = std::fs::read(&path).unwrap();
-    let err = ipc(summary::save_edit(&e.state, C4, "## Goal\nx\n", 0, None));
+    let err = ipc(summary::save_edit(&e.state, C2, "## Goal\nx\n", 0, None));
     assert_eq!(err.kind, ErrorKind::Refused);
     assert!(!err.message.is_empty());
-    assert_eq!(ipc(summary::revert(&e.state, C4, 0, None)).kind, ErrorKind::Refused);
+    assert_eq!(ipc(summary::revert(&e.state, C2, 0, None)).kind, ErrorKind::Refused);
     // A compaction that was never edited has nothing to revert.
-    assert_eq!(ipc(summary::revert(&e.state, C5, 0, None)).kind, ErrorKind::Refused);
+    assert_eq!(ipc(summary::revert(&e.state, C3, 0, None)).kind, ErrorKind::Refused);
     assert_eq!(std::fs::read(&path).unwrap(), before);
 }
 
@@ -346,7 +355,7 @@ fn an_edit_after_another_writer_appended_is_refused_and_nothing_is_written() {
         f.write_all(pi_line.as_bytes()).unwrap();
     }
     let before = std::fs::read(&path).unwrap();
-    let err = ipc(summary::save_edit(&e.state, C5, "## Goal\nx\n", 0, None));
+    let err = ipc(summary::save_edit(&e.state, C3, "## Goal\nx\n", 0, None));
     assert_eq!(err.kind, ErrorKind::Refused, "{err:?}");
     assert!(err.message.contains("nothing was written") || err.message.contains("changed"), "{}", err.message);
     assert_eq!(std::fs::read(&path).unwrap(), before);
@@ -357,9 +366,9 @@ fn get_summary_view_is_fast_on_the_demo() {
     let e = env();
     open_demo_copy(&e);
     let t = std::time::Instant::now();
-    let v = summary::view(&e.state, C5).unwrap();
+    let v = summary::view(&e.state, C3).unwrap();
     let ms = t.elapsed().as_secs_f64() * 1000.0;
-    eprintln!("get_summary_view on the demo's C5: {ms:.2} ms (inside: {:.2} ms)", v.compute_ms);
+    eprintln!("get_summary_view on the demo's C3: {ms:.2} ms (inside: {:.2} ms)", v.compute_ms);
     assert!(ms < 500.0, "{ms} ms");
 }
 
@@ -467,18 +476,18 @@ fn resummarize_offline_compares_and_writes_nothing() {
     let path = open_demo_copy(&e);
     let st = summarizer_state(&e);
     let before = std::fs::read(&path).unwrap();
-    let v = summary::view(&e.state, C5).unwrap();
-    let r = tauri::async_runtime::block_on(summary::resummarize(&e.state, &st, C5, Some("offline"), None, Some("keep every decision"), None)).unwrap();
+    let v = summary::view(&e.state, C3).unwrap();
+    let r = tauri::async_runtime::block_on(summary::resummarize(&e.state, &st, C3, Some("offline"), None, Some("keep every decision"), None)).unwrap();
     assert!(r.offline);
     assert_eq!(r.summarizer, "offline summarizer");
     assert!(r.text.contains("## Goal"), "{}", r.text);
     // The same file-list appendix as the existing summary, and the requested focus.
-    assert!(r.text.ends_with("<modified-files>\nsrc/cli/flags.ts\nsrc/session/backoff.ts\nsrc/session/loader.ts\n</modified-files>"), "{}", r.text);
+    assert!(r.text.ends_with("<modified-files>\nsrc/args.rs\nsrc/bucket.rs\nsrc/keyed.rs\nsrc/lib.rs\nsrc/main.rs\n</modified-files>"), "{}", r.text);
     assert!(r.text.contains("keep every decision"), "{}", r.text);
     // Both scores are over the same facts (the existing one equals the view's).
     assert_eq!((r.retention_existing.mentioned, r.retention_existing.total), (v.check.retention.mentioned, v.check.retention.total));
     assert_eq!(r.retention_new.total, r.retention_existing.total);
-    assert_eq!(r.diff.from.as_deref(), Some(C5));
+    assert_eq!(r.diff.from.as_deref(), Some(C3));
     assert!(!r.sections.is_empty());
     assert_eq!(std::fs::read(&path).unwrap(), before, "re-summarize writes nothing");
     // A non-summary is refused.
@@ -526,26 +535,29 @@ fn resummarize_through_a_model_sends_the_span_and_the_previous_summary() {
     let e = env();
     let path = open_demo_copy(&e);
     let st = summarizer_state(&e);
-    let (base, server) = one_shot_sse("## Goal\nShip the retry budget.\n\n## Key Decisions\n- **Budget per load, not per attempt**: kept by the model.");
+    let (base, server) = one_shot_sse("## Goal\nPer-client limits for throttle.\n\n## Key Decisions\n- **Entry API in `allow_at`**: kept by the model.");
     keys::add_model(&st, &CatalogModel { provider: "openai".into(), id: "fake-small".into(), context_window: 32000, max_output: 2000, user_added: true })
         .unwrap();
     keys::save_choice(&st, &ModelChoice { provider: "openai".into(), model: Some("fake-small".into()), base_url: Some(base) }).unwrap();
     let before = std::fs::read(&path).unwrap();
-    let r = tauri::async_runtime::block_on(summary::resummarize(&e.state, &st, C5, None, None, Some("keep the decisions"), None)).unwrap();
+    let r = tauri::async_runtime::block_on(summary::resummarize(&e.state, &st, C3, None, None, Some("keep the decisions"), None)).unwrap();
     let body: serde_json::Value = serde_json::from_str(&server.join().unwrap()).unwrap();
     let prompt = body["messages"].as_array().unwrap().iter().map(|m| m["content"].to_string()).collect::<String>();
-    assert!(prompt.contains("Wiring the budget into the flags.") && prompt.contains("Property 'retryBudget' is missing"), "the span's conversation is sent");
-    assert!(!prompt.contains("Ship it. Also cap the jitter"), "the kept messages are not part of the span");
-    assert!(prompt.contains("<previous-summary>") && prompt.contains("Budget per load, not per attempt"), "C4's summary is the previous summary");
+    assert!(
+        prompt.contains("Clippy wants an `is_empty` next to the public `len`.") && prompt.contains("has a public `len` method, but no `is_empty` method"),
+        "the span's conversation is sent"
+    );
+    assert!(!prompt.contains("Before I hand this back to the ingest team"), "the kept messages are not part of the span");
+    assert!(prompt.contains("<previous-summary>") && prompt.contains("Entry API in `allow_at`"), "C2's summary is the previous summary");
     assert!(prompt.contains("keep the decisions"));
     assert!(!r.offline);
     assert_eq!(r.summarizer, "openai fake-small");
-    assert!(r.text.starts_with("## Goal\nShip the retry budget."), "{}", r.text);
-    // The alternative carries the decision C5 dropped: the diff shows it added to Key Decisions.
+    assert!(r.text.starts_with("## Goal\nPer-client limits for throttle."), "{}", r.text);
+    // The alternative carries the decision C3 dropped: the diff shows it added to Key Decisions.
     let dec = r.diff.sections.iter().find(|s| s.title == "Key Decisions").unwrap();
-    assert!(dec.added.iter().any(|a| a.contains("Budget per load")), "{dec:?}");
+    assert!(dec.added.iter().any(|a| a.contains("Entry API")), "{dec:?}");
     assert_eq!(std::fs::read(&path).unwrap(), before, "re-summarize writes nothing");
     // "Use this" is an ordinary edit.
-    let w = summary::save_edit(&e.state, C5, &r.text, 1_740_822_000_000, Some("ed170003")).unwrap();
+    let w = summary::save_edit(&e.state, C3, &r.text, 1_740_822_000_000, Some("ed170003")).unwrap();
     assert_eq!(w.view.text, r.text);
 }
