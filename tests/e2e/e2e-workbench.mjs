@@ -13,9 +13,16 @@ import fs from "node:fs";
 import path from "node:path";
 import { Session, check, collectRows, finish, runScenarios, scrollRowIntoView, sleep, startDriver, tempEnv, waitForDemo } from "./driver.mjs";
 
-/** The demo's governing compaction, which drops C4's decision "Budget per load, not per attempt". */
-const C5 = "88eea084";
-const C4 = "984cf606";
+/** The demo's governing compaction (scripts/gen-demo.mjs), which drops C4's decision "Entry API in `allow_at`". */
+const C5 = "57a13fd6";
+const C4 = "fbd4e3dc";
+/** The demo's first compaction (a split turn), its branch summaries with and without a summary above them. */
+const C1 = "e85c1832";
+const BS_AFTER_C4 = "2ec6b75d";
+const BS_FIRST = "0261656c";
+/** The Goal item the e2e edits, and its edited wording. */
+const GOAL_ITEM = "- One token bucket per key";
+const GOAL_EDITED = "- One token bucket (edited in the e2e) per key";
 
 const lines = (f) => fs.readFileSync(f, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
 
@@ -63,12 +70,12 @@ async function scenario(display) {
     const sections = await s.exec(`return [...document.querySelectorAll("#wb-sections .wb-card")].map((c) => c.dataset.section)`);
     check("sections are shown as cards", ["Goal", "Progress › Done", "Progress › In Progress", "Key Decisions", "Next Steps"].every((n) => sections.includes(n)), JSON.stringify(sections));
     const doneCount = await s.text(`.wb-card[data-section="Progress › Done"] .wb-count`);
-    check("the Done card counts its checked items", doneCount.includes("8 items") && doneCount.includes("8/8 checked"), doneCount);
+    check("the Done card counts its checked items", doneCount.includes("12 items") && doneCount.includes("12/12 checked"), doneCount);
     const score = await s.text("#wb-score");
     check("the retention score is shown", /\d+\/\d+ facts/.test(score), score);
     const alarm = await s.text("#wb-alarm");
-    check("the drop alarm lists the lost decision with the previous wording", alarm.includes("Budget per load, not per attempt") && alarm.includes(C4), alarm);
-    check("the move In Progress → Done is listed", alarm.includes("Full jitter") && alarm.includes("In Progress → Progress › Done"), alarm);
+    check("the drop alarm lists the lost decision with the previous wording", alarm.includes("Entry API in") && alarm.includes("cloning it lost every take") && alarm.includes(C4), alarm);
+    check("the move In Progress → Done is listed", alarm.includes("Bound the memory") && alarm.includes("In Progress → Progress › Done"), alarm);
     const author = await s.text(".wb-facts");
     check("who wrote it is shown", author.includes("claude-haiku-4-5"), author);
     await s.exec(`document.getElementById("wb-retention").open = true`);
@@ -80,7 +87,7 @@ async function scenario(display) {
     const n0 = lines(demoFile).length;
     await s.click("#wb-alarm .wb-addback");
     const editor = await s.waitFor("editor", () => s.exec(`const t = document.getElementById("wb-editor"); return t && t.value`));
-    check("Add back opens the editor with the decision restored in its section", editor.includes("Budget per load, not per attempt") && editor.includes("Trait path parser cache") && !editor.includes("## Goal"), editor);
+    check("Add back opens the editor with the decision restored in its section", editor.includes("Entry API in `allow_at`") && editor.includes("Keep the hand-written parser") && !editor.includes("## Goal"), editor);
     await s.screenshot("workbench-20-add-back");
     await key(s, "Escape");
     check("Escape closes the editor", await s.exec(`return !document.getElementById("wb-editor")`));
@@ -89,10 +96,8 @@ async function scenario(display) {
     // 4. Edit the Goal section and save with Ctrl+Enter: one appended compaction entry.
     await s.click(`.wb-card[data-section="Goal"] .wb-card-edit`);
     const body = await s.waitFor("goal editor", () => s.exec(`const t = document.getElementById("wb-editor"); return t && t.value`));
-    check("the section editor holds the section's body only", body.startsWith("Allocator branch trace") && body.includes("- Add a retry budget"), body);
-    await s.exec(`const t = document.getElementById("wb-editor");
-      t.value = t.value.replace("Allocator branch trace widget merge file file the timeout branch timeout!", "Ship the retry budget.").replace("- Add a retry budget to", "- Add a retry budget (edited in the e2e) to");
-      t.focus();`);
+    check("the section editor holds the section's body only", body.startsWith("Per-client rate limits for `throttle`") && body.includes(GOAL_ITEM) && !body.includes("## "), body);
+    await s.exec(`const t = document.getElementById("wb-editor"); t.value = t.value.replace(arguments[0], arguments[1]); t.focus();`, GOAL_ITEM, GOAL_EDITED);
     await s.screenshot("workbench-21-editor");
     await key(s, "Enter", true);
     const edit = await s.waitFor("edit appended", () => {
@@ -101,7 +106,7 @@ async function scenario(display) {
     }, 15_000);
     check("saving appends exactly one compaction entry", lines(demoFile).length === n0 + 1 && edit.type === "compaction", JSON.stringify(edit).slice(0, 200));
     check("the entry records the edit", edit.details?.editedFrom === C5 && edit.details?.editKind === "edit", JSON.stringify(edit.details));
-    check("only the Goal section changed", edit.summary === lines(demoFile).find((e) => e.id === C5).summary.replace("Allocator branch trace widget merge file file the timeout branch timeout!", "Ship the retry budget.").replace("- Add a retry budget to", "- Add a retry budget (edited in the e2e) to"));
+    check("only the Goal section changed", edit.summary === lines(demoFile).find((e) => e.id === C5).summary.replace(GOAL_ITEM, GOAL_EDITED));
     await s.waitFor("workbench of the edit", async () => (await s.exec(`const w = document.getElementById("workbench"); return w && w.dataset.entryId`)) === edit.id, 15_000);
     check("the new entry is the leaf", (await s.text("#status-leaf")) === edit.id);
     const leafRow = await s.waitFor("leaf row", () => s.exec(`const r = document.querySelector('.g-row.m-leaf'); return r && r.dataset.entryId`));
@@ -168,32 +173,33 @@ async function scenario(display) {
     }, 15_000);
     check("Use this appends the alternative as an edit", used.type === "compaction" && used.details?.editKind === "edit" && used.details?.editedFrom === rev.id && lines(demoFile).length === n2 + 1, JSON.stringify(used.details));
     await s.waitFor("workbench of the used alternative", async () => (await s.exec(`const w = document.getElementById("workbench"); return w && w.dataset.entryId`)) === used.id, 15_000);
+    // (the shown text is rendered markdown: inline code loses its backticks)
     const firstLine = used.summary.split("\n").find((l) => l.trim() && !l.startsWith("#")) ?? "";
-    check("the appended text is the alternative shown, and the comparison closed", altText.includes(firstLine.replace(/^[-*]\s+/, "").slice(0, 30)) && !(await s.exec(`return !!document.getElementById("wb-resum-view")`)), firstLine);
+    check("the appended text is the alternative shown, and the comparison closed", altText.includes(firstLine.replace(/^[-*]\s+/, "").replace(/`/g, "").slice(0, 30)) && !(await s.exec(`return !!document.getElementById("wb-resum-view")`)), firstLine);
 
     // 7. A split-turn compaction shows its turn-prefix part apart; a branch summary is not editable.
-    await selectRow(s, "6c2a71bf", "workbench of the split-turn compaction");
+    await selectRow(s, C1, "workbench of the split-turn compaction");
     const prefix = await s.exec(`return [...document.querySelectorAll("#wb-turn-prefix .wb-card")].map((c) => c.dataset.section)`);
     check("the turn-prefix part is shown apart", prefix.length >= 3 && prefix.every((n) => n.startsWith("Turn Context")), JSON.stringify(prefix));
     const mainCards = await s.exec(`return [...document.querySelectorAll("#wb-sections .wb-card")].map((c) => c.dataset.section)`);
     check("and not among the main sections", mainCards.length > 3 && !mainCards.some((n) => n.startsWith("Turn Context")), JSON.stringify(mainCards));
     check("an older compaction cannot be edited here, and says why", (await s.exec(`return document.getElementById("wb-edit-raw").disabled`)) && ((await s.text(".wb-refusal")) || "").length > 10);
     await s.screenshot("workbench-65-split-turn");
-    await selectRow(s, "b29dfc19", "workbench of a branch summary");
+    await selectRow(s, BS_AFTER_C4, "workbench of a branch summary");
     const bs = await s.text(".wb-facts");
     check("a branch summary shows its inferred span", bs.includes("inferred"), bs);
     check("a branch summary is not editable", await s.exec(`return document.getElementById("wb-edit-raw").disabled`));
-    // Its Diff compares with the summary before it on its path (here the compaction 8601bad0), not with itself.
+    // Its Diff compares with the summary before it on its path (here the compaction C4, its parent), not with itself.
     const bsDiff = await s.exec(`const b = document.getElementById("wb-diff"); return { disabled: b.disabled, title: b.title }`);
-    check("a branch summary's Diff is enabled and names what it compares with", !bsDiff.disabled && bsDiff.title.includes("8601bad0"), JSON.stringify(bsDiff));
+    check("a branch summary's Diff is enabled and names what it compares with", !bsDiff.disabled && bsDiff.title.includes(C4), JSON.stringify(bsDiff));
     await s.click("#wb-diff");
     const bsFrom = await s.waitFor("branch summary diff", () => s.exec(`const f = document.getElementById("wb-diff-from"); return f && f.value`));
     const bsTo = await s.exec(`return document.getElementById("wb-diff-to").value`);
-    check("a branch summary is compared with the previous summary on its path by default", bsFrom === "8601bad0" && bsTo === "b29dfc19", `${bsFrom} → ${bsTo}`);
+    check("a branch summary is compared with the previous summary on its path by default", bsFrom === C4 && bsTo === BS_AFTER_C4, `${bsFrom} → ${bsTo}`);
     await s.screenshot("workbench-66-branch-summary");
     await key(s, "Escape");
     // A branch summary with no summary before it on its path: Diff is disabled and says why.
-    await selectRow(s, "7ad0303a", "workbench of the first branch summary");
+    await selectRow(s, BS_FIRST, "workbench of the first branch summary");
     const noDiff = await s.exec(`const b = document.getElementById("wb-diff"); return { disabled: b.disabled, title: b.title }`);
     check("with nothing before it, Diff is disabled with a tooltip saying why", noDiff.disabled && noDiff.title.startsWith("Nothing to compare with"), JSON.stringify(noDiff));
     await s.screenshot("workbench-67-branch-summary-no-diff");
