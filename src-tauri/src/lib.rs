@@ -62,6 +62,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         summary::revert_summary,
         summary::resummarize_summary,
         summary::summary_markers,
+        timeline::get_timeline,
+        timeline::warm_timeline,
     ])
 }
 
@@ -91,6 +93,7 @@ pub fn run() {
             };
             app.manage(commands::keys::SummarizerState::new(data_dir.clone(), summarizer::hooks::ArborSettings::default_path()));
             app.manage(state::AppState::new(state::agent_dir_from_env(), data_dir.clone()));
+            app.manage(commands::timeline::TimelineCache::new());
             commands::library::setup(app, &data_dir);
             Ok(())
         })

@@ -12,6 +12,7 @@ import { hideWorkbench, showWorkbench } from "./summary/workbench";
 import type { WorkbenchDeps } from "./summary/workbench";
 import { initTheme } from "./theme";
 import { initShortcuts } from "./shortcuts";
+import { initTimeline, timelineSelected } from "./timeline";
 import { currentWindow, initWindow, refreshWindow } from "./views/window";
 
 initTheme(document.getElementById("theme-select") as HTMLSelectElement | null);
@@ -124,6 +125,7 @@ async function select(entryId: string): Promise<void> {
     // The window of the session's model at this node (ui/src/views/window.ts).
     if (await refreshWindow(entryId).catch(() => false)) void preview().catch(report);
     await refreshContext();
+    timelineSelected(entryId);
   } catch (e) {
     report(e);
   }
@@ -292,7 +294,7 @@ async function saveBudgets(): Promise<void> {
 
 function showTab(name: string): void {
   document.querySelectorAll<HTMLElement>(".tab").forEach((t) => t.classList.toggle("active", t.dataset.tab === name));
-  for (const p of ["detail", "context", "budgets", "model"]) $(`panel-${p}`).hidden = p !== name;
+  for (const p of ["detail", "context", "budgets", "model", "timeline"]) $(`panel-${p}`).hidden = p !== name;
 }
 
 document.querySelectorAll<HTMLElement>(".tab").forEach((t) => t.addEventListener("click", () => showTab(t.dataset.tab ?? "detail")));
@@ -408,6 +410,16 @@ async function start(): Promise<void> {
     report(e);
   }
 }
+
+// The Timeline tab: the context waterfall (ui/src/timeline).
+initTimeline({
+  session: () => session,
+  selectedId: () => selectedId,
+  jumpTo: (id) => void jumpTo(id).catch(report),
+  contextWindow,
+  reserveTokens: () => budgetsFromForm().reserveTokens,
+  report,
+});
 
 initSummarize({
   selectedId: () => selectedId,

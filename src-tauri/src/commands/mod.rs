@@ -9,3 +9,4 @@ pub mod navigate;
 pub mod sessions;
 pub mod summarize;
 pub mod summary;
+pub mod timeline;

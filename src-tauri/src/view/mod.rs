@@ -7,6 +7,7 @@ pub mod graph;
 pub mod library;
 pub mod sessions;
 pub mod summary;
+pub mod timeline;
 
 /// First `max` UTF-16-ish characters of `s` on one line, for row titles and previews.
 pub fn one_line(s: &str, max: usize) -> String {

@@ -1,0 +1,127 @@
+// Context waterfall benchmark in the real webview (not part of the test run).
+//
+//   node gen-sessions.mjs --entries 100000 --seed 42 --out $DIR/agent/sessions/--p--/s100k.jsonl
+//   ARBOR_BIN=... ARBOR_BENCH_AGENT_DIR=$DIR/agent node tests/e2e/bench-waterfall.mjs
+//
+// Opens the big session, then measures (1) the first draw of the Timeline tab: click on the tab
+// -> command -> chart drawn and painted (the first call on a session reads every entry of the
+// path once; later calls use the kept numbers), (2) a redraw with new budgets (command + draw,
+// the numbers kept), (3) get_timeline alone over IPC, (4) hover: the mousemove handler's work
+// (synchronous, per event) over 400 positions, and event -> next painted frame for a few.
+// Targets: first draw 100 ms, hover 16 ms.
+
+import fs from "node:fs";
+import path from "node:path";
+import { Session, killAll, startDriver, startXvfb, tempEnv } from "./driver.mjs";
+
+const agent = process.env.ARBOR_BENCH_AGENT_DIR;
+if (!agent) throw new Error("set ARBOR_BENCH_AGENT_DIR to an agent dir with one big session");
+
+const stats = (xs) => {
+  const a = [...xs].sort((x, y) => x - y);
+  const q = (p) => a[Math.min(a.length - 1, Math.floor(p * a.length))];
+  return { n: a.length, median: +q(0.5).toFixed(2), p95: +q(0.95).toFixed(2), max: +a[a.length - 1].toFixed(2) };
+};
+
+/** Show the Timeline tab (or nudge the context window) and time it until the chart is painted. */
+const timeDraw = (s, how) =>
+  s.exec(
+    `const box = document.getElementById("timeline");
+     const before = box.dataset.firstDrawMs;
+     delete box.dataset.firstDrawMs;
+     const t0 = performance.now();
+     if (arguments[0] === "tab") document.querySelector('.tab[data-tab="timeline"]').click();
+     else { const w = document.getElementById("context-window"); w.value = String(Number(w.value) + 1000); w.dispatchEvent(new Event("input")); }
+     return new Promise((resolve) => {
+       const poll = () => {
+         if (box.dataset.firstDrawMs) requestAnimationFrame(() => resolve({ paintedMs: performance.now() - t0, commandMs: +box.dataset.commandMs, commandAndDrawMs: +box.dataset.firstDrawMs, chartDrawMs: +box.querySelector(".wf-chart").dataset.drawMs, points: +box.querySelector(".wf-chart").dataset.points, drops: +box.querySelector(".wf-chart").dataset.drops, before }));
+         else setTimeout(poll, 1);
+       };
+       poll();
+     });`,
+    how,
+  );
+
+async function main() {
+  const display = await startXvfb();
+  const { dir, env } = tempEnv("bench-waterfall");
+  env.PI_CODING_AGENT_DIR = agent;
+  const driver = await startDriver(display, env);
+  const s = await Session.start(driver.base);
+  try {
+    await s.cmd("POST", "/timeouts", { script: 300_000 });
+    await s.waitFor("picker", () => s.exec(`return document.querySelectorAll(".session-card").length > 0`), 300_000);
+    const sessionPath = await s.exec(`return document.querySelector(".session-card").dataset.path`);
+    await s.exec(`document.querySelector(".session-card").click()`);
+    await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length > 0`), 120_000);
+    await s.waitFor("leaf selected", async () => !!(await s.exec(`return document.getElementById("detail").dataset.entryId`)), 60_000);
+    await new Promise((r) => setTimeout(r, 1000));
+
+    const first = await timeDraw(s, "tab");
+    await s.screenshot("bench-waterfall-100k");
+    const again = [];
+    for (let i = 0; i < 5; i++) again.push(await timeDraw(s, "budgets"));
+    const cmd = [];
+    for (let i = 0; i < 5; i++) {
+      cmd.push(
+        await s.exec(`const t = performance.now();
+          return window.__TAURI_INTERNALS__.invoke("get_timeline", { entryId: null, contextWindow: 200000, reserveTokens: 16384 }).then(() => performance.now() - t);`),
+      );
+    }
+    // Hover: synthetic mousemoves over the whole width, each timed around its handler.
+    const hover = await s.exec(`
+      const c = document.querySelector("#timeline .wf-chart");
+      const r = c.getBoundingClientRect();
+      const sync = [];
+      for (let k = 0; k < 400; k++) {
+        const x = r.left + 4 + ((k * 7919) % Math.floor(r.width - 8));
+        const t = performance.now();
+        c.dispatchEvent(new MouseEvent("mousemove", { clientX: x, clientY: r.top + 40, bubbles: true }));
+        sync.push(performance.now() - t);
+      }
+      const hoverId = c.dataset.hoverId;
+      const toPaint = [];
+      return new Promise((resolve) => {
+        let k = 0;
+        const one = () => {
+          const x = r.left + 4 + ((k * 104729) % Math.floor(r.width - 8));
+          const t = performance.now();
+          c.dispatchEvent(new MouseEvent("mousemove", { clientX: x, clientY: r.top + 40, bubbles: true }));
+          requestAnimationFrame(() => requestAnimationFrame(() => {
+            toPaint.push(performance.now() - t);
+            if (++k < 30) one(); else resolve({ sync, toPaint, hoverId, tip: c.querySelector(".wf-tip").textContent });
+          }));
+        };
+        one();
+      });`);
+    await s.screenshot("bench-waterfall-100k-hover");
+    const report = {
+      session: path.basename(sessionPath),
+      bytes: fs.statSync(sessionPath).size,
+      points: first.points,
+      drops: first.drops,
+      firstDraw: { clickToPaintedMs: +first.paintedMs.toFixed(1), commandMs: first.commandMs, commandAndDrawMs: first.commandAndDrawMs, chartDrawMs: first.chartDrawMs },
+      redrawWithNewBudgets: {
+        commandAndDrawMs: stats(again.map((a) => a.commandAndDrawMs)),
+        commandMs: stats(again.map((a) => a.commandMs)),
+        chartDrawMs: stats(again.map((a) => a.chartDrawMs)),
+        paintedMs: stats(again.map((a) => a.paintedMs)),
+      },
+      getTimelineCommandMs: stats(cmd),
+      hoverHandlerMs: stats(hover.sync),
+      hoverToSecondFrameMs: stats(hover.toPaint),
+      lastTooltip: hover.tip,
+    };
+    console.log(JSON.stringify(report, null, 2));
+  } finally {
+    await s.end();
+    killAll();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  killAll();
+  process.exit(1);
+});

@@ -1,0 +1,347 @@
+// The context waterfall, drawn on a canvas (no charting library: the graph already draws on a
+// canvas with the theme's variables, the CSP stays strict, and 100k points need per-column
+// min/max downsampling that a generic library would redo on every hover).
+//
+// The base chart (estimate area and line, reported usage dots, compaction drops, threshold and
+// window lines) is drawn once per data, size or theme change. Hover moves a DOM cursor line and
+// a tooltip only: O(1) per event (the point under x is arithmetic, the points being evenly
+// spaced along the path), no redraw.
+
+import type { TimelineView_Serialize as TimelineView } from "../ipc";
+import { cssVar, THEME_EVENT } from "../theme";
+import { clipped, downsample, formatCost, formatCount, pointAt, scaleTop, stepHover, toSeries, xOf, yOf } from "./pure";
+import type { Columns, Series } from "./pure";
+
+const HEIGHT = 240;
+const PAD = { left: 4, right: 4, top: 12, bottom: 6 };
+
+export interface ChartDeps {
+  /** Select the entry on the graph (reveal + select). */
+  select: (entryId: string) => void;
+}
+
+interface Drawn {
+  width: number;
+  est: Columns;
+  use: Columns;
+}
+
+export class WaterfallChart {
+  readonly root: HTMLDivElement;
+  private canvas: HTMLCanvasElement;
+  private cursor: HTMLDivElement;
+  private selMark: HTMLDivElement;
+  private tip: HTMLDivElement;
+  private view: TimelineView | null = null;
+  private series: Series | null = null;
+  private drawn: Drawn | null = null;
+  private hover = -1;
+  /** Scale the y axis to the data instead of the window. */
+  fit = false;
+  /** Time of the last hover's synchronous work (ms), for the benchmark. */
+  lastHoverMs = 0;
+  lastDrawMs = 0;
+
+  constructor(private deps: ChartDeps) {
+    this.root = document.createElement("div");
+    this.root.className = "wf-chart";
+    this.root.tabIndex = 0;
+    this.root.setAttribute("role", "img");
+    this.root.setAttribute("aria-label", "Context along the path: arrows move, Enter selects the entry on the graph");
+    this.canvas = document.createElement("canvas");
+    this.canvas.className = "wf-canvas";
+    this.cursor = document.createElement("div");
+    this.cursor.className = "wf-cursor";
+    this.cursor.hidden = true;
+    this.selMark = document.createElement("div");
+    this.selMark.className = "wf-selected";
+    this.selMark.hidden = true;
+    this.tip = document.createElement("div");
+    this.tip.className = "wf-tip";
+    this.tip.hidden = true;
+    this.root.append(this.canvas, this.selMark, this.cursor, this.tip);
+    // The overlays take no pointer events, so offsetX is always the canvas's.
+    this.root.addEventListener("mousemove", (e) => this.hoverAtX(e.offsetX - PAD.left));
+    this.root.addEventListener("mouseleave", () => this.setHover(-1));
+    this.root.addEventListener("click", (e) => {
+      const i = this.indexAtX(e.offsetX - PAD.left);
+      if (i >= 0) {
+        this.setHover(i);
+        this.choose(i);
+      }
+    });
+    this.root.addEventListener("keydown", (e) => this.key(e));
+    window.addEventListener(THEME_EVENT, () => this.draw());
+    new ResizeObserver(() => {
+      if (this.view && this.plotWidth() !== this.drawn?.width) this.draw();
+    }).observe(this.root);
+  }
+
+  private plotWidth(): number {
+    return Math.max(10, Math.floor(this.root.clientWidth) - PAD.left - PAD.right);
+  }
+
+  private plotHeight(): number {
+    return HEIGHT - PAD.top - PAD.bottom;
+  }
+
+  setData(v: TimelineView): void {
+    this.view = v;
+    this.series = toSeries(v.contextTokens, v.usageTokens);
+    this.hover = -1;
+    this.draw();
+    this.markSelected(v.selectedPos);
+  }
+
+  get data(): TimelineView | null {
+    return this.view;
+  }
+
+  /** Marks a path position as the selected entry (no redraw). */
+  markSelected(pos: number | null): void {
+    const v = this.view;
+    if (!v || pos === null || pos < 0 || pos >= v.ids.length) {
+      this.selMark.hidden = true;
+      this.root.dataset.selectedId = "";
+      return;
+    }
+    this.selMark.hidden = false;
+    this.selMark.style.transform = `translateX(${PAD.left + xOf(pos, v.ids.length, this.plotWidth())}px)`;
+    this.root.dataset.selectedId = v.ids[pos];
+  }
+
+  /** Draws the base chart; records the point, column and drop counts for tests. */
+  draw(): void {
+    const v = this.view;
+    const s = this.series;
+    if (!v || !s) return;
+    const t0 = performance.now();
+    const width = this.plotWidth();
+    const height = this.plotHeight();
+    const dpr = window.devicePixelRatio || 1;
+    const cssW = width + PAD.left + PAD.right;
+    this.canvas.style.width = `${cssW}px`;
+    this.canvas.style.height = `${HEIGHT}px`;
+    this.canvas.width = Math.round(cssW * dpr);
+    this.canvas.height = Math.round(HEIGHT * dpr);
+    const ctx = this.canvas.getContext("2d");
+    if (!ctx) return;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, cssW, HEIGHT);
+    ctx.translate(PAD.left, PAD.top);
+    const col = {
+      line: cssVar("--line", "#2c3946"),
+      accent: cssVar("--accent", "#7fb4e6"),
+      green: cssVar("--green", "#9ad07a"),
+      amber: cssVar("--amber", "#e3b25a"),
+      red: cssVar("--red", "#ea8b7c"),
+      muted: cssVar("--muted", "#98a6b4"),
+    };
+    const max = scaleTop(s, v.scaleMax ?? v.contextWindow, this.fit);
+    const y = (t: number) => yOf(t, max, height);
+    const est = downsample(s.tokens, width);
+    const use = downsample(s.usage, width);
+    const n = s.n;
+
+    // Window and threshold.
+    const hline = (t: number, colour: string, dash: number[], label: string) => {
+      if (t > max) {
+        // Above the fitted scale: say so at the top instead of drawing the line.
+        ctx.fillStyle = colour;
+        ctx.font = "10px system-ui, sans-serif";
+        ctx.textAlign = "left";
+        ctx.fillText(`↑ ${label}`, 2, t === v.contextWindow ? -2 : 9);
+        return;
+      }
+      const yy = Math.round(y(t)) + 0.5;
+      ctx.strokeStyle = colour;
+      ctx.setLineDash(dash);
+      ctx.lineWidth = 1;
+      ctx.beginPath();
+      ctx.moveTo(0, yy);
+      ctx.lineTo(width, yy);
+      ctx.stroke();
+      ctx.setLineDash([]);
+      ctx.fillStyle = colour;
+      ctx.font = "10px system-ui, sans-serif";
+      ctx.textAlign = "right";
+      ctx.fillText(label, width - 2, Math.max(9, yy - 3));
+    };
+    hline(v.contextWindow, col.muted, [], `window ${formatCount(v.contextWindow)}`);
+    hline(v.threshold, col.red, [4, 3], `threshold ${formatCount(v.threshold)}`);
+
+    // Estimate: area under the column maxima, then the min..max band and joins as a line.
+    ctx.globalAlpha = 0.18;
+    ctx.fillStyle = col.accent;
+    ctx.beginPath();
+    ctx.moveTo(0, height);
+    let open = false;
+    for (let c = 0; c < est.count; c++) {
+      if (Number.isNaN(est.max[c])) continue;
+      ctx.lineTo(c + 0.5, y(est.max[c]));
+      open = true;
+    }
+    if (open) {
+      ctx.lineTo(width, height);
+      ctx.closePath();
+      ctx.fill();
+    }
+    ctx.globalAlpha = 1;
+    ctx.strokeStyle = col.accent;
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    let prev = NaN;
+    let columns = 0;
+    for (let c = 0; c < est.count; c++) {
+      if (Number.isNaN(est.min[c])) continue;
+      const x = c + 0.5;
+      if (Number.isNaN(prev)) ctx.moveTo(x, y(est.first[c]));
+      else ctx.lineTo(x, y(est.first[c]));
+      ctx.moveTo(x, y(est.min[c]));
+      ctx.lineTo(x, y(est.max[c]) - (est.min[c] === est.max[c] ? 0.5 : 0));
+      ctx.moveTo(x, y(est.last[c]));
+      prev = est.last[c];
+      columns++;
+    }
+    ctx.stroke();
+
+    // Points above the scale: a red tick on the top edge.
+    ctx.fillStyle = col.red;
+    for (let c = 0; c < est.count; c++) if (est.max[c] > max) ctx.fillRect(c, -4, 1, 4);
+
+    // Reported usage: dots at the column's min and max.
+    ctx.fillStyle = col.green;
+    let dots = 0;
+    for (let c = 0; c < use.count; c++) {
+      if (Number.isNaN(use.min[c])) continue;
+      ctx.fillRect(c - 1, y(use.max[c]) - 1, 3, 3);
+      if (use.min[c] !== use.max[c]) ctx.fillRect(c - 1, y(use.min[c]) - 1, 3, 3);
+      dots++;
+    }
+
+    // Compactions: an amber drop marker at each (several may share a column).
+    ctx.strokeStyle = col.amber;
+    ctx.fillStyle = col.amber;
+    let drops = 0;
+    let lastX = -1;
+    for (const p of v.compactions) {
+      const x = Math.floor(xOf(p, n, width)) + 0.5;
+      drops++;
+      if (x === lastX) continue;
+      lastX = x;
+      const before = p > 0 ? s.tokens[p - 1] : NaN;
+      const after = s.tokens[p];
+      const y0 = Number.isNaN(before) ? 0 : y(before);
+      const y1 = Number.isNaN(after) ? height : y(after);
+      ctx.setLineDash([2, 2]);
+      ctx.beginPath();
+      ctx.moveTo(x, Math.min(y0, y1));
+      ctx.lineTo(x, Math.max(y0, y1));
+      ctx.stroke();
+      ctx.setLineDash([]);
+      ctx.beginPath();
+      ctx.moveTo(x - 3, y1 - 5);
+      ctx.lineTo(x + 3, y1 - 5);
+      ctx.lineTo(x, y1);
+      ctx.closePath();
+      ctx.fill();
+    }
+    this.drawn = { width, est, use };
+    this.lastDrawMs = performance.now() - t0;
+    const d = this.root.dataset;
+    d.points = String(n);
+    d.columns = String(columns);
+    d.usageColumns = String(dots);
+    d.drops = String(drops);
+    d.drawMs = this.lastDrawMs.toFixed(2);
+    d.plotWidth = String(width);
+    d.scaleTop = String(max);
+    this.markSelected(v.selectedPos);
+    if (this.hover >= 0) this.setHover(this.hover);
+  }
+
+  private indexAtX(x: number): number {
+    const v = this.view;
+    if (!v || !this.drawn) return -1;
+    return pointAt(Math.max(0, x), v.ids.length, this.drawn.width);
+  }
+
+  /** Hover at plot x (CSS px). Public for the benchmark. */
+  hoverAtX(x: number): void {
+    this.setHover(this.indexAtX(x));
+  }
+
+  private setHover(i: number): void {
+    const t0 = performance.now();
+    const v = this.view;
+    const s = this.series;
+    this.hover = i;
+    if (!v || !s || i < 0 || !this.drawn) {
+      this.cursor.hidden = true;
+      this.tip.hidden = true;
+      this.root.dataset.hoverId = "";
+      return;
+    }
+    const width = this.drawn.width;
+    const x = PAD.left + xOf(i, s.n, width);
+    this.cursor.hidden = false;
+    this.cursor.style.transform = `translateX(${x}px)`;
+    const kind = kindName(v, i);
+    const t = s.tokens[i];
+    const u = s.usage[i];
+    const c = v.cost[i];
+    const lines = [`${kind} · ${v.ids[i]} · ${i + 1} of ${s.n}`, `context ${formatCount(t)} tokens${noteOf(t, v.scaleMax ?? v.contextWindow)}`];
+    if (!Number.isNaN(u)) lines.push(`reported usage ${formatCount(u)}${noteOf(u, v.scaleMax ?? v.contextWindow)}`);
+    if (c !== null && c !== undefined) lines.push(`cost ${formatCost(c)}`);
+    if (v.kinds[i] === "c" && i > 0) {
+      lines.push(`compaction: ${formatCount(s.tokens[i - 1])} → ${formatCount(t)}`);
+      if (t >= s.tokens[i - 1]) lines.push("(Pi counts the last usage reported before it until the next reply)");
+    }
+    this.tip.textContent = lines.join("\n");
+    this.tip.hidden = false;
+    // Keep the tooltip inside the chart: right of the cursor, or left of it near the right edge.
+    const full = width + PAD.left + PAD.right;
+    const left = x > full / 2;
+    this.tip.style.left = left ? "" : `${x + 8}px`;
+    this.tip.style.right = left ? `${full - x + 8}px` : "";
+    this.tip.style.maxWidth = `${Math.max(120, (left ? x : full - x) - 12)}px`;
+    this.root.dataset.hoverId = v.ids[i];
+    this.root.dataset.hoverPos = String(i);
+    this.lastHoverMs = performance.now() - t0;
+  }
+
+  private choose(i: number): void {
+    const v = this.view;
+    if (!v || i < 0 || i >= v.ids.length) return;
+    this.deps.select(v.ids[i]);
+  }
+
+  private key(e: KeyboardEvent): void {
+    const v = this.view;
+    if (!v || !this.drawn) return;
+    if (e.key === "Enter") {
+      if (this.hover >= 0) this.choose(this.hover);
+      e.preventDefault();
+      return;
+    }
+    const start = this.hover >= 0 ? this.hover : (v.selectedPos ?? -1);
+    const next = stepHover(start, e.key, e.shiftKey, v.ids.length, this.drawn.width);
+    if (next === null) return;
+    e.preventDefault();
+    e.stopPropagation();
+    this.setHover(next);
+  }
+}
+
+function kindName(v: TimelineView, i: number): string {
+  const code = v.kinds[i];
+  for (const [c, name] of v.kindLegend) if (c === code) return name;
+  return "entry";
+}
+
+function noteOf(t: number, scaleMax: number): string {
+  const c = Number.isNaN(t) ? null : clipped(t, scaleMax);
+  if (c === "above") return " (above the chart's scale)";
+  if (c === "below") return " (negative: drawn at 0)";
+  return "";
+}

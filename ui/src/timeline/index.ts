@@ -1,0 +1,167 @@
+// The Timeline tab: the context waterfall of the active path, or of the path to the selected
+// node when it is not on the active path (issue 12 §1). Fetched only while the tab is shown;
+// selecting a node on the charted path just moves the marker.
+
+import { api, call } from "../ipc";
+import type { OpenedSession, TimelineView_Serialize as TimelineView } from "../ipc";
+import { WaterfallChart } from "./chart";
+import { formatCost, formatCount } from "./pure";
+import "./timeline.css";
+
+export interface TimelineDeps {
+  session: () => OpenedSession | null;
+  selectedId: () => string | null;
+  /** Reveal and select an entry on the graph. */
+  jumpTo: (entryId: string) => void;
+  contextWindow: () => number;
+  reserveTokens: () => number;
+  report: (e: unknown) => void;
+}
+
+const FIT_KEY = "arbor.timeline.fit";
+let deps: TimelineDeps | null = null;
+let chart: WaterfallChart | null = null;
+let shownKey = "";
+let seq = 0;
+
+const panel = () => document.getElementById("panel-timeline");
+const box = () => document.getElementById("timeline") as HTMLElement | null;
+const visible = () => panel()?.hidden === false;
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+/** What the chart shows depends on: the file, its leaf and length, the selection, the budgets. */
+function keyOf(): string {
+  const s = deps?.session();
+  if (!deps || !s) return "";
+  return [s.path, s.leafId, s.entryCount, deps.selectedId(), deps.contextWindow(), deps.reserveTokens()].join("|");
+}
+
+export function initTimeline(d: TimelineDeps): void {
+  deps = d;
+  // Shown: draw (the panel was hidden, so its size was unknown).
+  const p = panel();
+  if (p) new MutationObserver(() => visible() && void refreshTimeline()).observe(p, { attributes: true, attributeFilter: ["hidden"] });
+  for (const id of ["context-window", "reserve"]) document.getElementById(id)?.addEventListener("input", () => void refreshTimeline());
+}
+
+let warmedKey = "";
+
+/** After a session opens or grows, read its numbers in the background (in short slices, off the
+ * main thread), so the tab's first draw is only the arithmetic pass. */
+function warm(): void {
+  const s = deps?.session();
+  if (!s) return;
+  const key = [s.path, s.entryCount].join("|");
+  if (key === warmedKey) return;
+  warmedKey = key;
+  void call(api.warmTimeline()).catch(() => (warmedKey = ""));
+}
+
+/** A node was selected: on the charted path the marker moves; elsewhere the chart follows. */
+export function timelineSelected(entryId: string): void {
+  if (!visible()) {
+    warm();
+    return;
+  }
+  const v = chart?.data;
+  const pos = v ? v.ids.indexOf(entryId) : -1;
+  if (v && v.activePath && pos >= 0 && visible() && shownKey.split("|").slice(0, 3).join("|") === keyOf().split("|").slice(0, 3).join("|")) {
+    v.selectedPos = pos;
+    chart?.markSelected(pos);
+    shownKey = keyOf();
+    return;
+  }
+  void refreshTimeline();
+}
+
+/** Fetches and draws when the tab is shown and something it depends on changed. */
+export async function refreshTimeline(force = false): Promise<void> {
+  const b = box();
+  if (!deps || !b || !visible()) return;
+  const key = keyOf();
+  if (!force && key === shownKey) return;
+  const s = deps.session();
+  if (!s) {
+    shownKey = key;
+    b.replaceChildren(el("div", "empty", "Open a session to see its context along a path."));
+    return;
+  }
+  const my = ++seq;
+  const t0 = performance.now();
+  try {
+    const v = await call(api.getTimeline(deps.selectedId(), deps.contextWindow(), deps.reserveTokens()));
+    if (my !== seq) return;
+    const t1 = performance.now();
+    shownKey = key;
+    show(b, v);
+    const t2 = performance.now();
+    b.dataset.commandMs = (t1 - t0).toFixed(1);
+    b.dataset.firstDrawMs = (t2 - t0).toFixed(1);
+  } catch (e) {
+    if (my === seq) deps.report(e);
+  }
+}
+
+function show(b: HTMLElement, v: TimelineView): void {
+  if (v.ids.length === 0) {
+    chart = null;
+    b.replaceChildren(el("div", "empty", "This path is empty: the session has no entries yet."));
+    return;
+  }
+  if (!chart) {
+    chart = new WaterfallChart({ select: (id) => deps?.jumpTo(id) });
+    try {
+      chart.fit = localStorage.getItem(FIT_KEY) === "true";
+    } catch {
+      /* storage unavailable */
+    }
+  }
+  const head = el("div", "wf-head");
+  const what = v.activePath ? "Active path" : "Path to the selected node (not on the active path)";
+  head.append(el("b", undefined, what), el("span", "muted", ` · ${v.ids.length.toLocaleString("en-US")} entries · ${v.compactions.length} compactions`));
+  if (v.totalCost !== null) head.append(el("span", "muted", ` · cost ${formatCost(v.totalCost)}`));
+  const legend = el("div", "wf-legend small");
+  const item = (cls: string, text: string) => {
+    const i = el("span", "wf-key");
+    i.append(el("span", `wf-swatch ${cls}`), document.createTextNode(text));
+    return i;
+  };
+  legend.append(
+    item("wf-s-est", "Pi's estimate"),
+    item("wf-s-use", "reported usage"),
+    item("wf-s-drop", "compaction"),
+    item("wf-s-thr", `threshold ${formatCount(v.threshold)}`),
+    item("wf-s-win", `window ${formatCount(v.contextWindow)}`),
+  );
+  const fit = el("label", "wf-fit small");
+  const box = el("input");
+  box.type = "checkbox";
+  box.id = "wf-fit";
+  box.checked = chart.fit;
+  box.addEventListener("change", () => {
+    if (!chart) return;
+    chart.fit = box.checked;
+    try {
+      localStorage.setItem(FIT_KEY, String(box.checked));
+    } catch {
+      /* storage unavailable: for this window only */
+    }
+    chart.draw();
+  });
+  fit.append(box, document.createTextNode(" Fit to the data (else the scale is the window)"));
+  legend.append(fit);
+  const notes: HTMLElement[] = [];
+  if (v.absurdPoints > 0)
+    notes.push(
+      el("div", "muted small", `${v.absurdPoints} numbers are negative, not numbers, or above 4× the window: they are drawn at the edges; hover shows Pi's value.`),
+    );
+  const help = el("div", "muted small", "Hover or use the arrows (Shift: faster) to read an entry; click or Enter selects it on the graph.");
+  b.replaceChildren(head, legend, chart.root, ...notes, help);
+  chart.setData(v);
+}

@@ -1,0 +1,113 @@
+import { describe, expect, it } from "vitest";
+import { clipped, columnOf, downsample, scaleTop, formatCost, formatCount, pointAt, stepHover, toSeries, xOf, yOf } from "../src/timeline/pure";
+
+describe("waterfall downsampling", () => {
+  it("keeps every column's min and max over 100k points, first and last to join columns", () => {
+    const n = 100_000;
+    const v = new Float64Array(n);
+    for (let i = 0; i < n; i++) v[i] = i % 100; // a saw: each column (250 points) spans two teeth
+    v[54_321] = 5_000_000; // one spike must survive downsampling
+    const c = downsample(v, 400);
+    expect(c.count).toBe(400);
+    const spikeCol = columnOf(54_321, n, 400);
+    expect(c.max[spikeCol]).toBe(5_000_000);
+    let maxOverall = 0;
+    for (let k = 0; k < c.count; k++) {
+      expect(c.min[k]).toBe(0);
+      if (k !== spikeCol) expect(c.max[k]).toBe(99);
+      maxOverall = Math.max(maxOverall, c.max[k]);
+    }
+    expect(maxOverall).toBe(5_000_000);
+    expect(c.first[0]).toBe(0);
+    expect(c.last[c.count - 1]).toBe(v[n - 1]);
+  });
+
+  it("spreads a few points over the width, leaving empty columns NaN, and skips NaN values", () => {
+    const v = new Float64Array([10, NaN, 30]);
+    const c = downsample(v, 100);
+    expect(c.max[0]).toBe(10);
+    expect(c.max[66]).toBe(30);
+    expect(Number.isNaN(c.max[50])).toBe(true); // the NaN point's column draws nothing
+    expect(Number.isNaN(c.max[10])).toBe(true);
+  });
+
+  it("turns nulls and non-finite numbers into NaN, and keeps negatives", () => {
+    const s = toSeries([1, null, -5, 2e300], [null, 3, null, null]);
+    expect(s.n).toBe(4);
+    expect(Array.from(s.tokens)).toEqual([1, NaN, -5, 2e300]);
+    expect(Number.isNaN(s.usage[0])).toBe(true);
+    expect(s.usage[1]).toBe(3);
+  });
+});
+
+describe("waterfall hit-testing", () => {
+  it("finds the point under x in O(1), the inverse of xOf", () => {
+    const n = 77_481;
+    const w = 440;
+    for (const i of [0, 1, 176, 38_000, n - 2, n - 1]) {
+      const x = xOf(i, n, w);
+      const j = pointAt(x, n, w);
+      expect(j).toBe(i);
+    }
+    expect(pointAt(-50, n, w)).toBe(0);
+    expect(pointAt(10_000, n, w)).toBe(n - 1);
+    expect(pointAt(5, 0, w)).toBe(-1);
+    expect(pointAt(123, 1, w)).toBe(0);
+  });
+
+  it("with few points, snaps to the nearest", () => {
+    // 3 points over 90 px: each owns 30 px, drawn at 15, 45, 75.
+    expect(xOf(1, 3, 90)).toBe(45);
+    expect(pointAt(29, 3, 90)).toBe(0);
+    expect(pointAt(31, 3, 90)).toBe(1);
+    expect(pointAt(89, 3, 90)).toBe(2);
+  });
+
+  it("moves the hover with the keys: one entry, one column with Shift, the ends", () => {
+    expect(stepHover(10, "ArrowRight", false, 100, 50)).toBe(11);
+    expect(stepHover(10, "ArrowLeft", false, 100, 50)).toBe(9);
+    expect(stepHover(10, "ArrowRight", true, 100_000, 400)).toBe(260);
+    expect(stepHover(0, "ArrowLeft", false, 100, 50)).toBe(0);
+    expect(stepHover(99, "ArrowRight", false, 100, 50)).toBe(99);
+    expect(stepHover(-1, "ArrowRight", false, 100, 50)).toBe(0);
+    expect(stepHover(-1, "ArrowLeft", false, 100, 50)).toBe(99);
+    expect(stepHover(5, "End", false, 100, 50)).toBe(99);
+    expect(stepHover(5, "Home", false, 100, 50)).toBe(0);
+    expect(stepHover(5, "a", false, 100, 50)).toBeNull();
+    expect(stepHover(5, "ArrowRight", false, 0, 50)).toBeNull();
+  });
+});
+
+describe("waterfall scale", () => {
+  it("clamps absurd numbers to the plot's edges and says which", () => {
+    expect(yOf(0, 1000, 200)).toBe(200);
+    expect(yOf(500, 1000, 200)).toBe(100);
+    expect(yOf(10_000_000, 1000, 200)).toBe(0);
+    expect(yOf(-500, 1000, 200)).toBe(200);
+    expect(yOf(5, 0, 200)).toBe(0); // a zero scale falls back to 1 token
+    expect(clipped(10_000_000, 1000)).toBe("above");
+    expect(clipped(-1, 1000)).toBe("below");
+    expect(clipped(10, 1000)).toBeNull();
+  });
+
+  it("formats counts and costs plainly", () => {
+    expect(formatCount(123456.4)).toBe("123,456");
+    expect(formatCount(-501)).toBe("-501");
+    expect(formatCount(2e300)).toBe("2.000e+300");
+    expect(formatCount(NaN)).toContain("not a number");
+    expect(formatCost(0.012345)).toBe("$0.01235");
+    expect(formatCost(-3)).toBe("-$3");
+    expect(formatCost(0.00000001)).toBe("<$0.0001");
+    expect(formatCost(1234.5)).toBe("$1234.50");
+  });
+});
+
+describe("waterfall fit", () => {
+  it("fits the data below the window, ignoring absurd numbers, or keeps the window", () => {
+    const s = toSeries([100, 9000, -5, 1e9, null], [null, 8000, null, null, null]);
+    expect(scaleTop(s, 200_000, false)).toBe(200_000);
+    expect(scaleTop(s, 200_000, true)).toBeCloseTo(9900);
+    expect(scaleTop(toSeries([null], [null]), 200_000, true)).toBe(200_000);
+    expect(scaleTop(toSeries([150_000, 190_000], [null, null]), 200_000, true)).toBe(200_000);
+  });
+});
