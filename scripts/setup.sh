@@ -6,7 +6,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 APT_PACKAGES=(libwebkit2gtk-4.1-dev build-essential pkg-config file xvfb xauth webkit2gtk-driver
-  dbus gnome-keyring libsecret-tools keyutils imagemagick)
+  dbus gnome-keyring libsecret-tools keyutils imagemagick xclip)
 
 if command -v dpkg-query >/dev/null 2>&1; then
   missing=()

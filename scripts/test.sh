@@ -41,3 +41,4 @@ ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" node "$ROOT/tests/e2e/
 ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" node "$ROOT/tests/e2e/e2e-desktop.mjs"
 ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" node "$ROOT/tests/e2e/e2e-shortcuts.mjs"
 ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" node "$ROOT/tests/e2e/e2e-waterfall.mjs"
+ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" node "$ROOT/tests/e2e/e2e-launch.mjs"

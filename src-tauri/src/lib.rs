@@ -62,6 +62,9 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         summary::revert_summary,
         summary::resummarize_summary,
         summary::summary_markers,
+        launch::launch_subscribe,
+        rename::rename_session,
+        clipboard::copy_text,
         timeline::get_timeline,
         timeline::warm_timeline,
     ])
@@ -81,8 +84,14 @@ pub fn render_bindings() -> String {
 
 pub fn run() {
     let builder = specta_builder();
+    // `arbor FILE.jsonl`: the file to open at start (a relative path is this process's cwd's).
+    let startup = std::env::current_dir().ok().and_then(|cwd| commands::launch::file_arg(std::env::args_os(), &cwd));
     tauri::Builder::default()
+        // First plugin: a second `arbor FILE` hands its argv and cwd to this process and exits.
+        .plugin(tauri_plugin_single_instance::init(commands::launch::second_instance))
+        .manage(commands::launch::LaunchState::new(startup))
         .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_clipboard_manager::init())
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);

@@ -85,11 +85,13 @@ export class Session {
     this.base = base;
     this.id = id;
   }
-  static async start(base) {
+  /** `args`: the app's command line after the program (e.g. a session file to open). */
+  static async start(base, args) {
+    const opts = { application: BIN, ...(args ? { args } : {}) };
     const r = await fetch(`${base}/session`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ capabilities: { alwaysMatch: { browserName: "wry", "tauri:options": { application: BIN } } } }),
+      body: JSON.stringify({ capabilities: { alwaysMatch: { browserName: "wry", "tauri:options": opts } } }),
     });
     const j = await r.json();
     if (!r.ok) throw new Error(`new session failed: ${JSON.stringify(j)}`);

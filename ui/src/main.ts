@@ -12,8 +12,11 @@ import { hideWorkbench, showWorkbench } from "./summary/workbench";
 import type { WorkbenchDeps } from "./summary/workbench";
 import { initTheme } from "./theme";
 import { initShortcuts } from "./shortcuts";
-import { initTimeline, timelineSelected } from "./timeline";
 import { currentWindow, initWindow, refreshWindow } from "./views/window";
+import { startLaunch } from "./session/launch";
+import { initTitleEdit } from "./session/title";
+import { addEntryCopy } from "./session/copy";
+import { initTimeline, timelineSelected } from "./timeline";
 
 initTheme(document.getElementById("theme-select") as HTMLSelectElement | null);
 
@@ -66,7 +69,8 @@ function showSession(s: OpenedSession): void {
   graph.reset(s.totalRows, s.lanes);
 }
 
-async function openPath(path: string | null, demo = false): Promise<void> {
+/** Opens a session (or the demo); false (with the error shown) when it could not be opened. */
+async function openPath(path: string | null, demo = false): Promise<boolean> {
   try {
     const s = await call(demo || path === null ? api.openDemoSession() : api.openSession(path));
     $("picker").hidden = true;
@@ -77,8 +81,10 @@ async function openPath(path: string | null, demo = false): Promise<void> {
     if (s.leafRow !== null) graph.setCursor(s.leafRow, false);
     if (s.leafId) await select(s.leafId);
     await loadBudgets();
+    return true;
   } catch (e) {
     report(e);
+    return false;
   }
 }
 
@@ -116,6 +122,7 @@ async function select(entryId: string): Promise<void> {
   try {
     const d = await call(api.getEntryDetail(entryId));
     $("detail").replaceChildren(renderDetail(d));
+    addEntryCopy($("detail"), d, { notify, report });
     $("detail").dataset.entryId = d.id;
     $("detail").dataset.parentId = d.parentId ?? "";
     ($("label-input") as HTMLInputElement).value = d.label ?? "";
@@ -372,6 +379,7 @@ initShortcuts({
   focusSearch: () => $("search").focus(),
 });
 
+
 // Benchmark hook for the end-to-end benchmark (reads frame times; changes nothing).
 (window as unknown as { arborBench: unknown }).arborBench = {
   frameTimes: () => graph.frameTimes.slice(),
@@ -379,10 +387,25 @@ initShortcuts({
 };
 
 async function start(): Promise<void> {
+  // `arbor FILE.jsonl` opens that session instead of the picker; when it cannot be opened, the
+  // error stays in view and the app goes on as usual (picker or demo). Later `arbor FILE`
+  // launches hand their file to this window (ui/src/session/launch.ts).
+  let startupOpened = false;
+  let startupError: string | null = null;
+  try {
+    const startup = await startLaunch((p) => openPath(p));
+    if (startup) {
+      startupOpened = await openPath(startup);
+      if (!startupOpened) startupError = $("notice").textContent;
+    }
+  } catch (e) {
+    report(e);
+  }
   try {
     await startLibrary({
-      openPath: (p) => openPath(p),
-      openDemo: () => openPath(null, true),
+      skipDefault: () => startupOpened,
+      openPath: async (p) => void (await openPath(p)),
+      openDemo: async () => void (await openPath(null, true)),
       jumpTo,
       currentPath: () => session?.path ?? null,
       // Pi appended to the open session: new rows, same scroll position and selection.
@@ -409,7 +432,22 @@ async function start(): Promise<void> {
   } catch (e) {
     report(e);
   }
+  if (startupError) notify(startupError, "error");
 }
+
+// The session title: click or F2 renames the session (ui/src/session/title.ts).
+initTitleEdit({
+  current: () => session,
+  readOnly: readOnlyBanner,
+  afterRename: async (s) => {
+    showSession(s);
+    if (s.leafRow !== null) graph.setCursor(s.leafRow, false);
+    if (s.leafId) await select(s.leafId);
+    await preview();
+  },
+  notify,
+  report,
+});
 
 // The Timeline tab: the context waterfall (ui/src/timeline).
 initTimeline({

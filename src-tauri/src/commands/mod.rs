@@ -1,11 +1,14 @@
 //! Commands. Each file pairs plain functions over `&AppState` (the command bodies, tested
 //! without a window in tests/app.rs) with `#[tauri::command]` one-liners that map the error.
 pub mod budgets;
+pub mod clipboard;
 pub mod graph;
 pub mod keys;
+pub mod launch;
 pub mod library;
 pub mod model_window;
 pub mod navigate;
+pub mod rename;
 pub mod sessions;
 pub mod summarize;
 pub mod summary;

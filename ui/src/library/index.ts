@@ -30,6 +30,8 @@ export interface LibraryHooks {
   onOpenSessionChanged(s: OpenedSession): Promise<void>;
   notify(text: string, kind?: "info" | "error"): void;
   report(e: unknown): void;
+  /** True when a session was opened at start (`arbor FILE`): then no picker or demo at start. */
+  skipDefault?(): boolean;
 }
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -503,6 +505,7 @@ export async function startLibrary(h: LibraryHooks): Promise<void> {
   if (!status.synced) {
     $("picker").hidden = false;
     const synced = new Promise<void>((r) => syncedWaiters.push(r));
+  if (h.skipDefault?.()) return;
     await refresh();
     await synced;
   }

@@ -16,6 +16,7 @@ import type {
 } from "../ipc";
 import { renderMarkdown } from "../render/markdown";
 import { formatTokens } from "../format";
+import { copyText } from "../session/copy";
 import { addBack, authorLabel, bodyOf, diffCounts, isPlaceholder, replaceSectionBody, scoreLabel, sectionChanged, sectionCounts } from "./pure";
 import "./summary.css";
 
@@ -190,6 +191,9 @@ export class Workbench {
     const re = button("Re-summarize & compare…", () => this.openResummarize());
     re.id = "wb-resummarize";
     actions.appendChild(re);
+    const cp = button("Copy", () => void copyText(v.text, "the summary's markdown", this.deps), "", "Copy the summary's markdown to the clipboard");
+    cp.id = "wb-copy";
+    actions.appendChild(cp);
     if (isVersion && v.history.find((h) => h.entryId === v.entryId)?.kind === "edit") {
       const rv = button(`Revert to original`, () => void this.revert(), "", v.editable ? `Append the text of ${v.history[0].entryId} again` : v.editRefusal ?? "");
       rv.id = "wb-revert";

@@ -1,0 +1,147 @@
+//! Starting on a file: `arbor FILE.jsonl` opens that session instead of the picker, and a second
+//! `arbor FILE2.jsonl` hands its file to the running window (tauri-plugin-single-instance passes
+//! the second process's argv and cwd over D-Bus; that process then exits). The UI subscribes
+//! with a channel (no event permission needed) and opens what it is given with the ordinary
+//! `open_session`, so a missing or non-session file gives the usual error and nothing is lost.
+
+use crate::error::IpcResult;
+use serde::Serialize;
+use specta::Type;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use tauri::ipc::Channel;
+use tauri::State;
+
+/// A file to open, from a second launch of `arbor FILE`.
+#[derive(Debug, Clone, Serialize, Type, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct LaunchRequest {
+    pub path: String,
+}
+
+/// Where requests go once the UI has subscribed; `false` means the receiver is gone.
+pub type LaunchSink = Arc<dyn Fn(LaunchRequest) -> bool + Send + Sync>;
+
+/// The session file named on a command line (`argv[0]` is the program), resolved against `cwd`:
+/// the first argument that is not an option (`-x`, `--flag`; everything after `--` counts), or
+/// a `file://` URI as a desktop environment passes for `%U`. `None` when there is none.
+pub fn file_arg<I, S>(argv: I, cwd: &Path) -> Option<PathBuf>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut options_done = false;
+    for a in argv.into_iter().skip(1) {
+        let a = a.as_ref();
+        let s = a.to_string_lossy();
+        if !options_done && s == "--" {
+            options_done = true;
+            continue;
+        }
+        if !options_done && s.starts_with('-') && s.len() > 1 {
+            continue;
+        }
+        if s.is_empty() {
+            continue;
+        }
+        let p = match s.strip_prefix("file://") {
+            Some(rest) => PathBuf::from(percent_decode(rest.strip_prefix("localhost").unwrap_or(rest))),
+            None => PathBuf::from(a),
+        };
+        return Some(if p.is_absolute() { p } else { cwd.join(p) });
+    }
+    None
+}
+
+/// `%XX` escapes of a `file://` URI path decoded as bytes (invalid escapes are kept as they are).
+fn percent_decode(s: &str) -> std::ffi::OsString {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push(h << 4 | l);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt;
+        std::ffi::OsString::from_vec(out)
+    }
+    #[cfg(not(unix))]
+    {
+        String::from_utf8_lossy(&out).into_owned().into()
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    /// The file to open when the UI subscribes (the command line's, or a later launch's before
+    /// the UI was ready: the newest wins).
+    pending: Option<PathBuf>,
+    sink: Option<LaunchSink>,
+}
+
+/// Managed by the app: the file of the command line until the UI takes it, then the UI's channel.
+#[derive(Default)]
+pub struct LaunchState {
+    inner: Mutex<Inner>,
+}
+
+impl LaunchState {
+    pub fn new(startup: Option<PathBuf>) -> LaunchState {
+        LaunchState { inner: Mutex::new(Inner { pending: startup, sink: None }) }
+    }
+
+    /// The UI subscribes (at start, and again after a reload): returns the file it should open
+    /// now, once, and sends later launches' files to `sink`.
+    pub fn subscribe(&self, sink: LaunchSink) -> Option<String> {
+        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        g.sink = Some(sink);
+        g.pending.take().map(|p| p.display().to_string())
+    }
+
+    /// A second launch named `path`: the subscribed UI gets it now; before the UI subscribed (or
+    /// when its channel is gone) it waits for the next subscription.
+    pub fn request(&self, path: PathBuf) {
+        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let req = LaunchRequest { path: path.display().to_string() };
+        let delivered = g.sink.as_ref().is_some_and(|s| s(req));
+        if !delivered {
+            g.sink = None;
+            g.pending = Some(path);
+        }
+    }
+}
+
+/// The single-instance callback: the running app gets the second process's argv and cwd. The
+/// window comes to the front, and the file named (relative to the second process's cwd) opens.
+pub fn second_instance<R: tauri::Runtime>(app: &tauri::AppHandle<R>, argv: Vec<String>, cwd: String) {
+    use tauri::Manager;
+    if let Some(w) = app.get_webview_window("main") {
+        let _ = w.unminimize();
+        let _ = w.show();
+        let _ = w.set_focus();
+    }
+    if let Some(path) = file_arg(&argv, Path::new(&cwd)) {
+        if let Some(st) = app.try_state::<LaunchState>() {
+            st.request(path);
+        }
+    }
+}
+
+/// The UI's subscription: returns the file to open now (the command line's), if any; files of
+/// later launches arrive on `on_open`.
+#[tauri::command]
+#[specta::specta]
+pub fn launch_subscribe(launch: State<'_, LaunchState>, on_open: Channel<LaunchRequest>) -> IpcResult<Option<String>> {
+    Ok(launch.subscribe(Arc::new(move |r| on_open.send(r).is_ok())))
+}
