@@ -165,7 +165,7 @@ fn cancelling_the_index_pass_keeps_what_was_indexed_and_resume_indexes_the_rest(
     assert_eq!(files as usize, N);
     assert!((indexed as usize) < N || full_text_left > 0, "the pass stopped early: {indexed} indexed, {full_text_left} without full text");
     let st = lib.status();
-    assert!(st.cancelled && st.synced, "{st:?}");
+    assert!(st.cancelled && st.synced && st.full_text_left == full_text_left, "{st:?}");
     // what was indexed is listed; nothing more arrives while cancelled
     let listed = lib_cmd::listing(&lib, &app, &ListingQuery::default()).unwrap().sessions.len();
     assert_eq!(listed, indexed as usize);

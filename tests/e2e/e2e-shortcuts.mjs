@@ -1,8 +1,9 @@
 // End-to-end test of issue 12 item 7 in the real window, under Xvfb: keyboard shortcuts and the
 // `?` overlay (ui/src/shortcuts.ts), the context window of the session's model from Pi's model
-// table with an override, and the one-time keyring notice (no Secret Service here).
+// table with an override, the one-time keyring notice (no Secret Service here), and cancelling
+// and resuming the first index pass from the session picker.
 //
-//   ARBOR_BIN=/path/to/arbor node tests/e2e/e2e-shortcuts.mjs [keys|window|keyring]
+//   ARBOR_BIN=/path/to/arbor node tests/e2e/e2e-shortcuts.mjs [keys|window|keyring|cancel]
 //
 // Screenshots go to tests/artifacts/shortcuts-*.png (gitignored).
 
@@ -187,8 +188,65 @@ async function keyringScenario(display) {
   }
 }
 
+/** Many small sessions, so that the first index pass lasts long enough to cancel it. */
+function manySessions(agentDir, n) {
+  const dir = path.join(agentDir, "sessions", "--home-dev-many--");
+  fs.mkdirSync(dir, { recursive: true });
+  for (let i = 0; i < n; i++) {
+    const id = `01960000-0000-7000-8000-${String(i).padStart(12, "0")}`;
+    const lines = [JSON.stringify({ type: "session", version: 3, id, timestamp: "2025-04-02T10:00:00.000Z", cwd: "/home/dev/many" })];
+    let parent = null;
+    for (let k = 0; k < 150; k++) {
+      const eid = (k + 1).toString(16).padStart(8, "0");
+      const message = k % 2 === 0 ? { role: "user", content: `question ${k} of session ${i} about the tokenizer`, timestamp: 1743588001000 } : { role: "assistant", content: [{ type: "text", text: `answer ${k}: we changed the lexer` }], provider: "anthropic", model: "claude-sonnet-4-5", timestamp: 1743588001000 };
+      lines.push(JSON.stringify({ type: "message", id: eid, parentId: parent, timestamp: `2025-04-02T10:${String(Math.floor(k / 60)).padStart(2, "0")}:${String(k % 60).padStart(2, "0")}.000Z`, message }));
+      parent = eid;
+    }
+    fs.writeFileSync(path.join(dir, `2025-04-02T10-00-00-000Z_s${i}.jsonl`), lines.join("\n") + "\n");
+  }
+}
+
+async function cancelScenario(display) {
+  const { dir, env } = tempEnv("shortcuts-cancel");
+  const N = 4000;
+  manySessions(env.PI_CODING_AGENT_DIR, N);
+  const driver = await startDriver(display, env);
+  const s = await Session.start(driver.base);
+  try {
+    const visible = await s.waitFor("Cancel beside the progress", () => s.exec(`const b = document.getElementById("lib-cancel-index"); return b && !b.hidden && !document.getElementById("picker").hidden ? true : null`), 20_000).catch(() => false);
+    if (visible !== true) {
+      check("a Cancel button shows beside the indexing progress", false, await s.text("#lib-status"));
+      return;
+    }
+    const progress = await s.text("#lib-status");
+    check("a Cancel button shows beside the indexing progress", /indexing/i.test(progress) && progress.includes("Cancel"), progress);
+    await s.click("#lib-cancel-index");
+    const st = await s.waitFor("cancelled", async () => {
+      const c = await s.exec(`return document.getElementById("lib-status").dataset.cancelled`);
+      return c === "true" ? s.text("#lib-status") : null;
+    }, 20_000);
+    const n = Number(/(\d+) sessions indexed/.exec(st)?.[1] ?? NaN);
+    const left = Number(/(\d+) of them not searchable yet/.exec(st)?.[1] ?? 0);
+    check("the picker says indexing was cancelled and what stays", st.includes("Indexing cancelled") && st.includes("next start") && n >= 0 && (n < N || left > 0), st);
+    check("Resume indexing is offered, Cancel is gone", await s.exec(`return !document.getElementById("lib-resume-index").hidden && document.getElementById("lib-cancel-index").hidden`));
+    const note = await s.text("#notice");
+    check("the notice says so", note.includes("Indexing cancelled") && note.includes("Resume indexing"), note);
+    await s.screenshot("shortcuts-07-index-cancelled");
+    await s.click("#lib-resume-index");
+    const done = await s.waitFor("the resumed pass", async () => {
+      const r = await s.exec(`const l = document.getElementById("lib-status"); return l.dataset.synced === "true" && l.dataset.cancelled === "false" ? l.textContent : null`);
+      return r;
+    }, 120_000);
+    check("Resume indexing indexes the rest", done.includes(`${N} sessions indexed`), done);
+    await s.screenshot("shortcuts-08-index-resumed");
+  } finally {
+    await finish(s, driver, dir);
+  }
+}
+
 await runScenarios("e2e-shortcuts", [
   ["keys", keysScenario],
   ["window", windowScenario],
   ["keyring", keyringScenario],
+  ["cancel", cancelScenario],
 ]);

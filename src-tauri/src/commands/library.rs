@@ -142,6 +142,7 @@ impl LibraryState {
             let mut st = lock(&self.status);
             st.synced = false;
             st.cancelled = false;
+            st.full_text_left = 0;
             st.done = 0;
             st.total = 0;
         }
@@ -235,6 +236,7 @@ impl LibraryState {
         let mut st = lock(&self.status);
         st.synced = false;
         st.cancelled = false;
+        st.full_text_left = 0;
         st.done = 0;
         st.total = 0;
         Ok(st.clone())
@@ -275,6 +277,7 @@ impl LibraryState {
                 let mut st = lock(&self.status);
                 st.synced = true;
                 st.cancelled = false;
+                st.full_text_left = 0;
                 st.full_text = false;
                 st.done = report.files as u32;
                 st.total = report.files as u32;
@@ -289,6 +292,7 @@ impl LibraryState {
                 st.cancelled = true;
                 st.full_text = false;
                 st.files = indexed;
+                st.full_text_left = full_text_left;
                 st.last_pass_ms = None;
                 LibraryUiEvent::Cancelled { files: report.files as u32, indexed, full_text_left }
             }

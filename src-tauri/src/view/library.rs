@@ -149,6 +149,8 @@ pub struct IndexStatus {
     /// The user cancelled the full pass: what it indexed stays, the rest waits for "Resume
     /// indexing" or the next start (`synced` is then true: nothing is running).
     pub cancelled: bool,
+    /// After a cancel: sessions listed whose full text is not indexed yet (search misses them).
+    pub full_text_left: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]

@@ -576,6 +576,8 @@ export type IndexStatus_Deserialize = {
 	 *  indexing" or the next start (`synced` is then true: nothing is running).
 	 */
 	cancelled: boolean,
+	/**  After a cancel: sessions listed whose full text is not indexed yet (search misses them). */
+	fullTextLeft: number,
 };
 
 /**  Where the index stands: the first pass's progress, notices for the user, errors. */
@@ -599,6 +601,8 @@ export type IndexStatus_Serialize = {
 	 *  indexing" or the next start (`synced` is then true: nothing is running).
 	 */
 	cancelled: boolean,
+	/**  After a cancel: sessions listed whose full text is not indexed yet (search misses them). */
+	fullTextLeft: number,
 };
 
 export type IpcError = {

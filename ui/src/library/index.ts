@@ -217,7 +217,10 @@ function renderStatus(): void {
   if (!status) return;
   const parts: string[] = [];
   const p = progressText(status);
-  if (status.cancelled) parts.push(`Indexing cancelled: ${status.files} sessions indexed; the rest is indexed on the next start or with Resume indexing`);
+  if (status.cancelled) {
+    const left = status.fullTextLeft ? `, ${status.fullTextLeft} of them not searchable yet` : "";
+    parts.push(`Indexing cancelled: ${status.files} sessions indexed${left}; the rest is indexed on the next start or with Resume indexing`);
+  }
   else parts.push(p ?? `${status.files} sessions indexed${status.lastPassMs !== null ? ` in ${(status.lastPassMs / 1000).toFixed(1)} s` : ""} · index ${status.dbPath}`);
   if (status.errors.length) parts.push(`${status.errors.length} problem(s): ${status.errors.slice(-2).join("; ")}`);
   const line = $("lib-status");
@@ -457,7 +460,7 @@ function onEvent(ev: LibraryUiEvent): void {
       scheduleRefresh();
       break;
     case "cancelled":
-      if (status) status = { ...status, synced: true, cancelled: true, fullText: false, files: ev.indexed, lastPassMs: null };
+      if (status) status = { ...status, synced: true, cancelled: true, fullText: false, files: ev.indexed, fullTextLeft: ev.fullTextLeft, lastPassMs: null };
       renderStatus();
       hooks.notify(
         `Indexing cancelled: ${ev.indexed} of ${ev.files} sessions are indexed${ev.fullTextLeft ? ` (${ev.fullTextLeft} of them not yet searchable)` : ""}. The rest is indexed on the next start, or now with "Resume indexing" in the session picker.`,
