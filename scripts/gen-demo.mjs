@@ -94,7 +94,10 @@ let leaf = null;
 let counter = 0;
 const digest = (s) => crypto.createHash("sha256").update(`arbor-demo/${s}`).digest();
 
-function newId() {
+/** A fresh id; `key` names an entry added after the first version of the story, so that it does
+ * not shift the ids (and tool call ids) of everything after it. */
+function newId(key) {
+  if (key) return digest(`entry-${key}`).toString("hex").slice(0, 8);
   for (;;) {
     const id = digest(`entry-${counter++}`).toString("hex").slice(0, 8);
     if (!byId.has(id)) return id;
@@ -154,9 +157,9 @@ function modelChange(provider, modelId) {
   return append({ type: "model_change", id: newId(), parentId: leaf, timestamp: iso(clock), provider, modelId });
 }
 
-function thinkingLevel(level) {
+function thinkingLevel(level, key) {
   wait(0.6);
-  return append({ type: "thinking_level_change", id: newId(), parentId: leaf, timestamp: iso(clock), thinkingLevel: level });
+  return append({ type: "thinking_level_change", id: newId(key), parentId: leaf, timestamp: iso(clock), thinkingLevel: level });
 }
 
 function sessionName(name) {
@@ -948,6 +951,11 @@ compaction({
   history:
     "## Goal\nPer-client rate limits for `throttle`, a Rust CLI that rate-limits stdin lines:\n- One token bucket per key, e.g. the client IP of access-log lines like `2025-02-28T17:04:11Z 10.0.0.7 GET /api/items 200`\n- `--key-field N` in the CLI\n- `--stats`: per-key counts on stderr\n\n## Constraints & Preferences\n- Never change the public API of `throttle::Limiter` (the ingest service links against it)\n- Keep `cargo test` green after every step\n- No new dependencies (`clap` was tried on a branch and rejected)\n- `--stats` output only with `--key-field`\n\n## Progress\n### Done\n- [x] `KeyedLimiter` in `src/keyed.rs`: `new(rate, burst)`, `allow(key)`, `allow_at(key, now)`, `len()`; one `TokenBucket` per key\n- [x] `src/lib.rs` gained only `mod keyed;` and `pub use keyed::KeyedLimiter;`\n- [x] Fixed `burst_is_per_key`: `allow_at` took the token from a clone of the bucket and never stored it back\n- [x] 12 tests pass (label `keyed-green`)\n- [x] Restored `Cargo.toml`, `Cargo.lock` and `src/args.rs` from git (the `clap` change from the abandoned branch was still on disk)\n- [x] `src/args.rs`: `Opts.key_field: Option<usize>`, `--key-field` parsed with `0` rejected, `USAGE` updated\n- [x] `src/main.rs`: `Limiter` without the flag, `KeyedLimiter` keyed by the N-th field with it\n- [x] `--key-field N` in the CLI; output without it is byte-for-byte unchanged (`cmp` with `tests/data/sample.log`)\n- [x] `--stats`: `KeyStats { passed, dropped }` and `KeyedLimiter::stats()` (most drops first, in a map of its own); `main.rs` prints the top 10 to stderr; 14 tests pass\n\n### In Progress\n- [ ] Bound the memory of `KeyedLimiter` (it never forgets a client)\n\n### Blocked\n- (none)\n\n## Key Decisions\n- **`KeyedLimiter` beside `Limiter`, not a change to it**: the ingest service's API must not move\n- **Entry API in `allow_at`**: `buckets.entry(key).or_insert_with(..)` updates the stored bucket; cloning it lost every take\n- **Keep the hand-written parser**: zero dependencies matter more than a generated `--help`\n- **Counts in their own map**: buckets can be trimmed later without losing `--stats` numbers\n\n## Next Steps\n1. Bound the memory of `KeyedLimiter`\n2. Commit the per-key work\n\n## Critical Context\n- `TokenBucket::take(now, n)` refills with `as_secs_f64` and starts full\n- Tests use `allow_at` with explicit `Instant`s\n- `src/lib.rs` and `src/keyed.rs` are this branch's uncommitted work and were kept\n- The kept part edits `src/args.rs` and `src/main.rs`, then runs the tests and compares the output without `--key-field` with `tests/data/sample.log`\n- In `tests/data/sample.log` 10.0.0.7 is the noisy client (212 of 217 lines dropped with `--rate 2 --burst 5`)",
 });
+
+// The user raises the thinking level for the design question that comes next. (So the user's
+// message that starts the abandoned branch below does not hang under the compaction itself.)
+wait(40);
+thinkingLevel("high", "thinking-high");
 
 // Turn 5, first try: a sweeper thread (abandoned).
 const turn5Text = "Now the memory. Long-running throttles see millions of client IPs, so `KeyedLimiter` must not keep every key forever. Evict idle keys.";

@@ -50,7 +50,7 @@ fn empty_agent_dir_lists_nothing_and_demo_opens_rich() {
     assert!(listing.groups.is_empty());
     let opened = sessions::open_demo(&e.state).unwrap();
     assert!(opened.is_demo);
-    assert_eq!(opened.entry_count, 112, "the demo's entries (scripts/gen-demo.mjs)");
+    assert_eq!(opened.entry_count, 113, "the demo's entries (scripts/gen-demo.mjs)");
     assert!(opened.lanes >= 2, "the demo has branches");
     let w = graph::window(&e.state, 0, opened.total_rows).unwrap();
     let has = |m: &str| w.rows.iter().any(|r| r.marks.iter().any(|x| x == m));

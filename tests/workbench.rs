@@ -160,14 +160,14 @@ fn graph_span_counts_are_the_engines_span() {
         let engine = session_engine::summary::span(&s, s.index_of(&r.entry_id).unwrap());
         assert_eq!((r.span, v.span.count), (engine.entry_ids.len() as u32, engine.entry_ids.len() as u32), "compaction {}", r.entry_id);
     }
-    assert_eq!(compactions.iter().find(|r| r.entry_id == C3).unwrap().span, 22);
+    assert_eq!(compactions.iter().find(|r| r.entry_id == C3).unwrap().span, 23);
     // A compaction off the active path has its span too (the graph used to show none): continue
     // on the abandoned sweeper branch, which leaves C3 off the path.
     navigate::continue_from(&e.state, ABANDONED_USER).unwrap();
     let w = graph::window(&e.state, 0, sessions::describe(&e.state).unwrap().total_rows).unwrap();
     let r3 = w.rows.iter().find(|r| r.entry_id == C3).expect("C3 has a row");
     assert!(!r3.marks.iter().any(|m| m == "active"), "C3 is off the active path now: {:?}", r3.marks);
-    assert_eq!(r3.span, 22, "and keeps its span");
+    assert_eq!(r3.span, 23, "and keeps its span");
 }
 
 /// The Diff button's default: an edit's original, a compaction's previous compaction, a branch

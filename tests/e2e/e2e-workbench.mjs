@@ -189,7 +189,7 @@ async function scenario(display) {
     const bs = await s.text(".wb-facts");
     check("a branch summary shows its inferred span", bs.includes("inferred"), bs);
     check("a branch summary is not editable", await s.exec(`return document.getElementById("wb-edit-raw").disabled`));
-    // Its Diff compares with the summary before it on its path (here the compaction C4, its parent), not with itself.
+    // Its Diff compares with the summary before it on its path (here the compaction C4), not with itself.
     const bsDiff = await s.exec(`const b = document.getElementById("wb-diff"); return { disabled: b.disabled, title: b.title }`);
     check("a branch summary's Diff is enabled and names what it compares with", !bsDiff.disabled && bsDiff.title.includes(C4), JSON.stringify(bsDiff));
     await s.click("#wb-diff");
