@@ -62,6 +62,10 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         summary::revert_summary,
         summary::resummarize_summary,
         summary::summary_markers,
+        export::export_default_path,
+        export::pick_export_path,
+        export::export_session,
+        export::cancel_export,
         launch::launch_subscribe,
         rename::rename_session,
         clipboard::copy_text,
@@ -101,6 +105,7 @@ pub fn run() {
                 None => app.path().app_data_dir()?,
             };
             app.manage(commands::keys::SummarizerState::new(data_dir.clone(), summarizer::hooks::ArborSettings::default_path()));
+            app.manage(commands::export::ExportState::default());
             app.manage(state::AppState::new(state::agent_dir_from_env(), data_dir.clone()));
             app.manage(commands::timeline::TimelineCache::new());
             commands::library::setup(app, &data_dir);

@@ -17,6 +17,7 @@ import { startLaunch } from "./session/launch";
 import { initTitleEdit } from "./session/title";
 import { addEntryCopy } from "./session/copy";
 import { initTimeline, timelineSelected } from "./timeline";
+import { initExport, openExport } from "./export/dialog";
 
 initTheme(document.getElementById("theme-select") as HTMLSelectElement | null);
 
@@ -379,6 +380,8 @@ initShortcuts({
   focusSearch: () => $("search").focus(),
 });
 
+initExport({ selectedId: () => selectedId, hasSession: () => session !== null, notify });
+$("btn-export").addEventListener("click", openExport);
 
 // Benchmark hook for the end-to-end benchmark (reads frame times; changes nothing).
 (window as unknown as { arborBench: unknown }).arborBench = {

@@ -2,6 +2,7 @@
 //! without a window in tests/app.rs) with `#[tauri::command]` one-liners that map the error.
 pub mod budgets;
 pub mod clipboard;
+pub mod export;
 pub mod graph;
 pub mod keys;
 pub mod launch;

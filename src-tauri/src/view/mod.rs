@@ -3,6 +3,7 @@
 pub mod budgets;
 pub mod context;
 pub mod detail;
+pub mod export;
 pub mod graph;
 pub mod library;
 pub mod sessions;

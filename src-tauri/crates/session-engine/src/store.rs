@@ -327,6 +327,70 @@ pub fn create_session_file(path: &Path, lines: &[String]) -> Result<(), StoreErr
     res.map_err(|e| StoreError::Io { path: p, source: e })
 }
 
+/// Whether two paths name the same file (same device and inode; canonical paths elsewhere).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return x.dev() == y.dev() && x.ino() == y.ino();
+        }
+    }
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Why `write_new_file` wrote nothing at `out`.
+#[derive(Debug)]
+pub enum NewFileError {
+    /// `out` exists (or appeared while writing) and `replace` was not asked for.
+    Exists,
+    /// `out` is a folder.
+    IsDir,
+    /// Writing failed (or `body` failed, e.g. cancelled); the partial file was removed.
+    Io(std::io::Error),
+}
+
+/// Writes a new file (an export, not a session file) through a buffered writer into a hidden
+/// temporary file beside `out`, synced, which then takes `out`'s name: linked when `replace` is
+/// false (so a file that appeared meanwhile is never replaced), renamed over it otherwise. On any
+/// error, including one `body` returns, the temporary file is removed and `out` is untouched.
+pub fn write_new_file<T>(out: &Path, replace: bool, body: impl FnOnce(&mut dyn Write) -> std::io::Result<T>) -> Result<T, NewFileError> {
+    if out.is_dir() {
+        return Err(NewFileError::IsDir);
+    }
+    if out.exists() && !replace {
+        return Err(NewFileError::Exists);
+    }
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let base = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "export".into());
+    let tmp = dir.join(format!(".{base}.arbor-tmp-{}", std::process::id()));
+    let res = (|| -> Result<T, NewFileError> {
+        let f = OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(NewFileError::Io)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        let v = body(&mut w).map_err(NewFileError::Io)?;
+        let f = w.into_inner().map_err(|e| NewFileError::Io(e.into_error()))?;
+        f.sync_all().map_err(NewFileError::Io)?;
+        if replace {
+            std::fs::rename(&tmp, out).map_err(NewFileError::Io)?;
+        } else {
+            std::fs::hard_link(&tmp, out)
+                .map_err(|e| if e.kind() == std::io::ErrorKind::AlreadyExists { NewFileError::Exists } else { NewFileError::Io(e) })?;
+            let _ = std::fs::remove_file(&tmp);
+        }
+        Ok(v)
+    })();
+    if res.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    res
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,6 +422,29 @@ mod tests {
         create_session_file(&p, std::slice::from_ref(&header)).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), format!("{header}\n"));
         assert_eq!(header, r#"{"type":"session","version":3,"id":"019550ef-1280-7e3a-9c34-90cb73af3be4","timestamp":"2025-03-01T09:00:00.000Z","cwd":"/p"}"#);
+    }
+
+    #[test]
+    fn a_new_file_is_whole_or_absent_and_never_replaces_unasked() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("e.html");
+        let n = write_new_file(&out, false, |w| w.write_all(b"one").map(|_| 3)).unwrap();
+        assert_eq!((n, std::fs::read(&out).unwrap()), (3, b"one".to_vec()));
+        assert!(matches!(write_new_file(&out, false, |w| w.write_all(b"two")), Err(NewFileError::Exists)));
+        assert!(matches!(write_new_file(dir.path(), true, |w| w.write_all(b"x")), Err(NewFileError::IsDir)));
+        // A body that fails (a cancelled export) leaves neither the file nor a temporary.
+        let cancelled = dir.path().join("c.html");
+        let r = write_new_file(&cancelled, false, |w| {
+            w.write_all(b"partial")?;
+            Err::<(), _>(std::io::Error::new(std::io::ErrorKind::Interrupted, "cancelled"))
+        });
+        assert!(matches!(r, Err(NewFileError::Io(e)) if e.kind() == std::io::ErrorKind::Interrupted));
+        assert!(!cancelled.exists());
+        write_new_file(&out, true, |w| w.write_all(b"two")).unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), b"two");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        assert_eq!(names, vec!["e.html".to_string()], "no temporary file is left behind");
+        assert!(same_file(&out, &dir.path().join(".").join("e.html")) && !same_file(&out, &cancelled));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! itself). Without `--out` it goes to stdout. Big files report progress on stderr.
 use super::CmdResult;
 use session_engine::export::{export, Format, Scope};
+use session_engine::store::{same_file, write_new_file, NewFileError};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -35,20 +36,6 @@ pub struct ExportArgs {
 
 /// Files above this size report progress on stderr.
 const PROGRESS_MIN_BYTES: u64 = 16 << 20;
-
-fn same_file(a: &Path, b: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
-            return x.dev() == y.dev() && x.ino() == y.ino();
-        }
-    }
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    }
-}
 
 pub fn run(args: ExportArgs) -> CmdResult {
     let format = match args.format.as_str() {
@@ -99,40 +86,15 @@ pub fn run(args: ExportArgs) -> CmdResult {
             export(&s, scope, format, &title, &mut w, &mut progress).and_then(|_| w.flush()).map_err(|e| format!("cannot write the export to stdout: {e}"))?;
         }
         Some(out) => {
-            let dir = match out.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-                _ => PathBuf::from("."),
-            };
-            let base = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "export".into());
-            let tmp = dir.join(format!(".{base}.arbor-tmp-{}", std::process::id()));
-            let res = (|| -> Result<(), String> {
-                let f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| io_err(out, e))?;
-                let mut w = BufWriter::with_capacity(1 << 20, f);
-                export(&s, scope, format, &title, &mut w, &mut progress).map_err(|e| io_err(out, e))?;
-                let f = w.into_inner().map_err(|e| io_err(out, e.into_error()))?;
-                f.sync_all().map_err(|e| io_err(out, e))?;
-                if args.force {
-                    if same_file(out, &args.file) {
-                        return Err(format!("{} is the session file itself; nothing was written.", out.display()));
-                    }
-                    std::fs::rename(&tmp, out).map_err(|e| io_err(out, e))?;
-                } else {
-                    // A link never replaces a file that appeared meanwhile.
-                    std::fs::hard_link(&tmp, out).map_err(|e| {
-                        if e.kind() == std::io::ErrorKind::AlreadyExists {
-                            format!("{} appeared while exporting; nothing was written. Pass --force to replace it.", out.display())
-                        } else {
-                            io_err(out, e)
-                        }
-                    })?;
-                    let _ = std::fs::remove_file(&tmp);
-                }
-                Ok(())
-            })();
-            if res.is_err() {
-                let _ = std::fs::remove_file(&tmp);
+            // Checked again just before writing: the session file is never the target.
+            if args.force && same_file(out, &args.file) {
+                return Err(format!("{} is the session file itself; nothing was written.", out.display()));
             }
-            res?;
+            write_new_file(out, args.force, |w| export(&s, scope, format, &title, w, &mut progress)).map_err(|e| match e {
+                NewFileError::Exists => format!("{} appeared while exporting; nothing was written. Pass --force to replace it.", out.display()),
+                NewFileError::IsDir => format!("{} is a folder; nothing was written. Give --out a file name.", out.display()),
+                NewFileError::Io(e) => io_err(out, e),
+            })?;
             if big {
                 eprintln!("arbor-cli: wrote {}", out.display());
             }

@@ -1,0 +1,234 @@
+//! Export from the app (issue 12 item 2): the open session, the branch to a node, or the context
+//! at a node, as Markdown or one self-contained HTML file (`session_engine::export`, the same
+//! code as `arbor-cli export`). The export reads the session file again on a worker thread, so the
+//! open session stays usable while a big file exports; progress streams through a channel and
+//! `cancel_export` stops it. The file is written by `store::write_new_file`: whole or not at all,
+//! and an existing file is replaced only when the user confirmed it.
+use crate::error::{AppError, IpcResult};
+use crate::state::AppState;
+use crate::view::export::{ExportDone, ExportFormat, ExportProgress, ExportScope};
+use session_engine::export::{export, Format, Scope};
+use session_engine::store::{same_file, write_new_file, NewFileError};
+use session_engine::Session;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use tauri::ipc::Channel;
+use tauri::State;
+
+/// The running export's cancel flag (one export at a time).
+#[derive(Default)]
+pub struct ExportState {
+    running: Mutex<Option<Arc<AtomicBool>>>,
+}
+
+/// What an export needs from the open session, taken under the lock and then released.
+pub struct ExportJob {
+    pub file: PathBuf,
+    pub title: String,
+    /// The node the scope is about (Arbor's leaf when none was given).
+    pub node: Option<String>,
+    pub scope: ExportScope,
+    pub format: ExportFormat,
+}
+
+impl ExportJob {
+    pub fn from_open(state: &AppState, scope: ExportScope, entry_id: Option<&str>, format: ExportFormat) -> Result<ExportJob, AppError> {
+        state.with_open(|o| {
+            let node = match entry_id {
+                Some(id) => Some(o.session.index_of(id).map(|_| id.to_string()).ok_or_else(|| AppError::UnknownEntry(id.to_string()))?),
+                None => o.leaf.map(|i| o.session.id(i).to_string()),
+            };
+            let file_name = o.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let title = match o.session.name() {
+                Some(n) => format!("{n} ({file_name})"),
+                None => file_name,
+            };
+            Ok(ExportJob { file: o.path.clone(), title, node, scope, format })
+        })
+    }
+
+    /// Where the export goes unless the user picks another place: the documents folder (else
+    /// the home folder, else beside the session), named after the session and the scope.
+    pub fn default_path(&self, documents: Option<PathBuf>) -> PathBuf {
+        let stem = self.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "session".into());
+        let short = |id: &Option<String>| id.as_deref().map(|i| i.chars().take(8).collect::<String>()).unwrap_or_default();
+        let name = match self.scope {
+            ExportScope::Session => stem,
+            ExportScope::Branch => format!("{stem}-branch-{}", short(&self.node)),
+            ExportScope::Context => format!("{stem}-context-{}", short(&self.node)),
+        };
+        let ext = match self.format {
+            ExportFormat::Markdown => "md",
+            ExportFormat::Html => "html",
+        };
+        let dir = documents.or_else(|| self.file.parent().map(Path::to_path_buf)).unwrap_or_else(|| PathBuf::from("."));
+        dir.join(format!("{name}.{ext}"))
+    }
+
+    /// Reads the session file, exports it to `out` and reports progress (bytes of the export's
+    /// input done, total). `cancel` stops it between writes; nothing is left at `out` then.
+    pub fn run(&self, out: &Path, replace: bool, cancel: &AtomicBool, progress: &mut dyn FnMut(u64, u64)) -> Result<ExportDone, AppError> {
+        let started = Instant::now();
+        if out.as_os_str().is_empty() {
+            return Err(AppError::BadInput("choose where to save the export".into()));
+        }
+        if same_file(out, &self.file) {
+            return Err(AppError::Refused(format!("{} is the session file itself; choose another name", out.display())));
+        }
+        let s = Session::open(&self.file)?;
+        let leaf = match &self.node {
+            Some(id) => Some(s.index_of(id).ok_or_else(|| AppError::UnknownEntry(id.clone()))?),
+            None => s.file_leaf(),
+        };
+        let scope = match self.scope {
+            ExportScope::Session => Scope::Session { leaf },
+            ExportScope::Branch => Scope::Branch { leaf },
+            ExportScope::Context => Scope::Context { leaf },
+        };
+        let format = match self.format {
+            ExportFormat::Markdown => Format::Markdown,
+            ExportFormat::Html => Format::Html,
+        };
+        let mut bytes = 0u64;
+        let res = write_new_file(out, replace, |w| {
+            let mut w = Cancellable { inner: w, cancel, written: &mut bytes };
+            export(&s, scope, format, &self.title, &mut w, progress)
+        });
+        let stats = res.map_err(|e| match e {
+            NewFileError::Exists => {
+                AppError::Refused(format!("{} already exists; nothing was written (confirm to replace it, or choose another name)", out.display()))
+            }
+            NewFileError::IsDir => AppError::BadInput(format!("{} is a folder; give the export a file name", out.display())),
+            NewFileError::Io(_) if cancel.load(Ordering::Relaxed) => {
+                AppError::Refused("export cancelled; nothing was written".into())
+            }
+            NewFileError::Io(source) => AppError::Io { what: format!("writing {}", out.display()), source },
+        })?;
+        Ok(ExportDone {
+            path: out.display().to_string(),
+            entries: stats.entries as u32,
+            branches: stats.branches as u32,
+            bytes: bytes as f64,
+            ms: started.elapsed().as_secs_f64() * 1e3,
+        })
+    }
+}
+
+/// A writer that fails once the cancel flag is set, and counts bytes.
+struct Cancellable<'a> {
+    inner: &'a mut dyn Write,
+    cancel: &'a AtomicBool,
+    written: &'a mut u64,
+}
+
+impl Write for Cancellable<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.cancel.load(Ordering::Relaxed) {
+            // Not `Interrupted`: `write_all` retries that kind forever.
+            return Err(std::io::Error::other("export cancelled"));
+        }
+        let n = self.inner.write(buf)?;
+        *self.written += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The path the export dialog proposes for this scope and format.
+#[tauri::command]
+#[specta::specta]
+pub fn export_default_path(
+    app: tauri::AppHandle,
+    state: State<'_, AppState>,
+    scope: ExportScope,
+    entry_id: Option<String>,
+    format: ExportFormat,
+) -> IpcResult<String> {
+    use tauri::Manager;
+    let job = ExportJob::from_open(&state, scope, entry_id.as_deref(), format)?;
+    let docs = app.path().document_dir().ok().filter(|d| d.is_dir()).or_else(|| app.path().home_dir().ok());
+    Ok(job.default_path(docs).display().to_string())
+}
+
+/// The native save dialog ("Browse…" in the export dialog); None when the user cancelled it.
+#[tauri::command]
+#[specta::specta]
+pub async fn pick_export_path(app: tauri::AppHandle, suggested: String) -> IpcResult<Option<String>> {
+    use tauri_plugin_dialog::DialogExt;
+    let p = PathBuf::from(&suggested);
+    let mut d = app.dialog().file().add_filter("Markdown", &["md"]).add_filter("HTML", &["html"]);
+    if let Some(dir) = p.parent().filter(|d| d.is_dir()) {
+        d = d.set_directory(dir);
+    }
+    if let Some(name) = p.file_name() {
+        d = d.set_file_name(name.to_string_lossy());
+    }
+    Ok(d.blocking_save_file().and_then(|p| p.into_path().ok()).map(|p| p.display().to_string()))
+}
+
+/// Exports on a worker thread; progress goes to `on_progress` (at most about every 1%).
+#[tauri::command]
+#[specta::specta]
+#[allow(clippy::too_many_arguments)]
+pub async fn export_session(
+    state: State<'_, AppState>,
+    exports: State<'_, ExportState>,
+    scope: ExportScope,
+    entry_id: Option<String>,
+    format: ExportFormat,
+    path: String,
+    replace: bool,
+    on_progress: Channel<ExportProgress>,
+) -> IpcResult<ExportDone> {
+    let job = ExportJob::from_open(&state, scope, entry_id.as_deref(), format)?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let mut g = exports.running.lock().unwrap_or_else(|p| p.into_inner());
+        if g.is_some() {
+            return Err(AppError::Refused("an export is already running; wait for it or cancel it".into()).into());
+        }
+        *g = Some(cancel.clone());
+    }
+    let out = store_path(&path);
+    let flag = cancel.clone();
+    let res = tauri::async_runtime::spawn_blocking(move || {
+        let mut last = u64::MAX;
+        let mut progress = |done: u64, total: u64| {
+            let pct = if total == 0 { 100 } else { done.saturating_mul(100) / total };
+            if pct != last {
+                last = pct;
+                let _ = on_progress.send(ExportProgress { done: done as f64, total: total as f64 });
+            }
+        };
+        job.run(&out, replace, &flag, &mut progress)
+    })
+    .await;
+    *exports.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    match res {
+        Ok(r) => Ok(r?),
+        Err(e) => Err(AppError::Refused(format!("the export stopped unexpectedly ({e}); nothing was written")).into()),
+    }
+}
+
+/// `~/x` as the user typed it in the path field.
+fn store_path(p: &str) -> PathBuf {
+    session_engine::store::expand_tilde(p.trim())
+}
+
+/// Stops the running export; false when none runs.
+#[tauri::command]
+#[specta::specta]
+pub fn cancel_export(exports: State<'_, ExportState>) -> bool {
+    match exports.running.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        Some(f) => {
+            f.store(true, Ordering::Relaxed);
+            true
+        }
+        None => false,
+    }
+}
