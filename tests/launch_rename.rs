@@ -119,6 +119,22 @@ fn a_startup_file_that_is_not_a_session_gives_the_usual_error_and_changes_nothin
     assert_eq!(sessions::describe(&e.state).unwrap().path, demo.path);
 }
 
+#[test]
+fn a_run_with_its_own_data_dir_has_its_own_single_instance_name() {
+    use arbor_app::commands::launch::{instance_dbus_id, APP_IDENTIFIER};
+    let conf: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(root().join("tauri.conf.json")).unwrap()).unwrap();
+    assert_eq!(conf["identifier"], APP_IDENTIFIER);
+    let a = instance_dbus_id("/tmp/arbor-e2e-a/data".as_ref());
+    assert_eq!(a, instance_dbus_id("/tmp/arbor-e2e-a/data".as_ref()), "both launches of one run agree");
+    assert_ne!(a, instance_dbus_id("/tmp/arbor-e2e-b/data".as_ref()), "two runs never meet");
+    assert!(a.starts_with("dev.arbor.app.d") && a.len() == "dev.arbor.app.d".len() + 16, "{a}");
+    // A D-Bus name element: letters, digits, _ or -, not starting with a digit.
+    for el in a.split('.') {
+        assert!(!el.is_empty() && !el.starts_with(|c: char| c.is_ascii_digit()), "{a}");
+        assert!(el.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'), "{a}");
+    }
+}
+
 // ---- the .deb: "Open with Arbor" for .jsonl files --------------------------------------------
 
 #[test]

@@ -92,7 +92,7 @@ pub fn run() {
     let startup = std::env::current_dir().ok().and_then(|cwd| commands::launch::file_arg(std::env::args_os(), &cwd));
     tauri::Builder::default()
         // First plugin: a second `arbor FILE` hands its argv and cwd to this process and exits.
-        .plugin(tauri_plugin_single_instance::init(commands::launch::second_instance))
+        .plugin(commands::launch::single_instance_plugin())
         .manage(commands::launch::LaunchState::new(startup))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_clipboard_manager::init())

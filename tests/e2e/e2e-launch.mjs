@@ -73,7 +73,7 @@ function launch(args, cwd, env, timeout = 30_000) {
     own.push(p.pid);
     let err = "";
     p.stderr.on("data", (x) => (err += x));
-    const t = setTimeout(() => resolve({ code: "still running", err }), timeout);
+    const t = setTimeout(() => resolve({ code: "still running", err, pid: p.pid }), timeout);
     p.on("exit", (code) => {
       clearTimeout(t);
       resolve({ code, err });
@@ -143,6 +143,19 @@ async function launchScenario(display) {
     }, 10_000).catch((e) => String(e));
     check("the window says the file could not be opened, naming it", err.includes("no-such-session.jsonl"), err);
     check("and keeps the session that was open", (await titlePath(s)) === fileB, await titlePath(s));
+
+    // A launch with another data dir (another profile, another test run) on the same bus is an
+    // Arbor of its own: it keeps running and the window here does not change.
+    const otherData = path.join(dir, "other-data");
+    fs.mkdirSync(otherData);
+    const other = await launch([fileA], dir, { ...fullEnv, ARBOR_DATA_DIR: otherData }, 6000);
+    check("a launch with another ARBOR_DATA_DIR does not hand over (it runs on its own)", other.code === "still running", `${other.code} ${other.err.slice(-300)}`);
+    if (other.pid) {
+      try {
+        process.kill(-other.pid, "SIGKILL");
+      } catch {}
+    }
+    check("and the window here keeps its session", (await titlePath(s)) === fileB, await titlePath(s));
 
     // 4. Rename from the title: Escape cancels, an empty name is refused, Enter saves.
     const linesBefore = lines(fileB).length;

@@ -122,6 +122,33 @@ impl LaunchState {
     }
 }
 
+/// The D-Bus name under which the single instance is found when `ARBOR_DATA_DIR` is set (tests, a
+/// second profile): one per data dir, so such a run never hands its file to another Arbor (a
+/// developer's own window) and two test runs never meet. Without it, the plugin's default (the
+/// app's identifier) is used. The name is the identifier plus a hash of the dir.
+pub fn instance_dbus_id(data_dir: &OsStr) -> String {
+    // FNV-1a: stable across runs and Rust versions (the std hasher is neither promised).
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in data_dir.as_encoded_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{APP_IDENTIFIER}.d{h:016x}")
+}
+
+/// tauri.conf.json's `identifier` (a test keeps them equal).
+pub const APP_IDENTIFIER: &str = "dev.arbor.app";
+
+/// The single-instance plugin: a second launch hands its argv and cwd to the running app (over
+/// the session bus on Linux) and exits.
+pub fn single_instance_plugin<R: tauri::Runtime>() -> tauri::plugin::TauriPlugin<R> {
+    let b = tauri_plugin_single_instance::Builder::new().callback(second_instance);
+    match std::env::var_os("ARBOR_DATA_DIR") {
+        Some(d) => b.dbus_id(instance_dbus_id(&d)).build(),
+        None => b.build(),
+    }
+}
+
 /// The single-instance callback: the running app gets the second process's argv and cwd. The
 /// window comes to the front, and the file named (relative to the second process's cwd) opens.
 pub fn second_instance<R: tauri::Runtime>(app: &tauri::AppHandle<R>, argv: Vec<String>, cwd: String) {
