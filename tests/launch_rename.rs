@@ -155,7 +155,7 @@ fn the_deb_associates_jsonl_files_and_its_desktop_entry_takes_files() {
     let t = std::fs::read_to_string(&template).unwrap();
     let exec: Vec<&str> = t.lines().filter(|l| l.starts_with("Exec=")).collect();
     assert_eq!(exec, ["Exec={{exec}} %F"], "the file paths are passed");
-    assert!(t.contains("{{#if mime_type}}\nMimeType={{mime_type}}\n{{/if}}"), "MimeType= from the associations");
+    assert!(t.contains("{{#if mime_type}}\nMimeType={{mime_type}};\n{{/if}}"), "MimeType= from the associations, a list ending in ;");
     for key in ["Name={{name}}", "Icon={{icon}}", "Type=Application", "Categories={{categories}}"] {
         assert!(t.lines().any(|l| l == key), "{key} kept from Tauri's template");
     }
