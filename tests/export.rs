@@ -29,7 +29,7 @@ fn not_cancelled() -> AtomicBool {
 }
 
 /// Every id in the session, in file order.
-fn ids(file: &PathBuf) -> Vec<String> {
+fn ids(file: &std::path::Path) -> Vec<String> {
     let s = session_engine::Session::open(file).unwrap();
     (0..s.len()).map(|i| s.id(i).to_string()).filter(|i| !i.is_empty()).collect()
 }

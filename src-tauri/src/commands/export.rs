@@ -199,7 +199,7 @@ pub async fn export_session(
     let res = tauri::async_runtime::spawn_blocking(move || {
         let mut last = u64::MAX;
         let mut progress = |done: u64, total: u64| {
-            let pct = if total == 0 { 100 } else { done.saturating_mul(100) / total };
+            let pct = done.saturating_mul(100).checked_div(total).unwrap_or(100);
             if pct != last {
                 last = pct;
                 let _ = on_progress.send(ExportProgress { done: done as f64, total: total as f64 });

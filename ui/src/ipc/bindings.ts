@@ -1412,18 +1412,20 @@ export type SummaryWrite_Serialize = {
 export type TimelineView = TimelineView_Serialize | TimelineView_Deserialize;
 
 export type TimelineView_Deserialize = {
-	/**  Entry ids along the path, root first. */
-	ids: string[],
+	/**  Points on the path, root first. */
+	count: number,
+	/**  Entry ids along the path joined by `\n` (an id holding a newline is empty here). */
+	ids: string,
 	/**  One character per point; the legend is `kind_legend`. */
 	kinds: string,
 	/**  `[code, name]` pairs for `kinds`. */
 	kindLegend: ([string, string])[],
-	/**  Pi's estimate with that entry as the leaf; null where Pi's number is not finite. */
-	contextTokens: (number | null)[],
-	/**  The usage an assistant message reports and Pi counts; null elsewhere (or not finite). */
-	usageTokens: (number | null)[],
-	/**  `usage.cost.total` where the message carries it. */
-	cost: (number | null)[],
+	/**  Pi's estimate with each entry as the leaf: base64 of little-endian f64s. */
+	contextTokens: string,
+	/**  The usage an assistant message reports and Pi counts (NaN elsewhere): base64 f64s. */
+	usageTokens: string,
+	/**  `usage.cost.total` where the message carries it (NaN elsewhere): base64 f64s. */
+	cost: string,
 	/**  Path positions of the compactions (the drops). */
 	compactions: number[],
 	/**  Sum of the costs on the path; null when no message carries one. */
@@ -1438,8 +1440,8 @@ export type TimelineView_Deserialize = {
 	 */
 	scaleMax: number | null,
 	/**
-	 *  Points whose numbers Pi would not produce for a sane session: not finite, negative, or
-	 *  above 4× the window.
+	 *  Numbers Pi would not produce for a sane session: not finite, negative, or above 4× the
+	 *  window.
 	 */
 	absurdPoints: number,
 	/**  The path is Arbor's active path (root to leaf); otherwise the path to `entry_id`. */
@@ -1450,18 +1452,20 @@ export type TimelineView_Deserialize = {
 };
 
 export type TimelineView_Serialize = {
-	/**  Entry ids along the path, root first. */
-	ids: string[],
+	/**  Points on the path, root first. */
+	count: number,
+	/**  Entry ids along the path joined by `\n` (an id holding a newline is empty here). */
+	ids: string,
 	/**  One character per point; the legend is `kind_legend`. */
 	kinds: string,
 	/**  `[code, name]` pairs for `kinds`. */
 	kindLegend: ([string, string])[],
-	/**  Pi's estimate with that entry as the leaf; null where Pi's number is not finite. */
-	contextTokens: (number | null)[],
-	/**  The usage an assistant message reports and Pi counts; null elsewhere (or not finite). */
-	usageTokens: (number | null)[],
-	/**  `usage.cost.total` where the message carries it. */
-	cost: (number | null)[],
+	/**  Pi's estimate with each entry as the leaf: base64 of little-endian f64s. */
+	contextTokens: string,
+	/**  The usage an assistant message reports and Pi counts (NaN elsewhere): base64 f64s. */
+	usageTokens: string,
+	/**  `usage.cost.total` where the message carries it (NaN elsewhere): base64 f64s. */
+	cost: string,
 	/**  Path positions of the compactions (the drops). */
 	compactions: number[],
 	/**  Sum of the costs on the path; null when no message carries one. */
@@ -1476,8 +1480,8 @@ export type TimelineView_Serialize = {
 	 */
 	scaleMax: number | null,
 	/**
-	 *  Points whose numbers Pi would not produce for a sane session: not finite, negative, or
-	 *  above 4× the window.
+	 *  Numbers Pi would not produce for a sane session: not finite, negative, or above 4× the
+	 *  window.
 	 */
 	absurdPoints: number,
 	/**  The path is Arbor's active path (root to leaf); otherwise the path to `entry_id`. */
