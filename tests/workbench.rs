@@ -73,7 +73,7 @@ fn view_shows_sections_files_span_author_alarm_and_retention() {
     assert_eq!(in_progress.items[0].checked, Some(false));
     assert_eq!(v.modified_files, vec!["src/args.rs", "src/bucket.rs", "src/keyed.rs", "src/lib.rs", "src/main.rs"]);
     assert!(v.read_files.is_empty(), "every file read was modified too: {:?}", v.read_files);
-    assert_eq!(v.tokens_before, Some(8722.0));
+    assert_eq!(v.tokens_before, Some(8719.0));
     assert!(v.first_kept_found);
     assert_eq!(v.author, "model");
     assert_eq!(v.author_detail, "anthropic claude-haiku-4-5");
