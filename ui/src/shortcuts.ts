@@ -18,7 +18,7 @@ export interface KeyMatch {
   shift?: boolean;
 }
 
-export type Owner = "app" | "graph" | "workbench" | "main";
+export type Owner = "app" | "graph" | "workbench" | "main" | "title";
 
 export interface Shortcut {
   id: string;
@@ -76,6 +76,7 @@ export function shortcutTable(tabs: TabInfo[]): Shortcut[] {
     { id: "graph-parent", keys: "←", what: "Go to the parent entry", where: "graph", owner: "graph", eventKeys: ["ArrowLeft"] },
     { id: "graph-leaf", keys: "l", what: "Go to the leaf", where: "graph", owner: "graph", eventKeys: ["l"] },
     { id: "graph-zoom", keys: "+ / −", what: "Zoom in / out", where: "graph", owner: "graph", eventKeys: ["+", "-"] },
+    { id: "rename", keys: "F2", what: "Rename the session (edit its title; Enter saves, Escape cancels)", where: "not while typing", owner: "title", eventKeys: ["F2"] },
     { id: "wb-save", keys: "Ctrl+Enter", what: "Save the edited summary section", where: "summary editor", owner: "workbench", eventKeys: ["Enter"] },
     { id: "wb-close", keys: "Escape", what: "Close the summary editor or comparison", where: "summary editor", owner: "workbench", eventKeys: ["Escape"] },
   ];

@@ -47,6 +47,7 @@ describe("shortcut table", () => {
     graph: readFileSync(resolve(__dirname, "../src/graph/view.ts"), "utf8"),
     workbench: readFileSync(resolve(__dirname, "../src/summary/workbench.ts"), "utf8"),
     main: readFileSync(resolve(__dirname, "../src/main.ts"), "utf8"),
+    title: readFileSync(resolve(__dirname, "../src/session/title.ts"), "utf8"),
   };
   for (const s of table.filter((x) => x.owner !== "app")) {
     it(`${s.owner} handles ${s.id} (${s.eventKeys?.join(", ")})`, () => {
