@@ -505,10 +505,10 @@ export async function startLibrary(h: LibraryHooks): Promise<void> {
   status = await call(api.librarySubscribe(ch));
   if (status.notices.length) hooks.notify(status.notices.join(" "), "error");
   renderStatus();
+  if (h.skipDefault?.()) return;
   if (!status.synced) {
     $("picker").hidden = false;
     const synced = new Promise<void>((r) => syncedWaiters.push(r));
-  if (h.skipDefault?.()) return;
     await refresh();
     await synced;
   }
