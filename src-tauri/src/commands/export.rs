@@ -102,9 +102,7 @@ impl ExportJob {
                 AppError::Refused(format!("{} already exists; nothing was written (confirm to replace it, or choose another name)", out.display()))
             }
             NewFileError::IsDir => AppError::BadInput(format!("{} is a folder; give the export a file name", out.display())),
-            NewFileError::Io(_) if cancel.load(Ordering::Relaxed) => {
-                AppError::Refused("export cancelled; nothing was written".into())
-            }
+            NewFileError::Io(_) if cancel.load(Ordering::Relaxed) => AppError::Refused("export cancelled; nothing was written".into()),
             NewFileError::Io(source) => AppError::Io { what: format!("writing {}", out.display()), source },
         })?;
         Ok(ExportDone {
