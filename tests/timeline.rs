@@ -7,6 +7,7 @@ use arbor_app::commands::{navigate, sessions};
 use arbor_app::state::AppState;
 use arbor_app::view::timeline::TimelineView;
 use session_engine::context::{build_context, estimate_context};
+use session_engine::timeline::f64s_from_base64;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -54,8 +55,58 @@ fn same(a: Option<f64>, want: f64) -> bool {
     }
 }
 
+/// The view with its compact columns decoded (the UI does the same in ui/src/timeline/pure.ts).
+#[derive(Debug)]
+#[allow(dead_code)]
+struct D {
+    ids: Vec<String>,
+    kinds: String,
+    context_tokens: Vec<Option<f64>>,
+    usage_tokens: Vec<Option<f64>>,
+    cost: Vec<Option<f64>>,
+    compactions: Vec<u32>,
+    total_cost: Option<f64>,
+    context_window: u32,
+    reserve_tokens: u32,
+    threshold: u32,
+    scale_max: f64,
+    absurd_points: u32,
+    active_path: bool,
+    selected_pos: Option<u32>,
+    leaf_id: Option<String>,
+}
+
+fn nums(b64: &str, n: usize) -> Vec<Option<f64>> {
+    let xs = f64s_from_base64(b64).expect("base64 of f64s");
+    assert_eq!(xs.len(), n, "one number per point");
+    xs.into_iter().map(|x| (!x.is_nan()).then_some(x)).collect()
+}
+
+fn dec(v: &TimelineView) -> D {
+    let n = v.count as usize;
+    let ids: Vec<String> = if n == 0 { Vec::new() } else { v.ids.split('\n').map(str::to_string).collect() };
+    assert_eq!(ids.len(), n);
+    D {
+        ids,
+        kinds: v.kinds.clone(),
+        context_tokens: nums(&v.context_tokens, n),
+        usage_tokens: nums(&v.usage_tokens, n),
+        cost: nums(&v.cost, n),
+        compactions: v.compactions.clone(),
+        total_cost: v.total_cost,
+        context_window: v.context_window,
+        reserve_tokens: v.reserve_tokens,
+        threshold: v.threshold,
+        scale_max: v.scale_max,
+        absurd_points: v.absurd_points,
+        active_path: v.active_path,
+        selected_pos: v.selected_pos,
+        leaf_id: v.leaf_id.clone(),
+    }
+}
+
 /// Every point equals Pi's estimate at that entry; the arrays have one element per point.
-fn check_against_pi(state: &AppState, v: &TimelineView) {
+fn check_against_pi(state: &AppState, v: &D) {
     let n = v.ids.len();
     assert_eq!(v.kinds.chars().count(), n);
     assert_eq!(v.context_tokens.len(), n);
@@ -72,7 +123,7 @@ fn demo_active_path_matches_pi_and_marks_compactions() {
     let e = env();
     let opened = sessions::open_demo(&e.state).unwrap();
     let cache = TimelineCache::new();
-    let v = timeline(&e.state, &cache, None, 24_000, 4_000, BIG).unwrap();
+    let v = dec(&timeline(&e.state, &cache, None, 24_000, 4_000, BIG).unwrap());
     assert!(v.active_path);
     assert_eq!(v.leaf_id, opened.leaf_id);
     assert_eq!(v.ids.last(), opened.leaf_id.as_ref(), "the active path ends at the leaf");
@@ -109,7 +160,7 @@ fn a_node_off_the_active_path_gets_its_own_path_and_one_on_it_keeps_the_active_p
     let e = env();
     let p = open_copy(&e, "branch-simple-siblings.jsonl");
     let cache = TimelineCache::new();
-    let active = timeline(&e.state, &cache, None, 200_000, 16_384, BIG).unwrap();
+    let active = dec(&timeline(&e.state, &cache, None, 200_000, 16_384, BIG).unwrap());
     let (on, off) = e
         .state
         .with_open(|o| {
@@ -119,11 +170,11 @@ fn a_node_off_the_active_path_gets_its_own_path_and_one_on_it_keeps_the_active_p
             Ok((s.id(path[1]).to_string(), s.id(off).to_string()))
         })
         .unwrap();
-    let v_on = timeline(&e.state, &cache, Some(&on), 200_000, 16_384, BIG).unwrap();
+    let v_on = dec(&timeline(&e.state, &cache, Some(&on), 200_000, 16_384, BIG).unwrap());
     assert!(v_on.active_path);
     assert_eq!(v_on.ids, active.ids);
     assert_eq!(v_on.selected_pos, Some(1));
-    let v_off = timeline(&e.state, &cache, Some(&off), 200_000, 16_384, BIG).unwrap();
+    let v_off = dec(&timeline(&e.state, &cache, Some(&off), 200_000, 16_384, BIG).unwrap());
     assert!(!v_off.active_path);
     assert_eq!(v_off.ids.last(), Some(&off));
     assert_eq!(v_off.selected_pos, Some(v_off.ids.len() as u32 - 1));
@@ -142,20 +193,20 @@ fn corpus_sessions_match_pi_filled_in_small_slices_and_after_an_append() {
         let cache = TimelineCache::new();
         // A zero budget fills the cache one step (3 entries) per slice, letting go of the
         // session between.
-        let sliced = timeline_in_steps(&e.state, &cache, None, 128_000, 16_384, Duration::ZERO, 3).unwrap();
+        let sliced = dec(&timeline_in_steps(&e.state, &cache, None, 128_000, 16_384, Duration::ZERO, 3).unwrap());
         check_against_pi(&e.state, &sliced);
-        let cached = timeline(&e.state, &cache, None, 128_000, 16_384, BIG).unwrap();
+        let cached = dec(&timeline(&e.state, &cache, None, 128_000, 16_384, BIG).unwrap());
         assert_eq!(format!("{cached:?}"), format!("{sliced:?}"), "{name}: the cached pass is the same");
     }
     // compaction-repeated: several drops.
     open_copy(&e, "compaction-repeated.jsonl");
     let cache = TimelineCache::new();
-    let v = timeline(&e.state, &cache, None, 128_000, 16_384, BIG).unwrap();
+    let v = dec(&timeline(&e.state, &cache, None, 128_000, 16_384, BIG).unwrap());
     assert!(v.compactions.len() >= 2, "{:?}", v.compactions);
     // An append (a label entry) extends the path; the cache keeps the rest.
     let leaf = v.ids.last().unwrap().clone();
     navigate::set_label(&e.state, &leaf, Some("here"), 1_700_000_000_000, Some("lbl00001")).unwrap();
-    let after = timeline(&e.state, &cache, None, 128_000, 16_384, BIG).unwrap();
+    let after = dec(&timeline(&e.state, &cache, None, 128_000, 16_384, BIG).unwrap());
     assert_eq!(after.ids.len(), v.ids.len() + 1);
     assert_eq!(after.ids.last().map(String::as_str), Some("lbl00001"));
     assert_eq!(after.kinds.chars().last(), Some('o'));
@@ -175,7 +226,7 @@ fn cost_is_reported_where_messages_carry_it() {
     ];
     std::fs::write(&p, lines.join("\n") + "\n").unwrap();
     sessions::open(&e.state, &p, false).unwrap();
-    let v = timeline(&e.state, &TimelineCache::new(), None, 200_000, 16_384, BIG).unwrap();
+    let v = dec(&timeline(&e.state, &TimelineCache::new(), None, 200_000, 16_384, BIG).unwrap());
     assert_eq!(v.cost, [None, Some(0.25), None, Some(0.5)]);
     assert_eq!(v.total_cost, Some(0.75));
     assert_eq!(v.usage_tokens, [None, Some(120.0), None, Some(230.0)]);
@@ -203,7 +254,8 @@ fn absurd_numbers_give_finite_sane_values() {
     ];
     std::fs::write(&p, lines.join("\n") + "\n").unwrap();
     sessions::open(&e.state, &p, false).unwrap();
-    let v = timeline(&e.state, &TimelineCache::new(), None, 200_000, 16_384, BIG).unwrap();
+    let raw = timeline(&e.state, &TimelineCache::new(), None, 200_000, 16_384, BIG).unwrap();
+    let v = dec(&raw);
     assert_eq!(v.ids, ["a", "b", "c", "d", "e", "f", "g"]);
     // Every number that reaches the UI is finite or null; Pi's numbers are not clamped.
     for x in v.context_tokens.iter().chain(&v.usage_tokens).chain(&v.cost).flatten() {
@@ -212,15 +264,15 @@ fn absurd_numbers_give_finite_sane_values() {
     assert_eq!(v.context_tokens[0], Some(1.0), "no usage yet: the estimate");
     assert_eq!(v.context_tokens[1], Some(-501.0), "a negative usage is Pi's number");
     assert_eq!(v.cost[1], Some(-3.0));
-    assert_eq!(v.context_tokens[2], None, "Pi's NaN crosses IPC as null");
+    assert_eq!(v.context_tokens[2], None, "Pi's NaN crosses IPC as NaN in the f64 array (None here)");
     assert_eq!(v.context_tokens[3], None, "NaN plus the 10M-token message stays NaN, as in Pi");
     assert_eq!(v.context_tokens[4], Some(2e300));
     assert_eq!(v.context_tokens[6], Some(5100.0), "a sane usage brings the chart back");
     // The drawing scale ignores the absurd points: the window, not 2e300.
     assert!(v.scale_max.is_finite() && v.scale_max >= 200_000.0 && v.scale_max <= 800_000.0, "{}", v.scale_max);
     assert!(v.absurd_points >= 4, "{}", v.absurd_points);
-    // JSON over IPC: no NaN or Infinity tokens.
-    let json = serde_json::to_string(&v).unwrap();
+    // JSON over IPC: no NaN or Infinity tokens (the numbers travel as base64).
+    let json = serde_json::to_string(&raw).unwrap();
     assert!(!json.contains("NaN") && !json.contains("inf"), "{}", &json[..200.min(json.len())]);
     check_against_pi(&e.state, &v);
 }
@@ -239,7 +291,7 @@ fn a_ten_million_token_message_alone_keeps_the_scale_sane() {
     ];
     std::fs::write(&p, lines.join("\n") + "\n").unwrap();
     sessions::open(&e.state, &p, false).unwrap();
-    let v = timeline(&e.state, &TimelineCache::new(), None, 200_000, 16_384, BIG).unwrap();
+    let v = dec(&timeline(&e.state, &TimelineCache::new(), None, 200_000, 16_384, BIG).unwrap());
     assert_eq!(v.context_tokens, [Some(1.0), Some(10_000_001.0)], "Pi's estimate, exact");
     assert_eq!(v.scale_max, 200_000.0, "the 10M point is drawn clipped, the scale stays the window");
     assert_eq!(v.absurd_points, 1);
@@ -254,10 +306,33 @@ fn warming_fills_the_active_path_and_a_big_session_matches_pi_at_its_leaf() {
     let path_len = e.state.with_open(|o| Ok(o.session.path(o.leaf).len())).unwrap();
     assert!(path_len > 500, "{path_len}");
     assert_eq!(warm(&e.state, &cache, Duration::ZERO).unwrap(), path_len, "every entry of the active path is kept");
-    let v = timeline(&e.state, &cache, None, 16_000, 2_000, BIG).unwrap();
-    let fresh = timeline_in_steps(&e.state, &TimelineCache::new(), None, 16_000, 2_000, Duration::ZERO, 97).unwrap();
+    let v = dec(&timeline(&e.state, &cache, None, 16_000, 2_000, BIG).unwrap());
+    let fresh = dec(&timeline_in_steps(&e.state, &TimelineCache::new(), None, 16_000, 2_000, Duration::ZERO, 97).unwrap());
     assert_eq!(format!("{v:?}"), format!("{fresh:?}"));
     let leaf = v.ids.last().unwrap();
     assert!(same(*v.context_tokens.last().unwrap(), pi_estimate(&e.state, leaf)));
     assert!(!v.compactions.is_empty());
+}
+
+/// Times the command body on a big session: `ARBOR_TIMELINE_BENCH=FILE cargo test -p arbor
+/// --test timeline -- --ignored --nocapture` (e.g. the 100k-entry bench session).
+#[test]
+#[ignore]
+fn bench_big_session() {
+    let Some(file) = std::env::var_os("ARBOR_TIMELINE_BENCH") else { return };
+    let e = env();
+    let t = std::time::Instant::now();
+    sessions::open(&e.state, Path::new(&file), false).unwrap();
+    eprintln!("open {:?}", t.elapsed());
+    let cache = TimelineCache::new();
+    let t = std::time::Instant::now();
+    warm(&e.state, &cache, BIG).unwrap();
+    eprintln!("warm {:?}", t.elapsed());
+    for _ in 0..3 {
+        let t = std::time::Instant::now();
+        let v = timeline(&e.state, &cache, None, 200_000, 16_384, BIG).unwrap();
+        let a = t.elapsed();
+        let json = serde_json::to_string(&v).unwrap();
+        eprintln!("timeline {a:?}, +json {:?} ({} bytes, {} points)", t.elapsed(), json.len(), v.count);
+    }
 }

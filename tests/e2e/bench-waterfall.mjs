@@ -18,7 +18,8 @@ const agent = process.env.ARBOR_BENCH_AGENT_DIR;
 if (!agent) throw new Error("set ARBOR_BENCH_AGENT_DIR to an agent dir with one big session");
 
 const stats = (xs) => {
-  const a = [...xs].sort((x, y) => x - y);
+  const a = xs.filter((x) => typeof x === "number" && Number.isFinite(x)).sort((x, y) => x - y);
+  if (!a.length) return { n: 0, raw: xs };
   const q = (p) => a[Math.min(a.length - 1, Math.floor(p * a.length))];
   return { n: a.length, median: +q(0.5).toFixed(2), p95: +q(0.95).toFixed(2), max: +a[a.length - 1].toFixed(2) };
 };
@@ -31,9 +32,11 @@ const timeDraw = (s, how) =>
      delete box.dataset.firstDrawMs;
      const t0 = performance.now();
      if (arguments[0] === "tab") document.querySelector('.tab[data-tab="timeline"]').click();
-     else { const w = document.getElementById("context-window"); w.value = String(Number(w.value) + 1000); w.dispatchEvent(new Event("input")); }
+     else { const r = document.getElementById("reserve"); r.value = String(Number(r.value) + (Number(r.value) > 30000 ? -512 : 512)); r.dispatchEvent(new Event("input")); }
      return new Promise((resolve) => {
+       const t1 = performance.now();
        const poll = () => {
+         if (performance.now() - t1 > 60000) { resolve({ error: document.getElementById("notice").textContent, box: box.textContent.slice(0, 200) }); return; }
          if (box.dataset.firstDrawMs) requestAnimationFrame(() => resolve({ paintedMs: performance.now() - t0, commandMs: +box.dataset.commandMs, commandAndDrawMs: +box.dataset.firstDrawMs, chartDrawMs: +box.querySelector(".wf-chart").dataset.drawMs, points: +box.querySelector(".wf-chart").dataset.points, drops: +box.querySelector(".wf-chart").dataset.drops, before }));
          else setTimeout(poll, 1);
        };
@@ -58,6 +61,7 @@ async function main() {
     await new Promise((r) => setTimeout(r, 1000));
 
     const first = await timeDraw(s, "tab");
+    if (first.error !== undefined) throw new Error(`the chart was not drawn: ${JSON.stringify(first)}`);
     await s.screenshot("bench-waterfall-100k");
     const again = [];
     for (let i = 0; i < 5; i++) again.push(await timeDraw(s, "budgets"));

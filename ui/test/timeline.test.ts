@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { clipped, columnOf, downsample, scaleTop, formatCost, formatCount, pointAt, stepHover, toSeries, xOf, yOf } from "../src/timeline/pure";
+import { clipped, columnOf, downsample, scaleTop, f64sFromBase64, f64sToBase64, formatCost, formatCount, pointAt, stepHover, toSeries, xOf, yOf } from "../src/timeline/pure";
+
+/** A get_timeline answer's columns for these numbers (ids e0, e1, …; no costs). */
+function answer(tokens: number[], usage: number[]) {
+  return { count: tokens.length, ids: tokens.map((_, i) => `e${i}`).join("\n"), contextTokens: f64sToBase64(tokens), usageTokens: f64sToBase64(usage), cost: f64sToBase64(tokens.map(() => NaN)) };
+}
 
 describe("waterfall downsampling", () => {
   it("keeps every column's min and max over 100k points, first and last to join columns", () => {
@@ -31,12 +36,18 @@ describe("waterfall downsampling", () => {
     expect(Number.isNaN(c.max[10])).toBe(true);
   });
 
-  it("turns nulls and non-finite numbers into NaN, and keeps negatives", () => {
-    const s = toSeries([1, null, -5, 2e300], [null, 3, null, null]);
+  it("decodes the command's columns: ids, base64 f64s (Rust's encoding), non-finite as NaN, negatives kept", () => {
+    // "AAAAAAAA8D8=" is Rust's base64_f64(&[1.0]) (session-engine's timeline tests).
+    expect(Array.from(f64sFromBase64("AAAAAAAA8D8="))).toEqual([1]);
+    const s = toSeries(answer([1, NaN, -5, 2e300], [NaN, 3, NaN, Infinity]));
     expect(s.n).toBe(4);
+    expect(s.ids).toEqual(["e0", "e1", "e2", "e3"]);
     expect(Array.from(s.tokens)).toEqual([1, NaN, -5, 2e300]);
     expect(Number.isNaN(s.usage[0])).toBe(true);
     expect(s.usage[1]).toBe(3);
+    expect(Number.isNaN(s.usage[3])).toBe(true);
+    expect(toSeries(answer([], [])).n).toBe(0);
+    expect(() => toSeries({ ...answer([1, 2], [NaN, NaN]), count: 3 })).toThrow();
   });
 });
 
@@ -104,10 +115,10 @@ describe("waterfall scale", () => {
 
 describe("waterfall fit", () => {
   it("fits the data below the window, ignoring absurd numbers, or keeps the window", () => {
-    const s = toSeries([100, 9000, -5, 1e9, null], [null, 8000, null, null, null]);
+    const s = toSeries(answer([100, 9000, -5, 1e9, NaN], [NaN, 8000, NaN, NaN, NaN]));
     expect(scaleTop(s, 200_000, false)).toBe(200_000);
     expect(scaleTop(s, 200_000, true)).toBeCloseTo(9900);
-    expect(scaleTop(toSeries([null], [null]), 200_000, true)).toBe(200_000);
-    expect(scaleTop(toSeries([150_000, 190_000], [null, null]), 200_000, true)).toBe(200_000);
+    expect(scaleTop(toSeries(answer([NaN], [NaN])), 200_000, true)).toBe(200_000);
+    expect(scaleTop(toSeries(answer([150_000, 190_000], [NaN, NaN])), 200_000, true)).toBe(200_000);
   });
 });

@@ -87,7 +87,7 @@ export class WaterfallChart {
 
   setData(v: TimelineView): void {
     this.view = v;
-    this.series = toSeries(v.contextTokens, v.usageTokens);
+    this.series = toSeries(v);
     this.hover = -1;
     this.draw();
     this.markSelected(v.selectedPos);
@@ -97,17 +97,23 @@ export class WaterfallChart {
     return this.view;
   }
 
+  /** Path position of an entry id on the chart, or -1. */
+  indexOf(id: string): number {
+    return this.series ? this.series.ids.indexOf(id) : -1;
+  }
+
   /** Marks a path position as the selected entry (no redraw). */
   markSelected(pos: number | null): void {
     const v = this.view;
-    if (!v || pos === null || pos < 0 || pos >= v.ids.length) {
+    const s = this.series;
+    if (!v || !s || pos === null || pos < 0 || pos >= s.n) {
       this.selMark.hidden = true;
       this.root.dataset.selectedId = "";
       return;
     }
     this.selMark.hidden = false;
-    this.selMark.style.transform = `translateX(${PAD.left + xOf(pos, v.ids.length, this.plotWidth())}px)`;
-    this.root.dataset.selectedId = v.ids[pos];
+    this.selMark.style.transform = `translateX(${PAD.left + xOf(pos, s.n, this.plotWidth())}px)`;
+    this.root.dataset.selectedId = s.ids[pos];
   }
 
   /** Draws the base chart; records the point, column and drop counts for tests. */
@@ -263,7 +269,7 @@ export class WaterfallChart {
   private indexAtX(x: number): number {
     const v = this.view;
     if (!v || !this.drawn) return -1;
-    return pointAt(Math.max(0, x), v.ids.length, this.drawn.width);
+    return pointAt(Math.max(0, x), v.count, this.drawn.width);
   }
 
   /** Hover at plot x (CSS px). Public for the benchmark. */
@@ -289,10 +295,10 @@ export class WaterfallChart {
     const kind = kindName(v, i);
     const t = s.tokens[i];
     const u = s.usage[i];
-    const c = v.cost[i];
-    const lines = [`${kind} · ${v.ids[i]} · ${i + 1} of ${s.n}`, `context ${formatCount(t)} tokens${noteOf(t, v.scaleMax ?? v.contextWindow)}`];
+    const c = s.cost[i];
+    const lines = [`${kind} · ${s.ids[i]} · ${i + 1} of ${s.n}`, `context ${formatCount(t)} tokens${noteOf(t, v.scaleMax ?? v.contextWindow)}`];
     if (!Number.isNaN(u)) lines.push(`reported usage ${formatCount(u)}${noteOf(u, v.scaleMax ?? v.contextWindow)}`);
-    if (c !== null && c !== undefined) lines.push(`cost ${formatCost(c)}`);
+    if (!Number.isNaN(c)) lines.push(`cost ${formatCost(c)}`);
     if (v.kinds[i] === "c" && i > 0) {
       lines.push(`compaction: ${formatCount(s.tokens[i - 1])} → ${formatCount(t)}`);
       if (t >= s.tokens[i - 1]) lines.push("(Pi counts the last usage reported before it until the next reply)");
@@ -305,15 +311,15 @@ export class WaterfallChart {
     this.tip.style.left = left ? "" : `${x + 8}px`;
     this.tip.style.right = left ? `${full - x + 8}px` : "";
     this.tip.style.maxWidth = `${Math.max(120, (left ? x : full - x) - 12)}px`;
-    this.root.dataset.hoverId = v.ids[i];
+    this.root.dataset.hoverId = s.ids[i];
     this.root.dataset.hoverPos = String(i);
     this.lastHoverMs = performance.now() - t0;
   }
 
   private choose(i: number): void {
-    const v = this.view;
-    if (!v || i < 0 || i >= v.ids.length) return;
-    this.deps.select(v.ids[i]);
+    const s = this.series;
+    if (!s || i < 0 || i >= s.n) return;
+    this.deps.select(s.ids[i]);
   }
 
   private key(e: KeyboardEvent): void {
@@ -325,7 +331,7 @@ export class WaterfallChart {
       return;
     }
     const start = this.hover >= 0 ? this.hover : (v.selectedPos ?? -1);
-    const next = stepHover(start, e.key, e.shiftKey, v.ids.length, this.drawn.width);
+    const next = stepHover(start, e.key, e.shiftKey, v.count, this.drawn.width);
     if (next === null) return;
     e.preventDefault();
     e.stopPropagation();

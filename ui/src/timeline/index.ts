@@ -35,11 +35,15 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: 
   return e;
 }
 
+/** The budgets as the command takes them (whole tokens; a window of at least 1). */
+const windowNow = () => Math.max(1, Math.round(Number(deps?.contextWindow()) || 200_000));
+const reserveNow = () => Math.max(0, Math.round(Number(deps?.reserveTokens()) || 0));
+
 /** What the chart shows depends on: the file, its leaf and length, the selection, the budgets. */
 function keyOf(): string {
   const s = deps?.session();
   if (!deps || !s) return "";
-  return [s.path, s.leafId, s.entryCount, deps.selectedId(), deps.contextWindow(), deps.reserveTokens()].join("|");
+  return [s.path, s.leafId, s.entryCount, deps.selectedId(), windowNow(), reserveNow()].join("|");
 }
 
 export function initTimeline(d: TimelineDeps): void {
@@ -70,7 +74,7 @@ export function timelineSelected(entryId: string): void {
     return;
   }
   const v = chart?.data;
-  const pos = v ? v.ids.indexOf(entryId) : -1;
+  const pos = v && chart ? chart.indexOf(entryId) : -1;
   if (v && v.activePath && pos >= 0 && visible() && shownKey.split("|").slice(0, 3).join("|") === keyOf().split("|").slice(0, 3).join("|")) {
     v.selectedPos = pos;
     chart?.markSelected(pos);
@@ -95,7 +99,7 @@ export async function refreshTimeline(force = false): Promise<void> {
   const my = ++seq;
   const t0 = performance.now();
   try {
-    const v = await call(api.getTimeline(deps.selectedId(), deps.contextWindow(), deps.reserveTokens()));
+    const v = await call(api.getTimeline(deps.selectedId(), windowNow(), reserveNow()));
     if (my !== seq) return;
     const t1 = performance.now();
     shownKey = key;
@@ -109,7 +113,7 @@ export async function refreshTimeline(force = false): Promise<void> {
 }
 
 function show(b: HTMLElement, v: TimelineView): void {
-  if (v.ids.length === 0) {
+  if (v.count === 0) {
     chart = null;
     b.replaceChildren(el("div", "empty", "This path is empty: the session has no entries yet."));
     return;
@@ -124,7 +128,7 @@ function show(b: HTMLElement, v: TimelineView): void {
   }
   const head = el("div", "wf-head");
   const what = v.activePath ? "Active path" : "Path to the selected node (not on the active path)";
-  head.append(el("b", undefined, what), el("span", "muted", ` · ${v.ids.length.toLocaleString("en-US")} entries · ${v.compactions.length} compactions`));
+  head.append(el("b", undefined, what), el("span", "muted", ` · ${v.count.toLocaleString("en-US")} entries · ${v.compactions.length} compactions`));
   if (v.totalCost !== null) head.append(el("span", "muted", ` · cost ${formatCost(v.totalCost)}`));
   const legend = el("div", "wf-legend small");
   const item = (cls: string, text: string) => {

@@ -3,24 +3,49 @@
 // downsampling used for drawing (the numbers themselves are never downsampled), and the y scale
 // that keeps absurd numbers from flattening the chart.
 
-/** The points' numbers as typed arrays; NaN where the command sent null. */
+/** The points' ids and numbers as typed arrays; NaN where there is none (or Pi's is not finite). */
 export interface Series {
   n: number;
+  ids: string[];
   tokens: Float64Array;
   usage: Float64Array;
+  cost: Float64Array;
 }
 
-export function toSeries(contextTokens: (number | null)[], usageTokens: (number | null)[]): Series {
-  const n = contextTokens.length;
-  const tokens = new Float64Array(n);
-  const usage = new Float64Array(n);
+/** Little-endian f64s from base64 (how get_timeline sends its numbers); non-finite become NaN. */
+export function f64sFromBase64(b64: string): Float64Array {
+  const bin = atob(b64);
+  const n = bin.length >> 3;
+  const bytes = new Uint8Array(n * 8);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = bin.charCodeAt(i);
+  const view = new DataView(bytes.buffer);
+  const out = new Float64Array(n);
   for (let i = 0; i < n; i++) {
-    const t = contextTokens[i];
-    const u = usageTokens[i];
-    tokens[i] = typeof t === "number" && Number.isFinite(t) ? t : NaN;
-    usage[i] = typeof u === "number" && Number.isFinite(u) ? u : NaN;
+    const x = view.getFloat64(i * 8, true);
+    out[i] = Number.isFinite(x) ? x : NaN;
   }
-  return { n, tokens, usage };
+  return out;
+}
+
+/** The series of a get_timeline answer (`count` points; ids joined by newlines). */
+export function toSeries(v: { count: number; ids: string; contextTokens: string; usageTokens: string; cost: string }): Series {
+  const n = v.count;
+  const ids = n === 0 ? [] : v.ids.split("\n");
+  const tokens = f64sFromBase64(v.contextTokens);
+  const usage = f64sFromBase64(v.usageTokens);
+  const cost = f64sFromBase64(v.cost);
+  if (ids.length !== n || tokens.length !== n || usage.length !== n || cost.length !== n) throw new Error("the timeline's columns disagree on the number of points");
+  return { n, ids, tokens, usage, cost };
+}
+
+/** Base64 of little-endian f64s (the inverse of f64sFromBase64; tests build answers with it). */
+export function f64sToBase64(xs: number[]): string {
+  const view = new DataView(new ArrayBuffer(xs.length * 8));
+  xs.forEach((x, i) => view.setFloat64(i * 8, x, true));
+  let bin = "";
+  const bytes = new Uint8Array(view.buffer);
+  for (let i = 0; i < bytes.length; i++) bin += String.fromCharCode(bytes[i]);
+  return btoa(bin);
 }
 
 /** x (in CSS px from the plot's left edge) of point `i` of `n` over a plot `width` wide: the

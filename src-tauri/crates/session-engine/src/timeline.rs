@@ -45,17 +45,41 @@ pub struct Contribution {
     pub cost: Option<f64>,
     /// The entry maps to a context message (a compaction's summary counts only at the compaction).
     pub in_context: bool,
+    /// What the entry is, for drawing: one of [`KIND_CODES`] (b'o' for anything else).
+    pub code: u8,
+}
+
+/// The codes of [`Contribution::code`] and what they mean.
+pub const KIND_CODES: &[(u8, &str)] = &[
+    (b'u', "user"),
+    (b'a', "assistant"),
+    (b't', "toolResult"),
+    (b'e', "bashExecution"),
+    (b'm', "custom message"),
+    (b'c', "compaction"),
+    (b'b', "branch summary"),
+    (b'o', "other entry"),
+];
+
+fn role_code(m: &Value) -> u8 {
+    match m.str_field("role") {
+        Some("user") => b'u',
+        Some("assistant") => b'a',
+        Some("toolResult") => b't',
+        Some("bashExecution") => b'e',
+        _ => b'o',
+    }
 }
 
 /// Reads the contribution of entry `idx` without keeping its parse.
 pub fn contribution(s: &Session, idx: usize) -> Contribution {
     let kind = s.kind(idx);
     if !matches!(kind, Kind::Message | Kind::CustomMessage | Kind::BranchSummary | Kind::Compaction) {
-        return Contribution::default();
+        return Contribution { code: b'o', ..Contribution::default() };
     }
     let v = s.value_transient(idx);
     if kind == Kind::Compaction {
-        return Contribution { usage: None, estimate: estimate_tokens(&compaction_summary_of(&v)), cost: None, in_context: false };
+        return Contribution { usage: None, estimate: estimate_tokens(&compaction_summary_of(&v)), cost: None, in_context: false, code: b'c' };
     }
     let of_message = |m: &Value| {
         let usage = assistant_usage(m).map(context_tokens_of_usage);
@@ -65,23 +89,20 @@ pub fn contribution(s: &Session, idx: usize) -> Contribution {
             None
         };
         let estimate = if usage.is_some() { 0.0 } else { estimate_tokens(m) };
-        Contribution { usage, estimate, cost, in_context: true }
+        Contribution { usage, estimate, cost, in_context: true, code: role_code(m) }
     };
     if kind == Kind::Message {
         // The message is used in place: `context_message_of` would clone it.
         return match v.get("message") {
             Some(m) => of_message(m),
-            None => Contribution::default(),
+            None => Contribution { code: b'o', ..Contribution::default() },
         };
     }
     // Custom messages and branch summaries: the timestamp does not count in estimates.
+    let code = if kind == Kind::CustomMessage { b'm' } else { b'b' };
     match context_message_of(kind, &v, || Value::Null) {
-        Some(m) => {
-            let mut c = of_message(&m);
-            c.cost = None;
-            c
-        }
-        None => Contribution::default(),
+        Some(m) => Contribution { cost: None, code, ..of_message(&m) },
+        None => Contribution { code, ..Contribution::default() },
     }
 }
 
@@ -179,6 +200,139 @@ fn first_kept(s: &Session, idx: usize) -> Option<String> {
     s.value_transient(idx).get("firstKeptEntryId").and_then(Value::as_str).map(str::to_owned)
 }
 
+/// Contributions kept between calls (a caller charting several paths of one session, or the
+/// same path after an append), by entry index, each checked against its entry's id and line
+/// length before use. Filling reads missing entries a step at a time, so a caller can bound how
+/// long one call holds the session.
+#[derive(Default)]
+pub struct ContributionCache {
+    entries: Vec<Option<(u64, u32, Contribution)>>,
+}
+
+fn id_hash(id: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(id)
+}
+
+impl ContributionCache {
+    pub fn new() -> ContributionCache {
+        ContributionCache::default()
+    }
+    /// The kept contribution of entry `i`, if it is still that entry's.
+    pub fn get(&self, s: &Session, i: usize) -> Option<Contribution> {
+        let &(h, len, c) = self.entries.get(i)?.as_ref()?;
+        (len as usize == s.raw(i).len() && h == id_hash(s.id(i))).then_some(c)
+    }
+    /// Reads the missing entries of `path`, `step` at a time, until done or `budget` is spent
+    /// (at least one step). True when every entry of the path is kept.
+    pub fn fill(&mut self, s: &Session, path: &[usize], budget: std::time::Duration, step: usize) -> bool {
+        let t = std::time::Instant::now();
+        if self.entries.len() < s.len() {
+            self.entries.resize(s.len(), None);
+        }
+        let missing: Vec<usize> = path.iter().copied().filter(|&i| self.get(s, i).is_none()).collect();
+        let mut done = 0;
+        for chunk in missing.chunks(step.max(1)) {
+            for (&i, c) in chunk.iter().zip(contributions(s, chunk)) {
+                self.entries[i] = Some((id_hash(s.id(i)), s.raw(i).len() as u32, c));
+            }
+            done += chunk.len();
+            if t.elapsed() >= budget {
+                break;
+            }
+        }
+        done == missing.len()
+    }
+    /// The contributions of `path`, from the cache where kept, read now where not.
+    pub fn of_path(&self, s: &Session, path: &[usize]) -> Vec<Contribution> {
+        path.iter().map(|&i| self.get(s, i).unwrap_or_else(|| contribution(s, i))).collect()
+    }
+    /// How many entries of `path` are kept.
+    pub fn kept(&self, s: &Session, path: &[usize]) -> usize {
+        path.iter().filter(|&&i| self.get(s, i).is_some()).count()
+    }
+}
+
+/// A timeline in a few flat columns, for a compact transfer: ids joined by `\n` (an id holding
+/// a newline is sent as an empty string: it cannot be selected from the chart), one kind code
+/// per point, and the numbers as little-endian `f64`s in base64 (`NaN` where there is none).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Encoded {
+    pub ids: String,
+    pub kinds: String,
+    pub context_tokens: String,
+    pub usage_tokens: String,
+    pub cost: String,
+    pub compactions: Vec<u32>,
+}
+
+/// Encodes `points` (with their contributions' codes) for [`Encoded`].
+pub fn encode(s: &Session, points: &[Point], contribs: &[Contribution]) -> Encoded {
+    let n = points.len();
+    let mut ids = String::with_capacity(n * 9);
+    let mut kinds = String::with_capacity(n);
+    let (mut t, mut u, mut c) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut compactions = Vec::new();
+    for (pos, (p, k)) in points.iter().zip(contribs).enumerate() {
+        if pos > 0 {
+            ids.push('\n');
+        }
+        let id = s.id(p.entry);
+        if !id.contains('\n') {
+            ids.push_str(id);
+        }
+        kinds.push(k.code as char);
+        t.push(p.context_tokens);
+        u.push(p.usage_tokens.unwrap_or(f64::NAN));
+        c.push(p.cost.unwrap_or(f64::NAN));
+        if p.compaction {
+            compactions.push(pos as u32);
+        }
+    }
+    Encoded { ids, kinds, context_tokens: base64_f64(&t), usage_tokens: base64_f64(&u), cost: base64_f64(&c), compactions }
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Standard base64 (with padding) of the little-endian bytes of `xs`.
+pub fn base64_f64(xs: &[f64]) -> String {
+    let bytes: Vec<u8> = xs.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let mut out = Vec::with_capacity(bytes.len().div_ceil(3) * 4);
+    for ch in bytes.chunks(3) {
+        let b = [ch[0], *ch.get(1).unwrap_or(&0), *ch.get(2).unwrap_or(&0)];
+        let v = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        out.push(B64[(v >> 18) as usize & 63]);
+        out.push(B64[(v >> 12) as usize & 63]);
+        out.push(if ch.len() > 1 { B64[(v >> 6) as usize & 63] } else { b'=' });
+        out.push(if ch.len() > 2 { B64[v as usize & 63] } else { b'=' });
+    }
+    String::from_utf8(out).expect("base64 is ASCII")
+}
+
+/// The inverse of [`base64_f64`] (for tests and tools); None on malformed input.
+pub fn f64s_from_base64(text: &str) -> Option<Vec<f64>> {
+    let val = |c: u8| B64.iter().position(|&x| x == c).map(|p| p as u32);
+    let t = text.as_bytes();
+    if !t.len().is_multiple_of(4) {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(t.len() / 4 * 3);
+    for q in t.chunks(4) {
+        let pad = q.iter().rev().take_while(|&&c| c == b'=').count();
+        let mut v = 0u32;
+        for &c in &q[..4 - pad] {
+            v = (v << 6) | val(c)?;
+        }
+        v <<= 6 * pad as u32;
+        let b = [(v >> 16) as u8, (v >> 8) as u8, v as u8];
+        bytes.extend_from_slice(&b[..3 - pad]);
+    }
+    if !bytes.len().is_multiple_of(8) {
+        return None;
+    }
+    Some(bytes.chunks(8).map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes"))).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,6 +382,37 @@ mod tests {
             cases += 1;
         }
         assert!(cases > 30 && total > 1000, "only {cases} cases, {total} points");
+    }
+
+    #[test]
+    fn base64_round_trips_and_the_cache_matches_a_fresh_pass() {
+        let xs = [0.0, -501.0, f64::NAN, 2e300, 1.5, f64::INFINITY, 10_000_001.0];
+        for n in 0..xs.len() {
+            let back = f64s_from_base64(&base64_f64(&xs[..n])).unwrap();
+            assert_eq!(back.len(), n);
+            assert!(back.iter().zip(&xs).all(|(a, b)| a.to_bits() == b.to_bits()));
+        }
+        assert_eq!(base64_f64(&[1.0]), "AAAAAAAA8D8=");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance");
+        let s = Session::open(&dir.join("compaction-repeated.jsonl")).unwrap();
+        let path = s.path(s.file_leaf());
+        let mut cache = ContributionCache::new();
+        // One entry per step with no time: one step per call.
+        let mut calls = 0;
+        while !cache.fill(&s, &path, std::time::Duration::ZERO, 1) {
+            calls += 1;
+        }
+        assert_eq!(calls + 1, path.len());
+        assert_eq!(cache.kept(&s, &path), path.len());
+        let contribs = cache.of_path(&s, &path);
+        assert_eq!(contribs, contributions(&s, &path));
+        let pts = timeline_of(&s, &path, &contribs);
+        let e = encode(&s, &pts, &contribs);
+        assert_eq!(e.ids.split('\n').collect::<Vec<_>>(), s.path_ids(s.file_leaf()));
+        assert_eq!(e.kinds.len(), path.len());
+        assert_eq!(e.compactions.len(), e.kinds.bytes().filter(|&k| k == b'c').count());
+        let t = f64s_from_base64(&e.context_tokens).unwrap();
+        assert!(t.iter().zip(&pts).all(|(a, p)| a.to_bits() == p.context_tokens.to_bits()));
     }
 
     const H: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
