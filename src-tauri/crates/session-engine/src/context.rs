@@ -4,6 +4,7 @@
 use crate::json::{self, obj, Value};
 use crate::session::{Kind, Session};
 use crate::time::parse_iso_ms;
+use std::borrow::Cow;
 
 pub const COMPACTION_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
 pub const COMPACTION_SUFFIX: &str = "\n</summary>";
@@ -12,9 +13,11 @@ pub const BRANCH_SUFFIX: &str = "</summary>";
 
 /// One message of the context and the entry it came from.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CtxMessage {
+pub struct CtxMessage<'a> {
     pub entry: usize,
-    pub message: Value,
+    /// A `message` entry's message is borrowed from the session (as Pi's context references its
+    /// objects); the messages built from other entries (summaries, custom) are owned.
+    pub message: Cow<'a, Value>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -24,17 +27,17 @@ pub struct Model {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct Context {
-    pub messages: Vec<CtxMessage>,
+pub struct Context<'a> {
+    pub messages: Vec<CtxMessage<'a>>,
     pub thinking_level: Value,
     pub model: Option<Model>,
     /// The compaction whose summary opens the context, if any.
     pub compaction: Option<usize>,
 }
 
-impl Context {
+impl Context<'_> {
     pub fn agent_messages(&self) -> Vec<Value> {
-        self.messages.iter().map(|m| m.message.clone()).collect()
+        self.messages.iter().map(|m| m.message.clone().into_owned()).collect()
     }
 }
 
@@ -107,13 +110,13 @@ pub fn compaction_summary_of(v: &Value) -> Value {
 }
 
 /// `buildSessionContext` for `leaf` (None = before the first entry: empty context).
-pub fn build_context(s: &Session, leaf: Option<usize>) -> Context {
+pub fn build_context(s: &Session, leaf: Option<usize>) -> Context<'_> {
     let path = s.path(leaf);
     build_context_on_path(s, &path)
 }
 
 /// The context for a given root-first path (its last entry is the leaf).
-pub fn build_context_on_path(s: &Session, path: &[usize]) -> Context {
+pub fn build_context_on_path<'a>(s: &'a Session, path: &[usize]) -> Context<'a> {
     let mut ctx = Context { messages: Vec::new(), thinking_level: Value::Str("off".into()), model: None, compaction: None };
     if path.is_empty() {
         return ctx;
@@ -151,9 +154,13 @@ pub fn build_context_on_path(s: &Session, path: &[usize]) -> Context {
             break;
         }
     }
-    let push = |idx: usize, ctx: &mut Context| {
-        if let Some(m) = context_message(s, idx) {
-            ctx.messages.push(CtxMessage { entry: idx, message: m });
+    let push = |idx: usize, ctx: &mut Context<'a>| {
+        let m = match s.kind(idx) {
+            Kind::Message => s.value(idx).get("message").map(Cow::Borrowed),
+            _ => context_message(s, idx).map(Cow::Owned),
+        };
+        if let Some(message) = m {
+            ctx.messages.push(CtxMessage { entry: idx, message });
         }
     };
     match comp_pos {
@@ -165,7 +172,7 @@ pub fn build_context_on_path(s: &Session, path: &[usize]) -> Context {
         Some(ci) => {
             let c = path[ci];
             ctx.compaction = Some(c);
-            ctx.messages.push(CtxMessage { entry: c, message: compaction_summary_message(s, c) });
+            ctx.messages.push(CtxMessage { entry: c, message: Cow::Owned(compaction_summary_message(s, c)) });
             let first_kept = s.value(c).get("firstKeptEntryId").cloned();
             let kept_from = path[..ci].iter().position(|&i| first_kept.as_ref().and_then(Value::as_str) == Some(s.id(i)));
             if let Some(k) = kept_from {

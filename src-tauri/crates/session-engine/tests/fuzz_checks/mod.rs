@@ -66,7 +66,7 @@ pub fn loader(data: &[u8]) {
     let leaf = s.file_leaf();
     let path = s.path(leaf);
     let ctx = context::build_context(&s, leaf);
-    let msgs: Vec<_> = ctx.messages.iter().map(|m| m.message.clone()).collect();
+    let msgs = ctx.agent_messages();
     let _ = context::estimate_context(&msgs);
     let _ = context::to_llm(&msgs);
     let _ = compaction::prepare_compaction(&s, &path, &CompactionSettings::default());
