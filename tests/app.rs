@@ -44,10 +44,8 @@ fn bindings_are_up_to_date() {
 }
 
 #[test]
-fn empty_agent_dir_lists_nothing_and_demo_opens_rich() {
+fn the_demo_opens_rich() {
     let e = env();
-    let listing = sessions::list(&e.state);
-    assert!(listing.groups.is_empty());
     let opened = sessions::open_demo(&e.state).unwrap();
     assert!(opened.is_demo);
     assert_eq!(opened.entry_count, 113, "the demo's entries (scripts/gen-demo.mjs)");
@@ -57,27 +55,6 @@ fn empty_agent_dir_lists_nothing_and_demo_opens_rich() {
     for m in ["compaction", "firstKept", "branchSummary", "beyondHorizon", "leaf", "labeled"] {
         assert!(has(m), "demo graph shows {m}");
     }
-}
-
-#[test]
-fn listing_groups_by_cwd_newest_first() {
-    let e = env();
-    let d = e.agent.join("sessions").join("--home-dev-project--");
-    copy_demo_to(&d);
-    let other = d.join("older.jsonl");
-    std::fs::write(&other, "{\"type\":\"session\",\"version\":3,\"id\":\"x\",\"timestamp\":\"2024-01-01T00:00:00.000Z\",\"cwd\":\"/home/dev/project\"}\n{\"type\":\"message\",\"id\":\"aa\",\"parentId\":null,\"timestamp\":\"2024-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"hello\",\"timestamp\":1704067201000}}\n").unwrap();
-    let listing = sessions::list(&e.state);
-    assert_eq!(listing.groups.len(), 1);
-    let g = &listing.groups[0];
-    assert_eq!(g.cwd, "/home/dev/project");
-    assert_eq!(g.sessions.len(), 2);
-    assert_eq!(g.sessions[1].first_message, "hello");
-    assert_eq!(g.sessions[1].message_count, 1);
-    assert!(g.sessions[0].modified > g.sessions[1].modified);
-    // Opening one puts it first among the recent sessions.
-    sessions::open(&e.state, &other, false).unwrap();
-    let listing = sessions::list(&e.state);
-    assert_eq!(listing.recent.first().map(|s| s.path.as_str()), Some(other.to_str().unwrap()));
 }
 
 #[test]

@@ -11,7 +11,6 @@ use tauri::Manager;
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     use commands::*;
     tauri_specta::Builder::<tauri::Wry>::new().commands(tauri_specta::collect_commands![
-        sessions::list_sessions,
         sessions::open_session,
         sessions::open_demo_session,
         sessions::current_session,
@@ -41,10 +40,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         commands::library::library_subscribe,
         commands::library::library_cancel_indexing,
         commands::library::library_resume_indexing,
-        keys::get_keyring_status,
         keys::set_api_key,
         keys::delete_api_key,
-        keys::get_key_states,
         keys::get_summarizer_config,
         keys::save_model_choice,
         keys::add_user_model,

@@ -298,13 +298,6 @@ pub fn save_hooks(st: &SummarizerState, v: &HooksView) -> Result<HooksView, AppE
 
 // ---- commands -----------------------------------------------------------------------------
 
-/// The keyring self-test (run once, at startup by the UI): `ok: false` shows a banner.
-#[tauri::command]
-#[specta::specta]
-pub async fn get_keyring_status(st: State<'_, SummarizerState>) -> IpcResult<KeyringStatus> {
-    Ok(keyring_status(&st))
-}
-
 /// The keyring status with whether its one-time notice is still to be shown.
 #[tauri::command]
 #[specta::specta]
@@ -330,13 +323,6 @@ pub async fn set_api_key(provider: String, key: String) -> IpcResult<KeyState> {
 #[specta::specta]
 pub async fn delete_api_key(provider: String) -> IpcResult<KeyState> {
     Ok(delete_key(&provider)?)
-}
-
-/// Whether a key is stored, per provider.
-#[tauri::command]
-#[specta::specta]
-pub async fn get_key_states() -> IpcResult<Vec<KeyState>> {
-    Ok(key_states())
 }
 
 #[tauri::command]

@@ -2,7 +2,7 @@
 
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile, OpenSession};
-use crate::view::{graph, sessions};
+use crate::view::graph;
 use serde::Serialize;
 use session_engine::Session;
 use specta::Type;
@@ -57,12 +57,6 @@ pub fn describe_open(o: &OpenSession) -> OpenedSession {
     }
 }
 
-pub fn list(state: &AppState) -> SessionListing {
-    let st = ArborStateFile::load(&state.state_file());
-    sessions::list_sessions(&state.agent_dir.join("sessions"), &st.recent)
-}
-use crate::view::sessions::SessionListing;
-
 /// Open `path`, restoring the leaf Arbor remembered for it (if that entry still exists).
 pub fn open(state: &AppState, path: &Path, is_demo: bool) -> Result<OpenedSession, AppError> {
     let session = Session::open(path)?;
@@ -93,12 +87,6 @@ pub fn open_demo(state: &AppState) -> Result<OpenedSession, AppError> {
         std::fs::write(&path, DEMO_SESSION).map_err(io)?;
     }
     open(state, &path, true)
-}
-
-#[tauri::command]
-#[specta::specta]
-pub fn list_sessions(state: State<'_, AppState>) -> IpcResult<SessionListing> {
-    Ok(list(&state))
 }
 
 #[tauri::command]

@@ -6,7 +6,6 @@ pub mod detail;
 pub mod export;
 pub mod graph;
 pub mod library;
-pub mod sessions;
 pub mod summary;
 pub mod timeline;
 

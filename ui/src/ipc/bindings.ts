@@ -6,7 +6,6 @@ import { invoke as __TAURI_INVOKE, Channel } from "@tauri-apps/api/core";
 
 /** Commands */
 export const commands = {
-	listSessions: () => typedError<SessionListing_Serialize, IpcError>(__TAURI_INVOKE("list_sessions")),
 	openSession: (path: string) => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("open_session", { path })),
 	openDemoSession: () => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("open_demo_session")),
 	currentSession: () => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("current_session")),
@@ -57,13 +56,9 @@ export const commands = {
 	libraryCancelIndexing: () => typedError<IndexStatus_Serialize, IpcError>(__TAURI_INVOKE("library_cancel_indexing")),
 	/**  Index what a cancelled pass left (a full pass with progress events). */
 	libraryResumeIndexing: () => typedError<IndexStatus_Serialize, IpcError>(__TAURI_INVOKE("library_resume_indexing")),
-	/**  The keyring self-test (run once, at startup by the UI): `ok: false` shows a banner. */
-	getKeyringStatus: () => typedError<KeyringStatus, IpcError>(__TAURI_INVOKE("get_keyring_status")),
 	/**  Stores the key in the OS keyring. The key is never sent back to the UI. */
 	setApiKey: (provider: string, key: string) => typedError<KeyState_Serialize, IpcError>(__TAURI_INVOKE("set_api_key", { provider, key })),
 	deleteApiKey: (provider: string) => typedError<KeyState_Serialize, IpcError>(__TAURI_INVOKE("delete_api_key", { provider })),
-	/**  Whether a key is stored, per provider. */
-	getKeyStates: () => typedError<KeyState_Serialize[], IpcError>(__TAURI_INVOKE("get_key_states")),
 	getSummarizerConfig: () => typedError<SummarizerConfig_Serialize, IpcError>(__TAURI_INVOKE("get_summarizer_config")),
 	saveModelChoice: (choice: ModelChoice_Deserialize) => typedError<SummarizerConfig_Serialize, IpcError>(__TAURI_INVOKE("save_model_choice", { choice })),
 	addUserModel: (model: CatalogModel_Deserialize) => typedError<SummarizerConfig_Serialize, IpcError>(__TAURI_INVOKE("add_user_model", { model })),
@@ -910,18 +905,6 @@ export type OpenedSession_Serialize = {
 	readOnly: string | null,
 };
 
-export type ProjectGroup = ProjectGroup_Serialize | ProjectGroup_Deserialize;
-
-export type ProjectGroup_Deserialize = {
-	cwd: string,
-	sessions: SessionSummary_Deserialize[],
-};
-
-export type ProjectGroup_Serialize = {
-	cwd: string,
-	sessions: SessionSummary_Serialize[],
-};
-
 export type ProjectRow = ProjectRow_Serialize | ProjectRow_Deserialize;
 
 export type ProjectRow_Deserialize = {
@@ -1093,20 +1076,6 @@ export type SendResult_Serialize = {
 	contextWindow: number,
 };
 
-export type SessionListing = SessionListing_Serialize | SessionListing_Deserialize;
-
-export type SessionListing_Deserialize = {
-	root: string,
-	groups: ProjectGroup_Deserialize[],
-	recent: SessionSummary_Deserialize[],
-};
-
-export type SessionListing_Serialize = {
-	root: string,
-	groups: ProjectGroup_Serialize[],
-	recent: SessionSummary_Serialize[],
-};
-
 /**  One session in the picker (from the index: no session file is read to list it). */
 export type SessionRow = SessionRow_Serialize | SessionRow_Deserialize;
 
@@ -1160,30 +1129,6 @@ export type SessionRow_Serialize = {
 	/**  A copy or sync conflict: another indexed file has the same session id. */
 	duplicateId: boolean,
 	badLines: number,
-};
-
-export type SessionSummary = SessionSummary_Serialize | SessionSummary_Deserialize;
-
-export type SessionSummary_Deserialize = {
-	path: string,
-	id: string,
-	cwd: string,
-	name?: string | null,
-	firstMessage: string,
-	messageCount: number,
-	/**  ISO time of the newest user/assistant message (else the header time). */
-	modified: string,
-};
-
-export type SessionSummary_Serialize = {
-	path: string,
-	id: string,
-	cwd: string,
-	name: string | null,
-	firstMessage: string,
-	messageCount: number,
-	/**  ISO time of the newest user/assistant message (else the header time). */
-	modified: string,
 };
 
 export type SettingsScope = "global" | "project";
