@@ -163,9 +163,11 @@ async function v3CopyScenario(display) {
     await s.click("#btn-save-v3");
     const copy = path.join(proj, "2025-03-01T09-00-00-000Z_legacy-v3.jsonl");
     await s.waitFor("the copy is open", async () => (await s.exec(`return document.getElementById("session-title").title`)).endsWith("legacy-v3.jsonl"), 10_000);
-    const notice = await s.waitFor("the banner replaced", async () => {
+    // The read-only banner goes when the copy opens, and the notice saying where the copy went
+    // follows once it is open: wait for that notice itself (an empty notice in between is not it).
+    const notice = await s.waitFor("the copy's notice", async () => {
       const n = await s.exec(`const e = document.getElementById("notice"); return e.hidden ? "" : e.textContent`);
-      return n.includes("Read-only") ? null : n || "(no notice)";
+      return n.includes("version 3 copy") ? n : null;
     }).catch((e) => String(e));
     check("the read-only banner is gone", !notice.includes("Read-only") && !(await s.exec(`return !!document.getElementById("btn-save-v3")`)), notice);
     check("the app says where the copy went", notice.includes("version 3 copy") && notice.includes("legacy-v3.jsonl"), notice);
