@@ -24,7 +24,7 @@ if command -v dpkg-query >/dev/null 2>&1; then
   fi
 else
   echo "setup: not a Debian/Ubuntu system; install WebKitGTK 4.1 (dev), a C toolchain, pkg-config," >&2
-  echo "       Xvfb, WebKitWebDriver, dbus, gnome-keyring and ImageMagick yourself (see README.md)." >&2
+  echo "       Xvfb, WebKitWebDriver, dbus, gnome-keyring, ImageMagick and xclip yourself (see README.md)." >&2
 fi
 
 for tool in cargo node npm; do
