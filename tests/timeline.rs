@@ -82,6 +82,18 @@ fn nums(b64: &str, n: usize) -> Vec<Option<f64>> {
     xs.into_iter().map(|x| (!x.is_nan()).then_some(x)).collect()
 }
 
+/// A sparse column (values at positions) as one Option per point.
+fn sparse(vals: &str, at: &str, n: usize) -> Vec<Option<f64>> {
+    let (vals, at) = (f64s_from_base64(vals).expect("base64 of f64s"), f64s_from_base64(at).expect("base64 of f64s"));
+    assert_eq!(vals.len(), at.len(), "one position per value");
+    let mut out = vec![None; n];
+    for (x, p) in vals.into_iter().zip(at) {
+        assert!(p >= 0.0 && (p as usize) < n && p.fract() == 0.0, "position {p} of {n}");
+        out[p as usize] = (!x.is_nan()).then_some(x);
+    }
+    out
+}
+
 fn dec(v: &TimelineView) -> D {
     let n = v.count as usize;
     let ids: Vec<String> = if n == 0 { Vec::new() } else { v.ids.split('\n').map(str::to_string).collect() };
@@ -90,8 +102,8 @@ fn dec(v: &TimelineView) -> D {
         ids,
         kinds: v.kinds.clone(),
         context_tokens: nums(&v.context_tokens, n),
-        usage_tokens: nums(&v.usage_tokens, n),
-        cost: nums(&v.cost, n),
+        usage_tokens: sparse(&v.usage_tokens, &v.usage_at, n),
+        cost: sparse(&v.cost, &v.cost_at, n),
         compactions: v.compactions.clone(),
         total_cost: v.total_cost,
         context_window: v.context_window,

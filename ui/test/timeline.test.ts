@@ -3,7 +3,17 @@ import { clipped, columnOf, downsample, scaleTop, f64sFromBase64, f64sToBase64, 
 
 /** A get_timeline answer's columns for these numbers (ids e0, e1, …; no costs). */
 function answer(tokens: number[], usage: number[]) {
-  return { count: tokens.length, ids: tokens.map((_, i) => `e${i}`).join("\n"), contextTokens: f64sToBase64(tokens), usageTokens: f64sToBase64(usage), cost: f64sToBase64(tokens.map(() => NaN)) };
+  // The usage is sparse, as get_timeline sends it: the values and their positions.
+  const at = usage.map((u, i) => (Number.isNaN(u) ? -1 : i)).filter((i) => i >= 0);
+  return {
+    count: tokens.length,
+    ids: tokens.map((_, i) => `e${i}`).join("\n"),
+    contextTokens: f64sToBase64(tokens),
+    usageTokens: f64sToBase64(at.map((i) => usage[i])),
+    usageAt: f64sToBase64(at),
+    cost: f64sToBase64([]),
+    costAt: f64sToBase64([]),
+  };
 }
 
 describe("waterfall downsampling", () => {

@@ -1,6 +1,6 @@
 //! The context waterfall (issue 12 §1): the engine's timeline of a path, sent compactly: the ids
 //! joined by newlines, one kind code per point, and the numbers as base64 little-endian `f64`
-//! arrays (`NaN` where there is none), so 100k points cross IPC as a few strings that serde_json
+//! arrays (the usage and the cost sparse, with their positions), so 100k points cross IPC as a few strings that serde_json
 //! copies at once and the UI decodes into typed arrays (`ui/src/timeline/pure.ts`).
 //!
 //! The numbers are the engine's, exact: a negative usage stays negative, Pi's `NaN` (a string
@@ -26,10 +26,13 @@ pub struct TimelineView {
     pub kind_legend: Vec<(String, String)>,
     /// Pi's estimate with each entry as the leaf: base64 of little-endian f64s.
     pub context_tokens: String,
-    /// The usage an assistant message reports and Pi counts (NaN elsewhere): base64 f64s.
+    /// The usage an assistant message reports and Pi counts, only where there is one: base64
+    /// f64s, at the path positions in `usage_at` (base64 f64s too).
     pub usage_tokens: String,
-    /// `usage.cost.total` where the message carries it (NaN elsewhere): base64 f64s.
+    pub usage_at: String,
+    /// `usage.cost.total` where the message carries it, at the positions in `cost_at`.
     pub cost: String,
+    pub cost_at: String,
     /// Path positions of the compactions (the drops).
     pub compactions: Vec<u32>,
     /// Sum of the costs on the path; null when no message carries one.
@@ -92,7 +95,9 @@ pub fn timeline_view(
         kind_legend: KIND_CODES.iter().map(|&(c, n)| ((c as char).to_string(), n.to_string())).collect(),
         context_tokens: e.context_tokens,
         usage_tokens: e.usage_tokens,
+        usage_at: e.usage_at,
         cost: e.cost,
+        cost_at: e.cost_at,
         compactions: e.compactions,
         total_cost: total_cost.filter(|c| c.is_finite()),
         context_window,

@@ -1367,10 +1367,15 @@ export type TimelineView_Deserialize = {
 	kindLegend: ([string, string])[],
 	/**  Pi's estimate with each entry as the leaf: base64 of little-endian f64s. */
 	contextTokens: string,
-	/**  The usage an assistant message reports and Pi counts (NaN elsewhere): base64 f64s. */
+	/**
+	 *  The usage an assistant message reports and Pi counts, only where there is one: base64
+	 *  f64s, at the path positions in `usage_at` (base64 f64s too).
+	 */
 	usageTokens: string,
-	/**  `usage.cost.total` where the message carries it (NaN elsewhere): base64 f64s. */
+	usageAt: string,
+	/**  `usage.cost.total` where the message carries it, at the positions in `cost_at`. */
 	cost: string,
+	costAt: string,
 	/**  Path positions of the compactions (the drops). */
 	compactions: number[],
 	/**  Sum of the costs on the path; null when no message carries one. */
@@ -1407,10 +1412,15 @@ export type TimelineView_Serialize = {
 	kindLegend: ([string, string])[],
 	/**  Pi's estimate with each entry as the leaf: base64 of little-endian f64s. */
 	contextTokens: string,
-	/**  The usage an assistant message reports and Pi counts (NaN elsewhere): base64 f64s. */
+	/**
+	 *  The usage an assistant message reports and Pi counts, only where there is one: base64
+	 *  f64s, at the path positions in `usage_at` (base64 f64s too).
+	 */
 	usageTokens: string,
-	/**  `usage.cost.total` where the message carries it (NaN elsewhere): base64 f64s. */
+	usageAt: string,
+	/**  `usage.cost.total` where the message carries it, at the positions in `cost_at`. */
 	cost: string,
+	costAt: string,
 	/**  Path positions of the compactions (the drops). */
 	compactions: number[],
 	/**  Sum of the costs on the path; null when no message carries one. */

@@ -255,14 +255,18 @@ impl ContributionCache {
 
 /// A timeline in a few flat columns, for a compact transfer: ids joined by `\n` (an id holding
 /// a newline is sent as an empty string: it cannot be selected from the chart), one kind code
-/// per point, and the numbers as little-endian `f64`s in base64 (`NaN` where there is none).
+/// per point, and the numbers as little-endian `f64`s in base64. The estimate is dense (one per
+/// point); the reported usage and the cost exist on assistant messages only, so they are sparse:
+/// the values, and their path positions (as f64s) in `*_at`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Encoded {
     pub ids: String,
     pub kinds: String,
     pub context_tokens: String,
     pub usage_tokens: String,
+    pub usage_at: String,
     pub cost: String,
+    pub cost_at: String,
     pub compactions: Vec<u32>,
 }
 
@@ -271,7 +275,8 @@ pub fn encode(s: &Session, points: &[Point], contribs: &[Contribution]) -> Encod
     let n = points.len();
     let mut ids = String::with_capacity(n * 9);
     let mut kinds = String::with_capacity(n);
-    let (mut t, mut u, mut c) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut t = Vec::with_capacity(n);
+    let (mut u, mut u_at, mut c, mut c_at) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut compactions = Vec::new();
     for (pos, (p, k)) in points.iter().zip(contribs).enumerate() {
         if pos > 0 {
@@ -283,13 +288,28 @@ pub fn encode(s: &Session, points: &[Point], contribs: &[Contribution]) -> Encod
         }
         kinds.push(k.code as char);
         t.push(p.context_tokens);
-        u.push(p.usage_tokens.unwrap_or(f64::NAN));
-        c.push(p.cost.unwrap_or(f64::NAN));
+        if let Some(x) = p.usage_tokens {
+            u.push(x);
+            u_at.push(pos as f64);
+        }
+        if let Some(x) = p.cost {
+            c.push(x);
+            c_at.push(pos as f64);
+        }
         if p.compaction {
             compactions.push(pos as u32);
         }
     }
-    Encoded { ids, kinds, context_tokens: base64_f64(&t), usage_tokens: base64_f64(&u), cost: base64_f64(&c), compactions }
+    Encoded {
+        ids,
+        kinds,
+        context_tokens: base64_f64(&t),
+        usage_tokens: base64_f64(&u),
+        usage_at: base64_f64(&u_at),
+        cost: base64_f64(&c),
+        cost_at: base64_f64(&c_at),
+        compactions,
+    }
 }
 
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
