@@ -54,11 +54,28 @@ pub fn continue_from(state: &AppState, entry_id: &str) -> Result<Navigation, App
 /// otherwise a fresh one is drawn.
 pub fn set_label(state: &AppState, entry_id: &str, label: Option<&str>, now_ms: i64, id: Option<&str>) -> Result<OpenedSession, AppError> {
     let label = label.map(str::trim).filter(|l| !l.is_empty());
+    append_at_leaf(
+        state,
+        id,
+        |s| if s.index_of(entry_id).is_none() { Err(AppError::UnknownEntry(entry_id.to_string())) } else { Ok(()) },
+        |id, parent| entries::label(id, parent, &time::format_iso_ms(now_ms), entry_id, label),
+    )
+}
+
+/// Appends one entry (a label, a session name) as a child of Arbor's leaf, which it then becomes
+/// in Pi and in Arbor: `check` runs first, read-only files are refused, the id is `id` when free
+/// (tests) or a fresh one, and `entry(id, parent)` builds the line. The append takes the session
+/// lock and is planned on the bytes Arbor has read (if another program appended meanwhile,
+/// nothing is written); only the new bytes are read back, and any remembered leaf is forgotten.
+pub(crate) fn append_at_leaf(
+    state: &AppState,
+    id: Option<&str>,
+    check: impl FnOnce(&session_engine::Session) -> Result<(), AppError>,
+    entry: impl FnOnce(&str, Option<&str>) -> session_engine::json::Value,
+) -> Result<OpenedSession, AppError> {
     let (key, dto) = state.with_open(|o| {
         let s = &o.session;
-        if s.index_of(entry_id).is_none() {
-            return Err(AppError::UnknownEntry(entry_id.to_string()));
-        }
+        check(s)?;
         if let Some(why) = s.read_only_reason() {
             return Err(AppError::ReadOnly(why));
         }
@@ -66,18 +83,14 @@ pub fn set_label(state: &AppState, entry_id: &str, label: Option<&str>, now_ms: 
             Some(id) if s.index_of(id).is_none() => id.to_string(),
             _ => session_engine::ids::new_entry_id(|c| s.index_of(c).is_some()),
         };
-        let parent = o.leaf.map(|l| s.id(l));
-        let entry = entries::label(&id, parent, &time::format_iso_ms(now_ms), entry_id, label);
+        let entry = entry(&id, o.leaf.map(|l| s.id(l)));
         let _lock = SessionLock::try_acquire(&o.path)?;
-        // Planned on the bytes Arbor has read: if Pi appended meanwhile, nothing is written.
         append_entry_planned(&o.path, &entry, true, s.file_len())?;
-        // The appended label is the new leaf, in Pi and in Arbor. Only the new bytes are read.
         o.read_appended()?;
         o.leaf = o.session.file_leaf();
         o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
         Ok((o.path.display().to_string(), describe_open(o)))
     })?;
-    // Forget any remembered position.
     let mut st = ArborStateFile::load(&state.state_file());
     st.leaves.remove(&key);
     st.save(&state.state_file())?;
