@@ -6,7 +6,6 @@
 use arbor_app::commands::launch::{file_arg, LaunchRequest, LaunchState};
 use arbor_app::commands::{navigate, rename, sessions};
 use arbor_app::error::{ErrorKind, IpcError};
-use arbor_app::state::AppState;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -22,19 +21,8 @@ fn fixture(name: &str) -> PathBuf {
     root().join("src-tauri/crates/session-engine/tests/fixtures/conformance").join(name)
 }
 
-struct Env {
-    _tmp: tempfile::TempDir,
-    state: AppState,
-    dir: PathBuf,
-}
-
-fn env() -> Env {
-    let tmp = tempfile::tempdir().unwrap();
-    let state = AppState::new(tmp.path().join("agent"), tmp.path().join("data"));
-    let dir = tmp.path().join("sessions");
-    std::fs::create_dir_all(&dir).unwrap();
-    Env { dir, state, _tmp: tmp }
-}
+mod support;
+use support::{env, Env};
 
 /// A copy of a conformance fixture in the env's folder.
 fn copy_fixture(e: &Env, name: &str) -> PathBuf {

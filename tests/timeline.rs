@@ -13,19 +13,8 @@ use std::time::Duration;
 
 const BIG: Duration = Duration::from_secs(60);
 
-struct Env {
-    _tmp: tempfile::TempDir,
-    state: AppState,
-    dir: PathBuf,
-}
-
-fn env() -> Env {
-    let tmp = tempfile::tempdir().unwrap();
-    let state = AppState::new(tmp.path().join("agent"), tmp.path().join("data"));
-    let dir = tmp.path().join("files");
-    std::fs::create_dir_all(&dir).unwrap();
-    Env { _tmp: tmp, state, dir }
-}
+mod support;
+use support::{env, Env};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src-tauri/crates/session-engine/tests/fixtures/conformance").join(name)

@@ -4,7 +4,6 @@
 
 use arbor_app::commands::{graph, navigate, sessions, summary};
 use arbor_app::error::{ErrorKind, IpcError};
-use arbor_app::state::AppState;
 use session_engine::{build_context, Session};
 use std::path::{Path, PathBuf};
 
@@ -21,19 +20,8 @@ const LOST: &str = "- **Entry API in `allow_at`**: `buckets.entry(key).or_insert
 /// The first user message of the branch abandoned after C2 (a sweeper thread).
 const ABANDONED_USER: &str = "f31d1508";
 
-struct Env {
-    _tmp: tempfile::TempDir,
-    state: AppState,
-    dir: PathBuf,
-}
-
-fn env() -> Env {
-    let tmp = tempfile::tempdir().unwrap();
-    let state = AppState::new(tmp.path().join("agent"), tmp.path().join("data"));
-    let dir = tmp.path().join("sessions");
-    std::fs::create_dir_all(&dir).unwrap();
-    Env { _tmp: tmp, state, dir }
-}
+mod support;
+use support::{env, Env};
 
 fn open_demo_copy(e: &Env) -> PathBuf {
     let p = e.dir.join("2025-03-01T09-00-00-000Z_demo.jsonl");
