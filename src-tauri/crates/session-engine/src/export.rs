@@ -200,10 +200,7 @@ fn outline_text(s: &Session, idx: usize, v: &Value) -> Option<String> {
 /// Streams the export to `w`. `progress(done, total)` is called every few hundred entries with
 /// bytes of the session read so far.
 pub fn export(s: &Session, scope: Scope, format: Format, title: &str, w: &mut dyn Write, progress: &mut dyn FnMut(u64, u64)) -> io::Result<Stats> {
-    let mut out: Box<dyn Renderer + '_> = match format {
-        Format::Html => Box::new(Html { w }),
-        Format::Markdown => Box::new(Md { w }),
-    };
+    let mut out = renderer(format, w);
     let total = s.file_len();
     match scope {
         Scope::Context { leaf } => export_context(s, leaf, title, out.as_mut()),
@@ -242,37 +239,143 @@ pub fn export(s: &Session, scope: Scope, format: Format, title: &str, w: &mut dy
                 out.outline_segment_end()?;
             }
             out.outline_end()?;
-            let mut done = 0usize;
-            let mut done_bytes = 0u64;
-            let mut reported = 0u64;
-            for (k, seg) in p.segments.iter().enumerate() {
-                let label = segment_label(s, &p, k);
-                out.segment_begin(k, &label, seg.from)?;
-                for &i in &seg.entries {
-                    if let Some((first_kept, comp)) = p.cut {
-                        if i == first_kept && p.status[i] != Status::Compacted && first_kept != comp {
-                            out.cut_marker(comp)?;
-                        }
-                    }
-                    let v = entry_value(s, i);
-                    out.entry(s, i, &v, p.status[i])?;
-                    // Branches that start here.
-                    let forks: Vec<usize> = s.children(i).iter().map(|&c| p.seg_of[c as usize]).filter(|&t| t != k && t != usize::MAX).collect();
-                    if !forks.is_empty() {
-                        out.forks(&forks)?;
-                    }
-                    done += 1;
-                    done_bytes += s.entry(i).end - s.entry(i).start + 1;
-                    if done.is_multiple_of(256) || done_bytes - reported >= 4 << 20 {
-                        reported = done_bytes;
-                        progress(done_bytes.min(total), total);
-                    }
-                }
-                out.segment_end()?;
-            }
+            let done = body(s, &p, format, out.as_mut(), total, progress, CHUNK_ITEMS)?;
             out.end()?;
             progress(total, total);
             Ok(Stats { entries: done, branches: p.segments.len() })
+        }
+    }
+}
+
+fn renderer<'w>(format: Format, w: &'w mut dyn Write) -> Box<dyn Renderer + 'w> {
+    match format {
+        Format::Html => Box::new(Html { w }),
+        Format::Markdown => Box::new(Md { w }),
+    }
+}
+
+/// One piece of the export's body, in output order.
+#[derive(Clone, Copy)]
+enum Item {
+    SegmentBegin(usize),
+    /// An entry of segment `k`: with the cut marker before it and the forks after it.
+    Entry {
+        k: usize,
+        idx: usize,
+    },
+    SegmentEnd,
+}
+
+/// Items per chunk: enough that handing a chunk to the other thread costs nothing next to
+/// rendering it, few enough that progress and Cancel stay prompt (chunks also end at 1 MiB of
+/// session lines).
+const CHUNK_ITEMS: usize = 256;
+
+/// Writes the segments (every entry, in order) and returns how many entries were written.
+///
+/// The parse and the rendering are most of an export's time and each entry's output depends
+/// only on the session and the plan, so the body is cut into chunks that two threads render
+/// into buffers (this one the even chunks, a second one the odd chunks, at most two chunks
+/// ahead); this thread writes them in order. The output is byte for byte the same as rendering
+/// one entry after the other. A write error (a full disk, a cancel) stops both threads.
+fn body(
+    s: &Session,
+    p: &Plan,
+    format: Format,
+    out: &mut dyn Renderer,
+    total: u64,
+    progress: &mut dyn FnMut(u64, u64),
+    chunk_items: usize,
+) -> io::Result<usize> {
+    let mut items = Vec::with_capacity(s.len() + 2 * p.segments.len());
+    for (k, seg) in p.segments.iter().enumerate() {
+        items.push(Item::SegmentBegin(k));
+        items.extend(seg.entries.iter().map(|&idx| Item::Entry { k, idx }));
+        items.push(Item::SegmentEnd);
+    }
+    // A chunk ends after `chunk_items` items or 1 MiB of session lines, whichever comes first.
+    let mut chunks: Vec<&[Item]> = Vec::new();
+    let (mut from, mut bytes) = (0, 0u64);
+    for (n, it) in items.iter().enumerate() {
+        bytes += item_bytes(s, it);
+        if n + 1 - from >= chunk_items.max(1) || bytes >= 1 << 20 {
+            chunks.push(&items[from..=n]);
+            (from, bytes) = (n + 1, 0);
+        }
+    }
+    if from < items.len() {
+        chunks.push(&items[from..]);
+    }
+    let render = |chunk: &[Item]| -> io::Result<Vec<u8>> {
+        let mut buf = Vec::with_capacity(1 << 20);
+        let mut r = renderer(format, &mut buf);
+        for &item in chunk {
+            render_item(s, p, r.as_mut(), item)?;
+        }
+        drop(r);
+        Ok(buf)
+    };
+    let bytes_of = |chunk: &[Item]| -> u64 { chunk.iter().map(|it| item_bytes(s, it)).sum() };
+    let entries = items.iter().filter(|it| matches!(it, Item::Entry { .. })).count();
+    let out_w = out;
+    std::thread::scope(|sc| -> io::Result<()> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<Vec<u8>>>(2);
+        if chunks.len() > 1 {
+            let chunks = &chunks;
+            let render = &render;
+            sc.spawn(move || {
+                for c in chunks.iter().skip(1).step_by(2) {
+                    // The receiver is gone when the writer stopped: stop too.
+                    if tx.send(render(c)).is_err() {
+                        break;
+                    }
+                }
+            });
+        } else {
+            drop(tx);
+        }
+        let mut done_bytes = 0u64;
+        let mut reported = 0u64;
+        for (j, c) in chunks.iter().enumerate() {
+            let buf = if j % 2 == 0 { render(c)? } else { rx.recv().map_err(|_| io::Error::other("the export's second thread stopped"))?? };
+            out_w.raw(&buf)?;
+            done_bytes += bytes_of(c);
+            if done_bytes - reported >= 1 << 20 || j + 1 == chunks.len() {
+                reported = done_bytes;
+                progress(done_bytes.min(total), total);
+            }
+        }
+        Ok(())
+    })?;
+    Ok(entries)
+}
+
+/// Bytes of the session line behind an item (progress counts these).
+fn item_bytes(s: &Session, it: &Item) -> u64 {
+    match *it {
+        Item::Entry { idx, .. } => s.entry(idx).end - s.entry(idx).start + 1,
+        _ => 0,
+    }
+}
+
+fn render_item(s: &Session, p: &Plan, out: &mut dyn Renderer, item: Item) -> io::Result<()> {
+    match item {
+        Item::SegmentBegin(k) => out.segment_begin(k, &segment_label(s, p, k), p.segments[k].from),
+        Item::SegmentEnd => out.segment_end(),
+        Item::Entry { k, idx: i } => {
+            if let Some((first_kept, comp)) = p.cut {
+                if i == first_kept && p.status[i] != Status::Compacted && first_kept != comp {
+                    out.cut_marker(comp)?;
+                }
+            }
+            let v = entry_value(s, i);
+            out.entry(s, i, &v, p.status[i])?;
+            // Branches that start here.
+            let forks: Vec<usize> = s.children(i).iter().map(|&c| p.seg_of[c as usize]).filter(|&t| t != k && t != usize::MAX).collect();
+            if !forks.is_empty() {
+                out.forks(&forks)?;
+            }
+            Ok(())
         }
     }
 }
@@ -371,6 +474,8 @@ trait Renderer {
     fn forks(&mut self, segs: &[usize]) -> io::Result<()>;
     fn segment_end(&mut self) -> io::Result<()>;
     fn end(&mut self) -> io::Result<()>;
+    /// Bytes another renderer of the same format produced.
+    fn raw(&mut self, bytes: &[u8]) -> io::Result<()>;
 }
 
 /// The pieces of an entry both formats show, in order.
@@ -785,6 +890,9 @@ impl Renderer for Html<'_> {
     fn segment_end(&mut self) -> io::Result<()> {
         writeln!(self.w, "</section>")
     }
+    fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.w.write_all(bytes)
+    }
     fn end(&mut self) -> io::Result<()> {
         writeln!(self.w, "</main></div></body></html>")
     }
@@ -962,7 +1070,92 @@ impl Renderer for Md<'_> {
     fn segment_end(&mut self) -> io::Result<()> {
         Ok(())
     }
+    fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.w.write_all(bytes)
+    }
     fn end(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The body as it was written before the two threads: one item after the other, one renderer.
+    fn sequential(s: &Session, p: &Plan, format: Format) -> Vec<u8> {
+        let mut buf = Vec::new();
+        let mut r = renderer(format, &mut buf);
+        for (k, seg) in p.segments.iter().enumerate() {
+            render_item(s, p, r.as_mut(), Item::SegmentBegin(k)).unwrap();
+            for &idx in &seg.entries {
+                render_item(s, p, r.as_mut(), Item::Entry { k, idx }).unwrap();
+            }
+            render_item(s, p, r.as_mut(), Item::SegmentEnd).unwrap();
+        }
+        drop(r);
+        buf
+    }
+
+    /// Chunked on two threads, the body is byte for byte the sequential one, whatever the chunk
+    /// size, on sessions with branches, compactions, labels and images; progress ends at the total.
+    #[test]
+    fn two_thread_body_equals_the_sequential_body() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance");
+        let mut tried = 0;
+        for name in [
+            "branch-simple-siblings",
+            "branch-summaries-in-context",
+            "basic-labels-and-names",
+            "basic-images",
+            "compaction-first-kept-on-other-branch",
+            "branch-deep-budget",
+        ] {
+            let s = Session::open(&dir.join(format!("{name}.jsonl"))).unwrap();
+            for whole in [true, false] {
+                let p = plan(&s, s.file_leaf(), whole);
+                for format in [Format::Html, Format::Markdown] {
+                    let want = sequential(&s, &p, format);
+                    assert!(!want.is_empty(), "{name}");
+                    for chunk in [1, 2, 3, 7, 256] {
+                        let mut buf = Vec::new();
+                        let mut r = renderer(format, &mut buf);
+                        let mut last = (0, 0);
+                        let n = body(&s, &p, format, r.as_mut(), s.file_len(), &mut |d, t| last = (d, t), chunk).unwrap();
+                        drop(r);
+                        assert_eq!(n, p.segments.iter().map(|g| g.entries.len()).sum::<usize>(), "{name}");
+                        assert!(buf == want, "{name} {format:?} whole={whole} chunk={chunk}: the output differs from the sequential one");
+                        assert!(last.0 > 0 && last.0 <= last.1, "{name}: progress {last:?}");
+                        tried += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(tried, 6 * 2 * 2 * 5);
+    }
+
+    /// A writer that fails stops the export with its error, also when the second thread is ahead.
+    #[test]
+    fn a_failing_writer_stops_both_threads() {
+        struct Fails(usize);
+        impl Write for Fails {
+            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+                if self.0 == 0 {
+                    return Err(io::Error::other("disk full"));
+                }
+                self.0 -= 1;
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance");
+        let s = Session::open(&dir.join("branch-summaries-in-context.jsonl")).unwrap();
+        let p = plan(&s, s.file_leaf(), true);
+        let mut w = Fails(2);
+        let mut r = renderer(Format::Html, &mut w);
+        let e = body(&s, &p, Format::Html, r.as_mut(), s.file_len(), &mut |_, _| {}, 1).unwrap_err();
+        assert_eq!(e.to_string(), "disk full");
     }
 }
