@@ -5,9 +5,8 @@
 use arbor_app::commands::timeline::{timeline, timeline_in_steps, warm, TimelineCache};
 use arbor_app::commands::{navigate, sessions};
 use arbor_app::state::AppState;
-use arbor_app::view::timeline::TimelineView;
+use arbor_app::view::timeline::{TimelineView, BYTES_VERSION, HEADER_BYTES};
 use session_engine::context::{build_context, estimate_context};
-use session_engine::timeline::f64s_from_base64;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -44,7 +43,8 @@ fn same(a: Option<f64>, want: f64) -> bool {
     }
 }
 
-/// The view with its compact columns decoded (the UI does the same in ui/src/timeline/pure.ts).
+/// The view as the UI gets it: its bytes (`TimelineView::to_bytes`) decoded as
+/// ui/src/timeline/pure.ts does.
 #[derive(Debug)]
 #[allow(dead_code)]
 struct D {
@@ -65,44 +65,85 @@ struct D {
     leaf_id: Option<String>,
 }
 
-fn nums(b64: &str, n: usize) -> Vec<Option<f64>> {
-    let xs = f64s_from_base64(b64).expect("base64 of f64s");
-    assert_eq!(xs.len(), n, "one number per point");
-    xs.into_iter().map(|x| (!x.is_nan()).then_some(x)).collect()
+/// Reads the bytes' layout: the header, the JSON head, the columns at their offsets; every
+/// byte accounted for.
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> &'a [u8] {
+        let out = &self.b[self.at..self.at + n];
+        self.at += n;
+        out
+    }
+    fn u32s(&mut self, n: usize) -> Vec<u32> {
+        self.take(n * 4).chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+    }
+    fn f64s(&mut self, n: usize) -> Vec<f64> {
+        assert!(self.at.is_multiple_of(8), "an f64 column starts at a multiple of 8 (the UI views it in place)");
+        self.take(n * 8).chunks(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect()
+    }
+}
+
+fn opt(x: f64) -> Option<f64> {
+    (!x.is_nan()).then_some(x)
 }
 
 /// A sparse column (values at positions) as one Option per point.
-fn sparse(vals: &str, at: &str, n: usize) -> Vec<Option<f64>> {
-    let (vals, at) = (f64s_from_base64(vals).expect("base64 of f64s"), f64s_from_base64(at).expect("base64 of f64s"));
+fn sparse(vals: &[f64], at: &[u32], n: usize) -> Vec<Option<f64>> {
     assert_eq!(vals.len(), at.len(), "one position per value");
     let mut out = vec![None; n];
-    for (x, p) in vals.into_iter().zip(at) {
-        assert!(p >= 0.0 && (p as usize) < n && p.fract() == 0.0, "position {p} of {n}");
-        out[p as usize] = (!x.is_nan()).then_some(x);
+    for (&x, &p) in vals.iter().zip(at) {
+        assert!((p as usize) < n, "position {p} of {n}");
+        out[p as usize] = opt(x);
     }
     out
 }
 
 fn dec(v: &TimelineView) -> D {
-    let n = v.count as usize;
-    let ids: Vec<String> = if n == 0 { Vec::new() } else { v.ids.split('\n').map(str::to_string).collect() };
-    assert_eq!(ids.len(), n);
+    let bytes = v.to_bytes();
+    let mut r = Reader { b: &bytes, at: 0 };
+    let h = r.u32s(8);
+    assert_eq!(r.at, HEADER_BYTES);
+    assert_eq!((h[0], h[6], h[7]), (BYTES_VERSION, 0, 0));
+    let (head_len, n, nu, nc, ni) = (h[1] as usize, h[2] as usize, h[3] as usize, h[4] as usize, h[5] as usize);
+    assert!(head_len.is_multiple_of(8));
+    let head: serde_json::Value = serde_json::from_slice(r.take(head_len)).expect("the head is JSON");
+    assert_eq!(head["count"].as_u64(), Some(n as u64));
+    let tokens = r.f64s(n);
+    let (uv, cv) = (r.f64s(nu), r.f64s(nc));
+    let (ua, ca, ends) = (r.u32s(nu), r.u32s(nc), r.u32s(n));
+    let kinds = String::from_utf8(r.take(n).to_vec()).unwrap();
+    let id_bytes = std::str::from_utf8(r.take(ni)).unwrap();
+    assert_eq!(r.at, bytes.len(), "nothing after the ids");
+    let mut ids = Vec::with_capacity(n);
+    let mut start = 0;
+    for &e in &ends {
+        ids.push(id_bytes[start..e as usize].to_string());
+        start = e as usize;
+    }
+    assert_eq!(start, ni);
+    let u32_of = |k: &str| head[k].as_u64().map(|x| x as u32);
+    let legend: Vec<(String, String)> = serde_json::from_value(head["kindLegend"].clone()).unwrap();
+    assert!(legend.iter().any(|(c, name)| c == "c" && name == "compaction"));
     D {
         ids,
-        kinds: v.kinds.clone(),
-        context_tokens: nums(&v.context_tokens, n),
-        usage_tokens: sparse(&v.usage_tokens, &v.usage_at, n),
-        cost: sparse(&v.cost, &v.cost_at, n),
-        compactions: v.compactions.clone(),
-        total_cost: v.total_cost,
-        context_window: v.context_window,
-        reserve_tokens: v.reserve_tokens,
-        threshold: v.threshold,
-        scale_max: v.scale_max,
-        absurd_points: v.absurd_points,
-        active_path: v.active_path,
-        selected_pos: v.selected_pos,
-        leaf_id: v.leaf_id.clone(),
+        kinds,
+        context_tokens: tokens.into_iter().map(opt).collect(),
+        usage_tokens: sparse(&uv, &ua, n),
+        cost: sparse(&cv, &ca, n),
+        compactions: serde_json::from_value(head["compactions"].clone()).unwrap(),
+        total_cost: head["totalCost"].as_f64(),
+        context_window: u32_of("contextWindow").unwrap(),
+        reserve_tokens: u32_of("reserveTokens").unwrap(),
+        threshold: u32_of("threshold").unwrap(),
+        scale_max: head["scaleMax"].as_f64().unwrap(),
+        absurd_points: u32_of("absurdPoints").unwrap(),
+        active_path: head["activePath"].as_bool().unwrap(),
+        selected_pos: u32_of("selectedPos"),
+        leaf_id: head["leafId"].as_str().map(str::to_string),
     }
 }
 
@@ -272,9 +313,9 @@ fn absurd_numbers_give_finite_sane_values() {
     // The drawing scale ignores the absurd points: the window, not 2e300.
     assert!(v.scale_max.is_finite() && v.scale_max >= 200_000.0 && v.scale_max <= 800_000.0, "{}", v.scale_max);
     assert!(v.absurd_points >= 4, "{}", v.absurd_points);
-    // JSON over IPC: no NaN or Infinity tokens (the numbers travel as base64).
-    let json = serde_json::to_string(&raw).unwrap();
-    assert!(!json.contains("NaN") && !json.contains("inf"), "{}", &json[..200.min(json.len())]);
+    // The JSON head holds no NaN or Infinity tokens (the numbers travel as raw f64s).
+    let json = serde_json::to_string(&raw.head).unwrap();
+    assert!(!json.contains("NaN") && !json.contains("inf"), "{json}");
     check_against_pi(&e.state, &v);
 }
 
@@ -333,7 +374,33 @@ fn bench_big_session() {
         let t = std::time::Instant::now();
         let v = timeline(&e.state, &cache, None, 200_000, 16_384, BIG).unwrap();
         let a = t.elapsed();
-        let json = serde_json::to_string(&v).unwrap();
-        eprintln!("timeline {a:?}, +json {:?} ({} bytes, {} points)", t.elapsed(), json.len(), v.count);
+        let bytes = v.to_bytes();
+        eprintln!("timeline {a:?}, +bytes {:?} ({} bytes, {} points)", t.elapsed(), bytes.len(), v.head.count);
     }
+    // The parts of one call.
+    e.state
+        .with_open(|o| {
+            let s = &o.session;
+            let mut c = session_engine::timeline::ContributionCache::new();
+            let path = s.path(o.leaf);
+            c.fill(s, &path, BIG, 4096);
+            for _ in 0..3 {
+                let t = std::time::Instant::now();
+                let path = s.path(o.leaf);
+                let t_path = t.elapsed();
+                let done = c.fill(s, &path, BIG, 4096);
+                let t_fill = t.elapsed();
+                let contribs = c.of_path(s, &path);
+                let t_of = t.elapsed();
+                let points = session_engine::timeline::timeline_of(s, &path, &contribs);
+                let t_pts = t.elapsed();
+                let v = arbor_app::view::timeline::timeline_view(s, &points, &contribs, 200_000, 16_384, true, None, o.leaf);
+                let t_view = t.elapsed();
+                let bytes = v.to_bytes();
+                let t_bytes = t.elapsed();
+                eprintln!("path {t_path:?} fill {t_fill:?} ({done}) of_path {t_of:?} points {t_pts:?} view {t_view:?} bytes {t_bytes:?} ({})", bytes.len());
+            }
+            Ok(())
+        })
+        .unwrap();
 }

@@ -1,19 +1,30 @@
 import { describe, expect, it } from "vitest";
-import { clipped, columnOf, downsample, scaleTop, f64sFromBase64, f64sToBase64, formatCost, formatCount, pointAt, stepHover, toSeries, xOf, yOf } from "../src/timeline/pure";
+import { clipped, columnOf, decodeTimeline, downsample, encodeTimeline, formatCost, formatCount, pointAt, scaleTop, stepHover, xOf, yOf } from "../src/timeline/pure";
 
-/** A get_timeline answer's columns for these numbers (ids e0, e1, …; no costs). */
+const HEAD = {
+  kindLegend: [
+    ["u", "user"],
+    ["a", "assistant"],
+    ["c", "compaction"],
+  ] as [string, string][],
+  compactions: [],
+  totalCost: null,
+  contextWindow: 200_000,
+  reserveTokens: 16_384,
+  threshold: 183_616,
+  scaleMax: 200_000,
+  absurdPoints: 0,
+  activePath: true,
+  selectedPos: null,
+  leafId: null,
+  buildMs: 1.5,
+};
+
+/** A get_timeline answer's bytes for these numbers (ids e0, e1, …; no costs), decoded. */
 function answer(tokens: number[], usage: number[]) {
-  // The usage is sparse, as get_timeline sends it: the values and their positions.
-  const at = usage.map((u, i) => (Number.isNaN(u) ? -1 : i)).filter((i) => i >= 0);
-  return {
-    count: tokens.length,
-    ids: tokens.map((_, i) => `e${i}`).join("\n"),
-    contextTokens: f64sToBase64(tokens),
-    usageTokens: f64sToBase64(at.map((i) => usage[i])),
-    usageAt: f64sToBase64(at),
-    cost: f64sToBase64([]),
-    costAt: f64sToBase64([]),
-  };
+  const ids = tokens.map((_, i) => `e${i}`);
+  const bytes = encodeTimeline(HEAD, { ids, kinds: "u".repeat(tokens.length), tokens, usage, cost: tokens.map(() => NaN) });
+  return decodeTimeline(bytes).series;
 }
 
 describe("waterfall downsampling", () => {
@@ -46,18 +57,39 @@ describe("waterfall downsampling", () => {
     expect(Number.isNaN(c.max[10])).toBe(true);
   });
 
-  it("decodes the command's columns: ids, base64 f64s (Rust's encoding), non-finite as NaN, negatives kept", () => {
-    // "AAAAAAAA8D8=" is Rust's base64_f64(&[1.0]) (session-engine's timeline tests).
-    expect(Array.from(f64sFromBase64("AAAAAAAA8D8="))).toEqual([1]);
-    const s = toSeries(answer([1, NaN, -5, 2e300], [NaN, 3, NaN, Infinity]));
+  it("decodes the command's bytes: the head, f64 columns viewed in place, sparse usage and cost, ids on demand", () => {
+    const ids = ["root", "ünï", "e\nwith newline", "x".repeat(40)];
+    const bytes = encodeTimeline(
+      { ...HEAD, compactions: [2], totalCost: -3, selectedPos: 1, leafId: "x".repeat(40) },
+      { ids, kinds: "uaca", tokens: [1, NaN, -5, 2e300], usage: [NaN, 3, NaN, Infinity], cost: [NaN, -3, NaN, NaN] },
+    );
+    const v = decodeTimeline(bytes);
+    expect(v.count).toBe(4);
+    expect(v.compactions).toEqual([2]);
+    expect(v.totalCost).toBe(-3);
+    expect(v.selectedPos).toBe(1);
+    expect(v.buildMs).toBe(1.5);
+    const s = v.series;
     expect(s.n).toBe(4);
-    expect(s.ids).toEqual(["e0", "e1", "e2", "e3"]);
+    expect([0, 1, 2, 3].map((i) => s.ids.at(i))).toEqual(ids);
+    expect(s.ids.at(4)).toBe("");
+    expect(s.ids.indexOf("ünï")).toBe(1);
+    expect(s.ids.indexOf("e\nwith newline")).toBe(2);
+    expect(s.ids.indexOf("e")).toBe(-1);
+    expect(String.fromCharCode(...s.kinds)).toBe("uaca");
     expect(Array.from(s.tokens)).toEqual([1, NaN, -5, 2e300]);
-    expect(Number.isNaN(s.usage[0])).toBe(true);
-    expect(s.usage[1]).toBe(3);
-    expect(Number.isNaN(s.usage[3])).toBe(true);
-    expect(toSeries(answer([], [])).n).toBe(0);
-    expect(() => toSeries({ ...answer([1, 2], [NaN, NaN]), count: 3 })).toThrow();
+    expect(s.tokens.buffer).toBe(bytes); // viewed in place, not copied
+    expect(Array.from(s.usage)).toEqual([NaN, 3, NaN, NaN]); // Infinity: not a number
+    expect(Array.from(s.cost)).toEqual([NaN, -3, NaN, NaN]);
+    // The same bytes as numbers (Tauri's JSON fallback) or a view decode the same.
+    expect(Array.from(decodeTimeline(Array.from(new Uint8Array(bytes))).series.tokens)).toEqual([1, NaN, -5, 2e300]);
+    expect(decodeTimeline(new Uint8Array(bytes)).series.ids.at(3)).toBe("x".repeat(40));
+    expect(answer([], []).n).toBe(0);
+    // A truncated answer or another layout is refused, not misread.
+    expect(() => decodeTimeline(bytes.slice(0, bytes.byteLength - 1))).toThrow();
+    const other = bytes.slice(0);
+    new DataView(other).setUint32(0, 2, true);
+    expect(() => decodeTimeline(other)).toThrow(/layout 2/);
   });
 });
 
@@ -125,10 +157,10 @@ describe("waterfall scale", () => {
 
 describe("waterfall fit", () => {
   it("fits the data below the window, ignoring absurd numbers, or keeps the window", () => {
-    const s = toSeries(answer([100, 9000, -5, 1e9, NaN], [NaN, 8000, NaN, NaN, NaN]));
+    const s = (answer([100, 9000, -5, 1e9, NaN], [NaN, 8000, NaN, NaN, NaN]));
     expect(scaleTop(s, 200_000, false)).toBe(200_000);
     expect(scaleTop(s, 200_000, true)).toBeCloseTo(9900);
-    expect(scaleTop(toSeries(answer([NaN], [NaN])), 200_000, true)).toBe(200_000);
-    expect(scaleTop(toSeries(answer([150_000, 190_000], [NaN, NaN])), 200_000, true)).toBe(200_000);
+    expect(scaleTop((answer([NaN], [NaN])), 200_000, true)).toBe(200_000);
+    expect(scaleTop((answer([150_000, 190_000], [NaN, NaN])), 200_000, true)).toBe(200_000);
   });
 });

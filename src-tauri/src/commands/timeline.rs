@@ -14,7 +14,7 @@ use crate::view::timeline::{timeline_view, TimelineView};
 use session_engine::timeline::{timeline_of, ContributionCache};
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tauri::State;
 
 /// How long one slice of the cache fill holds the session.
@@ -115,8 +115,25 @@ pub fn warm(state: &AppState, cache: &TimelineCache, budget: Duration) -> Result
     with_cache(state, cache, |o, c| Ok(c.kept(&o.session, &o.session.path(o.leaf))))
 }
 
-/// The context waterfall of the active path, or of the path to `entry_id` when it is not on it.
-/// Runs off the main thread; the first call on a big session reads every entry once.
+/// The answer of [`get_timeline`]: [`TimelineView::to_bytes`], sent as raw bytes (an ArrayBuffer
+/// in the UI) instead of JSON.
+pub struct TimelineBytes(pub Vec<u8>);
+
+impl specta::Type for TimelineBytes {
+    fn definition(_: &mut specta::Types) -> specta::datatype::DataType {
+        specta::datatype::DataType::Reference(specta_typescript::define("ArrayBuffer"))
+    }
+}
+
+impl tauri::ipc::IpcResponse for TimelineBytes {
+    fn body(self) -> tauri::Result<tauri::ipc::InvokeResponseBody> {
+        Ok(tauri::ipc::InvokeResponseBody::Raw(self.0))
+    }
+}
+
+/// The context waterfall of the active path, or of the path to `entry_id` when it is not on it,
+/// as bytes ([`TimelineView::to_bytes`]). Runs off the main thread; the first call on a big
+/// session reads every entry once.
 #[tauri::command]
 #[specta::specta]
 pub async fn get_timeline(
@@ -125,8 +142,11 @@ pub async fn get_timeline(
     entry_id: Option<String>,
     context_window: u32,
     reserve_tokens: u32,
-) -> IpcResult<TimelineView> {
-    Ok(timeline(&state, &cache, entry_id.as_deref(), context_window, reserve_tokens, FILL_BUDGET)?)
+) -> IpcResult<TimelineBytes> {
+    let t = Instant::now();
+    let mut v = timeline(&state, &cache, entry_id.as_deref(), context_window, reserve_tokens, FILL_BUDGET)?;
+    v.head.build_ms = t.elapsed().as_secs_f64() * 1000.0;
+    Ok(TimelineBytes(v.to_bytes()))
 }
 
 /// Warms the waterfall's numbers for the open session in the background (the UI asks after a

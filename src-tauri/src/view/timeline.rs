@@ -1,7 +1,8 @@
-//! The context waterfall (issue 12 §1): the engine's timeline of a path, sent compactly: the ids
-//! joined by newlines, one kind code per point, and the numbers as base64 little-endian `f64`
-//! arrays (the usage and the cost sparse, with their positions), so 100k points cross IPC as a few strings that serde_json
-//! copies at once and the UI decodes into typed arrays (`ui/src/timeline/pure.ts`).
+//! The context waterfall (issue 12 §1): the engine's timeline of a path, sent as one binary
+//! answer (an ArrayBuffer in the UI, no JSON and no base64 for the columns): a small JSON head
+//! with the budgets, the legend and the compactions, then the numbers as little-endian `f64`
+//! arrays the UI views in place (`ui/src/timeline/pure.ts`), the ids' bytes with their ends and
+//! one kind code per point. Layout: [`TimelineView::to_bytes`].
 //!
 //! The numbers are the engine's, exact: a negative usage stays negative, Pi's `NaN` (a string
 //! usage) stays `NaN` in the arrays (JSON never sees it). The drawing scale (`scale_max`) is
@@ -9,30 +10,24 @@
 //! rest of the chart.
 
 use serde::Serialize;
-use session_engine::timeline::{encode, Contribution, Point, KIND_CODES};
+use session_engine::timeline::{encode, Contribution, Encoded, Point, KIND_CODES};
 use session_engine::Session;
-use specta::Type;
 
-#[derive(Debug, Clone, Serialize, Type)]
-#[serde(rename_all = "camelCase")]
+/// The chart's data: the columns ([`Encoded`]) and the small fields ([`TimelineHead`]).
+#[derive(Debug, Clone)]
 pub struct TimelineView {
+    pub columns: Encoded,
+    pub head: TimelineHead,
+}
+
+/// The small fields of the answer, sent as JSON at the start of the bytes.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineHead {
     /// Points on the path, root first.
     pub count: u32,
-    /// Entry ids along the path joined by `\n` (an id holding a newline is empty here).
-    pub ids: String,
-    /// One character per point; the legend is `kind_legend`.
-    pub kinds: String,
-    /// `[code, name]` pairs for `kinds`.
+    /// `[code, name]` pairs for the kind codes.
     pub kind_legend: Vec<(String, String)>,
-    /// Pi's estimate with each entry as the leaf: base64 of little-endian f64s.
-    pub context_tokens: String,
-    /// The usage an assistant message reports and Pi counts, only where there is one: base64
-    /// f64s, at the path positions in `usage_at` (base64 f64s too).
-    pub usage_tokens: String,
-    pub usage_at: String,
-    /// `usage.cost.total` where the message carries it, at the positions in `cost_at`.
-    pub cost: String,
-    pub cost_at: String,
     /// Path positions of the compactions (the drops).
     pub compactions: Vec<u32>,
     /// Sum of the costs on the path; null when no message carries one.
@@ -52,6 +47,58 @@ pub struct TimelineView {
     /// Position of the entry the path was asked for (the selected node), if on the path.
     pub selected_pos: Option<u32>,
     pub leaf_id: Option<String>,
+    /// How long the command took to build the answer (ms), for the benchmark.
+    pub build_ms: f64,
+}
+
+/// Bytes before the JSON head: version, head length, points, usages, costs, id bytes (u32 each),
+/// two reserved u32s.
+pub const HEADER_BYTES: usize = 32;
+/// The layout's version (the first u32).
+pub const BYTES_VERSION: u32 = 1;
+
+impl TimelineView {
+    /// The answer as bytes, all little-endian:
+    ///
+    /// | what | type |
+    /// |---|---|
+    /// | version, head length H, points N, usages U, costs C, id bytes I, 0, 0 | u32 × 8 |
+    /// | the head as JSON ([`TimelineHead`]), padded with spaces to a multiple of 8 | H bytes |
+    /// | estimate at every point | f64 × N |
+    /// | usage values, cost values | f64 × U, f64 × C |
+    /// | usage positions, cost positions, end of each id | u32 × U, u32 × C, u32 × N |
+    /// | kind code of each point | u8 × N |
+    /// | the ids' UTF-8 bytes, concatenated | I bytes |
+    ///
+    /// The f64 arrays start at multiples of 8 so the UI can view them in place.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let c = &self.columns;
+        let mut head = serde_json::to_vec(&self.head).expect("the head serializes");
+        while !head.len().is_multiple_of(8) {
+            head.push(b' ');
+        }
+        let n = c.context_tokens.len();
+        let f64s = n + c.usage_tokens.len() + c.cost.len();
+        let u32s = c.usage_at.len() + c.cost_at.len() + c.id_ends.len();
+        let mut out = Vec::with_capacity(HEADER_BYTES + head.len() + f64s * 8 + u32s * 4 + n + c.ids.len());
+        for x in [BYTES_VERSION, head.len() as u32, n as u32, c.usage_tokens.len() as u32, c.cost.len() as u32, c.ids.len() as u32, 0, 0] {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        out.extend_from_slice(&head);
+        for col in [&c.context_tokens, &c.usage_tokens, &c.cost] {
+            for x in col.iter() {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        for col in [&c.usage_at, &c.cost_at, &c.id_ends] {
+            for x in col.iter() {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        out.extend_from_slice(&c.kinds);
+        out.extend_from_slice(c.ids.as_bytes());
+        out
+    }
 }
 
 /// The view of `points` (the timeline of a path, with its contributions, same order).
@@ -87,26 +134,24 @@ pub fn timeline_view(
             selected_pos = Some(pos as u32);
         }
     }
-    let e = encode(s, points, contribs);
+    let columns = encode(s, points, contribs);
+    let compactions = columns.compactions.clone();
     TimelineView {
-        count: points.len() as u32,
-        ids: e.ids,
-        kinds: e.kinds,
-        kind_legend: KIND_CODES.iter().map(|&(c, n)| ((c as char).to_string(), n.to_string())).collect(),
-        context_tokens: e.context_tokens,
-        usage_tokens: e.usage_tokens,
-        usage_at: e.usage_at,
-        cost: e.cost,
-        cost_at: e.cost_at,
-        compactions: e.compactions,
-        total_cost: total_cost.filter(|c| c.is_finite()),
-        context_window,
-        reserve_tokens,
-        threshold: context_window.saturating_sub(reserve_tokens),
-        scale_max: window.max(top).max(1.0),
-        absurd_points: absurd,
-        active_path,
-        selected_pos,
-        leaf_id: leaf.map(|l| s.id(l).to_string()),
+        columns,
+        head: TimelineHead {
+            count: points.len() as u32,
+            kind_legend: KIND_CODES.iter().map(|&(c, n)| ((c as char).to_string(), n.to_string())).collect(),
+            compactions,
+            total_cost: total_cost.filter(|c| c.is_finite()),
+            context_window,
+            reserve_tokens,
+            threshold: context_window.saturating_sub(reserve_tokens),
+            scale_max: window.max(top).max(1.0),
+            absurd_points: absurd,
+            active_path,
+            selected_pos,
+            leaf_id: leaf.map(|l| s.id(l).to_string()),
+            build_ms: 0.0,
+        },
     }
 }

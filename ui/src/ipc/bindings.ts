@@ -107,10 +107,11 @@ export const commands = {
 	/**  Put `text` on the clipboard; returns its length in characters. */
 	copyText: (text: string) => typedError<number, IpcError>(__TAURI_INVOKE("copy_text", { text })),
 	/**
-	 *  The context waterfall of the active path, or of the path to `entry_id` when it is not on it.
-	 *  Runs off the main thread; the first call on a big session reads every entry once.
+	 *  The context waterfall of the active path, or of the path to `entry_id` when it is not on it,
+	 *  as bytes ([`TimelineView::to_bytes`]). Runs off the main thread; the first call on a big
+	 *  session reads every entry once.
 	 */
-	getTimeline: (entryId: string | null, contextWindow: number, reserveTokens: number) => typedError<TimelineView_Serialize, IpcError>(__TAURI_INVOKE("get_timeline", { entryId, contextWindow, reserveTokens })),
+	getTimeline: (entryId: string | null, contextWindow: number, reserveTokens: number) => typedError<ArrayBuffer, IpcError>(__TAURI_INVOKE("get_timeline", { entryId, contextWindow, reserveTokens })),
 	/**
 	 *  Warms the waterfall's numbers for the open session in the background (the UI asks after a
 	 *  session opens or grows); holds the session at most ~40 ms at a time.
@@ -1352,98 +1353,6 @@ export type SummaryWrite_Serialize = {
 	view: SummaryView_Serialize,
 	/**  False when the OS did not confirm the data reached the disk. */
 	synced: boolean,
-};
-
-export type TimelineView = TimelineView_Serialize | TimelineView_Deserialize;
-
-export type TimelineView_Deserialize = {
-	/**  Points on the path, root first. */
-	count: number,
-	/**  Entry ids along the path joined by `\n` (an id holding a newline is empty here). */
-	ids: string,
-	/**  One character per point; the legend is `kind_legend`. */
-	kinds: string,
-	/**  `[code, name]` pairs for `kinds`. */
-	kindLegend: ([string, string])[],
-	/**  Pi's estimate with each entry as the leaf: base64 of little-endian f64s. */
-	contextTokens: string,
-	/**
-	 *  The usage an assistant message reports and Pi counts, only where there is one: base64
-	 *  f64s, at the path positions in `usage_at` (base64 f64s too).
-	 */
-	usageTokens: string,
-	usageAt: string,
-	/**  `usage.cost.total` where the message carries it, at the positions in `cost_at`. */
-	cost: string,
-	costAt: string,
-	/**  Path positions of the compactions (the drops). */
-	compactions: number[],
-	/**  Sum of the costs on the path; null when no message carries one. */
-	totalCost?: number | null,
-	contextWindow: number,
-	reserveTokens: number,
-	/**  contextWindow − reserveTokens (0 when the reserve is larger), as in the context view. */
-	threshold: number,
-	/**
-	 *  The top of the drawing scale: at least the window, at most 4× it, else the largest
-	 *  finite non-negative value. Values above it are drawn clipped (and say so on hover).
-	 */
-	scaleMax: number | null,
-	/**
-	 *  Numbers Pi would not produce for a sane session: not finite, negative, or above 4× the
-	 *  window.
-	 */
-	absurdPoints: number,
-	/**  The path is Arbor's active path (root to leaf); otherwise the path to `entry_id`. */
-	activePath: boolean,
-	/**  Position of the entry the path was asked for (the selected node), if on the path. */
-	selectedPos?: number | null,
-	leafId?: string | null,
-};
-
-export type TimelineView_Serialize = {
-	/**  Points on the path, root first. */
-	count: number,
-	/**  Entry ids along the path joined by `\n` (an id holding a newline is empty here). */
-	ids: string,
-	/**  One character per point; the legend is `kind_legend`. */
-	kinds: string,
-	/**  `[code, name]` pairs for `kinds`. */
-	kindLegend: ([string, string])[],
-	/**  Pi's estimate with each entry as the leaf: base64 of little-endian f64s. */
-	contextTokens: string,
-	/**
-	 *  The usage an assistant message reports and Pi counts, only where there is one: base64
-	 *  f64s, at the path positions in `usage_at` (base64 f64s too).
-	 */
-	usageTokens: string,
-	usageAt: string,
-	/**  `usage.cost.total` where the message carries it, at the positions in `cost_at`. */
-	cost: string,
-	costAt: string,
-	/**  Path positions of the compactions (the drops). */
-	compactions: number[],
-	/**  Sum of the costs on the path; null when no message carries one. */
-	totalCost: number | null,
-	contextWindow: number,
-	reserveTokens: number,
-	/**  contextWindow − reserveTokens (0 when the reserve is larger), as in the context view. */
-	threshold: number,
-	/**
-	 *  The top of the drawing scale: at least the window, at most 4× it, else the largest
-	 *  finite non-negative value. Values above it are drawn clipped (and say so on hover).
-	 */
-	scaleMax: number | null,
-	/**
-	 *  Numbers Pi would not produce for a sane session: not finite, negative, or above 4× the
-	 *  window.
-	 */
-	absurdPoints: number,
-	/**  The path is Arbor's active path (root to leaf); otherwise the path to `entry_id`. */
-	activePath: boolean,
-	/**  Position of the entry the path was asked for (the selected node), if on the path. */
-	selectedPos: number | null,
-	leafId: string | null,
 };
 
 /**

@@ -7,10 +7,9 @@
 // a tooltip only: O(1) per event (the point under x is arithmetic, the points being evenly
 // spaced along the path), no redraw.
 
-import type { TimelineView_Serialize as TimelineView } from "../ipc";
 import { cssVar, THEME_EVENT } from "../theme";
-import { clipped, downsample, formatCost, formatCount, pointAt, scaleTop, stepHover, toSeries, xOf, yOf } from "./pure";
-import type { Columns, Series } from "./pure";
+import { clipped, downsample, formatCost, formatCount, pointAt, scaleTop, stepHover, xOf, yOf } from "./pure";
+import type { Columns, Series, Timeline } from "./pure";
 
 const HEIGHT = 240;
 const PAD = { left: 4, right: 4, top: 12, bottom: 6 };
@@ -32,7 +31,7 @@ export class WaterfallChart {
   private cursor: HTMLDivElement;
   private selMark: HTMLDivElement;
   private tip: HTMLDivElement;
-  private view: TimelineView | null = null;
+  private view: Timeline | null = null;
   private series: Series | null = null;
   private drawn: Drawn | null = null;
   private hover = -1;
@@ -85,15 +84,15 @@ export class WaterfallChart {
     return HEIGHT - PAD.top - PAD.bottom;
   }
 
-  setData(v: TimelineView): void {
+  setData(v: Timeline): void {
     this.view = v;
-    this.series = toSeries(v);
+    this.series = v.series;
     this.hover = -1;
     this.draw();
     this.markSelected(v.selectedPos);
   }
 
-  get data(): TimelineView | null {
+  get data(): Timeline | null {
     return this.view;
   }
 
@@ -113,7 +112,7 @@ export class WaterfallChart {
     }
     this.selMark.hidden = false;
     this.selMark.style.transform = `translateX(${PAD.left + xOf(pos, s.n, this.plotWidth())}px)`;
-    this.root.dataset.selectedId = s.ids[pos];
+    this.root.dataset.selectedId = s.ids.at(pos);
   }
 
   /** Draws the base chart; records the point, column and drop counts for tests. */
@@ -292,14 +291,15 @@ export class WaterfallChart {
     const x = PAD.left + xOf(i, s.n, width);
     this.cursor.hidden = false;
     this.cursor.style.transform = `translateX(${x}px)`;
-    const kind = kindName(v, i);
+    const kind = kindName(v, s.kinds[i]);
+    const id = s.ids.at(i);
     const t = s.tokens[i];
     const u = s.usage[i];
     const c = s.cost[i];
-    const lines = [`${kind} · ${s.ids[i]} · ${i + 1} of ${s.n}`, `context ${formatCount(t)} tokens${noteOf(t, v.scaleMax ?? v.contextWindow)}`];
+    const lines = [`${kind} · ${id} · ${i + 1} of ${s.n}`, `context ${formatCount(t)} tokens${noteOf(t, v.scaleMax ?? v.contextWindow)}`];
     if (!Number.isNaN(u)) lines.push(`reported usage ${formatCount(u)}${noteOf(u, v.scaleMax ?? v.contextWindow)}`);
     if (!Number.isNaN(c)) lines.push(`cost ${formatCost(c)}`);
-    if (v.kinds[i] === "c" && i > 0) {
+    if (s.kinds[i] === C_CODE && i > 0) {
       lines.push(`compaction: ${formatCount(s.tokens[i - 1])} → ${formatCount(t)}`);
       if (t >= s.tokens[i - 1]) lines.push("(Pi counts the last usage reported before it until the next reply)");
     }
@@ -311,7 +311,7 @@ export class WaterfallChart {
     this.tip.style.left = left ? "" : `${x + 8}px`;
     this.tip.style.right = left ? `${full - x + 8}px` : "";
     this.tip.style.maxWidth = `${Math.max(120, (left ? x : full - x) - 12)}px`;
-    this.root.dataset.hoverId = s.ids[i];
+    this.root.dataset.hoverId = id;
     this.root.dataset.hoverPos = String(i);
     this.lastHoverMs = performance.now() - t0;
   }
@@ -319,7 +319,7 @@ export class WaterfallChart {
   private choose(i: number): void {
     const s = this.series;
     if (!s || i < 0 || i >= s.n) return;
-    this.deps.select(s.ids[i]);
+    this.deps.select(s.ids.at(i));
   }
 
   private key(e: KeyboardEvent): void {
@@ -339,9 +339,10 @@ export class WaterfallChart {
   }
 }
 
-function kindName(v: TimelineView, i: number): string {
-  const code = v.kinds[i];
-  for (const [c, name] of v.kindLegend) if (c === code) return name;
+const C_CODE = "c".charCodeAt(0);
+
+function kindName(v: Timeline, code: number): string {
+  for (const [c, name] of v.kindLegend) if (c.charCodeAt(0) === code) return name;
   return "entry";
 }
 

@@ -3,9 +3,10 @@
 // selecting a node on the charted path just moves the marker.
 
 import { api, call } from "../ipc";
-import type { OpenedSession, TimelineView_Serialize as TimelineView } from "../ipc";
+import type { OpenedSession } from "../ipc";
 import { WaterfallChart } from "./chart";
-import { formatCost, formatCount } from "./pure";
+import { decodeTimeline, formatCost, formatCount } from "./pure";
+import type { Timeline } from "./pure";
 import "./timeline.css";
 
 export interface TimelineDeps {
@@ -99,20 +100,26 @@ export async function refreshTimeline(force = false): Promise<void> {
   const my = ++seq;
   const t0 = performance.now();
   try {
-    const v = await call(api.getTimeline(deps.selectedId(), windowNow(), reserveNow()));
+    const answer = await call(api.getTimeline(deps.selectedId(), windowNow(), reserveNow()));
     if (my !== seq) return;
     const t1 = performance.now();
+    const v = decodeTimeline(answer);
+    const t2 = performance.now();
     shownKey = key;
     show(b, v);
-    const t2 = performance.now();
+    const t3 = performance.now();
     b.dataset.commandMs = (t1 - t0).toFixed(1);
-    b.dataset.firstDrawMs = (t2 - t0).toFixed(1);
+    b.dataset.buildMs = v.buildMs.toFixed(1);
+    b.dataset.decodeMs = (t2 - t1).toFixed(1);
+    b.dataset.startedAt = t0.toFixed(1);
+    b.dataset.doneAt = t3.toFixed(1);
+    b.dataset.firstDrawMs = (t3 - t0).toFixed(1);
   } catch (e) {
     if (my === seq) deps.report(e);
   }
 }
 
-function show(b: HTMLElement, v: TimelineView): void {
+function show(b: HTMLElement, v: Timeline): void {
   if (v.count === 0) {
     chart = null;
     b.replaceChildren(el("div", "empty", "This path is empty: the session has no entries yet."));

@@ -3,69 +3,196 @@
 // downsampling used for drawing (the numbers themselves are never downsampled), and the y scale
 // that keeps absurd numbers from flattening the chart.
 
+/** The small fields of a get_timeline answer (the JSON head of its bytes; Rust's TimelineHead). */
+export interface TimelineHead {
+  count: number;
+  /** `[code, name]` pairs for the kind codes. */
+  kindLegend: [string, string][];
+  /** Path positions of the compactions. */
+  compactions: number[];
+  totalCost: number | null;
+  contextWindow: number;
+  reserveTokens: number;
+  threshold: number;
+  scaleMax: number;
+  absurdPoints: number;
+  activePath: boolean;
+  selectedPos: number | null;
+  leafId: string | null;
+  /** How long the command took to build the answer (ms). */
+  buildMs: number;
+}
+
+/** The path's entry ids, kept as the answer's bytes: an id is decoded only when asked for (hover,
+ * click, the selected marker), so 77k ids cost no strings on the first draw. */
+export class Ids {
+  private readonly dec = new TextDecoder();
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly ends: Uint32Array,
+  ) {}
+  get length(): number {
+    return this.ends.length;
+  }
+  /** The id of point `i` ("" out of range). */
+  at(i: number): string {
+    if (i < 0 || i >= this.ends.length) return "";
+    const start = i === 0 ? 0 : this.ends[i - 1];
+    return this.dec.decode(this.bytes.subarray(start, this.ends[i]));
+  }
+  /** The first point whose id is `id`, or -1 (a byte compare, no strings). */
+  indexOf(id: string): number {
+    const want = new TextEncoder().encode(id);
+    const { bytes, ends } = this;
+    let start = 0;
+    for (let i = 0; i < ends.length; i++) {
+      const end = ends[i];
+      if (end - start === want.length) {
+        let k = 0;
+        while (k < want.length && bytes[start + k] === want[k]) k++;
+        if (k === want.length) return i;
+      }
+      start = end;
+    }
+    return -1;
+  }
+}
+
 /** The points' ids and numbers as typed arrays; NaN where there is none (or Pi's is not finite). */
 export interface Series {
   n: number;
-  ids: string[];
+  ids: Ids;
+  /** One kind code (a character code of the legend) per point. */
+  kinds: Uint8Array;
   tokens: Float64Array;
   usage: Float64Array;
   cost: Float64Array;
 }
 
-/** Little-endian f64s from base64 (how get_timeline sends its numbers); non-finite become NaN.
- * The bytes are viewed as a Float64Array directly on little-endian machines (every platform the
- * webview runs on); a DataView read per number made this a third of the first draw at 100k. */
-export function f64sFromBase64(b64: string): Float64Array {
-  const bin = atob(b64);
-  const n = bin.length >> 3;
-  const bytes = new Uint8Array(n * 8);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = bin.charCodeAt(i);
-  let out: Float64Array;
-  if (LITTLE_ENDIAN) out = new Float64Array(bytes.buffer);
-  else {
-    const view = new DataView(bytes.buffer);
-    out = new Float64Array(n);
-    for (let i = 0; i < n; i++) out[i] = view.getFloat64(i * 8, true);
-  }
-  for (let i = 0; i < n; i++) if (!Number.isFinite(out[i])) out[i] = NaN;
-  return out;
+/** A decoded get_timeline answer. */
+export interface Timeline extends TimelineHead {
+  series: Series;
 }
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+const HEADER_BYTES = 32;
+const VERSION = 1;
+
+/** `n` little-endian f64s at `offset` (a multiple of 8): viewed in place on little-endian
+ * machines (every platform the webview runs on), copied otherwise. */
+function f64s(buf: ArrayBuffer, offset: number, n: number): Float64Array {
+  if (LITTLE_ENDIAN) return new Float64Array(buf, offset, n);
+  const view = new DataView(buf, offset, n * 8);
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i++) out[i] = view.getFloat64(i * 8, true);
+  return out;
+}
+
+function u32s(buf: ArrayBuffer, offset: number, n: number): Uint32Array {
+  if (LITTLE_ENDIAN && offset % 4 === 0) return new Uint32Array(buf, offset, n);
+  const view = new DataView(buf, offset, n * 4);
+  const out = new Uint32Array(n);
+  for (let i = 0; i < n; i++) out[i] = view.getUint32(i * 4, true);
+  return out;
+}
+
+/** Non-finite numbers become NaN (drawn nowhere; the tooltip says "not a number"). */
+function finiteOrNaN(a: Float64Array): Float64Array {
+  for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i])) a[i] = NaN;
+  return a;
+}
 
 /** A sparse column (values at path positions) as one number per point, NaN elsewhere. */
-function sparse(n: number, vals: string, at: string): Float64Array {
+function sparse(n: number, vals: Float64Array, at: Uint32Array): Float64Array {
   const out = new Float64Array(n).fill(NaN);
-  const v = f64sFromBase64(vals);
-  const p = f64sFromBase64(at);
-  if (v.length !== p.length) throw new Error("the timeline's sparse column has values without positions");
-  for (let k = 0; k < v.length; k++) {
-    const i = p[k];
-    if (i >= 0 && i < n) out[i] = v[k];
+  for (let k = 0; k < vals.length; k++) {
+    const i = at[k];
+    if (i < n) out[i] = Number.isFinite(vals[k]) ? vals[k] : NaN;
   }
   return out;
 }
 
-/** The series of a get_timeline answer (`count` points; ids joined by newlines; the usage and
- * the cost sparse, with their positions). */
-export function toSeries(v: { count: number; ids: string; contextTokens: string; usageTokens: string; usageAt: string; cost: string; costAt: string }): Series {
-  const n = v.count;
-  const ids = n === 0 ? [] : v.ids.split("\n");
-  const tokens = f64sFromBase64(v.contextTokens);
-  const usage = sparse(n, v.usageTokens, v.usageAt);
-  const cost = sparse(n, v.cost, v.costAt);
-  if (ids.length !== n || tokens.length !== n) throw new Error("the timeline's columns disagree on the number of points");
-  return { n, ids, tokens, usage, cost };
+/** Decodes get_timeline's bytes (the layout is Rust's TimelineView::to_bytes: a header of eight
+ * u32s, the JSON head, the f64 columns, the u32 columns, the kind codes, the ids' bytes). */
+export function decodeTimeline(answer: ArrayBuffer | ArrayBufferView | number[]): Timeline {
+  // Tauri hands raw answers over as an ArrayBuffer; where it falls back to JSON, as numbers.
+  const buf =
+    answer instanceof ArrayBuffer
+      ? answer
+      : Array.isArray(answer)
+        ? new Uint8Array(answer).buffer
+        : new Uint8Array(answer.buffer, answer.byteOffset, answer.byteLength).slice().buffer;
+  if (buf.byteLength < HEADER_BYTES) throw new Error("the timeline's answer is too short");
+  const h = new DataView(buf, 0, HEADER_BYTES);
+  const u = (k: number) => h.getUint32(k * 4, true);
+  if (u(0) !== VERSION) throw new Error(`the timeline's answer has layout ${u(0)}, this window reads ${VERSION}: reload the window`);
+  const [headLen, n, nu, nc, ni] = [u(1), u(2), u(3), u(4), u(5)];
+  let at = HEADER_BYTES;
+  const head = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, at, headLen))) as TimelineHead;
+  at += headLen;
+  if (head.count !== n) throw new Error("the timeline's columns disagree on the number of points");
+  const want = at + (n + nu + nc) * 8 + (nu + nc + n) * 4 + n + ni;
+  if (buf.byteLength !== want) throw new Error(`the timeline's answer has ${buf.byteLength} bytes, its header says ${want}`);
+  const tokens = finiteOrNaN(f64s(buf, at, n));
+  at += n * 8;
+  const uv = f64s(buf, at, nu);
+  at += nu * 8;
+  const cv = f64s(buf, at, nc);
+  at += nc * 8;
+  const ua = u32s(buf, at, nu);
+  at += nu * 4;
+  const ca = u32s(buf, at, nc);
+  at += nc * 4;
+  const ends = u32s(buf, at, n);
+  at += n * 4;
+  const kinds = new Uint8Array(buf, at, n);
+  at += n;
+  const ids = new Ids(new Uint8Array(buf, at, ni), ends);
+  return { ...head, series: { n, ids, kinds, tokens, usage: sparse(n, uv, ua), cost: sparse(n, cv, ca) } };
 }
 
-/** Base64 of little-endian f64s (the inverse of f64sFromBase64; tests build answers with it). */
-export function f64sToBase64(xs: number[]): string {
-  const view = new DataView(new ArrayBuffer(xs.length * 8));
-  xs.forEach((x, i) => view.setFloat64(i * 8, x, true));
-  let bin = "";
-  const bytes = new Uint8Array(view.buffer);
-  for (let i = 0; i < bytes.length; i++) bin += String.fromCharCode(bytes[i]);
-  return btoa(bin);
+/** The bytes of an answer (the inverse of decodeTimeline, as Rust writes them; tests build
+ * answers with it). */
+export function encodeTimeline(
+  head: Omit<TimelineHead, "count">,
+  cols: { ids: string[]; kinds: string; tokens: number[]; usage: number[]; cost: number[] },
+): ArrayBuffer {
+  const n = cols.tokens.length;
+  const sparseOf = (xs: number[]) => {
+    const at = xs.map((x, i) => (Number.isNaN(x) ? -1 : i)).filter((i) => i >= 0);
+    return { vals: at.map((i) => xs[i]), at };
+  };
+  const us = sparseOf(cols.usage);
+  const cs = sparseOf(cols.cost);
+  const enc = new TextEncoder();
+  const idBytes = cols.ids.map((id) => enc.encode(id));
+  let text = JSON.stringify({ count: n, ...head });
+  while (text.length % 8 !== 0) text += " ";
+  const headBytes = enc.encode(text);
+  const ni = idBytes.reduce((a, b) => a + b.length, 0);
+  const size = HEADER_BYTES + headBytes.length + (n + us.at.length + cs.at.length) * 8 + (us.at.length + cs.at.length + n) * 4 + n + ni;
+  const buf = new ArrayBuffer(size);
+  const view = new DataView(buf);
+  [VERSION, headBytes.length, n, us.at.length, cs.at.length, ni, 0, 0].forEach((x, k) => view.setUint32(k * 4, x, true));
+  const bytes = new Uint8Array(buf);
+  bytes.set(headBytes, HEADER_BYTES);
+  let at = HEADER_BYTES + headBytes.length;
+  for (const x of [...cols.tokens, ...us.vals, ...cs.vals]) {
+    view.setFloat64(at, x, true);
+    at += 8;
+  }
+  let end = 0;
+  const ends = idBytes.map((b) => (end += b.length));
+  for (const x of [...us.at, ...cs.at, ...ends]) {
+    view.setUint32(at, x, true);
+    at += 4;
+  }
+  for (let i = 0; i < n; i++) bytes[at++] = cols.kinds.charCodeAt(i);
+  for (const b of idBytes) {
+    bytes.set(b, at);
+    at += b.length;
+  }
+  return buf;
 }
 
 /** x (in CSS px from the plot's left edge) of point `i` of `n` over a plot `width` wide: the

@@ -169,18 +169,30 @@ pub fn timeline_on_path(s: &Session, path: &[usize]) -> Vec<Point> {
 pub fn timeline_of(s: &Session, path: &[usize], contribs: &[Contribution]) -> Vec<Point> {
     assert_eq!(path.len(), contribs.len(), "one contribution per path entry");
     // buildSessionContext finds the kept entries by the first path position whose id is
-    // firstKeptEntryId, before the compaction.
-    let mut first_pos: FxHashMap<&str, usize> = FxHashMap::default();
+    // firstKeptEntryId, before the compaction. Only the ids some compaction keeps from are
+    // looked up (a map of every id on a 77k-entry path was a third of the pass).
+    let kept_ids: Vec<(usize, Option<String>)> =
+        path.iter().enumerate().filter(|&(_, &idx)| s.kind(idx) == Kind::Compaction).map(|(pos, &idx)| (pos, first_kept(s, idx))).collect();
+    let mut first_pos: FxHashMap<&str, usize> = kept_ids.iter().filter_map(|(_, id)| id.as_deref()).map(|id| (id, usize::MAX)).collect();
+    if !first_pos.is_empty() {
+        for (pos, &idx) in path.iter().enumerate() {
+            if let Some(p) = first_pos.get_mut(s.id(idx)) {
+                if *p == usize::MAX {
+                    *p = pos;
+                }
+            }
+        }
+    }
+    let mut kept_of = kept_ids.iter().map(|(pos, id)| (*pos, id.as_deref().and_then(|id| first_pos.get(id).copied())));
     let mut out = Vec::with_capacity(path.len());
     let mut r = Running::default();
     for (pos, &idx) in path.iter().enumerate() {
-        first_pos.entry(s.id(idx)).or_insert(pos);
         let c = &contribs[pos];
         let compaction = s.kind(idx) == Kind::Compaction;
         if compaction {
             r = Running::default();
             r.trailing = c.estimate;
-            let kept = first_kept(s, idx).and_then(|id| first_pos.get(id.as_str()).copied()).filter(|&k| k < pos);
+            let kept = kept_of.next().filter(|&(p, _)| p == pos).and_then(|(_, k)| k).filter(|&k| k < pos);
             if let Some(k) = kept {
                 // Kept entries before the compaction: earlier compactions among them add nothing.
                 for kc in &contribs[k..pos] {
@@ -253,104 +265,61 @@ impl ContributionCache {
     }
 }
 
-/// A timeline in a few flat columns, for a compact transfer: ids joined by `\n` (an id holding
-/// a newline is sent as an empty string: it cannot be selected from the chart), one kind code
-/// per point, and the numbers as little-endian `f64`s in base64. The estimate is dense (one per
-/// point); the reported usage and the cost exist on assistant messages only, so they are sparse:
-/// the values, and their path positions (as f64s) in `*_at`.
+/// A timeline in a few flat columns, for a compact binary transfer: the ids' bytes one after the
+/// other with the end of each, one kind code per point, and the numbers as `f64`s. The estimate
+/// is dense (one per point); the reported usage and the cost exist on assistant messages only,
+/// so they are sparse: the values, and their path positions in `*_at`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Encoded {
+    /// The ids of the path's entries, concatenated.
     pub ids: String,
-    pub kinds: String,
-    pub context_tokens: String,
-    pub usage_tokens: String,
-    pub usage_at: String,
-    pub cost: String,
-    pub cost_at: String,
+    /// The end (byte offset into `ids`) of each id.
+    pub id_ends: Vec<u32>,
+    pub kinds: Vec<u8>,
+    pub context_tokens: Vec<f64>,
+    pub usage_tokens: Vec<f64>,
+    pub usage_at: Vec<u32>,
+    pub cost: Vec<f64>,
+    pub cost_at: Vec<u32>,
     pub compactions: Vec<u32>,
+}
+
+impl Encoded {
+    /// The id of point `i`.
+    pub fn id(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.id_ends[i - 1] as usize };
+        &self.ids[start..self.id_ends[i] as usize]
+    }
 }
 
 /// Encodes `points` (with their contributions' codes) for [`Encoded`].
 pub fn encode(s: &Session, points: &[Point], contribs: &[Contribution]) -> Encoded {
     let n = points.len();
-    let mut ids = String::with_capacity(n * 9);
-    let mut kinds = String::with_capacity(n);
-    let mut t = Vec::with_capacity(n);
-    let (mut u, mut u_at, mut c, mut c_at) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut compactions = Vec::new();
+    let mut e = Encoded {
+        ids: String::with_capacity(n * 9),
+        id_ends: Vec::with_capacity(n),
+        kinds: Vec::with_capacity(n),
+        context_tokens: Vec::with_capacity(n),
+        ..Encoded::default()
+    };
     for (pos, (p, k)) in points.iter().zip(contribs).enumerate() {
-        if pos > 0 {
-            ids.push('\n');
-        }
-        let id = s.id(p.entry);
-        if !id.contains('\n') {
-            ids.push_str(id);
-        }
-        kinds.push(k.code as char);
-        t.push(p.context_tokens);
+        e.ids.push_str(s.id(p.entry));
+        e.id_ends.push(e.ids.len() as u32);
+        e.kinds.push(k.code);
+        e.context_tokens.push(p.context_tokens);
         if let Some(x) = p.usage_tokens {
-            u.push(x);
-            u_at.push(pos as f64);
+            e.usage_tokens.push(x);
+            e.usage_at.push(pos as u32);
         }
         if let Some(x) = p.cost {
-            c.push(x);
-            c_at.push(pos as f64);
+            e.cost.push(x);
+            e.cost_at.push(pos as u32);
         }
         if p.compaction {
-            compactions.push(pos as u32);
+            e.compactions.push(pos as u32);
         }
     }
-    Encoded {
-        ids,
-        kinds,
-        context_tokens: base64_f64(&t),
-        usage_tokens: base64_f64(&u),
-        usage_at: base64_f64(&u_at),
-        cost: base64_f64(&c),
-        cost_at: base64_f64(&c_at),
-        compactions,
-    }
-}
-
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// Standard base64 (with padding) of the little-endian bytes of `xs`.
-pub fn base64_f64(xs: &[f64]) -> String {
-    let bytes: Vec<u8> = xs.iter().flat_map(|x| x.to_le_bytes()).collect();
-    let mut out = Vec::with_capacity(bytes.len().div_ceil(3) * 4);
-    for ch in bytes.chunks(3) {
-        let b = [ch[0], *ch.get(1).unwrap_or(&0), *ch.get(2).unwrap_or(&0)];
-        let v = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        out.push(B64[(v >> 18) as usize & 63]);
-        out.push(B64[(v >> 12) as usize & 63]);
-        out.push(if ch.len() > 1 { B64[(v >> 6) as usize & 63] } else { b'=' });
-        out.push(if ch.len() > 2 { B64[v as usize & 63] } else { b'=' });
-    }
-    String::from_utf8(out).expect("base64 is ASCII")
-}
-
-/// The inverse of [`base64_f64`] (for tests and tools); None on malformed input.
-pub fn f64s_from_base64(text: &str) -> Option<Vec<f64>> {
-    let val = |c: u8| B64.iter().position(|&x| x == c).map(|p| p as u32);
-    let t = text.as_bytes();
-    if !t.len().is_multiple_of(4) {
-        return None;
-    }
-    let mut bytes = Vec::with_capacity(t.len() / 4 * 3);
-    for q in t.chunks(4) {
-        let pad = q.iter().rev().take_while(|&&c| c == b'=').count();
-        let mut v = 0u32;
-        for &c in &q[..4 - pad] {
-            v = (v << 6) | val(c)?;
-        }
-        v <<= 6 * pad as u32;
-        let b = [(v >> 16) as u8, (v >> 8) as u8, v as u8];
-        bytes.extend_from_slice(&b[..3 - pad]);
-    }
-    if !bytes.len().is_multiple_of(8) {
-        return None;
-    }
-    Some(bytes.chunks(8).map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes"))).collect())
+    e
 }
 
 #[cfg(test)]
@@ -405,14 +374,7 @@ mod tests {
     }
 
     #[test]
-    fn base64_round_trips_and_the_cache_matches_a_fresh_pass() {
-        let xs = [0.0, -501.0, f64::NAN, 2e300, 1.5, f64::INFINITY, 10_000_001.0];
-        for n in 0..xs.len() {
-            let back = f64s_from_base64(&base64_f64(&xs[..n])).unwrap();
-            assert_eq!(back.len(), n);
-            assert!(back.iter().zip(&xs).all(|(a, b)| a.to_bits() == b.to_bits()));
-        }
-        assert_eq!(base64_f64(&[1.0]), "AAAAAAAA8D8=");
+    fn the_cache_matches_a_fresh_pass_and_the_columns_the_points() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance");
         let s = Session::open(&dir.join("compaction-repeated.jsonl")).unwrap();
         let path = s.path(s.file_leaf());
@@ -428,11 +390,15 @@ mod tests {
         assert_eq!(contribs, contributions(&s, &path));
         let pts = timeline_of(&s, &path, &contribs);
         let e = encode(&s, &pts, &contribs);
-        assert_eq!(e.ids.split('\n').collect::<Vec<_>>(), s.path_ids(s.file_leaf()));
+        assert_eq!((0..path.len()).map(|i| e.id(i)).collect::<Vec<_>>(), s.path_ids(s.file_leaf()));
         assert_eq!(e.kinds.len(), path.len());
-        assert_eq!(e.compactions.len(), e.kinds.bytes().filter(|&k| k == b'c').count());
-        let t = f64s_from_base64(&e.context_tokens).unwrap();
-        assert!(t.iter().zip(&pts).all(|(a, p)| a.to_bits() == p.context_tokens.to_bits()));
+        assert_eq!(e.compactions.len(), e.kinds.iter().filter(|&&k| k == b'c').count());
+        assert!(e.compactions.len() >= 2);
+        assert!(e.context_tokens.iter().zip(&pts).all(|(a, p)| a.to_bits() == p.context_tokens.to_bits()));
+        assert_eq!(e.usage_at.len(), pts.iter().filter(|p| p.usage_tokens.is_some()).count());
+        for (&at, &u) in e.usage_at.iter().zip(&e.usage_tokens) {
+            assert_eq!(pts[at as usize].usage_tokens, Some(u));
+        }
     }
 
     const H: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
