@@ -8,6 +8,9 @@
 //!   engine_bench append FILE N        append N message lines one by one (p50/p99/max in µs)
 //!
 //! Prints one JSON line: {"op", "ms", ...}. Peak RSS is measured from outside (/usr/bin/time).
+//! For profiling: `ARBOR_BENCH_WARM=N` repeats the context build (context) or the branch
+//! preparation (navigate) N more times on the parsed entries, untimed in the JSON line;
+//! `ARBOR_BENCH_SPLIT=1` prints navigate's parts on stderr.
 use session_engine::{branch, compaction, context, entries, json, store, Session};
 use std::path::Path;
 use std::time::Instant;
@@ -42,6 +45,18 @@ fn main() {
             let t = Instant::now();
             let ctx = context::build_context(&s, s.file_leaf());
             let first = ms(t);
+            if std::env::var_os("ARBOR_BENCH_WARM").is_some() {
+                let t3 = Instant::now();
+                let p = s.path(s.file_leaf());
+                let pm = ms(t3);
+                let t3 = Instant::now();
+                let mut c2 = context::build_context(&s, s.file_leaf());
+                for _ in 0..std::env::var("ARBOR_BENCH_WARM").ok().and_then(|v| v.parse().ok()).unwrap_or(0) {
+                    c2 = context::build_context(&s, s.file_leaf());
+                }
+                eprintln!("warm {} ms (path {pm} ms), {} msgs", ms(t3), c2.messages.len());
+                drop(p);
+            }
             let t2 = Instant::now();
             let est = context::estimate_context(&ctx.agent_messages());
             format!("{{\"op\":\"context\",\"ms\":{first},\"messages\":{},\"estimateMs\":{},\"contextTokens\":{}}}", ctx.messages.len(), ms(t2), est.tokens)
@@ -71,9 +86,20 @@ fn main() {
             let t = Instant::now();
             let col = branch::collect_branch_entries(&s, s.file_leaf(), target);
             let collect_ms = ms(t);
+            let t1 = Instant::now();
             let prep = branch::prepare_branch_entries(&s, &col.entries, 128000.0 - 16384.0);
+            let prep_ms = ms(t1);
+            for _ in 0..std::env::var("ARBOR_BENCH_WARM").ok().and_then(|v| v.parse().ok()).unwrap_or(0) {
+                std::hint::black_box(branch::prepare_branch_entries(&s, &col.entries, 128000.0 - 16384.0));
+            }
+            let t1 = Instant::now();
             let text = prep.serialized();
+            let ser_ms = ms(t1);
+            let t1 = Instant::now();
             let ctx = context::build_context(&s, Some(target));
+            if std::env::var_os("ARBOR_BENCH_SPLIT").is_some() {
+                eprintln!("prepare {prep_ms} ms, serialize {ser_ms} ms, context {} ms", ms(t1));
+            }
             format!(
                 "{{\"op\":\"navigate\",\"ms\":{},\"collectMs\":{collect_ms},\"entriesToSummarize\":{},\"summaryMessages\":{},\"serializedChars\":{},\"newContextMessages\":{}}}",
                 ms(t),

@@ -173,19 +173,34 @@ pub fn build_context_on_path<'a>(s: &'a Session, path: &[usize]) -> Context<'a> 
             let c = path[ci];
             ctx.compaction = Some(c);
             ctx.messages.push(CtxMessage { entry: c, message: Cow::Owned(compaction_summary_message(s, c)) });
-            let first_kept = s.value(c).get("firstKeptEntryId").cloned();
-            let kept_from = path[..ci].iter().position(|&i| first_kept.as_ref().and_then(Value::as_str) == Some(s.id(i)));
-            if let Some(k) = kept_from {
-                for &idx in &path[k..ci] {
-                    push(idx, &mut ctx);
-                }
-            }
-            for &idx in &path[ci + 1..] {
+            let first_kept = s.value(c).get("firstKeptEntryId").and_then(Value::as_str);
+            let kept_from = first_kept.and_then(|id| kept_position(s, path, ci, id));
+            let kept = kept_from.map_or(&[][..], |k| &path[k..ci]);
+            let after = &path[ci + 1..];
+            let messages: Vec<usize> = kept.iter().chain(after).copied().filter(|&i| s.kind(i) == Kind::Message).collect();
+            s.parse_ahead(&messages);
+            for &idx in kept.iter().chain(after) {
                 push(idx, &mut ctx);
             }
         }
     }
     ctx
+}
+
+/// Where the compaction at `path[ci]` keeps from: the first entry before it whose id is
+/// `first_kept` (Pi compares ids along the path).
+///
+/// The entries of a path are the id index's entries (each parent is looked up by id), so the
+/// entry is found by its index, comparing numbers instead of reading each entry's id from the
+/// file's bytes (a cache miss per entry on a long path). Only the leaf can be an earlier
+/// duplicate of an id; when its id is the one asked for, the ids are compared as Pi does.
+fn kept_position(s: &Session, path: &[usize], ci: usize, first_kept: &str) -> Option<usize> {
+    let leaf = *path.last()?;
+    if s.id(leaf) == first_kept {
+        return path[..ci].iter().position(|&i| s.id(i) == first_kept);
+    }
+    let want = s.index_of(first_kept)?;
+    path[..ci].iter().position(|&i| i == want)
 }
 
 /// A content value's text: the string itself, or its text blocks joined with `sep` (Pi's

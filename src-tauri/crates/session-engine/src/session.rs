@@ -162,6 +162,8 @@ pub struct Session {
     values: Vec<OnceLock<Value>>,
     /// `message.role` of message entries, read without building the DOM (see [`Session::role`]).
     roles: Vec<OnceLock<Option<Box<str>>>>,
+    /// The common roles as the loader's scan read them ([`ROLE_NAMES`] index + 1; 0 = not read).
+    role_codes: Vec<u8>,
     by_id: FxHashMap<Box<str>, u32>,
     /// Parent of each entry through the id index (Pi's `byId.get(parentId)`), or NONE.
     parent: Vec<u32>,
@@ -244,6 +246,14 @@ pub const PARALLEL_MIN_BYTES: usize = 8 << 20;
 /// there the first query (a click, the context) should not pay for the parse: Pi parses at load,
 /// so a lazy parse made Arbor's context build at 1k entries slower than Pi's (2.5 ms vs 0.5 ms).
 pub const EAGER_PARSE_MAX_BYTES: usize = 8 << 20;
+/// Roles the loader keeps as a code (others are read when asked, see [`Session::role`]).
+const ROLE_NAMES: [&str; 6] = ["user", "assistant", "toolResult", "bashExecution", "custom", "compactionSummary"];
+/// The scan saw no `message.role` string (a message entry without one reads as no role).
+const ROLE_ABSENT: u8 = u8::MAX;
+
+/// [`Session::parse_ahead`] uses a second thread from this many bytes of unparsed lines on
+/// (below it a thread costs about what it saves).
+const PARSE_AHEAD_MIN_BYTES: u64 = 256 << 10;
 
 /// Validates the non-blank lines of `buf[from..to]` in order, as the loader's walk would.
 fn scan_lines(buf: &[u8], from: usize, to: usize, all_utf8: bool) -> Vec<Result<json::ScannedLine, json::JsonError>> {
@@ -438,6 +448,7 @@ impl Session {
             entries: Vec::new(),
             values: Vec::new(),
             roles: Vec::new(),
+            role_codes: Vec::new(),
             by_id: FxHashMap::default(),
             parent: Vec::new(),
             diagnostics: Vec::new(),
@@ -660,6 +671,16 @@ impl Session {
             self.diag(line_no, line_start, DiagnosticKind::Unterminated, "the last line has no trailing newline; Arbor's next append starts with one".into());
         }
         self.push_entry(line_start as u64, nl as u64, line_no, &type_name, id, parent_id, timestamp, None);
+        if let (Some(role), Some(code)) = (scanned.role, self.role_codes.last_mut()) {
+            *code = match role {
+                json::Field::Absent => ROLE_ABSENT,
+                json::Field::Str(r) if !r.escaped => {
+                    let name = &text[r.start as usize..r.end as usize];
+                    ROLE_NAMES.iter().position(|n| n.as_bytes() == name).map_or(0, |k| k as u8 + 1)
+                }
+                _ => 0,
+            };
+        }
     }
 
     fn ends_with_newline_at(&self, t1: usize, buf: &[u8]) -> bool {
@@ -696,6 +717,7 @@ impl Session {
         }
         self.values.push(cell);
         self.roles.push(OnceLock::new());
+        self.role_codes.push(0);
         let _ = idx;
     }
 
@@ -1129,6 +1151,35 @@ impl Session {
     pub fn value(&self, idx: usize) -> &Value {
         self.values[idx].get_or_init(|| json::parse_bytes(self.raw(idx)).unwrap_or(Value::Null))
     }
+    /// Parses the entries of `idxs` that [`Session::value`] has not parsed yet, on two threads
+    /// when they are many bytes: what `value` then returns is the same, only the parse of a long
+    /// context (hundreds of entries of a big file, which is parsed lazily) takes half the time.
+    /// Few bytes are left to the callers' own `value` calls.
+    pub fn parse_ahead(&self, idxs: &[usize]) {
+        let todo: Vec<usize> = idxs.iter().copied().filter(|&i| self.values[i].get().is_none()).collect();
+        let bytes = |i: usize| self.entries[i].end - self.entries[i].start + 1;
+        let total: u64 = todo.iter().map(|&i| bytes(i)).sum();
+        if total < PARSE_AHEAD_MIN_BYTES {
+            return;
+        }
+        // Two runs of about equal bytes; each thread parses one.
+        let mut acc = 0;
+        let split = todo.iter().position(|&i| {
+            acc += bytes(i);
+            acc * 2 >= total
+        });
+        let (first, second) = todo.split_at(split.map_or(todo.len(), |k| k + 1));
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                second.iter().for_each(|&i| {
+                    self.value(i);
+                })
+            });
+            first.iter().for_each(|&i| {
+                self.value(i);
+            });
+        });
+    }
     /// The entry's full JSON without keeping it: the cached parse when [`Session::value`] already
     /// made one, else a parse the caller drops. For passes over a whole path (the timeline) that
     /// would otherwise keep every entry's DOM alive with the session.
@@ -1151,6 +1202,11 @@ impl Session {
     pub fn role(&self, idx: usize) -> Option<&str> {
         if self.entries[idx].kind != Kind::Message {
             return None;
+        }
+        match self.role_codes[idx] {
+            0 => {}
+            ROLE_ABSENT => return None,
+            c => return Some(ROLE_NAMES[c as usize - 1]),
         }
         self.roles[idx]
             .get_or_init(|| {
@@ -1367,6 +1423,79 @@ mod tests {
     }
 
     const H: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+
+    /// Parsed ahead on two threads, every value is the line's parse, and the values not asked
+    /// for stay unparsed (a big file parses lazily).
+    #[test]
+    fn parse_ahead_gives_the_values_value_gives() {
+        let mut text = format!("{H}\n");
+        let body = "y".repeat(4000);
+        let n = EAGER_PARSE_MAX_BYTES / 4000 + 200;
+        for k in 0..n {
+            text.push_str(&format!(
+                r#"{{"type":"message","id":"m{k}","parentId":{},"timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":"{k} {body} é😀\n"}}}}"#,
+                if k == 0 { "null".to_string() } else { format!("\"m{}\"", k - 1) }
+            ));
+            text.push('\n');
+        }
+        let s = load(&text);
+        assert_eq!(s.len(), n);
+        let asked: Vec<usize> = (0..n).filter(|i| i % 3 != 0).take(300).collect();
+        s.parse_ahead(&asked);
+        for i in 0..n.min(450) {
+            let parsed = s.values[i].get();
+            assert_eq!(parsed.is_some(), asked.contains(&i), "entry {i}");
+            if let Some(v) = parsed {
+                assert_eq!(v, &json::parse_bytes(s.raw(i)).unwrap(), "entry {i}");
+            }
+        }
+    }
+
+    /// The role the loader's scan keeps is the role of the parsed line, for plain roles and for
+    /// every shape the scan hands over (escapes, duplicate keys, no message object, a role that
+    /// is not a string, a role it does not keep), in small (eagerly parsed) and big files alike.
+    #[test]
+    fn roles_read_at_load_equal_the_parsed_roles() {
+        let lines = [
+            r#""message":{"role":"user","content":"hi"}"#,
+            r#""message":{"content":"x","role":"assistant"}"#,
+            r#""message":{"role":"toolResult","toolCallId":"t","content":[]}"#,
+            r#""message":{"role":"bashExecution","command":"ls"}"#,
+            r#""message":{"role":"custom"}"#,
+            r#""message":{"role":"somethingNew"}"#,
+            r#""message":{"role":"us\u0065r"}"#,
+            r#""message":{"role":"user","role":"assistant"}"#,
+            r#""message":{"role":7}"#,
+            r#""message":{"content":"no role"}"#,
+            r#""message":"a string""#,
+            r#""message":null"#,
+            r#""message":{"role":"user"},"message":{"role":"toolResult"}"#,
+            r#""details":{"message":{"role":"user"}},"message":{"role":"assistant"}"#,
+            r#""other":1"#,
+        ];
+        let mut text = format!("{H}\n");
+        for (k, l) in lines.iter().enumerate() {
+            text.push_str(&format!(r#"{{"type":"message","id":"m{k}","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z",{l}}}"#));
+            text.push('\n');
+        }
+        let want = |s: &Session, i: usize| json::parse_bytes(s.raw(i)).unwrap().get("message").and_then(|m| m.str_field("role")).map(str::to_string);
+        // Small: parsed at load; big (padding lines past the eager limit): parsed when asked.
+        let pad =
+            format!(r#"{{"type":"custom","id":"pad","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","data":"{}"}}"#, "x".repeat(EAGER_PARSE_MAX_BYTES));
+        for t in [text.clone(), format!("{text}{pad}\n")] {
+            let s = load(&t);
+            assert_eq!(s.len(), lines.len() + usize::from(t.len() > EAGER_PARSE_MAX_BYTES));
+            let mut read = 0;
+            for (i, line) in lines.iter().enumerate() {
+                assert_eq!(s.role(i).map(str::to_string), want(&s, i), "{line}");
+                read += usize::from(s.role_codes[i] != 0);
+            }
+            if t.len() > EAGER_PARSE_MAX_BYTES {
+                // The plain ones (the first five, the unknown role's absence stays unread).
+                assert!(read >= 5, "{read} roles came from the scan");
+            }
+        }
+    }
 
     #[test]
     fn leaf_is_the_last_line_and_path_walks_parents() {
