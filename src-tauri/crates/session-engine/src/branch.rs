@@ -103,7 +103,7 @@ impl BranchPreparation {
         self.messages.iter().map(|(_, m)| m.clone()).collect()
     }
     pub fn serialized(&self) -> String {
-        serialize_agent_messages(&self.agent_messages())
+        serialize_agent_messages(self.messages.iter().map(|(_, m)| m))
     }
     pub fn appendix(&self) -> String {
         crate::compaction::file_ops_appendix(&self.read_files, &self.modified_files)

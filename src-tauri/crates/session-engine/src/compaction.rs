@@ -208,8 +208,8 @@ fn serialize_llm<'a>(messages: impl Iterator<Item = &'a Value>) -> String {
 }
 
 /// `serializeConversation(convertToLlm(messages))`, without copying the verbatim messages.
-pub fn serialize_agent_messages(messages: &[Value]) -> String {
-    let converted: Vec<std::borrow::Cow<'_, Value>> = messages.iter().filter_map(context::to_llm_cow).collect();
+pub fn serialize_agent_messages<'a>(messages: impl IntoIterator<Item = &'a Value>) -> String {
+    let converted: Vec<std::borrow::Cow<'_, Value>> = messages.into_iter().filter_map(context::to_llm_cow).collect();
     serialize_llm(converted.iter().map(|c| c.as_ref()))
 }
 
@@ -344,10 +344,10 @@ impl CompactionPreparation {
         self.turn_prefix_messages.iter().map(|m| m.message.clone()).collect()
     }
     pub fn serialized_history(&self) -> String {
-        serialize_agent_messages(&self.agent_messages_to_summarize())
+        serialize_agent_messages(self.messages_to_summarize.iter().map(|m| &m.message))
     }
     pub fn serialized_turn_prefix(&self) -> String {
-        serialize_agent_messages(&self.agent_turn_prefix())
+        serialize_agent_messages(self.turn_prefix_messages.iter().map(|m| &m.message))
     }
     pub fn appendix(&self) -> String {
         file_ops_appendix(&self.read_files, &self.modified_files)
