@@ -118,6 +118,13 @@ async function showPicker(): Promise<void> {
 
 // ---- selection, detail, context -------------------------------------------------------------
 
+/** Marks a finished interaction on <body> (`data-select-done`, `data-continue-done`: the entry
+ * and a sequence number), for the real-window tests and benchmarks. */
+let doneSeq = 0;
+function markDone(what: "select" | "continue", entryId: string): void {
+  document.body.dataset[`${what}Done`] = `${entryId}#${++doneSeq}`;
+}
+
 async function select(entryId: string): Promise<void> {
   selectedId = entryId;
   try {
@@ -134,6 +141,7 @@ async function select(entryId: string): Promise<void> {
     if (await refreshWindow(entryId).catch(() => false)) void preview().catch(report);
     await refreshContext();
     timelineSelected(entryId);
+    markDone("select", entryId);
   } catch (e) {
     report(e);
   }
@@ -190,6 +198,7 @@ async function continueHere(): Promise<void> {
       await select(nav.session.leafId);
     }
     await preview();
+    markDone("continue", selectedId);
   } catch (e) {
     report(e);
   }
