@@ -98,7 +98,12 @@ fn main() {
             let t1 = Instant::now();
             let ctx = context::build_context(&s, Some(target));
             if std::env::var_os("ARBOR_BENCH_SPLIT").is_some() {
-                eprintln!("prepare {prep_ms} ms, serialize {ser_ms} ms, context {} ms", ms(t1));
+                eprintln!(
+                    "prepare {prep_ms} ms ({} read, {} modified files), serialize {ser_ms} ms, context {} ms",
+                    prep.read_files.len(),
+                    prep.modified_files.len(),
+                    ms(t1)
+                );
             }
             format!(
                 "{{\"op\":\"navigate\",\"ms\":{},\"collectMs\":{collect_ms},\"entriesToSummarize\":{},\"summaryMessages\":{},\"serializedChars\":{},\"newContextMessages\":{}}}",

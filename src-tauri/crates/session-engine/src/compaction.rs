@@ -27,7 +27,8 @@ const EDITED: usize = 2;
 
 impl FileOps {
     fn add(&mut self, which: usize, v: &str) {
-        if self.seen[which].insert(v.to_string()) {
+        // Most paths repeat (every summary's details list them again): look before allocating.
+        if !self.seen[which].contains(v) && self.seen[which].insert(v.to_string()) {
             match which {
                 READ => self.read.push(v.to_string()),
                 WRITTEN => self.written.push(v.to_string()),
@@ -63,14 +64,18 @@ impl FileOps {
     pub fn add_details(&mut self, details: &Value) {
         if let Some(Value::Arr(r)) = details.get("readFiles") {
             for f in r {
-                let f = f.as_str().map(str::to_string).unwrap_or_else(|| context::js_to_string(f));
-                self.add(READ, &f);
+                match f.as_str() {
+                    Some(p) => self.add(READ, p),
+                    None => self.add(READ, &context::js_to_string(f)),
+                }
             }
         }
         if let Some(Value::Arr(m)) = details.get("modifiedFiles") {
             for f in m {
-                let f = f.as_str().map(str::to_string).unwrap_or_else(|| context::js_to_string(f));
-                self.add(EDITED, &f);
+                match f.as_str() {
+                    Some(p) => self.add(EDITED, p),
+                    None => self.add(EDITED, &context::js_to_string(f)),
+                }
             }
         }
     }
