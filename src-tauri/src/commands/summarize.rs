@@ -14,20 +14,43 @@ use session_engine::context::CompactionSettings;
 use specta::Type;
 use std::path::PathBuf;
 use std::sync::Arc;
+use summarizer::offline::Kind;
 use summarizer::run::{Backend, RunOptions};
 use summarizer::session_ops::{compact_file, continue_session, navigate_file, ContinueOptions};
 use summarizer::{CancellationToken, Progress, ProgressFn};
 use tauri::ipc::Channel;
 use tauri::State;
 
+/// What a progress event reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub enum ProgressKind {
+    /// A call starts (`attempt` > 1: a retry).
+    Attempt,
+    /// A call failed and is retried after `delayMs` (`message` says why).
+    Retrying,
+    /// Streamed text (`delta`, `chars`).
+    Text,
+}
+
+/// Which call streamed the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub enum SummaryCall {
+    History,
+    TurnPrefix,
+    Branch,
+    /// The composer's reply.
+    Reply,
+}
+
 /// One progress event for the UI.
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]
 pub struct SummaryProgress {
-    /// "attempt" | "retrying" | "text" | "stage".
-    pub kind: String,
-    /// For "text": "history" | "turnPrefix" | "branch" | "reply".
-    pub call: Option<String>,
+    pub kind: ProgressKind,
+    /// For `text`.
+    pub call: Option<SummaryCall>,
     pub attempt: Option<u32>,
     pub delay_ms: Option<u32>,
     /// Bytes streamed so far (text), or a sentence (retrying, stage).
@@ -38,21 +61,26 @@ pub struct SummaryProgress {
 
 impl SummaryProgress {
     fn from_progress(p: Progress) -> SummaryProgress {
-        let base = SummaryProgress { kind: String::new(), call: None, attempt: None, delay_ms: None, chars: None, delta: None, message: None };
+        let base = SummaryProgress { kind: ProgressKind::Attempt, call: None, attempt: None, delay_ms: None, chars: None, delta: None, message: None };
         match p {
-            Progress::Attempt { attempt } => SummaryProgress { kind: "attempt".into(), attempt: Some(attempt), ..base },
+            Progress::Attempt { attempt } => SummaryProgress { kind: ProgressKind::Attempt, attempt: Some(attempt), ..base },
             Progress::Retrying { attempt, delay, reason } => SummaryProgress {
-                kind: "retrying".into(),
+                kind: ProgressKind::Retrying,
                 attempt: Some(attempt),
                 delay_ms: Some(delay.as_millis().min(u32::MAX as u128) as u32),
                 message: Some(format!("{reason}; retrying in {:.1} s", delay.as_secs_f64())),
                 ..base
             },
             Progress::Text { chars, delta } => {
-                SummaryProgress { kind: "text".into(), call: Some("reply".into()), chars: Some(chars as u32), delta: Some(delta), ..base }
+                SummaryProgress { kind: ProgressKind::Text, call: Some(SummaryCall::Reply), chars: Some(chars as u32), delta: Some(delta), ..base }
             }
             Progress::SummaryText { call, chars, delta } => {
-                SummaryProgress { kind: "text".into(), call: Some(call.into()), chars: Some(chars as u32), delta: Some(delta), ..base }
+                let call = match call {
+                    Kind::History => SummaryCall::History,
+                    Kind::TurnPrefix => SummaryCall::TurnPrefix,
+                    Kind::Branch => SummaryCall::Branch,
+                };
+                SummaryProgress { kind: ProgressKind::Text, call: Some(call), chars: Some(chars as u32), delta: Some(delta), ..base }
             }
         }
     }

@@ -68,9 +68,7 @@ pub struct GraphRow {
     pub to_below: bool,
     pub through: Vec<u32>,
     pub forks: Vec<u32>,
-    /// Marker names: active, leaf, labeled, branchSummary, compaction, firstKept, summarized,
-    /// beyondHorizon, fold.
-    pub marks: Vec<String>,
+    pub marks: Vec<Mark>,
     /// For a node row: its entry id; for a fold row: the first folded entry (the fold's id).
     pub entry_id: String,
     /// `user`, `assistant`, `toolResult`, ..., an entry type for non-messages, or `fold`.
@@ -88,17 +86,67 @@ pub struct GraphRow {
     pub facts: Option<u32>,
 }
 
-const MARK_NAMES: [(u16, &str); 10] = [
-    (marks::ACTIVE, "active"),
-    (marks::LEAF, "leaf"),
-    (marks::LABELED, "labeled"),
-    (marks::BRANCH_SUMMARY, "branchSummary"),
-    (marks::COMPACTION, "compaction"),
-    (marks::FIRST_KEPT, "firstKept"),
-    (marks::SUMMARIZED, "summarized"),
-    (marks::BEYOND_HORIZON, "beyondHorizon"),
-    (marks::CUT, "cut"),
-    (marks::FOLD_ACTIVE, "foldActive"),
+/// A graph row's markers (the UI draws each as a `m-<name>` class).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub enum Mark {
+    /// On the path root..leaf.
+    Active,
+    /// The leaf itself.
+    Leaf,
+    Labeled,
+    BranchSummary,
+    Compaction,
+    /// The `firstKeptEntryId` of some compaction.
+    FirstKept,
+    /// Summarized by a compaction on the active path (inside its span).
+    Summarized,
+    /// On the active path but before the horizon: no longer sent to the model (drawn greyed).
+    BeyondHorizon,
+    /// The preview's cut point.
+    Cut,
+    /// A fold row that contains active-path nodes.
+    FoldActive,
+    /// A fold row.
+    Fold,
+}
+
+impl Mark {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mark::Active => "active",
+            Mark::Leaf => "leaf",
+            Mark::Labeled => "labeled",
+            Mark::BranchSummary => "branchSummary",
+            Mark::Compaction => "compaction",
+            Mark::FirstKept => "firstKept",
+            Mark::Summarized => "summarized",
+            Mark::BeyondHorizon => "beyondHorizon",
+            Mark::Cut => "cut",
+            Mark::FoldActive => "foldActive",
+            Mark::Fold => "fold",
+        }
+    }
+}
+
+/// Tests and callers compare marks with their wire names.
+impl PartialEq<str> for Mark {
+    fn eq(&self, other: &str) -> bool {
+        self.name() == other
+    }
+}
+
+const MARK_NAMES: [(u16, Mark); 10] = [
+    (marks::ACTIVE, Mark::Active),
+    (marks::LEAF, Mark::Leaf),
+    (marks::LABELED, Mark::Labeled),
+    (marks::BRANCH_SUMMARY, Mark::BranchSummary),
+    (marks::COMPACTION, Mark::Compaction),
+    (marks::FIRST_KEPT, Mark::FirstKept),
+    (marks::SUMMARIZED, Mark::Summarized),
+    (marks::BEYOND_HORIZON, Mark::BeyondHorizon),
+    (marks::CUT, Mark::Cut),
+    (marks::FOLD_ACTIVE, Mark::FoldActive),
 ];
 
 fn content_text(v: Option<&Value>) -> String {
@@ -156,7 +204,7 @@ pub fn window(s: &Session, l: &Layout, start: u32, end: u32) -> Vec<GraphRow> {
     rows.iter()
         .enumerate()
         .map(|(k, r)| {
-            let mut mark_names: Vec<String> = MARK_NAMES.iter().filter(|(m, _)| r.marks & m != 0).map(|(_, n)| n.to_string()).collect();
+            let mut mark_names: Vec<Mark> = MARK_NAMES.iter().filter(|(m, _)| r.marks & m != 0).map(|&(_, n)| n).collect();
             let (entry_id, kind, title, label, fold_count) = match r.kind {
                 RowKind::Node { node } => {
                     let id = s.id(node as usize);
@@ -164,7 +212,7 @@ pub fn window(s: &Session, l: &Layout, start: u32, end: u32) -> Vec<GraphRow> {
                     (id.to_string(), kind, title, s.label_of(id).map(str::to_string), 0)
                 }
                 RowKind::Fold { first, count, .. } => {
-                    mark_names.push("fold".into());
+                    mark_names.push(Mark::Fold);
                     (s.id(first as usize).to_string(), "fold".to_string(), format!("{count} entries"), None, count)
                 }
             };

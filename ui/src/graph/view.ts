@@ -2,7 +2,7 @@
 // (lines on a canvas, row text as DOM text nodes). Rows come from Rust in chunks.
 
 import { api, call } from "../ipc";
-import type { GraphRow } from "../ipc";
+import type { GraphRow, Mark } from "../ipc";
 import { CHUNK, chunksFor, laneColour, laneX, scrollToShow, visibleRange } from "./geometry";
 import { markerBadges } from "../summary/pure";
 import { cssVar, THEME_EVENT } from "../theme";
@@ -225,7 +225,7 @@ export class GraphView {
     const rh = this.rowHeight;
     const lw = this.laneWidth;
     const mid = y + rh / 2;
-    const has = (m: string) => row.marks.includes(m);
+    const has = (m: Mark) => row.marks.includes(m);
     ctx.lineWidth = 2;
     for (const t of row.through) {
       ctx.strokeStyle = this.lane(t);
@@ -389,7 +389,7 @@ export class GraphView {
   }
 }
 
-const MARK_BADGES: [string, string][] = [
+const MARK_BADGES: [Mark, string][] = [
   ["leaf", "leaf"],
   ["compaction", "compaction"],
   ["firstKept", "first kept"],

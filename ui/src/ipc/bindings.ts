@@ -444,11 +444,7 @@ export type GraphRow_Deserialize = {
 	toBelow: boolean,
 	through: number[],
 	forks: number[],
-	/**
-	 *  Marker names: active, leaf, labeled, branchSummary, compaction, firstKept, summarized,
-	 *  beyondHorizon, fold.
-	 */
-	marks: string[],
+	marks: Mark[],
 	/**  For a node row: its entry id; for a fold row: the first folded entry (the fold's id). */
 	entryId: string,
 	/**  `user`, `assistant`, `toolResult`, ..., an entry type for non-messages, or `fold`. */
@@ -475,11 +471,7 @@ export type GraphRow_Serialize = {
 	toBelow: boolean,
 	through: number[],
 	forks: number[],
-	/**
-	 *  Marker names: active, leaf, labeled, branchSummary, compaction, firstKept, summarized,
-	 *  beyondHorizon, fold.
-	 */
-	marks: string[],
+	marks: Mark[],
 	/**  For a node row: its entry id; for a fold row: the first folded entry (the fold's id). */
 	entryId: string,
 	/**  `user`, `assistant`, `toolResult`, ..., an entry type for non-messages, or `fold`. */
@@ -797,6 +789,25 @@ export type ListingQuery_Serialize = {
 	limit: number | null,
 };
 
+/**  A graph row's markers (the UI draws each as a `m-<name>` class). */
+export type Mark = 
+/**  On the path root..leaf. */
+"active" | 
+/**  The leaf itself. */
+"leaf" | "labeled" | "branchSummary" | "compaction" | 
+/**  The `firstKeptEntryId` of some compaction. */
+"firstKept" | 
+/**  Summarized by a compaction on the active path (inside its span). */
+"summarized" | 
+/**  On the active path but before the horizon: no longer sent to the model (drawn greyed). */
+"beyondHorizon" | 
+/**  The preview's cut point. */
+"cut" | 
+/**  A fold row that contains active-path nodes. */
+"foldActive" | 
+/**  A fold row. */
+"fold";
+
 /**  Marker facts of one summary entry, for the graph's late fill. */
 export type MarkerFactsView = {
 	entryId: string,
@@ -905,6 +916,15 @@ export type OpenedSession_Serialize = {
 	/**  Why the file opens read-only (legacy or newer format, cycles); `None` when writable. */
 	readOnly: string | null,
 };
+
+/**  What a progress event reports. */
+export type ProgressKind = 
+/**  A call starts (`attempt` > 1: a retry). */
+"attempt" | 
+/**  A call failed and is retried after `delayMs` (`message` says why). */
+"retrying" | 
+/**  Streamed text (`delta`, `chars`). */
+"text";
 
 export type ProjectRow = ProjectRow_Serialize | ProjectRow_Deserialize;
 
@@ -1178,6 +1198,11 @@ export type SummarizerConfig_Serialize = {
 	offline: boolean,
 };
 
+/**  Which call streamed the text. */
+export type SummaryCall = "history" | "turnPrefix" | "branch" | 
+/**  The composer's reply. */
+"reply";
+
 export type SummaryDiffView = SummaryDiffView_Serialize | SummaryDiffView_Deserialize;
 
 export type SummaryDiffView_Deserialize = {
@@ -1205,10 +1230,9 @@ export type SummaryProgress = SummaryProgress_Serialize | SummaryProgress_Deseri
 
 /**  One progress event for the UI. */
 export type SummaryProgress_Deserialize = {
-	/**  "attempt" | "retrying" | "text" | "stage". */
-	kind: string,
-	/**  For "text": "history" | "turnPrefix" | "branch" | "reply". */
-	call?: string | null,
+	kind: ProgressKind,
+	/**  For `text`. */
+	call?: SummaryCall | null,
 	attempt?: number | null,
 	delayMs?: number | null,
 	/**  Bytes streamed so far (text), or a sentence (retrying, stage). */
@@ -1219,10 +1243,9 @@ export type SummaryProgress_Deserialize = {
 
 /**  One progress event for the UI. */
 export type SummaryProgress_Serialize = {
-	/**  "attempt" | "retrying" | "text" | "stage". */
-	kind: string,
-	/**  For "text": "history" | "turnPrefix" | "branch" | "reply". */
-	call: string | null,
+	kind: ProgressKind,
+	/**  For `text`. */
+	call: SummaryCall | null,
 	attempt: number | null,
 	delayMs: number | null,
 	/**  Bytes streamed so far (text), or a sentence (retrying, stage). */

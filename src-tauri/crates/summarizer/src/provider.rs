@@ -181,10 +181,10 @@ pub enum Progress {
         chars: usize,
         delta: String,
     },
-    /// `Text` of one summary call, tagged by `run` ("history", "turnPrefix", "branch"), since a
-    /// split turn streams two calls at once.
+    /// `Text` of one summary call, tagged by `run` with the summary it produces, since a split
+    /// turn streams two calls at once.
     SummaryText {
-        call: &'static str,
+        call: crate::offline::Kind,
         chars: usize,
         delta: String,
     },

@@ -93,7 +93,7 @@ pub async fn resummarize(
             } else {
                 prompts::history_prompt(&conversation, job.previous.as_deref(), custom)
             };
-            let call = if job.branch { "branch" } else { "history" };
+            let call = if job.branch { crate::offline::Kind::Branch } else { crate::offline::Kind::History };
             let tagged: Option<ProgressFn> = progress.map(|p| {
                 let p = p.clone();
                 let f: ProgressFn = std::sync::Arc::new(move |ev| match ev {

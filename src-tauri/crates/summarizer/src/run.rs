@@ -53,11 +53,7 @@ impl Backend {
                 Ok((offline::summarize(kind, messages, previous, custom), Usage::default()))
             }
             Backend::Model(c) => {
-                let call = match kind {
-                    offline::Kind::History => "history",
-                    offline::Kind::TurnPrefix => "turnPrefix",
-                    offline::Kind::Branch => "branch",
-                };
+                let call = kind;
                 let tagged: Option<ProgressFn> = progress.map(|p| {
                     let p = p.clone();
                     let f: ProgressFn = std::sync::Arc::new(move |ev| match ev {

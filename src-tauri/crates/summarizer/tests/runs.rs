@@ -62,7 +62,7 @@ async fn split_turn_runs_both_calls_in_parallel_and_merges_like_pi() {
         s
     })
     .await;
-    let calls_seen: Arc<Mutex<Vec<(&'static str, String)>>> = Arc::default();
+    let calls_seen: Arc<Mutex<Vec<(summarizer::offline::Kind, String)>>> = Arc::default();
     let c2 = calls_seen.clone();
     let progress: summarizer::ProgressFn = Arc::new(move |p| {
         if let summarizer::Progress::SummaryText { call, delta, .. } = p {
@@ -73,8 +73,9 @@ async fn split_turn_runs_both_calls_in_parallel_and_merges_like_pi() {
     let out = summarize_compaction(&job, &model(&server), &no_extras(), &CancellationToken::new(), Some(&progress)).await.unwrap();
     let took = t.elapsed();
     let seen = calls_seen.lock().unwrap().clone();
-    let text_of = |c: &str| seen.iter().filter(|(k, _)| *k == c).map(|(_, d)| d.as_str()).collect::<String>();
-    assert_eq!((text_of("history").as_str(), text_of("turnPrefix").as_str()), ("HISTORY", "PREFIX"), "streamed progress is tagged per call");
+    use summarizer::offline::Kind;
+    let text_of = |c: Kind| seen.iter().filter(|(k, _)| *k == c).map(|(_, d)| d.as_str()).collect::<String>();
+    assert_eq!((text_of(Kind::History).as_str(), text_of(Kind::TurnPrefix).as_str()), ("HISTORY", "PREFIX"), "streamed progress is tagged per call");
     let a = arrivals.lock().unwrap().clone();
     assert_eq!(a.len(), 2);
     let gap = if a[1] > a[0] { a[1] - a[0] } else { a[0] - a[1] };
