@@ -5,7 +5,7 @@
 use arbor_app::commands::timeline::{timeline, timeline_in_steps, warm, TimelineCache};
 use arbor_app::commands::{navigate, sessions};
 use arbor_app::state::AppState;
-use arbor_app::view::timeline::{TimelineView, BYTES_VERSION, HEADER_BYTES};
+use arbor_app::view::timeline::{TimelineView, BYTES_VERSION, FLAG_COST_AT_USAGE, FLAG_HEX_IDS, HEADER_BYTES};
 use session_engine::context::{build_context, estimate_context};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -63,6 +63,7 @@ struct D {
     active_path: bool,
     selected_pos: Option<u32>,
     leaf_id: Option<String>,
+    flags: u32,
 }
 
 /// Reads the bytes' layout: the header, the JSON head, the columns at their offsets; every
@@ -107,24 +108,36 @@ fn dec(v: &TimelineView) -> D {
     let mut r = Reader { b: &bytes, at: 0 };
     let h = r.u32s(8);
     assert_eq!(r.at, HEADER_BYTES);
-    assert_eq!((h[0], h[6], h[7]), (BYTES_VERSION, 0, 0));
-    let (head_len, n, nu, nc, ni) = (h[1] as usize, h[2] as usize, h[3] as usize, h[4] as usize, h[5] as usize);
+    assert_eq!((h[0], h[7]), (BYTES_VERSION, 0));
+    let (head_len, n, nu, nc, ni, flags) = (h[1] as usize, h[2] as usize, h[3] as usize, h[4] as usize, h[5] as usize, h[6]);
     assert!(head_len.is_multiple_of(8));
+    assert_eq!(flags & !(FLAG_HEX_IDS | FLAG_COST_AT_USAGE), 0);
     let head: serde_json::Value = serde_json::from_slice(r.take(head_len)).expect("the head is JSON");
     assert_eq!(head["count"].as_u64(), Some(n as u64));
     let tokens = r.f64s(n);
     let (uv, cv) = (r.f64s(nu), r.f64s(nc));
-    let (ua, ca, ends) = (r.u32s(nu), r.u32s(nc), r.u32s(n));
+    let ua = r.u32s(nu);
+    let ca = if flags & FLAG_COST_AT_USAGE != 0 { ua.clone() } else { r.u32s(nc) };
+    let words = r.u32s(n);
     let kinds = String::from_utf8(r.take(n).to_vec()).unwrap();
-    let id_bytes = std::str::from_utf8(r.take(ni)).unwrap();
+    let ids: Vec<String> = if flags & FLAG_HEX_IDS != 0 {
+        assert_eq!(ni, 0);
+        words.iter().map(|w| format!("{w:08x}")).collect()
+    } else {
+        let id_bytes = std::str::from_utf8(r.take(ni)).unwrap();
+        let mut start = 0;
+        let ids = words
+            .iter()
+            .map(|&e| {
+                let id = id_bytes[start..e as usize].to_string();
+                start = e as usize;
+                id
+            })
+            .collect();
+        assert_eq!(start, ni);
+        ids
+    };
     assert_eq!(r.at, bytes.len(), "nothing after the ids");
-    let mut ids = Vec::with_capacity(n);
-    let mut start = 0;
-    for &e in &ends {
-        ids.push(id_bytes[start..e as usize].to_string());
-        start = e as usize;
-    }
-    assert_eq!(start, ni);
     let u32_of = |k: &str| head[k].as_u64().map(|x| x as u32);
     let legend: Vec<(String, String)> = serde_json::from_value(head["kindLegend"].clone()).unwrap();
     assert!(legend.iter().any(|(c, name)| c == "c" && name == "compaction"));
@@ -144,6 +157,7 @@ fn dec(v: &TimelineView) -> D {
         active_path: head["activePath"].as_bool().unwrap(),
         selected_pos: u32_of("selectedPos"),
         leaf_id: head["leafId"].as_str().map(str::to_string),
+        flags,
     }
 }
 
@@ -167,6 +181,7 @@ fn demo_active_path_matches_pi_and_marks_compactions() {
     let cache = TimelineCache::new();
     let v = dec(&timeline(&e.state, &cache, None, 24_000, 4_000, BIG).unwrap());
     assert!(v.active_path);
+    assert_eq!(v.flags & FLAG_HEX_IDS, FLAG_HEX_IDS, "Pi's ids travel as one u32 each");
     assert_eq!(v.leaf_id, opened.leaf_id);
     assert_eq!(v.ids.last(), opened.leaf_id.as_ref(), "the active path ends at the leaf");
     let path_len = e.state.with_open(|o| Ok(o.session.path(o.leaf).len())).unwrap();
@@ -269,6 +284,7 @@ fn cost_is_reported_where_messages_carry_it() {
     std::fs::write(&p, lines.join("\n") + "\n").unwrap();
     sessions::open(&e.state, &p, false).unwrap();
     let v = dec(&timeline(&e.state, &TimelineCache::new(), None, 200_000, 16_384, BIG).unwrap());
+    assert_eq!(v.flags, FLAG_COST_AT_USAGE, "ids a..d travel as bytes; the costs sit at the usages");
     assert_eq!(v.cost, [None, Some(0.25), None, Some(0.5)]);
     assert_eq!(v.total_cost, Some(0.75));
     assert_eq!(v.usage_tokens, [None, Some(120.0), None, Some(230.0)]);
@@ -299,6 +315,7 @@ fn absurd_numbers_give_finite_sane_values() {
     let raw = timeline(&e.state, &TimelineCache::new(), None, 200_000, 16_384, BIG).unwrap();
     let v = dec(&raw);
     assert_eq!(v.ids, ["a", "b", "c", "d", "e", "f", "g"]);
+    assert_eq!(v.flags, 0, "a cost without a usage: the cost positions are sent");
     // Every number that reaches the UI is finite or null; Pi's numbers are not clamped.
     for x in v.context_tokens.iter().chain(&v.usage_tokens).chain(&v.cost).flatten() {
         assert!(x.is_finite(), "{x}");

@@ -39,7 +39,7 @@ const timeDraw = (s, how) =>
        const t1 = performance.now();
        const poll = () => {
          if (performance.now() - t1 > 60000) { resolve({ error: document.getElementById("notice").textContent, box: box.textContent.slice(0, 200) }); return; }
-         if (box.dataset.firstDrawMs) requestAnimationFrame(() => resolve({ paintedMs: performance.now() - t0, clickToStartMs: +box.dataset.startedAt - t0, doneToFrameMs: performance.now() - +box.dataset.doneAt, commandMs: +box.dataset.commandMs, commandAndDrawMs: +box.dataset.firstDrawMs, buildMs: +box.dataset.buildMs, decodeMs: +box.dataset.decodeMs, chartDrawMs: +box.querySelector(".wf-chart").dataset.drawMs, points: +box.querySelector(".wf-chart").dataset.points, drops: +box.querySelector(".wf-chart").dataset.drops, before }));
+         if (box.dataset.firstDrawMs) requestAnimationFrame(() => resolve({ paintedMs: performance.now() - t0, clickToStartMs: +box.dataset.startedAt - t0, doneToFrameMs: performance.now() - +box.dataset.doneAt, commandMs: +box.dataset.commandMs, commandAndDrawMs: +box.dataset.firstDrawMs, buildMs: +box.dataset.buildMs, source: box.dataset.source, phases: box.querySelector(".wf-chart").dataset.phases + " | " + box.dataset.showPhases, decodeMs: +box.dataset.decodeMs, chartDrawMs: +box.querySelector(".wf-chart").dataset.drawMs, layoutMs: +box.querySelector(".wf-chart").dataset.layoutMs, styleMs: +box.querySelector(".wf-chart").dataset.styleMs, downsampleMs: +box.querySelector(".wf-chart").dataset.downsampleMs, points: +box.querySelector(".wf-chart").dataset.points, drops: +box.querySelector(".wf-chart").dataset.drops, before }));
          else setTimeout(poll, 1);
        };
        poll();
@@ -117,21 +117,31 @@ async function main() {
       drops: first.drops,
       firstDraw: {
         clickToPaintedMs: +first.paintedMs.toFixed(1),
+        answer: first.source,
         commandMs: first.commandMs,
         buildMs: first.buildMs,
         decodeMs: first.decodeMs,
         commandAndDrawMs: first.commandAndDrawMs,
         chartDrawMs: first.chartDrawMs,
+        ofWhichLayoutMs: first.layoutMs,
+        ofWhichStyleMs: first.styleMs,
+        ofWhichDownsampleMs: first.downsampleMs,
+        phases: first.phases,
         clickToStartMs: +first.clickToStartMs.toFixed(1),
         doneToFrameMs: +first.doneToFrameMs.toFixed(1),
       },
       tabShownAgain: {
         clickToPaintedMs: stats(tabAgain.map((a) => a.paintedMs)),
+        answers: [...new Set(tabAgain.map((a) => a.source))],
         commandMs: stats(tabAgain.map((a) => a.commandMs)),
         buildMs: stats(tabAgain.map((a) => a.buildMs)),
         decodeMs: stats(tabAgain.map((a) => a.decodeMs)),
         commandAndDrawMs: stats(tabAgain.map((a) => a.commandAndDrawMs)),
         chartDrawMs: stats(tabAgain.map((a) => a.chartDrawMs)),
+        ofWhichLayoutMs: stats(tabAgain.map((a) => a.layoutMs)),
+        ofWhichStyleMs: stats(tabAgain.map((a) => a.styleMs)),
+        ofWhichDownsampleMs: stats(tabAgain.map((a) => a.downsampleMs)),
+        phases: tabAgain.map((a) => a.phases),
         doneToFrameMs: stats(tabAgain.map((a) => a.doneToFrameMs)),
       },
       redrawWithNewBudgets: {

@@ -88,8 +88,26 @@ describe("waterfall downsampling", () => {
     // A truncated answer or another layout is refused, not misread.
     expect(() => decodeTimeline(bytes.slice(0, bytes.byteLength - 1))).toThrow();
     const other = bytes.slice(0);
-    new DataView(other).setUint32(0, 2, true);
-    expect(() => decodeTimeline(other)).toThrow(/layout 2/);
+    new DataView(other).setUint32(0, 99, true);
+    expect(() => decodeTimeline(other)).toThrow(/layout 99/);
+  });
+
+  it("decodes Pi's hex ids sent as u32s and costs sent at the usages' positions", () => {
+    const ids = ["a82022df", "00000000", "ffffffff", "0badf00d"];
+    const bytes = encodeTimeline(HEAD, { ids, kinds: "uaua", tokens: [1, 2, 3, 4], usage: [NaN, 2, NaN, 4], cost: [NaN, 0.5, NaN, 0.25] });
+    const flags = new DataView(bytes).getUint32(24, true);
+    expect(flags).toBe(3); // hex ids, costs at the usages
+    const s = decodeTimeline(bytes).series;
+    expect([0, 1, 2, 3].map((i) => s.ids.at(i))).toEqual(ids);
+    expect(s.ids.indexOf("0badf00d")).toBe(3);
+    expect(s.ids.indexOf("0BADF00D")).toBe(-1);
+    expect(s.ids.indexOf("badf00d")).toBe(-1);
+    expect(Array.from(s.cost)).toEqual([NaN, 0.5, NaN, 0.25]);
+    expect(Array.from(s.usage)).toEqual([NaN, 2, NaN, 4]);
+    // One id that is not 8 lowercase hex digits: every id travels as bytes.
+    const mixed = encodeTimeline(HEAD, { ids: ["a82022df", "A82022DF"], kinds: "uu", tokens: [1, 2], usage: [NaN, NaN], cost: [NaN, NaN] });
+    expect(new DataView(mixed).getUint32(24, true) & 1).toBe(0);
+    expect(decodeTimeline(mixed).series.ids.at(1)).toBe("A82022DF");
   });
 });
 

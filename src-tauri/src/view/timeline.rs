@@ -51,24 +51,36 @@ pub struct TimelineHead {
     pub build_ms: f64,
 }
 
-/// Bytes before the JSON head: version, head length, points, usages, costs, id bytes (u32 each),
-/// two reserved u32s.
+/// Bytes before the JSON head: version, head length, points, usages, costs, id bytes, flags (u32
+/// each), one reserved u32.
 pub const HEADER_BYTES: usize = 32;
 /// The layout's version (the first u32).
-pub const BYTES_VERSION: u32 = 1;
+pub const BYTES_VERSION: u32 = 2;
+/// Flag: every id is 8 lowercase hex digits (Pi's ids), sent as one u32 each (its value) instead
+/// of bytes and ends.
+pub const FLAG_HEX_IDS: u32 = 1;
+/// Flag: the costs sit at the usages' positions (the cost positions are not sent).
+pub const FLAG_COST_AT_USAGE: u32 = 2;
+
+/// `id` as the value of its 8 lowercase hex digits, if it is that.
+fn hex_id(id: &str) -> Option<u32> {
+    let b = id.as_bytes();
+    (b.len() == 8 && b.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))).then(|| u32::from_str_radix(id, 16).expect("hex digits"))
+}
 
 impl TimelineView {
     /// The answer as bytes, all little-endian:
     ///
     /// | what | type |
     /// |---|---|
-    /// | version, head length H, points N, usages U, costs C, id bytes I, 0, 0 | u32 × 8 |
+    /// | version, head length H, points N, usages U, costs C, id bytes I, flags, 0 | u32 × 8 |
     /// | the head as JSON ([`TimelineHead`]), padded with spaces to a multiple of 8 | H bytes |
     /// | estimate at every point | f64 × N |
     /// | usage values, cost values | f64 × U, f64 × C |
-    /// | usage positions, cost positions, end of each id | u32 × U, u32 × C, u32 × N |
+    /// | usage positions, cost positions (none with [`FLAG_COST_AT_USAGE`]) | u32 × U, u32 × C |
+    /// | with [`FLAG_HEX_IDS`]: each id's value; else the end of each id | u32 × N |
     /// | kind code of each point | u8 × N |
-    /// | the ids' UTF-8 bytes, concatenated | I bytes |
+    /// | the ids' UTF-8 bytes, concatenated (none with [`FLAG_HEX_IDS`]) | I bytes |
     ///
     /// The f64 arrays start at multiples of 8 so the UI can view them in place.
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -78,10 +90,15 @@ impl TimelineView {
             head.push(b' ');
         }
         let n = c.context_tokens.len();
+        let hex: Option<Vec<u32>> = (0..n).map(|i| hex_id(c.id(i))).collect();
+        let cost_at_usage = c.cost_at == c.usage_at;
+        let flags = if hex.is_some() { FLAG_HEX_IDS } else { 0 } | if cost_at_usage { FLAG_COST_AT_USAGE } else { 0 };
+        let id_bytes: &[u8] = if hex.is_some() { &[] } else { c.ids.as_bytes() };
+        let cost_at: &[u32] = if cost_at_usage { &[] } else { &c.cost_at };
         let f64s = n + c.usage_tokens.len() + c.cost.len();
-        let u32s = c.usage_at.len() + c.cost_at.len() + c.id_ends.len();
-        let mut out = Vec::with_capacity(HEADER_BYTES + head.len() + f64s * 8 + u32s * 4 + n + c.ids.len());
-        for x in [BYTES_VERSION, head.len() as u32, n as u32, c.usage_tokens.len() as u32, c.cost.len() as u32, c.ids.len() as u32, 0, 0] {
+        let u32s = c.usage_at.len() + cost_at.len() + n;
+        let mut out = Vec::with_capacity(HEADER_BYTES + head.len() + f64s * 8 + u32s * 4 + n + id_bytes.len());
+        for x in [BYTES_VERSION, head.len() as u32, n as u32, c.usage_tokens.len() as u32, c.cost.len() as u32, id_bytes.len() as u32, flags, 0] {
             out.extend_from_slice(&x.to_le_bytes());
         }
         out.extend_from_slice(&head);
@@ -90,13 +107,13 @@ impl TimelineView {
                 out.extend_from_slice(&x.to_le_bytes());
             }
         }
-        for col in [&c.usage_at, &c.cost_at, &c.id_ends] {
+        for col in [&c.usage_at[..], cost_at, hex.as_deref().unwrap_or(&c.id_ends)] {
             for x in col.iter() {
                 out.extend_from_slice(&x.to_le_bytes());
             }
         }
         out.extend_from_slice(&c.kinds);
-        out.extend_from_slice(c.ids.as_bytes());
+        out.extend_from_slice(id_bytes);
         out
     }
 }

@@ -122,16 +122,22 @@ export class WaterfallChart {
     if (!v || !s) return;
     const t0 = performance.now();
     const width = this.plotWidth();
+    // Reading the width lays the page out (the tab was just shown): timed apart from drawing.
+    const tLayout = performance.now();
     const height = this.plotHeight();
     const dpr = window.devicePixelRatio || 1;
     const cssW = width + PAD.left + PAD.right;
     this.canvas.style.width = `${cssW}px`;
     this.canvas.style.height = `${HEIGHT}px`;
-    this.canvas.width = Math.round(cssW * dpr);
-    this.canvas.height = Math.round(HEIGHT * dpr);
+    // A new size reallocates the canvas; the same size keeps it (cleared below).
+    const [pw, ph0] = [Math.round(cssW * dpr), Math.round(HEIGHT * dpr)];
+    if (this.canvas.width !== pw) this.canvas.width = pw;
+    if (this.canvas.height !== ph0) this.canvas.height = ph0;
     const ctx = this.canvas.getContext("2d");
     if (!ctx) return;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.globalAlpha = 1;
+    ctx.setLineDash([]);
     ctx.clearRect(0, 0, cssW, HEIGHT);
     ctx.translate(PAD.left, PAD.top);
     const col = {
@@ -144,8 +150,10 @@ export class WaterfallChart {
     };
     const max = scaleTop(s, v.scaleMax ?? v.contextWindow, this.fit);
     const y = (t: number) => yOf(t, max, height);
+    const tStyle = performance.now();
     const est = downsample(s.tokens, width);
     const use = downsample(s.usage, width);
+    const tDown = performance.now();
     const n = s.n;
 
     // Window and threshold.
@@ -172,9 +180,11 @@ export class WaterfallChart {
       ctx.textAlign = "right";
       ctx.fillText(label, width - 2, Math.max(9, yy - 3));
     };
+    const ph: number[] = [performance.now()];
     hline(v.contextWindow, col.muted, [], `window ${formatCount(v.contextWindow)}`);
     hline(v.threshold, col.red, [4, 3], `threshold ${formatCount(v.threshold)}`);
 
+    ph.push(performance.now());
     // Estimate: area under the column maxima, then the min..max band and joins as a line.
     ctx.globalAlpha = 0.18;
     ctx.fillStyle = col.accent;
@@ -210,10 +220,12 @@ export class WaterfallChart {
     }
     ctx.stroke();
 
+    ph.push(performance.now());
     // Points above the scale: a red tick on the top edge.
     ctx.fillStyle = col.red;
     for (let c = 0; c < est.count; c++) if (est.max[c] > max) ctx.fillRect(c, -4, 1, 4);
 
+    ph.push(performance.now());
     // Reported usage: dots at the column's min and max.
     ctx.fillStyle = col.green;
     let dots = 0;
@@ -224,11 +236,15 @@ export class WaterfallChart {
       dots++;
     }
 
-    // Compactions: an amber drop marker at each (several may share a column).
+    ph.push(performance.now());
+    // Compactions: an amber drop marker at each (several may share a column), as two paths
+    // (the dashed drops, the triangles): one stroke and one fill for all of them.
     ctx.strokeStyle = col.amber;
     ctx.fillStyle = col.amber;
     let drops = 0;
     let lastX = -1;
+    const lines = new Path2D();
+    const heads = new Path2D();
     for (const p of v.compactions) {
       const x = Math.floor(xOf(p, n, width)) + 0.5;
       drops++;
@@ -238,19 +254,18 @@ export class WaterfallChart {
       const after = s.tokens[p];
       const y0 = Number.isNaN(before) ? 0 : y(before);
       const y1 = Number.isNaN(after) ? height : y(after);
-      ctx.setLineDash([2, 2]);
-      ctx.beginPath();
-      ctx.moveTo(x, Math.min(y0, y1));
-      ctx.lineTo(x, Math.max(y0, y1));
-      ctx.stroke();
-      ctx.setLineDash([]);
-      ctx.beginPath();
-      ctx.moveTo(x - 3, y1 - 5);
-      ctx.lineTo(x + 3, y1 - 5);
-      ctx.lineTo(x, y1);
-      ctx.closePath();
-      ctx.fill();
+      lines.moveTo(x, Math.min(y0, y1));
+      lines.lineTo(x, Math.max(y0, y1));
+      heads.moveTo(x - 3, y1 - 5);
+      heads.lineTo(x + 3, y1 - 5);
+      heads.lineTo(x, y1);
+      heads.closePath();
     }
+    ctx.setLineDash([2, 2]);
+    ctx.stroke(lines);
+    ctx.setLineDash([]);
+    ctx.fill(heads);
+    ph.push(performance.now());
     this.drawn = { width, est, use };
     this.lastDrawMs = performance.now() - t0;
     const d = this.root.dataset;
@@ -259,10 +274,15 @@ export class WaterfallChart {
     d.usageColumns = String(dots);
     d.drops = String(drops);
     d.drawMs = this.lastDrawMs.toFixed(2);
+    d.layoutMs = (tLayout - t0).toFixed(2);
+    d.styleMs = (tStyle - tLayout).toFixed(2);
+    d.downsampleMs = (tDown - tStyle).toFixed(2);
     d.plotWidth = String(width);
     d.scaleTop = String(max);
     this.markSelected(v.selectedPos);
     if (this.hover >= 0) this.setHover(this.hover);
+    ph.push(performance.now());
+    d.phases = ph.slice(1).map((t, k) => (t - ph[k]).toFixed(1)).join("/") + ` (hlines/estimate/ticks/usage/drops/tail) w=${width}`;
   }
 
   private indexAtX(x: number): number {

@@ -57,15 +57,50 @@ export function initTimeline(d: TimelineDeps): void {
 
 let warmedKey = "";
 
+/** An answer fetched ahead of the tab (after the numbers are warm), for the tab's first draw:
+ * the key it was fetched for, and the answer (pending while in flight). */
+let ahead: { key: string; answer: Promise<Timeline | null> } | null = null;
+
 /** After a session opens or grows, read its numbers in the background (in short slices, off the
- * main thread), so the tab's first draw is only the arithmetic pass. */
+ * main thread), then fetch the chart's answer, so the tab's first draw is the drawing only. */
 function warm(): void {
   const s = deps?.session();
   if (!s) return;
   const key = [s.path, s.entryCount].join("|");
   if (key === warmedKey) return;
   warmedKey = key;
-  void call(api.warmTimeline()).catch(() => (warmedKey = ""));
+  ahead = null;
+  void call(api.warmTimeline())
+    .then(() => {
+      if (warmedKey === key && !visible()) fetchAhead();
+    })
+    .catch(() => (warmedKey = ""));
+}
+
+function fetchAhead(): void {
+  if (!deps) return;
+  const key = keyOf();
+  const answer = call(api.getTimeline(deps.selectedId(), windowNow(), reserveNow()))
+    .then(decodeTimeline)
+    .catch(() => null);
+  ahead = { key, answer };
+}
+
+/** The answer fetched ahead for `key`, if it is the one the tab would fetch: the same key, or a
+ * key that differs only in a selection on the (active) path it charts. Taken once. */
+async function takeAhead(key: string): Promise<Timeline | null> {
+  const a = ahead;
+  if (!a) return null;
+  ahead = null;
+  const [was, now] = [a.key.split("|"), key.split("|")];
+  const same = (k: number[]) => k.every((i) => was[i] === now[i]);
+  if (!same([0, 1, 2, 4, 5])) return null;
+  const v = await a.answer;
+  if (!v || was[3] === now[3]) return v;
+  const pos = now[3] === "" ? -1 : v.series.ids.indexOf(now[3]);
+  if (!v.activePath || (now[3] !== "" && pos < 0)) return null;
+  v.selectedPos = pos >= 0 ? pos : null;
+  return v;
 }
 
 /** A node was selected: on the charted path the marker moves; elsewhere the chart follows. */
@@ -100,11 +135,14 @@ export async function refreshTimeline(force = false): Promise<void> {
   const my = ++seq;
   const t0 = performance.now();
   try {
-    const answer = await call(api.getTimeline(deps.selectedId(), windowNow(), reserveNow()));
+    const early = force ? null : await takeAhead(key);
+    if (my !== seq) return;
+    const answer = early ? null : await call(api.getTimeline(deps.selectedId(), windowNow(), reserveNow()));
     if (my !== seq) return;
     const t1 = performance.now();
-    const v = decodeTimeline(answer);
+    const v = early ?? decodeTimeline(answer as ArrayBuffer);
     const t2 = performance.now();
+    b.dataset.source = early ? "ahead" : "fetched";
     shownKey = key;
     show(b, v);
     const t3 = performance.now();
@@ -173,6 +211,9 @@ function show(b: HTMLElement, v: Timeline): void {
       el("div", "muted small", `${v.absurdPoints} numbers are negative, not numbers, or above 4× the window: they are drawn at the edges; hover shows Pi's value.`),
     );
   const help = el("div", "muted small", "Hover or use the arrows (Shift: faster) to read an entry; click or Enter selects it on the graph.");
+  const t = performance.now();
   b.replaceChildren(head, legend, chart.root, ...notes, help);
+  const t1 = performance.now();
   chart.setData(v);
+  b.dataset.showPhases = `${(t1 - t).toFixed(1)}/${(performance.now() - t1).toFixed(1)} (replace/setData)`;
 }

@@ -23,9 +23,18 @@ export interface TimelineHead {
   buildMs: number;
 }
 
-/** The path's entry ids, kept as the answer's bytes: an id is decoded only when asked for (hover,
- * click, the selected marker), so 77k ids cost no strings on the first draw. */
-export class Ids {
+/** The path's entry ids, kept as the answer sends them: an id is decoded only when asked for
+ * (hover, click, the selected marker), so 77k ids cost no strings on the first draw. */
+export interface Ids {
+  readonly length: number;
+  /** The id of point `i` ("" out of range). */
+  at(i: number): string;
+  /** The first point whose id is `id`, or -1 (no strings made). */
+  indexOf(id: string): number;
+}
+
+/** Ids as UTF-8 bytes with the end of each. */
+export class ByteIds implements Ids {
   private readonly dec = new TextDecoder();
   constructor(
     private readonly bytes: Uint8Array,
@@ -34,13 +43,11 @@ export class Ids {
   get length(): number {
     return this.ends.length;
   }
-  /** The id of point `i` ("" out of range). */
   at(i: number): string {
     if (i < 0 || i >= this.ends.length) return "";
     const start = i === 0 ? 0 : this.ends[i - 1];
     return this.dec.decode(this.bytes.subarray(start, this.ends[i]));
   }
-  /** The first point whose id is `id`, or -1 (a byte compare, no strings). */
   indexOf(id: string): number {
     const want = new TextEncoder().encode(id);
     const { bytes, ends } = this;
@@ -55,6 +62,23 @@ export class Ids {
       start = end;
     }
     return -1;
+  }
+}
+
+const HEX_ID = /^[0-9a-f]{8}$/;
+
+/** Ids of 8 lowercase hex digits (Pi's), each sent as its value. */
+export class HexIds implements Ids {
+  constructor(private readonly words: Uint32Array) {}
+  get length(): number {
+    return this.words.length;
+  }
+  at(i: number): string {
+    if (i < 0 || i >= this.words.length) return "";
+    return this.words[i].toString(16).padStart(8, "0");
+  }
+  indexOf(id: string): number {
+    return HEX_ID.test(id) ? this.words.indexOf(parseInt(id, 16)) : -1;
   }
 }
 
@@ -76,7 +100,11 @@ export interface Timeline extends TimelineHead {
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 const HEADER_BYTES = 32;
-const VERSION = 1;
+const VERSION = 2;
+/** Every id is 8 lowercase hex digits, sent as a u32 (Rust's FLAG_HEX_IDS). */
+const FLAG_HEX_IDS = 1;
+/** The costs sit at the usages' positions; theirs are not sent (FLAG_COST_AT_USAGE). */
+const FLAG_COST_AT_USAGE = 2;
 
 /** `n` little-endian f64s at `offset` (a multiple of 8): viewed in place on little-endian
  * machines (every platform the webview runs on), copied otherwise. */
@@ -126,12 +154,15 @@ export function decodeTimeline(answer: ArrayBuffer | ArrayBufferView | number[])
   const h = new DataView(buf, 0, HEADER_BYTES);
   const u = (k: number) => h.getUint32(k * 4, true);
   if (u(0) !== VERSION) throw new Error(`the timeline's answer has layout ${u(0)}, this window reads ${VERSION}: reload the window`);
-  const [headLen, n, nu, nc, ni] = [u(1), u(2), u(3), u(4), u(5)];
+  const [headLen, n, nu, nc, ni, flags] = [u(1), u(2), u(3), u(4), u(5), u(6)];
+  const costAtUsage = (flags & FLAG_COST_AT_USAGE) !== 0;
+  const hexIds = (flags & FLAG_HEX_IDS) !== 0;
   let at = HEADER_BYTES;
   const head = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, at, headLen))) as TimelineHead;
   at += headLen;
   if (head.count !== n) throw new Error("the timeline's columns disagree on the number of points");
-  const want = at + (n + nu + nc) * 8 + (nu + nc + n) * 4 + n + ni;
+  if (costAtUsage && nc !== nu) throw new Error("the timeline's costs are said to sit at the usages but are not as many");
+  const want = at + (n + nu + nc) * 8 + (nu + (costAtUsage ? 0 : nc) + n) * 4 + n + ni;
   if (buf.byteLength !== want) throw new Error(`the timeline's answer has ${buf.byteLength} bytes, its header says ${want}`);
   const tokens = finiteOrNaN(f64s(buf, at, n));
   at += n * 8;
@@ -141,13 +172,13 @@ export function decodeTimeline(answer: ArrayBuffer | ArrayBufferView | number[])
   at += nc * 8;
   const ua = u32s(buf, at, nu);
   at += nu * 4;
-  const ca = u32s(buf, at, nc);
-  at += nc * 4;
-  const ends = u32s(buf, at, n);
+  const ca = costAtUsage ? ua : u32s(buf, at, nc);
+  if (!costAtUsage) at += nc * 4;
+  const words = u32s(buf, at, n);
   at += n * 4;
   const kinds = new Uint8Array(buf, at, n);
   at += n;
-  const ids = new Ids(new Uint8Array(buf, at, ni), ends);
+  const ids = hexIds ? new HexIds(words) : new ByteIds(new Uint8Array(buf, at, ni), words);
   return { ...head, series: { n, ids, kinds, tokens, usage: sparse(n, uv, ua), cost: sparse(n, cv, ca) } };
 }
 
@@ -165,15 +196,19 @@ export function encodeTimeline(
   const us = sparseOf(cols.usage);
   const cs = sparseOf(cols.cost);
   const enc = new TextEncoder();
-  const idBytes = cols.ids.map((id) => enc.encode(id));
+  const hexIds = n > 0 && cols.ids.every((id) => HEX_ID.test(id));
+  const costAtUsage = cs.at.length === us.at.length && cs.at.every((p, k) => p === us.at[k]);
+  const idBytes = hexIds ? [] : cols.ids.map((id) => enc.encode(id));
   let text = JSON.stringify({ count: n, ...head });
   while (text.length % 8 !== 0) text += " ";
   const headBytes = enc.encode(text);
   const ni = idBytes.reduce((a, b) => a + b.length, 0);
-  const size = HEADER_BYTES + headBytes.length + (n + us.at.length + cs.at.length) * 8 + (us.at.length + cs.at.length + n) * 4 + n + ni;
+  const costAt = costAtUsage ? [] : cs.at;
+  const size = HEADER_BYTES + headBytes.length + (n + us.at.length + cs.at.length) * 8 + (us.at.length + costAt.length + n) * 4 + n + ni;
   const buf = new ArrayBuffer(size);
   const view = new DataView(buf);
-  [VERSION, headBytes.length, n, us.at.length, cs.at.length, ni, 0, 0].forEach((x, k) => view.setUint32(k * 4, x, true));
+  const flags = (hexIds ? FLAG_HEX_IDS : 0) | (costAtUsage ? FLAG_COST_AT_USAGE : 0);
+  [VERSION, headBytes.length, n, us.at.length, cs.at.length, ni, flags, 0].forEach((x, k) => view.setUint32(k * 4, x, true));
   const bytes = new Uint8Array(buf);
   bytes.set(headBytes, HEADER_BYTES);
   let at = HEADER_BYTES + headBytes.length;
@@ -182,8 +217,8 @@ export function encodeTimeline(
     at += 8;
   }
   let end = 0;
-  const ends = idBytes.map((b) => (end += b.length));
-  for (const x of [...us.at, ...cs.at, ...ends]) {
+  const words = hexIds ? cols.ids.map((id) => parseInt(id, 16)) : idBytes.map((b) => (end += b.length));
+  for (const x of [...us.at, ...costAt, ...words]) {
     view.setUint32(at, x, true);
     at += 4;
   }
