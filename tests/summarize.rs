@@ -8,6 +8,7 @@ use arbor_app::commands::sessions;
 use arbor_app::commands::summarize::{self, BudgetArgs};
 use arbor_app::error::{ErrorKind, IpcError};
 use arbor_app::state::AppState;
+use arbor_app::view::budgets::Budgets;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -35,8 +36,20 @@ fn env() -> Env {
     Env { _tmp: tmp, state, st, file }
 }
 
+/// The UI sends the budgets form flat, as the settings commands read and write it, plus the window.
+#[test]
+fn budget_args_read_the_forms_flat_shape() {
+    let b: BudgetArgs = serde_json::from_str(r#"{"enabled":false,"reserveTokens":1,"keepRecentTokens":2,"branchReserveTokens":3,"contextWindow":4}"#).unwrap();
+    assert_eq!(b.budgets, Budgets { enabled: false, reserve_tokens: 1, keep_recent_tokens: 2, branch_reserve_tokens: 3 });
+    assert_eq!(b.context_window, 4);
+    assert!(
+        serde_json::from_str::<BudgetArgs>(r#"{"enabled":false,"reserveTokens":1,"keepRecentTokens":2,"contextWindow":4}"#).is_err(),
+        "a missing budget is refused"
+    );
+}
+
 fn budgets(window: u32) -> BudgetArgs {
-    BudgetArgs { enabled: true, reserve_tokens: 16384, keep_recent_tokens: 2000, branch_reserve_tokens: 16384, context_window: window }
+    BudgetArgs { budgets: Budgets { enabled: true, reserve_tokens: 16384, keep_recent_tokens: 2000, branch_reserve_tokens: 16384 }, context_window: window }
 }
 
 fn lines(p: &PathBuf) -> Vec<serde_json::Value> {
@@ -308,7 +321,7 @@ fn overflow_with_compaction_disabled_is_a_clear_error() {
     let base = f.base.clone();
     use_fake(&e, &base, 32000);
     let mut b = budgets(32000);
-    b.enabled = false;
+    b.budgets.enabled = false;
     let err = ipc(block(summarize::send(&e.state, &e.st, "hello", &b, None)).unwrap_err());
     assert_eq!(err.kind, ErrorKind::CompactionDisabled, "{err:?}");
     assert!(err.hint.contains("Compact now"), "{}", err.hint);
@@ -444,7 +457,7 @@ fn anthropic_wire_and_retry_progress() {
     let ev2 = events.clone();
     let progress: summarizer::ProgressFn = Arc::new(move |p| ev2.lock().unwrap().push(format!("{p:?}")));
     let mut b = budgets(200_000);
-    b.keep_recent_tokens = 20_000; // one summary call (no split turn), so the retry is the first request's
+    b.budgets.keep_recent_tokens = 20_000; // one summary call (no split turn), so the retry is the first request's
     let r = block(summarize::compact(&e.state, &e.st, &b, None, Some(progress))).unwrap();
     assert!(r.summary.starts_with("## Goal\nAnthropic summary"), "{}", r.summary);
     assert_eq!(r.summarizer, "anthropic claude-haiku-4-5");

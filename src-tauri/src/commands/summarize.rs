@@ -8,6 +8,7 @@ use super::navigate::{continue_from, Navigation};
 use super::sessions::{describe_open, OpenedSession};
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile};
+use crate::view::budgets::Budgets;
 use crate::view::graph;
 use serde::{Deserialize, Serialize};
 use session_engine::context::CompactionSettings;
@@ -92,21 +93,21 @@ pub(crate) fn channel_progress(ch: Channel<SummaryProgress>) -> ProgressFn {
     })
 }
 
-/// Pi's budgets as the UI shows them (the budgets form), plus the model window it uses.
+/// Pi's budgets as the UI shows them (the budgets form: the same `Budgets` the settings commands
+/// read and write), plus the model window it uses.
 #[derive(Debug, Clone, Deserialize, Type)]
 #[serde(rename_all = "camelCase")]
 pub struct BudgetArgs {
-    pub enabled: bool,
-    pub reserve_tokens: u32,
-    pub keep_recent_tokens: u32,
-    pub branch_reserve_tokens: u32,
+    #[serde(flatten)]
+    pub budgets: Budgets,
     /// Used when the catalog does not know the chosen model's window.
     pub context_window: u32,
 }
 
 impl BudgetArgs {
     fn settings(&self) -> CompactionSettings {
-        CompactionSettings { enabled: self.enabled, reserve_tokens: self.reserve_tokens as f64, keep_recent_tokens: self.keep_recent_tokens as f64 }
+        let b = &self.budgets;
+        CompactionSettings { enabled: b.enabled, reserve_tokens: b.reserve_tokens as f64, keep_recent_tokens: b.keep_recent_tokens as f64 }
     }
 }
 
@@ -304,7 +305,7 @@ pub async fn navigate(
     let c = chosen(st)?;
     let opts = RunOptions { replace_instructions: false, ..run_options(st, &c, instructions, true)? };
     let window = c.context_window.map(|w| w as f64).unwrap_or(budgets.context_window as f64);
-    let budget = session_engine::branch::branch_budget(window, budgets.branch_reserve_tokens as f64).max(0.0);
+    let budget = session_engine::branch::branch_budget(window, budgets.budgets.branch_reserve_tokens as f64).max(0.0);
     let (_running, cancel) = Running::start(st)?;
     let done = navigate_file(&path, leaf.as_deref(), target_id, true, budget, None, &c.backend, &opts, &cancel, progress.as_ref()).await?;
     let session = adopt(state, &path, done.new_leaf_id.as_deref())?;

@@ -135,15 +135,14 @@ export type Block =
 /**  Small facts: model changes, label targets, file lists. */
 { type: "meta"; text: string };
 
-/**  Pi's budgets as the UI shows them (the budgets form), plus the model window it uses. */
+/**
+ *  Pi's budgets as the UI shows them (the budgets form: the same `Budgets` the settings commands
+ *  read and write), plus the model window it uses.
+ */
 export type BudgetArgs = {
-	enabled: boolean,
-	reserveTokens: number,
-	keepRecentTokens: number,
-	branchReserveTokens: number,
 	/**  Used when the catalog does not know the chosen model's window. */
 	contextWindow: number,
-};
+} & Budgets;
 
 export type BudgetSettings = {
 	scope: SettingsScope,
