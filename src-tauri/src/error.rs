@@ -82,13 +82,46 @@ impl From<AppError> for IpcError {
             AppError::ReadOnly(_) => (ErrorKind::Refused, "This file opens read-only in Arbor; nothing was written to it.".to_string()),
             AppError::BadInput(_) => (ErrorKind::Invalid, "Check the value and try again.".to_string()),
             AppError::Refused(_) => (ErrorKind::Refused, "Nothing was changed.".to_string()),
-            AppError::Summarizer(e) => crate::commands::summarize::kind_and_hint(e),
+            AppError::Summarizer(e) => summarizer_kind_and_hint(e),
         };
         IpcError { kind, message, hint }
     }
 }
 
 pub type IpcResult<T> = Result<T, IpcError>;
+
+/// Every summarizer error, by name (the message is the error's own text, which never contains a
+/// key): a new variant does not compile until it has a kind and a hint.
+fn summarizer_kind_and_hint(e: &summarizer::Error) -> (ErrorKind, String) {
+    use summarizer::Error as E;
+    let (kind, hint) = match e {
+        E::Cancelled => (ErrorKind::Cancelled, "Nothing was written."),
+        E::OverflowCompactionDisabled { .. } => {
+            (ErrorKind::CompactionDisabled, "Use \"Compact now\", then send again (or turn compaction.enabled on in Budgets).")
+        }
+        E::Unauthorized { .. } | E::Keyring(_) => (ErrorKind::Key, "Store a valid key for this provider in the Model panel, or choose the offline summarizer."),
+        E::Config(_) => (ErrorKind::Invalid, "Check the provider, model and base URL in the Model panel (the offline summarizer needs no key)."),
+        E::Hook { .. } | E::HookCancelled => (ErrorKind::Hook, "Nothing was written. Check the hook command in Settings."),
+        E::Session(_) => (ErrorKind::Refused, "Nothing was written; reopen the session and try again."),
+        E::Overflow { .. }
+        | E::Quota { .. }
+        | E::RetryTooLong { .. }
+        | E::Forbidden { .. }
+        | E::TooLarge { .. }
+        | E::Http { .. }
+        | E::HtmlPage { .. }
+        | E::Timeout { .. }
+        | E::Incomplete { .. }
+        | E::StreamError { .. }
+        | E::Invalid { .. }
+        | E::MaxTokens { .. }
+        | E::Empty
+        | E::Refused { .. }
+        | E::ResponseTooLarge { .. }
+        | E::Network(_) => (ErrorKind::Provider, "Nothing was written to the session."),
+    };
+    (kind, hint.to_string())
+}
 
 /// Every store error, by name: a new variant does not compile until it has a kind and a hint.
 fn store_kind_and_hint(e: &session_engine::store::StoreError) -> (ErrorKind, String) {

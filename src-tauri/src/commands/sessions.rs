@@ -3,9 +3,7 @@
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile, OpenSession};
 use crate::view::graph;
-use serde::Serialize;
 use session_engine::Session;
-use specta::Type;
 use std::path::Path;
 use tauri::State;
 
@@ -13,26 +11,7 @@ use tauri::State;
 /// opens when the user has no Pi sessions yet.
 pub const DEMO_SESSION: &[u8] = include_bytes!("../../demo/demo-session.jsonl");
 
-#[derive(Debug, Clone, Serialize, Type)]
-#[serde(rename_all = "camelCase")]
-pub struct OpenedSession {
-    pub path: String,
-    pub name: Option<String>,
-    pub cwd: Option<String>,
-    pub is_demo: bool,
-    pub entry_count: u32,
-    pub total_rows: u32,
-    pub lanes: u32,
-    pub leaf_id: Option<String>,
-    pub leaf_row: Option<u32>,
-    /// Pi's leaf (the last line of the file).
-    pub file_leaf_id: Option<String>,
-    /// True when Arbor's leaf differs from Pi's: Pi keeps the old position until an append.
-    pub leaf_moved: bool,
-    pub diagnostics: Vec<String>,
-    /// Why the file opens read-only (legacy or newer format, cycles); `None` when writable.
-    pub read_only: Option<String>,
-}
+pub use crate::view::session::OpenedSession;
 
 pub fn describe(state: &AppState) -> Result<OpenedSession, AppError> {
     state.with_open(|o| Ok(describe_open(o)))

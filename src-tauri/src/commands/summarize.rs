@@ -437,21 +437,3 @@ pub async fn send_message(
 pub async fn cancel_summary(st: State<'_, SummarizerState>) -> IpcResult<bool> {
     Ok(cancel(&st))
 }
-
-/// The IPC kind and hint of a summarizer error (the message is the error's own text, which
-/// never contains a key).
-pub fn kind_and_hint(e: &summarizer::Error) -> (crate::error::ErrorKind, String) {
-    use crate::error::ErrorKind as K;
-    use summarizer::Error as E;
-    match e {
-        E::Cancelled => (K::Cancelled, "Nothing was written.".into()),
-        E::OverflowCompactionDisabled { .. } => {
-            (K::CompactionDisabled, "Use \"Compact now\", then send again (or turn compaction.enabled on in Budgets).".into())
-        }
-        E::Unauthorized { .. } | E::Keyring(_) => (K::Key, "Store a valid key for this provider in the Model panel, or choose the offline summarizer.".into()),
-        E::Config(_) => (K::Invalid, "Check the provider, model and base URL in the Model panel (the offline summarizer needs no key).".into()),
-        E::Hook { .. } | E::HookCancelled => (K::Hook, "Nothing was written. Check the hook command in Settings.".into()),
-        E::Session(_) => (K::Refused, "Nothing was written; reopen the session and try again.".into()),
-        _ => (K::Provider, "Nothing was written to the session.".into()),
-    }
-}

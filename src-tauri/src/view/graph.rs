@@ -16,7 +16,7 @@ pub fn nodes(s: &Session) -> Vec<Node> {
                 parent: s.parent_of(i).map(|p| p as u32),
                 timestamp: parse_iso_ms(&e.timestamp).unwrap_or(0),
                 kind: match s.kind(i) {
-                    Kind::Message => match super::message_role(s, i) {
+                    Kind::Message => match s.role(i) {
                         Some("user") => NodeKind::User,
                         Some("assistant") => NodeKind::Assistant,
                         Some("toolResult") => NodeKind::ToolResult,

@@ -271,7 +271,7 @@ pub enum LibraryUiEvent {
         path: String,
         change: String,
         new_entries: u32,
-        open: Option<crate::commands::sessions::OpenedSession>,
+        open: Option<crate::view::session::OpenedSession>,
     },
     #[serde(rename_all = "camelCase")]
     SessionRemoved {

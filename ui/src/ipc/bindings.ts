@@ -876,8 +876,10 @@ export type Navigation_Serialize = {
 	note: string,
 };
 
+/**  What the UI knows of the open session after every command that changes it. */
 export type OpenedSession = OpenedSession_Serialize | OpenedSession_Deserialize;
 
+/**  What the UI knows of the open session after every command that changes it. */
 export type OpenedSession_Deserialize = {
 	path: string,
 	name?: string | null,
@@ -897,6 +899,7 @@ export type OpenedSession_Deserialize = {
 	readOnly?: string | null,
 };
 
+/**  What the UI knows of the open session after every command that changes it. */
 export type OpenedSession_Serialize = {
 	path: string,
 	name: string | null,

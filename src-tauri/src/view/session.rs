@@ -1,0 +1,25 @@
+//! The open session as the UI shows it (title bar, status line, read-only banner).
+use serde::Serialize;
+use specta::Type;
+
+/// What the UI knows of the open session after every command that changes it.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenedSession {
+    pub path: String,
+    pub name: Option<String>,
+    pub cwd: Option<String>,
+    pub is_demo: bool,
+    pub entry_count: u32,
+    pub total_rows: u32,
+    pub lanes: u32,
+    pub leaf_id: Option<String>,
+    pub leaf_row: Option<u32>,
+    /// Pi's leaf (the last line of the file).
+    pub file_leaf_id: Option<String>,
+    /// True when Arbor's leaf differs from Pi's: Pi keeps the old position until an append.
+    pub leaf_moved: bool,
+    pub diagnostics: Vec<String>,
+    /// Why the file opens read-only (legacy or newer format, cycles); `None` when writable.
+    pub read_only: Option<String>,
+}
