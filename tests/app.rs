@@ -387,3 +387,33 @@ fn save_v3_copy_writes_a_writable_copy_beside_and_never_touches_the_original() {
     assert_eq!(std::fs::read(&copy_path).unwrap(), copy_bytes);
     assert_eq!(std::fs::read(&path).unwrap(), before);
 }
+
+/// The context view's categories add up to the sum of the engine's per-message estimates, and
+/// each message's tokens to that estimate, at every node of every conformance case: the bar
+/// splits Pi's numbers, it does not count on its own.
+#[test]
+fn context_categories_add_up_to_the_engine_estimate_everywhere() {
+    use session_engine::context::{build_context, estimate_tokens};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src-tauri/crates/session-engine/tests/fixtures/conformance");
+    let mut nodes = 0;
+    let mut split = 0;
+    for f in std::fs::read_dir(&dir).unwrap() {
+        let p = f.unwrap().path();
+        if p.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+            continue;
+        }
+        let Ok(s) = session_engine::Session::open(&p) else { continue };
+        for leaf in 0..s.len() {
+            let v = arbor_app::view::context::context_view(&s, Some(leaf), 200_000, 16_384, true);
+            let ctx = build_context(&s, Some(leaf));
+            let engine: u64 = ctx.messages.iter().map(|m| estimate_tokens(&m.message) as u64).sum();
+            let cats: u64 = v.categories.iter().map(|c| c.tokens as u64).sum();
+            let msgs: u64 = v.messages.iter().map(|m| m.tokens as u64).sum();
+            assert_eq!((cats, msgs, v.estimated_tokens as u64), (engine, engine, engine), "{} at {}", p.display(), s.id(leaf));
+            split += v.categories.iter().filter(|c| c.tokens > 0).count().saturating_sub(1);
+            nodes += 1;
+        }
+    }
+    assert!(nodes > 500, "{nodes} nodes");
+    assert!(split > 0, "no context had more than one category");
+}

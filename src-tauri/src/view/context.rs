@@ -2,54 +2,27 @@
 //! estimates and totals per category for the stacked bar.
 
 use serde::Serialize;
-use session_engine::context::{build_context, estimate_context, estimate_tokens};
-use session_engine::json::{to_string as js_stringify, utf16_len};
+use session_engine::context::{build_context, estimate_chars, estimate_context, estimate_tokens};
 use session_engine::{Session, Value};
 use specta::Type;
 
-fn text_chars(content: Option<&Value>, image_chars: usize) -> usize {
-    match content {
-        Some(Value::Str(s)) => utf16_len(s),
-        Some(Value::Arr(blocks)) => blocks
-            .iter()
-            .map(|b| match b.str_field("type") {
-                Some("text") => b.str_field("text").map(utf16_len).unwrap_or(0),
-                Some("image") => image_chars,
-                _ => 0,
-            })
-            .sum(),
-        _ => 0,
-    }
-}
-
+/// A message's estimated characters by category: the engine's own parts of the estimate
+/// ([`estimate_chars`]), so the categories add up to Pi's estimate by construction.
 pub fn message_chars(m: &Value) -> Vec<(TokenCategory, usize)> {
-    let len = |k: &str| m.str_field(k).map(utf16_len).unwrap_or(0);
-    match m.str_field("role").unwrap_or("") {
-        "user" => vec![(TokenCategory::User, text_chars(m.get("content"), 0))],
-        "assistant" => {
-            let (mut text, mut thinking, mut calls) = (0, 0, 0);
-            for b in m.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]) {
-                match b.str_field("type") {
-                    Some("text") => text += b.str_field("text").map(utf16_len).unwrap_or(0),
-                    Some("thinking") => thinking += b.str_field("thinking").map(utf16_len).unwrap_or(0),
-                    Some("toolCall") => {
-                        calls += b.str_field("name").map(utf16_len).unwrap_or(0) + b.get("arguments").map(|a| utf16_len(&js_stringify(a))).unwrap_or(0)
-                    }
-                    _ => {}
-                }
-            }
-            vec![(TokenCategory::AssistantText, text), (TokenCategory::Thinking, thinking), (TokenCategory::ToolCalls, calls)]
-        }
-        "toolResult" => vec![(TokenCategory::ToolResults, text_chars(m.get("content"), 4800))],
-        "custom" => vec![(TokenCategory::Other, text_chars(m.get("content"), 4800))],
-        "bashExecution" => vec![(TokenCategory::ToolResults, len("command") + len("output"))],
-        "branchSummary" | "compactionSummary" => vec![(TokenCategory::Summary, len("summary"))],
-        _ => vec![],
-    }
+    let Some(c) = estimate_chars(m) else { return Vec::new() };
+    let parts = [
+        (TokenCategory::Summary, c.summary),
+        (TokenCategory::User, c.user),
+        (TokenCategory::AssistantText, c.assistant_text),
+        (TokenCategory::Thinking, c.thinking),
+        (TokenCategory::ToolCalls, c.tool_calls),
+        (TokenCategory::ToolResults, c.tool_results),
+        (TokenCategory::Other, c.other),
+    ];
+    parts.into_iter().filter(|&(_, n)| n > 0.0).map(|(k, n)| (k, n as usize)).collect()
 }
 
-/// Where the characters of a context message go, following the engine's `estimate_tokens`
-/// rules (pi-session-format.md §9.1), so the bar's parts add up to Pi's estimate.
+/// Where the characters of a context message go (the engine's `EstimateChars` parts).
 #[derive(Debug, Clone, Copy, Serialize, Type, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub enum TokenCategory {

@@ -352,30 +352,63 @@ fn len16(v: Option<&Value>) -> f64 {
     }
 }
 
-/// `estimateTokens`: ceil(chars / 4), chars in UTF-16 units (§9.1).
-pub fn estimate_tokens(m: &Value) -> f64 {
-    let mut chars = 0.0;
-    match m.str_field("role") {
-        Some("user") => match m.get("content") {
-            Some(Value::Str(s)) => chars = json::utf16_len(s) as f64,
+/// Where the characters of one message's estimate come from (§9.1), by part. The parts are
+/// the estimate's own counts: [`estimate_tokens`] is `ceil(total / 4)` of this, so views that
+/// split a context by kind add up to Pi's estimate by construction.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EstimateChars {
+    /// `branchSummary` and `compactionSummary` messages.
+    pub summary: f64,
+    pub user: f64,
+    pub assistant_text: f64,
+    pub thinking: f64,
+    /// Tool-call names and `JSON.stringify(arguments)`.
+    pub tool_calls: f64,
+    /// `toolResult` content (images 4800 each) and `bashExecution` command + output.
+    pub tool_results: f64,
+    /// `custom` messages' content.
+    pub other: f64,
+}
+
+impl EstimateChars {
+    pub fn total(&self) -> f64 {
+        self.summary + self.user + self.assistant_text + self.thinking + self.tool_calls + self.tool_results + self.other
+    }
+}
+
+/// The characters a message's estimate counts, by part; `None` for a role Pi counts as 0.
+pub fn estimate_chars(m: &Value) -> Option<EstimateChars> {
+    let mut c = EstimateChars::default();
+    // Text blocks (truthy text) and images (4800 characters each, where they count).
+    let content = |image: f64| -> f64 {
+        match m.get("content") {
+            Some(Value::Str(s)) => json::utf16_len(s) as f64,
             Some(Value::Arr(blocks)) => {
+                let mut n = 0.0;
                 for b in blocks {
                     if b.str_field("type") == Some("text") && b.get("text").is_some_and(Value::truthy) {
-                        chars += len16(b.get("text"));
+                        n += len16(b.get("text"));
+                    }
+                    if b.str_field("type") == Some("image") {
+                        n += image;
                     }
                 }
+                n
             }
-            _ => {}
-        },
+            _ => 0.0,
+        }
+    };
+    match m.str_field("role") {
+        Some("user") => c.user = content(0.0),
         Some("assistant") => {
             if let Some(Value::Arr(blocks)) = m.get("content") {
                 for b in blocks {
                     match b.str_field("type") {
-                        Some("text") => chars += len16(b.get("text")),
-                        Some("thinking") => chars += len16(b.get("thinking")),
+                        Some("text") => c.assistant_text += len16(b.get("text")),
+                        Some("thinking") => c.thinking += len16(b.get("thinking")),
                         Some("toolCall") => {
-                            chars += len16(b.get("name"));
-                            chars += match b.get("arguments") {
+                            c.tool_calls += len16(b.get("name"));
+                            c.tool_calls += match b.get("arguments") {
                                 Some(a) => json::stringified_utf16_len(a) as f64,
                                 None => 0.0,
                             };
@@ -385,25 +418,18 @@ pub fn estimate_tokens(m: &Value) -> f64 {
                 }
             }
         }
-        Some("custom" | "toolResult") => match m.get("content") {
-            Some(Value::Str(s)) => chars = json::utf16_len(s) as f64,
-            Some(Value::Arr(blocks)) => {
-                for b in blocks {
-                    if b.str_field("type") == Some("text") && b.get("text").is_some_and(Value::truthy) {
-                        chars += len16(b.get("text"));
-                    }
-                    if b.str_field("type") == Some("image") {
-                        chars += 4800.0;
-                    }
-                }
-            }
-            _ => {}
-        },
-        Some("bashExecution") => chars = len16(m.get("command")) + len16(m.get("output")),
-        Some("branchSummary" | "compactionSummary") => chars = len16(m.get("summary")),
-        _ => return 0.0,
+        Some("toolResult") => c.tool_results = content(4800.0),
+        Some("custom") => c.other = content(4800.0),
+        Some("bashExecution") => c.tool_results = len16(m.get("command")) + len16(m.get("output")),
+        Some("branchSummary" | "compactionSummary") => c.summary = len16(m.get("summary")),
+        _ => return None,
     }
-    (chars / 4.0).ceil()
+    Some(c)
+}
+
+/// `estimateTokens`: ceil(chars / 4), chars in UTF-16 units (§9.1).
+pub fn estimate_tokens(m: &Value) -> f64 {
+    estimate_chars(m).map_or(0.0, |c| (c.total() / 4.0).ceil())
 }
 
 /// The usage of an assistant message that counts (§9.2), if any.
