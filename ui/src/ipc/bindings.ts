@@ -1380,10 +1380,7 @@ export type SummaryWrite_Serialize = {
 	synced: boolean,
 };
 
-/**
- *  Where the characters of a context message go, following the engine's `estimate_tokens`
- *  rules (pi-session-format.md §9.1), so the bar's parts add up to Pi's estimate.
- */
+/**  Where the characters of a context message go (the engine's `EstimateChars` parts). */
 export type TokenCategory = "summary" | "user" | "assistantText" | "thinking" | "toolCalls" | "toolResults" | "other";
 
 export type VersionView = VersionView_Serialize | VersionView_Deserialize;
