@@ -98,14 +98,20 @@ pub fn timeline_in_steps(
     if context_window == 0 {
         return Err(AppError::BadInput("The context window must be at least 1 token; set it in the Budgets panel.".into()));
     }
-    fill(state, cache, entry_id, budget, step)?;
-    with_cache(state, cache, |o, c| {
-        let (path, active, selected) = chart_path(o, entry_id)?;
-        // An append or a re-read between the fill and now: what is missing is read here.
-        let contribs = c.of_path(&o.session, &path);
-        let points = timeline_of(&o.session, &path, &contribs);
-        Ok(timeline_view(&o.session, &points, &contribs, context_window, reserve_tokens, active, selected, o.leaf))
-    })
+    // Each slice walks the path once: the kept numbers, the missing ones read within the budget;
+    // once none is missing the points are computed under the same hold of the session.
+    loop {
+        let view = with_cache(state, cache, |o, c| {
+            let (path, active, selected) = chart_path(o, entry_id)?;
+            let Some(contribs) = c.fill_path(&o.session, &path, budget, step) else { return Ok(None) };
+            let points = timeline_of(&o.session, &path, &contribs);
+            Ok(Some(timeline_view(&o.session, &points, &contribs, context_window, reserve_tokens, active, selected, o.leaf)))
+        })?;
+        match view {
+            Some(v) => return Ok(v),
+            None => std::thread::yield_now(),
+        }
+    }
 }
 
 /// Reads the numbers of the active path into the cache (in slices, as [`timeline`]) so the

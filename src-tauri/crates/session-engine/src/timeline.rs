@@ -255,6 +255,39 @@ impl ContributionCache {
         }
         done == missing.len()
     }
+    /// The contributions of `path` once every entry is kept: one pass over the path finds the
+    /// kept ones and reads the missing ones `step` at a time until done or `budget` is spent (at
+    /// least one step). None when some are still missing (call again).
+    pub fn fill_path(&mut self, s: &Session, path: &[usize], budget: std::time::Duration, step: usize) -> Option<Vec<Contribution>> {
+        let t = std::time::Instant::now();
+        if self.entries.len() < s.len() {
+            self.entries.resize(s.len(), None);
+        }
+        let mut out = Vec::with_capacity(path.len());
+        let mut missing = Vec::new();
+        for (pos, &i) in path.iter().enumerate() {
+            match self.get(s, i) {
+                Some(c) => out.push(c),
+                None => {
+                    out.push(Contribution::default());
+                    missing.push(pos);
+                }
+            }
+        }
+        let mut done = 0;
+        for chunk in missing.chunks(step.max(1)) {
+            let idx: Vec<usize> = chunk.iter().map(|&pos| path[pos]).collect();
+            for ((&pos, &i), c) in chunk.iter().zip(&idx).zip(contributions(s, &idx)) {
+                self.entries[i] = Some((id_hash(s.id(i)), s.raw(i).len() as u32, c));
+                out[pos] = c;
+            }
+            done += chunk.len();
+            if done < missing.len() && t.elapsed() >= budget {
+                return None;
+            }
+        }
+        Some(out)
+    }
     /// The contributions of `path`, from the cache where kept, read now where not.
     pub fn of_path(&self, s: &Session, path: &[usize]) -> Vec<Contribution> {
         path.iter().map(|&i| self.get(s, i).unwrap_or_else(|| contribution(s, i))).collect()
@@ -388,6 +421,18 @@ mod tests {
         assert_eq!(cache.kept(&s, &path), path.len());
         let contribs = cache.of_path(&s, &path);
         assert_eq!(contribs, contributions(&s, &path));
+        // fill_path: the same numbers, kept or read one step per call.
+        assert_eq!(cache.fill_path(&s, &path, std::time::Duration::ZERO, 1).as_ref(), Some(&contribs));
+        let mut fresh = ContributionCache::new();
+        let mut calls = 1;
+        let got = loop {
+            match fresh.fill_path(&s, &path, std::time::Duration::ZERO, 1) {
+                Some(c) => break c,
+                None => calls += 1,
+            }
+        };
+        assert_eq!(calls, path.len());
+        assert_eq!(got, contribs);
         let pts = timeline_of(&s, &path, &contribs);
         let e = encode(&s, &pts, &contribs);
         assert_eq!((0..path.len()).map(|i| e.id(i)).collect::<Vec<_>>(), s.path_ids(s.file_leaf()));
