@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clipped, columnOf, decodeTimeline, downsample, encodeTimeline, formatCost, formatCount, pointAt, scaleTop, stepHover, xOf, yOf } from "../src/timeline/pure";
+import { aheadFits, clipped, columnOf, decodeTimeline, downsample, encodeTimeline, formatCost, formatCount, pointAt, scaleTop, stepHover, xOf, yOf } from "../src/timeline/pure";
 
 const HEAD = {
   kindLegend: [
@@ -180,5 +180,21 @@ describe("waterfall fit", () => {
     expect(scaleTop(s, 200_000, true)).toBeCloseTo(9900);
     expect(scaleTop((answer([NaN], [NaN])), 200_000, true)).toBe(200_000);
     expect(scaleTop((answer([150_000, 190_000], [NaN, NaN])), 200_000, true)).toBe(200_000);
+  });
+});
+
+describe("waterfall answer fetched ahead", () => {
+  const key = ["/s/a.jsonl", "leaf1", "100", "e5", "200000", "16384"];
+  it("serves the same key, or another selection, never another file, leaf, length or budget", () => {
+    expect(aheadFits(key, [...key])).toBe("same");
+    expect(aheadFits(key, [...key.slice(0, 3), "e7", ...key.slice(4)])).toBe("selection");
+    expect(aheadFits(key, [...key.slice(0, 3), "", ...key.slice(4)])).toBe("selection");
+    for (const i of [0, 1, 2, 4, 5]) {
+      const other = [...key];
+      other[i] = other[i] + "x";
+      expect(aheadFits(key, other)).toBeNull();
+    }
+    expect(aheadFits([], key)).toBeNull();
+    expect(aheadFits(key, [])).toBeNull();
   });
 });

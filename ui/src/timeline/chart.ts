@@ -130,9 +130,9 @@ export class WaterfallChart {
     this.canvas.style.width = `${cssW}px`;
     this.canvas.style.height = `${HEIGHT}px`;
     // A new size reallocates the canvas; the same size keeps it (cleared below).
-    const [pw, ph0] = [Math.round(cssW * dpr), Math.round(HEIGHT * dpr)];
-    if (this.canvas.width !== pw) this.canvas.width = pw;
-    if (this.canvas.height !== ph0) this.canvas.height = ph0;
+    const [pixelW, pixelH] = [Math.round(cssW * dpr), Math.round(HEIGHT * dpr)];
+    if (this.canvas.width !== pixelW) this.canvas.width = pixelW;
+    if (this.canvas.height !== pixelH) this.canvas.height = pixelH;
     const ctx = this.canvas.getContext("2d");
     if (!ctx) return;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -180,11 +180,12 @@ export class WaterfallChart {
       ctx.textAlign = "right";
       ctx.fillText(label, width - 2, Math.max(9, yy - 3));
     };
-    const ph: number[] = [performance.now()];
+    // When each part of the drawing ended (for the benchmark: data-phases).
+    const marks: number[] = [performance.now()];
     hline(v.contextWindow, col.muted, [], `window ${formatCount(v.contextWindow)}`);
     hline(v.threshold, col.red, [4, 3], `threshold ${formatCount(v.threshold)}`);
 
-    ph.push(performance.now());
+    marks.push(performance.now());
     // Estimate: area under the column maxima, then the min..max band and joins as a line.
     ctx.globalAlpha = 0.18;
     ctx.fillStyle = col.accent;
@@ -220,12 +221,12 @@ export class WaterfallChart {
     }
     ctx.stroke();
 
-    ph.push(performance.now());
+    marks.push(performance.now());
     // Points above the scale: a red tick on the top edge.
     ctx.fillStyle = col.red;
     for (let c = 0; c < est.count; c++) if (est.max[c] > max) ctx.fillRect(c, -4, 1, 4);
 
-    ph.push(performance.now());
+    marks.push(performance.now());
     // Reported usage: dots at the column's min and max.
     ctx.fillStyle = col.green;
     let dots = 0;
@@ -236,7 +237,7 @@ export class WaterfallChart {
       dots++;
     }
 
-    ph.push(performance.now());
+    marks.push(performance.now());
     // Compactions: an amber drop marker at each (several may share a column), as two paths
     // (the dashed drops, the triangles): one stroke and one fill for all of them.
     ctx.strokeStyle = col.amber;
@@ -265,7 +266,7 @@ export class WaterfallChart {
     ctx.stroke(lines);
     ctx.setLineDash([]);
     ctx.fill(heads);
-    ph.push(performance.now());
+    marks.push(performance.now());
     this.drawn = { width, est, use };
     this.lastDrawMs = performance.now() - t0;
     const d = this.root.dataset;
@@ -281,8 +282,8 @@ export class WaterfallChart {
     d.scaleTop = String(max);
     this.markSelected(v.selectedPos);
     if (this.hover >= 0) this.setHover(this.hover);
-    ph.push(performance.now());
-    d.phases = ph.slice(1).map((t, k) => (t - ph[k]).toFixed(1)).join("/") + ` (hlines/estimate/ticks/usage/drops/tail) w=${width}`;
+    marks.push(performance.now());
+    d.phases = marks.slice(1).map((t, k) => (t - marks[k]).toFixed(1)).join("/") + ` (hlines/estimate/ticks/usage/drops/tail) w=${width}`;
   }
 
   private indexAtX(x: number): number {

@@ -5,7 +5,7 @@
 import { api, call } from "../ipc";
 import type { OpenedSession } from "../ipc";
 import { WaterfallChart } from "./chart";
-import { decodeTimeline, formatCost, formatCount } from "./pure";
+import { aheadFits, decodeTimeline, formatCost, formatCount } from "./pure";
 import type { Timeline } from "./pure";
 import "./timeline.css";
 
@@ -42,9 +42,14 @@ const reserveNow = () => Math.max(0, Math.round(Number(deps?.reserveTokens()) ||
 
 /** What the chart shows depends on: the file, its leaf and length, the selection, the budgets. */
 function keyOf(): string {
+  return keyParts().join("|");
+}
+
+/** The parts of the key: file, leaf, entry count, selected id, window, reserve ([] without a session). */
+function keyParts(): string[] {
   const s = deps?.session();
-  if (!deps || !s) return "";
-  return [s.path, s.leafId, s.entryCount, deps.selectedId(), windowNow(), reserveNow()].join("|");
+  if (!deps || !s) return [];
+  return [s.path, s.leafId ?? "", String(s.entryCount), deps.selectedId() ?? "", String(windowNow()), String(reserveNow())];
 }
 
 export function initTimeline(d: TimelineDeps): void {
@@ -59,7 +64,7 @@ let warmedKey = "";
 
 /** An answer fetched ahead of the tab (after the numbers are warm), for the tab's first draw:
  * the key it was fetched for, and the answer (pending while in flight). */
-let ahead: { key: string; answer: Promise<Timeline | null> } | null = null;
+let ahead: { key: string[]; answer: Promise<Timeline | null> } | null = null;
 
 /** After a session opens or grows, read its numbers in the background (in short slices, off the
  * main thread), then fetch the chart's answer, so the tab's first draw is the drawing only. */
@@ -79,26 +84,26 @@ function warm(): void {
 
 function fetchAhead(): void {
   if (!deps) return;
-  const key = keyOf();
+  const key = keyParts();
   const answer = call(api.getTimeline(deps.selectedId(), windowNow(), reserveNow()))
     .then(decodeTimeline)
     .catch(() => null);
   ahead = { key, answer };
 }
 
-/** The answer fetched ahead for `key`, if it is the one the tab would fetch: the same key, or a
- * key that differs only in a selection on the (active) path it charts. Taken once. */
-async function takeAhead(key: string): Promise<Timeline | null> {
+/** The answer fetched ahead, if it is the one the tab would fetch now (see aheadFits). Taken once. */
+async function takeAhead(): Promise<Timeline | null> {
   const a = ahead;
   if (!a) return null;
   ahead = null;
-  const [was, now] = [a.key.split("|"), key.split("|")];
-  const same = (k: number[]) => k.every((i) => was[i] === now[i]);
-  if (!same([0, 1, 2, 4, 5])) return null;
+  const now = keyParts();
+  const fit = aheadFits(a.key, now);
+  if (!fit) return null;
   const v = await a.answer;
-  if (!v || was[3] === now[3]) return v;
-  const pos = now[3] === "" ? -1 : v.series.ids.indexOf(now[3]);
-  if (!v.activePath || (now[3] !== "" && pos < 0)) return null;
+  if (!v || fit === "same") return v;
+  const selected = now[3];
+  const pos = selected === "" ? -1 : v.series.ids.indexOf(selected);
+  if (!v.activePath || (selected !== "" && pos < 0)) return null;
   v.selectedPos = pos >= 0 ? pos : null;
   return v;
 }
@@ -135,7 +140,7 @@ export async function refreshTimeline(force = false): Promise<void> {
   const my = ++seq;
   const t0 = performance.now();
   try {
-    const early = force ? null : await takeAhead(key);
+    const early = force ? null : await takeAhead();
     if (my !== seq) return;
     const answer = early ? null : await call(api.getTimeline(deps.selectedId(), windowNow(), reserveNow()));
     if (my !== seq) return;

@@ -230,6 +230,15 @@ export function encodeTimeline(
   return buf;
 }
 
+/** Whether an answer fetched for the key parts `was` serves `now` (file, leaf, entry count,
+ * selected id, window, reserve): "same"; "selection" when only the selection differs (the answer
+ * serves when it charts the active path and the new selection is on it or none); else null. */
+export function aheadFits(was: readonly string[], now: readonly string[]): "same" | "selection" | null {
+  if (was.length !== 6 || now.length !== 6) return null;
+  if (![0, 1, 2, 4, 5].every((i) => was[i] === now[i])) return null;
+  return was[3] === now[3] ? "same" : "selection";
+}
+
 /** x (in CSS px from the plot's left edge) of point `i` of `n` over a plot `width` wide: the
  * points share the width evenly, each at the middle of its share. */
 export function xOf(i: number, n: number, width: number): number {
