@@ -3,6 +3,8 @@
 //! every other key, with 2-space indentation as Pi writes them.
 
 use crate::context::CompactionSettings;
+/// `JSON.stringify(value, null, 2)`; lives in [`crate::json`], kept here for its callers.
+pub use crate::json::to_pretty;
 use crate::json::{self, Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -99,47 +101,6 @@ impl PiSettings {
 
     pub fn session_dir(&self) -> Option<String> {
         self.effective().str_field("sessionDir").map(str::to_string)
-    }
-}
-
-/// `JSON.stringify(value, null, 2)`.
-pub fn to_pretty(v: &Value) -> String {
-    let mut out = String::new();
-    pretty(&mut out, v, 0);
-    out
-}
-
-fn pretty(out: &mut String, v: &Value, ind: usize) {
-    match v {
-        Value::Arr(a) if !a.is_empty() => {
-            out.push_str("[\n");
-            for (i, x) in a.iter().enumerate() {
-                out.push_str(&" ".repeat(ind + 2));
-                pretty(out, x, ind + 2);
-                if i + 1 < a.len() {
-                    out.push(',');
-                }
-                out.push('\n');
-            }
-            out.push_str(&" ".repeat(ind));
-            out.push(']');
-        }
-        Value::Obj(m) if !m.is_empty() => {
-            out.push_str("{\n");
-            for (i, (k, x)) in m.0.iter().enumerate() {
-                out.push_str(&" ".repeat(ind + 2));
-                json::write_str(out, k);
-                out.push_str(": ");
-                pretty(out, x, ind + 2);
-                if i + 1 < m.len() {
-                    out.push(',');
-                }
-                out.push('\n');
-            }
-            out.push_str(&" ".repeat(ind));
-            out.push('}');
-        }
-        other => json::write_value(out, other),
     }
 }
 

@@ -1,0 +1,313 @@
+//! Parsing: JSON.parse
+
+use super::utf16::standin;
+use super::{Map, Value, MAX_DEPTH};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{msg} at byte {pos}")]
+pub struct JsonError {
+    pub pos: usize,
+    pub msg: &'static str,
+}
+
+/// `JSON.parse` on text (leading and trailing JSON whitespace allowed, nothing else).
+pub fn parse(text: &str) -> Result<Value, JsonError> {
+    let mut p = Parser { s: text.as_bytes(), src: text, i: 0 };
+    p.ws();
+    let v = p.value(0)?;
+    p.ws();
+    if p.i != p.s.len() {
+        return Err(p.err("unexpected data after the JSON value"));
+    }
+    Ok(v)
+}
+
+/// Parses bytes, decoding invalid UTF-8 as U+FFFD first (as Node's `readFileSync(…, "utf8")`).
+pub fn parse_bytes(bytes: &[u8]) -> Result<Value, JsonError> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => parse(s),
+        Err(_) => parse(&String::from_utf8_lossy(bytes)),
+    }
+}
+
+/// Whether `s` holds a raw control character (not allowed in a JSON string). A fold, not
+/// `any`: without the early exit the compiler checks 32 bytes a step.
+#[inline]
+pub(super) fn has_control(s: &[u8]) -> bool {
+    s.iter().fold(0u8, |acc, &b| acc | (b < 0x20) as u8) != 0
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    src: &'a str,
+    i: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn err(&self, msg: &'static str) -> JsonError {
+        JsonError { pos: self.i, msg }
+    }
+    #[inline]
+    fn ws(&mut self) {
+        while self.i < self.s.len() && matches!(self.s[self.i], b' ' | b'\t' | b'\n' | b'\r') {
+            self.i += 1;
+        }
+    }
+    fn value(&mut self, depth: usize) -> Result<Value, JsonError> {
+        if depth > MAX_DEPTH {
+            return Err(self.err("nesting too deep"));
+        }
+        match self.s.get(self.i) {
+            None => Err(self.err("unexpected end of JSON")),
+            Some(b'{') => {
+                self.i += 1;
+                let mut m = Map::new();
+                self.ws();
+                if self.s.get(self.i) == Some(&b'}') {
+                    self.i += 1;
+                    return Ok(Value::Obj(m));
+                }
+                loop {
+                    self.ws();
+                    if self.s.get(self.i) != Some(&b'"') {
+                        return Err(self.err("expected a string key"));
+                    }
+                    let k = self.string()?;
+                    self.ws();
+                    if self.s.get(self.i) != Some(&b':') {
+                        return Err(self.err("expected ':'"));
+                    }
+                    self.i += 1;
+                    self.ws();
+                    let v = self.value(depth + 1)?;
+                    m.insert(k, v);
+                    self.ws();
+                    match self.s.get(self.i) {
+                        Some(b',') => self.i += 1,
+                        Some(b'}') => {
+                            self.i += 1;
+                            return Ok(Value::Obj(m));
+                        }
+                        _ => return Err(self.err("expected ',' or '}'")),
+                    }
+                }
+            }
+            Some(b'[') => {
+                self.i += 1;
+                let mut a = Vec::new();
+                self.ws();
+                if self.s.get(self.i) == Some(&b']') {
+                    self.i += 1;
+                    return Ok(Value::Arr(a));
+                }
+                loop {
+                    self.ws();
+                    a.push(self.value(depth + 1)?);
+                    self.ws();
+                    match self.s.get(self.i) {
+                        Some(b',') => self.i += 1,
+                        Some(b']') => {
+                            self.i += 1;
+                            return Ok(Value::Arr(a));
+                        }
+                        _ => return Err(self.err("expected ',' or ']'")),
+                    }
+                }
+            }
+            Some(b'"') => Ok(Value::Str(self.string()?)),
+            Some(b't') => self.lit("true", Value::Bool(true)),
+            Some(b'f') => self.lit("false", Value::Bool(false)),
+            Some(b'n') => self.lit("null", Value::Null),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            _ => Err(self.err("unexpected character")),
+        }
+    }
+    fn lit(&mut self, word: &'static str, v: Value) -> Result<Value, JsonError> {
+        if self.s[self.i..].starts_with(word.as_bytes()) {
+            self.i += word.len();
+            Ok(v)
+        } else {
+            Err(self.err("unexpected literal"))
+        }
+    }
+    fn number(&mut self) -> Result<Value, JsonError> {
+        let start = self.i;
+        let end = scan_number(self.s, self.i).ok_or_else(|| self.err("invalid number"))?;
+        self.i = end;
+        let text = &self.src[start..end];
+        text.parse::<f64>().map(Value::Num).map_err(|_| self.err("invalid number"))
+    }
+    fn string(&mut self) -> Result<String, JsonError> {
+        // self.s[self.i] == b'"'
+        self.i += 1;
+        let start = self.i;
+        // Fast path: no escapes.
+        let Some(off) = memchr::memchr3(b'"', b'\\', 0x0A, &self.s[self.i..]) else {
+            return Err(self.err("unterminated string"));
+        };
+        let j = self.i + off;
+        match self.s[j] {
+            b'"' => {
+                if has_control(&self.s[start..j]) {
+                    self.i = j;
+                    return Err(self.err("control character in string"));
+                }
+                self.i = j + 1;
+                Ok(self.src[start..j].to_string())
+            }
+            b'\n' => {
+                self.i = j;
+                Err(self.err("control character in string"))
+            }
+            _ => {
+                self.i = start;
+                self.string_slow()
+            }
+        }
+    }
+    fn string_slow(&mut self) -> Result<String, JsonError> {
+        // Decodes straight into a String; only \u escapes need UTF-16 thinking (pairs combine,
+        // a lone surrogate becomes its stand-in).
+        let mut out = String::with_capacity(16);
+        let mut seg_start = self.i;
+        let mut pending_high: Option<u16> = None;
+        loop {
+            let Some(off) = memchr::memchr2(b'"', b'\\', &self.s[self.i..]) else {
+                return Err(self.err("unterminated string"));
+            };
+            let j = self.i + off;
+            if has_control(&self.s[seg_start..j]) {
+                self.i = j;
+                return Err(self.err("control character in string"));
+            }
+            if j > seg_start {
+                if let Some(h) = pending_high.take() {
+                    out.push(standin(h));
+                }
+                out.push_str(&self.src[seg_start..j]);
+            }
+            self.i = j + 1;
+            if self.s[j] == b'"' {
+                if let Some(h) = pending_high.take() {
+                    out.push(standin(h));
+                }
+                return Ok(out);
+            }
+            let Some(&e) = self.s.get(self.i) else {
+                return Err(self.err("unterminated escape"));
+            };
+            self.i += 1;
+            let simple = match e {
+                b'"' => Some('"'),
+                b'\\' => Some('\\'),
+                b'/' => Some('/'),
+                b'b' => Some('\u{08}'),
+                b'f' => Some('\u{0C}'),
+                b'n' => Some('\n'),
+                b'r' => Some('\r'),
+                b't' => Some('\t'),
+                b'u' => None,
+                _ => return Err(self.err("bad escape")),
+            };
+            match simple {
+                Some(c) => {
+                    if let Some(h) = pending_high.take() {
+                        out.push(standin(h));
+                    }
+                    out.push(c);
+                }
+                None => {
+                    let h = self.s.get(self.i..self.i + 4).ok_or_else(|| self.err("bad \\u escape"))?;
+                    if !h.iter().all(|c| c.is_ascii_hexdigit()) {
+                        return Err(self.err("bad \\u escape"));
+                    }
+                    // Safe: four ASCII hex digits.
+                    let cu = u16::from_str_radix(std::str::from_utf8(h).unwrap_or("0"), 16).unwrap_or(0);
+                    self.i += 4;
+                    match (pending_high.take(), cu) {
+                        (Some(hi), 0xDC00..=0xDFFF) => {
+                            let c = 0x10000 + (((hi as u32) - 0xD800) << 10) + (cu as u32 - 0xDC00);
+                            out.push(char::from_u32(c).unwrap_or('\u{FFFD}'));
+                        }
+                        (prev, 0xD800..=0xDBFF) => {
+                            if let Some(p) = prev {
+                                out.push(standin(p));
+                            }
+                            pending_high = Some(cu);
+                        }
+                        (prev, 0xDC00..=0xDFFF) => {
+                            if let Some(p) = prev {
+                                out.push(standin(p));
+                            }
+                            out.push(standin(cu));
+                        }
+                        (prev, _) => {
+                            if let Some(p) = prev {
+                                out.push(standin(p));
+                            }
+                            out.push(char::from_u32(cu as u32).unwrap_or('\u{FFFD}'));
+                        }
+                    }
+                }
+            }
+            seg_start = self.i;
+        }
+    }
+}
+
+/// Scans a JSON number starting at `i`; returns its end.
+#[inline]
+pub(super) fn scan_number(s: &[u8], mut i: usize) -> Option<usize> {
+    if s.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match s.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            while matches!(s.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+        }
+        _ => return None,
+    }
+    if s.get(i) == Some(&b'.') {
+        i += 1;
+        if !matches!(s.get(i), Some(b'0'..=b'9')) {
+            return None;
+        }
+        while matches!(s.get(i), Some(b'0'..=b'9')) {
+            i += 1;
+        }
+    }
+    if matches!(s.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(s.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if !matches!(s.get(i), Some(b'0'..=b'9')) {
+            return None;
+        }
+        while matches!(s.get(i), Some(b'0'..=b'9')) {
+            i += 1;
+        }
+    }
+    Some(i)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::json::*;
+
+    #[test]
+    fn duplicate_keys_keep_first_position_and_last_value() {
+        let v = parse(r#"{"a":1,"b":2,"a":3}"#).unwrap();
+        assert_eq!(to_string(&v), r#"{"a":3,"b":2}"#);
+    }
+
+    #[test]
+    fn strings_round_trip_with_js_escapes() {
+        let src = r#""a\"b\\c\n\u0001\u2028é🚀\/""#;
+        let v = parse(src).unwrap();
+        assert_eq!(to_string(&v), "\"a\\\"b\\\\c\\n\\u0001\u{2028}é🚀/\"");
+    }
+}

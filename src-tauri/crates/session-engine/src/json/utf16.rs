@@ -1,0 +1,171 @@
+//! UTF-16 helpers: JavaScript string lengths, slicing and sorting, and the lone-surrogate
+//! stand-ins.
+
+pub(super) const STANDIN_BASE: u32 = 0x10F800;
+
+/// The number of UTF-16 code units of `c` (a lone-surrogate stand-in counts as one).
+#[inline]
+fn units(c: char) -> usize {
+    let v = c as u32;
+    if v >= STANDIN_BASE {
+        1
+    } else if v >= 0x10000 {
+        2
+    } else {
+        1
+    }
+}
+
+/// JavaScript `.length`.
+pub fn utf16_len(s: &str) -> usize {
+    // Fast path: ASCII bytes are one unit each; only multi-byte sequences need decoding.
+    let bytes = s.as_bytes();
+    let mut n = 0usize;
+    let mut i = 0usize;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b < 0x80 {
+            n += 1;
+            i += 1;
+        } else if b < 0xE0 {
+            n += 1;
+            i += 2;
+        } else if b < 0xF0 {
+            n += 1;
+            i += 3;
+        } else {
+            // 4-byte sequence: U+10000.. (2 units) unless a stand-in (U+10F800.., 1 unit).
+            let c = s[i..].chars().next().map(|c| c as u32).unwrap_or(0);
+            n += if c >= STANDIN_BASE { 1 } else { 2 };
+            i += 4;
+        }
+    }
+    n
+}
+
+/// The UTF-16 code units of `s`, with stand-ins turned back into lone surrogates.
+pub fn to_utf16(s: &str) -> Vec<u16> {
+    let mut out = Vec::with_capacity(s.len());
+    for c in s.chars() {
+        let v = c as u32;
+        if v >= STANDIN_BASE {
+            out.push((0xD800 + (v - STANDIN_BASE)) as u16);
+        } else {
+            let mut buf = [0u16; 2];
+            out.extend_from_slice(c.encode_utf16(&mut buf));
+        }
+    }
+    out
+}
+
+/// Decodes UTF-16 into a `String`, carrying lone surrogates as stand-ins.
+pub fn from_utf16(units16: &[u16]) -> String {
+    let mut out = String::with_capacity(units16.len());
+    for r in char::decode_utf16(units16.iter().copied()) {
+        match r {
+            Ok(c) => out.push(c),
+            Err(e) => out.push(standin(e.unpaired_surrogate())),
+        }
+    }
+    out
+}
+
+pub(super) fn standin(surrogate: u16) -> char {
+    // Safe: 0x10F800 + (0..0x800) is at most 0x10FFFF, a valid scalar value.
+    char::from_u32(STANDIN_BASE + (surrogate as u32 - 0xD800)).unwrap_or('\u{FFFD}')
+}
+
+/// JavaScript `s.slice(0, n)` on UTF-16 units (may split a surrogate pair, as JS does).
+pub fn utf16_prefix(s: &str, n: usize) -> String {
+    let mut taken = 0usize;
+    for (byte_idx, c) in s.char_indices() {
+        let u = units(c);
+        if taken + u > n {
+            if taken < n {
+                // A pair split in the middle: keep its high surrogate alone.
+                let mut out = s[..byte_idx].to_string();
+                let mut buf = [0u16; 2];
+                c.encode_utf16(&mut buf);
+                out.push(standin(buf[0]));
+                return out;
+            }
+            return s[..byte_idx].to_string();
+        }
+        taken += u;
+    }
+    s.to_string()
+}
+
+/// JavaScript's default `Array.prototype.sort()` comparison: by UTF-16 code units.
+pub fn cmp_utf16(a: &str, b: &str) -> std::cmp::Ordering {
+    // Equal prefixes compare the same in both encodings; only the first differing char matters,
+    // and there its first UTF-16 unit decides (two different chars never share both units).
+    fn units(c: char) -> (u16, u16) {
+        let v = c as u32;
+        if v >= STANDIN_BASE {
+            ((0xD800 + (v - STANDIN_BASE)) as u16, 0)
+        } else if v >= 0x10000 {
+            let w = v - 0x10000;
+            ((0xD800 + (w >> 10)) as u16, (0xDC00 + (w & 0x3FF)) as u16)
+        } else {
+            (v as u16, 0)
+        }
+    }
+    // Skip the common byte prefix at once (eight bytes a step), back to the start of the char
+    // it ends in.
+    let (ab, bb) = (a.as_bytes(), b.as_bytes());
+    let mut common = 0;
+    for (x, y) in ab.chunks_exact(8).zip(bb.chunks_exact(8)) {
+        if x != y {
+            break;
+        }
+        common += 8;
+    }
+    common += ab[common..].iter().zip(&bb[common..]).take_while(|(x, y)| x == y).count();
+    let mut from = common;
+    while !a.is_char_boundary(from) {
+        from -= 1;
+    }
+    // Below U+E000 (first bytes under 0xEE) UTF-16 orders as UTF-8 bytes do.
+    let lead = |s: &[u8]| s.get(from).copied().unwrap_or(0);
+    if lead(ab) < 0xEE && lead(bb) < 0xEE {
+        return ab[common..].cmp(&bb[common..]);
+    }
+    let mut ai = a[from..].chars();
+    let mut bi = b[from..].chars();
+    loop {
+        match (ai.next(), bi.next()) {
+            (None, None) => return std::cmp::Ordering::Equal,
+            (None, Some(_)) => return std::cmp::Ordering::Less,
+            (Some(_), None) => return std::cmp::Ordering::Greater,
+            (Some(x), Some(y)) if x == y => continue,
+            (Some(x), Some(y)) => return units(x).cmp(&units(y)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::json::*;
+
+    #[test]
+    fn lone_surrogates_survive_and_count_as_one_unit() {
+        let v = parse(r#""x\ud83d""#).unwrap();
+        let s = v.as_str().unwrap();
+        assert_eq!(utf16_len(s), 2);
+        assert_eq!(to_string(&v), r#""x\ud83d""#);
+        // Truncating inside a pair leaves the high surrogate alone.
+        let cut = utf16_prefix("ab🚀", 3);
+        assert_eq!(utf16_len(&cut), 3);
+        assert_eq!(quote(&cut), r#""ab\ud83d""#);
+        // A valid pair written as escapes becomes the real character.
+        assert_eq!(parse(r#""\ud83d\ude80""#).unwrap().as_str(), Some("🚀"));
+    }
+
+    #[test]
+    fn utf16_sort_differs_from_code_point_sort() {
+        let mut v = vec!["src/ﬁle.ts", "src/𝔘nicode.ts"];
+        v.sort_by(|a, b| cmp_utf16(a, b));
+        assert_eq!(v, vec!["src/𝔘nicode.ts", "src/ﬁle.ts"]);
+    }
+}

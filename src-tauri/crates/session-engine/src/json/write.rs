@@ -1,0 +1,265 @@
+//! Writing: JSON.stringify
+
+use super::utf16::STANDIN_BASE;
+use super::Value;
+use std::fmt::Write as _;
+
+/// `JSON.stringify(value)`.
+pub fn to_string(v: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, v);
+    out
+}
+
+pub fn write_value(out: &mut String, v: &Value) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        Value::Num(n) => write_number(out, *n),
+        Value::Str(s) => write_str(out, s),
+        Value::Arr(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(out, x);
+            }
+            out.push(']');
+        }
+        Value::Obj(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.0.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_str(out, k);
+                out.push(':');
+                write_value(out, x);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// ECMAScript `Number.prototype.toString()`; non-finite numbers as JSON's `null`.
+pub fn write_number(out: &mut String, n: f64) {
+    if !n.is_finite() {
+        out.push_str("null");
+    } else if n == 0.0 {
+        out.push('0');
+    } else {
+        let mut buf = ryu_js::Buffer::new();
+        out.push_str(buf.format_finite(n));
+    }
+}
+
+/// `JSON.stringify(v).length` without building the string.
+pub fn stringified_utf16_len(v: &Value) -> usize {
+    match v {
+        Value::Null => 4,
+        Value::Bool(true) => 4,
+        Value::Bool(false) => 5,
+        Value::Num(n) => number_to_string(*n).len(),
+        Value::Str(s) => quoted_utf16_len(s),
+        Value::Arr(a) => 2 + a.len().saturating_sub(1) + a.iter().map(stringified_utf16_len).sum::<usize>(),
+        Value::Obj(m) => 2 + m.len().saturating_sub(1) + m.0.iter().map(|(k, x)| quoted_utf16_len(k) + 1 + stringified_utf16_len(x)).sum::<usize>(),
+    }
+}
+
+/// The UTF-16 length of a string literal as `JSON.stringify` writes it.
+///
+/// One branch-free pass the compiler vectorizes: each byte adds its share of units (a char's
+/// first byte 1, a continuation byte 0, a 4-byte char's first byte 2, an escaped character its
+/// escape's extra length). Only a string with a char from U+100000 on (first byte 0xF4, where
+/// the lone-surrogate stand-ins live, written as six units) takes the exact pass.
+fn quoted_utf16_len(s: &str) -> usize {
+    let bytes = s.as_bytes();
+    // Bitwise (not short-circuit) tests and a narrow accumulator per block: no branch per byte.
+    #[inline(always)]
+    fn share(b: u8) -> u8 {
+        let lead = (b < 0x80) as u8 | (b >= 0xC0) as u8;
+        let four = (b >= 0xF0) as u8;
+        let short =
+            (b == b'"') as u8 | (b == b'\\') as u8 | (b == b'\n') as u8 | (b == b'\r') as u8 | (b == b'\t') as u8 | (b == 0x08) as u8 | (b == 0x0C) as u8;
+        let long = (b < 0x20) as u8 & (short ^ 1);
+        lead + four + short + 5 * long
+    }
+    let mut units = 0usize;
+    let mut astral = 0u8;
+    for block in bytes.chunks(8192) {
+        // At most 6 per byte: 49,152 fits in a u16.
+        let mut n = 0u16;
+        let mut four = 0u8;
+        for &b in block {
+            n += share(b) as u16;
+            four |= (b == 0xF4) as u8;
+        }
+        units += n as usize;
+        astral |= four;
+    }
+    if astral == 0 {
+        return 2 + units;
+    }
+    quoted_utf16_len_exact(bytes)
+}
+
+fn quoted_utf16_len_exact(bytes: &[u8]) -> usize {
+    let mut n = 2usize;
+    let mut i = 0usize;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b < 0x80 {
+            n += match b {
+                b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0C => 2,
+                0..=0x1F => 6,
+                _ => 1,
+            };
+            i += 1;
+        } else if b < 0xE0 {
+            n += 1;
+            i += 2;
+        } else if b < 0xF0 {
+            n += 1;
+            i += 3;
+        } else {
+            // Astral: two units; a stand-in is written as the six units \udXXX.
+            let standin = b == 0xF4 && bytes.get(i + 1) == Some(&0x8F) && bytes.get(i + 2).is_some_and(|&c| c >= 0xA0);
+            n += if standin { 6 } else { 2 };
+            i += 4;
+        }
+    }
+    n
+}
+
+pub fn number_to_string(n: f64) -> String {
+    let mut s = String::new();
+    write_number(&mut s, n);
+    s
+}
+
+/// A JSON string literal as `JSON.stringify` writes it.
+pub fn write_str(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push('"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc: Option<&str> = match b {
+            b'"' => Some("\\\""),
+            b'\\' => Some("\\\\"),
+            b'\n' => Some("\\n"),
+            b'\r' => Some("\\r"),
+            b'\t' => Some("\\t"),
+            0x08 => Some("\\b"),
+            0x0C => Some("\\f"),
+            0..=0x1F => None,
+            0xF4 => {
+                // Possibly a stand-in (U+10F800.. is F4 8F A0..BF ..).
+                if bytes.len() >= i + 4 && bytes[i + 1] == 0x8F && bytes[i + 2] >= 0xA0 {
+                    let c = s[i..].chars().next().map(|c| c as u32).unwrap_or(0);
+                    out.push_str(&s[start..i]);
+                    let _ = write!(out, "\\u{:04x}", 0xD800 + (c - STANDIN_BASE));
+                    start = i + 4;
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        match esc {
+            Some(e) => out.push_str(e),
+            None => {
+                let _ = write!(out, "\\u{:04x}", b);
+            }
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+pub fn quote(s: &str) -> String {
+    let mut out = String::new();
+    write_str(&mut out, s);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{quoted_utf16_len, quoted_utf16_len_exact};
+    use crate::json::*;
+
+    /// The vectorized length equals the exact one and the written literal's UTF-16 length, and
+    /// the prefix-skipping comparison equals a char-by-char one, on every kind of character:
+    /// escapes, control characters, 2-, 3- and 4-byte chars, lone-surrogate stand-ins.
+    #[test]
+    fn fast_utf16_length_and_order_equal_the_exact_ones() {
+        let pieces =
+            ["a", "\"", "\\", "\n", "\r", "\t", "\u{8}", "\u{c}", "\u{1}", "\u{1f}", " ", "é", "€", "\u{e000}", "\u{ffff}", "😀", "\u{10000}", "z", "/"];
+        let mut strings = vec![String::new()];
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..3000 {
+            let mut t = String::new();
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            for k in 0..(seed % 40) {
+                t.push_str(pieces[((seed >> (k % 50)) as usize + k as usize) % pieces.len()]);
+            }
+            strings.push(t);
+        }
+        // A lone surrogate read from JSON becomes a stand-in char; its literal is six units.
+        let lone = parse(r#""x\ud800y""#).unwrap();
+        strings.push(lone.as_str().unwrap().to_string());
+        for t in &strings {
+            assert_eq!(quoted_utf16_len(t), quoted_utf16_len_exact(t.as_bytes()), "{t:?}");
+            let mut w = String::new();
+            write_str(&mut w, t);
+            assert_eq!(quoted_utf16_len(t), utf16_len(&w), "{t:?} written as {w:?}");
+        }
+        assert_eq!(quoted_utf16_len(lone.as_str().unwrap()), 2 + 1 + 6 + 1);
+        let by_chars = |a: &str, b: &str| {
+            let u = |c: char| -> Vec<u16> {
+                let mut buf = [0u16; 2];
+                c.encode_utf16(&mut buf).to_vec()
+            };
+            let ua: Vec<u16> = a.chars().flat_map(u).collect();
+            let ub: Vec<u16> = b.chars().flat_map(u).collect();
+            ua.cmp(&ub)
+        };
+        for w in strings.windows(2).chain([["aé".to_string(), "a😀".to_string()].as_slice(), ["a\u{ffff}b".to_string(), "a😀".to_string()].as_slice()]) {
+            assert_eq!(cmp_utf16(&w[0], &w[1]), by_chars(&w[0], &w[1]), "{:?} {:?}", w[0], w[1]);
+            assert_eq!(cmp_utf16(&w[1], &w[0]), by_chars(&w[1], &w[0]));
+            assert_eq!(cmp_utf16(&w[0], &w[0]), std::cmp::Ordering::Equal);
+        }
+        assert_eq!(cmp_utf16("a\u{ffff}", "a😀"), std::cmp::Ordering::Greater, "UTF-16 puts U+FFFF after a surrogate pair");
+    }
+
+    #[test]
+    fn numbers_are_written_like_javascript() {
+        for (text, want) in [
+            ("1", "1"),
+            ("1.0", "1"),
+            ("-0", "0"),
+            ("1e21", "1e+21"),
+            ("1e-7", "1e-7"),
+            ("0.000001", "0.000001"),
+            ("123456789012345678901", "123456789012345680000"),
+            ("1.5", "1.5"),
+            ("1E400", "null"),
+        ] {
+            let v = parse(text).unwrap();
+            assert_eq!(to_string(&v), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn stringified_length_matches_the_string() {
+        for t in [r#"{"a":[1,2.5,"x\"y\n\u0001",null,true,{"b":"é🚀\ud83d"}],"c":{}}"#, "[]", "\"\"", "1e21"] {
+            let v = parse(t).unwrap();
+            assert_eq!(stringified_utf16_len(&v), utf16_len(&to_string(&v)), "{t}");
+        }
+    }
+}
