@@ -1,0 +1,528 @@
+//! Opening a session: the line loop, the two-thread validation and the index.
+
+use super::whitespace::{js_trim_end, js_trim_start};
+use super::*;
+
+/// Files at least this big are validated on two threads.
+pub const PARALLEL_MIN_BYTES: usize = 8 << 20;
+
+/// Files up to this size have every entry parsed at open. Big files parse lazily (an open of a
+/// 250 MB session must not build every entry's DOM), but most sessions users open are small, and
+/// there the first query (a click, the context) should not pay for the parse: Pi parses at load,
+/// so a lazy parse made Arbor's context build at 1k entries slower than Pi's (2.5 ms vs 0.5 ms).
+pub const EAGER_PARSE_MAX_BYTES: usize = 8 << 20;
+
+/// Validates the non-blank lines of `buf[from..to]` in order, as the loader's walk would.
+fn scan_lines(buf: &[u8], from: usize, to: usize, all_utf8: bool) -> Vec<Result<json::ScannedLine, json::JsonError>> {
+    let mut out = Vec::with_capacity((to - from) / 2048 + 16);
+    let mut pos = from;
+    while pos <= to {
+        let nl = memchr::memchr(b'\n', &buf[pos..to]).map(|o| pos + o).unwrap_or(to);
+        let line = &buf[pos..nl];
+        pos = nl + 1;
+        if !js_is_blank(line) {
+            if all_utf8 || std::str::from_utf8(line).is_ok() {
+                out.push(json::scan_line_fast(line));
+            } else {
+                out.push(json::scan_line_fast(String::from_utf8_lossy(line).as_bytes()));
+            }
+        }
+        if nl >= to {
+            break;
+        }
+    }
+    out
+}
+
+/// The entry fields of a validated current-version line.
+pub(crate) struct EntryFields {
+    pub type_name: String,
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub timestamp: String,
+}
+
+/// Why a valid JSON line is not an entry.
+pub(crate) enum NotAnEntry {
+    NotObject,
+    /// A repeated `session` header (ignored, as Pi does).
+    Header,
+    /// An object without a string id.
+    NoId,
+}
+
+impl NotAnEntry {
+    pub(crate) fn kind(&self) -> DiagnosticKind {
+        match self {
+            NotAnEntry::Header => DiagnosticKind::ExtraHeader,
+            NotAnEntry::NotObject | NotAnEntry::NoId => DiagnosticKind::InvalidEntry,
+        }
+    }
+}
+
+/// Decodes the fields the loader and the chunk scanner keep (absent or non-string `type` and
+/// `timestamp` read as "", a non-string `parentId` as none), or says why the line is no entry.
+pub(crate) fn entry_fields(text: &[u8], scanned: &json::ScannedLine) -> Result<EntryFields, NotAnEntry> {
+    if !scanned.is_object {
+        return Err(NotAnEntry::NotObject);
+    }
+    let str_or_empty = |f: Field| match f {
+        Field::Str(r) => json::raw_str(text, r),
+        _ => String::new(),
+    };
+    let type_name = str_or_empty(scanned.type_);
+    if type_name == "session" {
+        return Err(NotAnEntry::Header);
+    }
+    let Field::Str(id) = scanned.id else { return Err(NotAnEntry::NoId) };
+    let parent_id = match scanned.parent_id {
+        Field::Str(r) => Some(json::raw_str(text, r)),
+        _ => None,
+    };
+    Ok(EntryFields { type_name, id: json::raw_str(text, id), parent_id, timestamp: str_or_empty(scanned.timestamp) })
+}
+
+/// How a malformed whole line (ended by `\n`) is reported, as the loader reports it.
+pub(super) fn whole_line_diag(text: &[u8], e: &json::JsonError) -> (DiagnosticKind, String) {
+    if text.iter().all(|&b| b == 0 || b == b'\r') {
+        (DiagnosticKind::NulBytes, format!("{} NUL bytes (a tail left by a power cut?); skipped, file untouched", text.len()))
+    } else {
+        (DiagnosticKind::Malformed, format!("not valid JSON ({e}); skipped, as Pi does"))
+    }
+}
+
+impl Session {
+    /// Opens a session file, read-only. Rejects what is not a regular file before reading it.
+    pub fn open(path: &Path) -> Result<Session, OpenError> {
+        let p = path.display().to_string();
+        let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => OpenError::NotFound { path: p.clone() },
+            _ => OpenError::Io { path: p.clone(), source: e },
+        })?;
+        let ft = meta.file_type();
+        if ft.is_dir() {
+            return Err(OpenError::NotAFile { path: p, what: "a directory" });
+        }
+        if !ft.is_file() {
+            return Err(OpenError::NotAFile { path: p, what: "a FIFO, socket or device" });
+        }
+        let buf = std::fs::read(path).map_err(|e| OpenError::Io { path: p, source: e })?;
+        Ok(Session::from_bytes(buf))
+    }
+
+    /// Loads from bytes. The ids a v1 migration needs are deterministic (`m0000001`, ...), so
+    /// the same legacy file gives the same ids every time it is opened or indexed (search hits
+    /// and remembered leaves stay valid); Arbor never writes them back into that file.
+    pub fn from_bytes(buf: Vec<u8>) -> Session {
+        Session::from_bytes_with_ids(buf, &mut CounterIds { prefix: 'm', next: 0 })
+    }
+
+    /// Loads from bytes, drawing any ids a v1 migration needs from `ids`.
+    pub fn from_bytes_with_ids(buf: Vec<u8>, ids: &mut dyn IdSource) -> Session {
+        Session::from_bytes_with(buf, ids, PARALLEL_MIN_BYTES)
+    }
+
+    /// Like [`Session::from_bytes_with_ids`]; files of `parallel_min` bytes or more have their
+    /// second half validated on another thread (the result is the same; tests force it with 0).
+    pub fn from_bytes_with(buf: Vec<u8>, ids: &mut dyn IdSource, parallel_min: usize) -> Session {
+        let mut s = Session {
+            buf,
+            header: None,
+            entries: Vec::new(),
+            values: Vec::new(),
+            roles: Vec::new(),
+            role_codes: Vec::new(),
+            by_id: FxHashMap::default(),
+            parent: Vec::new(),
+            diagnostics: Vec::new(),
+            labels: Vec::new(),
+            name: None,
+            read_only: None,
+            migrated: false,
+            version_in_file: None,
+            non_empty_lines: 0,
+            lines_seen: 0,
+            text_end: 0,
+            missing_parents: Default::default(),
+            stale: false,
+            malformed_lines: Vec::new(),
+            ends_with_newline: false,
+            children: OnceLock::new(),
+        };
+        s.load(ids, parallel_min);
+        if s.buf.len() <= EAGER_PARSE_MAX_BYTES {
+            for i in 0..s.entries.len() {
+                s.value(i);
+            }
+        }
+        s
+    }
+
+    fn load(&mut self, ids: &mut dyn IdSource, parallel_min: usize) {
+        let buf = std::mem::take(&mut self.buf);
+        self.ends_with_newline = buf.last() == Some(&b'\n');
+        let all_utf8 = simdutf8::basic::from_utf8(&buf).is_ok();
+        let t0 = js_trim_start(&buf);
+        let t1 = js_trim_end(&buf, t0);
+        // Lines of the trimmed text, split on '\n' only.
+        let mut line_no = 0usize;
+        let mut pos = t0;
+        let mut header_seen = false;
+        let mut rejected = false;
+        let mut legacy_values: Vec<(usize, u64, u64, Value)> = Vec::new();
+        let mut legacy = false;
+        self.entries.reserve(buf.len() / 2048 + 16);
+        // Big files: the second half's lines are validated on a second thread while this one
+        // walks the first half; the walk then takes those results in order.
+        let split = if t1 > t0 && t1 - t0 >= parallel_min {
+            let mid = t0 + (t1 - t0) / 2;
+            memchr::memchr(b'\n', &buf[mid..t1]).map(|o| mid + o)
+        } else {
+            None
+        };
+        let bufr: &[u8] = &buf;
+        std::thread::scope(|scope| {
+            let mut worker = split.map(|sp| scope.spawn(move || scan_lines(bufr, sp + 1, t1, all_utf8)));
+            let mut pre: Option<std::vec::IntoIter<Result<json::ScannedLine, json::JsonError>>> = None;
+            while pos <= t1 && t0 < t1 {
+                let nl = memchr::memchr(b'\n', &buf[pos..t1]).map(|o| pos + o).unwrap_or(t1);
+                line_no += 1;
+                let line = &buf[pos..nl];
+                let line_start = pos;
+                pos = nl + 1;
+                let is_last = nl >= t1;
+                if js_is_blank(line) {
+                    if nl >= t1 {
+                        break;
+                    }
+                    continue;
+                }
+                self.non_empty_lines += 1;
+                let lossy;
+                let text: &[u8] = if all_utf8 || std::str::from_utf8(line).is_ok() {
+                    line
+                } else {
+                    self.diag(
+                        line_no,
+                        line_start,
+                        DiagnosticKind::InvalidUtf8,
+                        "invalid UTF-8 in this line; decoded with U+FFFD replacement characters, as Pi does".into(),
+                    );
+                    lossy = String::from_utf8_lossy(line).into_owned().into_bytes();
+                    &lossy
+                };
+                let result = match split {
+                    Some(sp) if line_start > sp => {
+                        if pre.is_none() {
+                            // A panicked worker leaves nothing: every line is then scanned here.
+                            let done = worker.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default();
+                            pre = Some(done.into_iter());
+                        }
+                        pre.as_mut().and_then(Iterator::next).unwrap_or_else(|| json::scan_line_fast(text))
+                    }
+                    _ => json::scan_line_fast(text),
+                };
+                let scanned = match result {
+                    Ok(sc) => sc,
+                    Err(e) => {
+                        self.malformed_lines.push(line_no);
+                        let (kind, msg) = if line.iter().all(|&b| b == 0 || b == b'\r') {
+                            (DiagnosticKind::NulBytes, format!("{} NUL bytes (a tail left by a power cut?); skipped, file untouched", line.len()))
+                        } else if is_last && !self.ends_with_newline_at(t1, &buf) {
+                            (
+                                DiagnosticKind::TornTail,
+                                format!(
+                                    "incomplete last line ({} bytes at offset {line_start}): an append in progress or torn by a crash; skipped, file untouched",
+                                    line.len()
+                                ),
+                            )
+                        } else {
+                            (DiagnosticKind::Malformed, format!("not valid JSON ({e}); skipped, as Pi does"))
+                        };
+                        self.diag(line_no, line_start, kind, msg);
+                        if nl >= t1 {
+                            break;
+                        }
+                        continue;
+                    }
+                };
+                if rejected {
+                    // A rejected file is still read to its end, so that its report counts
+                    // every non-empty and every malformed line as Pi's load does.
+                    if nl >= t1 {
+                        break;
+                    }
+                    continue;
+                }
+                if !header_seen {
+                    header_seen = true;
+                    // The first parsed value must be a session header with a string id.
+                    let v = json::parse_bytes(text).unwrap_or(Value::Null);
+                    let ok = v.str_field("type") == Some("session") && v.str_field("id").is_some();
+                    if !ok {
+                        rejected = true;
+                        if v.str_field("type") == Some("session") {
+                            // Pi reports the version of a header it rejects (no string id).
+                            self.version_in_file = v.num_field("version");
+                        }
+                        self.diag(
+                            line_no,
+                            line_start,
+                            DiagnosticKind::InvalidEntry,
+                            "the first JSON line is not a session header with a string id; the file is not a valid Pi session".into(),
+                        );
+                        if nl >= t1 {
+                            break;
+                        }
+                        continue;
+                    }
+                    let version = v.num_field("version");
+                    self.version_in_file = version;
+                    self.header = Some(Header {
+                        id: v.str_field("id").unwrap_or_default().to_string(),
+                        version,
+                        timestamp: v.str_field("timestamp").map(str::to_string),
+                        cwd: v.str_field("cwd").map(str::to_string),
+                        parent_session: v.str_field("parentSession").map(str::to_string),
+                    });
+                    let ver = version.unwrap_or(1.0);
+                    if ver < CURRENT_VERSION as f64 {
+                        legacy = true;
+                        self.read_only = Some(ReadOnly::Legacy { version: if ver < 2.0 { 1 } else { 2 } });
+                        legacy_values.push((line_no, line_start as u64, nl as u64, v));
+                    } else if ver > CURRENT_VERSION as f64 {
+                        self.read_only = Some(ReadOnly::Newer { version: json::number_to_string(ver) });
+                    }
+                    if nl >= t1 {
+                        break;
+                    }
+                    continue;
+                }
+                if legacy {
+                    let v = json::parse_bytes(text).unwrap_or(Value::Null);
+                    legacy_values.push((line_no, line_start as u64, nl as u64, v));
+                    if nl >= t1 {
+                        break;
+                    }
+                    continue;
+                }
+                let unterminated = is_last && !self.ends_with_newline_at(t1, &buf);
+                self.add_entry_line(text, &scanned, line_start, nl, line_no, unterminated);
+                if nl >= t1 {
+                    break;
+                }
+            }
+        });
+        self.lines_seen = line_no;
+        self.text_end = t1;
+        self.buf = buf;
+        if rejected {
+            self.header = None;
+            self.read_only = Some(ReadOnly::Rejected);
+            return;
+        }
+        if self.header.is_none() {
+            self.read_only = Some(ReadOnly::Rejected);
+            return;
+        }
+        if legacy {
+            self.migrate(legacy_values, ids);
+        }
+        self.finish_index();
+    }
+
+    /// Adds one validated line of a current-version file as an entry, or reports why it is
+    /// not one (not an object, a repeated header, no string id). Shared by the loader and
+    /// [`Session::extend_from_file`].
+    pub(super) fn add_entry_line(&mut self, text: &[u8], scanned: &json::ScannedLine, line_start: usize, nl: usize, line_no: usize, unterminated: bool) {
+        let EntryFields { type_name, id, parent_id, timestamp } = match entry_fields(text, scanned) {
+            Ok(f) => f,
+            Err(NotAnEntry::NotObject) => {
+                self.diag(line_no, line_start, DiagnosticKind::InvalidEntry, "valid JSON but not an object; skipped".into());
+                return;
+            }
+            Err(NotAnEntry::Header) => {
+                self.diag(line_no, line_start, DiagnosticKind::ExtraHeader, "a repeated session header; ignored, as Pi does".into());
+                return;
+            }
+            Err(NotAnEntry::NoId) => {
+                self.diag(line_no, line_start, DiagnosticKind::InvalidEntry, "an object without a string id; skipped".into());
+                return;
+            }
+        };
+        if unterminated {
+            self.diag(line_no, line_start, DiagnosticKind::Unterminated, "the last line has no trailing newline; Arbor's next append starts with one".into());
+        }
+        self.push_entry(line_start as u64, nl as u64, line_no, &type_name, id, parent_id, timestamp, None);
+        if let (Some(role), Some(code)) = (scanned.role, self.role_codes.last_mut()) {
+            *code = match role {
+                json::Field::Absent => ROLE_ABSENT,
+                json::Field::Str(r) if !r.escaped => {
+                    let name = &text[r.start as usize..r.end as usize];
+                    ROLE_NAMES.iter().position(|n| n.as_bytes() == name).map_or(0, |k| k as u8 + 1)
+                }
+                _ => 0,
+            };
+        }
+    }
+
+    fn ends_with_newline_at(&self, t1: usize, buf: &[u8]) -> bool {
+        // The trimmed text ends at t1; the last line is terminated if a '\n' follows it.
+        buf[t1..].contains(&b'\n')
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn push_entry(
+        &mut self,
+        start: u64,
+        end: u64,
+        line: usize,
+        type_name: &str,
+        id: String,
+        parent_id: Option<String>,
+        timestamp: String,
+        value: Option<Value>,
+    ) {
+        let idx = self.entries.len() as u32;
+        self.entries.push(Entry {
+            start,
+            end,
+            line: line as u32,
+            kind: Kind::from_type(type_name),
+            type_name: type_name.into(),
+            id: id.into(),
+            parent_id: parent_id.map(Into::into),
+            timestamp: timestamp.into(),
+        });
+        let cell = OnceLock::new();
+        if let Some(v) = value {
+            let _ = cell.set(v);
+        }
+        self.values.push(cell);
+        self.roles.push(OnceLock::new());
+        self.role_codes.push(0);
+        let _ = idx;
+    }
+
+    pub(super) fn diag(&mut self, line: usize, offset: usize, kind: DiagnosticKind, message: String) {
+        self.diagnostics.push(Diagnostic { line, offset: offset as u64, kind, message });
+    }
+
+    /// Builds the id index, parents, labels and name; detects duplicates, orphans and cycles.
+    fn finish_index(&mut self) {
+        let n = self.entries.len();
+        self.by_id.reserve(n);
+        let mut dups = Vec::new();
+        for (i, e) in self.entries.iter().enumerate() {
+            if let Some(prev) = self.by_id.insert(e.id.clone(), i as u32) {
+                dups.push((i, prev));
+            }
+        }
+        for (i, prev) in dups {
+            let e = &self.entries[i];
+            let msg = format!("id {} repeats line {}; the later entry wins, as in Pi", e.id, self.entries[prev as usize].line);
+            let (line, start) = (e.line as usize, e.start as usize);
+            self.diag(line, start, DiagnosticKind::DuplicateId, msg);
+        }
+        self.parent = self
+            .entries
+            .iter()
+            .map(|e| match e.parent_id.as_deref() {
+                Some(p) if !p.is_empty() => self.by_id.get(p).copied().unwrap_or(NONE),
+                _ => NONE,
+            })
+            .collect();
+        // Orphans: a non-empty parentId that is not in the file.
+        let mut orphan_diags = Vec::new();
+        for (i, e) in self.entries.iter().enumerate() {
+            if let Some(p) = e.parent_id.as_deref() {
+                if !p.is_empty() && self.parent[i] == NONE {
+                    self.missing_parents.insert(p.into());
+                    orphan_diags.push((
+                        e.line as usize,
+                        e.start as usize,
+                        format!("entry {} has parent {} which is not in the file; shown as an extra root", e.id, p),
+                    ));
+                }
+            }
+        }
+        for (l, o, m) in orphan_diags {
+            self.diag(l, o, DiagnosticKind::Orphan, m);
+        }
+        // Cycles: colour each chain (0 unknown, 1 on the stack, 2 reaches a root).
+        let mut state = vec![0u8; n];
+        let mut stack = Vec::new();
+        let mut cyclic = Vec::new();
+        for start in 0..n {
+            if state[start] != 0 {
+                continue;
+            }
+            let mut cur = start as u32;
+            loop {
+                let c = cur as usize;
+                if state[c] == 2 {
+                    break;
+                }
+                if state[c] == 1 {
+                    cyclic.push(c);
+                    break;
+                }
+                state[c] = 1;
+                stack.push(c);
+                let p = self.parent[c];
+                if p == NONE {
+                    break;
+                }
+                cur = p;
+            }
+            for c in stack.drain(..) {
+                state[c] = 2;
+            }
+        }
+        if !cyclic.is_empty() {
+            for c in cyclic {
+                let e = &self.entries[c];
+                let msg = format!("the parentId chain through {} loops; Arbor stops the walk here (Pi would hang)", e.id);
+                let (l, o) = (e.line as usize, e.start as usize);
+                self.diag(l, o, DiagnosticKind::Cycle, msg);
+            }
+            if self.read_only.is_none() {
+                self.read_only = Some(ReadOnly::Cycle);
+            }
+        }
+        // Labels (last wins in file order) and the session name (last session_info).
+        for i in 0..n {
+            self.apply_label_or_name(i);
+        }
+    }
+
+    /// Applies a `label` or `session_info` entry in file order: labels keep the order in which
+    /// they were first set (a cleared and re-set label moves to the end).
+    pub(super) fn apply_label_or_name(&mut self, i: usize) {
+        match self.entries[i].kind {
+            Kind::Label => {
+                let v = self.value(i);
+                let target = v.str_field("targetId").unwrap_or("").to_string();
+                let text = match v.get("label") {
+                    Some(Value::Str(s)) if !s.is_empty() => Some(s.clone()),
+                    Some(l) if l.truthy() => Some(json::to_string(l)),
+                    _ => None,
+                };
+                let ts = self.entries[i].timestamp.to_string();
+                match (text, self.labels.iter().position(|(t, _, _)| *t == target)) {
+                    (Some(l), Some(k)) => self.labels[k] = (target, l, ts),
+                    (Some(l), None) => self.labels.push((target, l, ts)),
+                    (None, Some(k)) => {
+                        self.labels.remove(k);
+                    }
+                    (None, None) => {}
+                }
+            }
+            Kind::SessionInfo => {
+                let v = self.value(i);
+                self.name = v.str_field("name").map(|s| js_trim(s).to_string()).filter(|s| !s.is_empty());
+            }
+            _ => {}
+        }
+    }
+}
