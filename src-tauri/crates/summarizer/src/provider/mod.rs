@@ -8,12 +8,26 @@
 //!
 //! Keys travel in headers only (`Authorization`, `x-api-key`, `x-goog-api-key`), never in URLs,
 //! and every error text goes through `secret::scrub`.
+//!
+//! The parts: the shared client, retries and body reading here; one file per wire format
+//! (`openai`, `anthropic`, `gemini`: request body, stream events, whole answers, stop reasons
+//! and usage); `classify` turns HTTP statuses and error bodies into `Error`s.
+
+mod anthropic;
+mod classify;
+mod gemini;
+mod openai;
+
 use crate::error::{Error, Result};
-use crate::overflow::{is_overflow_message, is_silent_overflow};
-use crate::retry::{server_hint, should_retry_header, RetryPolicy};
+use crate::overflow::is_silent_overflow;
+use crate::retry::{server_hint, RetryPolicy};
 use crate::secret::{scrub, ApiKey};
 use crate::sse::SseDecoder;
-use serde_json::{json, Value};
+use anthropic::anthropic_event;
+use classify::{classify_status, error_chain, looks_like_html, reqwest_error, stream_error};
+use gemini::gemini_chunk;
+use openai::openai_chunk;
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio_util::sync::CancellationToken;
@@ -257,34 +271,9 @@ impl Client {
         let turns: &[Turn] = if req.turns.is_empty() { &single } else { &req.turns };
         let role = |t: &Turn, assistant: &'static str| if t.role == Role::User { "user" } else { assistant };
         match self.cfg.wire {
-            Wire::OpenAi => {
-                let mut messages = vec![json!({"role": "system", "content": req.system})];
-                messages.extend(turns.iter().map(|t| json!({"role": role(t, "assistant"), "content": t.text})));
-                let mut b = json!({
-                    "model": self.cfg.model,
-                    "messages": messages,
-                    "stream": self.cfg.stream,
-                });
-                // OpenAI's own API rejects `max_tokens` for its newer models; compatible servers
-                // (Ollama, vLLM, LM Studio, Groq, OpenRouter) all take `max_tokens`.
-                b[openai_max_tokens_field(&self.cfg.base_url)] = json!(req.max_tokens);
-                if self.cfg.stream {
-                    b["stream_options"] = json!({"include_usage": true});
-                }
-                b
-            }
-            Wire::Anthropic => json!({
-                "model": self.cfg.model,
-                "max_tokens": req.max_tokens,
-                "system": req.system,
-                "messages": turns.iter().map(|t| json!({"role": role(t, "assistant"), "content": [{"type": "text", "text": t.text}]})).collect::<Vec<_>>(),
-                "stream": self.cfg.stream,
-            }),
-            Wire::Gemini => json!({
-                "systemInstruction": {"parts": [{"text": req.system}]},
-                "contents": turns.iter().map(|t| json!({"role": role(t, "model"), "parts": [{"text": t.text}]})).collect::<Vec<_>>(),
-                "generationConfig": {"maxOutputTokens": req.max_tokens},
-            }),
+            Wire::OpenAi => openai::body(&self.cfg, req, turns, role),
+            Wire::Anthropic => anthropic::body(&self.cfg, req, turns, role),
+            Wire::Gemini => gemini::body(&self.cfg, req, turns, role),
         }
     }
 
@@ -455,44 +444,9 @@ impl Client {
             return Err(stream_error(v, key).into());
         }
         match self.cfg.wire {
-            Wire::OpenAi => {
-                if let Some(choice) = v.pointer("/choices/0") {
-                    if let Some(t) = choice.pointer("/message/content").and_then(Value::as_str) {
-                        acc.text.push_str(t);
-                    }
-                    if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
-                        acc.stop = Some(openai_stop(r));
-                    }
-                }
-                if let Some(u) = v.get("usage") {
-                    acc.usage = openai_usage(u);
-                }
-                if acc.stop.is_none() {
-                    return Err(Error::Invalid { detail: "no choices/finish_reason in the answer".into() }.into());
-                }
-            }
-            Wire::Anthropic => {
-                if let Some(blocks) = v.get("content").and_then(Value::as_array) {
-                    for b in blocks {
-                        if b.get("type").and_then(Value::as_str) == Some("text") {
-                            acc.text.push_str(b.get("text").and_then(Value::as_str).unwrap_or(""));
-                        }
-                    }
-                }
-                if let Some(u) = v.get("usage") {
-                    anthropic_usage(&mut acc.usage, u);
-                }
-                match v.get("stop_reason").and_then(Value::as_str) {
-                    Some(r) => acc.stop = Some(anthropic_stop(r)),
-                    None => return Err(Error::Invalid { detail: "no stop_reason in the answer".into() }.into()),
-                }
-            }
-            Wire::Gemini => {
-                gemini_chunk(acc, v);
-                if acc.stop.is_none() {
-                    return Err(Error::Invalid { detail: "no finishReason in the answer".into() }.into());
-                }
-            }
+            Wire::OpenAi => openai::full(acc, v)?,
+            Wire::Anthropic => anthropic::full(acc, v)?,
+            Wire::Gemini => gemini::full(acc, v)?,
         }
         acc.done = true;
         Ok(())
@@ -555,264 +509,8 @@ enum Stop {
     Refused(String),
 }
 
-fn openai_max_tokens_field(base_url: &str) -> &'static str {
-    let host = base_url.split("://").nth(1).unwrap_or("").split(['/', ':']).next().unwrap_or("");
-    if host == "api.openai.com" {
-        "max_completion_tokens"
-    } else {
-        "max_tokens"
-    }
-}
-
-fn openai_stop(r: &str) -> Stop {
-    match r {
-        "length" => Stop::MaxTokens,
-        "content_filter" => Stop::Refused("content filter".into()),
-        _ => Stop::Ok,
-    }
-}
-
-fn anthropic_stop(r: &str) -> Stop {
-    match r {
-        "max_tokens" => Stop::MaxTokens,
-        "refusal" => Stop::Refused("refusal".into()),
-        "model_context_window_exceeded" => Stop::MaxTokens,
-        _ => Stop::Ok,
-    }
-}
-
-fn gemini_stop(r: &str) -> Stop {
-    match r {
-        "STOP" | "FINISH_REASON_UNSPECIFIED" => Stop::Ok,
-        "MAX_TOKENS" => Stop::MaxTokens,
-        other => Stop::Refused(other.to_string()),
-    }
-}
-
 fn num(v: Option<&Value>) -> u64 {
     v.and_then(Value::as_u64).unwrap_or(0)
-}
-
-fn openai_usage(u: &Value) -> Usage {
-    let cached = num(u.pointer("/prompt_tokens_details/cached_tokens"));
-    Usage { input: num(u.get("prompt_tokens")).saturating_sub(cached), output: num(u.get("completion_tokens")), cache_read: cached, cache_write: 0 }
-}
-
-fn openai_chunk(acc: &mut Acc, v: &Value) {
-    if let Some(choice) = v.pointer("/choices/0") {
-        if let Some(t) = choice.pointer("/delta/content").and_then(Value::as_str) {
-            acc.text.push_str(t);
-        }
-        if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
-            acc.stop = Some(openai_stop(r));
-        }
-    }
-    if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
-        acc.usage = openai_usage(u);
-    }
-}
-
-fn anthropic_usage(usage: &mut Usage, u: &Value) {
-    if let Some(n) = u.get("input_tokens").and_then(Value::as_u64) {
-        usage.input = n;
-    }
-    if let Some(n) = u.get("output_tokens").and_then(Value::as_u64) {
-        usage.output = n;
-    }
-    if let Some(n) = u.get("cache_read_input_tokens").and_then(Value::as_u64) {
-        usage.cache_read = n;
-    }
-    if let Some(n) = u.get("cache_creation_input_tokens").and_then(Value::as_u64) {
-        usage.cache_write = n;
-    }
-}
-
-fn anthropic_event(acc: &mut Acc, v: &Value) {
-    match v.get("type").and_then(Value::as_str) {
-        Some("message_start") => {
-            if let Some(u) = v.pointer("/message/usage") {
-                anthropic_usage(&mut acc.usage, u);
-            }
-        }
-        Some("content_block_start") if v.pointer("/content_block/type").and_then(Value::as_str) == Some("text") => {
-            acc.text.push_str(v.pointer("/content_block/text").and_then(Value::as_str).unwrap_or(""));
-        }
-        Some("content_block_delta") if v.pointer("/delta/type").and_then(Value::as_str) == Some("text_delta") => {
-            acc.text.push_str(v.pointer("/delta/text").and_then(Value::as_str).unwrap_or(""));
-        }
-        Some("message_delta") => {
-            if let Some(r) = v.pointer("/delta/stop_reason").and_then(Value::as_str) {
-                acc.stop = Some(anthropic_stop(r));
-            }
-            if let Some(u) = v.get("usage") {
-                anthropic_usage(&mut acc.usage, u);
-            }
-        }
-        Some("message_stop") => acc.done = true,
-        _ => {}
-    }
-}
-
-fn gemini_chunk(acc: &mut Acc, v: &Value) {
-    if let Some(reason) = v.pointer("/promptFeedback/blockReason").and_then(Value::as_str) {
-        acc.stop = Some(Stop::Refused(format!("prompt blocked: {reason}")));
-    }
-    if let Some(c) = v.pointer("/candidates/0") {
-        if let Some(parts) = c.pointer("/content/parts").and_then(Value::as_array) {
-            for p in parts {
-                if p.get("thought").and_then(Value::as_bool) == Some(true) {
-                    continue;
-                }
-                if let Some(t) = p.get("text").and_then(Value::as_str) {
-                    acc.text.push_str(t);
-                }
-            }
-        }
-        if let Some(r) = c.get("finishReason").and_then(Value::as_str) {
-            acc.stop = Some(gemini_stop(r));
-        }
-    }
-    if let Some(u) = v.get("usageMetadata") {
-        let cached = num(u.get("cachedContentTokenCount"));
-        acc.usage = Usage {
-            input: num(u.get("promptTokenCount")).saturating_sub(cached),
-            output: num(u.get("candidatesTokenCount")) + num(u.get("thoughtsTokenCount")),
-            cache_read: cached,
-            cache_write: 0,
-        };
-    }
-}
-
-/// The `error` object's message in any of the three formats.
-fn error_message(v: &Value) -> Option<String> {
-    let e = v.get("error")?;
-    if let Some(s) = e.as_str() {
-        return Some(s.to_string());
-    }
-    let msg = e.get("message").and_then(Value::as_str).unwrap_or("");
-    let kind = e
-        .get("type")
-        .or_else(|| e.get("code"))
-        .or_else(|| e.get("status"))
-        .map(|k| match k {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
-        .unwrap_or_default();
-    Some(match (kind.is_empty(), msg.is_empty()) {
-        (true, _) => msg.to_string(),
-        (false, true) => kind,
-        (false, false) => format!("{kind}: {msg}"),
-    })
-}
-
-fn stream_error(v: &Value, key: Option<&ApiKey>) -> Error {
-    let message = scrub(&error_message(v).unwrap_or_else(|| "unknown error event".into()), key);
-    if is_overflow_message(&message) {
-        return Error::Overflow { message };
-    }
-    let lower = message.to_ascii_lowercase();
-    let retryable =
-        ["overloaded", "api_error", "rate_limit", "internal", "unavailable", "timeout", "server_error", "503", "500"].iter().any(|p| lower.contains(p));
-    Error::StreamError { message, retryable }
-}
-
-fn looks_like_html(body: &[u8]) -> bool {
-    let head = String::from_utf8_lossy(&body[..body.len().min(512)]).trim_start().to_ascii_lowercase();
-    head.starts_with("<!doctype html") || head.starts_with("<html") || head.starts_with("<head") || head.starts_with("<body")
-}
-
-const QUOTA_PATTERNS: &[&str] = &[
-    "insufficient_quota",
-    "enforced_spend_limit",
-    "billing_hard_limit",
-    "exceeded your current quota",
-    "credit balance is too low",
-    "spend limit",
-    "billing_not_active",
-];
-
-#[allow(clippy::too_many_arguments)] // one call site; a struct would only rename the arguments
-fn classify_status(
-    status: u16,
-    headers: &reqwest::header::HeaderMap,
-    content_type: &str,
-    body: &[u8],
-    key: Option<&ApiKey>,
-    wire: Wire,
-    policy: &RetryPolicy,
-    hint: Option<Duration>,
-) -> Failure {
-    let request_id =
-        ["x-request-id", "request-id", "x-goog-request-id", "cf-ray"].iter().find_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()).map(str::to_string));
-    let html = content_type.contains("text/html") || looks_like_html(body);
-    let text = String::from_utf8_lossy(body);
-    let message = if html {
-        "an HTML error page".to_string()
-    } else {
-        match serde_json::from_slice::<Value>(body).ok().as_ref().and_then(error_message) {
-            Some(m) => m,
-            None if text.trim().is_empty() => format!("{status} (no body)"),
-            None => text.chars().take(500).collect(),
-        }
-    };
-    let message = scrub(&message, key);
-    let lower = message.to_ascii_lowercase();
-    let error = if !html && is_overflow_message(&message) {
-        Error::Overflow { message }
-    } else if QUOTA_PATTERNS.iter().any(|p| lower.contains(p)) {
-        Error::Quota { message }
-    } else if status == 401 {
-        Error::Unauthorized { provider: wire.name().into() }
-    } else if status == 403 {
-        Error::Forbidden { message }
-    } else if status == 413 {
-        Error::TooLarge { message }
-    } else {
-        let transient = matches!(status, 408 | 409 | 429) || status >= 500;
-        let retryable = match should_retry_header(headers) {
-            Some(forced) => forced,
-            None => transient,
-        };
-        if retryable {
-            if let Some(h) = hint {
-                if h > policy.max_server_wait {
-                    return Failure { error: Error::RetryTooLong { wait: h, cap: policy.max_server_wait, message }, hint: None };
-                }
-            }
-        }
-        if html && !retryable {
-            Error::HtmlPage { status }
-        } else {
-            Error::Http { status, message, request_id, attempts: 1, retryable }
-        }
-    };
-    Failure { error, hint }
-}
-
-fn reqwest_error(e: reqwest::Error, key: Option<&ApiKey>, what: &str, t: &Timeouts) -> Error {
-    let timeout = e.is_timeout();
-    let connect = e.is_connect();
-    let text = scrub(&error_chain(&e.without_url()), key);
-    if timeout || text.contains("timed out") {
-        return if connect || text.contains("connect") {
-            Error::Timeout { what: "connecting to the provider", after: t.connect }
-        } else {
-            Error::Timeout { what: "waiting for the provider", after: t.read_idle }
-        };
-    }
-    Error::Network(format!("{what}: {text}"))
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(inner) = src {
-        s.push_str(": ");
-        s.push_str(&inner.to_string());
-        src = inner.source();
-    }
-    s
 }
 
 /// Reads a response body with a per-read idle timeout and a size cap.
@@ -864,16 +562,5 @@ impl BodyReader<'_> {
         }
         out.truncate(limit);
         Ok(out)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn max_tokens_field_follows_the_server() {
-        assert_eq!(super::openai_max_tokens_field("https://api.openai.com/v1"), "max_completion_tokens");
-        assert_eq!(super::openai_max_tokens_field("http://127.0.0.1:11434/v1"), "max_tokens");
-        assert_eq!(super::openai_max_tokens_field("https://openrouter.ai/api/v1"), "max_tokens");
-        assert_eq!(super::openai_max_tokens_field("https://api.openai.com.evil.example/v1"), "max_tokens");
     }
 }
