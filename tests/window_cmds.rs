@@ -56,6 +56,25 @@ fn context_window_comes_from_the_models_table_at_the_selected_node() {
     assert!(model_window::context_window(&state, Some("nope")).is_err());
 }
 
+/// A click's one round trip: the entry's detail, the window of the model at that node, and the
+/// context view computed with that window (gpt-5's 400k at a5, the default at a6).
+#[test]
+fn select_entry_answers_detail_window_and_context_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = open_models_session(tmp.path());
+    for (id, window, messages) in [("a0000005", 400_000, 2), ("a0000006", 200_000, 2), ("a0000002", 200_000, 1)] {
+        let sel = arbor_app::commands::graph::select(&state, id, 16_384, true).unwrap();
+        assert_eq!(sel.detail.id, id);
+        assert_eq!(sel.window, model_window::context_window(&state, Some(id)).unwrap());
+        assert_eq!(sel.window.tokens, window, "{id}");
+        assert_eq!(sel.context.leaf_id.as_deref(), Some(id));
+        assert_eq!((sel.context.context_window, sel.context.threshold), (window, window - 16_384), "{id}: the context uses the node's window");
+        assert_eq!(sel.context.messages.len(), messages, "{id}");
+    }
+    let e = arbor_app::commands::graph::select(&state, "nope", 16_384, true).unwrap_err();
+    assert!(e.to_string().contains("nope"), "{e}");
+}
+
 #[test]
 fn an_override_is_remembered_per_model_and_can_be_cleared() {
     let tmp = tempfile::tempdir().unwrap();

@@ -12,7 +12,7 @@ import { hideWorkbench, showWorkbench } from "./summary/workbench";
 import type { WorkbenchDeps } from "./summary/workbench";
 import { initTheme } from "./theme";
 import { initShortcuts } from "./shortcuts";
-import { currentWindow, initWindow, refreshWindow } from "./views/window";
+import { applyWindow, currentWindow, initWindow } from "./views/window";
 import { startLaunch } from "./session/launch";
 import { initTitleEdit } from "./session/title";
 import { addEntryCopy } from "./session/copy";
@@ -128,19 +128,23 @@ function markDone(what: "select" | "continue", entryId: string): void {
 async function select(entryId: string): Promise<void> {
   selectedId = entryId;
   try {
-    const d = await call(api.getEntryDetail(entryId));
+    // One round trip: detail, the model's window at this node and the context view with it.
+    const b = budgetsFromForm();
+    const sel = await call(api.selectEntry(entryId, b.reserveTokens, b.enabled));
+    if (selectedId !== entryId) return; // a newer click won
+    const d = sel.detail;
     $("detail").replaceChildren(renderDetail(d));
     addEntryCopy($("detail"), d, { notify, report });
     $("detail").dataset.entryId = d.id;
     $("detail").dataset.parentId = d.parentId ?? "";
     ($("label-input") as HTMLInputElement).value = d.label ?? "";
     for (const id of ["btn-continue", "btn-label", "btn-clear-label"]) ($(id) as HTMLButtonElement).disabled = false;
+    // The window of the session's model at this node (ui/src/views/window.ts).
+    if (applyWindow(sel.window, entryId)) void preview().catch(report);
+    $("context").replaceChildren(renderContext(sel.context, (id) => void jumpTo(id)));
+    timelineSelected(entryId);
     if (d.entryType === "compaction" || d.entryType === "branch_summary") await showWorkbench($("detail"), d.id, workbenchDeps).catch(report);
     else hideWorkbench();
-    // The window of the session's model at this node (ui/src/views/window.ts).
-    if (await refreshWindow(entryId).catch(() => false)) void preview().catch(report);
-    await refreshContext();
-    timelineSelected(entryId);
     markDone("select", entryId);
   } catch (e) {
     report(e);

@@ -2,7 +2,7 @@
 
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, OpenSession};
-use crate::view::detail::{entry_detail, EntryDetail};
+use crate::view::detail::{entry_detail, EntryDetail, Selection};
 use crate::view::graph::{self, GraphRow, SearchHit};
 use serde::Serialize;
 use specta::Type;
@@ -107,8 +107,17 @@ pub fn search_session(state: State<'_, AppState>, query: String) -> IpcResult<Ve
     Ok(state.with_open(|o| Ok(graph::search(&o.session, &o.layout, &query, 200)))?)
 }
 
+/// Everything a click on a node updates: detail, the model's window there, the context view.
+pub fn select(state: &AppState, entry_id: &str, reserve_tokens: u32, enabled: bool) -> Result<Selection, AppError> {
+    let detail = detail(state, entry_id)?;
+    let window = super::model_window::context_window(state, Some(entry_id))?;
+    let context = super::navigate::context(state, Some(entry_id), window.tokens, reserve_tokens, enabled)?;
+    Ok(Selection { detail, window, context })
+}
+
+/// A click on a node: detail, window and context view in one round trip.
 #[tauri::command]
 #[specta::specta]
-pub fn get_entry_detail(state: State<'_, AppState>, entry_id: String) -> IpcResult<EntryDetail> {
-    Ok(detail(&state, &entry_id)?)
+pub fn select_entry(state: State<'_, AppState>, entry_id: String, reserve_tokens: u32, enabled: bool) -> IpcResult<Selection> {
+    Ok(select(&state, &entry_id, reserve_tokens, enabled)?)
 }

@@ -5,27 +5,11 @@
 
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile};
-use serde::Serialize;
 use session_engine::context::build_context;
-use specta::Type;
-use summarizer::pi_models::{self, WindowSource};
+use summarizer::pi_models;
 use tauri::State;
 
-#[derive(Debug, Clone, Serialize, Type, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct ContextWindowView {
-    pub tokens: u32,
-    /// "override" | "table" | "default".
-    pub source: String,
-    /// "claude-sonnet-4-5 · 200k from Pi's model table", "… set by you", "…: unknown model, 200k default".
-    pub label: String,
-    /// The session's model at that node, as its entries name it.
-    pub provider: Option<String>,
-    pub model: Option<String>,
-    /// Pi's table's window for it (also when overridden), and its display name.
-    pub table_tokens: Option<u32>,
-    pub table_name: Option<String>,
-}
+pub use crate::view::window::{ContextWindowView, WindowSource};
 
 fn clamp(n: u64) -> u32 {
     n.min(u32::MAX as u64) as u32
@@ -54,11 +38,10 @@ pub fn context_window(state: &AppState, entry_id: Option<&str>) -> Result<Contex
     Ok(ContextWindowView {
         tokens: clamp(r.tokens),
         source: match r.source {
-            WindowSource::Override => "override",
-            WindowSource::Table => "table",
-            WindowSource::Default => "default",
-        }
-        .into(),
+            pi_models::WindowSource::Override => WindowSource::Override,
+            pi_models::WindowSource::Table => WindowSource::Table,
+            pi_models::WindowSource::Default => WindowSource::Default,
+        },
         label: r.label(),
         provider: r.provider,
         model: r.model,
@@ -85,14 +68,6 @@ pub fn set_context_window(state: &AppState, entry_id: Option<&str>, tokens: Opti
     };
     st.save(&path)?;
     context_window(state, entry_id)
-}
-
-/// The context window of the session's model at `entry_id` (default: the leaf), and where the
-/// number comes from.
-#[tauri::command]
-#[specta::specta]
-pub fn get_context_window(state: State<'_, AppState>, entry_id: Option<String>) -> IpcResult<ContextWindowView> {
-    Ok(context_window(&state, entry_id.as_deref())?)
 }
 
 /// Set (or with `tokens: null` clear) the user's context window for the session's model at

@@ -162,3 +162,14 @@ pub fn entry_detail(s: &Session, idx: usize, path: &[usize], leaf: Option<usize>
         is_leaf: leaf == Some(idx),
     }
 }
+
+/// What the UI shows when a node is selected, in one IPC round trip: the entry's detail, the
+/// context window of the session's model there, and what the model would see with that node
+/// as the leaf (with that window).
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct Selection {
+    pub detail: EntryDetail,
+    pub window: crate::view::window::ContextWindowView,
+    pub context: crate::view::context::ContextView,
+}

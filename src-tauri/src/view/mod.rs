@@ -9,6 +9,7 @@ pub mod library;
 pub mod session;
 pub mod summary;
 pub mod timeline;
+pub mod window;
 
 /// First `max` UTF-16-ish characters of `s` on one line, for row titles and previews.
 pub fn one_line(s: &str, max: usize) -> String {

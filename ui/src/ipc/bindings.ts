@@ -22,16 +22,12 @@ export const commands = {
 	unfoldAllRuns: (unfold: boolean) => typedError<number, IpcError>(__TAURI_INVOKE("unfold_all_runs", { unfold })),
 	revealEntry: (entryId: string) => typedError<number, IpcError>(__TAURI_INVOKE("reveal_entry", { entryId })),
 	searchSession: (query: string) => typedError<SearchHit[], IpcError>(__TAURI_INVOKE("search_session", { query })),
-	getEntryDetail: (entryId: string) => typedError<EntryDetail_Serialize, IpcError>(__TAURI_INVOKE("get_entry_detail", { entryId })),
+	/**  A click on a node: detail, window and context view in one round trip. */
+	selectEntry: (entryId: string, reserveTokens: number, enabled: boolean) => typedError<Selection_Serialize, IpcError>(__TAURI_INVOKE("select_entry", { entryId, reserveTokens, enabled })),
 	continueFromEntry: (entryId: string) => typedError<Navigation_Serialize, IpcError>(__TAURI_INVOKE("continue_from_entry", { entryId })),
 	setEntryLabel: (entryId: string, label: string | null) => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("set_entry_label", { entryId, label })),
 	/**  What the model would see if `entry_id` (default: the leaf) were the leaf. */
 	getContextView: (entryId: string | null, contextWindow: number, reserveTokens: number, enabled: boolean) => typedError<ContextView_Serialize, IpcError>(__TAURI_INVOKE("get_context_view", { entryId, contextWindow, reserveTokens, enabled })),
-	/**
-	 *  The context window of the session's model at `entry_id` (default: the leaf), and where the
-	 *  number comes from.
-	 */
-	getContextWindow: (entryId: string | null) => typedError<ContextWindowView_Serialize, IpcError>(__TAURI_INVOKE("get_context_window", { entryId })),
 	/**
 	 *  Set (or with `tokens: null` clear) the user's context window for the session's model at
 	 *  `entry_id`.
@@ -323,8 +319,7 @@ export type ContextWindowView = ContextWindowView_Serialize | ContextWindowView_
 
 export type ContextWindowView_Deserialize = {
 	tokens: number,
-	/**  "override" | "table" | "default". */
-	source: string,
+	source: WindowSource,
 	/**  "claude-sonnet-4-5 · 200k from Pi's model table", "… set by you", "…: unknown model, 200k default". */
 	label: string,
 	/**  The session's model at that node, as its entries name it. */
@@ -337,8 +332,7 @@ export type ContextWindowView_Deserialize = {
 
 export type ContextWindowView_Serialize = {
 	tokens: number,
-	/**  "override" | "table" | "default". */
-	source: string,
+	source: WindowSource,
 	/**  "claude-sonnet-4-5 · 200k from Pi's model table", "… set by you", "…: unknown model, 200k default". */
 	label: string,
 	/**  The session's model at that node, as its entries name it. */
@@ -1075,6 +1069,35 @@ export type SectionView_Serialize = {
 	turnPrefix: boolean,
 };
 
+/**
+ *  What the UI shows when a node is selected, in one IPC round trip: the entry's detail, the
+ *  context window of the session's model there, and what the model would see with that node
+ *  as the leaf (with that window).
+ */
+export type Selection = Selection_Serialize | Selection_Deserialize;
+
+/**
+ *  What the UI shows when a node is selected, in one IPC round trip: the entry's detail, the
+ *  context window of the session's model there, and what the model would see with that node
+ *  as the leaf (with that window).
+ */
+export type Selection_Deserialize = {
+	detail: EntryDetail_Deserialize,
+	window: ContextWindowView_Deserialize,
+	context: ContextView_Deserialize,
+};
+
+/**
+ *  What the UI shows when a node is selected, in one IPC round trip: the entry's detail, the
+ *  context window of the session's model there, and what the model would see with that node
+ *  as the leaf (with that window).
+ */
+export type Selection_Serialize = {
+	detail: EntryDetail_Serialize,
+	window: ContextWindowView_Serialize,
+	context: ContextView_Serialize,
+};
+
 export type SendResult = SendResult_Serialize | SendResult_Deserialize;
 
 export type SendResult_Deserialize = {
@@ -1400,6 +1423,15 @@ export type VersionView_Serialize = {
 	editedFrom: string | null,
 	timestamp: string,
 };
+
+/**  Where a context window comes from. */
+export type WindowSource = 
+/**  The user's own number for that model (Arbor's state file). */
+"override" | 
+/**  Pi's model table. */
+"table" | 
+/**  An unknown model: 200k. */
+"default";
 
 export type WordChangeView = {
 	/**  "equal" | "insert" | "delete". */

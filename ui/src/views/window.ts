@@ -1,6 +1,6 @@
 // The context window in the Budgets tab: a display of the window of the session's model at the
 // selected node (the user's override > Pi's model table > 200k, resolved in Rust by
-// get_context_window), saying where the number came from, with a control to set one's own.
+// select_entry and set_context_window_override), saying where the number came from, with a control to set one's own.
 
 import { api, call } from "../ipc";
 import type { ContextWindowView } from "../ipc";
@@ -9,7 +9,6 @@ const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getEleme
 
 let current: ContextWindowView | null = null;
 let entry: string | null = null;
-let seq = 0;
 
 /** The window the views and the summarizer use now (200k until a session is open). */
 export function currentWindow(): number {
@@ -29,13 +28,11 @@ function show(v: ContextWindowView): void {
     v.source === "override" && v.tableTokens != null ? `Pi's model table says ${v.tableTokens.toLocaleString()} tokens${v.tableName ? ` (${v.tableName})` : ""}.` : "";
 }
 
-/** Resolve the window at `entryId` (null: the leaf); true when the number changed. */
-export async function refreshWindow(entryId: string | null): Promise<boolean> {
+/** Show a window resolved elsewhere (a selection) for `entryId`; true when the number changed. */
+export function applyWindow(v: ContextWindowView, entryId: string | null): boolean {
   entry = entryId;
   const before = currentWindow();
-  const mine = ++seq;
-  const v = await call(api.getContextWindow(entryId));
-  if (mine === seq) show(v);
+  show(v);
   return currentWindow() !== before;
 }
 
