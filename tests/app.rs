@@ -263,10 +263,15 @@ fn bench_append_big_session() {
     let reopen = t.elapsed().as_secs_f64() * 1e3;
     assert_eq!(s.len(), opened.entry_count as usize + 3);
     let t = std::time::Instant::now();
-    e.state.with_open(|o| Ok(arbor_app::view::graph::relayout(&o.session, o.leaf, &o.folding))).unwrap();
+    e.state.with_open(|o| Ok(arbor_app::view::graph::relayout(&o.session, o.leaf, &o.folding, &mut Default::default()))).unwrap();
     let relayout = t.elapsed().as_secs_f64() * 1e3;
+    // A leaf move: the nodes are kept, only the layout runs.
+    let t = std::time::Instant::now();
+    let rows = e.state.with_open(|o| Ok(arbor_app::view::graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes).len())).unwrap();
+    let leaf_move = t.elapsed().as_secs_f64() * 1e3;
+    assert!(rows > 0);
     println!(
-        "{} entries: set_label (append + read appended bytes + relayout) {label_ms:.1?} ms; full re-open it no longer does {reopen:.1} ms; relayout alone {relayout:.1} ms",
+        "{} entries: set_label (append + read appended bytes + relayout) {label_ms:.1?} ms; full re-open it no longer does {reopen:.1} ms; relayout alone {relayout:.1} ms, with the nodes kept (a leaf move) {leaf_move:.1} ms",
         s.len()
     );
 }
@@ -416,4 +421,31 @@ fn context_categories_add_up_to_the_engine_estimate_everywhere() {
     }
     assert!(nodes > 500, "{nodes} nodes");
     assert!(split > 0, "no context had more than one category");
+}
+
+/// A leaf move lays out from the kept nodes (the same allocation, not rebuilt); an append builds
+/// them again, so the new entry and its label flag are in the next layout.
+#[test]
+fn leaf_moves_keep_the_nodes_and_appends_rebuild_them() {
+    let e = env();
+    let file = copy_demo_to(&e.agent.join("sessions").join("--demo--"));
+    let opened = sessions::open(&e.state, &file, false).unwrap();
+    let ptr = |e: &Env| e.state.with_open(|o| Ok(o.nodes.nodes(&o.session).as_ptr() as usize)).unwrap();
+    let before = ptr(&e);
+    let first = e.state.with_open(|o| Ok(o.session.id(0).to_string())).unwrap();
+    navigate::continue_from(&e.state, &first).unwrap();
+    assert_eq!(ptr(&e), before, "a leaf move reuses the nodes");
+    let n = e.state.with_open(|o| Ok(o.nodes.nodes(&o.session).len())).unwrap();
+    assert_eq!(n, opened.entry_count as usize);
+    navigate::set_label(&e.state, &first, Some("kept?"), 1_740_000_000_000, Some("1abe1001")).unwrap();
+    let (n, labeled) = e
+        .state
+        .with_open(|o| {
+            let i = o.session.index_of(&first).unwrap();
+            let nodes = o.nodes.nodes(&o.session);
+            Ok((nodes.len(), nodes[i].flags & session_graph::flags::LABELED != 0))
+        })
+        .unwrap();
+    assert_eq!(n, opened.entry_count as usize + 1, "the label entry is a node");
+    assert!(labeled, "the target's label flag is there after the append");
 }

@@ -467,3 +467,47 @@ fn anthropic_wire_and_retry_progress() {
     let last = lines(&e.file).pop().unwrap();
     assert_eq!(last["details"]["summarizer"]["provider"], "anthropic");
 }
+
+/// Arbor's own time when a message is sent on a big session (issue 9: at most 50 ms beyond the
+/// provider's). The loopback provider answers at once, so a send's wall time is Arbor's: the
+/// context build, the request body, the two appends and reading them back into the open session.
+/// `ARBOR_BENCH_FILE=/path/s100k.jsonl cargo test --release -p arbor --test summarize bench_send -- --ignored --nocapture`
+#[test]
+#[ignore = "benchmark: needs ARBOR_BENCH_FILE"]
+fn bench_send_big_session() {
+    let file = std::env::var_os("ARBOR_BENCH_FILE").expect("set ARBOR_BENCH_FILE to a session file");
+    let e = env();
+    let p = e.file.with_file_name("2025-03-02T09-00-00-000Z_bench.jsonl");
+    std::fs::copy(&file, &p).unwrap();
+    let opened = sessions::open(&e.state, &p, false).unwrap();
+    let served = Arc::new(Mutex::new(Vec::new()));
+    let s2 = served.clone();
+    let f = fake(move |_, body| {
+        s2.lock().unwrap().push(body.len());
+        Reply::Sse("ok".into(), 1000)
+    });
+    // A window far above the session's context: no compaction, only the send.
+    use_fake(&e, &f.base, 2_000_000);
+    let mut ms = Vec::new();
+    for k in 0..7 {
+        let t = std::time::Instant::now();
+        let r = block(summarize::send(&e.state, &e.st, &format!("bench {k}"), &budgets(2_000_000), None)).unwrap();
+        ms.push(t.elapsed().as_secs_f64() * 1e3);
+        assert_eq!(r.reply, "ok");
+        assert!(r.compactions.is_empty());
+        assert_eq!(r.session.entry_count, opened.entry_count + 2 * (k + 1), "both lines were read into the open session");
+    }
+    let bodies = served.lock().unwrap().clone();
+    let mut sorted = ms.clone();
+    sorted.sort_by(f64::total_cmp);
+    println!(
+        "send on {} entries: median {:.1} ms, min {:.1}, max {:.1} (all {:?}); request bodies {} bytes",
+        opened.entry_count,
+        sorted[sorted.len() / 2],
+        sorted[0],
+        sorted[sorted.len() - 1],
+        ms.iter().map(|x| (x * 10.0).round() / 10.0).collect::<Vec<_>>(),
+        bodies.first().copied().unwrap_or(0)
+    );
+    std::fs::remove_file(&p).unwrap();
+}

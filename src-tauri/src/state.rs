@@ -18,6 +18,8 @@ pub struct OpenSession {
     /// The leaf Arbor shows (Pi's file leaf unless the user navigated).
     pub leaf: Option<usize>,
     pub layout: Layout,
+    /// The layout's input, kept while the entries stay the same.
+    pub nodes: crate::view::graph::NodeCache,
     pub folding: Folding,
     pub is_demo: bool,
     /// Drop-alarm counts and retention scores of summary markers, per entry id.
@@ -35,6 +37,7 @@ impl OpenSession {
         }
         self.session = Session::open(&self.path)?;
         self.markers.clear();
+        self.nodes.clear();
         Ok(())
     }
 }

@@ -50,7 +50,7 @@ pub fn preview(state: &AppState, keep_recent_tokens: u32, reserve_tokens: u32, c
             if let Some(row) = o.layout.row_of(first_kept) {
                 if let session_graph::RowKind::Fold { first, .. } = o.layout.rows()[row as usize].kind {
                     o.folding.expanded.insert(first);
-                    o.layout = crate::view::graph::relayout(&o.session, o.leaf, &o.folding);
+                    o.layout = crate::view::graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
                 }
             }
         }

@@ -39,7 +39,7 @@ pub fn toggle_fold(state: &AppState, fold_id: &str) -> Result<u32, AppError> {
         if !o.folding.expanded.remove(&i) {
             o.folding.expanded.insert(i);
         }
-        o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
+        o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
         Ok(o.layout.len() as u32)
     })
 }
@@ -51,7 +51,7 @@ pub fn unfold_all(state: &AppState, unfold: bool) -> Result<u32, AppError> {
         if !unfold {
             o.folding.expanded.clear();
         }
-        o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
+        o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
         Ok(o.layout.len() as u32)
     })
 }
@@ -63,7 +63,7 @@ pub fn reveal(state: &AppState, entry_id: &str) -> Result<u32, AppError> {
         let row = o.layout.row_of(i).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))?;
         if let session_graph::RowKind::Fold { first, .. } = o.layout.rows()[row as usize].kind {
             o.folding.expanded.insert(first);
-            o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
+            o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
         }
         o.layout.row_of(i).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))
     })

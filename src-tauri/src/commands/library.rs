@@ -399,7 +399,7 @@ pub fn reload_if_open(app: &AppState, path: &Path, keep_folds: bool) -> Result<O
             if !keep_folds {
                 o.folding = Default::default();
             }
-            o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
+            o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
             return Ok(Some(describe_open(o)));
         }
         (followed_pi, kept_leaf)
@@ -413,11 +413,12 @@ pub fn reload_if_open(app: &AppState, path: &Path, keep_folds: bool) -> Result<O
     }
     let leaf = if followed_pi { fresh.file_leaf() } else { kept_leaf.and_then(|id| fresh.index_of(&id)).or(fresh.file_leaf()) };
     o.session = fresh;
+    o.nodes.clear();
     o.leaf = leaf;
     if !keep_folds {
         o.folding = Default::default();
     }
-    o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
+    o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
     Ok(Some(describe_open(o)))
 }
 

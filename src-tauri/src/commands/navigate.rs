@@ -27,7 +27,7 @@ pub fn continue_from(state: &AppState, entry_id: &str) -> Result<Navigation, App
         let target = o.session.index_of(entry_id).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))?;
         let nav = navigation_target(&o.session, target);
         o.leaf = nav.new_leaf;
-        o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
+        o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
         let leaf_id = o.leaf.map(|l| o.session.id(l).to_string());
         Ok((describe_open(o), nav.editor_text, o.path.display().to_string(), leaf_id))
     })?;
@@ -88,7 +88,7 @@ pub(crate) fn append_at_leaf(
         append_entry_planned(&o.path, &entry, true, s.file_len())?;
         o.read_appended()?;
         o.leaf = o.session.file_leaf();
-        o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
+        o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
         Ok((o.path.display().to_string(), describe_open(o)))
     })?;
     let mut st = ArborStateFile::load(&state.state_file());

@@ -46,8 +46,9 @@ pub fn open(state: &AppState, path: &Path, is_demo: bool) -> Result<OpenedSessio
     let mut st = ArborStateFile::load(&state.state_file());
     let leaf = st.leaves.get(&key).and_then(|id| session.index_of(id)).or(session.file_leaf());
     let folding = graph::Folding::default();
-    let layout = graph::relayout(&session, leaf, &folding);
-    let open = OpenSession { path: path.to_path_buf(), session, leaf, layout, folding, is_demo, markers: Default::default() };
+    let mut nodes = graph::NodeCache::default();
+    let layout = graph::relayout(&session, leaf, &folding, &mut nodes);
+    let open = OpenSession { path: path.to_path_buf(), session, leaf, layout, nodes, folding, is_demo, markers: Default::default() };
     let dto = describe_open(&open);
     *state.open.lock().unwrap_or_else(|p| p.into_inner()) = Some(open);
     if !is_demo {

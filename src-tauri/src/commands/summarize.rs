@@ -209,7 +209,7 @@ fn adopt(state: &AppState, path: &PathBuf, leaf_id: Option<&str>) -> Result<Open
         let moved = leaf != s.file_leaf();
         let leaf_key = leaf.map(|l| s.id(l).to_string());
         o.leaf = leaf;
-        o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
+        o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
         Ok((describe_open(o), leaf_key, moved))
     })?;
     let key = path.display().to_string();

@@ -87,11 +87,12 @@ fn append_version(state: &AppState, entry_id: &str, now_ms: i64, id: Option<&str
             Extend::Reload => {
                 o.session = Session::open(&o.path)?;
                 o.markers.clear();
+                o.nodes.clear();
             }
         }
         let new_idx = o.session.index_of(&done.entry_id).ok_or_else(|| AppError::UnknownEntry(done.entry_id.clone()))?;
         o.leaf = Some(new_idx);
-        o.layout = graph::relayout(&o.session, o.leaf, &o.folding);
+        o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
         let write = SummaryWrite {
             session: describe_open(o),
             entry_id: done.entry_id.clone(),

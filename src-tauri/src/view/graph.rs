@@ -50,13 +50,39 @@ pub struct Folding {
     pub unfold_all: bool,
 }
 
-pub fn relayout(s: &Session, leaf: Option<usize>, folding: &Folding) -> Layout {
+/// The layout's input for the session as it is, kept between layouts: a leaf move, a fold or a
+/// budget change lays the graph out again without building every node again (most of a layout's
+/// time on a big session). Rebuilt when the session has other entries (an append, a re-read).
+#[derive(Debug, Default)]
+pub struct NodeCache {
+    /// (entry count, file length) the nodes were built for.
+    key: (usize, u64),
+    nodes: Vec<Node>,
+}
+
+impl NodeCache {
+    pub fn nodes(&mut self, s: &Session) -> &[Node] {
+        let key = (s.len(), s.file_len());
+        if key != self.key || self.nodes.len() != s.len() {
+            self.nodes = nodes(s);
+            self.key = key;
+        }
+        &self.nodes
+    }
+    /// Forget the nodes (the session was replaced).
+    pub fn clear(&mut self) {
+        self.nodes.clear();
+        self.key = (0, 0);
+    }
+}
+
+pub fn relayout(s: &Session, leaf: Option<usize>, folding: &Folding, cache: &mut NodeCache) -> Layout {
     let mut o = LayoutOptions::new();
     o.expanded = folding.expanded.clone();
     if folding.unfold_all {
         o.fold_min = 0;
     }
-    layout(&nodes(s), leaf.map(|l| l as u32), &o)
+    layout(cache.nodes(s), leaf.map(|l| l as u32), &o)
 }
 
 #[derive(Debug, Clone, Serialize, Type)]

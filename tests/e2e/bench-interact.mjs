@@ -1,0 +1,138 @@
+// Interaction benchmark in the real webview (issue 9's app targets; not part of the test run).
+//
+//   node gen-sessions.mjs --entries 100000 --seed 42 --out $DIR/agent/sessions/--p--/s100k.jsonl
+//   ARBOR_BIN=<release arbor> ARBOR_BENCH_AGENT_DIR=$DIR/agent node tests/e2e/bench-interact.mjs
+//
+// Opens the big session, then measures, each until the next painted frame:
+//  (1) click on a node of the graph -> detail, context window, context view and timeline
+//      selection updated (`data-select-done` on <body>, set at the end of main.ts's select());
+//  (2) "Continue from here" on a selected node -> leaf moved, graph, detail and preview updated
+//      (`data-continue-done`). Continue writes no session line (Arbor keeps the position in
+//      its own state file), so the session file is only read.
+// Targets: 50 ms each. The nodes are rows of the graph spread over its whole height.
+
+import path from "node:path";
+import fs from "node:fs";
+import { Session, killAll, startDriver, startXvfb, tempEnv } from "./driver.mjs";
+
+const agent = process.env.ARBOR_BENCH_AGENT_DIR;
+if (!agent) throw new Error("set ARBOR_BENCH_AGENT_DIR to an agent dir with one big session");
+const ROUNDS = Number(process.env.ARBOR_BENCH_ROUNDS || 12);
+
+const stats = (xs) => {
+  const a = [...xs].sort((x, y) => x - y);
+  const q = (p) => a[Math.min(a.length - 1, Math.floor(p * a.length))];
+  return { n: a.length, median: +q(0.5).toFixed(1), p95: +q(0.95).toFixed(1), max: +a[a.length - 1].toFixed(1), all: a.map((x) => +x.toFixed(1)) };
+};
+
+/** Scrolls the graph to `fraction` of its height and returns a visible node row's entry id. */
+const pickRow = (s, fraction) =>
+  s.exec(
+    `const g = document.getElementById("graph");
+     g.scrollTop = g.scrollHeight * arguments[0];
+     // The rows of a new scroll position arrive through graph_window: wait for them.
+     const t0 = performance.now();
+     return new Promise((resolve) => {
+       const poll = () => {
+         const top = g.getBoundingClientRect().top, bottom = g.getBoundingClientRect().bottom;
+         const rows = [...document.querySelectorAll('.g-row:not([data-kind="fold"])')].filter((r) => {
+           const b = r.getBoundingClientRect();
+           return r.dataset.entryId && b.top >= top && b.bottom <= bottom;
+         });
+         if (rows.length) resolve(rows[Math.floor(rows.length / 2)].dataset.entryId);
+         else if (performance.now() - t0 > 10000) resolve(null);
+         else setTimeout(poll, 20);
+       };
+       poll();
+     });`,
+    fraction,
+  );
+
+/** Runs `action` in the page and times it until <body data-{what}-done> names `entryId` anew, then one frame. */
+const timeUntilDone = (s, what, action, entryId) =>
+  s.exec(
+    `const [what, action, entryId] = arguments;
+     const key = what + "Done";
+     const before = document.body.dataset[key] || "";
+     const row = () => document.querySelector('.g-row[data-entry-id="' + entryId + '"]');
+     return new Promise((resolve) => {
+       // The graph re-creates its row elements when it redraws: take the row as it is now.
+       const start = performance.now();
+       const go = () => {
+         if (action === "click" && !row()) {
+           if (performance.now() - start > 10000) resolve(-2);
+           else setTimeout(go, 10);
+           return;
+         }
+         t0 = performance.now();
+         if (action === "click") row().click();
+         else document.getElementById("btn-continue").click();
+         poll();
+       };
+       let t0 = 0;
+       const poll = () => {
+         const now = document.body.dataset[key] || "";
+         if (now !== before && (what !== "select" || now.startsWith(entryId + "#"))) requestAnimationFrame(() => resolve(performance.now() - t0));
+         else if (performance.now() - t0 > 30000) resolve(-1);
+         else setTimeout(poll, 0);
+       };
+       go();
+     });`,
+    what,
+    action,
+    entryId,
+  );
+
+async function main() {
+  const display = await startXvfb();
+  const { dir, env } = tempEnv("bench-interact");
+  env.PI_CODING_AGENT_DIR = agent;
+  const driver = await startDriver(display, env);
+  const s = await Session.start(driver.base);
+  try {
+    await s.cmd("POST", "/timeouts", { script: 300_000 });
+    await s.waitFor("picker", () => s.exec(`return document.querySelectorAll(".session-card").length > 0`), 300_000);
+    const sessionPath = await s.exec(`return document.querySelector(".session-card").dataset.path`);
+    await s.exec(`document.querySelector(".session-card").click()`);
+    await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length > 0`), 300_000);
+    // Let the warm-ups after open (timeline numbers, library indexing) settle.
+    await new Promise((r) => setTimeout(r, 8000));
+    const click = [];
+    const cont = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const id = await pickRow(s, (i + 0.5) / ROUNDS);
+      if (!id) throw new Error(`no node row at ${(i + 0.5) / ROUNDS}`);
+      const ms = await timeUntilDone(s, "select", "click", id);
+      if (ms < 0) throw new Error(`selecting ${id} did not finish: ${await s.text("#notice")}`);
+      click.push(ms);
+      const c = await timeUntilDone(s, "continue", "continue", id);
+      if (c < 0) throw new Error(`continue from ${id} did not finish: ${await s.text("#notice")}`);
+      cont.push(c);
+    }
+    await s.screenshot("bench-interact-100k");
+    console.log(
+      JSON.stringify(
+        {
+          session: path.basename(sessionPath),
+          bytes: fs.statSync(sessionPath).size,
+          status: await s.text("#status-info"),
+          clickToUpdatedMs: stats(click),
+          continueToUpdatedMs: stats(cont),
+          targetMs: 50,
+        },
+        null,
+        2,
+      ),
+    );
+  } finally {
+    await s.end();
+    killAll();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  killAll();
+  process.exit(1);
+});
