@@ -3,7 +3,8 @@
 //   node gen-sessions.mjs --entries 100000 --seed 42 --out $DIR/agent/sessions/--p--/s100k.jsonl
 //   ARBOR_BIN=<release arbor> ARBOR_BENCH_AGENT_DIR=$DIR/agent node tests/e2e/bench-interact.mjs
 //
-// Opens the big session, then measures, each until the next painted frame:
+// Opens the big session, then measures, each until the UI's state is updated ("updated") and
+// until the next painted frame after that ("painted"):
 //  (1) click on a node of the graph -> detail, context window, context view and timeline
 //      selection updated (`data-select-done` on <body>, set at the end of main.ts's select());
 //  (2) "Continue from here" on a selected node -> leaf moved, graph, detail and preview updated
@@ -60,7 +61,7 @@ const timeUntilDone = (s, what, action, entryId) =>
        const start = performance.now();
        const go = () => {
          if (action === "click" && !row()) {
-           if (performance.now() - start > 10000) resolve(-2);
+           if (performance.now() - start > 10000) resolve({ done: -2, painted: -2 });
            else setTimeout(go, 10);
            return;
          }
@@ -72,8 +73,11 @@ const timeUntilDone = (s, what, action, entryId) =>
        let t0 = 0;
        const poll = () => {
          const now = document.body.dataset[key] || "";
-         if (now !== before && (what !== "select" || now.startsWith(entryId + "#"))) requestAnimationFrame(() => resolve(performance.now() - t0));
-         else if (performance.now() - t0 > 30000) resolve(-1);
+         if (now !== before && (what !== "select" || now.startsWith(entryId + "#"))) {
+           const done = performance.now() - t0;
+           requestAnimationFrame(() => resolve({ done, painted: performance.now() - t0 }));
+         }
+         else if (performance.now() - t0 > 30000) resolve({ done: -1, painted: -1 });
          else setTimeout(poll, 0);
        };
        go();
@@ -103,10 +107,10 @@ async function main() {
       const id = await pickRow(s, (i + 0.5) / ROUNDS);
       if (!id) throw new Error(`no node row at ${(i + 0.5) / ROUNDS}`);
       const ms = await timeUntilDone(s, "select", "click", id);
-      if (ms < 0) throw new Error(`selecting ${id} did not finish: ${await s.text("#notice")}`);
+      if (ms.done < 0) throw new Error(`selecting ${id} did not finish: ${await s.text("#notice")}`);
       click.push(ms);
       const c = await timeUntilDone(s, "continue", "continue", id);
-      if (c < 0) throw new Error(`continue from ${id} did not finish: ${await s.text("#notice")}`);
+      if (c.done < 0) throw new Error(`continue from ${id} did not finish: ${await s.text("#notice")}`);
       cont.push(c);
     }
     await s.screenshot("bench-interact-100k");
@@ -116,8 +120,10 @@ async function main() {
           session: path.basename(sessionPath),
           bytes: fs.statSync(sessionPath).size,
           status: await s.text("#status-info"),
-          clickToUpdatedMs: stats(click),
-          continueToUpdatedMs: stats(cont),
+          clickToUpdatedMs: stats(click.map((x) => x.done)),
+          clickToPaintedMs: stats(click.map((x) => x.painted)),
+          continueToUpdatedMs: stats(cont.map((x) => x.done)),
+          continueToPaintedMs: stats(cont.map((x) => x.painted)),
           targetMs: 50,
         },
         null,

@@ -197,11 +197,10 @@ async function continueHere(): Promise<void> {
     showSession(nav.session);
     if (nav.composerText !== null) ($("composer") as HTMLTextAreaElement).value = nav.composerText;
     notify(nav.note);
-    if (nav.session.leafId) {
-      if (nav.session.leafRow !== null) graph.setCursor(nav.session.leafRow, false);
-      await select(nav.session.leafId);
-    }
-    await preview();
+    // The new leaf's selection and the budget preview are independent: ask for both at once.
+    const selecting = nav.session.leafId ? select(nav.session.leafId) : Promise.resolve();
+    if (nav.session.leafId && nav.session.leafRow !== null) graph.setCursor(nav.session.leafRow, false);
+    await Promise.all([selecting, preview()]);
     markDone("continue", selectedId);
   } catch (e) {
     report(e);
