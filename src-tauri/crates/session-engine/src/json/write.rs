@@ -1,6 +1,6 @@
 //! Writing: JSON.stringify
 
-use super::utf16::STANDIN_BASE;
+use super::utf16::{units_fast, STANDIN_BASE};
 use super::Value;
 use std::fmt::Write as _;
 
@@ -68,41 +68,10 @@ pub fn stringified_utf16_len(v: &Value) -> usize {
     }
 }
 
-/// The UTF-16 length of a string literal as `JSON.stringify` writes it.
-///
-/// One branch-free pass the compiler vectorizes: each byte adds its share of units (a char's
-/// first byte 1, a continuation byte 0, a 4-byte char's first byte 2, an escaped character its
-/// escape's extra length). Only a string with a char from U+100000 on (first byte 0xF4, where
-/// the lone-surrogate stand-ins live, written as six units) takes the exact pass.
+/// The UTF-16 length of a string literal as `JSON.stringify` writes it: the branch-free count
+/// ([`units_fast`]) unless a char from U+100000 on needs the exact pass (stand-ins: six units).
 fn quoted_utf16_len(s: &str) -> usize {
-    let bytes = s.as_bytes();
-    // Bitwise (not short-circuit) tests and a narrow accumulator per block: no branch per byte.
-    #[inline(always)]
-    fn share(b: u8) -> u8 {
-        let lead = (b < 0x80) as u8 | (b >= 0xC0) as u8;
-        let four = (b >= 0xF0) as u8;
-        let short =
-            (b == b'"') as u8 | (b == b'\\') as u8 | (b == b'\n') as u8 | (b == b'\r') as u8 | (b == b'\t') as u8 | (b == 0x08) as u8 | (b == 0x0C) as u8;
-        let long = (b < 0x20) as u8 & (short ^ 1);
-        lead + four + short + 5 * long
-    }
-    let mut units = 0usize;
-    let mut astral = 0u8;
-    for block in bytes.chunks(8192) {
-        // At most 6 per byte: 49,152 fits in a u16.
-        let mut n = 0u16;
-        let mut four = 0u8;
-        for &b in block {
-            n += share(b) as u16;
-            four |= (b == 0xF4) as u8;
-        }
-        units += n as usize;
-        astral |= four;
-    }
-    if astral == 0 {
-        return 2 + units;
-    }
-    quoted_utf16_len_exact(bytes)
+    units_fast::<true>(s.as_bytes()).map_or_else(|| quoted_utf16_len_exact(s.as_bytes()), |n| n + 2)
 }
 
 fn quoted_utf16_len_exact(bytes: &[u8]) -> usize {
@@ -218,6 +187,7 @@ mod tests {
             let mut w = String::new();
             write_str(&mut w, t);
             assert_eq!(quoted_utf16_len(t), utf16_len(&w), "{t:?} written as {w:?}");
+            assert_eq!(utf16_len(t), super::super::utf16::to_utf16(t).len(), "{t:?}");
         }
         assert_eq!(quoted_utf16_len(lone.as_str().unwrap()), 2 + 1 + 6 + 1);
         let by_chars = |a: &str, b: &str| {
