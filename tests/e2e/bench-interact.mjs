@@ -6,7 +6,8 @@
 // Opens the big session, then measures, each until the UI's state is updated ("updated") and
 // until the next painted frame after that ("painted"):
 //  (1) click on a node of the graph -> detail, context window, context view and timeline
-//      selection updated (`data-select-done` on <body>, set at the end of main.ts's select());
+//      selection updated (`data-select-done` on <body>, set by main.ts's select() once those are
+//      drawn; a summary node's workbench fills in after that and is not counted);
 //  (2) "Continue from here" on a selected node -> leaf moved, graph, detail and preview updated
 //      (`data-continue-done`). Continue writes no session line (Arbor keeps the position in
 //      its own state file), so the session file is only read.
@@ -14,10 +15,8 @@
 
 import path from "node:path";
 import fs from "node:fs";
-import { Session, killAll, startDriver, startXvfb, tempEnv } from "./driver.mjs";
+import { killAll, openBenchSession } from "./driver.mjs";
 
-const agent = process.env.ARBOR_BENCH_AGENT_DIR;
-if (!agent) throw new Error("set ARBOR_BENCH_AGENT_DIR to an agent dir with one big session");
 const ROUNDS = Number(process.env.ARBOR_BENCH_ROUNDS || 12);
 
 const stats = (xs) => {
@@ -88,17 +87,8 @@ const timeUntilDone = (s, what, action, entryId) =>
   );
 
 async function main() {
-  const display = await startXvfb();
-  const { dir, env } = tempEnv("bench-interact");
-  env.PI_CODING_AGENT_DIR = agent;
-  const driver = await startDriver(display, env);
-  const s = await Session.start(driver.base);
+  const { s, dir, sessionPath } = await openBenchSession("bench-interact");
   try {
-    await s.cmd("POST", "/timeouts", { script: 300_000 });
-    await s.waitFor("picker", () => s.exec(`return document.querySelectorAll(".session-card").length > 0`), 300_000);
-    const sessionPath = await s.exec(`return document.querySelector(".session-card").dataset.path`);
-    await s.exec(`document.querySelector(".session-card").click()`);
-    await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length > 0`), 300_000);
     // Let the warm-ups after open (timeline numbers, library indexing) settle.
     await new Promise((r) => setTimeout(r, 8000));
     const click = [];

@@ -14,10 +14,8 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { Session, killAll, startDriver, startXvfb, tempEnv } from "./driver.mjs";
+import { killAll, openBenchSession } from "./driver.mjs";
 
-const agent = process.env.ARBOR_BENCH_AGENT_DIR;
-if (!agent) throw new Error("set ARBOR_BENCH_AGENT_DIR to an agent dir with one big session");
 
 const stats = (xs) => {
   const a = xs.filter((x) => typeof x === "number" && Number.isFinite(x)).sort((x, y) => x - y);
@@ -48,18 +46,8 @@ const timeDraw = (s, how) =>
   );
 
 async function main() {
-  const display = await startXvfb();
-  const { dir, env } = tempEnv("bench-waterfall");
-  env.PI_CODING_AGENT_DIR = agent;
-  const driver = await startDriver(display, env);
-  const s = await Session.start(driver.base);
+  const { s, dir, sessionPath } = await openBenchSession("bench-waterfall");
   try {
-    await s.cmd("POST", "/timeouts", { script: 300_000 });
-    await s.waitFor("picker", () => s.exec(`return document.querySelectorAll(".session-card").length > 0`), 300_000);
-    const sessionPath = await s.exec(`return document.querySelector(".session-card").dataset.path`);
-    await s.exec(`document.querySelector(".session-card").click()`);
-    await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length > 0`), 120_000);
-    await s.waitFor("leaf selected", async () => !!(await s.exec(`return document.getElementById("detail").dataset.entryId`)), 60_000);
     await new Promise((r) => setTimeout(r, 1000));
 
     const first = await timeDraw(s, "tab");

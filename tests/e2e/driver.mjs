@@ -168,6 +168,27 @@ export function tempEnv(tag) {
   return { dir: t, env };
 }
 
+/**
+ * For the benchmarks: the app on the agent dir `ARBOR_BENCH_AGENT_DIR` (one big session), that
+ * session opened from the picker, its graph drawn and its leaf selected.
+ * Returns `{ s, dir, sessionPath }`; end with `s.end()`, `killAll()` and removing `dir`.
+ */
+export async function openBenchSession(tag) {
+  const agent = process.env.ARBOR_BENCH_AGENT_DIR;
+  if (!agent) throw new Error("set ARBOR_BENCH_AGENT_DIR to an agent dir with one big session");
+  const display = await startXvfb();
+  const { dir, env } = tempEnv(tag);
+  env.PI_CODING_AGENT_DIR = agent;
+  const driver = await startDriver(display, env);
+  const s = await Session.start(driver.base);
+  await s.cmd("POST", "/timeouts", { script: 300_000 });
+  await s.waitFor("picker", () => s.exec(`return document.querySelectorAll(".session-card").length > 0`), 300_000);
+  const sessionPath = await s.exec(`return document.querySelector(".session-card").dataset.path`);
+  await s.exec(`document.querySelector(".session-card").click()`);
+  await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length > 0`), 300_000);
+  await s.waitFor("leaf selected", async () => !!(await s.exec(`return document.getElementById("detail").dataset.entryId`)), 60_000);
+  return { s, dir, sessionPath };
+}
 
 /** Wait until the bundled demo session is open and its graph has rows. */
 export async function waitForDemo(s, timeout = 10_000) {

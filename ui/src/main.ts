@@ -143,9 +143,10 @@ async function select(entryId: string): Promise<void> {
     if (applyWindow(sel.window, entryId)) void preview().catch(report);
     $("context").replaceChildren(renderContext(sel.context, (id) => void jumpTo(id)));
     timelineSelected(entryId);
+    // Graph, detail and context are up to date; a summary's workbench fills in after.
+    markDone("select", entryId);
     if (d.entryType === "compaction" || d.entryType === "branch_summary") await showWorkbench($("detail"), d.id, workbenchDeps).catch(report);
     else hideWorkbench();
-    markDone("select", entryId);
   } catch (e) {
     report(e);
   }
