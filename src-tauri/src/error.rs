@@ -139,3 +139,13 @@ fn store_kind_and_hint(e: &session_engine::store::StoreError) -> (ErrorKind, Str
     };
     (kind, hint.to_string())
 }
+
+/// The library crate's errors, every variant by name.
+pub fn lib_err(e: ::library::LibError) -> AppError {
+    use ::library::LibError;
+    match e {
+        LibError::Io { path, message } => AppError::Io { what: format!("reading {}", path.display()), source: std::io::Error::other(message) },
+        LibError::Invalid(m) => AppError::BadInput(m),
+        e @ (LibError::Busy(_) | LibError::Corrupt(_) | LibError::Sqlite(_)) => AppError::Refused(e.to_string()),
+    }
+}

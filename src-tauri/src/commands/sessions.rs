@@ -11,29 +11,11 @@ use tauri::State;
 /// opens when the user has no Pi sessions yet.
 pub const DEMO_SESSION: &[u8] = include_bytes!("../../demo/demo-session.jsonl");
 
+pub use crate::state::describe_open;
 pub use crate::view::session::OpenedSession;
 
 pub fn describe(state: &AppState) -> Result<OpenedSession, AppError> {
     state.with_open(|o| Ok(describe_open(o)))
-}
-
-pub fn describe_open(o: &OpenSession) -> OpenedSession {
-    let s = &o.session;
-    OpenedSession {
-        path: o.path.display().to_string(),
-        name: s.name().map(str::to_string),
-        cwd: s.header().and_then(|h| h.cwd.clone()),
-        is_demo: o.is_demo,
-        entry_count: s.len() as u32,
-        total_rows: o.layout.len() as u32,
-        lanes: o.layout.lanes() as u32,
-        leaf_id: o.leaf.map(|l| s.id(l).to_string()),
-        leaf_row: o.leaf.and_then(|l| o.layout.row_of(l as u32)),
-        file_leaf_id: s.file_leaf().map(|l| s.id(l).to_string()),
-        leaf_moved: o.leaf != s.file_leaf(),
-        diagnostics: s.diagnostics().iter().take(20).map(|d| format!("line {}: {}", d.line, d.message)).collect(),
-        read_only: s.read_only_reason(),
-    }
 }
 
 /// Open `path`, restoring the leaf Arbor remembered for it (if that entry still exists).

@@ -2,6 +2,8 @@
 //! layout, and Arbor's own small state file (remembered leaf per session, recent sessions).
 
 use crate::error::AppError;
+pub mod library;
+
 use crate::view::graph::Folding;
 use serde::{Deserialize, Serialize};
 use session_engine::Session;
@@ -111,5 +113,25 @@ impl ArborStateFile {
         self.recent.retain(|p| p != session_path);
         self.recent.insert(0, session_path.to_string());
         self.recent.truncate(12);
+    }
+}
+
+/// What the UI knows of the open session.
+pub fn describe_open(o: &OpenSession) -> crate::view::session::OpenedSession {
+    let s = &o.session;
+    crate::view::session::OpenedSession {
+        path: o.path.display().to_string(),
+        name: s.name().map(str::to_string),
+        cwd: s.header().and_then(|h| h.cwd.clone()),
+        is_demo: o.is_demo,
+        entry_count: s.len() as u32,
+        total_rows: o.layout.len() as u32,
+        lanes: o.layout.lanes() as u32,
+        leaf_id: o.leaf.map(|l| s.id(l).to_string()),
+        leaf_row: o.leaf.and_then(|l| o.layout.row_of(l as u32)),
+        file_leaf_id: s.file_leaf().map(|l| s.id(l).to_string()),
+        leaf_moved: o.leaf != s.file_leaf(),
+        diagnostics: s.diagnostics().iter().take(20).map(|d| format!("line {}: {}", d.line, d.message)).collect(),
+        read_only: s.read_only_reason(),
     }
 }
