@@ -2,6 +2,7 @@
 //! HTML), so session content can never become markup.
 
 use serde::Serialize;
+use session_engine::blocks::{blocks, Block as ContentBlock};
 use session_engine::json::utf16_len;
 use session_engine::settings::to_pretty;
 use session_engine::{Kind, Session, Value};
@@ -65,19 +66,21 @@ pub struct EntryDetail {
 fn content_blocks(content: &Value, out: &mut Vec<Block>) {
     match content {
         Value::Str(s) => out.push(Block::Text { text: s.clone() }),
-        Value::Arr(items) => {
-            for b in items {
-                let t = b.str_field("type").unwrap_or("");
+        Value::Arr(_) => {
+            for cb in blocks(Some(content)) {
+                let b = cb.value();
                 let s = |k: &str| b.str_field(k).unwrap_or("").to_string();
-                match t {
-                    "text" => out.push(Block::Text { text: s("text") }),
-                    "thinking" => {
+                match cb {
+                    ContentBlock::Text(_) => out.push(Block::Text { text: s("text") }),
+                    ContentBlock::Thinking(_) => {
                         let text = s("thinking");
                         out.push(Block::Thinking { chars: utf16_len(&text) as u32, text })
                     }
-                    "toolCall" => out.push(Block::ToolCall { name: s("name"), arguments_json: b.get("arguments").map(to_pretty).unwrap_or_default() }),
-                    "image" => out.push(Block::Image { mime_type: s("mimeType"), bytes: (utf16_len(&s("data")) * 3 / 4) as u32 }),
-                    _ => out.push(Block::Meta { text: format!("({t} block)") }),
+                    ContentBlock::ToolCall(_) => {
+                        out.push(Block::ToolCall { name: s("name"), arguments_json: b.get("arguments").map(to_pretty).unwrap_or_default() })
+                    }
+                    ContentBlock::Image(_) => out.push(Block::Image { mime_type: s("mimeType"), bytes: (utf16_len(&s("data")) * 3 / 4) as u32 }),
+                    ContentBlock::Other(_) => out.push(Block::Meta { text: format!("({} block)", b.str_field("type").unwrap_or("")) }),
                 }
             }
         }

@@ -1,6 +1,7 @@
 //! Engine session -> session-graph input, and layout rows -> the DTOs the canvas draws.
 
 use serde::Serialize;
+use session_engine::blocks::{blocks, Block};
 use session_engine::context::user_text;
 use session_engine::time::parse_iso_ms;
 use session_engine::{Kind, Session, Value};
@@ -189,12 +190,10 @@ pub fn entry_title(s: &Session, i: usize) -> (String, String) {
             let role = s.role(i).unwrap_or("message").to_string();
             let title = match role.as_str() {
                 "assistant" => {
-                    let blocks = m.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
-                    let parts: Vec<String> = blocks
-                        .iter()
-                        .filter_map(|b| match b.str_field("type") {
-                            Some("text") => b.str_field("text").map(str::to_string),
-                            Some("toolCall") => Some(format!("⚙ {}", b.str_field("name").unwrap_or("tool"))),
+                    let parts: Vec<String> = blocks(m.get("content"))
+                        .filter_map(|b| match b {
+                            Block::Text(_) => b.text().map(str::to_string),
+                            Block::ToolCall(_) => Some(format!("⚙ {}", b.tool_name().unwrap_or("tool"))),
                             _ => None,
                         })
                         .collect();

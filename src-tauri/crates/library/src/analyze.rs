@@ -8,6 +8,7 @@
 //!   id, cwd, name, created, modified, message count, first message, plus the last model.
 //! * [`entry_facts`] and [`outcome`] (phase 2): one row per entry with its full-text body, its status against the
 //!   leaf, and the session's context estimate, branch count and files read / modified.
+use session_engine::blocks::{blocks, Block};
 use session_engine::context::{assistant_usage, context_tokens_of_usage, estimate_tokens};
 use session_engine::json::{self, Value};
 use session_engine::session::{DiagnosticKind, Kind, Session};
@@ -449,20 +450,20 @@ fn message_body(m: &Value, b: &mut Body, f: &mut EntryFacts) {
             }
         }
         Some("assistant") => match m.get("content") {
-            Some(Value::Arr(blocks)) => {
-                for bl in blocks {
-                    match bl.str_field("type") {
-                        Some("text") => {
-                            if let Some(t) = bl.str_field("text") {
+            Some(Value::Arr(_)) => {
+                for bl in blocks(m.get("content")) {
+                    match bl {
+                        Block::Text(_) => {
+                            if let Some(t) = bl.text() {
                                 b.push(t, MAX_BODY);
                             }
                         }
-                        Some("thinking") => {
-                            if let Some(t) = bl.str_field("thinking") {
+                        Block::Thinking(_) => {
+                            if let Some(t) = bl.thinking() {
                                 b.push(t, MAX_PART);
                             }
                         }
-                        Some("toolCall") => {
+                        Block::ToolCall(bl) => {
                             let name = bl.str_field("name").unwrap_or("");
                             b.push(name, 200);
                             if let Some(a) = bl.get("arguments") {
@@ -478,7 +479,7 @@ fn message_body(m: &Value, b: &mut Body, f: &mut EntryFacts) {
                                 }
                             }
                         }
-                        _ => {}
+                        Block::Image(_) | Block::Other(_) => {}
                     }
                 }
             }
@@ -518,13 +519,9 @@ fn message_body(m: &Value, b: &mut Body, f: &mut EntryFacts) {
 fn content_body(c: &Value, b: &mut Body, cap: usize) {
     match c {
         Value::Str(s) => b.push(s, cap),
-        Value::Arr(blocks) => {
-            for bl in blocks {
-                if bl.str_field("type") == Some("text") {
-                    if let Some(t) = bl.str_field("text") {
-                        b.push(t, cap);
-                    }
-                }
+        Value::Arr(_) => {
+            for t in blocks(Some(c)).filter_map(Block::text) {
+                b.push(t, cap);
             }
         }
         other => {

@@ -5,6 +5,7 @@
 //! simulation, the summarizer (and through it the CLI and the app): [`plan_compaction`] →
 //! [`CompactionJob::summarized`] (or [`CompactionJob::from_hook`]) → [`compaction_entry`].
 
+use crate::blocks::{blocks, Block};
 use crate::context::{self, build_context_on_path, estimate_context, estimate_tokens, CompactionSettings};
 use crate::entries;
 use crate::json::{self, obj, Map, Value};
@@ -44,9 +45,9 @@ impl FileOps {
         if m.str_field("role") != Some("assistant") {
             return;
         }
-        let Some(Value::Arr(blocks)) = m.get("content") else { return };
-        for b in blocks {
-            if b.str_field("type") != Some("toolCall") || b.get("name").is_none() {
+        for b in blocks(m.get("content")) {
+            let Block::ToolCall(b) = b else { continue };
+            if b.get("name").is_none() {
                 continue;
             }
             let Some(args) = b.get("arguments").filter(|a| a.truthy()) else { continue };
@@ -151,14 +152,12 @@ fn serialize_llm<'a>(messages: impl Iterator<Item = &'a Value>) -> String {
                 let mut texts: Vec<String> = Vec::new();
                 let mut thinking: Vec<String> = Vec::new();
                 let mut calls: Vec<&Value> = Vec::new();
-                if let Some(Value::Arr(blocks)) = m.get("content") {
-                    for b in blocks {
-                        match b.str_field("type") {
-                            Some("text") => texts.push(text_or_undefined(b.get("text"))),
-                            Some("thinking") => thinking.push(text_or_undefined(b.get("thinking"))),
-                            Some("toolCall") => calls.push(b),
-                            _ => {}
-                        }
+                for b in blocks(m.get("content")) {
+                    match b {
+                        Block::Text(b) => texts.push(text_or_undefined(b.get("text"))),
+                        Block::Thinking(b) => thinking.push(text_or_undefined(b.get("thinking"))),
+                        Block::ToolCall(b) => calls.push(b),
+                        Block::Image(_) | Block::Other(_) => {}
                     }
                 }
                 if !thinking.is_empty() {

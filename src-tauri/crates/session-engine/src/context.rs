@@ -1,6 +1,7 @@
 //! What the model sees: `buildSessionContext` (§8), `convertToLlm` (§8.4), token estimates (§9)
 //! and the automatic compaction check (§10).
 
+use crate::blocks::{blocks, Block};
 use crate::json::{self, obj, Value};
 use crate::session::{Kind, Session};
 use crate::time::parse_iso_ms;
@@ -209,13 +210,14 @@ fn kept_position(s: &Session, path: &[usize], ci: usize, first_kept: &str) -> Op
 pub fn text_blocks_joined(content: &Value, sep: &str) -> String {
     match content {
         Value::Str(s) => s.clone(),
-        Value::Arr(blocks) => blocks
-            .iter()
-            .filter(|b| b.str_field("type") == Some("text"))
-            .map(|b| match b.get("text") {
-                Some(Value::Str(t)) => t.clone(),
-                Some(other) => js_to_string(other),
-                None => "undefined".into(),
+        Value::Arr(_) => blocks(Some(content))
+            .filter_map(|b| match b {
+                Block::Text(b) => Some(match b.get("text") {
+                    Some(Value::Str(t)) => t.clone(),
+                    Some(other) => js_to_string(other),
+                    None => "undefined".into(),
+                }),
+                _ => None,
             })
             .collect::<Vec<_>>()
             .join(sep),
@@ -383,14 +385,13 @@ pub fn estimate_chars(m: &Value) -> Option<EstimateChars> {
     let content = |image: f64| -> f64 {
         match m.get("content") {
             Some(Value::Str(s)) => json::utf16_len(s) as f64,
-            Some(Value::Arr(blocks)) => {
+            Some(Value::Arr(_)) => {
                 let mut n = 0.0;
-                for b in blocks {
-                    if b.str_field("type") == Some("text") && b.get("text").is_some_and(Value::truthy) {
-                        n += len16(b.get("text"));
-                    }
-                    if b.str_field("type") == Some("image") {
-                        n += image;
+                for b in blocks(m.get("content")) {
+                    match b {
+                        Block::Text(b) if b.get("text").is_some_and(Value::truthy) => n += len16(b.get("text")),
+                        Block::Image(_) => n += image,
+                        _ => {}
                     }
                 }
                 n
@@ -401,20 +402,18 @@ pub fn estimate_chars(m: &Value) -> Option<EstimateChars> {
     match m.str_field("role") {
         Some("user") => c.user = content(0.0),
         Some("assistant") => {
-            if let Some(Value::Arr(blocks)) = m.get("content") {
-                for b in blocks {
-                    match b.str_field("type") {
-                        Some("text") => c.assistant_text += len16(b.get("text")),
-                        Some("thinking") => c.thinking += len16(b.get("thinking")),
-                        Some("toolCall") => {
-                            c.tool_calls += len16(b.get("name"));
-                            c.tool_calls += match b.get("arguments") {
-                                Some(a) => json::stringified_utf16_len(a) as f64,
-                                None => 0.0,
-                            };
-                        }
-                        _ => {}
+            for b in blocks(m.get("content")) {
+                match b {
+                    Block::Text(b) => c.assistant_text += len16(b.get("text")),
+                    Block::Thinking(b) => c.thinking += len16(b.get("thinking")),
+                    Block::ToolCall(b) => {
+                        c.tool_calls += len16(b.get("name"));
+                        c.tool_calls += match b.get("arguments") {
+                            Some(a) => json::stringified_utf16_len(a) as f64,
+                            None => 0.0,
+                        };
                     }
+                    Block::Image(_) | Block::Other(_) => {}
                 }
             }
         }

@@ -11,6 +11,7 @@
 //! The output streams: each entry's line is parsed on its own (the session's DOM cache is not
 //! filled) and written before the next one, so a 264 MB session is held once, as its bytes.
 
+use crate::blocks::{blocks, Block};
 use crate::context::{build_context, estimate_context, js_to_string};
 use crate::json::{self, Value};
 use crate::session::{Kind, Session};
@@ -164,13 +165,12 @@ fn content_text(content: Option<&Value>) -> Cow<'_, str> {
     match content {
         Some(Value::Str(s)) => Cow::Borrowed(s),
         // The common tool result: one text block, shown without a copy.
-        Some(Value::Arr(blocks)) if blocks.len() == 1 && blocks[0].str_field("type") == Some("text") && blocks[0].str_field("text").is_some() => {
-            Cow::Borrowed(blocks[0].str_field("text").unwrap_or(""))
-        }
-        Some(Value::Arr(blocks)) => blocks
-            .iter()
-            .filter(|b| b.str_field("type") == Some("text"))
-            .map(|b| b.get("text").map(|t| t.as_str().map(str::to_string).unwrap_or_else(|| js_to_string(t))).unwrap_or_default())
+        Some(Value::Arr(list)) if list.len() == 1 && Block::of(&list[0]).text().is_some() => Cow::Borrowed(Block::of(&list[0]).text().unwrap_or("")),
+        Some(Value::Arr(_)) => blocks(content)
+            .filter_map(|b| match b {
+                Block::Text(b) => Some(b.get("text").map(|t| t.as_str().map(str::to_string).unwrap_or_else(|| js_to_string(t))).unwrap_or_default()),
+                _ => None,
+            })
             .collect::<Vec<_>>()
             .join("\n")
             .into(),
@@ -534,23 +534,22 @@ fn parts_of<'a>(s: &'a Session, idx: usize, v: &'a Value) -> (String, Vec<Part<'
                     push_content(&mut parts, m.get("content"));
                 }
                 "assistant" => {
-                    if let Some(Value::Arr(blocks)) = m.get("content") {
-                        for b in blocks {
-                            match b.str_field("type") {
-                                Some("text") => {
-                                    if let Some(t) = b.str_field("text") {
-                                        parts.push(Part::Text(t));
-                                    }
+                    for b in blocks(m.get("content")) {
+                        match b {
+                            Block::Text(_) => {
+                                if let Some(t) = b.text() {
+                                    parts.push(Part::Text(t));
                                 }
-                                Some("thinking") => {
-                                    parts.push(Part::Folded { title: "thinking".into(), body: Cow::Borrowed(b.str_field("thinking").unwrap_or("")) })
+                            }
+                            Block::Thinking(_) => parts.push(Part::Folded { title: "thinking".into(), body: Cow::Borrowed(b.thinking().unwrap_or("")) }),
+                            Block::ToolCall(_) => parts.push(Part::Folded {
+                                title: format!("tool call: {}", preview(b.tool_name().unwrap_or("?"), 60)),
+                                body: b.arguments().map(tool_args).unwrap_or_default().into(),
+                            }),
+                            Block::Image(v) | Block::Other(v) => {
+                                if let Some(other) = v.str_field("type") {
+                                    parts.push(Part::Meta(format!("[{} block]", preview(other, 30))));
                                 }
-                                Some("toolCall") => parts.push(Part::Folded {
-                                    title: format!("tool call: {}", preview(b.str_field("name").unwrap_or("?"), 60)),
-                                    body: b.get("arguments").map(tool_args).unwrap_or_default().into(),
-                                }),
-                                Some(other) => parts.push(Part::Meta(format!("[{} block]", preview(other, 30)))),
-                                None => {}
                             }
                         }
                     }
@@ -577,8 +576,8 @@ fn parts_of<'a>(s: &'a Session, idx: usize, v: &'a Value) -> (String, Vec<Part<'
                 "toolResult" => {
                     let err = if m.get("isError").is_some_and(Value::truthy) { " (error)" } else { "" };
                     let mut body = content_text(m.get("content"));
-                    if let Some(Value::Arr(blocks)) = m.get("content") {
-                        for b in blocks.iter().filter(|b| b.str_field("type") == Some("image")) {
+                    for b in blocks(m.get("content")) {
+                        if let Block::Image(b) = b {
                             body.to_mut().push_str(&format!("\n[image {}]", b.str_field("mimeType").unwrap_or("")));
                         }
                     }
@@ -643,17 +642,20 @@ fn parts_of<'a>(s: &'a Session, idx: usize, v: &'a Value) -> (String, Vec<Part<'
 fn push_content<'a>(parts: &mut Vec<Part<'a>>, content: Option<&'a Value>) {
     match content {
         Some(Value::Str(t)) => parts.push(Part::Text(t)),
-        Some(Value::Arr(blocks)) => {
-            for b in blocks {
-                match b.str_field("type") {
-                    Some("text") => {
-                        if let Some(t) = b.str_field("text") {
+        Some(Value::Arr(_)) => {
+            for b in blocks(content) {
+                match b {
+                    Block::Text(_) => {
+                        if let Some(t) = b.text() {
                             parts.push(Part::Text(t));
                         }
                     }
-                    Some("image") => parts.push(Part::Meta(format!("[image {}]", b.str_field("mimeType").unwrap_or("")))),
-                    Some(other) => parts.push(Part::Meta(format!("[{} block]", preview(other, 30)))),
-                    None => {}
+                    Block::Image(v) => parts.push(Part::Meta(format!("[image {}]", v.str_field("mimeType").unwrap_or("")))),
+                    Block::Thinking(v) | Block::ToolCall(v) | Block::Other(v) => {
+                        if let Some(other) = v.str_field("type") {
+                            parts.push(Part::Meta(format!("[{} block]", preview(other, 30))));
+                        }
+                    }
                 }
             }
         }

@@ -6,6 +6,7 @@
 //! model sees, [`compaction::prepare_compaction`] what a compaction would do, and
 //! [`branch::collect_branch_entries`] what a navigation would summarize.
 
+pub mod blocks;
 pub mod branch;
 pub mod chunk;
 pub mod compaction;

@@ -5,6 +5,7 @@
 //! definitions for). Thinking blocks are left out; images become a placeholder.
 use crate::provider::{Role, Turn};
 use crate::run::wire_text;
+use session_engine::blocks::{blocks, Block};
 use session_engine::json::{self, Value};
 
 pub const SYSTEM: &str = "You are continuing a coding session that was recorded by the Pi coding agent and is now viewed in Arbor. \
@@ -14,11 +15,10 @@ Answer in text; when a step needs a tool, say exactly what to run or change.";
 fn text_blocks(content: Option<&Value>, sep: &str) -> String {
     match content {
         Some(Value::Str(s)) => s.clone(),
-        Some(Value::Arr(blocks)) => blocks
-            .iter()
-            .filter_map(|b| match b.str_field("type") {
-                Some("text") => b.str_field("text").map(str::to_string),
-                Some("image") => Some("[image omitted]".to_string()),
+        Some(Value::Arr(_)) => blocks(content)
+            .filter_map(|b| match b {
+                Block::Text(_) => b.text().map(str::to_string),
+                Block::Image(_) => Some("[image omitted]".to_string()),
                 _ => None,
             })
             .collect::<Vec<_>>()
@@ -58,13 +58,11 @@ pub fn to_turns(messages: &[Value]) -> Vec<Turn> {
             Some("user") => push(Role::User, text_blocks(m.get("content"), "")),
             Some("assistant") => {
                 let mut parts = Vec::new();
-                if let Some(Value::Arr(blocks)) = m.get("content") {
-                    for b in blocks {
-                        match b.str_field("type") {
-                            Some("text") => parts.push(b.str_field("text").unwrap_or("").to_string()),
-                            Some("toolCall") => parts.push(tool_call_text(b)),
-                            _ => {}
-                        }
+                for b in blocks(m.get("content")) {
+                    match b {
+                        Block::Text(_) => parts.push(b.text().unwrap_or("").to_string()),
+                        Block::ToolCall(b) => parts.push(tool_call_text(b)),
+                        Block::Thinking(_) | Block::Image(_) | Block::Other(_) => {}
                     }
                 }
                 if m.str_field("stopReason") == Some("error") {

@@ -5,6 +5,7 @@
 //! What it extracts: the user's requests and stated constraints, completed edits and commands,
 //! errors, exact paths, and the last stated next step. It never invents decisions; sections it
 //! cannot fill say "(none)".
+use session_engine::blocks::{blocks, Block};
 use session_engine::json::Value;
 
 /// Which summary is being produced (same kinds as the model calls).
@@ -113,16 +114,16 @@ impl Facts {
                     f.last_request_open = true;
                 }
                 Some("assistant") => {
-                    if let Some(Value::Arr(blocks)) = m.get("content") {
+                    if let Some(Value::Arr(_)) = m.get("content") {
                         let mut texts = String::new();
-                        for b in blocks {
-                            match b.str_field("type") {
-                                Some("toolCall") => f.tool_call(b),
-                                Some("text") => {
-                                    texts.push_str(b.str_field("text").unwrap_or(""));
+                        for b in blocks(m.get("content")) {
+                            match b {
+                                Block::ToolCall(b) => f.tool_call(b),
+                                Block::Text(_) => {
+                                    texts.push_str(b.text().unwrap_or(""));
                                     texts.push('\n');
                                 }
-                                _ => {}
+                                Block::Thinking(_) | Block::Image(_) | Block::Other(_) => {}
                             }
                         }
                         if let Some(n) = sentences(&texts).into_iter().rev().find(|s| {
@@ -201,9 +202,7 @@ impl Facts {
 fn text_of(content: Option<&Value>) -> String {
     match content {
         Some(Value::Str(s)) => s.clone(),
-        Some(Value::Arr(blocks)) => {
-            blocks.iter().filter(|b| b.str_field("type") == Some("text")).filter_map(|b| b.str_field("text")).collect::<Vec<_>>().join("")
-        }
+        Some(Value::Arr(_)) => blocks(content).filter_map(Block::text).collect::<Vec<_>>().join(""),
         _ => String::new(),
     }
 }

@@ -1,4 +1,5 @@
 use super::{leaf_arg, open_session, preview, CmdResult};
+use session_engine::blocks::{blocks, Block};
 use session_engine::context::{build_context, estimate_context, estimate_tokens, should_compact, CompactionSettings};
 use session_engine::json::Value;
 use std::fmt::Write as _;
@@ -9,18 +10,14 @@ pub fn message_text(m: &Value) -> String {
         Some("user") | Some("custom") | Some("toolResult") => session_engine::context::user_text(m.get("content").unwrap_or(&Value::Null)),
         Some("assistant") => {
             let mut parts = Vec::new();
-            if let Some(Value::Arr(blocks)) = m.get("content") {
-                for b in blocks {
-                    match b.str_field("type") {
-                        Some("text") => parts.push(b.str_field("text").unwrap_or("").to_string()),
-                        Some("thinking") => parts.push(format!("(thinking) {}", b.str_field("thinking").unwrap_or(""))),
-                        Some("toolCall") => parts.push(format!(
-                            "→ {}({})",
-                            b.str_field("name").unwrap_or("?"),
-                            b.get("arguments").map(session_engine::json::to_string).unwrap_or_default()
-                        )),
-                        _ => {}
+            for b in blocks(m.get("content")) {
+                match b {
+                    Block::Text(_) => parts.push(b.text().unwrap_or("").to_string()),
+                    Block::Thinking(_) => parts.push(format!("(thinking) {}", b.thinking().unwrap_or(""))),
+                    Block::ToolCall(_) => {
+                        parts.push(format!("→ {}({})", b.tool_name().unwrap_or("?"), b.arguments().map(session_engine::json::to_string).unwrap_or_default()))
                     }
+                    Block::Image(_) | Block::Other(_) => {}
                 }
             }
             parts.join(" ")

@@ -28,6 +28,7 @@ use super::diff::{self, units, Moved};
 use super::parse::{parse, SectionRole, Summary};
 use super::span::span_indices;
 use super::words;
+use crate::blocks::{blocks, Block};
 use crate::context;
 use crate::json::Value;
 use crate::session::{Kind, Session};
@@ -552,11 +553,8 @@ pub fn retention(s: &Session, idx: usize, summary_text: &str) -> Retention {
                 let Some(m) = s.message(e) else { continue };
                 match role {
                     Some("assistant") => {
-                        let Some(Value::Arr(blocks)) = m.get("content") else { continue };
-                        for b in blocks {
-                            if b.str_field("type") != Some("toolCall") {
-                                continue;
-                            }
+                        for b in blocks(m.get("content")) {
+                            let Block::ToolCall(b) = b else { continue };
                             let Some(args) = b.get("arguments") else { continue };
                             match b.str_field("name") {
                                 Some("read" | "write" | "edit") => {
