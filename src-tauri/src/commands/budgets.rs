@@ -2,29 +2,11 @@
 
 use crate::error::{AppError, IpcResult};
 use crate::state::AppState;
+pub use crate::view::budgets::CompactionPreview;
 use crate::view::budgets::{self, BudgetSettings, Budgets, SettingsScope};
-use serde::Serialize;
 use session_engine::compaction::prepare_compaction;
 use session_engine::context::{context_message, estimate_tokens, CompactionSettings};
-use specta::Type;
 use tauri::State;
-
-#[derive(Debug, Clone, Serialize, Type)]
-#[serde(rename_all = "camelCase")]
-pub struct CompactionPreview {
-    /// Why Pi would refuse (e.g. already compacted); the other fields are then zero.
-    pub refusal: Option<String>,
-    pub first_kept_id: Option<String>,
-    pub first_kept_row: Option<u32>,
-    pub is_split_turn: bool,
-    pub tokens_before: u32,
-    pub tokens_to_summarize: u32,
-    pub tokens_kept: u32,
-    pub threshold: u32,
-    pub over_threshold: bool,
-    /// Rows of the layout after the preview (a cut inside a folded run unfolds it).
-    pub total_rows: u32,
-}
 
 fn cwd(state: &AppState) -> Option<String> {
     state.with_open(|o| Ok(o.session.header().and_then(|h| h.cwd.clone()))).ok().flatten()

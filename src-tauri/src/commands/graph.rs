@@ -3,19 +3,9 @@
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, OpenSession};
 use crate::view::detail::{entry_detail, EntryDetail, Selection};
-use crate::view::graph::{self, GraphRow, SearchHit};
-use serde::Serialize;
-use specta::Type;
+pub use crate::view::graph::GraphWindow;
+use crate::view::graph::{self, SearchHit};
 use tauri::State;
-
-#[derive(Debug, Clone, Serialize, Type)]
-#[serde(rename_all = "camelCase")]
-pub struct GraphWindow {
-    pub start: u32,
-    pub total_rows: u32,
-    pub lanes: u32,
-    pub rows: Vec<GraphRow>,
-}
 
 fn idx_of(o: &OpenSession, entry_id: &str) -> Result<usize, AppError> {
     o.session.index_of(entry_id).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))

@@ -5,20 +5,12 @@
 //! `open_session`, so a missing or non-session file gives the usual error and nothing is lost.
 
 use crate::error::IpcResult;
-use serde::Serialize;
-use specta::Type;
+pub use crate::view::session::LaunchRequest;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tauri::ipc::Channel;
 use tauri::State;
-
-/// A file to open, from a second launch of `arbor FILE`.
-#[derive(Debug, Clone, Serialize, Type, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct LaunchRequest {
-    pub path: String,
-}
 
 /// Where requests go once the UI has subscribed; `false` means the receiver is gone.
 pub type LaunchSink = Arc<dyn Fn(LaunchRequest) -> bool + Send + Sync>;

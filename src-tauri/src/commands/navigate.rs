@@ -5,21 +5,11 @@ use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile};
 use crate::view::context::{context_view, ContextView};
 use crate::view::graph;
-use serde::Serialize;
+pub use crate::view::session::Navigation;
 use session_engine::branch::navigation_target;
 use session_engine::store::{append_entry_planned, SessionLock};
 use session_engine::{entries, time};
-use specta::Type;
 use tauri::State;
-
-#[derive(Debug, Clone, Serialize, Type)]
-#[serde(rename_all = "camelCase")]
-pub struct Navigation {
-    pub session: OpenedSession,
-    /// Pi's rule: navigating to a user message puts its text back into the composer.
-    pub composer_text: Option<String>,
-    pub note: String,
-}
 
 /// Move Arbor's leaf to `entry_id` by Pi's rule and remember it in Arbor's state file.
 pub fn continue_from(state: &AppState, entry_id: &str) -> Result<Navigation, AppError> {

@@ -10,7 +10,8 @@ use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile};
 use crate::view::budgets::Budgets;
 use crate::view::graph;
-use serde::{Deserialize, Serialize};
+pub use crate::view::summarize::{AutoCompactionInfo, CompactResult, NavigateResult, ProgressKind, SendResult, SummaryCall, SummaryProgress};
+use serde::Deserialize;
 use session_engine::context::CompactionSettings;
 use specta::Type;
 use std::path::PathBuf;
@@ -21,44 +22,6 @@ use summarizer::session_ops::{compact_file, continue_session, navigate_file, Con
 use summarizer::{CancellationToken, Progress, ProgressFn};
 use tauri::ipc::Channel;
 use tauri::State;
-
-/// What a progress event reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
-#[serde(rename_all = "camelCase")]
-pub enum ProgressKind {
-    /// A call starts (`attempt` > 1: a retry).
-    Attempt,
-    /// A call failed and is retried after `delayMs` (`message` says why).
-    Retrying,
-    /// Streamed text (`delta`, `chars`).
-    Text,
-}
-
-/// Which call streamed the text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
-#[serde(rename_all = "camelCase")]
-pub enum SummaryCall {
-    History,
-    TurnPrefix,
-    Branch,
-    /// The composer's reply.
-    Reply,
-}
-
-/// One progress event for the UI.
-#[derive(Debug, Clone, Serialize, Type)]
-#[serde(rename_all = "camelCase")]
-pub struct SummaryProgress {
-    pub kind: ProgressKind,
-    /// For `text`.
-    pub call: Option<SummaryCall>,
-    pub attempt: Option<u32>,
-    pub delay_ms: Option<u32>,
-    /// Bytes streamed so far (text), or a sentence (retrying, stage).
-    pub chars: Option<u32>,
-    pub delta: Option<String>,
-    pub message: Option<String>,
-}
 
 impl SummaryProgress {
     fn from_progress(p: Progress) -> SummaryProgress {
@@ -226,21 +189,6 @@ fn adopt(state: &AppState, path: &PathBuf, leaf_id: Option<&str>) -> Result<Open
     Ok(dto)
 }
 
-#[derive(Debug, Clone, Serialize, Type)]
-#[serde(rename_all = "camelCase")]
-pub struct CompactResult {
-    pub session: OpenedSession,
-    pub entry_id: String,
-    pub summary: String,
-    pub tokens_before: u32,
-    pub tokens_after: u32,
-    pub offline: bool,
-    pub from_hook: bool,
-    /// "offline summarizer" or "openai gpt-4o-mini".
-    pub summarizer: String,
-    pub notices: Vec<String>,
-}
-
 fn describe_choice(c: &ModelChoice) -> String {
     if c.provider == "offline" {
         "offline summarizer".into()
@@ -274,16 +222,6 @@ pub async fn compact(
         summarizer: describe_choice(&c.choice),
         notices: c.notices,
     })
-}
-
-#[derive(Debug, Clone, Serialize, Type)]
-#[serde(rename_all = "camelCase")]
-pub struct NavigateResult {
-    pub navigation: Navigation,
-    /// The appended branch summary, if any (none when the branch left was empty).
-    pub summary_entry_id: Option<String>,
-    pub summary: Option<String>,
-    pub offline: bool,
 }
 
 /// "Continue from here" with a choice: no summary, summarize the branch left, or summarize with
@@ -322,28 +260,6 @@ pub async fn navigate(
         summary: done.summary.map(|s| s.summary),
         offline: matches!(c.backend, Backend::Offline),
     })
-}
-
-#[derive(Debug, Clone, Serialize, Type)]
-#[serde(rename_all = "camelCase")]
-pub struct AutoCompactionInfo {
-    /// "threshold" | "overflow".
-    pub reason: String,
-    pub entry_id: String,
-    pub tokens_before: u32,
-}
-
-#[derive(Debug, Clone, Serialize, Type)]
-#[serde(rename_all = "camelCase")]
-pub struct SendResult {
-    pub session: OpenedSession,
-    pub user_entry_id: String,
-    pub assistant_entry_id: String,
-    pub reply: String,
-    pub input_tokens: u32,
-    pub output_tokens: u32,
-    pub compactions: Vec<AutoCompactionInfo>,
-    pub context_window: u32,
 }
 
 /// The composer: sends `text` at Arbor's leaf to the chosen model and appends the reply (with

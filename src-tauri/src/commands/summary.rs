@@ -7,17 +7,16 @@
 //! the session is not reopened.
 
 use super::keys::{env_base_url, ModelChoice, SummarizerState};
-use super::sessions::{describe_open, OpenedSession};
+use super::sessions::describe_open;
 use super::summarize::{channel_progress, Running, SummaryProgress};
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile, OpenSession};
 use crate::view::graph;
-use crate::view::summary::{diff_view, retention_view, sections_of, summary_view, MarkerFactsView, RetentionView, SectionView, SummaryDiffView, SummaryView};
-use serde::Serialize;
+use crate::view::summary::{diff_view, retention_view, sections_of, summary_view, MarkerFactsView, SummaryDiffView, SummaryView};
+pub use crate::view::summary::{ResummaryView, SummaryWrite};
 use session_engine::session::Extend;
 use session_engine::summary as sm;
 use session_engine::{time, Session};
-use specta::Type;
 use summarizer::resummarize::{plan_resummarize, resummarize as run_resummarize};
 use summarizer::run::Backend;
 use summarizer::ProgressFn;
@@ -48,20 +47,6 @@ pub fn diff(state: &AppState, from_id: &str, to_id: &str) -> Result<SummaryDiffV
         let text = |i: usize| o.session.value(i).str_field("summary").unwrap_or("").to_string();
         Ok(diff_view(Some(from_id.to_string()), Some(to_id.to_string()), &text(a), &text(b)))
     })
-}
-
-/// What the UI refreshes after an edit or a revert.
-#[derive(Debug, Clone, Serialize, Type)]
-#[serde(rename_all = "camelCase")]
-pub struct SummaryWrite {
-    pub session: OpenedSession,
-    /// The appended compaction entry (now Arbor's and Pi's leaf).
-    pub entry_id: String,
-    /// The entry it edits (or reverts).
-    pub edited_from: String,
-    pub view: SummaryView,
-    /// False when the OS did not confirm the data reached the disk.
-    pub synced: bool,
 }
 
 type BuildEntry<'a> = dyn FnOnce(&Session, usize, Option<usize>, &str, &str) -> Result<session_engine::Value, String> + 'a;
@@ -121,24 +106,6 @@ pub fn save_edit(state: &AppState, entry_id: &str, text: &str, now_ms: i64, id: 
 /// Appends a revert of edited compaction `entry_id` to its original text.
 pub fn revert(state: &AppState, entry_id: &str, now_ms: i64, id: Option<&str>) -> Result<SummaryWrite, AppError> {
     append_version(state, entry_id, now_ms, id, Box::new(sm::revert_entry))
-}
-
-/// An alternative summary of the same span, written nowhere.
-#[derive(Debug, Clone, Serialize, Type)]
-#[serde(rename_all = "camelCase")]
-pub struct ResummaryView {
-    pub entry_id: String,
-    pub text: String,
-    pub sections: Vec<SectionView>,
-    /// Existing summary → alternative.
-    pub diff: SummaryDiffView,
-    pub retention_existing: RetentionView,
-    pub retention_new: RetentionView,
-    /// "offline summarizer" or "openai gpt-4o-mini".
-    pub summarizer: String,
-    pub offline: bool,
-    pub elapsed_ms: f64,
-    pub notices: Vec<String>,
 }
 
 /// Re-summarizes the span of `entry_id` with `provider`/`model` (None: the model chosen in the

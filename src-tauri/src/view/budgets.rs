@@ -95,3 +95,20 @@ pub fn save(scope: SettingsScope, agent_dir: &Path, cwd: Option<&str>, b: &Budge
     write_setting(&path, "branchSummary", "reserveTokens", Value::Num(b.branch_reserve_tokens as f64))?;
     load(scope, agent_dir, cwd)
 }
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionPreview {
+    /// Why Pi would refuse (e.g. already compacted); the other fields are then zero.
+    pub refusal: Option<String>,
+    pub first_kept_id: Option<String>,
+    pub first_kept_row: Option<u32>,
+    pub is_split_turn: bool,
+    pub tokens_before: u32,
+    pub tokens_to_summarize: u32,
+    pub tokens_kept: u32,
+    pub threshold: u32,
+    pub over_threshold: bool,
+    /// Rows of the layout after the preview (a cut inside a folded run unfolds it).
+    pub total_rows: u32,
+}

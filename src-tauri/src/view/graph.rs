@@ -291,3 +291,12 @@ pub fn search(s: &Session, l: &Layout, query: &str, limit: usize) -> Vec<SearchH
     hits.sort_by_key(|h| h.row);
     hits
 }
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphWindow {
+    pub start: u32,
+    pub total_rows: u32,
+    pub lanes: u32,
+    pub rows: Vec<GraphRow>,
+}

@@ -7,6 +7,7 @@ pub mod export;
 pub mod graph;
 pub mod library;
 pub mod session;
+pub mod summarize;
 pub mod summary;
 pub mod timeline;
 pub mod window;

@@ -23,3 +23,19 @@ pub struct OpenedSession {
     /// Why the file opens read-only (legacy or newer format, cycles); `None` when writable.
     pub read_only: Option<String>,
 }
+
+/// A file to open, from a second launch of `arbor FILE`.
+#[derive(Debug, Clone, Serialize, Type, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct LaunchRequest {
+    pub path: String,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct Navigation {
+    pub session: OpenedSession,
+    /// Pi's rule: navigating to a user message puts its text back into the composer.
+    pub composer_text: Option<String>,
+    pub note: String,
+}

@@ -2,6 +2,7 @@
 //! diff, check, history) turned into specta types, plus the per-compaction marker facts the
 //! graph shows (drop-alarm count, retention score), cached per entry id.
 
+use crate::view::session::OpenedSession;
 use serde::Serialize;
 use session_engine::summary::{self as sm, Summary};
 use session_engine::{Kind, Session, Value};
@@ -478,4 +479,36 @@ pub struct MarkerFactsView {
     pub dropped: u32,
     pub retained: u32,
     pub facts: u32,
+}
+
+/// What the UI refreshes after an edit or a revert.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryWrite {
+    pub session: OpenedSession,
+    /// The appended compaction entry (now Arbor's and Pi's leaf).
+    pub entry_id: String,
+    /// The entry it edits (or reverts).
+    pub edited_from: String,
+    pub view: SummaryView,
+    /// False when the OS did not confirm the data reached the disk.
+    pub synced: bool,
+}
+
+/// An alternative summary of the same span, written nowhere.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ResummaryView {
+    pub entry_id: String,
+    pub text: String,
+    pub sections: Vec<SectionView>,
+    /// Existing summary → alternative.
+    pub diff: SummaryDiffView,
+    pub retention_existing: RetentionView,
+    pub retention_new: RetentionView,
+    /// "offline summarizer" or "openai gpt-4o-mini".
+    pub summarizer: String,
+    pub offline: bool,
+    pub elapsed_ms: f64,
+    pub notices: Vec<String>,
 }

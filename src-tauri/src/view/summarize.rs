@@ -1,0 +1,90 @@
+//! Results of the summarize commands (compaction, navigation with a summary, the composer) and
+//! their progress events, as the UI receives them.
+use crate::view::session::{Navigation, OpenedSession};
+use serde::Serialize;
+use specta::Type;
+
+/// What a progress event reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub enum ProgressKind {
+    /// A call starts (`attempt` > 1: a retry).
+    Attempt,
+    /// A call failed and is retried after `delayMs` (`message` says why).
+    Retrying,
+    /// Streamed text (`delta`, `chars`).
+    Text,
+}
+
+/// Which call streamed the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub enum SummaryCall {
+    History,
+    TurnPrefix,
+    Branch,
+    /// The composer's reply.
+    Reply,
+}
+
+/// One progress event for the UI.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryProgress {
+    pub kind: ProgressKind,
+    /// For `text`.
+    pub call: Option<SummaryCall>,
+    pub attempt: Option<u32>,
+    pub delay_ms: Option<u32>,
+    /// Bytes streamed so far (text), or a sentence (retrying, stage).
+    pub chars: Option<u32>,
+    pub delta: Option<String>,
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactResult {
+    pub session: OpenedSession,
+    pub entry_id: String,
+    pub summary: String,
+    pub tokens_before: u32,
+    pub tokens_after: u32,
+    pub offline: bool,
+    pub from_hook: bool,
+    /// "offline summarizer" or "openai gpt-4o-mini".
+    pub summarizer: String,
+    pub notices: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct NavigateResult {
+    pub navigation: Navigation,
+    /// The appended branch summary, if any (none when the branch left was empty).
+    pub summary_entry_id: Option<String>,
+    pub summary: Option<String>,
+    pub offline: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct AutoCompactionInfo {
+    /// "threshold" | "overflow".
+    pub reason: String,
+    pub entry_id: String,
+    pub tokens_before: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SendResult {
+    pub session: OpenedSession,
+    pub user_entry_id: String,
+    pub assistant_entry_id: String,
+    pub reply: String,
+    pub input_tokens: u32,
+    pub output_tokens: u32,
+    pub compactions: Vec<AutoCompactionInfo>,
+    pub context_window: u32,
+}
