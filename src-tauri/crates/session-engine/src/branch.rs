@@ -61,33 +61,6 @@ pub fn branch_message(s: &Session, idx: usize) -> Option<Value> {
     }
 }
 
-/// The entries [`prepare_branch_entries`] will most likely parse, for [`Session::parse_ahead`]:
-/// every branch summary (their file lists are read), and from the newest entry back the
-/// messages whose lines add up to four bytes per token of `budget` (a token is estimated as
-/// four characters, and each character is at least one byte of the line). Only a guess that
-/// saves time: the preparation parses whatever else it needs on its own.
-fn summary_prefetch(s: &Session, entries: &[usize], budget: f64) -> Vec<usize> {
-    let mut out: Vec<usize> = entries.iter().copied().filter(|&e| s.kind(e) == Kind::BranchSummary).collect();
-    let limit = if budget > 0.0 { (budget * 4.0) as u64 } else { u64::MAX };
-    let mut bytes = 0u64;
-    for &e in entries.iter().rev() {
-        if bytes >= limit {
-            break;
-        }
-        let wanted = match s.kind(e) {
-            Kind::Message => s.role(e) != Some("toolResult"),
-            Kind::CustomMessage | Kind::Compaction => true,
-            _ => false,
-        };
-        if wanted {
-            let en = s.entry(e);
-            bytes += en.end - en.start + 1;
-            out.push(e);
-        }
-    }
-    out
-}
-
 #[derive(Clone, Debug, PartialEq)]
 pub struct BranchPreparation {
     /// Selected messages, oldest first, with their entries.
@@ -137,7 +110,6 @@ pub struct BranchSummary {
 /// `prepareBranchEntries(entries, budget)` (§13.2); budget 0 = unlimited.
 pub fn prepare_branch_entries(s: &Session, entries: &[usize], budget: f64) -> BranchPreparation {
     let mut ops = FileOps::default();
-    s.parse_ahead(&summary_prefetch(s, entries, budget));
     for &e in entries {
         if s.kind(e) == Kind::BranchSummary {
             let v = s.value(e);
