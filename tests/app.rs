@@ -65,7 +65,7 @@ fn continue_from_user_message_moves_leaf_to_parent_and_is_remembered() {
     // A user message that is not on the active path.
     let w = graph::window(&e.state, 0, opened.total_rows).unwrap();
     let target = w.rows.iter().find(|r| r.kind == "user" && !r.marks.iter().any(|m| m == "active")).expect("an off-path user message");
-    let detail = graph::detail(&e.state, &target.entry_id).unwrap();
+    let detail = graph::select(&e.state, &target.entry_id, 16_384, true).unwrap().detail;
     let nav = navigate::continue_from(&e.state, &target.entry_id).unwrap();
     assert_eq!(nav.session.leaf_id, detail.parent_id, "leaf = parent of the user message");
     assert!(nav.composer_text.as_deref().is_some_and(|t| !t.is_empty()));
@@ -105,9 +105,9 @@ fn label_is_an_appended_entry_and_clears() {
     assert_eq!(v["label"], "checkpoint");
     assert_eq!(v["parentId"], target.as_str());
     assert_eq!(v["timestamp"], "2025-02-19T21:20:00.000Z");
-    assert_eq!(graph::detail(&e.state, &target).unwrap().label.as_deref(), Some("checkpoint"));
+    assert_eq!(graph::select(&e.state, &target, 16_384, true).unwrap().detail.label.as_deref(), Some("checkpoint"));
     navigate::set_label(&e.state, &target, None, 1_740_000_001_000, None).unwrap();
-    assert_eq!(graph::detail(&e.state, &target).unwrap().label, None);
+    assert_eq!(graph::select(&e.state, &target, 16_384, true).unwrap().detail.label, None);
     let last_line = std::fs::read_to_string(&path).unwrap().lines().last().unwrap().to_string();
     assert!(!last_line.contains("\"label\":"), "clearing omits the label key: {last_line}");
 }

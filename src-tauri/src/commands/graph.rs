@@ -1,10 +1,13 @@
 //! Graph windows, folds, search and entry detail.
 
+use super::model_window;
 use crate::error::{AppError, IpcResult};
-use crate::state::{AppState, OpenSession};
+use crate::state::{AppState, ArborStateFile, OpenSession};
+use crate::view::context::context_view_of;
 use crate::view::detail::{entry_detail, EntryDetail, Selection};
 pub use crate::view::graph::GraphWindow;
 use crate::view::graph::{self, SearchHit};
+use session_engine::context::build_context;
 use tauri::State;
 
 fn idx_of(o: &OpenSession, entry_id: &str) -> Result<usize, AppError> {
@@ -59,12 +62,9 @@ pub fn reveal(state: &AppState, entry_id: &str) -> Result<u32, AppError> {
     })
 }
 
-pub fn detail(state: &AppState, entry_id: &str) -> Result<EntryDetail, AppError> {
-    state.with_open(|o| {
-        let i = idx_of(o, entry_id)?;
-        let path: Vec<usize> = o.layout.active_path().iter().map(|x| *x as usize).collect();
-        Ok(entry_detail(&o.session, i, &path, o.leaf))
-    })
+fn detail_of(o: &OpenSession, i: usize) -> EntryDetail {
+    let path: Vec<usize> = o.layout.active_path().iter().map(|x| *x as usize).collect();
+    entry_detail(&o.session, i, &path, o.leaf)
 }
 
 #[tauri::command]
@@ -98,11 +98,17 @@ pub fn search_session(state: State<'_, AppState>, query: String) -> IpcResult<Ve
 }
 
 /// Everything a click on a node updates: detail, the model's window there, the context view.
+/// One hold of the session and one context build: the window comes from that context's model.
 pub fn select(state: &AppState, entry_id: &str, reserve_tokens: u32, enabled: bool) -> Result<Selection, AppError> {
-    let detail = detail(state, entry_id)?;
-    let window = super::model_window::context_window(state, Some(entry_id))?;
-    let context = super::navigate::context(state, Some(entry_id), window.tokens, reserve_tokens, enabled)?;
-    Ok(Selection { detail, window, context })
+    let st = ArborStateFile::load(&state.state_file());
+    state.with_open(|o| {
+        let i = idx_of(o, entry_id)?;
+        let ctx = build_context(&o.session, Some(i));
+        let (provider, model) = model_window::model_of(&ctx);
+        let window = model_window::window_view(provider.as_deref(), model.as_deref(), &st);
+        let context = context_view_of(&o.session, Some(i), &ctx, window.tokens, reserve_tokens, enabled);
+        Ok(Selection { detail: detail_of(o, i), window, context })
+    })
 }
 
 /// A click on a node: detail, window and context view in one round trip.

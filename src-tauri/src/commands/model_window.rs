@@ -5,7 +5,7 @@
 
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile};
-use session_engine::context::build_context;
+use session_engine::context::{build_context, Context};
 use summarizer::pi_models;
 use tauri::State;
 
@@ -15,6 +15,14 @@ fn clamp(n: u64) -> u32 {
     n.min(u32::MAX as u64) as u32
 }
 
+/// Provider and model id in effect in a context.
+pub fn model_of(ctx: &Context) -> (Option<String>, Option<String>) {
+    match &ctx.model {
+        Some(m) => (m.provider.as_str().map(str::to_string), m.model_id.as_str().map(str::to_string)),
+        None => (None, None),
+    }
+}
+
 /// Provider and model id of the session at `entry_id` (default: Arbor's leaf).
 fn model_at(state: &AppState, entry_id: Option<&str>) -> Result<(Option<String>, Option<String>), AppError> {
     state.with_open(|o| {
@@ -22,20 +30,20 @@ fn model_at(state: &AppState, entry_id: Option<&str>) -> Result<(Option<String>,
             Some(id) => Some(o.session.index_of(id).ok_or_else(|| AppError::UnknownEntry(id.to_string()))?),
             None => o.leaf,
         };
-        let m = build_context(&o.session, leaf).model;
-        Ok(match m {
-            Some(m) => (m.provider.as_str().map(str::to_string), m.model_id.as_str().map(str::to_string)),
-            None => (None, None),
-        })
+        Ok(model_of(&build_context(&o.session, leaf)))
     })
 }
 
 /// The window for the session's model at `entry_id`.
 pub fn context_window(state: &AppState, entry_id: Option<&str>) -> Result<ContextWindowView, AppError> {
     let (provider, model) = model_at(state, entry_id)?;
-    let st = ArborStateFile::load(&state.state_file());
-    let r = pi_models::resolve(provider.as_deref(), model.as_deref(), &st.context_windows);
-    Ok(ContextWindowView {
+    Ok(window_view(provider.as_deref(), model.as_deref(), &ArborStateFile::load(&state.state_file())))
+}
+
+/// The window for a provider and model, with the user's overrides in `st`.
+pub fn window_view(provider: Option<&str>, model: Option<&str>, st: &ArborStateFile) -> ContextWindowView {
+    let r = pi_models::resolve(provider, model, &st.context_windows);
+    ContextWindowView {
         tokens: clamp(r.tokens),
         source: match r.source {
             pi_models::WindowSource::Override => WindowSource::Override,
@@ -47,7 +55,7 @@ pub fn context_window(state: &AppState, entry_id: Option<&str>) -> Result<Contex
         model: r.model,
         table_tokens: r.table_tokens.map(clamp),
         table_name: r.table_name,
-    })
+    }
 }
 
 /// Remember `tokens` as the window of the session's model at `entry_id` (None: forget the

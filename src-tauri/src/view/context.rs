@@ -2,7 +2,7 @@
 //! estimates and totals per category for the stacked bar.
 
 use serde::Serialize;
-use session_engine::context::{build_context, estimate_chars, estimate_context, estimate_tokens};
+use session_engine::context::{build_context, estimate_chars, estimate_context, estimate_tokens, Context};
 use session_engine::{Session, Value};
 use specta::Type;
 
@@ -84,7 +84,11 @@ pub struct ContextView {
 }
 
 pub fn context_view(s: &Session, leaf: Option<usize>, context_window: u32, reserve_tokens: u32, enabled: bool) -> ContextView {
-    let ctx = build_context(s, leaf);
+    context_view_of(s, leaf, &build_context(s, leaf), context_window, reserve_tokens, enabled)
+}
+
+/// [`context_view`] of a context the caller already built for `leaf`.
+pub fn context_view_of(s: &Session, leaf: Option<usize>, ctx: &Context, context_window: u32, reserve_tokens: u32, enabled: bool) -> ContextView {
     let mut totals = [0u64; 7];
     let mut messages = Vec::with_capacity(ctx.messages.len());
     for m in &ctx.messages {
