@@ -53,32 +53,23 @@ pub(crate) fn units_fast<const ESCAPED: bool>(bytes: &[u8]) -> Option<usize> {
 
 /// JavaScript `.length`.
 pub fn utf16_len(s: &str) -> usize {
-    units_fast::<false>(s.as_bytes()).unwrap_or_else(|| utf16_len_exact(s))
+    units_fast::<false>(s.as_bytes()).unwrap_or_else(|| units_exact::<false>(s))
 }
 
-fn utf16_len_exact(s: &str) -> usize {
-    let bytes = s.as_bytes();
-    let mut n = 0usize;
-    let mut i = 0usize;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b < 0x80 {
-            n += 1;
-            i += 1;
-        } else if b < 0xE0 {
-            n += 1;
-            i += 2;
-        } else if b < 0xF0 {
-            n += 1;
-            i += 3;
-        } else {
-            // 4-byte sequence: U+10000.. (2 units) unless a stand-in (U+10F800.., 1 unit).
-            let c = s[i..].chars().next().map(|c| c as u32).unwrap_or(0);
-            n += if c >= STANDIN_BASE { 1 } else { 2 };
-            i += 4;
-        }
-    }
-    n
+/// The exact count, char by char, for strings [`units_fast`] hands over: a stand-in is one
+/// unit, or with `ESCAPED` the six units of its `\udXXX`; another char from U+10000 on is two.
+pub(crate) fn units_exact<const ESCAPED: bool>(s: &str) -> usize {
+    s.chars()
+        .map(|c| match c as u32 {
+            v if v >= STANDIN_BASE && ESCAPED => 6,
+            v if v >= STANDIN_BASE => 1,
+            v if v >= 0x10000 => 2,
+            _ if !ESCAPED => 1,
+            0x22 | 0x5C | 0x0A | 0x0D | 0x09 | 0x08 | 0x0C => 2,
+            v if v < 0x20 => 6,
+            _ => 1,
+        })
+        .sum()
 }
 
 /// The UTF-16 code units of `s`, with stand-ins turned back into lone surrogates.

@@ -1,6 +1,6 @@
 //! Writing: JSON.stringify
 
-use super::utf16::{units_fast, STANDIN_BASE};
+use super::utf16::{units_exact, units_fast, STANDIN_BASE};
 use super::Value;
 use std::fmt::Write as _;
 
@@ -71,35 +71,7 @@ pub fn stringified_utf16_len(v: &Value) -> usize {
 /// The UTF-16 length of a string literal as `JSON.stringify` writes it: the branch-free count
 /// ([`units_fast`]) unless a char from U+100000 on needs the exact pass (stand-ins: six units).
 fn quoted_utf16_len(s: &str) -> usize {
-    units_fast::<true>(s.as_bytes()).map_or_else(|| quoted_utf16_len_exact(s.as_bytes()), |n| n + 2)
-}
-
-fn quoted_utf16_len_exact(bytes: &[u8]) -> usize {
-    let mut n = 2usize;
-    let mut i = 0usize;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b < 0x80 {
-            n += match b {
-                b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0C => 2,
-                0..=0x1F => 6,
-                _ => 1,
-            };
-            i += 1;
-        } else if b < 0xE0 {
-            n += 1;
-            i += 2;
-        } else if b < 0xF0 {
-            n += 1;
-            i += 3;
-        } else {
-            // Astral: two units; a stand-in is written as the six units \udXXX.
-            let standin = b == 0xF4 && bytes.get(i + 1) == Some(&0x8F) && bytes.get(i + 2).is_some_and(|&c| c >= 0xA0);
-            n += if standin { 6 } else { 2 };
-            i += 4;
-        }
-    }
-    n
+    2 + units_fast::<true>(s.as_bytes()).unwrap_or_else(|| units_exact::<true>(s))
 }
 
 pub fn number_to_string(n: f64) -> String {
@@ -157,7 +129,8 @@ pub fn quote(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{quoted_utf16_len, quoted_utf16_len_exact};
+    use super::super::utf16::units_exact;
+    use super::quoted_utf16_len;
     use crate::json::*;
 
     /// The vectorized length equals the exact one and the written literal's UTF-16 length, and
@@ -183,11 +156,12 @@ mod tests {
         let lone = parse(r#""x\ud800y""#).unwrap();
         strings.push(lone.as_str().unwrap().to_string());
         for t in &strings {
-            assert_eq!(quoted_utf16_len(t), quoted_utf16_len_exact(t.as_bytes()), "{t:?}");
+            assert_eq!(quoted_utf16_len(t), 2 + units_exact::<true>(t), "{t:?}");
             let mut w = String::new();
             write_str(&mut w, t);
             assert_eq!(quoted_utf16_len(t), utf16_len(&w), "{t:?} written as {w:?}");
             assert_eq!(utf16_len(t), super::super::utf16::to_utf16(t).len(), "{t:?}");
+            assert_eq!(units_exact::<false>(t), utf16_len(t), "{t:?}");
         }
         assert_eq!(quoted_utf16_len(lone.as_str().unwrap()), 2 + 1 + 6 + 1);
         let by_chars = |a: &str, b: &str| {
