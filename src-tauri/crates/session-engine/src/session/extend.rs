@@ -87,17 +87,7 @@ impl Session {
                 continue;
             }
             self.non_empty_lines += 1;
-            let text: Vec<u8> = if all_utf8 || std::str::from_utf8(&line).is_ok() {
-                line
-            } else {
-                self.diag(
-                    line_no,
-                    line_start,
-                    DiagnosticKind::InvalidUtf8,
-                    "invalid UTF-8 in this line; decoded with U+FFFD replacement characters, as Pi does".into(),
-                );
-                String::from_utf8_lossy(&line).into_owned().into_bytes()
-            };
+            let text = self.utf8_text(&line, all_utf8, line_no, line_start);
             match json::scan_line_fast(&text) {
                 Ok(scanned) => self.add_entry_line(&text, &scanned, line_start, nl, line_no, false),
                 Err(e) => {

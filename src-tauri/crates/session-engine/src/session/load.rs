@@ -198,19 +198,8 @@ impl Session {
                     continue;
                 }
                 self.non_empty_lines += 1;
-                let lossy;
-                let text: &[u8] = if all_utf8 || std::str::from_utf8(line).is_ok() {
-                    line
-                } else {
-                    self.diag(
-                        line_no,
-                        line_start,
-                        DiagnosticKind::InvalidUtf8,
-                        "invalid UTF-8 in this line; decoded with U+FFFD replacement characters, as Pi does".into(),
-                    );
-                    lossy = String::from_utf8_lossy(line).into_owned().into_bytes();
-                    &lossy
-                };
+                let text = self.utf8_text(line, all_utf8, line_no, line_start);
+                let text: &[u8] = &text;
                 let result = match split {
                     Some(sp) if line_start > sp => {
                         if pre.is_none() {
@@ -406,6 +395,22 @@ impl Session {
 
     pub(super) fn diag(&mut self, line: usize, offset: usize, kind: DiagnosticKind, message: String) {
         self.diagnostics.push(Diagnostic { line, offset: offset as u64, kind, message });
+    }
+
+    /// A line as the text Pi reads: itself when it is UTF-8 (`all_utf8`: the whole buffer is),
+    /// else its lossy decoding, reported as a diagnostic. Shared by the loader and
+    /// [`Session::extend_from_file`].
+    pub(super) fn utf8_text<'l>(&mut self, line: &'l [u8], all_utf8: bool, line_no: usize, line_start: usize) -> std::borrow::Cow<'l, [u8]> {
+        if all_utf8 || std::str::from_utf8(line).is_ok() {
+            return std::borrow::Cow::Borrowed(line);
+        }
+        self.diag(
+            line_no,
+            line_start,
+            DiagnosticKind::InvalidUtf8,
+            "invalid UTF-8 in this line; decoded with U+FFFD replacement characters, as Pi does".into(),
+        );
+        std::borrow::Cow::Owned(String::from_utf8_lossy(line).into_owned().into_bytes())
     }
 
     /// Builds the id index, parents, labels and name; detects duplicates, orphans and cycles.
