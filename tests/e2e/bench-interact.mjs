@@ -15,15 +15,10 @@
 
 import path from "node:path";
 import fs from "node:fs";
-import { killAll, openBenchSession } from "./driver.mjs";
+import { benchStats, runBench } from "./driver.mjs";
 
 const ROUNDS = Number(process.env.ARBOR_BENCH_ROUNDS || 12);
 
-const stats = (xs) => {
-  const a = [...xs].sort((x, y) => x - y);
-  const q = (p) => a[Math.min(a.length - 1, Math.floor(p * a.length))];
-  return { n: a.length, median: +q(0.5).toFixed(1), p95: +q(0.95).toFixed(1), max: +a[a.length - 1].toFixed(1), all: a.map((x) => +x.toFixed(1)) };
-};
 
 /** Scrolls the graph to `fraction` of its height and returns a visible node row's entry id. */
 const pickRow = (s, fraction) =>
@@ -86,49 +81,30 @@ const timeUntilDone = (s, what, action, entryId) =>
     entryId,
   );
 
-async function main() {
-  const { s, dir, sessionPath } = await openBenchSession("bench-interact");
-  try {
-    // Let the warm-ups after open (timeline numbers, library indexing) settle.
-    await new Promise((r) => setTimeout(r, 8000));
-    const click = [];
-    const cont = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      const id = await pickRow(s, (i + 0.5) / ROUNDS);
-      if (!id) throw new Error(`no node row at ${(i + 0.5) / ROUNDS}`);
-      const ms = await timeUntilDone(s, "select", "click", id);
-      if (ms.done < 0) throw new Error(`selecting ${id} did not finish: ${await s.text("#notice")}`);
-      click.push(ms);
-      const c = await timeUntilDone(s, "continue", "continue", id);
-      if (c.done < 0) throw new Error(`continue from ${id} did not finish: ${await s.text("#notice")}`);
-      cont.push(c);
-    }
-    await s.screenshot("bench-interact-100k");
-    console.log(
-      JSON.stringify(
-        {
-          session: path.basename(sessionPath),
-          bytes: fs.statSync(sessionPath).size,
-          status: await s.text("#status-info"),
-          clickToUpdatedMs: stats(click.map((x) => x.done)),
-          clickToPaintedMs: stats(click.map((x) => x.painted)),
-          continueToUpdatedMs: stats(cont.map((x) => x.done)),
-          continueToPaintedMs: stats(cont.map((x) => x.painted)),
-          targetMs: 50,
-        },
-        null,
-        2,
-      ),
-    );
-  } finally {
-    await s.end();
-    killAll();
-    fs.rmSync(dir, { recursive: true, force: true });
+runBench("bench-interact", async (s, sessionPath) => {
+  // Let the warm-ups after open (timeline numbers, library indexing) settle.
+  await new Promise((r) => setTimeout(r, 8000));
+  const click = [];
+  const cont = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const id = await pickRow(s, (i + 0.5) / ROUNDS);
+    if (!id) throw new Error(`no node row at ${(i + 0.5) / ROUNDS}`);
+    const ms = await timeUntilDone(s, "select", "click", id);
+    if (ms.done < 0) throw new Error(`selecting ${id} did not finish: ${await s.text("#notice")}`);
+    click.push(ms);
+    const c = await timeUntilDone(s, "continue", "continue", id);
+    if (c.done < 0) throw new Error(`continue from ${id} did not finish: ${await s.text("#notice")}`);
+    cont.push(c);
   }
-}
-
-main().catch((e) => {
-  console.error(e);
-  killAll();
-  process.exit(1);
+  await s.screenshot("bench-interact-100k");
+  return {
+    session: path.basename(sessionPath),
+    bytes: fs.statSync(sessionPath).size,
+    status: await s.text("#status-info"),
+    clickToUpdatedMs: benchStats(click.map((x) => x.done), { all: true }),
+    clickToPaintedMs: benchStats(click.map((x) => x.painted), { all: true }),
+    continueToUpdatedMs: benchStats(cont.map((x) => x.done), { all: true }),
+    continueToPaintedMs: benchStats(cont.map((x) => x.painted), { all: true }),
+    targetMs: 50,
+  };
 });

@@ -14,15 +14,9 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { killAll, openBenchSession } from "./driver.mjs";
+import { benchStats, runBench } from "./driver.mjs";
 
 
-const stats = (xs) => {
-  const a = xs.filter((x) => typeof x === "number" && Number.isFinite(x)).sort((x, y) => x - y);
-  if (!a.length) return { n: 0, raw: xs };
-  const q = (p) => a[Math.min(a.length - 1, Math.floor(p * a.length))];
-  return { n: a.length, median: +q(0.5).toFixed(2), p95: +q(0.95).toFixed(2), max: +a[a.length - 1].toFixed(2) };
-};
 
 /** Show the Timeline tab (or nudge the context window) and time it until the chart is painted. */
 const timeDraw = (s, how) =>
@@ -45,114 +39,101 @@ const timeDraw = (s, how) =>
     how,
   );
 
-async function main() {
-  const { s, dir, sessionPath } = await openBenchSession("bench-waterfall");
-  try {
-    await new Promise((r) => setTimeout(r, 1000));
+runBench("bench-waterfall", async (s, sessionPath) => {
+  await new Promise((r) => setTimeout(r, 1000));
 
-    const first = await timeDraw(s, "tab");
-    if (first.error !== undefined) throw new Error(`the chart was not drawn: ${JSON.stringify(first)}`);
-    await s.screenshot("bench-waterfall-100k");
-    const tabAgain = [];
-    for (let i = 0; i < 8; i++) {
-      await new Promise((r) => setTimeout(r, 300));
-      // Another tab, new budgets while the Timeline tab is hidden (the context view and the
-      // preview follow them; let them finish), then the Timeline tab again.
-      await s.exec(`document.querySelector('.tab[data-tab="detail"]').click(); const r = document.getElementById("reserve"); r.value = String(Number(r.value) + (Number(r.value) > 30000 ? -512 : 512)); r.dispatchEvent(new Event("input"));`);
-      await new Promise((r) => setTimeout(r, 1500));
-      tabAgain.push(await timeDraw(s, "tab"));
+  const first = await timeDraw(s, "tab");
+  if (first.error !== undefined) throw new Error(`the chart was not drawn: ${JSON.stringify(first)}`);
+  await s.screenshot("bench-waterfall-100k");
+  const tabAgain = [];
+  for (let i = 0; i < 8; i++) {
+    await new Promise((r) => setTimeout(r, 300));
+    // Another tab, new budgets while the Timeline tab is hidden (the context view and the
+    // preview follow them; let them finish), then the Timeline tab again.
+    await s.exec(`document.querySelector('.tab[data-tab="detail"]').click(); const r = document.getElementById("reserve"); r.value = String(Number(r.value) + (Number(r.value) > 30000 ? -512 : 512)); r.dispatchEvent(new Event("input"));`);
+    await new Promise((r) => setTimeout(r, 1500));
+    tabAgain.push(await timeDraw(s, "tab"));
+  }
+  const again = [];
+  for (let i = 0; i < 5; i++) again.push(await timeDraw(s, "budgets"));
+  const cmd = [];
+  for (let i = 0; i < 5; i++) {
+    cmd.push(
+      await s.exec(`const t = performance.now();
+        return window.__TAURI_INTERNALS__.invoke("get_timeline", { entryId: null, contextWindow: 200000, reserveTokens: 16384 }).then(() => performance.now() - t);`),
+    );
+  }
+  // Hover: synthetic mousemoves over the whole width, each timed around its handler.
+  const hover = await s.exec(`
+    const c = document.querySelector("#timeline .wf-chart");
+    const r = c.getBoundingClientRect();
+    const sync = [];
+    for (let k = 0; k < 400; k++) {
+      const x = r.left + 4 + ((k * 7919) % Math.floor(r.width - 8));
+      const t = performance.now();
+      c.dispatchEvent(new MouseEvent("mousemove", { clientX: x, clientY: r.top + 40, bubbles: true }));
+      sync.push(performance.now() - t);
     }
-    const again = [];
-    for (let i = 0; i < 5; i++) again.push(await timeDraw(s, "budgets"));
-    const cmd = [];
-    for (let i = 0; i < 5; i++) {
-      cmd.push(
-        await s.exec(`const t = performance.now();
-          return window.__TAURI_INTERNALS__.invoke("get_timeline", { entryId: null, contextWindow: 200000, reserveTokens: 16384 }).then(() => performance.now() - t);`),
-      );
-    }
-    // Hover: synthetic mousemoves over the whole width, each timed around its handler.
-    const hover = await s.exec(`
-      const c = document.querySelector("#timeline .wf-chart");
-      const r = c.getBoundingClientRect();
-      const sync = [];
-      for (let k = 0; k < 400; k++) {
-        const x = r.left + 4 + ((k * 7919) % Math.floor(r.width - 8));
+    const hoverId = c.dataset.hoverId;
+    const toPaint = [];
+    return new Promise((resolve) => {
+      let k = 0;
+      const one = () => {
+        const x = r.left + 4 + ((k * 104729) % Math.floor(r.width - 8));
         const t = performance.now();
         c.dispatchEvent(new MouseEvent("mousemove", { clientX: x, clientY: r.top + 40, bubbles: true }));
-        sync.push(performance.now() - t);
-      }
-      const hoverId = c.dataset.hoverId;
-      const toPaint = [];
-      return new Promise((resolve) => {
-        let k = 0;
-        const one = () => {
-          const x = r.left + 4 + ((k * 104729) % Math.floor(r.width - 8));
-          const t = performance.now();
-          c.dispatchEvent(new MouseEvent("mousemove", { clientX: x, clientY: r.top + 40, bubbles: true }));
-          requestAnimationFrame(() => requestAnimationFrame(() => {
-            toPaint.push(performance.now() - t);
-            if (++k < 30) one(); else resolve({ sync, toPaint, hoverId, tip: c.querySelector(".wf-tip").textContent });
-          }));
-        };
-        one();
-      });`);
-    await s.screenshot("bench-waterfall-100k-hover");
-    const report = {
-      session: path.basename(sessionPath),
-      bytes: fs.statSync(sessionPath).size,
-      points: first.points,
-      drops: first.drops,
-      firstDraw: {
-        clickToPaintedMs: +first.paintedMs.toFixed(1),
-        answer: first.source,
-        commandMs: first.commandMs,
-        buildMs: first.buildMs,
-        decodeMs: first.decodeMs,
-        commandAndDrawMs: first.commandAndDrawMs,
-        chartDrawMs: first.chartDrawMs,
-        ofWhichLayoutMs: first.layoutMs,
-        ofWhichStyleMs: first.styleMs,
-        ofWhichDownsampleMs: first.downsampleMs,
-        phases: first.phases,
-        clickToStartMs: +first.clickToStartMs.toFixed(1),
-        doneToFrameMs: +first.doneToFrameMs.toFixed(1),
-      },
-      tabShownAgain: {
-        clickToPaintedMs: stats(tabAgain.map((a) => a.paintedMs)),
-        answers: [...new Set(tabAgain.map((a) => a.source))],
-        commandMs: stats(tabAgain.map((a) => a.commandMs)),
-        buildMs: stats(tabAgain.map((a) => a.buildMs)),
-        decodeMs: stats(tabAgain.map((a) => a.decodeMs)),
-        commandAndDrawMs: stats(tabAgain.map((a) => a.commandAndDrawMs)),
-        chartDrawMs: stats(tabAgain.map((a) => a.chartDrawMs)),
-        ofWhichLayoutMs: stats(tabAgain.map((a) => a.layoutMs)),
-        ofWhichStyleMs: stats(tabAgain.map((a) => a.styleMs)),
-        ofWhichDownsampleMs: stats(tabAgain.map((a) => a.downsampleMs)),
-        phases: tabAgain.map((a) => a.phases),
-        doneToFrameMs: stats(tabAgain.map((a) => a.doneToFrameMs)),
-      },
-      redrawWithNewBudgets: {
-        commandAndDrawMs: stats(again.map((a) => a.commandAndDrawMs)),
-        commandMs: stats(again.map((a) => a.commandMs)),
-        chartDrawMs: stats(again.map((a) => a.chartDrawMs)),
-        paintedMs: stats(again.map((a) => a.paintedMs)),
-      },
-      getTimelineCommandMs: stats(cmd),
-      hoverHandlerMs: stats(hover.sync),
-      hoverToSecondFrameMs: stats(hover.toPaint),
-      lastTooltip: hover.tip,
-    };
-    console.log(JSON.stringify(report, null, 2));
-  } finally {
-    await s.end();
-    killAll();
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-main().catch((e) => {
-  console.error(e);
-  killAll();
-  process.exit(1);
+        requestAnimationFrame(() => requestAnimationFrame(() => {
+          toPaint.push(performance.now() - t);
+          if (++k < 30) one(); else resolve({ sync, toPaint, hoverId, tip: c.querySelector(".wf-tip").textContent });
+        }));
+      };
+      one();
+    });`);
+  await s.screenshot("bench-waterfall-100k-hover");
+  const report = {
+    session: path.basename(sessionPath),
+    bytes: fs.statSync(sessionPath).size,
+    points: first.points,
+    drops: first.drops,
+    firstDraw: {
+      clickToPaintedMs: +first.paintedMs.toFixed(1),
+      answer: first.source,
+      commandMs: first.commandMs,
+      buildMs: first.buildMs,
+      decodeMs: first.decodeMs,
+      commandAndDrawMs: first.commandAndDrawMs,
+      chartDrawMs: first.chartDrawMs,
+      ofWhichLayoutMs: first.layoutMs,
+      ofWhichStyleMs: first.styleMs,
+      ofWhichDownsampleMs: first.downsampleMs,
+      phases: first.phases,
+      clickToStartMs: +first.clickToStartMs.toFixed(1),
+      doneToFrameMs: +first.doneToFrameMs.toFixed(1),
+    },
+    tabShownAgain: {
+      clickToPaintedMs: benchStats(tabAgain.map((a) => a.paintedMs)),
+      answers: [...new Set(tabAgain.map((a) => a.source))],
+      commandMs: benchStats(tabAgain.map((a) => a.commandMs)),
+      buildMs: benchStats(tabAgain.map((a) => a.buildMs)),
+      decodeMs: benchStats(tabAgain.map((a) => a.decodeMs)),
+      commandAndDrawMs: benchStats(tabAgain.map((a) => a.commandAndDrawMs)),
+      chartDrawMs: benchStats(tabAgain.map((a) => a.chartDrawMs)),
+      ofWhichLayoutMs: benchStats(tabAgain.map((a) => a.layoutMs)),
+      ofWhichStyleMs: benchStats(tabAgain.map((a) => a.styleMs)),
+      ofWhichDownsampleMs: benchStats(tabAgain.map((a) => a.downsampleMs)),
+      phases: tabAgain.map((a) => a.phases),
+      doneToFrameMs: benchStats(tabAgain.map((a) => a.doneToFrameMs)),
+    },
+    redrawWithNewBudgets: {
+      commandAndDrawMs: benchStats(again.map((a) => a.commandAndDrawMs)),
+      commandMs: benchStats(again.map((a) => a.commandMs)),
+      chartDrawMs: benchStats(again.map((a) => a.chartDrawMs)),
+      paintedMs: benchStats(again.map((a) => a.paintedMs)),
+    },
+    getTimelineCommandMs: benchStats(cmd),
+    hoverHandlerMs: benchStats(hover.sync),
+    hoverToSecondFrameMs: benchStats(hover.toPaint),
+    lastTooltip: hover.tip,
+  };
+  return report;
 });

@@ -9,16 +9,11 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { Session, killAll, startDriver, startXvfb, tempEnv } from "./driver.mjs";
+import { Session, benchStats, killAll, startDriver, startXvfb, tempEnv } from "./driver.mjs";
 
 const agent = process.env.ARBOR_BENCH_AGENT_DIR;
 if (!agent) throw new Error("set ARBOR_BENCH_AGENT_DIR to an agent dir with one big session");
 
-const stats = (xs) => {
-  const a = [...xs].sort((x, y) => x - y);
-  const q = (p) => a[Math.min(a.length - 1, Math.floor(p * a.length))];
-  return { n: a.length, median: +q(0.5).toFixed(2), p95: +q(0.95).toFixed(2), max: +a[a.length - 1].toFixed(2) };
-};
 
 async function main() {
   const display = await startXvfb();
@@ -96,7 +91,7 @@ async function scrollBench(s, startFraction = 0) {
         };
         requestAnimationFrame(step);
       });`, startFraction);
-  return { rows: Math.round(scroll.rows), rafIntervalMs: stats(scroll.intervals), graphDrawMs: stats(scroll.draws) };
+  return { rows: Math.round(scroll.rows), rafIntervalMs: benchStats(scroll.intervals), graphDrawMs: benchStats(scroll.draws) };
 }
 
 /** The reference: a static text list of 4000 rows laid over the graph, in the same window and
@@ -124,7 +119,7 @@ async function staticListBench(s) {
         };
         requestAnimationFrame(step);
       });`);
-  return { rafIntervalMs: stats(r) };
+  return { rafIntervalMs: benchStats(r) };
 }
 
 main().catch((e) => {

@@ -190,6 +190,37 @@ export async function openBenchSession(tag) {
   return { s, dir, sessionPath };
 }
 
+/** Median, p95 and max of the finite numbers in `xs` (with `all`: the sorted values too). */
+export function benchStats(xs, { all = false } = {}) {
+  const a = xs.filter((x) => typeof x === "number" && Number.isFinite(x)).sort((x, y) => x - y);
+  if (!a.length) return { n: 0, raw: xs };
+  const q = (p) => a[Math.min(a.length - 1, Math.floor(p * a.length))];
+  const r = (x) => +x.toFixed(2);
+  return { n: a.length, median: r(q(0.5)), p95: r(q(0.95)), max: r(a[a.length - 1]), ...(all ? { all: a.map(r) } : {}) };
+}
+
+/**
+ * Runs a benchmark on the big session (`openBenchSession(tag)`): `body(s, sessionPath)` returns
+ * the report, printed as JSON; the app and the temporary folders go away whatever happens, and a
+ * failure exits with status 1.
+ */
+export function runBench(tag, body) {
+  (async () => {
+    const { s, dir, sessionPath } = await openBenchSession(tag);
+    try {
+      console.log(JSON.stringify(await body(s, sessionPath), null, 2));
+    } finally {
+      await s.end();
+      killAll();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  })().catch((e) => {
+    console.error(e);
+    killAll();
+    process.exit(1);
+  });
+}
+
 /** Wait until the bundled demo session is open and its graph has rows. */
 export async function waitForDemo(s, timeout = 10_000) {
   await s.waitFor("demo session", async () => ((await s.text("#session-title")) || "").includes("demo"), timeout);
