@@ -293,18 +293,19 @@ fn body(
         items.extend(seg.entries.iter().map(|&idx| Item::Entry { k, idx }));
         items.push(Item::SegmentEnd);
     }
-    // A chunk ends after `chunk_items` items or 1 MiB of session lines, whichever comes first.
-    let mut chunks: Vec<&[Item]> = Vec::new();
+    // A chunk ends after `chunk_items` items or 1 MiB of session lines, whichever comes first;
+    // each with its bytes of session lines, for progress.
+    let mut chunks: Vec<(&[Item], u64)> = Vec::new();
     let (mut from, mut bytes) = (0, 0u64);
     for (n, it) in items.iter().enumerate() {
         bytes += item_bytes(s, it);
         if n + 1 - from >= chunk_items.max(1) || bytes >= 1 << 20 {
-            chunks.push(&items[from..=n]);
+            chunks.push((&items[from..=n], bytes));
             (from, bytes) = (n + 1, 0);
         }
     }
     if from < items.len() {
-        chunks.push(&items[from..]);
+        chunks.push((&items[from..], bytes));
     }
     let render = |chunk: &[Item]| -> io::Result<Vec<u8>> {
         let mut buf = Vec::with_capacity(1 << 20);
@@ -315,16 +316,14 @@ fn body(
         drop(r);
         Ok(buf)
     };
-    let bytes_of = |chunk: &[Item]| -> u64 { chunk.iter().map(|it| item_bytes(s, it)).sum() };
-    let entries = items.iter().filter(|it| matches!(it, Item::Entry { .. })).count();
-    let out_w = out;
+    let entries = p.segments.iter().map(|seg| seg.entries.len()).sum();
     std::thread::scope(|sc| -> io::Result<()> {
         let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<Vec<u8>>>(2);
         if chunks.len() > 1 {
             let chunks = &chunks;
             let render = &render;
             sc.spawn(move || {
-                for c in chunks.iter().skip(1).step_by(2) {
+                for (c, _) in chunks.iter().skip(1).step_by(2) {
                     // The receiver is gone when the writer stopped: stop too.
                     if tx.send(render(c)).is_err() {
                         break;
@@ -336,10 +335,10 @@ fn body(
         }
         let mut done_bytes = 0u64;
         let mut reported = 0u64;
-        for (j, c) in chunks.iter().enumerate() {
+        for (j, &(c, bytes)) in chunks.iter().enumerate() {
             let buf = if j % 2 == 0 { render(c)? } else { rx.recv().map_err(|_| io::Error::other("the export's second thread stopped"))?? };
-            out_w.raw(&buf)?;
-            done_bytes += bytes_of(c);
+            out.raw(&buf)?;
+            done_bytes += bytes;
             if done_bytes - reported >= 1 << 20 || j + 1 == chunks.len() {
                 reported = done_bytes;
                 progress(done_bytes.min(total), total);
