@@ -104,7 +104,7 @@ pub struct Catalog {
 /// line needs the DOM (an escaped key or role, a `message` that is not an object, a repeated
 /// `message` key). Known limit: a repeated `role` key after a non-counting first one is not seen.
 /// (role, `content` present, numeric timestamp)
-type Head = (Option<String>, bool, Option<f64>);
+pub(crate) type Head = (Option<String>, bool, Option<f64>);
 
 /// One step through an object's members, from just after `{` or after a member's value.
 enum Member<'a> {
@@ -139,7 +139,7 @@ fn next_member(b: &[u8], mut i: usize) -> Option<Member<'_>> {
     }
 }
 
-fn message_head(b: &[u8]) -> Option<Head> {
+pub(crate) fn message_head(b: &[u8]) -> Option<Head> {
     let mut i = skip_ws(b, 0);
     if b.get(i) != Some(&b'{') {
         return None;

@@ -492,6 +492,11 @@ pub(crate) fn sync_file(conn: &Connection, path: &Path, root: Option<&Path>) -> 
             write_tx(conn, || remove_file_rows(conn, r.id, false).map_err(classify_err))?;
             Ok(FileUpdate { change: Change::Removed, session_id: r.header_id, new_entries: vec![], bytes_read: 0, reason: None })
         }
+        Plan::FullTextOnly(r) if is_big(path) => {
+            let mut u = full(conn, path, root, Some(r), None)?;
+            u.change = Change::New;
+            Ok(u)
+        }
         Plan::FullTextOnly(r) => {
             let out = fulltext_file(path, r.offset as u64, r.head_hash, r.tail_hash)?;
             match out {
@@ -534,11 +539,48 @@ pub fn set_stream_window(bytes: usize) {
     WINDOW.store(bytes.max(1), std::sync::atomic::Ordering::Relaxed);
 }
 
+const FALLBACK: &str = "use the whole-file loader";
+
+/// Phase 1 of a big file: its session row (Pi's picker facts and the tracking info) from a
+/// streamed read, with `fts_done = 0`; phase 2 streams it again for the entry and full-text rows.
+/// Keeps the full-text work out of the catalog, so the picker lists every session before any
+/// text is indexed.
+pub(crate) fn catalog_big(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<Row>, reason: Option<&'static str>) -> Result<FileUpdate, LibError> {
+    match write_tx(conn, || stream_full(conn, path, root, old.as_ref(), reason, true)?.ok_or_else(|| LibError::Invalid(FALLBACK.into()))) {
+        Ok(u) => return Ok(u),
+        Err(LibError::Invalid(m)) if m == FALLBACK => {}
+        Err(e) => return Err(e),
+    }
+    let c = catalog_file(path, false)?;
+    write_tx(conn, || {
+        write_catalog(conn, path, root, old.as_ref(), &c)?;
+        Ok(FileUpdate {
+            change: if old.is_none() { Change::New } else { Change::Reindexed },
+            session_id: c.header.as_ref().map(|h| h.id.clone()),
+            new_entries: vec![],
+            bytes_read: c.bytes,
+            reason,
+        })
+    })
+}
+
+/// Phase 2 of a big file whose row is still the one phase 1 wrote (`fts_done = 0`): both phases
+/// again, streamed (the file is re-read in full, so a change since phase 1 is simply indexed).
+/// `Ok(false)`: another writer did it meanwhile.
+pub(crate) fn fulltext_big(conn: &Connection, file_id: i64, path: &Path) -> Result<bool, LibError> {
+    match load_row(conn, &path.to_string_lossy()).map_err(classify_err)? {
+        Some(r) if r.id == file_id && r.fts_done == 0 => {
+            full(conn, path, None, Some(r), None)?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
 pub(crate) fn full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<Row>, reason: Option<&'static str>) -> Result<FileUpdate, LibError> {
     if is_big(path) {
-        const FALLBACK: &str = "use the whole-file loader";
         // a fallback rolls back what the streamed read wrote
-        match write_tx(conn, || stream_full(conn, path, root, old.as_ref(), reason)?.ok_or_else(|| LibError::Invalid(FALLBACK.into()))) {
+        match write_tx(conn, || stream_full(conn, path, root, old.as_ref(), reason, false)?.ok_or_else(|| LibError::Invalid(FALLBACK.into()))) {
             Ok(u) => return Ok(u),
             Err(LibError::Invalid(m)) if m == FALLBACK => {}
             Err(e) => return Err(e),
@@ -570,7 +612,14 @@ pub(crate) fn full(conn: &Connection, path: &Path, root: Option<&Path>, old: Opt
 /// estimate and branches come from the stored rows at the end (skeleton session). `Ok(None)`:
 /// the file needs the whole-file loader (a legacy version, or JavaScript whitespace such as a BOM
 /// before the header); the caller loads it whole.
-fn stream_full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<&Row>, reason: Option<&'static str>) -> Result<Option<FileUpdate>, LibError> {
+fn stream_full(
+    conn: &Connection,
+    path: &Path,
+    root: Option<&Path>,
+    old: Option<&Row>,
+    reason: Option<&'static str>,
+    catalog_only: bool,
+) -> Result<Option<FileUpdate>, LibError> {
     use session_engine::DiagnosticKind as D;
     let mut f = File::open(path).map_err(|e| io_err(path, e))?;
     let st = stat(&f.metadata().map_err(|e| io_err(path, e))?);
@@ -584,6 +633,7 @@ fn stream_full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<
     let mut base = 0u64; // file offset of buf[0]
     let mut eof = false;
     let mut unterminated = false;
+    let mut cat = StreamCatalog::default();
     while !eof {
         let len = buf.len();
         buf.resize(len + window, 0);
@@ -632,7 +682,9 @@ fn stream_full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<
         }
         if valid == 1 {
             r.bad_lines += scan.skipped.iter().filter(|(_, k)| !matches!(k, D::ExtraHeader)).count() as i64;
-            if !entries.is_empty() {
+            if catalog_only {
+                cat.add(&mut r, &buf, entries);
+            } else if !entries.is_empty() {
                 append_entries(conn, &mut r, &buf, entries, true)?;
             }
         }
@@ -645,7 +697,9 @@ fn stream_full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<
         }
     }
     r.offset = base as i64;
-    if valid == 1 {
+    if valid == 1 && catalog_only {
+        cat.write(conn, &r)?;
+    } else if valid == 1 {
         recompute(conn, &mut r, &[])?;
     }
     let (h, t) = hashes(&mut f, r.offset as u64).map_err(|e| io_err(path, e))?;
@@ -656,7 +710,7 @@ fn stream_full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<
         "UPDATE files SET root = COALESCE(?2, root), dev=?3, ino=?4, size=?5, mtime_ns=?6, offset=?7, head_hash=?8, tail_hash=?9,
            valid=?10, header_id=?11, cwd=?12, created=?13, created_ms=?14, parent_session=?15, version=?16,
            modified_ms=COALESCE(modified_ms, ?14), bad_lines=?17, ctx_usage=?18, ctx_trailing=?19, branch_count=?20,
-           indexed_ms=?21, fts_done=1, open_tail=?22, migrated=0
+           indexed_ms=?21, fts_done=?23, open_tail=?22, migrated=0
          WHERE id = ?1",
     )
     .and_then(|mut s| {
@@ -683,9 +737,20 @@ fn stream_full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<
             r.branch_count,
             now(),
             unterminated,
+            // a catalog leaves the entry rows and full text to phase 2
+            if catalog_only { 0 } else { 1 },
         ])
     })
     .map_err(classify_err)?;
+    if catalog_only {
+        return Ok(Some(FileUpdate {
+            change: if old.is_none() { Change::New } else { Change::Reindexed },
+            session_id: hd.map(|h| h.id.clone()),
+            new_entries: vec![],
+            bytes_read: base,
+            reason,
+        }));
+    }
     let mut q =
         conn.prepare_cached("SELECT entry_id, parent_id, type, status FROM entries WHERE file_id = ?1 ORDER BY rowid LIMIT ?2").map_err(classify_err)?;
     let events = q
@@ -702,6 +767,91 @@ fn stream_full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<
         bytes_read: base,
         reason,
     }))
+}
+
+/// Phase-1 facts of a streamed file, window by window (the same facts as [`analyze::catalog`]
+/// on the whole file): counts, `modified`, the first user message, the name and the last model.
+/// Message lines are walked structurally ([`analyze::message_head`]); a DOM is built only for
+/// the first user message, `session_info` lines, and the last model-bearing entry of a window.
+#[derive(Default)]
+struct StreamCatalog {
+    name: Option<String>,
+    model: Option<String>,
+}
+
+impl StreamCatalog {
+    fn add(&mut self, r: &mut Row, buf: &[u8], entries: &[session_engine::chunk::ChunkEntry]) {
+        for e in entries {
+            r.entry_count += 1;
+            match e.kind {
+                Kind::Message => {
+                    r.message_count += 1;
+                    let head = analyze::message_head(&e.text(buf)).or_else(|| {
+                        let v = e.value(buf);
+                        v.get("message").map(|m| (m.str_field("role").map(str::to_string), m.get("content").is_some(), m.num_field("timestamp")))
+                    });
+                    let Some((role, has_content, ts)) = head else { continue };
+                    if !has_content || !matches!(role.as_deref(), Some("user" | "assistant")) {
+                        continue;
+                    }
+                    let t = ts.or_else(|| session_engine::time::parse_iso_ms(&e.timestamp).map(|x| x as f64));
+                    if let Some(t) = t.filter(|t| *t > 0.0) {
+                        r.modified_ms = Some(r.modified_ms.map_or(t as i64, |x| x.max(t as i64)));
+                    }
+                    if r.first_message.is_none() && role.as_deref() == Some("user") {
+                        let v = e.value(buf);
+                        let t = v.get("message").and_then(|m| m.get("content")).map(analyze::text_content).unwrap_or_default();
+                        if !t.is_empty() {
+                            r.first_message = Some(analyze::cut(&t, analyze::MAX_FIRST_MESSAGE).to_string());
+                        }
+                    }
+                }
+                Kind::Compaction => r.compaction_count += 1,
+                Kind::SessionInfo => {
+                    let v = e.value(buf);
+                    self.name = v.str_field("name").map(|s| analyze::js_trim(s).to_string()).filter(|s| !s.is_empty());
+                }
+                _ => {}
+            }
+        }
+        // the last model in file order: walk this window back to its last model-bearing entry
+        for e in entries.iter().rev() {
+            let is_candidate = match e.kind {
+                Kind::ModelChange => true,
+                Kind::Message => match analyze::message_head(&e.text(buf)) {
+                    Some((role, _, _)) => role.as_deref() == Some("assistant"),
+                    None => true,
+                },
+                _ => false,
+            };
+            if !is_candidate {
+                continue;
+            }
+            let v = e.value(buf);
+            let found = match e.kind {
+                Kind::ModelChange => v.str_field("provider").zip(v.str_field("modelId")),
+                _ => v.get("message").filter(|m| m.str_field("role") == Some("assistant")).and_then(|m| m.str_field("provider").zip(m.str_field("model"))),
+            };
+            if let Some((p, m)) = found {
+                self.model = Some(format!("{p}/{m}"));
+                break;
+            }
+        }
+        r.leaf_id = entries.last().map(|e| e.id.clone()).or(r.leaf_id.take());
+    }
+
+    fn write(&self, conn: &Connection, r: &Row) -> Result<(), LibError> {
+        conn.prepare_cached(
+            "UPDATE files SET entry_count=?2, message_count=?3, compaction_count=?4, modified_ms=?5, first_message=?6, leaf_id=?7,
+               branch_count=0, ctx_usage=NULL, ctx_trailing=0, name=?8, model=?9
+             WHERE id = ?1",
+        )
+        .and_then(|mut s| {
+            s.execute(params![r.id, r.entry_count, r.message_count, r.compaction_count, r.modified_ms, r.first_message, r.leaf_id, self.name, self.model])
+        })
+        .map_err(classify_err)?;
+        Ok(())
+    }
 }
 
 /// Longest unfinished line a streamed read holds before it falls back to the whole-file loader.

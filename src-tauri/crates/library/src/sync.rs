@@ -151,10 +151,11 @@ pub(crate) fn catalog_pass(
                         full.push((i, old, reason));
                         continue;
                     }
-                    // a big file: both phases now, streamed (bounded memory), on this thread
+                    // a big file: its catalog now, streamed (bounded memory), on this thread;
+                    // its full text in phase 2
                     batch.begin(conn)?;
                     let is_new = old.is_none();
-                    match index::full(conn, p, Some(root), old, reason) {
+                    match index::catalog_big(conn, p, Some(root), old, reason) {
                         Ok(u) => {
                             rep.bytes_read += u.bytes_read;
                             batch.bytes += u.bytes_read;
@@ -256,11 +257,23 @@ pub(crate) fn fulltext_pass(conn: &Connection, threads: usize, cancel: Option<&A
         &pending,
         threads,
         cancel,
-        |(_, path, offset, hh, th)| index::fulltext_file(path, *offset, *hh, *th),
+        // a big file is streamed on this thread (bounded memory), not loaded by a worker
+        |(_, path, offset, hh, th)| if index::is_big(path) { None } else { Some(index::fulltext_file(path, *offset, *hh, *th)) },
         |k, res| {
             let (id, path, offset, hh, th) = &pending[k];
             progress(Progress { done: k + 1, total, path: path.clone(), full_text: true });
             batch.begin(conn)?;
+            let Some(res) = res else {
+                match index::fulltext_big(conn, *id, path) {
+                    Ok(done) => n += done as usize,
+                    Err(LibError::Io { .. }) => {
+                        conn.execute("UPDATE files SET fts_done = 2 WHERE id = ?1 AND fts_done = 0", [id]).map_err(classify_err)?;
+                    }
+                    Err(e) => return Err(e),
+                }
+                batch.bytes += *offset;
+                return batch.maybe_commit(conn, false);
+            };
             match res {
                 Ok(Some(out)) => {
                     // No savepoint per file here (unlike phase 1): FTS5 flushes its pending terms

@@ -2,11 +2,25 @@
 //! on every conformance and random-oracle session: an entry whose message the engine puts in
 //! the context at the file's leaf is `in_context`; one on the path whose message is not sent is
 //! `compacted`; one off the path is `abandoned`.
-use library::{Library, SessionFilter};
+use library::{Library, SearchQuery, SessionFilter, SyncOptions};
 use session_engine::context::{build_context, context_message, estimate_context};
 use session_engine::session::Session;
 use std::collections::HashSet;
 use std::path::PathBuf;
+
+/// Every entry row with its full-text body, in file and entry order: (file, seq, entry id,
+/// status, body).
+fn text_rows(db: &std::path::Path) -> Vec<(String, i64, String, i64, Option<String>)> {
+    let c = rusqlite::Connection::open(db).unwrap();
+    let mut q = c
+        .prepare(
+            "SELECT f.path, e.seq, e.entry_id, e.status, t.body FROM entries e JOIN files f ON f.id = e.file_id
+             LEFT JOIN fts t ON t.rowid = e.rowid ORDER BY f.path, e.seq",
+        )
+        .unwrap();
+    let rows = q.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))).unwrap();
+    rows.map(Result::unwrap).collect()
+}
 
 fn fixtures() -> Vec<PathBuf> {
     let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../session-engine/tests/fixtures");
@@ -91,8 +105,48 @@ fn statuses_and_tokens_agree_with_the_engine() {
     library::index::set_stream_window(1000); // many window boundaries, lines longer than a window
     let mut streamed = Library::open(&dir.path().join("streamed.sqlite3")).unwrap();
     streamed.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
+    // phase 1 alone, streamed: the catalog of a big file is read without its full text
+    let catalog_only = SyncOptions { full_text: false, ..Default::default() };
+    let mut cat_streamed = Library::open(&dir.path().join("cat-streamed.sqlite3")).unwrap();
+    cat_streamed.sync_roots_with(std::slice::from_ref(&root), catalog_only, &mut |_| {}).unwrap();
+    let pending_streamed = cat_streamed.pending_fulltext_count().unwrap();
+    cat_streamed.complete_fulltext().unwrap(); // phase 2, streamed
     library::index::set_stream_min(32 << 20);
     library::index::set_stream_window(8 << 20);
+    let mut cat_whole = Library::open(&dir.path().join("cat-whole.sqlite3")).unwrap();
+    cat_whole.sync_roots_with(std::slice::from_ref(&root), catalog_only, &mut |_| {}).unwrap();
+    assert_eq!(pending_streamed, cat_whole.pending_fulltext_count().unwrap(), "streamed catalogs leave the same files to phase 2");
+    assert!(pending_streamed > 20, "{pending_streamed}");
+    let all = SessionFilter { include_invalid: true, ..Default::default() };
+    let listed = cat_whole.sessions(&all).unwrap();
+    assert!(listed.len() > 20);
+    assert_eq!(listed, {
+        let mut lib2 = Library::open(&dir.path().join("cat-streamed-2.sqlite3")).unwrap();
+        library::index::set_stream_min(0);
+        library::index::set_stream_window(1000);
+        lib2.sync_roots_with(std::slice::from_ref(&root), SyncOptions { full_text: false, ..Default::default() }, &mut |_| {}).unwrap();
+        library::index::set_stream_min(32 << 20);
+        library::index::set_stream_window(8 << 20);
+        lib2.sessions(&all).unwrap()
+    });
+    // the entry and full-text rows: whole-file phase 2, streamed both phases, streamed phase 2
+    // after a streamed catalog; the same rows, bodies and search hits
+    let whole_rows = text_rows(&dir.path().join("i.sqlite3"));
+    assert!(whole_rows.iter().filter(|r| r.4.as_deref().is_some_and(|b| b.len() > 20)).count() > 500, "{}", whole_rows.len());
+    for other in ["streamed.sqlite3", "cat-streamed.sqlite3"] {
+        let rows = text_rows(&dir.path().join(other));
+        assert_eq!(rows.len(), whole_rows.len(), "{other}");
+        for (a, b) in whole_rows.iter().zip(&rows) {
+            assert_eq!(a, b, "{other}");
+        }
+    }
+    for q in ["the", "error", "file", "\"summary\""] {
+        let a: Vec<_> = lib.search(&SearchQuery::new(q)).unwrap().into_iter().map(|h| (h.session_path, h.entry_id, h.status, h.snippet)).collect();
+        for other in [&streamed, &cat_streamed] {
+            let b: Vec<_> = other.search(&SearchQuery::new(q)).unwrap().into_iter().map(|h| (h.session_path, h.entry_id, h.status, h.snippet)).collect();
+            assert_eq!(a, b, "{q}");
+        }
+    }
     let mut differ = Vec::new();
     for f in &files {
         let p = root.join(f.file_name().unwrap());
