@@ -12,19 +12,42 @@ pub struct JsonError {
 
 /// `JSON.parse` on text (leading and trailing JSON whitespace allowed, nothing else).
 pub fn parse(text: &str) -> Result<Value, JsonError> {
-    let mut p = Parser { s: text.as_bytes(), src: text, i: 0 };
+    let (pairs, items, buf) = SCRATCH.with(|c| std::mem::take(&mut *c.borrow_mut()));
+    let mut p = Parser { s: text.as_bytes(), src: text, i: 0, pairs, items, buf };
     p.ws();
-    let v = p.value(0)?;
+    let mut r = p.value(0);
     p.ws();
-    if p.i != p.s.len() {
-        return Err(p.err("unexpected data after the JSON value"));
+    if r.is_ok() && p.i != p.s.len() {
+        r = Err(p.err("unexpected data after the JSON value"));
     }
-    Ok(v)
+    // The stacks are empty after a value (an error may leave members: dropped here). Only
+    // modest ones are kept, so one huge line does not pin its size to the thread.
+    let Parser { mut pairs, mut items, buf, .. } = p;
+    if pairs.capacity() <= SCRATCH_MAX && items.capacity() <= SCRATCH_MAX && buf.capacity() <= SCRATCH_MAX * 64 {
+        pairs.clear();
+        items.clear();
+        SCRATCH.with(|c| *c.borrow_mut() = (pairs, items, buf));
+    }
+    r
+}
+
+/// Most members an object or array stack keeps between parses (see [`SCRATCH`]).
+const SCRATCH_MAX: usize = 4096;
+
+/// Object members, array elements and an escape buffer.
+type Scratch = (Vec<(String, Value)>, Vec<Value>, String);
+
+thread_local! {
+    /// The parser's member stacks and escape buffer, kept between parses on this thread: a line
+    /// of a session is parsed with no allocation but its values' own.
+    static SCRATCH: std::cell::RefCell<Scratch> = Default::default();
 }
 
 /// Parses bytes, decoding invalid UTF-8 as U+FFFD first (as Node's `readFileSync(…, "utf8")`).
 pub fn parse_bytes(bytes: &[u8]) -> Result<Value, JsonError> {
-    match std::str::from_utf8(bytes) {
+    // simdutf8 answers exactly what `std::str::from_utf8` answers (valid or not), several times
+    // faster on non-ASCII text.
+    match simdutf8::basic::from_utf8(bytes) {
         Ok(s) => parse(s),
         Err(_) => parse(&String::from_utf8_lossy(bytes)),
     }
@@ -37,10 +60,56 @@ pub(super) fn has_control(s: &[u8]) -> bool {
     s.iter().fold(0u8, |acc, &b| acc | (b < 0x20) as u8) != 0
 }
 
+/// The first index from `i` on whose byte ends a plain run of string contents: `"`, `\\` or a
+/// raw control character (below 0x20), or `s.len()`. Eight bytes a step (SWAR): in a word, the
+/// lowest flagged byte of each test is exact (a borrow only flags bytes above a true hit), so
+/// the lowest flagged byte of the three tests is the first special byte. Most runs in session
+/// text are 10 to 100 bytes long (escaped newlines and quotes end them); on those this one pass
+/// beat memchr's vector search plus a separate pass for control characters (and unrolling to
+/// sixteen bytes a step gained nothing).
+#[inline]
+pub(super) fn find_special(s: &[u8], mut i: usize) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = s.get(i..i + 8) {
+        let w = u64::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7]]);
+        let q = w ^ (LO * b'"' as u64);
+        let b = w ^ (LO * b'\\' as u64);
+        let hits = (q.wrapping_sub(LO) & !q) | (b.wrapping_sub(LO) & !b) | (w.wrapping_sub(LO * 0x20) & !w);
+        let m = hits & HI;
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&c) = s.get(i) {
+        if c == b'"' || c == b'\\' || c < 0x20 {
+            return i;
+        }
+        i += 1;
+    }
+    s.len()
+}
+
+/// The obvious form of [`find_special`], which tests compare it with.
+#[cfg(test)]
+pub(super) fn find_special_naive(s: &[u8], i: usize) -> usize {
+    s[i..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).map_or(s.len(), |k| i + k)
+}
+
 struct Parser<'a> {
     s: &'a [u8],
     src: &'a str,
     i: usize,
+    /// Members of the objects being parsed, innermost last: an object's members are collected
+    /// here and moved into a `Vec` of exactly their number when it closes (one allocation
+    /// instead of a growing one per object).
+    pairs: Vec<(String, Value)>,
+    /// The same for array elements.
+    items: Vec<Value>,
+    /// A string with escapes is decoded here and copied out at its exact length (growing a
+    /// fresh String through a long text reallocated it many times).
+    buf: String,
 }
 
 impl<'a> Parser<'a> {
@@ -61,12 +130,16 @@ impl<'a> Parser<'a> {
             None => Err(self.err("unexpected end of JSON")),
             Some(b'{') => {
                 self.i += 1;
-                let mut m = Map::new();
                 self.ws();
                 if self.s.get(self.i) == Some(&b'}') {
                     self.i += 1;
-                    return Ok(Value::Obj(m));
+                    return Ok(Value::Obj(Map::new()));
                 }
+                // (On an error the parser is dropped with whatever these stacks hold.)
+                let base = self.pairs.len();
+                // Which first bytes (mod 64) keys of this object began with: a key whose first
+                // byte is new cannot repeat one, and skips the search for a duplicate.
+                let mut firsts = 0u64;
                 loop {
                     self.ws();
                     if self.s.get(self.i) != Some(&b'"') {
@@ -80,13 +153,22 @@ impl<'a> Parser<'a> {
                     self.i += 1;
                     self.ws();
                     let v = self.value(depth + 1)?;
-                    m.insert(k, v);
+                    let bit = 1u64 << (k.as_bytes().first().map_or(0, |&c| c & 63));
+                    // A repeated key keeps its first position and takes the last value.
+                    match if firsts & bit != 0 { self.pairs[base..].iter_mut().find(|(q, _)| *q == k) } else { None } {
+                        Some(slot) => slot.1 = v,
+                        None => {
+                            firsts |= bit;
+                            self.pairs.push((k, v));
+                        }
+                    }
                     self.ws();
                     match self.s.get(self.i) {
                         Some(b',') => self.i += 1,
                         Some(b'}') => {
                             self.i += 1;
-                            return Ok(Value::Obj(m));
+                            let m: Vec<(String, Value)> = self.pairs.drain(base..).collect();
+                            return Ok(Value::Obj(Map(m)));
                         }
                         _ => return Err(self.err("expected ',' or '}'")),
                     }
@@ -94,20 +176,22 @@ impl<'a> Parser<'a> {
             }
             Some(b'[') => {
                 self.i += 1;
-                let mut a = Vec::new();
                 self.ws();
                 if self.s.get(self.i) == Some(&b']') {
                     self.i += 1;
-                    return Ok(Value::Arr(a));
+                    return Ok(Value::Arr(Vec::new()));
                 }
+                let base = self.items.len();
                 loop {
                     self.ws();
-                    a.push(self.value(depth + 1)?);
+                    let v = self.value(depth + 1)?;
+                    self.items.push(v);
                     self.ws();
                     match self.s.get(self.i) {
                         Some(b',') => self.i += 1,
                         Some(b']') => {
                             self.i += 1;
+                            let a: Vec<Value> = self.items.drain(base..).collect();
                             return Ok(Value::Arr(a));
                         }
                         _ => return Err(self.err("expected ',' or ']'")),
@@ -134,6 +218,15 @@ impl<'a> Parser<'a> {
         let start = self.i;
         let end = scan_number(self.s, self.i).ok_or_else(|| self.err("invalid number"))?;
         self.i = end;
+        // Integers of up to 15 digits are exact in an f64: no float parsing needed.
+        let (neg, digits) = match self.s[start] {
+            b'-' => (true, &self.s[start + 1..end]),
+            _ => (false, &self.s[start..end]),
+        };
+        if digits.len() <= 15 && digits.iter().all(u8::is_ascii_digit) {
+            let n = digits.iter().fold(0u64, |acc, &d| acc * 10 + (d - b'0') as u64) as f64;
+            return Ok(Value::Num(if neg { -n } else { n }));
+        }
         let text = &self.src[start..end];
         text.parse::<f64>().map(Value::Num).map_err(|_| self.err("invalid number"))
     }
@@ -142,43 +235,42 @@ impl<'a> Parser<'a> {
         self.i += 1;
         let start = self.i;
         // Fast path: no escapes.
-        let Some(off) = memchr::memchr3(b'"', b'\\', 0x0A, &self.s[self.i..]) else {
-            return Err(self.err("unterminated string"));
-        };
-        let j = self.i + off;
-        match self.s[j] {
-            b'"' => {
-                if has_control(&self.s[start..j]) {
-                    self.i = j;
-                    return Err(self.err("control character in string"));
-                }
+        let j = find_special(self.s, start);
+        match self.s.get(j) {
+            Some(b'"') => {
                 self.i = j + 1;
                 Ok(self.src[start..j].to_string())
             }
-            b'\n' => {
+            Some(b'\\') => self.string_slow(),
+            Some(_) => {
                 self.i = j;
                 Err(self.err("control character in string"))
             }
-            _ => {
-                self.i = start;
-                self.string_slow()
+            None => {
+                self.i = j;
+                Err(self.err("unterminated string"))
             }
         }
     }
     fn string_slow(&mut self) -> Result<String, JsonError> {
         // Decodes straight into a String; only \u escapes need UTF-16 thinking (pairs combine,
         // a lone surrogate becomes its stand-in).
-        let mut out = String::with_capacity(16);
+        let mut out = std::mem::take(&mut self.buf);
+        out.clear();
         let mut seg_start = self.i;
         let mut pending_high: Option<u16> = None;
         loop {
-            let Some(off) = memchr::memchr2(b'"', b'\\', &self.s[self.i..]) else {
-                return Err(self.err("unterminated string"));
-            };
-            let j = self.i + off;
-            if has_control(&self.s[seg_start..j]) {
-                self.i = j;
-                return Err(self.err("control character in string"));
+            let j = find_special(self.s, self.i);
+            match self.s.get(j) {
+                None => {
+                    self.i = j;
+                    return Err(self.err("unterminated string"));
+                }
+                Some(&c) if c < 0x20 => {
+                    self.i = j;
+                    return Err(self.err("control character in string"));
+                }
+                _ => {}
             }
             if j > seg_start {
                 if let Some(h) = pending_high.take() {
@@ -191,7 +283,9 @@ impl<'a> Parser<'a> {
                 if let Some(h) = pending_high.take() {
                     out.push(standin(h));
                 }
-                return Ok(out);
+                let decoded = out.as_str().to_owned();
+                self.buf = out;
+                return Ok(decoded);
             }
             let Some(&e) = self.s.get(self.i) else {
                 return Err(self.err("unterminated escape"));
@@ -297,6 +391,37 @@ pub(super) fn scan_number(s: &[u8], mut i: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use crate::json::*;
+
+    /// The SWAR scan finds what a byte-by-byte search finds, from every start, for every
+    /// special byte at every position of a word and around it (bytes above 0x7f and just above
+    /// 0x20 included, where a borrow could fool a word test).
+    #[test]
+    fn find_special_is_the_naive_search() {
+        use super::{find_special, find_special_naive};
+        let fill = [b'a', b' ', b'!', 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xc3, 0xff, 0x23, 0x5c ^ 0x80, 0x22 ^ 0x80];
+        let special = [b'"', b'\\', 0x00, 0x01, 0x1f, b'\n'];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for len in (0..80).chain([200, 1000]) {
+            for _ in 0..if len > 100 { 20 } else { 200 } {
+                let mut s: Vec<u8> = (0..len).map(|_| fill[next() as usize % fill.len()]).collect();
+                for _ in 0..(next() % 4) {
+                    if len > 0 {
+                        let at = next() as usize % len;
+                        s[at] = special[next() as usize % special.len()];
+                    }
+                }
+                for i in 0..=len {
+                    assert_eq!(find_special(&s, i), find_special_naive(&s, i), "{s:?} from {i}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn duplicate_keys_keep_first_position_and_last_value() {
