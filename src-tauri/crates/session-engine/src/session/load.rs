@@ -82,6 +82,25 @@ pub(crate) fn entry_fields(text: &[u8], scanned: &json::ScannedLine) -> Result<E
     Ok(EntryFields { type_name, id: json::raw_str(text, id), parent_id, timestamp: str_or_empty(scanned.timestamp) })
 }
 
+/// [`entry_fields`] read from the line's parsed value (the top-level keys, the last of a
+/// repeated key, decoded as the scan decodes them).
+pub(crate) fn entry_fields_of_value(v: &Value) -> Result<EntryFields, NotAnEntry> {
+    if v.as_object().is_none() {
+        return Err(NotAnEntry::NotObject);
+    }
+    let type_name = v.str_field("type").unwrap_or_default().to_string();
+    if type_name == "session" {
+        return Err(NotAnEntry::Header);
+    }
+    let Some(id) = v.str_field("id") else { return Err(NotAnEntry::NoId) };
+    Ok(EntryFields {
+        type_name,
+        id: id.to_string(),
+        parent_id: v.str_field("parentId").map(str::to_string),
+        timestamp: v.str_field("timestamp").unwrap_or_default().to_string(),
+    })
+}
+
 /// How a malformed whole line (ended by `\n`) is reported, as the loader reports it.
 pub(super) fn whole_line_diag(text: &[u8], e: &json::JsonError) -> (DiagnosticKind, String) {
     if text.iter().all(|&b| b == 0 || b == b'\r') {
@@ -180,6 +199,11 @@ impl Session {
         } else {
             None
         };
+        // Files parsed whole at open (see EAGER_PARSE_MAX_BYTES) are read in one pass: each line's
+        // parse both validates it and gives its fields, so the scan is not run first. A line the
+        // parser refuses goes to the scan as before, which decides (the parser refuses nesting
+        // past MAX_DEPTH, which the scan and Pi accept). Big files are scanned, not parsed.
+        let eager = buf.len() <= EAGER_PARSE_MAX_BYTES && split.is_none();
         let bufr: &[u8] = &buf;
         std::thread::scope(|scope| {
             let mut worker = split.map(|sp| scope.spawn(move || scan_lines(bufr, sp + 1, t1, all_utf8)));
@@ -200,6 +224,7 @@ impl Session {
                 self.non_empty_lines += 1;
                 let text = self.utf8_text(line, all_utf8, line_no, line_start);
                 let text: &[u8] = &text;
+                let mut parsed: Option<Value> = None;
                 let result = match split {
                     Some(sp) if line_start > sp => {
                         if pre.is_none() {
@@ -207,9 +232,16 @@ impl Session {
                             let done = worker.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default();
                             pre = Some(done.into_iter());
                         }
-                        pre.as_mut().and_then(Iterator::next).unwrap_or_else(|| json::scan_line_fast(text))
+                        pre.as_mut().and_then(Iterator::next).unwrap_or_else(|| json::scan_line_fast(text)).map(Some)
                     }
-                    _ => json::scan_line_fast(text),
+                    _ if eager => match json::parse_bytes(text) {
+                        Ok(v) => {
+                            parsed = Some(v);
+                            Ok(None)
+                        }
+                        Err(_) => json::scan_line_fast(text).map(Some),
+                    },
+                    _ => json::scan_line_fast(text).map(Some),
                 };
                 let scanned = match result {
                     Ok(sc) => sc,
@@ -246,7 +278,7 @@ impl Session {
                 if !header_seen {
                     header_seen = true;
                     // The first parsed value must be a session header with a string id.
-                    let v = json::parse_bytes(text).unwrap_or(Value::Null);
+                    let v = parsed.take().unwrap_or_else(|| json::parse_bytes(text).unwrap_or(Value::Null));
                     let ok = v.str_field("type") == Some("session") && v.str_field("id").is_some();
                     if !ok {
                         rejected = true;
@@ -288,7 +320,7 @@ impl Session {
                     continue;
                 }
                 if legacy {
-                    let v = json::parse_bytes(text).unwrap_or(Value::Null);
+                    let v = parsed.take().unwrap_or_else(|| json::parse_bytes(text).unwrap_or(Value::Null));
                     legacy_values.push((line_no, line_start as u64, nl as u64, v));
                     if nl >= t1 {
                         break;
@@ -296,7 +328,11 @@ impl Session {
                     continue;
                 }
                 let unterminated = is_last && !self.ends_with_newline_at(t1, &buf);
-                self.add_entry_line(text, &scanned, line_start, nl, line_no, unterminated);
+                match (parsed, scanned) {
+                    (Some(v), _) => self.add_entry_value(v, line_start, nl, line_no, unterminated),
+                    (None, Some(sc)) => self.add_entry_line(text, &sc, line_start, nl, line_no, unterminated),
+                    (None, None) => {}
+                }
                 if nl >= t1 {
                     break;
                 }
@@ -324,24 +360,10 @@ impl Session {
     /// not one (not an object, a repeated header, no string id). Shared by the loader and
     /// [`Session::extend_from_file`].
     pub(super) fn add_entry_line(&mut self, text: &[u8], scanned: &json::ScannedLine, line_start: usize, nl: usize, line_no: usize, unterminated: bool) {
-        let EntryFields { type_name, id, parent_id, timestamp } = match entry_fields(text, scanned) {
-            Ok(f) => f,
-            Err(NotAnEntry::NotObject) => {
-                self.diag(line_no, line_start, DiagnosticKind::InvalidEntry, "valid JSON but not an object; skipped".into());
-                return;
-            }
-            Err(NotAnEntry::Header) => {
-                self.diag(line_no, line_start, DiagnosticKind::ExtraHeader, "a repeated session header; ignored, as Pi does".into());
-                return;
-            }
-            Err(NotAnEntry::NoId) => {
-                self.diag(line_no, line_start, DiagnosticKind::InvalidEntry, "an object without a string id; skipped".into());
-                return;
-            }
+        let Some(EntryFields { type_name, id, parent_id, timestamp }) = self.entry_or_diag(entry_fields(text, scanned), line_start, line_no, unterminated)
+        else {
+            return;
         };
-        if unterminated {
-            self.diag(line_no, line_start, DiagnosticKind::Unterminated, "the last line has no trailing newline; Arbor's next append starts with one".into());
-        }
         self.push_entry(line_start as u64, nl as u64, line_no, &type_name, id, parent_id, timestamp, None);
         if let (Some(role), Some(code)) = (scanned.role, self.role_codes.last_mut()) {
             *code = match role {
@@ -353,6 +375,47 @@ impl Session {
                 _ => 0,
             };
         }
+    }
+
+    /// [`Session::add_entry_line`] for a line parsed whole (the single pass of a small file's
+    /// open): the same entry and diagnostics, with the value kept. The role code is left unread
+    /// (0) unless it is a plain known role; [`Session::role`] then reads the value.
+    fn add_entry_value(&mut self, v: Value, line_start: usize, nl: usize, line_no: usize, unterminated: bool) {
+        let Some(EntryFields { type_name, id, parent_id, timestamp }) = self.entry_or_diag(entry_fields_of_value(&v), line_start, line_no, unterminated) else {
+            return;
+        };
+        let code = match v.get("message").and_then(|m| m.get("role")) {
+            Some(Value::Str(r)) => ROLE_NAMES.iter().position(|n| n == r).map_or(0, |k| k as u8 + 1),
+            _ => 0,
+        };
+        self.push_entry(line_start as u64, nl as u64, line_no, &type_name, id, parent_id, timestamp, Some(v));
+        if let Some(c) = self.role_codes.last_mut() {
+            *c = code;
+        }
+    }
+
+    /// The entry's fields, or the diagnostic that says why the line is not an entry (and the
+    /// one for an unterminated last line).
+    fn entry_or_diag(&mut self, fields: Result<EntryFields, NotAnEntry>, line_start: usize, line_no: usize, unterminated: bool) -> Option<EntryFields> {
+        let f = match fields {
+            Ok(f) => f,
+            Err(NotAnEntry::NotObject) => {
+                self.diag(line_no, line_start, DiagnosticKind::InvalidEntry, "valid JSON but not an object; skipped".into());
+                return None;
+            }
+            Err(NotAnEntry::Header) => {
+                self.diag(line_no, line_start, DiagnosticKind::ExtraHeader, "a repeated session header; ignored, as Pi does".into());
+                return None;
+            }
+            Err(NotAnEntry::NoId) => {
+                self.diag(line_no, line_start, DiagnosticKind::InvalidEntry, "an object without a string id; skipped".into());
+                return None;
+            }
+        };
+        if unterminated {
+            self.diag(line_no, line_start, DiagnosticKind::Unterminated, "the last line has no trailing newline; Arbor's next append starts with one".into());
+        }
+        Some(f)
     }
 
     fn ends_with_newline_at(&self, t1: usize, buf: &[u8]) -> bool {
