@@ -9,7 +9,28 @@
 //! cargo run --release -p library --example bench -- links DIR OUT N     # N hard-linked copies of DIR's files under OUT/c<i>/
 //! cargo run --release -p library --example bench -- query DB RUNS Q...  # median / max time per query
 //! cargo run --release -p library --example bench -- fts-floor DB OUT     # DB's full-text bodies into a bare FTS5 table (phase 2's floor)
+//! cargo run --release -p library --example bench -- fts-ratio DIR SCRATCH ROUNDS   # issue 9: phase 2 against fts-floor, interleaved
+//! cargo run --release -p library --example bench -- list-vs-pi DIR SCRATCH ROUNDS  # issue 9: the picker's listing against Pi's SessionManager.list
 //! ```
+//!
+//! The two issue-9 targets, re-run with one command each (scratch outside the repo; the
+//! sessions are read only):
+//!
+//! ```text
+//! CARGO_TARGET_DIR=... cargo build --release -p library --example bench
+//! B=$CARGO_TARGET_DIR/release/examples/bench
+//! $B fts-ratio /tmp/libbench/set /tmp/libbench 5        # set = links to s1k, s10k, s100k (seed 42)
+//! PI_DIR=/work/main/tests/pi SHARED_BENCH=/work/shared/bench $B list-vs-pi /tmp/libbench/list /tmp/libbench 5
+//! ```
+//!
+//! `fts-ratio`: each round indexes DIR's catalog (phase 1), then times phase 2 alone (entry rows,
+//! statuses, text extraction, full-text inserts and their commits: `complete_fulltext`), and
+//! `fts-floor` on exactly the rows that pass wrote (same text, rowids, table definition from the
+//! index's schema, same pragmas, one transaction), alternating which goes first. `list-vs-pi`:
+//! each round Pi's `SessionManager.list` on DIR's one folder of sessions (`pi-bench-op.mjs list`,
+//! import excluded), Arbor's cold first scan (index created, phase 1, then the listing: what the
+//! picker waits for the first time) and the warm listing (the app's `library_listing` reads on an
+//! open index: projects, sessions of the roots, models).
 use library::{Library, SearchQuery, SessionFilter};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -27,6 +48,64 @@ fn wipe(db: &Path) {
 
 fn dir_bytes(dir: &Path) -> u64 {
     library::roots::scan(dir).iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum()
+}
+
+/// `fts-floor`: the full-text rows of index `src` into a bare FTS5 table in `out`, created with
+/// the index's own definition and hash size, under the index's pragmas, in one transaction.
+/// (rows, MB of text, ms, CPU s)
+fn fts_floor(src: &Path, out: &Path) -> (usize, f64, f64, f64) {
+    let src = rusqlite::Connection::open(src).unwrap();
+    let def: String = src.query_row("SELECT sql FROM sqlite_master WHERE name = 'fts'", [], |r| r.get(0)).unwrap();
+    let bodies: Vec<(i64, String)> =
+        src.prepare("SELECT rowid, body FROM fts").unwrap().query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
+    drop(src);
+    let mb = bodies.iter().map(|b| b.1.len()).sum::<usize>() as f64 / 1e6;
+    wipe(out);
+    let (t, cpu) = (Instant::now(), cpu_s("self"));
+    let c = rusqlite::Connection::open(out).unwrap();
+    let _: String = c.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)).unwrap();
+    c.execute_batch(&format!(
+        "PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-16000; {def};
+         INSERT INTO fts(fts, rank) VALUES('hashsize', 16777216); BEGIN IMMEDIATE;"
+    ))
+    .unwrap();
+    {
+        let mut ins = c.prepare("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").unwrap();
+        for (r, b) in &bodies {
+            ins.execute(rusqlite::params![r, b]).unwrap();
+        }
+    }
+    c.execute_batch("COMMIT").unwrap();
+    drop(c);
+    let (took, cpu) = (ms(t), cpu_s("self") - cpu);
+    wipe(out);
+    (bodies.len(), mb, took, cpu)
+}
+
+/// The library calls of the app's picker (`commands/library.rs` `listing`): projects, the
+/// sessions under the roots (newest first, 500), and the models (5000 sessions). Returns the
+/// number of sessions listed.
+fn listing(lib: &Library, root: &Path) -> usize {
+    let projects = lib.projects().unwrap();
+    let sessions = lib.sessions(&SessionFilter { limit: Some(500), roots: vec![root.to_path_buf()], ..Default::default() }).unwrap();
+    let mut models: Vec<String> =
+        lib.sessions(&SessionFilter { limit: Some(5000), ..Default::default() }).unwrap().into_iter().filter_map(|s| s.model).collect();
+    models.sort();
+    models.dedup();
+    assert!(!projects.is_empty() || sessions.is_empty());
+    sessions.len()
+}
+
+/// CPU seconds (user + system) of this process (`self`) or of the calling thread
+/// (`thread-self`), from /proc (10 ms ticks); 0 where there is no /proc.
+fn cpu_s(which: &str) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{which}/stat")) else { return 0.0 };
+    let f: Vec<&str> = stat[stat.rfind(')').map_or(0, |i| i + 2)..].split_whitespace().collect();
+    (f[11].parse::<f64>().unwrap_or(0.0) + f[12].parse::<f64>().unwrap_or(0.0)) / 100.0
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg").map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" ")).unwrap_or_default()
 }
 
 fn main() {
@@ -176,32 +255,125 @@ fn main() {
         }
         "fts-floor" => {
             // The floor of phase 2 with FTS5: insert exactly the bodies an index holds into a
-            // fresh FTS5 table (same tokenizer and hash size, WAL, one transaction), with nothing
-            // else: no JSON, no entry rows, no statuses. Bodies are read into memory first.
-            let src = rusqlite::Connection::open(&a[1]).unwrap();
-            let bodies: Vec<(i64, String)> =
-                src.prepare("SELECT rowid, body FROM fts").unwrap().query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
-            let mb = bodies.iter().map(|b| b.1.len()).sum::<usize>() as f64 / 1e6;
-            let out = PathBuf::from(&a[2]);
-            wipe(&out);
-            let t = Instant::now();
-            let c = rusqlite::Connection::open(&out).unwrap();
-            c.execute_batch(
-                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
-                 CREATE VIRTUAL TABLE fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
-                 INSERT INTO fts(fts, rank) VALUES('hashsize', 16777216); BEGIN IMMEDIATE;",
-            )
-            .unwrap();
-            {
-                let mut ins = c.prepare("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").unwrap();
-                for (r, b) in &bodies {
-                    ins.execute(rusqlite::params![r, b]).unwrap();
+            // fresh FTS5 table (same definition, hash size and pragmas, WAL, one transaction),
+            // with nothing else: no JSON, no entry rows, no statuses. Bodies are read into memory first.
+            let (rows, mb, took, cpu) = fts_floor(Path::new(&a[1]), Path::new(&a[2]));
+            println!("fts-floor: {rows} rows, {mb:.1} MB of text into FTS5 alone: {took:.0} ms ({cpu:.2} s CPU)");
+        }
+        "fts-ratio" => {
+            let dir = PathBuf::from(&a[1]);
+            let scratch = PathBuf::from(&a[2]);
+            let rounds: usize = a.get(3).and_then(|r| r.parse().ok()).unwrap_or(5);
+            let (db, floor_db) = (scratch.join("ratio.sqlite3"), scratch.join("ratio-floor.sqlite3"));
+            let (mut ratios, mut cpu_ratios) = (Vec::new(), Vec::new());
+            let mut have_db = false;
+            for round in 1..=rounds {
+                let floor_first = round % 2 == 0 && have_db;
+                let mut floor = None;
+                if floor_first {
+                    floor = Some(fts_floor(&db, &floor_db));
                 }
+                let load = loadavg();
+                wipe(&db);
+                let mut lib = Library::open(&db).unwrap();
+                let cat =
+                    lib.sync_roots_with(std::slice::from_ref(&dir), library::SyncOptions { full_text: false, ..Default::default() }, &mut |_| {}).unwrap();
+                let (t, cpu, cpu_w) = (Instant::now(), cpu_s("self"), cpu_s("thread-self"));
+                let files = lib.complete_fulltext().unwrap();
+                let (phase2, cpu, cpu_w) = (ms(t), cpu_s("self") - cpu, cpu_s("thread-self") - cpu_w);
+                drop(lib);
+                have_db = true;
+                let (rows, mb, floor_ms, floor_cpu) = floor.unwrap_or_else(|| fts_floor(&db, &floor_db));
+                let ratio = phase2 / floor_ms;
+                ratios.push(ratio);
+                cpu_ratios.push(cpu_w / floor_cpu);
+                println!(
+                    "round {round}: phase 1 {:.0} ms; phase 2 ({files} files, {rows} text rows, {mb:.1} MB) {phase2:.0} ms, CPU {cpu:.2} s ({cpu_w:.2} s on the writer thread); fts-floor {floor_ms:.0} ms, CPU {floor_cpu:.2} s ({}); wall ratio {ratio:.2}x, writer CPU ratio {:.2}x; load {load}",
+                    cat.catalog_ms,
+                    if floor_first { "ran first" } else { "ran second" },
+                    cpu_w / floor_cpu
+                );
             }
-            c.execute_batch("COMMIT").unwrap();
-            println!("fts-floor: {} rows, {mb:.1} MB of text into FTS5 alone: {:.0} ms", bodies.len(), ms(t));
-            drop(c);
-            wipe(&out);
+            for v in [&mut ratios, &mut cpu_ratios] {
+                v.sort_by(|x, y| x.partial_cmp(y).unwrap());
+            }
+            println!(
+                "phase 2 / fts-floor over {rounds} rounds (target <= 1.2x): wall median {:.2}x (min {:.2}x, max {:.2}x); writer-thread CPU median {:.2}x (min {:.2}x, max {:.2}x)",
+                ratios[rounds / 2],
+                ratios[0],
+                ratios[rounds - 1],
+                cpu_ratios[rounds / 2],
+                cpu_ratios[0],
+                cpu_ratios[rounds - 1]
+            );
+            wipe(&db);
+        }
+        "list-vs-pi" => {
+            let dir = PathBuf::from(&a[1]);
+            let scratch = PathBuf::from(&a[2]);
+            let rounds: usize = a.get(3).and_then(|r| r.parse().ok()).unwrap_or(5);
+            let shared = std::env::var("SHARED_BENCH").expect("set SHARED_BENCH to the folder of pi-bench-op.mjs");
+            std::env::var("PI_DIR").expect("set PI_DIR to the folder with node_modules/@mariozechner/pi-coding-agent");
+            // Pi lists one folder (not recursive): the folder holding DIR's sessions
+            let folders: std::collections::BTreeSet<PathBuf> = library::roots::scan(&dir).iter().filter_map(|p| p.parent().map(Path::to_path_buf)).collect();
+            assert!(folders.len() == 1, "DIR must hold its sessions in one folder (Pi's list reads one): {folders:?}");
+            let pi_folder = folders.into_iter().next().unwrap();
+            let db = scratch.join("list.sqlite3");
+            let (mut cold_r, mut warm_r) = (Vec::new(), Vec::new());
+            for round in 1..=rounds {
+                let load = loadavg();
+                let pi = || {
+                    let out = std::process::Command::new("node").arg(format!("{shared}/pi-bench-op.mjs")).arg("list").arg(&pi_folder).output().unwrap();
+                    let v: serde_json::Value =
+                        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("pi-bench-op: {}", String::from_utf8_lossy(&out.stderr)));
+                    (v["ms"].as_f64().unwrap(), v["sessions"].as_u64().unwrap())
+                };
+                let cold = || {
+                    wipe(&db);
+                    let t = Instant::now();
+                    let mut lib = Library::open(&db).unwrap();
+                    lib.sync_roots_with(std::slice::from_ref(&dir), library::SyncOptions { full_text: false, ..Default::default() }, &mut |_| {}).unwrap();
+                    let n = listing(&lib, &dir);
+                    (ms(t), n)
+                };
+                // Pi first on odd rounds, Arbor first on even ones
+                let ((pi_ms, pi_n), (cold_ms, cold_n)) = if round % 2 == 1 {
+                    let p = pi();
+                    (p, cold())
+                } else {
+                    let c = cold();
+                    (pi(), c)
+                };
+                assert_eq!(pi_n as usize, cold_n, "Pi lists {pi_n} sessions, Arbor {cold_n}");
+                // warm: the index of the cold pass, opened as the app opens it, listed 5 times
+                let lib = Library::open(&db).unwrap();
+                let mut warm = Vec::new();
+                for _ in 0..5 {
+                    let t = Instant::now();
+                    listing(&lib, &dir);
+                    warm.push(ms(t));
+                }
+                warm.sort_by(|x, y| x.partial_cmp(y).unwrap());
+                let warm_ms = warm[2];
+                cold_r.push(pi_ms / cold_ms);
+                warm_r.push(pi_ms / warm_ms);
+                println!(
+                    "round {round}: Pi list {pi_ms:.0} ms ({pi_n} sessions); Arbor cold first scan (open + phase 1 + listing) {cold_ms:.0} ms = {:.1}x faster; warm listing {warm_ms:.2} ms = {:.0}x faster; load {load}",
+                    pi_ms / cold_ms,
+                    pi_ms / warm_ms
+                );
+            }
+            for v in [&mut cold_r, &mut warm_r] {
+                v.sort_by(|x, y| x.partial_cmp(y).unwrap());
+            }
+            println!(
+                "Pi / Arbor over {rounds} rounds (target >= 10x): cold first scan median {:.1}x (min {:.1}x); warm listing median {:.0}x (min {:.0}x)",
+                cold_r[rounds / 2],
+                cold_r[0],
+                warm_r[rounds / 2],
+                warm_r[0]
+            );
+            wipe(&db);
         }
         "dump" => {
             // the session rows as JSON (path, id, cwd, name, created, modified, messages, first message)

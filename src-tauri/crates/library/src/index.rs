@@ -412,10 +412,27 @@ pub(crate) fn fulltext_of(l: &Loaded) -> FullTextOut {
         };
         facts.push(f);
     }
+    let mut touched = Touched::default();
+    for f in &mut facts {
+        touched.keep_new(f);
+    }
     let light: Vec<(bool, i64, Option<i64>)> = facts.iter().map(|f| (f.ctx, f.tok, f.usage)).collect();
     let outcome = analyze::outcome(s, &light);
     let entries = facts.into_iter().enumerate().map(|(i, f)| (s.entry(i).clone(), f, outcome.status[i])).collect();
     FullTextOut { entries, outcome }
+}
+
+/// The paths a file's tool calls read and modified, seen so far. A file's `touched` rows are its
+/// first sighting of each (op, path) (`INSERT OR IGNORE` on a unique key): a read of a whole file
+/// drops the repeats before the writer thread, which then inserts the same rows.
+#[derive(Default)]
+struct Touched(std::collections::HashSet<(bool, String)>);
+
+impl Touched {
+    fn keep_new(&mut self, f: &mut EntryFacts) {
+        f.files_read.retain(|p| self.0.insert((false, p.clone())));
+        f.files_modified.retain(|p| self.0.insert((true, p.clone())));
+    }
 }
 
 /// Write phase 2 of a file if its row is still the one phase 2 read (`fts_done = 0`, same offset
@@ -608,23 +625,25 @@ pub(crate) fn full(conn: &Connection, path: &Path, root: Option<&Path>, old: Opt
     })
 }
 
-/// Both phases of a big file, read in windows through the engine's chunk scanner; statuses,
-/// estimate and branches come from the stored rows at the end (skeleton session). `Ok(None)`:
-/// the file needs the whole-file loader (a legacy version, or JavaScript whitespace such as a BOM
-/// before the header); the caller loads it whole.
-fn stream_full(
-    conn: &Connection,
-    path: &Path,
-    root: Option<&Path>,
-    old: Option<&Row>,
-    reason: Option<&'static str>,
-    catalog_only: bool,
-) -> Result<Option<FileUpdate>, LibError> {
+/// What a streamed read of a file found besides its entries.
+struct StreamRead {
+    /// The session facts gathered by the sink, `bad_lines` and `offset`.
+    r: Row,
+    header: Option<session_engine::session::Header>,
+    valid: i64,
+    unterminated: bool,
+}
+
+/// Takes each window's entries: (the facts gathered so far, the window, its entries).
+type WindowSink<'a> = dyn FnMut(&mut Row, &[u8], &[session_engine::chunk::ChunkEntry]) -> Result<(), LibError> + 'a;
+
+/// Read a file in windows through the engine's chunk scanner (the loader's rules: the first JSON
+/// line decides, skipped lines are counted, a torn tail is pending) and hand each window's
+/// entries to `sink`. `Ok(None)`: the file needs the whole-file loader (a legacy version,
+/// JavaScript whitespace such as a BOM before the header, or one line longer than
+/// [`MAX_PENDING_LINE`]).
+fn stream_windows(path: &Path, f: &mut File, id: i64, sink: &mut WindowSink<'_>) -> Result<Option<StreamRead>, LibError> {
     use session_engine::DiagnosticKind as D;
-    let mut f = File::open(path).map_err(|e| io_err(path, e))?;
-    let st = stat(&f.metadata().map_err(|e| io_err(path, e))?);
-    let root_s = root.map(|r| r.to_string_lossy().to_string());
-    let id = fresh_file_row(conn, path, root_s.as_deref(), old)?;
     let mut r = Row { id, ..Default::default() };
     let mut header: Option<session_engine::session::Header> = None;
     let mut valid = 0i64;
@@ -633,11 +652,10 @@ fn stream_full(
     let mut base = 0u64; // file offset of buf[0]
     let mut eof = false;
     let mut unterminated = false;
-    let mut cat = StreamCatalog::default();
     while !eof {
         let len = buf.len();
         buf.resize(len + window, 0);
-        let n = read_full(&mut f, &mut buf[len..]).map_err(|e| io_err(path, e))?;
+        let n = read_full(f, &mut buf[len..]).map_err(|e| io_err(path, e))?;
         buf.truncate(len + n);
         eof = n < window;
         let scan = session_engine::chunk::scan(&buf, eof);
@@ -682,10 +700,8 @@ fn stream_full(
         }
         if valid == 1 {
             r.bad_lines += scan.skipped.iter().filter(|(_, k)| !matches!(k, D::ExtraHeader)).count() as i64;
-            if catalog_only {
-                cat.add(&mut r, &buf, entries);
-            } else if !entries.is_empty() {
-                append_entries(conn, &mut r, &buf, entries, true)?;
+            if !entries.is_empty() {
+                sink(&mut r, &buf, entries)?;
             }
         }
         unterminated = scan.unterminated;
@@ -697,11 +713,195 @@ fn stream_full(
         }
     }
     r.offset = base as i64;
-    if valid == 1 && catalog_only {
-        cat.write(conn, &r)?;
-    } else if valid == 1 {
-        recompute(conn, &mut r, &[])?;
+    Ok(Some(StreamRead { r, header, valid, unterminated }))
+}
+
+/// What the writer inserts as a streamed file's windows come: per entry, in file order, its
+/// full-text body and the paths its tool calls read and modified.
+type Prepared = (String, Vec<String>, Vec<String>);
+
+/// The entry rows of a streamed file (everything but the text), kept by the reading thread; their
+/// statuses need the whole tree.
+#[derive(Default)]
+struct EntryRows {
+    /// (id, parentId, type, firstKeptEntryId): the skeleton session
+    skel: Vec<(String, Option<String>, String, Option<String>)>,
+    /// (in the context, token estimate, usage)
+    light: Vec<(bool, i64, Option<i64>)>,
+    /// (timestamp, role)
+    rest: Vec<(String, Option<String>)>,
+}
+
+impl EntryRows {
+    fn push(&mut self, e: session_engine::chunk::ChunkEntry, f: &mut EntryFacts) {
+        self.skel.push((e.id, e.parent_id, e.type_name, f.first_kept.take()));
+        self.light.push((f.ctx, f.tok, f.usage));
+        self.rest.push((e.timestamp, f.role.take()));
     }
+
+    /// Statuses, estimate and branches, from the skeleton session the engine loads.
+    fn outcome(&self, file_id: i64) -> Result<Outcome, LibError> {
+        let s = analyze::skeleton(&self.skel);
+        if s.len() != self.skel.len() {
+            return Err(LibError::Sqlite(format!(
+                "the entries of file {file_id} do not load back ({} of {}); delete the index to rebuild it",
+                s.len(),
+                self.skel.len()
+            )));
+        }
+        Ok(analyze::outcome(&s, &self.light))
+    }
+}
+
+/// The writer's side of a streamed full read. Full-text rows are inserted as the windows come
+/// (bodies are not kept), with the rowids their entry rows will have; the entry rows come from
+/// the reading thread at the end, with their statuses: no status updates, no reading rows back.
+struct StreamRows<'c> {
+    conn: &'c Connection,
+    file_id: i64,
+    first_rowid: i64,
+    n: i64,
+}
+
+impl<'c> StreamRows<'c> {
+    fn new(conn: &'c Connection, file_id: i64) -> Result<Self, LibError> {
+        // inside the write transaction: nobody else inserts meanwhile
+        let first_rowid: i64 = conn
+            .query_row(
+                "SELECT max(COALESCE((SELECT max(rowid) FROM entries), 0), COALESCE((SELECT rowid FROM fts ORDER BY rowid DESC LIMIT 1), 0)) + 1",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(classify_err)?;
+        Ok(StreamRows { conn, file_id, first_rowid, n: 0 })
+    }
+
+    fn add(&mut self, batch: Vec<Prepared>) -> Result<(), LibError> {
+        let mut ins_f = self.conn.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").map_err(classify_err)?;
+        let mut ins_t = self.conn.prepare_cached("INSERT OR IGNORE INTO touched(file_id, op, path) VALUES (?1, ?2, ?3)").map_err(classify_err)?;
+        for (body, read, modified) in batch {
+            if !body.is_empty() {
+                ins_f.execute(params![self.first_rowid + self.n, body]).map_err(classify_err)?;
+            }
+            for (op, list) in [(0, &read), (1, &modified)] {
+                for p in list {
+                    ins_t.execute(params![self.file_id, op, p]).map_err(classify_err)?;
+                }
+            }
+            self.n += 1;
+        }
+        Ok(())
+    }
+
+    /// The entry rows, with the rowids their full-text rows got.
+    fn finish(self, rows: EntryRows, o: &Outcome) -> Result<(), LibError> {
+        let mut ins_e = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO entries(rowid, file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            )
+            .map_err(classify_err)?;
+        for (seq, (((id, parent, ty, fk), (ctx, tok, usage)), (ts, role))) in rows.skel.into_iter().zip(rows.light).zip(rows.rest).enumerate() {
+            ins_e
+                .execute(params![self.first_rowid + seq as i64, self.file_id, seq as i64, id, parent, ty, role, ts, fk, ctx, tok, usage, o.status[seq]])
+                .map_err(classify_err)?;
+        }
+        Ok(())
+    }
+}
+
+/// Both phases of a big file (`catalog_only`: phase 1), read in windows through the engine's
+/// chunk scanner. For both phases a thread reads, scans and parses (the entries' facts and
+/// full-text bodies) while this one writes. `Ok(None)`: the file needs the whole-file loader;
+/// the caller loads it whole (and rolls back what was written).
+fn stream_full(
+    conn: &Connection,
+    path: &Path,
+    root: Option<&Path>,
+    old: Option<&Row>,
+    reason: Option<&'static str>,
+    catalog_only: bool,
+) -> Result<Option<FileUpdate>, LibError> {
+    let mut f = File::open(path).map_err(|e| io_err(path, e))?;
+    let st = stat(&f.metadata().map_err(|e| io_err(path, e))?);
+    let root_s = root.map(|r| r.to_string_lossy().to_string());
+    let id = fresh_file_row(conn, path, root_s.as_deref(), old)?;
+    let read = if catalog_only {
+        let mut cat = StreamCatalog::default();
+        let Some(read) = stream_windows(path, &mut f, id, &mut |r, buf, es| {
+            cat.add(r, buf, es);
+            Ok(())
+        })?
+        else {
+            return Ok(None);
+        };
+        if read.valid == 1 {
+            cat.write(conn, &read.r)?;
+        }
+        read
+    } else {
+        let mut rows = StreamRows::new(conn, id)?;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Prepared>>(2);
+        let fr = &mut f;
+        let (read, werr) = std::thread::scope(|sc| {
+            let reader = sc.spawn(move || {
+                let mut sf = SessionFacts::default();
+                let mut entries = EntryRows::default();
+                let mut touched = Touched::default();
+                let read = stream_windows(path, fr, id, &mut |r, buf, es| {
+                    let batch: Vec<Prepared> = es
+                        .iter()
+                        .map(|e| {
+                            let v = e.value(buf);
+                            session_facts(r, &mut sf, e, &v);
+                            let mut f = analyze::entry_facts(e.kind, &v);
+                            touched.keep_new(&mut f);
+                            let text = (std::mem::take(&mut f.body), std::mem::take(&mut f.files_read), std::mem::take(&mut f.files_modified));
+                            entries.push(e.clone(), &mut f);
+                            text
+                        })
+                        .collect();
+                    r.leaf_id = es.last().map(|e| e.id.clone());
+                    tx.send(batch).map_err(|_| LibError::Invalid("the index writer stopped".into()))
+                });
+                drop(tx); // the writer's loop ends while the statuses are computed here
+                let read = read.and_then(|read| match read {
+                    Some(rd) if rd.valid == 1 => {
+                        let o = entries.outcome(id)?;
+                        Ok(Some((rd, Some((entries, o)))))
+                    }
+                    other => Ok(other.map(|rd| (rd, None))),
+                });
+                (read, sf)
+            });
+            let mut werr = None;
+            for batch in rx.iter() {
+                if let Err(e) = rows.add(batch) {
+                    werr = Some(e);
+                    break;
+                }
+            }
+            drop(rx); // a reader blocked on a full channel gets an error and stops
+            let read = reader.join().unwrap_or_else(|_| (Err(LibError::Invalid("the file reader panicked".into())), SessionFacts::default()));
+            (read, werr)
+        });
+        if let Some(e) = werr {
+            return Err(e);
+        }
+        let (read, sf) = read;
+        let Some((mut read, entries)) = read? else { return Ok(None) };
+        if let Some((entries, o)) = entries {
+            rows.finish(entries, &o)?;
+            read.r.ctx_usage = o.ctx_usage;
+            read.r.ctx_trailing = o.ctx_trailing;
+            read.r.branch_count = o.branches;
+            write_session_facts(conn, &read.r, &sf)?;
+        }
+        read
+    };
+    let StreamRead { r, header, valid, unterminated } = read;
+    let base = r.offset as u64;
     let (h, t) = hashes(&mut f, r.offset as u64).map_err(|e| io_err(path, e))?;
     let hd = header.as_ref();
     let created = hd.and_then(|h| h.timestamp.clone());
@@ -897,7 +1097,7 @@ fn append(conn: &Connection, path: &Path, mut r: Row, st: Stat) -> Result<FileUp
         r.offset = (start + scan.consumed as u64) as i64;
         r.open_tail = scan.unterminated;
         if !scan.entries.is_empty() {
-            new_entries = append_entries(conn, &mut r, &buf, &scan.entries, false)?;
+            new_entries = append_entries(conn, &mut r, &buf, &scan.entries)?;
         }
     }
     let (h, t) = hashes(&mut f, r.offset as u64).map_err(|e| io_err(path, e))?;
@@ -916,9 +1116,86 @@ fn append(conn: &Connection, path: &Path, mut r: Row, st: Stat) -> Result<FileUp
     })
 }
 
-/// Insert entry rows for chunk entries and update the session facts in `r` and its row. With
-/// `defer`, statuses are left to the caller (a streamed full read recomputes them once at the end).
-fn append_entries(conn: &Connection, r: &mut Row, buf: &[u8], entries: &[session_engine::chunk::ChunkEntry], defer: bool) -> Result<Vec<NewEntry>, LibError> {
+/// What a session row takes from its entries (Pi's picker rules, on each entry's full JSON):
+/// counts, `modified`, the first user message; the name and the model in `sf`.
+#[derive(Default)]
+struct SessionFacts {
+    /// The last `session_info`'s name, when one was seen (`Some(None)`: cleared).
+    name: Option<Option<String>>,
+    model: Option<String>,
+}
+
+fn session_facts(r: &mut Row, sf: &mut SessionFacts, e: &session_engine::chunk::ChunkEntry, v: &Value) {
+    r.entry_count += 1;
+    match e.kind {
+        Kind::Message => {
+            r.message_count += 1;
+            if let Some(m) = v.get("message") {
+                let role = m.str_field("role");
+                if m.get("content").is_some() && matches!(role, Some("user" | "assistant")) {
+                    let t = m.num_field("timestamp").or_else(|| session_engine::time::parse_iso_ms(&e.timestamp).map(|x| x as f64));
+                    if let Some(t) = t.filter(|t| *t > 0.0) {
+                        r.modified_ms = Some(r.modified_ms.map_or(t as i64, |x| x.max(t as i64)));
+                    }
+                    if r.first_message.is_none() && role == Some("user") {
+                        let t = m.get("content").map(analyze::text_content).unwrap_or_default();
+                        if !t.is_empty() {
+                            r.first_message = Some(analyze::cut(&t, analyze::MAX_FIRST_MESSAGE).to_string());
+                        }
+                    }
+                }
+                if role == Some("assistant") {
+                    if let (Some(p), Some(md)) = (m.str_field("provider"), m.str_field("model")) {
+                        sf.model = Some(format!("{p}/{md}"));
+                    }
+                }
+            }
+        }
+        Kind::Compaction => r.compaction_count += 1,
+        Kind::SessionInfo => {
+            sf.name = Some(v.str_field("name").map(|s| analyze::js_trim(s).to_string()).filter(|s| !s.is_empty()));
+        }
+        Kind::ModelChange => {
+            if let (Some(p), Some(m)) = (v.str_field("provider"), v.str_field("modelId")) {
+                sf.model = Some(format!("{p}/{m}"));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Write the session facts gathered from entries ([`session_facts`]) to the file's row.
+fn write_session_facts(conn: &Connection, r: &Row, sf: &SessionFacts) -> Result<(), LibError> {
+    conn.prepare_cached(
+        "UPDATE files SET entry_count=?2, message_count=?3, compaction_count=?4, modified_ms=COALESCE(?5, modified_ms),
+           first_message=?6, leaf_id=?7, ctx_usage=?8, ctx_trailing=?9, branch_count=?10,
+           name = CASE WHEN ?11 THEN ?12 ELSE name END, model = COALESCE(?13, model)
+         WHERE id = ?1",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            r.id,
+            r.entry_count,
+            r.message_count,
+            r.compaction_count,
+            r.modified_ms,
+            r.first_message,
+            r.leaf_id,
+            r.ctx_usage,
+            r.ctx_trailing,
+            r.branch_count,
+            sf.name.is_some(),
+            sf.name.clone().flatten(),
+            sf.model,
+        ])
+    })
+    .map_err(classify_err)?;
+    Ok(())
+}
+
+/// Insert entry rows for appended chunk entries, their statuses, and update the session facts in
+/// `r` and its row.
+fn append_entries(conn: &Connection, r: &mut Row, buf: &[u8], entries: &[session_engine::chunk::ChunkEntry]) -> Result<Vec<NewEntry>, LibError> {
     let mut ins_e = conn
         .prepare_cached(
             "INSERT INTO entries(file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status)
@@ -932,55 +1209,19 @@ fn append_entries(conn: &Connection, r: &mut Row, buf: &[u8], entries: &[session
     let mut linear = true;
     let mut prev = old_leaf.clone();
     let mut rows: Vec<(i64, EntryFacts)> = Vec::new();
-    let mut name: Option<Option<String>> = None;
-    let mut model: Option<String> = None;
+    let mut sf = SessionFacts::default();
     let mut seen_ids = std::collections::HashSet::new();
     for e in entries {
         let v = e.value(buf);
         let f = analyze::entry_facts(e.kind, &v);
-        if linear && !defer {
+        if linear {
             let dup_here = !seen_ids.insert(e.id.clone()) || dup.exists(params![r.id, e.id]).map_err(classify_err)?;
             if e.kind == Kind::Compaction || e.parent_id != prev || dup_here {
                 linear = false;
             }
         }
         prev = Some(e.id.clone());
-        r.entry_count += 1;
-        match e.kind {
-            Kind::Message => {
-                r.message_count += 1;
-                if let Some(m) = v.get("message") {
-                    let role = m.str_field("role");
-                    if m.get("content").is_some() && matches!(role, Some("user" | "assistant")) {
-                        let t = m.num_field("timestamp").or_else(|| session_engine::time::parse_iso_ms(&e.timestamp).map(|x| x as f64));
-                        if let Some(t) = t.filter(|t| *t > 0.0) {
-                            r.modified_ms = Some(r.modified_ms.map_or(t as i64, |x| x.max(t as i64)));
-                        }
-                        if r.first_message.is_none() && role == Some("user") {
-                            let t = m.get("content").map(analyze::text_content).unwrap_or_default();
-                            if !t.is_empty() {
-                                r.first_message = Some(analyze::cut(&t, analyze::MAX_FIRST_MESSAGE).to_string());
-                            }
-                        }
-                    }
-                    if role == Some("assistant") {
-                        if let (Some(p), Some(md)) = (m.str_field("provider"), m.str_field("model")) {
-                            model = Some(format!("{p}/{md}"));
-                        }
-                    }
-                }
-            }
-            Kind::Compaction => r.compaction_count += 1,
-            Kind::SessionInfo => {
-                name = Some(v.str_field("name").map(|s| analyze::js_trim(s).to_string()).filter(|s| !s.is_empty()));
-            }
-            Kind::ModelChange => {
-                if let (Some(p), Some(m)) = (v.str_field("provider"), v.str_field("modelId")) {
-                    model = Some(format!("{p}/{m}"));
-                }
-            }
-            _ => {}
-        }
+        session_facts(r, &mut sf, e, &v);
         let seq = r.entry_count - 1;
         let rowid =
             ins_e.insert(params![r.id, seq, e.id, e.parent_id, e.type_name, f.role, e.timestamp, f.first_kept, f.ctx, f.tok, f.usage]).map_err(classify_err)?;
@@ -992,15 +1233,11 @@ fn append_entries(conn: &Connection, r: &mut Row, buf: &[u8], entries: &[session
                 ins_t.execute(params![r.id, op, p]).map_err(classify_err)?;
             }
         }
-        if !defer {
-            rows.push((rowid, f));
-        }
+        rows.push((rowid, f));
     }
     r.leaf_id = entries.last().map(|e| e.id.clone());
     let mut statuses = vec![analyze::IN_CONTEXT; rows.len()];
-    if defer {
-        // the caller recomputes
-    } else if linear {
+    if linear {
         // a chain at the leaf: all in context; the estimate moves on (§9.3)
         for (_, f) in &rows {
             if f.ctx {
@@ -1020,30 +1257,7 @@ fn append_entries(conn: &Connection, r: &mut Row, buf: &[u8], entries: &[session
     } else {
         statuses = recompute(conn, r, &rows.iter().map(|x| x.0).collect::<Vec<_>>())?;
     }
-    conn.prepare_cached(
-        "UPDATE files SET entry_count=?2, message_count=?3, compaction_count=?4, modified_ms=COALESCE(?5, modified_ms),
-           first_message=?6, leaf_id=?7, ctx_usage=?8, ctx_trailing=?9, branch_count=?10,
-           name = CASE WHEN ?11 THEN ?12 ELSE name END, model = COALESCE(?13, model)
-         WHERE id = ?1",
-    )
-    .and_then(|mut s| {
-        s.execute(params![
-            r.id,
-            r.entry_count,
-            r.message_count,
-            r.compaction_count,
-            r.modified_ms,
-            r.first_message,
-            r.leaf_id,
-            r.ctx_usage,
-            r.ctx_trailing,
-            r.branch_count,
-            name.is_some(),
-            name.flatten(),
-            model,
-        ])
-    })
-    .map_err(classify_err)?;
+    write_session_facts(conn, r, &sf)?;
     Ok(entries
         .iter()
         .zip(statuses)
