@@ -47,11 +47,17 @@ pub fn branch_message(s: &Session, idx: usize) -> Option<Value> {
             if s.role(idx) == Some("toolResult") {
                 return None;
             }
-            let m = s.value(idx).get("message")?;
+            // A big file's entry not parsed yet is parsed for this call and its message moved
+            // out (no copy of a DOM the session would keep); a parsed one is copied.
+            let m = match s.value_transient(idx) {
+                std::borrow::Cow::Borrowed(v) => v.get("message")?.clone(),
+                std::borrow::Cow::Owned(Value::Obj(m)) => m.0.into_iter().find(|(k, _)| k == "message")?.1,
+                std::borrow::Cow::Owned(_) => return None,
+            };
             if m.str_field("role") == Some("toolResult") {
                 None
             } else {
-                Some(m.clone())
+                Some(m)
             }
         }
         Kind::CustomMessage => Some(context::custom_message(s, idx)),

@@ -502,3 +502,58 @@ fn corpus_lines_parse_as_before() {
     }
     assert!(lines > 1000, "{lines} lines");
 }
+
+/// A big file's branch preparation (entries parsed for the call, messages moved out of their
+/// parse) equals the one made on the same entries already parsed (messages copied out of the
+/// session's cache), across messages of every role, duplicate `message` keys, escapes, tool
+/// results, compactions and branch summaries.
+#[test]
+fn a_lazy_branch_preparation_equals_a_parsed_one() {
+    use session_engine::{branch, session::EAGER_PARSE_MAX_BYTES, Session};
+    let mut text = String::from(r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#);
+    text.push('\n');
+    let ts = "2025-01-01T00:00:01.000Z";
+    let mut parent = "null".to_string();
+    for k in 0..400 {
+        let id = format!("e{k:07}");
+        let body = match k % 7 {
+            0 => format!(r#""type":"message","message":{{"role":"user","content":"ask {k} \"q\" é😀\n"}}"#),
+            1 => format!(
+                r#""type":"message","message":{{"role":"assistant","content":[{{"type":"text","text":"t{k}"}},{{"type":"toolCall","id":"c{k}","name":"read","arguments":{{"path":"src/f{}.rs"}}}}]}}"#,
+                k % 13
+            ),
+            2 => {
+                format!(r#""type":"message","message":{{"role":"toolResult","toolCallId":"c{k}","content":[{{"type":"text","text":"{}"}}]}}"#, "r".repeat(300))
+            }
+            3 => format!(
+                r#""type":"message","message":{{"role":"user","content":"first"}},"message":{{"role":"assistant","content":[{{"type":"text","text":"second {k}"}}]}}"#
+            ),
+            4 => format!(r#""type":"branch_summary","fromId":"x","summary":"went off {k}","details":{{"readFiles":["a{k}.rs"],"modifiedFiles":["m.rs"]}}"#),
+            5 => format!(r#""type":"compaction","summary":"s{k}","firstKeptEntryId":"e0000000","tokensBefore":{k}"#),
+            _ => format!(r#""type":"message","message":{{"role":"bashExecution","command":"ls {k}","output":"o","exitCode":0}}"#),
+        };
+        text.push_str(&format!(r#"{{"id":"{id}","parentId":{parent},"timestamp":"{ts}",{body}}}"#));
+        text.push('\n');
+        parent = format!("\"{id}\"");
+    }
+    // Padding past the eager limit, on a branch of its own, makes the file lazy.
+    text.push_str(&format!(r#"{{"type":"custom","id":"pad","parentId":null,"timestamp":"{ts}","data":"{}"}}"#, "x".repeat(EAGER_PARSE_MAX_BYTES)));
+    text.push('\n');
+    let lazy = Session::from_bytes(text.clone().into_bytes());
+    let parsed = Session::from_bytes(text.into_bytes());
+    for i in 0..parsed.len() {
+        parsed.value(i);
+    }
+    let leaf = lazy.index_of("e0000399");
+    let all: Vec<usize> = lazy.path(leaf);
+    for budget in [0.0, 500.0, 3000.0] {
+        let a = branch::prepare_branch_entries(&lazy, &all, budget);
+        let b = branch::prepare_branch_entries(&parsed, &all, budget);
+        assert!(a.messages.len() > 10 || budget > 0.0, "{} messages", a.messages.len());
+        assert_eq!(a, b, "budget {budget}");
+        assert_eq!(a.serialized(), b.serialized());
+    }
+    for &i in &all {
+        assert_eq!(branch::branch_message(&lazy, i), branch::branch_message(&parsed, i), "entry {i}");
+    }
+}

@@ -148,6 +148,7 @@ impl Session {
             buf,
             header: None,
             entries: Vec::new(),
+            kinds: Vec::new(),
             values: Vec::new(),
             roles: Vec::new(),
             role_codes: Vec::new(),
@@ -436,11 +437,13 @@ impl Session {
         value: Option<Value>,
     ) {
         let idx = self.entries.len() as u32;
+        let kind = Kind::from_type(type_name);
+        self.kinds.push(kind);
         self.entries.push(Entry {
             start,
             end,
             line: line as u32,
-            kind: Kind::from_type(type_name),
+            kind,
             type_name: type_name.into(),
             id: id.into(),
             parent_id: parent_id.map(Into::into),

@@ -178,6 +178,9 @@ pub struct Session {
     buf: Vec<u8>,
     header: Option<Header>,
     entries: Vec<Entry>,
+    /// Each entry's kind, one byte apiece: walks over tens of thousands of entries (a branch's
+    /// summary picking) test kinds without pulling every `Entry` into the cache.
+    kinds: Vec<Kind>,
     values: Vec<OnceLock<Value>>,
     /// `message.role` of message entries, read without building the DOM (see [`Session::role`]).
     roles: Vec<OnceLock<Option<Box<str>>>>,
@@ -285,7 +288,7 @@ impl Session {
         &self.entries[idx].id
     }
     pub fn kind(&self, idx: usize) -> Kind {
-        self.entries[idx].kind
+        self.kinds[idx]
     }
     /// The original bytes of the entry's line (without `\n`; a CRLF file keeps its `\r`).
     pub fn raw(&self, idx: usize) -> &[u8] {
