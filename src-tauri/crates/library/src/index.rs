@@ -273,6 +273,11 @@ impl CatalogOut {
 }
 
 pub(crate) fn catalog_file(path: &Path, keep: bool) -> Result<CatalogOut, LibError> {
+    if !keep && is_big(path) {
+        if let Some(c) = catalog_stream(path)? {
+            return Ok(c);
+        }
+    }
     let mut f = File::open(path).map_err(|e| io_err(path, e))?;
     let md = f.metadata().map_err(|e| io_err(path, e))?;
     let mut buf = Vec::with_capacity(md.len() as usize + 1);
@@ -558,29 +563,6 @@ pub fn set_stream_window(bytes: usize) {
 
 const FALLBACK: &str = "use the whole-file loader";
 
-/// Phase 1 of a big file: its session row (Pi's picker facts and the tracking info) from a
-/// streamed read, with `fts_done = 0`; phase 2 streams it again for the entry and full-text rows.
-/// Keeps the full-text work out of the catalog, so the picker lists every session before any
-/// text is indexed.
-pub(crate) fn catalog_big(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<Row>, reason: Option<&'static str>) -> Result<FileUpdate, LibError> {
-    match write_tx(conn, || stream_full(conn, path, root, old.as_ref(), reason, true)?.ok_or_else(|| LibError::Invalid(FALLBACK.into()))) {
-        Ok(u) => return Ok(u),
-        Err(LibError::Invalid(m)) if m == FALLBACK => {}
-        Err(e) => return Err(e),
-    }
-    let c = catalog_file(path, false)?;
-    write_tx(conn, || {
-        write_catalog(conn, path, root, old.as_ref(), &c)?;
-        Ok(FileUpdate {
-            change: if old.is_none() { Change::New } else { Change::Reindexed },
-            session_id: c.header.as_ref().map(|h| h.id.clone()),
-            new_entries: vec![],
-            bytes_read: c.bytes,
-            reason,
-        })
-    })
-}
-
 /// Phase 2 of a big file whose row is still the one phase 1 wrote (`fts_done = 0`): both phases
 /// again, streamed (the file is re-read in full, so a change since phase 1 is simply indexed).
 /// `Ok(false)`: another writer did it meanwhile.
@@ -597,7 +579,7 @@ pub(crate) fn fulltext_big(conn: &Connection, file_id: i64, path: &Path) -> Resu
 pub(crate) fn full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<Row>, reason: Option<&'static str>) -> Result<FileUpdate, LibError> {
     if is_big(path) {
         // a fallback rolls back what the streamed read wrote
-        match write_tx(conn, || stream_full(conn, path, root, old.as_ref(), reason, false)?.ok_or_else(|| LibError::Invalid(FALLBACK.into()))) {
+        match write_tx(conn, || stream_full(conn, path, root, old.as_ref(), reason)?.ok_or_else(|| LibError::Invalid(FALLBACK.into()))) {
             Ok(u) => return Ok(u),
             Err(LibError::Invalid(m)) if m == FALLBACK => {}
             Err(e) => return Err(e),
@@ -643,21 +625,39 @@ type WindowSink<'a> = dyn FnMut(&mut Row, &[u8], &[session_engine::chunk::ChunkE
 /// JavaScript whitespace such as a BOM before the header, or one line longer than
 /// [`MAX_PENDING_LINE`]).
 fn stream_windows(path: &Path, f: &mut File, id: i64, sink: &mut WindowSink<'_>) -> Result<Option<StreamRead>, LibError> {
+    stream_range(path, f, id, (0, u64::MAX), false, sink)
+}
+
+/// [`stream_windows`] over the bytes `from..to` of the file (`from` at a line start, `to` after a
+/// `\n` or `u64::MAX` for the end of the file). `after_header`: the range follows the header
+/// line (its entries count, `header` stays `None`).
+fn stream_range(
+    path: &Path,
+    f: &mut File,
+    id: i64,
+    (from, to): (u64, u64),
+    after_header: bool,
+    sink: &mut WindowSink<'_>,
+) -> Result<Option<StreamRead>, LibError> {
     use session_engine::DiagnosticKind as D;
     let mut r = Row { id, ..Default::default() };
     let mut header: Option<session_engine::session::Header> = None;
-    let mut valid = 0i64;
+    let mut valid = if after_header { 1i64 } else { 0 };
     let window = WINDOW.load(std::sync::atomic::Ordering::Relaxed);
     let mut buf: Vec<u8> = Vec::with_capacity(window * 2);
-    let mut base = 0u64; // file offset of buf[0]
+    let mut base = from; // file offset of buf[0]
+    let mut read_to = from;
     let mut eof = false;
     let mut unterminated = false;
+    f.seek(SeekFrom::Start(from)).map_err(|e| io_err(path, e))?;
     while !eof {
         let len = buf.len();
-        buf.resize(len + window, 0);
+        let want = window.min(to.saturating_sub(read_to).try_into().unwrap_or(usize::MAX));
+        buf.resize(len + want, 0);
         let n = read_full(f, &mut buf[len..]).map_err(|e| io_err(path, e))?;
         buf.truncate(len + n);
-        eof = n < window;
+        read_to += n as u64;
+        eof = n < want || read_to >= to;
         let scan = session_engine::chunk::scan(&buf, eof);
         let mut entries: &[session_engine::chunk::ChunkEntry] = &scan.entries;
         if valid == 0 {
@@ -811,36 +811,15 @@ impl<'c> StreamRows<'c> {
     }
 }
 
-/// Both phases of a big file (`catalog_only`: phase 1), read in windows through the engine's
-/// chunk scanner. For both phases a thread reads, scans and parses (the entries' facts and
-/// full-text bodies) while this one writes. `Ok(None)`: the file needs the whole-file loader;
+/// Both phases of a big file, read in windows through the engine's chunk scanner: a thread
+/// reads, scans and parses (the entries' facts and full-text bodies) while this one writes. `Ok(None)`: the file needs the whole-file loader;
 /// the caller loads it whole (and rolls back what was written).
-fn stream_full(
-    conn: &Connection,
-    path: &Path,
-    root: Option<&Path>,
-    old: Option<&Row>,
-    reason: Option<&'static str>,
-    catalog_only: bool,
-) -> Result<Option<FileUpdate>, LibError> {
+fn stream_full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<&Row>, reason: Option<&'static str>) -> Result<Option<FileUpdate>, LibError> {
     let mut f = File::open(path).map_err(|e| io_err(path, e))?;
     let st = stat(&f.metadata().map_err(|e| io_err(path, e))?);
     let root_s = root.map(|r| r.to_string_lossy().to_string());
     let id = fresh_file_row(conn, path, root_s.as_deref(), old)?;
-    let read = if catalog_only {
-        let mut cat = StreamCatalog::default();
-        let Some(read) = stream_windows(path, &mut f, id, &mut |r, buf, es| {
-            cat.add(r, buf, es);
-            Ok(())
-        })?
-        else {
-            return Ok(None);
-        };
-        if read.valid == 1 {
-            cat.write(conn, &read.r)?;
-        }
-        read
-    } else {
+    let read = {
         let mut rows = StreamRows::new(conn, id)?;
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Prepared>>(2);
         let fr = &mut f;
@@ -910,7 +889,7 @@ fn stream_full(
         "UPDATE files SET root = COALESCE(?2, root), dev=?3, ino=?4, size=?5, mtime_ns=?6, offset=?7, head_hash=?8, tail_hash=?9,
            valid=?10, header_id=?11, cwd=?12, created=?13, created_ms=?14, parent_session=?15, version=?16,
            modified_ms=COALESCE(modified_ms, ?14), bad_lines=?17, ctx_usage=?18, ctx_trailing=?19, branch_count=?20,
-           indexed_ms=?21, fts_done=?23, open_tail=?22, migrated=0
+           indexed_ms=?21, fts_done=1, open_tail=?22, migrated=0
          WHERE id = ?1",
     )
     .and_then(|mut s| {
@@ -937,20 +916,9 @@ fn stream_full(
             r.branch_count,
             now(),
             unterminated,
-            // a catalog leaves the entry rows and full text to phase 2
-            if catalog_only { 0 } else { 1 },
         ])
     })
     .map_err(classify_err)?;
-    if catalog_only {
-        return Ok(Some(FileUpdate {
-            change: if old.is_none() { Change::New } else { Change::Reindexed },
-            session_id: hd.map(|h| h.id.clone()),
-            new_entries: vec![],
-            bytes_read: base,
-            reason,
-        }));
-    }
     let mut q =
         conn.prepare_cached("SELECT entry_id, parent_id, type, status FROM entries WHERE file_id = ?1 ORDER BY rowid LIMIT ?2").map_err(classify_err)?;
     let events = q
@@ -975,7 +943,8 @@ fn stream_full(
 /// the first user message, `session_info` lines, and the last model-bearing entry of a window.
 #[derive(Default)]
 struct StreamCatalog {
-    name: Option<String>,
+    /// The last `session_info`'s name, when one was seen (`Some(None)`: cleared).
+    name: Option<Option<String>>,
     model: Option<String>,
 }
 
@@ -1009,7 +978,7 @@ impl StreamCatalog {
                 Kind::Compaction => r.compaction_count += 1,
                 Kind::SessionInfo => {
                     let v = e.value(buf);
-                    self.name = v.str_field("name").map(|s| analyze::js_trim(s).to_string()).filter(|s| !s.is_empty());
+                    self.name = Some(v.str_field("name").map(|s| analyze::js_trim(s).to_string()).filter(|s| !s.is_empty()));
                 }
                 _ => {}
             }
@@ -1039,19 +1008,119 @@ impl StreamCatalog {
         }
         r.leaf_id = entries.last().map(|e| e.id.clone()).or(r.leaf_id.take());
     }
+}
 
-    fn write(&self, conn: &Connection, r: &Row) -> Result<(), LibError> {
-        conn.prepare_cached(
-            "UPDATE files SET entry_count=?2, message_count=?3, compaction_count=?4, modified_ms=?5, first_message=?6, leaf_id=?7,
-               branch_count=0, ctx_usage=NULL, ctx_trailing=0, name=?8, model=?9
-             WHERE id = ?1",
-        )
-        .and_then(|mut s| {
-            s.execute(params![r.id, r.entry_count, r.message_count, r.compaction_count, r.modified_ms, r.first_message, r.leaf_id, self.name, self.model])
-        })
-        .map_err(classify_err)?;
-        Ok(())
+/// The offset of the first line start at or after `at` (`None`: no `\n` within 1 MB of it).
+fn line_start_near(f: &mut File, at: u64) -> std::io::Result<Option<u64>> {
+    if at == 0 {
+        return Ok(None);
     }
+    // from the byte before `at`: `at` itself may be a line start
+    f.seek(SeekFrom::Start(at - 1))?;
+    let mut buf = vec![0u8; 1 << 20];
+    let n = read_full(f, &mut buf)?;
+    Ok(memchr::memchr(b'\n', &buf[..n]).map(|i| at + i as u64))
+}
+
+/// The facts of a file read in two halves, in file order: counts add up, the later half's name,
+/// model, leaf, offset and tail win, the earlier half's first message and header.
+fn join_halves((a, ca): (StreamRead, StreamCatalog), (b, cb): (StreamRead, StreamCatalog)) -> (StreamRead, StreamCatalog) {
+    let (mut r, rb) = (a.r, b.r);
+    r.entry_count += rb.entry_count;
+    r.message_count += rb.message_count;
+    r.compaction_count += rb.compaction_count;
+    r.bad_lines += rb.bad_lines;
+    r.modified_ms = match (r.modified_ms, rb.modified_ms) {
+        (Some(x), Some(y)) => Some(x.max(y)),
+        (x, y) => x.or(y),
+    };
+    r.first_message = r.first_message.or(rb.first_message);
+    r.leaf_id = rb.leaf_id.or(r.leaf_id);
+    r.offset = rb.offset;
+    let cat = StreamCatalog { name: cb.name.or(ca.name), model: cb.model.or(ca.model) };
+    (StreamRead { r, header: a.header, valid: 1, unterminated: b.unterminated }, cat)
+}
+
+/// Phase 1 of a big file (without the database, on a worker thread): Pi's picker facts and the
+/// tracking info from a streamed read, with memory bounded by the window. `Ok(None)`: the file
+/// needs the whole-file loader.
+fn catalog_stream(path: &Path) -> Result<Option<CatalogOut>, LibError> {
+    let mut f = File::open(path).map_err(|e| io_err(path, e))?;
+    let st = stat(&f.metadata().map_err(|e| io_err(path, e))?);
+    // Two threads: the second half (from a line start near the middle) is read as lines after
+    // the header, while this thread reads the first half; the halves' facts are then joined in
+    // file order. A first half without an accepted header is read again whole, in one pass.
+    let mid = line_start_near(&mut f, st.size as u64 / 2).map_err(|e| io_err(path, e))?;
+    let halves = match mid {
+        Some(mid) if st.size as u64 >= 2 * WINDOW.load(std::sync::atomic::Ordering::Relaxed) as u64 => {
+            let mut f2 = File::open(path).map_err(|e| io_err(path, e))?;
+            let (mut c1, mut c2) = (StreamCatalog::default(), StreamCatalog::default());
+            let (first, second) = std::thread::scope(|sc| {
+                let second = sc.spawn(|| {
+                    stream_range(path, &mut f2, 0, (mid, u64::MAX), true, &mut |r, buf, es| {
+                        c2.add(r, buf, es);
+                        Ok(())
+                    })
+                });
+                let first = stream_range(path, &mut f, 0, (0, mid), false, &mut |r, buf, es| {
+                    c1.add(r, buf, es);
+                    Ok(())
+                });
+                (first, second.join().unwrap_or_else(|_| Err(LibError::Invalid("the file reader panicked".into()))))
+            });
+            match (first?, second?) {
+                (Some(a), Some(b)) if a.valid == 1 => Some(join_halves((a, c1), (b, c2))),
+                (None, _) | (_, None) => return Ok(None),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let (read, cat) = match halves {
+        Some(x) => x,
+        None => {
+            let mut cat = StreamCatalog::default();
+            let Some(read) = stream_windows(path, &mut f, 0, &mut |r, buf, es| {
+                cat.add(r, buf, es);
+                Ok(())
+            })?
+            else {
+                return Ok(None);
+            };
+            (read, cat)
+        }
+    };
+    let StreamRead { r, header, valid, unterminated } = read;
+    let (head_hash, tail_hash) = hashes(&mut f, r.offset as u64).map_err(|e| io_err(path, e))?;
+    let bytes = st.size.max(r.offset) as u64;
+    let c = if valid == 1 {
+        analyze::Catalog {
+            name: cat.name.flatten(),
+            model: cat.model,
+            first_message: r.first_message,
+            modified_ms: r.modified_ms,
+            entry_count: r.entry_count,
+            message_count: r.message_count,
+            compaction_count: r.compaction_count,
+            leaf_id: r.leaf_id,
+        }
+    } else {
+        analyze::Catalog::default()
+    };
+    Ok(Some(CatalogOut {
+        st: Stat { size: bytes as i64, ..st },
+        bytes,
+        offset: r.offset as u64,
+        head_hash,
+        tail_hash,
+        loaded_valid: valid,
+        unterminated,
+        migrated: false,
+        bad_lines: r.bad_lines,
+        header,
+        cat: c,
+        loaded: None,
+    }))
 }
 
 /// Longest unfinished line a streamed read holds before it falls back to the whole-file loader.

@@ -131,7 +131,7 @@ pub(crate) fn catalog_pass(
     let mut done = 0usize;
     progress(Progress { done: 0, total, path: PathBuf::new(), full_text: false });
     let r = (|| {
-        for (i, (p, root)) in files.iter().enumerate() {
+        for (i, (p, _)) in files.iter().enumerate() {
             if cancelled() {
                 rep.cancelled = true;
                 return batch.maybe_commit(conn, true);
@@ -146,28 +146,10 @@ pub(crate) fn catalog_pass(
             };
             match plan {
                 Plan::Full { old, reason } => {
-                    let big = index::is_big(p);
-                    if !big {
-                        full.push((i, old, reason));
-                        continue;
-                    }
-                    // a big file: its catalog now, streamed (bounded memory), on this thread;
-                    // its full text in phase 2
-                    batch.begin(conn)?;
-                    let is_new = old.is_none();
-                    match index::catalog_big(conn, p, Some(root), old, reason) {
-                        Ok(u) => {
-                            rep.bytes_read += u.bytes_read;
-                            batch.bytes += u.bytes_read;
-                            if is_new {
-                                rep.new += 1;
-                            } else {
-                                rep.reindexed += 1;
-                            }
-                        }
-                        Err(LibError::Io { path, message }) => rep.errors.push((path, message)),
-                        Err(e) => return Err(e),
-                    }
+                    // read on the workers below (a big file streamed: bounded memory); its full
+                    // text in phase 2
+                    full.push((i, old, reason));
+                    continue;
                 }
                 Plan::Unchanged(_) | Plan::Nothing | Plan::FullTextOnly(_) => rep.unchanged += 1,
                 Plan::Removed(row) => {
