@@ -115,6 +115,17 @@ pub struct BranchSummary {
 
 /// `prepareBranchEntries(entries, budget)` (§13.2); budget 0 = unlimited.
 pub fn prepare_branch_entries(s: &Session, entries: &[usize], budget: f64) -> BranchPreparation {
+    prepare_branch_entries_with(s, entries, budget, PARALLEL_MIN_ENTRIES)
+}
+
+/// From this many entries on, the file operations of the branch's summaries are gathered on a
+/// second thread while this one picks the messages (the summaries of a long branch are parsed
+/// for it: 162 of them on the 100k-entry bench session's oldest branch).
+const PARALLEL_MIN_ENTRIES: usize = 4096;
+
+/// Pi's first pass: the file operations of every Pi-written branch summary among `entries`, even
+/// those the budget leaves out.
+fn summaries_file_ops(s: &Session, entries: &[usize]) -> FileOps {
     let mut ops = FileOps::default();
     for &e in entries {
         if s.kind(e) == Kind::BranchSummary {
@@ -126,22 +137,54 @@ pub fn prepare_branch_entries(s: &Session, entries: &[usize], budget: f64) -> Br
             }
         }
     }
-    let mut picked: Vec<(usize, Value)> = Vec::new();
-    let mut total = 0.0;
-    for &e in entries.iter().rev() {
-        let Some(m) = branch_message(s, e) else { continue };
-        ops.add_tool_calls(&m);
-        let t = estimate_tokens(&m);
-        if budget > 0.0 && total + t > budget {
-            if matches!(s.kind(e), Kind::Compaction | Kind::BranchSummary) && total < budget * 0.9 {
-                picked.push((e, m));
-                total += t;
+    ops
+}
+
+/// [`prepare_branch_entries`], with the first pass on a second thread from `parallel_min`
+/// entries on. The file operations are the same either way: the tool calls' are added after the
+/// summaries', in the order Pi adds them.
+pub(crate) fn prepare_branch_entries_with(s: &Session, entries: &[usize], budget: f64, parallel_min: usize) -> BranchPreparation {
+    // Newest first, until the budget is spent.
+    let pick = |ops: &mut FileOps| {
+        let mut picked: Vec<(usize, Value)> = Vec::new();
+        let mut total = 0.0;
+        for &e in entries.iter().rev() {
+            let Some(m) = branch_message(s, e) else { continue };
+            ops.add_tool_calls(&m);
+            let t = estimate_tokens(&m);
+            if budget > 0.0 && total + t > budget {
+                if matches!(s.kind(e), Kind::Compaction | Kind::BranchSummary) && total < budget * 0.9 {
+                    picked.push((e, m));
+                    total += t;
+                }
+                break;
             }
-            break;
+            picked.push((e, m));
+            total += t;
         }
-        picked.push((e, m));
-        total += t;
-    }
+        (picked, total)
+    };
+    let (ops, mut picked, total) = if entries.len() >= parallel_min {
+        // Whichever thread claims the first pass does it: on a busy machine, where the helper may
+        // not run before the picking is done, this thread does it itself instead of waiting.
+        let claimed = std::sync::atomic::AtomicBool::new(false);
+        let claim = || !claimed.swap(true, std::sync::atomic::Ordering::AcqRel);
+        std::thread::scope(|sc| {
+            let first = sc.spawn(|| claim().then(|| summaries_file_ops(s, entries)));
+            let mut tool_ops = FileOps::default();
+            let (picked, total) = pick(&mut tool_ops);
+            let mut ops = match claim() {
+                true => summaries_file_ops(s, entries),
+                false => first.join().unwrap_or_else(|e| std::panic::resume_unwind(e)).unwrap_or_default(),
+            };
+            ops.merge(&tool_ops);
+            (ops, picked, total)
+        })
+    } else {
+        let mut ops = summaries_file_ops(s, entries);
+        let (picked, total) = pick(&mut ops);
+        (ops, picked, total)
+    };
     picked.reverse();
     let (read_files, modified_files) = ops.file_lists();
     BranchPreparation { messages: picked, total_tokens: total, file_ops: ops, read_files, modified_files }
@@ -271,4 +314,51 @@ pub fn navigation_entries(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The preparation with the summaries' pass on a second thread equals the one-thread
+    /// preparation (messages, totals, file operations in order, file lists), for every budget,
+    /// on a branch of summaries (Pi's and a hook's), compactions, tool calls and tool results.
+    #[test]
+    fn the_two_thread_preparation_equals_the_one_thread_one() {
+        let mut text = String::from(r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#);
+        text.push('\n');
+        let mut parent = "null".to_string();
+        for k in 0..300 {
+            let id = format!("e{k:05}");
+            let body = match k % 6 {
+                0 => format!(r#""type":"message","message":{{"role":"user","content":"ask {k}"}}"#),
+                1 => format!(
+                    r#""type":"message","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c","name":"{}","arguments":{{"path":"f{}.rs"}}}}]}}"#,
+                    ["read", "write", "edit"][(k / 6) % 3],
+                    k % 17
+                ),
+                2 => r#""type":"message","message":{"role":"toolResult","toolCallId":"c","content":[]}"#.to_string(),
+                3 => format!(
+                    r#""type":"branch_summary","fromId":"x","summary":"b{k}","details":{{"readFiles":["f{}.rs","r{k}.rs"],"modifiedFiles":["f{}.rs"]}}"#,
+                    k % 11,
+                    k % 5
+                ),
+                4 => format!(r#""type":"branch_summary","fromId":"x","summary":"h{k}","fromHook":true,"details":{{"readFiles":["hook{k}.rs"]}}"#),
+                _ => format!(r#""type":"compaction","summary":"c{k}","firstKeptEntryId":"e00000","tokensBefore":1"#),
+            };
+            text.push_str(&format!(r#"{{"id":"{id}","parentId":{parent},"timestamp":"2025-01-01T00:00:01.000Z",{body}}}"#));
+            text.push('\n');
+            parent = format!("\"{id}\"");
+        }
+        let s = Session::from_bytes(text.into_bytes());
+        let all = s.path(s.file_leaf());
+        assert_eq!(all.len(), 300);
+        for budget in [0.0, 40.0, 400.0, 4000.0] {
+            let one = prepare_branch_entries_with(&s, &all, budget, usize::MAX);
+            let two = prepare_branch_entries_with(&s, &all, budget, 0);
+            assert_eq!(one, two, "budget {budget}");
+            assert_eq!((&one.file_ops.read, &one.file_ops.written, &one.file_ops.edited), (&two.file_ops.read, &two.file_ops.written, &two.file_ops.edited));
+            assert!(!one.read_files.is_empty() && !one.modified_files.is_empty());
+        }
+    }
 }

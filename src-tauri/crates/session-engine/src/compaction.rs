@@ -27,6 +27,15 @@ const WRITTEN: usize = 1;
 const EDITED: usize = 2;
 
 impl FileOps {
+    /// Adds `other`'s paths after this one's, in their order (as if `other`'s calls had been made
+    /// on this one afterwards).
+    pub(crate) fn merge(&mut self, other: &FileOps) {
+        for (which, list) in [(READ, &other.read), (WRITTEN, &other.written), (EDITED, &other.edited)] {
+            for p in list {
+                self.add(which, p);
+            }
+        }
+    }
     fn add(&mut self, which: usize, v: &str) {
         // Most paths repeat (every summary's details list them again): look before allocating.
         if !self.seen[which].contains(v) && self.seen[which].insert(v.to_string()) {
@@ -86,8 +95,8 @@ impl FileOps {
         let mut modified: Vec<String> = self.edited.clone();
         modified.extend(self.written.iter().filter(|f| !self.seen[EDITED].contains(*f)).cloned());
         let mut read: Vec<String> = self.read.iter().filter(|f| !self.seen[EDITED].contains(*f) && !self.seen[WRITTEN].contains(*f)).cloned().collect();
-        read.sort_by(|a, b| json::cmp_utf16(a, b));
-        modified.sort_by(|a, b| json::cmp_utf16(a, b));
+        json::sort_utf16(&mut read);
+        json::sort_utf16(&mut modified);
         (read, modified)
     }
 }

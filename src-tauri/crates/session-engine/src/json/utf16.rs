@@ -173,6 +173,18 @@ pub fn cmp_utf16(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
+/// Sorts by [`cmp_utf16`] (JavaScript's default sort). When no string holds a character at or
+/// above U+E000 (no UTF-8 byte 0xEE or above), UTF-16 order is byte order and the plain byte
+/// sort runs (about four times faster on file lists, where every comparison walks a long shared
+/// prefix). Equal strings are indistinguishable, so stability does not matter.
+pub fn sort_utf16(v: &mut [String]) {
+    if v.iter().all(|s| s.bytes().all(|b| b < 0xEE)) {
+        v.sort_unstable();
+    } else {
+        v.sort_by(|a, b| cmp_utf16(a, b));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::json::*;
@@ -189,6 +201,29 @@ mod tests {
         assert_eq!(quote(&cut), r#""ab\ud83d""#);
         // A valid pair written as escapes becomes the real character.
         assert_eq!(parse(r#""\ud83d\ude80""#).unwrap().as_str(), Some("🚀"));
+    }
+
+    /// The byte-sort shortcut gives the order of the UTF-16 comparison, on lists with and
+    /// without characters at or above U+E000 (private use, U+FFFF, pairs, stand-ins).
+    #[test]
+    fn sort_utf16_is_the_utf16_sort() {
+        let alphabet = ["a", "b", "src/", "z", "é", "\u{7ff}", "\u{800}", "\u{d7ff}", "\u{e000}", "ﬁ", "\u{ffff}", "😀", "𝔘", "\u{10f800}", "\u{10fbff}", "/"];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed as usize
+        };
+        for round in 0..2000 {
+            // Half the lists stay below U+E000 (the shortcut), half may not.
+            let pool = if round % 2 == 0 { &alphabet[..8] } else { &alphabet[..] };
+            let mut v: Vec<String> = (0..next() % 12).map(|_| (0..next() % 6).map(|_| pool[next() % pool.len()]).collect()).collect();
+            let mut want = v.clone();
+            want.sort_by(|a, b| cmp_utf16(a, b));
+            super::sort_utf16(&mut v);
+            assert_eq!(v, want);
+        }
     }
 
     #[test]
