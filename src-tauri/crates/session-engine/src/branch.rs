@@ -8,7 +8,7 @@ use crate::compaction::{file_details, serialize_agent_messages, FileOps};
 use crate::context::{self, estimate_tokens};
 use crate::entries;
 use crate::json::Value;
-use crate::session::{Kind, Session};
+use crate::session::{DiagnosticKind, Kind, Session};
 
 pub const BRANCH_SUMMARY_PREAMBLE: &str = "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n";
 pub const NO_CONTENT: &str = "No content to summarize";
@@ -25,6 +25,40 @@ pub fn collect_branch_entries(s: &Session, old_leaf: Option<usize>, target: usiz
     let Some(old) = old_leaf else {
         return BranchCollection { common_ancestor: None, entries: Vec::new() };
     };
+    if s.diagnostics().iter().any(|d| d.kind == DiagnosticKind::Cycle) {
+        return collect_by_common_ancestor(s, old, target);
+    }
+    // A tree (no parentId cycle): the common ancestor is the first of the old leaf's ancestors
+    // that is also the target's, so one walk up from the old leaf finds it and collects the
+    // entries on the way (the old leaf's path is the long one: 77k entries on the bench's
+    // oldest branch, walked once instead of twice).
+    let mut on_target = vec![0u64; s.len().div_ceil(64)];
+    let mut cur = Some(target);
+    while let Some(c) = cur {
+        if on_target[c / 64] & (1 << (c % 64)) != 0 {
+            break;
+        }
+        on_target[c / 64] |= 1 << (c % 64);
+        cur = s.parent_of(c);
+    }
+    let mut entries = Vec::new();
+    let mut cur = Some(old);
+    let mut ca = None;
+    while let Some(c) = cur {
+        if on_target[c / 64] & (1 << (c % 64)) != 0 {
+            ca = Some(c);
+            break;
+        }
+        entries.push(c);
+        cur = s.parent_of(c);
+    }
+    entries.reverse();
+    BranchCollection { common_ancestor: ca, entries }
+}
+
+/// [`collect_branch_entries`] as Pi states it (the common ancestor, then the walk up to it),
+/// bounded on files whose parentId links loop.
+fn collect_by_common_ancestor(s: &Session, old: usize, target: usize) -> BranchCollection {
     let ca = s.common_ancestor(old, target);
     let mut entries = Vec::new();
     let mut cur = Some(old);
@@ -319,6 +353,45 @@ pub fn navigation_entries(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one-walk collection equals Pi's (common ancestor, then the walk up to it) for every
+    /// pair of entries of random forests: the target an ancestor, a descendant, the leaf itself,
+    /// on another root, under an orphan.
+    #[test]
+    fn the_one_walk_collection_equals_the_common_ancestor_walk() {
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed as usize
+        };
+        let mut pairs = 0;
+        for _ in 0..60 {
+            let n = 1 + next() % 40;
+            let mut text = String::from(r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/p"}"#);
+            text.push('\n');
+            for k in 0..n {
+                let parent = match next() % 10 {
+                    0 => "null".to_string(),
+                    1 => "\"missing\"".to_string(),
+                    _ if k > 0 => format!("\"e{}\"", next() % k),
+                    _ => "null".to_string(),
+                };
+                text.push_str(&format!(r#"{{"type":"custom","id":"e{k}","parentId":{parent},"timestamp":"t"}}"#));
+                text.push('\n');
+            }
+            let s = Session::from_bytes(text.into_bytes());
+            assert!(!s.diagnostics().iter().any(|d| d.kind == DiagnosticKind::Cycle));
+            for old in 0..s.len() {
+                for target in 0..s.len() {
+                    assert_eq!(collect_branch_entries(&s, Some(old), target), collect_by_common_ancestor(&s, old, target), "{old} -> {target}");
+                    pairs += 1;
+                }
+            }
+        }
+        assert!(pairs > 5000, "{pairs}");
+    }
 
     /// The preparation with the summaries' pass on a second thread equals the one-thread
     /// preparation (messages, totals, file operations in order, file lists), for every budget,
