@@ -19,14 +19,23 @@
 //! ```text
 //! CARGO_TARGET_DIR=... cargo build --release -p library --example bench
 //! B=$CARGO_TARGET_DIR/release/examples/bench
-//! $B fts-ratio /tmp/libbench/set /tmp/libbench 5        # set = links to s1k, s10k, s100k (seed 42)
+//! # data (seed 42: /tmp/bench-data/s1k.jsonl, s10k.jsonl, /tmp/bench100k/agent/sessions/--p--/s100k.jsonl)
+//! mkdir -p /tmp/libbench/set /tmp/libbench/list/--p--
+//! for f in /tmp/bench-data/s1k.jsonl /tmp/bench-data/s10k.jsonl /tmp/bench100k/agent/sessions/--p--/s100k.jsonl; do
+//!   ln -sf $f /tmp/libbench/set/; ln -sf $f /tmp/libbench/list/--p--/; done
+//! node /work/shared/bench/gen-sessions.mjs --many 40 --min-entries 20 --max-entries 500 --seed 11 --dir /tmp/libbench/list/--p--
+//! rm -f /tmp/libbench/list/--p--/*.meta.json
+//! # the two measurements (5 interleaved rounds each; each line also prints the load average)
+//! $B fts-ratio /tmp/libbench/set /tmp/libbench 5
 //! PI_DIR=/work/main/tests/pi SHARED_BENCH=/work/shared/bench $B list-vs-pi /tmp/libbench/list /tmp/libbench 5
 //! ```
 //!
 //! `fts-ratio`: each round indexes DIR's catalog (phase 1), then times phase 2 alone (entry rows,
 //! statuses, text extraction, full-text inserts and their commits: `complete_fulltext`), and
 //! `fts-floor` on exactly the rows that pass wrote (same text, rowids, table definition from the
-//! index's schema, same pragmas, one transaction), alternating which goes first. `list-vs-pi`:
+//! index's schema, same pragmas, one transaction), alternating which goes first; it reports wall
+//! time and CPU (the process, and phase 2's writer thread: the critical path when a core is free
+//! for the reader thread; on a loaded machine the wall ratio follows the process CPU). `list-vs-pi`:
 //! each round Pi's `SessionManager.list` on DIR's one folder of sessions (`pi-bench-op.mjs list`,
 //! import excluded), Arbor's cold first scan (index created, phase 1, then the listing: what the
 //! picker waits for the first time) and the warm listing (the app's `library_listing` reads on an
