@@ -20,32 +20,37 @@ fn scratch(what: &str) -> PathBuf {
 /// path, the context, the token estimate, the compaction plan, a branch plan and the inspection
 /// report. Nothing may panic, and:
 /// * the one-thread and two-thread loads agree (the one-thread load of a small file is the
-///   single pass that parses each line whole; the two-thread load scans, then parses): the
-///   same entries with the same fields, roles, values, labels, name and header;
+///   single pass that parses each line whole; the two-thread load scans, then parses; the
+///   single pass may also parse its second half on another thread): the same entries with the
+///   same fields, roles, values, labels, name and header;
 /// * every path starts at a root (no parent) and follows parent links to the entry it ends at;
 /// * every entry the id index holds is in the tree exactly once (a root or one parent's child);
 /// * every line the scanner accepted parses with the full JSON parser (`value` does not panic).
 pub fn loader(data: &[u8]) {
     let s = Session::from_bytes_with(data.to_vec(), &mut CounterIds { prefix: 'm', next: 0 }, usize::MAX);
     let two = Session::from_bytes_with(data.to_vec(), &mut CounterIds { prefix: 'm', next: 0 }, 0);
-    assert_eq!(s.len(), two.len());
-    assert_eq!(s.diagnostics(), two.diagnostics());
-    assert_eq!(s.file_leaf(), two.file_leaf());
-    let n = s.len();
-    assert_eq!(s.header(), two.header());
-    assert_eq!(s.read_only(), two.read_only());
-    assert_eq!(s.labels(), two.labels());
-    assert_eq!(s.name(), two.name());
-    assert_eq!(s.malformed_lines(), two.malformed_lines());
-    for i in 0..n {
-        assert_eq!(s.raw(i), two.raw(i));
-        let (a, b) = (s.entry(i), two.entry(i));
-        assert_eq!((a.start, a.end, a.line, a.kind), (b.start, b.end, b.line, b.kind), "entry {i}");
-        assert_eq!((&a.type_name, &a.id, &a.parent_id, &a.timestamp), (&b.type_name, &b.id, &b.parent_id, &b.timestamp), "entry {i}");
-        assert_eq!(s.parent_of(i), two.parent_of(i));
-        assert_eq!(json::to_string(s.value(i)), json::to_string(two.value(i)), "entry {i}");
-        assert_eq!(s.role(i), two.role(i), "entry {i}");
+    // The single pass with its second half parsed on another thread.
+    let split = Session::from_bytes_with_splits(data.to_vec(), &mut CounterIds { prefix: 'm', next: 0 }, usize::MAX, 0);
+    for two in [&two, &split] {
+        assert_eq!(s.len(), two.len());
+        assert_eq!(s.diagnostics(), two.diagnostics());
+        assert_eq!(s.file_leaf(), two.file_leaf());
+        assert_eq!(s.header(), two.header());
+        assert_eq!(s.read_only(), two.read_only());
+        assert_eq!(s.labels(), two.labels());
+        assert_eq!(s.name(), two.name());
+        assert_eq!(s.malformed_lines(), two.malformed_lines());
+        for i in 0..s.len() {
+            assert_eq!(s.raw(i), two.raw(i));
+            let (a, b) = (s.entry(i), two.entry(i));
+            assert_eq!((a.start, a.end, a.line, a.kind), (b.start, b.end, b.line, b.kind), "entry {i}");
+            assert_eq!((&a.type_name, &a.id, &a.parent_id, &a.timestamp), (&b.type_name, &b.id, &b.parent_id, &b.timestamp), "entry {i}");
+            assert_eq!(s.parent_of(i), two.parent_of(i));
+            assert_eq!(json::to_string(s.value(i)), json::to_string(two.value(i)), "entry {i}");
+            assert_eq!(s.role(i), two.role(i), "entry {i}");
+        }
     }
+    let n = s.len();
     // The tree: each indexed entry once.
     let mut seen = vec![0u32; n];
     for &r in s.roots() {
