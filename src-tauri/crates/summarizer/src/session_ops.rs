@@ -1,13 +1,20 @@
-//! File-level operations for the app and the CLI: open, plan, summarize, append. One call each,
+//! Session-level operations for the app and the CLI: plan, summarize, append. One call each,
 //! so an app command stays a one-screen adapter.
 //!
-//! Order of events, and why: the sidecar lock is taken first (two Arbor windows never write the
-//! same session); the summary is produced; then the file length is compared with the one that
-//! was planned on, because Pi may have appended meanwhile and the planned parent would no
-//! longer be the leaf; only then is the entry appended (one line, `sync_data` for summaries).
+//! Each operation works on a session someone already holds, through a [`SessionHost`]: the app
+//! hands over the session it has open (no second read of a file it holds), the CLI and tests a
+//! [`FileHost`] over a file opened once. The host's lock is taken only for the synchronous steps
+//! (plan, build the request, append and read the appended bytes back), never across an await,
+//! so the app answers other commands while a model is thinking.
 //!
-//! Each operation opens the file once; what it appends is read back into the open session with
-//! `Session::extend_from_file` (time proportional to the new bytes), never by opening it again.
+//! Order of events, and why: the sidecar lock is taken first (two Arbor windows never write the
+//! same session); the plan is made on the held session, after reading what other programs
+//! appended; the summary or reply is produced without holding the session; then, under the
+//! host's lock again, whatever was appended meanwhile is read, the plan is checked against it
+//! (a compaction is planned again and must come out the same, and must still continue the
+//! file's leaf if it was planned to), and only then is the entry appended (one line, planned on
+//! the bytes just read, `sync_data` for summaries) and read back into the held session with
+//! `Session::extend_from_file` (time proportional to the new bytes).
 use crate::chat;
 use crate::error::{Error, Result};
 use crate::provider::{Client, CompletionRequest, ProgressFn, Usage};
@@ -18,17 +25,56 @@ use crate::run::{
 use session_engine::context::{self, AutoCompaction, CompactionSettings, CurrentModel};
 use session_engine::json::{obj, Value};
 use session_engine::session::Extend;
-use session_engine::store::{append_entry, append_entry_planned, SessionLock};
+use session_engine::store::{append_entry_planned, SessionLock};
 use session_engine::{entries, ids, time, Session};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use tokio_util::sync::CancellationToken;
+
+/// Holds the session an operation works on. `with` runs a synchronous step on it under the
+/// holder's lock; an operation calls it once per step and never keeps the session across an
+/// await, so between two steps the holder may read Pi's appends into it (or replace it).
+pub trait SessionHost: Sync {
+    /// The session file.
+    fn path(&self) -> &Path;
+    /// Runs `f` on the held session of `path()`. Refuses, without running `f`, when the holder
+    /// no longer holds that file's session (the app opened another one meanwhile).
+    fn with<T>(&self, f: impl FnOnce(&mut Session) -> Result<T>) -> Result<T>;
+}
+
+/// A session file opened once, for the CLI and tests: the host of the file-based entry points.
+pub struct FileHost {
+    path: PathBuf,
+    session: Mutex<Session>,
+}
+
+impl FileHost {
+    pub fn open(path: &Path) -> Result<FileHost> {
+        Ok(FileHost { path: path.to_path_buf(), session: Mutex::new(open(path)?) })
+    }
+
+    /// The held session, with everything the operations appended read into it.
+    pub fn into_session(self) -> Session {
+        self.session.into_inner().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl SessionHost for FileHost {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+    fn with<T>(&self, f: impl FnOnce(&mut Session) -> Result<T>) -> Result<T> {
+        f(&mut self.session.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
 
 fn open(path: &Path) -> Result<Session> {
     Session::open(path).map_err(|e| Error::Session(format!("{}: {e}", path.display())))
 }
 
-/// Reads what was just appended into `s`, in time proportional to the new bytes; opens the file
-/// again only when it is not a plain extension (then entry indices may change: callers keep ids).
+/// Reads what was appended to the file into `s`, in time proportional to the new bytes; opens the
+/// file again only when it is not a plain extension (then entry indices may change: callers
+/// keep ids, never indices, from one step to the next).
 fn read_appended(s: &mut Session, path: &Path) -> Result<()> {
     match s.extend_from_file(path) {
         Ok(Extend::Added(_)) => Ok(()),
@@ -43,15 +89,31 @@ fn lock(path: &Path) -> Result<SessionLock> {
     SessionLock::try_acquire(path).map_err(|e| Error::Session(e.to_string()))
 }
 
-fn unchanged(s: &Session, path: &Path) -> Result<()> {
-    let len = std::fs::metadata(path).map_err(|e| Error::Session(format!("{}: {e}", path.display())))?.len();
-    if len != s.file_len() {
-        return Err(Error::Session(format!(
-            "{} changed while the summary was being written (another program appended to it); nothing was written. Run it again.",
-            path.display()
-        )));
+fn changed(path: &Path) -> Error {
+    Error::Session(format!(
+        "{} changed while the summary was being written (another program appended to it); nothing was written. Run it again.",
+        path.display()
+    ))
+}
+
+fn refuse_read_only(s: &Session) -> Result<()> {
+    match s.read_only_reason() {
+        Some(why) => Err(Error::Session(format!("this session is read-only, so nothing was written: {why}"))),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The file's leaf id.
+fn file_leaf_id(s: &Session) -> Option<String> {
+    s.file_leaf().map(|l| s.id(l).to_string())
+}
+
+/// Appends `entry` planned on the bytes `s` holds (refused when another program appended since,
+/// even in the last moment), and reads it back into `s`.
+fn append_read_back(s: &mut Session, path: &Path, entry: &Value, sync: bool) -> Result<bool> {
+    let a = append_entry_planned(path, entry, sync, s.file_len()).map_err(|e| Error::Session(e.to_string()))?;
+    read_appended(s, path)?;
+    Ok(a.synced)
 }
 
 /// A compaction that was appended.
@@ -76,16 +138,14 @@ pub async fn compact_file(
     progress: Option<&ProgressFn>,
 ) -> Result<CompactDone> {
     let _lock = lock(path)?;
-    let mut s = open(path)?;
-    compact_locked(&mut s, path, leaf_id, settings, backend, opts, cancel, progress).await
+    let host = FileHost::open(path)?;
+    compact_locked(&host, leaf_id, settings, backend, opts, cancel, progress).await
 }
 
-/// `compact_file` on the open session `s` of `path`, for a caller that already holds the
-/// session lock. `s` is extended with the appended entry.
-#[allow(clippy::too_many_arguments)]
-async fn compact_locked(
-    s: &mut Session,
-    path: &Path,
+/// `compact_file` on the session `host` holds (the app's open session): the file is not read
+/// again, only what other programs appended to it; the entry is read back into the held session.
+pub async fn compact_on(
+    host: &impl SessionHost,
     leaf_id: Option<&str>,
     settings: &CompactionSettings,
     backend: &Backend,
@@ -93,21 +153,55 @@ async fn compact_locked(
     cancel: &CancellationToken,
     progress: Option<&ProgressFn>,
 ) -> Result<CompactDone> {
-    // Whatever was appended since `s` was read (by Pi, say) is planned on, as a fresh open would.
-    read_appended(s, path)?;
-    let job = plan_compaction(s, leaf_id, settings)?;
+    let _lock = lock(host.path())?;
+    compact_locked(host, leaf_id, settings, backend, opts, cancel, progress).await
+}
+
+/// A compaction in three steps, for a caller that holds the session lock: plan under the host's
+/// lock, summarize without it, check and append under it.
+async fn compact_locked(
+    host: &impl SessionHost,
+    leaf_id: Option<&str>,
+    settings: &CompactionSettings,
+    backend: &Backend,
+    opts: &RunOptions,
+    cancel: &CancellationToken,
+    progress: Option<&ProgressFn>,
+) -> Result<CompactDone> {
+    let path = host.path();
+    // Whatever was appended since the session was read (by Pi, say) is planned on, as a fresh
+    // open would; the plan keeps ids only.
+    let (job, planned_len, on_file_leaf) = host.with(|s| {
+        read_appended(s, path)?;
+        refuse_read_only(s)?;
+        let job = plan_compaction(s, leaf_id, settings)?;
+        Ok((job.clone(), s.file_len(), job.leaf_id == file_leaf_id(s)))
+    })?;
     let outcome = summarize_compaction(&job, backend, opts, cancel, progress).await?;
     if cancel.is_cancelled() {
         return Err(Error::Cancelled);
     }
-    unchanged(s, path)?;
-    let id = ids::new_entry_id(|id| s.index_of(id).is_some());
-    let entry = compaction_entry(&job, &outcome, &id, &time::now_iso());
-    // Checked again on the store's own descriptor right before the write (a Pi append between
-    // `unchanged` and here would otherwise leave this entry on a stale leaf).
-    let appended = append_entry_planned(path, &entry, true, s.file_len()).map_err(|e| Error::Session(e.to_string()))?;
-    read_appended(s, path)?;
-    Ok(CompactDone { entry_id: id, line: entries::line(&entry), outcome, synced: appended.synced })
+    host.with(|s| {
+        read_appended(s, path)?;
+        if s.file_len() != planned_len {
+            // Another program appended meanwhile. The path to the leaf cannot change in an
+            // append-only file, but an entry planned to continue the file's leaf must still do
+            // so (else it would hang the summary on a stale parent), and the plan made again on
+            // what is there now must be the one that was summarized (a repeated id would change it).
+            if on_file_leaf && job.leaf_id != file_leaf_id(s) {
+                return Err(changed(path));
+            }
+            if plan_compaction(s, job.leaf_id.as_deref(), settings).ok().as_ref() != Some(&job) {
+                return Err(changed(path));
+            }
+        }
+        let id = ids::new_entry_id(|id| s.index_of(id).is_some());
+        let entry = compaction_entry(&job, &outcome, &id, &time::now_iso());
+        // Checked again on the store's own descriptor right before the write (a Pi append
+        // between the read above and the write would otherwise leave this entry on a stale leaf).
+        let synced = append_read_back(s, path, &entry, true)?;
+        Ok(CompactDone { entry_id: id, line: entries::line(&entry), outcome, synced })
+    })
 }
 
 /// A navigation, with what was appended (possibly nothing: a leaf move alone is in memory).
@@ -141,48 +235,85 @@ pub async fn navigate_file(
     cancel: &CancellationToken,
     progress: Option<&ProgressFn>,
 ) -> Result<NavigateDone> {
-    let s = open(path)?;
-    let job = plan_navigation(&s, old_leaf_id, target_id, summarize, budget)?;
+    let host = FileHost::open(path)?;
+    navigate_on(&host, old_leaf_id, target_id, summarize, budget, label, backend, opts, cancel, progress).await
+}
+
+/// `navigate_file` on the session `host` holds; what is appended is read back into it.
+#[allow(clippy::too_many_arguments)] // mirrors Pi's navigateTree options; a struct would only rename them
+pub async fn navigate_on(
+    host: &impl SessionHost,
+    old_leaf_id: Option<&str>,
+    target_id: &str,
+    summarize: bool,
+    budget: f64,
+    label: Option<&str>,
+    backend: &Backend,
+    opts: &RunOptions,
+    cancel: &CancellationToken,
+    progress: Option<&ProgressFn>,
+) -> Result<NavigateDone> {
+    let path = host.path();
+    let (job, planned_len) = host.with(|s| {
+        read_appended(s, path)?;
+        let job = plan_navigation(s, old_leaf_id, target_id, summarize, budget)?;
+        if !job.no_op && (job.prep.is_some() || label.is_some()) {
+            refuse_read_only(s)?;
+        }
+        Ok((job, s.file_len()))
+    })?;
     if job.no_op {
         return Ok(NavigateDone { new_leaf_id: job.old_leaf_id.clone(), editor_text: None, written: Vec::new(), summary: None, no_op: true });
     }
     let writes = job.prep.is_some() || label.is_some();
-    if writes {
-        if let Some(why) = s.read_only_reason() {
-            return Err(Error::Session(format!("this session is read-only, so nothing was written: {why}")));
-        }
-    }
     let _lock = if writes { Some(lock(path)?) } else { None };
     let summary = summarize_branch(&job, backend, opts, label, cancel, progress).await?;
     if cancel.is_cancelled() {
         return Err(Error::Cancelled);
     }
-    let mut taken: Vec<String> = Vec::new();
-    let lines = navigation_entries(&job, summary.as_ref(), label, &time::now_iso(), || {
-        let id = ids::new_entry_id(|id| s.index_of(id).is_some() || taken.iter().any(|t| t == id));
-        taken.push(id.clone());
-        id
-    });
-    if !lines.is_empty() {
-        unchanged(&s, path)?;
-    }
-    let mut written = Vec::new();
-    // Each line is planned on the file as the line before left it: nothing may land in between.
-    let mut planned = s.file_len();
-    for (i, entry) in lines.iter().enumerate() {
-        // The summary entry is synced (costly to redo); a label after it is cheap.
-        let a = append_entry_planned(path, entry, i == 0 && summary.is_some(), planned).map_err(|e| match (&e, written.last()) {
-            // The first line is in the file: say so rather than "nothing was written".
-            (session_engine::store::StoreError::Changed { .. }, Some((id, _))) => Error::Session(format!(
-                "{}: entry {id} was written, but another program appended right after it, so the rest of this navigation (its label) was not; set the label again",
-                path.display()
-            )),
-            _ => Error::Session(e.to_string()),
-        })?;
-        let line = entries::line(entry);
-        planned = a.offset + line.len() as u64 + 1;
-        written.push((entry.str_field("id").unwrap_or_default().to_string(), line));
-    }
+    let written = host.with(|s| {
+        let mut taken: Vec<String> = Vec::new();
+        let lines = navigation_entries(&job, summary.as_ref(), label, &time::now_iso(), || {
+            let id = ids::new_entry_id(|id| s.index_of(id).is_some() || taken.iter().any(|t| t == id));
+            taken.push(id.clone());
+            id
+        });
+        let mut written = Vec::new();
+        if lines.is_empty() {
+            return Ok(written);
+        }
+        // A navigation was planned from the leaf of that moment; any append since refuses it.
+        read_appended(s, path)?;
+        if s.file_len() != planned_len {
+            return Err(changed(path));
+        }
+        // Each line is planned on the file as the line before left it: nothing may land in between.
+        let mut planned = s.file_len();
+        for (i, entry) in lines.iter().enumerate() {
+            // The summary entry is synced (costly to redo); a label after it is cheap.
+            let a = append_entry_planned(path, entry, i == 0 && summary.is_some(), planned).map_err(|e| match (&e, written.last()) {
+                // The first line is in the file: say so rather than "nothing was written".
+                (session_engine::store::StoreError::Changed { .. }, Some((id, _))) => Error::Session(format!(
+                    "{}: entry {id} was written, but another program appended right after it, so the rest of this navigation (its label) was not; set the label again",
+                    path.display()
+                )),
+                _ => Error::Session(e.to_string()),
+            });
+            let a = match a {
+                Ok(a) => a,
+                Err(e) => {
+                    // Whatever was written is read back before saying so.
+                    let _ = read_appended(s, path);
+                    return Err(e);
+                }
+            };
+            let line = entries::line(entry);
+            planned = a.offset + line.len() as u64 + 1;
+            written.push((entry.str_field("id").unwrap_or_default().to_string(), line));
+        }
+        read_appended(s, path)?;
+        Ok(written)
+    })?;
     let new_leaf_id = written.last().map(|(id, _)| id.clone()).or(job.new_leaf_id.clone());
     Ok(NavigateDone { new_leaf_id, editor_text: job.editor_text.clone(), written, summary, no_op: false })
 }
@@ -245,12 +376,6 @@ fn auto_check(s: &Session, leaf_id: Option<&str>, model: &CurrentModel, settings
     context::auto_compaction_check(s, &path, &msgs, last, Some(model), settings, skip_aborted)
 }
 
-/// Appends `entry` to `path` and reads it into the open session `s`.
-fn append_after(s: &mut Session, path: &Path, entry: &Value, sync: bool) -> Result<()> {
-    append_entry(path, entry, sync).map_err(|e| Error::Session(e.to_string()))?;
-    read_appended(s, path)
-}
-
 /// Sends `text` as a user message at `leaf_id` (None = the file's leaf) with the context built
 /// there, and appends the model's reply as an assistant message with usage.
 ///
@@ -273,41 +398,110 @@ pub async fn continue_session(
         return Err(Error::Config("the message is empty".into()));
     }
     let _lock = lock(path)?;
+    let host = FileHost::open(path)?;
+    continue_locked(&host, leaf_id, text, client, compaction_backend, opts, cancel, progress).await
+}
+
+/// `continue_session` on the session `host` holds (the app's open session): the file is not read
+/// again, only what other programs appended; both messages (and any compaction) are read back
+/// into the held session. If the host stops holding this file's session between two steps (the
+/// app opened another), the send stops there with that error, and nothing more is written.
+#[allow(clippy::too_many_arguments)] // the compaction backend may differ from the chat model
+pub async fn continue_on(
+    host: &impl SessionHost,
+    leaf_id: Option<&str>,
+    text: &str,
+    client: &Client,
+    compaction_backend: &Backend,
+    opts: &ContinueOptions,
+    cancel: &CancellationToken,
+    progress: Option<&ProgressFn>,
+) -> Result<ContinueDone> {
+    if text.trim().is_empty() {
+        return Err(Error::Config("the message is empty".into()));
+    }
+    let _lock = lock(host.path())?;
+    continue_locked(host, leaf_id, text, client, compaction_backend, opts, cancel, progress).await
+}
+
+/// The request for the context at `at`: Arbor's system prompt and the context as turns.
+fn chat_request(s: &Session, at: &str, max_tokens: u32) -> CompletionRequest {
+    let path_idx = s.path(s.index_of(at));
+    let msgs = context::to_llm(&context::build_context_on_path(s, &path_idx).agent_messages());
+    CompletionRequest { system: chat::SYSTEM.into(), prompt: String::new(), max_tokens, turns: chat::to_turns(&msgs) }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn continue_locked(
+    host: &impl SessionHost,
+    leaf_id: Option<&str>,
+    text: &str,
+    client: &Client,
+    compaction_backend: &Backend,
+    opts: &ContinueOptions,
+    cancel: &CancellationToken,
+    progress: Option<&ProgressFn>,
+) -> Result<ContinueDone> {
+    let path = host.path();
     let cfg = client.config();
     let model = CurrentModel { provider: cfg.wire.name().to_string(), id: cfg.model.clone(), context_window: opts.context_window as f64 };
     let mut compactions = Vec::new();
-    // The file is opened once; every append below is read back into `s` (only the new bytes).
-    let mut s = open(path)?;
-    if let Some(why) = s.read_only_reason() {
-        return Err(Error::Session(format!("this session is read-only, so nothing was written: {why}")));
-    }
-    let mut leaf: Option<String> = match leaf_id {
-        Some(id) => Some(s.index_of(id).map(|_| id.to_string()).ok_or_else(|| Error::Session(format!("no entry with id `{id}`")))?),
-        None => s.file_leaf().map(|l| s.id(l).to_string()),
+    let user_message = |user_id: &str, parent: Option<&str>| {
+        let msg = obj([
+            ("role", "user".into()),
+            ("content", Value::Arr(vec![obj([("type", "text".into()), ("text", text.into())])])),
+            ("timestamp", Value::Num(now_ms())),
+        ]);
+        entries::message(user_id, parent, &time::now_iso(), msg)
     };
 
-    // (b) Before sending: threshold (or a stale overflow) on the last assistant.
-    if let Some(a) = auto_check(&s, leaf.as_deref(), &model, &opts.settings, false) {
-        let done = compact_locked(&mut s, path, leaf.as_deref(), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
-        leaf = Some(done.entry_id.clone());
-        compactions.push(AutoCompacted { reason: reason(a), done });
+    // (b) Before sending: threshold (or a stale overflow) on the last assistant. Without a
+    // compaction, the user message is appended and the request built in the same step.
+    enum First {
+        Compact(Option<String>, AutoCompaction),
+        Sent(String, CompletionRequest),
     }
-
-    // The user message.
-    let user_id = ids::new_entry_id(|id| s.index_of(id).is_some());
-    let user_msg = obj([
-        ("role", "user".into()),
-        ("content", Value::Arr(vec![obj([("type", "text".into()), ("text", text.into())])])),
-        ("timestamp", Value::Num(now_ms())),
-    ]);
-    append_after(&mut s, path, &entries::message(&user_id, leaf.as_deref(), &time::now_iso(), user_msg), false)?;
+    let first = host.with(|s| {
+        read_appended(s, path)?;
+        refuse_read_only(s)?;
+        let leaf: Option<String> = match leaf_id {
+            Some(id) => Some(s.index_of(id).map(|_| id.to_string()).ok_or_else(|| Error::Session(format!("no entry with id `{id}`")))?),
+            None => file_leaf_id(s),
+        };
+        if let Some(a) = auto_check(s, leaf.as_deref(), &model, &opts.settings, false) {
+            return Ok(First::Compact(leaf, a));
+        }
+        let user_id = ids::new_entry_id(|id| s.index_of(id).is_some());
+        append_read_back(s, path, &user_message(&user_id, leaf.as_deref()), false)?;
+        let req = chat_request(s, &user_id, opts.max_tokens);
+        Ok(First::Sent(user_id, req))
+    })?;
+    let (user_id, mut req) = match first {
+        First::Sent(user_id, req) => (user_id, req),
+        First::Compact(leaf, a) => {
+            let done = compact_locked(host, leaf.as_deref(), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
+            let parent = done.entry_id.clone();
+            compactions.push(AutoCompacted { reason: reason(a), done });
+            host.with(|s| {
+                read_appended(s, path)?;
+                // The message continues the compaction just written: nothing may have come after it.
+                if file_leaf_id(s).as_deref() != Some(parent.as_str()) {
+                    return Err(Error::Session(format!(
+                        "{} changed right after the automatic compaction (another program appended to it), so your message was not sent; send it again.",
+                        path.display()
+                    )));
+                }
+                let user_id = ids::new_entry_id(|id| s.index_of(id).is_some());
+                append_read_back(s, path, &user_message(&user_id, Some(&parent)), false)?;
+                let req = chat_request(s, &user_id, opts.max_tokens);
+                Ok((user_id, req))
+            })?
+        }
+    };
 
     let mut at = user_id.clone();
     let mut retried = false;
     let completion = loop {
-        let path_idx = s.path(s.index_of(&at));
-        let msgs = context::to_llm(&context::build_context_on_path(&s, &path_idx).agent_messages());
-        let req = CompletionRequest { system: chat::SYSTEM.into(), prompt: String::new(), max_tokens: opts.max_tokens, turns: chat::to_turns(&msgs) };
         match client.complete(&req, cancel, progress).await {
             Ok(c) => break c,
             Err(Error::Overflow { message }) => {
@@ -318,16 +512,17 @@ pub async fn continue_session(
                     return Err(Error::Overflow { message: format!("{message} (still too large after one automatic compaction)") });
                 }
                 retried = true;
-                let done = compact_locked(&mut s, path, Some(&at), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
+                let done = compact_locked(host, Some(&at), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
                 at = done.entry_id.clone();
                 compactions.push(AutoCompacted { reason: "overflow", done });
+                req = host.with(|s| Ok(chat_request(s, &at, opts.max_tokens)))?;
             }
             Err(e) => return Err(e),
         }
     };
 
-    // The reply.
-    let assistant_id = ids::new_entry_id(|id| s.index_of(id).is_some());
+    // The reply. Its parent is the entry its request was built at, whatever else was appended
+    // meanwhile; it is planned on the bytes read just before the write.
     let u = &completion.usage;
     let total = u.input + u.output + u.cache_read + u.cache_write;
     let zero = || Value::Num(0.0);
@@ -351,14 +546,17 @@ pub async fn continue_session(
         ("stopReason", "stop".into()),
         ("timestamp", Value::Num(now_ms())),
     ]);
-    append_after(&mut s, path, &entries::message(&assistant_id, Some(&at), &time::now_iso(), assistant), false)?;
-
-    // (a) After the run: threshold on the reply's own usage (no retry).
-    if !retried {
-        if let Some(AutoCompaction::Threshold) = auto_check(&s, Some(&assistant_id), &model, &opts.settings, true) {
-            let done = compact_locked(&mut s, path, Some(&assistant_id), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
-            compactions.push(AutoCompacted { reason: "threshold", done });
-        }
+    // (a) After the run: threshold on the reply's own usage (no retry), in the same step.
+    let (assistant_id, after) = host.with(|s| {
+        read_appended(s, path)?;
+        let assistant_id = ids::new_entry_id(|id| s.index_of(id).is_some());
+        append_read_back(s, path, &entries::message(&assistant_id, Some(&at), &time::now_iso(), assistant), false)?;
+        let after = if retried { None } else { auto_check(s, Some(&assistant_id), &model, &opts.settings, true) };
+        Ok((assistant_id, after))
+    })?;
+    if let Some(AutoCompaction::Threshold) = after {
+        let done = compact_locked(host, Some(&assistant_id), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
+        compactions.push(AutoCompacted { reason: "threshold", done });
     }
     Ok(ContinueDone { user_entry_id: user_id, assistant_entry_id: assistant_id, reply: completion.text, usage: completion.usage, compactions })
 }
