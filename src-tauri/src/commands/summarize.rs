@@ -1,7 +1,10 @@
 //! Compaction, navigation with a branch summary, and the composer, from the app: adapters over
 //! `summarizer::session_ops`. Progress streams to the UI through a channel; `cancel_summary`
-//! stops the run (nothing is appended). The session lock of `AppState` is never held across an
-//! await: the path and leaf are read first; after the append only the appended bytes are read.
+//! stops the run (nothing is appended). The summarizer works on the session the app holds
+//! ([`OpenHost`]): it takes `AppState`'s lock for each synchronous step only (plan, build the
+//! request, append and read the appended bytes back), never across an await, so the graph stays
+//! usable while a model answers; the file is never read again, and afterwards the app only lays
+//! the graph out.
 
 use super::keys::{ModelChoice, SummarizerState};
 use super::navigate::{continue_from, Navigation};
@@ -13,12 +16,13 @@ use crate::view::graph;
 pub use crate::view::summarize::{AutoCompactionInfo, CompactResult, NavigateResult, ProgressKind, SendResult, SummaryCall, SummaryProgress};
 use serde::Deserialize;
 use session_engine::context::CompactionSettings;
+use session_engine::Session;
 use specta::Type;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use summarizer::offline::Kind;
 use summarizer::run::{Backend, RunOptions};
-use summarizer::session_ops::{compact_file, continue_session, navigate_file, ContinueOptions};
+use summarizer::session_ops::{compact_on, continue_on, navigate_on, ContinueOptions, SessionHost};
 use summarizer::{CancellationToken, Progress, ProgressFn};
 use tauri::ipc::Channel;
 use tauri::State;
@@ -155,15 +159,61 @@ fn target(state: &AppState) -> Result<(PathBuf, Option<String>), AppError> {
     })
 }
 
-/// Reads what was appended into the open session (only the new bytes) and moves Arbor's leaf
-/// to `leaf_id` (None: the file's leaf); remembers it when it differs from Pi's. Leaves another
-/// open session alone.
-fn adopt(state: &AppState, path: &PathBuf, leaf_id: Option<&str>) -> Result<OpenedSession, AppError> {
+/// The app's open session as the summarizer's [`SessionHost`]: each step takes `AppState`'s lock
+/// for itself only, and is refused once another session was opened (nothing more is written).
+pub struct OpenHost<'a> {
+    state: &'a AppState,
+    path: PathBuf,
+}
+
+impl<'a> OpenHost<'a> {
+    pub fn new(state: &'a AppState, path: PathBuf) -> OpenHost<'a> {
+        OpenHost { state, path }
+    }
+}
+
+impl SessionHost for OpenHost<'_> {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Session) -> summarizer::Result<T>) -> summarizer::Result<T> {
+        let swapped =
+            || summarizer::Error::Session(format!("another session was opened while this ran, so nothing more was written to {}", self.path.display()));
+        let r = self.state.with_open(|o| {
+            if o.path != self.path {
+                return Ok(None);
+            }
+            // Indices stay valid while the file only grows; when the step had to read the file
+            // again (rewritten meanwhile), Arbor's leaf is found again by id and the graph redone.
+            let n = o.session.len();
+            let last = n.checked_sub(1).map(|i| o.session.id(i).to_string());
+            let leaf = o.leaf.map(|l| o.session.id(l).to_string());
+            let r = f(&mut o.session);
+            let s = &o.session;
+            if s.len() < n || last.is_some_and(|id| s.id(n - 1) != id) {
+                o.leaf = leaf.and_then(|id| s.index_of(&id)).or(s.file_leaf());
+                o.markers.clear();
+                o.nodes.clear();
+                o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
+            }
+            Ok(Some(r))
+        });
+        match r {
+            Ok(Some(r)) => r,
+            _ => Err(swapped()),
+        }
+    }
+}
+
+/// After an operation on the held session, which already holds what it appended: moves Arbor's
+/// leaf to `leaf_id` (None: the file's leaf), lays the graph out again and remembers the leaf
+/// when it differs from Pi's. Reads nothing from the file. Leaves another open session alone.
+fn settle(state: &AppState, path: &Path, leaf_id: Option<&str>) -> Result<OpenedSession, AppError> {
     let (dto, leaf_key, leaf_moved) = state.with_open(|o| {
-        if &o.path != path {
+        if o.path != path {
             return Err(AppError::Refused("another session was opened meanwhile; the result was written to the first one".into()));
         }
-        o.read_appended()?;
         let s = &o.session;
         let leaf = match leaf_id {
             Some(id) => s.index_of(id).or(s.file_leaf()),
@@ -209,8 +259,8 @@ pub async fn compact(
     let c = chosen(st)?;
     let opts = run_options(st, &c, instructions, false)?;
     let (_running, cancel) = Running::start(st)?;
-    let done = compact_file(&path, leaf.as_deref(), &budgets.settings(), &c.backend, &opts, &cancel, progress.as_ref()).await?;
-    let session = adopt(state, &path, Some(&done.entry_id))?;
+    let done = compact_on(&OpenHost::new(state, path.clone()), leaf.as_deref(), &budgets.settings(), &c.backend, &opts, &cancel, progress.as_ref()).await?;
+    let session = settle(state, &path, Some(&done.entry_id))?;
     Ok(CompactResult {
         session,
         entry_id: done.entry_id,
@@ -245,8 +295,9 @@ pub async fn navigate(
     let window = c.context_window.map(|w| w as f64).unwrap_or(budgets.context_window as f64);
     let budget = session_engine::branch::branch_budget(window, budgets.budgets.branch_reserve_tokens as f64).max(0.0);
     let (_running, cancel) = Running::start(st)?;
-    let done = navigate_file(&path, leaf.as_deref(), target_id, true, budget, None, &c.backend, &opts, &cancel, progress.as_ref()).await?;
-    let session = adopt(state, &path, done.new_leaf_id.as_deref())?;
+    let host = OpenHost::new(state, path.clone());
+    let done = navigate_on(&host, leaf.as_deref(), target_id, true, budget, None, &c.backend, &opts, &cancel, progress.as_ref()).await?;
+    let session = settle(state, &path, done.new_leaf_id.as_deref())?;
     let summary_entry_id = if done.summary.is_some() { done.written.first().map(|(id, _)| id.clone()) } else { None };
     let note = match &summary_entry_id {
         Some(id) => format!("The branch you left was summarized ({}) into entry {id}; Pi continues from there too.", describe_choice(&c.choice)),
@@ -278,16 +329,18 @@ pub async fn send(state: &AppState, st: &SummarizerState, text: &str, budgets: &
     let max_tokens = c.max_output.unwrap_or(4096).clamp(256, 8192) as u32;
     let opts = ContinueOptions { settings: budgets.settings(), context_window, max_tokens, run: run_options(st, &c, None, false)? };
     let (_running, cancel) = Running::start(st)?;
-    let done = continue_session(&path, leaf.as_deref(), text, client, &compaction.backend, &opts, &cancel, progress.as_ref()).await;
+    let host = OpenHost::new(state, path.clone());
+    let done = continue_on(&host, leaf.as_deref(), text, client, &compaction.backend, &opts, &cancel, progress.as_ref()).await;
     let done = match done {
         Ok(d) => d,
         Err(e) => {
-            // The user message may have been appended before the failure (as in Pi): show it.
-            let _ = adopt(state, &path, None);
+            // The user message may have been appended before the failure (as in Pi): the held
+            // session has it already; show it (unless another session is open now).
+            let _ = settle(state, &path, None);
             return Err(e.into());
         }
     };
-    let session = adopt(state, &path, None)?;
+    let session = settle(state, &path, None)?;
     Ok(SendResult {
         session,
         user_entry_id: done.user_entry_id,
