@@ -111,3 +111,43 @@ async fn overflow_compacts_and_retries() {
     let last = v.messages.last().unwrap();
     assert_eq!((last.role.as_str(), last.text.as_str()), ("assistant", "fits now"));
 }
+
+/// The composer on a session already held (`continue_on`, as the app sends): another writer
+/// appends a label to the user message while the model answers; the held session reads it, the
+/// reply keeps the parent its request was built at. Pi loads the result and agrees.
+#[tokio::test]
+async fn reply_on_a_held_session_with_an_append_meanwhile() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let file = support::copy_case(dir.path(), "basic-tool-chain");
+    let n0 = line_count(&file);
+    let f2 = file.clone();
+    let server = Server::start(move |r, _| {
+        let text = std::fs::read_to_string(&f2).unwrap();
+        let user: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        let user = user["id"].as_str().unwrap();
+        let label = session_engine::entries::label("feed0004", Some(user), "2025-03-01T10:00:00.000Z", user, Some("asked"));
+        let mut f = std::fs::OpenOptions::new().append(true).open(&f2).unwrap();
+        f.write_all(format!("{}\n", session_engine::entries::line(&label)).as_bytes()).unwrap();
+        ok_answer(Fmt::Anthropic, r, "Answered meanwhile")
+    })
+    .await;
+    let host = summarizer::session_ops::FileHost::open(&file).unwrap();
+    let done = summarizer::session_ops::continue_on(
+        &host,
+        None,
+        "What next?",
+        &support::anthropic_client(&server),
+        &Backend::Offline,
+        &opts(200_000),
+        &CancellationToken::new(),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(appended_types(&file, n0), ["message", "label", "message"]);
+    assert_eq!(host.into_session().len(), session_engine::Session::open(&file).unwrap().len(), "the held session read all three lines");
+    let Some(v) = check("reply_on_a_held_session_with_an_append_meanwhile", &file, &done.assistant_entry_id) else { return };
+    let last = v.messages.last().unwrap();
+    assert_eq!((last.role.as_str(), last.text.as_str()), ("assistant", "Answered meanwhile"));
+}
