@@ -37,13 +37,11 @@ pub fn pi_roots() -> Vec<PathBuf> {
             out.push(expand_tilde(&v));
         }
     }
-    if let Ok(text) = std::fs::read_to_string(agent.join("settings.json")) {
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
-            if let Some(sd) = v.get("sessionDir").and_then(|x| x.as_str()) {
-                if !sd.is_empty() {
-                    out.push(expand_tilde(sd));
-                }
-            }
+    // Read as Pi reads it (`JSON.parse`, the engine's settings reader); a file that does not
+    // parse counts as `{}`.
+    if let Some(sd) = session_engine::settings::PiSettings::load(&agent, None).session_dir() {
+        if !sd.is_empty() {
+            out.push(expand_tilde(&sd));
         }
     }
     let mut seen = Vec::new();
