@@ -108,10 +108,11 @@ fn graph_rows_carry_the_drop_count_and_retention_score() {
     let path = open_demo_copy(&e);
     let s = Session::open(&path).unwrap();
     let total = sessions::describe(&e.state).unwrap().total_rows;
-    // A window computes marker facts for a bounded time; the graph asks summary_markers for the rest.
+    // A window (main thread) adds cached marker facts only; the graph asks summary_markers for the rest.
     let first = graph::window(&e.state, 0, total).unwrap();
     let missing: Vec<String> =
         first.rows.iter().filter(|r| (r.kind == "compaction" || r.kind == "branch_summary") && r.facts.is_none()).map(|r| r.entry_id.clone()).collect();
+    assert!(missing.len() >= 3, "no facts are computed by a window: {} missing", missing.len());
     summary::markers(&e.state, &missing, std::time::Duration::from_secs(60)).unwrap();
     let w = graph::window(&e.state, 0, total).unwrap();
     assert!(w.rows.iter().filter(|r| r.kind == "compaction" || r.kind == "branch_summary").all(|r| r.facts.is_some()), "all cached now");
@@ -130,6 +131,44 @@ fn graph_rows_carry_the_drop_count_and_retention_score() {
     // Rows of other kinds carry none.
     assert!(w.rows.iter().filter(|r| r.kind == "user").all(|r| r.dropped.is_none() && r.facts.is_none()));
     assert!(s.len() > 100);
+}
+
+/// Marker facts and the waterfall's numbers are read on a snapshot of the session, without its
+/// lock: a write while a snapshot is alive goes to a copy (the snapshot keeps what it saw), and a
+/// write with no snapshot alive changes the session in place (no copy of the file's bytes).
+#[test]
+fn snapshots_keep_what_they_saw_and_writes_copy_only_while_one_is_alive() {
+    let e = env();
+    open_demo_copy(&e);
+    let total = sessions::describe(&e.state).unwrap().total_rows;
+    let ids: Vec<String> = graph::window(&e.state, 0, total)
+        .unwrap()
+        .rows
+        .iter()
+        .filter(|r| r.kind == "compaction" || r.kind == "branch_summary")
+        .map(|r| r.entry_id.clone())
+        .collect();
+    assert!(ids.len() >= 3);
+    let snap = e.state.with_open(|o| Ok(o.session.snapshot())).unwrap();
+    let before = snap.len();
+    let leaf = e.state.with_open(|o| Ok(o.session.id(o.leaf.unwrap()).to_string())).unwrap();
+    navigate::set_label(&e.state, &leaf, Some("while a snapshot is read"), 1_740_000_000_000, None).unwrap();
+    let (held, same) = e.state.with_open(|o| Ok((o.session.len(), std::sync::Arc::ptr_eq(&o.session.snapshot(), &snap)))).unwrap();
+    assert_eq!((snap.len(), held), (before, before + 1), "the snapshot keeps its entries; the session has the label");
+    assert!(!same, "the write went to a copy");
+    // Facts from the old snapshot are the facts of the session now (an append changes no span).
+    let cache = arbor_app::view::summary::MarkerCache::default();
+    let old = summary::markers_in(&snap, &cache, &ids, std::time::Duration::from_secs(60));
+    let now = summary::markers(&e.state, &ids, std::time::Duration::from_secs(60)).unwrap();
+    assert_eq!(old.len(), ids.len());
+    assert_eq!(format!("{old:?}"), format!("{now:?}"));
+    // No snapshot alive: the next write changes the session in place.
+    drop(snap);
+    let at = e.state.with_open(|o| Ok(std::sync::Arc::as_ptr(&o.session.snapshot()))).unwrap();
+    navigate::set_label(&e.state, &leaf, None, 1_740_000_001_000, None).unwrap();
+    let after = e.state.with_open(|o| Ok(o.session.snapshot())).unwrap();
+    assert_eq!(after.len(), before + 2);
+    assert_eq!(std::sync::Arc::as_ptr(&after), at, "written in place, not copied");
 }
 
 /// The graph's "N summarized" badge and the workbench's span are one number: the engine's span

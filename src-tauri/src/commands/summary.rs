@@ -12,7 +12,7 @@ use super::summarize::{channel_progress, Running, SummaryProgress};
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile, OpenSession};
 use crate::view::graph;
-use crate::view::summary::{diff_view, retention_view, sections_of, summary_view, MarkerFactsView, SummaryDiffView, SummaryView};
+use crate::view::summary::{diff_view, retention_view, sections_of, summary_view, MarkerCache, MarkerFactsView, SummaryDiffView, SummaryView};
 pub use crate::view::summary::{ResummaryView, SummaryWrite};
 use session_engine::session::Extend;
 use session_engine::summary as sm;
@@ -70,8 +70,8 @@ fn append_version(state: &AppState, entry_id: &str, now_ms: i64, id: Option<&str
             Extend::Added(_) => {}
             // The file did not end in a newline (the append added one first): read it again.
             Extend::Reload => {
-                o.session = Session::open(&o.path)?;
-                o.markers.clear();
+                o.session = Session::open(&o.path)?.into();
+                o.markers = Default::default();
                 o.nodes.clear();
             }
         }
@@ -161,23 +161,28 @@ pub async fn resummarize(
 }
 
 /// Drop-alarm counts and retention scores of summary entries (the graph asks for the markers a
-/// window left without them). Unknown ids and non-summaries are skipped. Computing stops once
-/// `budget` is spent (after at least one entry), so the session lock is never held long; the
-/// caller asks again for the ids not answered.
+/// window left without them). Unknown ids and non-summaries are skipped. They are computed on a
+/// snapshot of the session, without its lock (a check costs ~15 ms on a big compaction of the
+/// 100k-entry session, and clicks must not wait for it), and stop once `budget` is spent (after at
+/// least one entry); the caller asks again for the ids not answered.
 pub fn markers(state: &AppState, entry_ids: &[String], budget: std::time::Duration) -> Result<Vec<MarkerFactsView>, AppError> {
+    let (s, cache) = state.with_open(|o| Ok((o.session.snapshot(), o.markers.clone())))?;
+    Ok(markers_in(&s, &cache, entry_ids, budget))
+}
+
+/// [`markers`] on a given session and cache.
+pub fn markers_in(s: &Session, cache: &MarkerCache, entry_ids: &[String], budget: std::time::Duration) -> Vec<MarkerFactsView> {
     let t0 = std::time::Instant::now();
-    state.with_open(|o| {
-        let mut out = Vec::new();
-        for id in entry_ids {
-            if !out.is_empty() && t0.elapsed() >= budget {
-                break;
-            }
-            let Some(i) = o.session.index_of(id).filter(|&i| crate::view::summary::is_summary(&o.session, i)) else { continue };
-            let f = o.markers.facts(&o.session, i);
-            out.push(MarkerFactsView { entry_id: id.clone(), dropped: f.dropped, retained: f.mentioned, facts: f.total });
+    let mut out = Vec::new();
+    for id in entry_ids {
+        if !out.is_empty() && t0.elapsed() >= budget {
+            break;
         }
-        Ok(out)
-    })
+        let Some(i) = s.index_of(id).filter(|&i| crate::view::summary::is_summary(s, i)) else { continue };
+        let f = cache.facts(s, i);
+        out.push(MarkerFactsView { entry_id: id.clone(), dropped: f.dropped, retained: f.mentioned, facts: f.total });
+    }
+    out
 }
 
 // ---- commands -----------------------------------------------------------------------------

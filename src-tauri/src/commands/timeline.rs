@@ -3,24 +3,25 @@
 //!
 //! Reading every entry of a 100k-entry path costs about a second, so each entry's
 //! contribution (a few numbers) is kept in [`TimelineCache`] (the engine's
-//! [`ContributionCache`] for the open file). The first call fills it in slices of about
-//! [`FILL_BUDGET`], letting go of the session between slices so the graph stays responsive; the
-//! UI warms it after a session opens ([`warm_timeline`]), and later calls (another node, an
-//! append, other budgets) only do the arithmetic pass.
+//! [`ContributionCache`] for the open file). The numbers are read on a snapshot of the session
+//! ([`crate::state::SharedSession::snapshot`]), without the session lock, so clicks and scrolling
+//! never wait for them; the UI warms the cache after a session opens ([`warm_timeline`]), and
+//! later calls (another node, an append, other budgets) only do the arithmetic pass.
 
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, OpenSession};
 use crate::view::timeline::{timeline_view, TimelineView};
 use session_engine::timeline::{timeline_of, ContributionCache};
+use session_engine::Session;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tauri::State;
 
-/// How long one slice of the cache fill holds the session.
+/// How long the engine reads before it checks back (at least one step).
 pub const FILL_BUDGET: Duration = Duration::from_millis(40);
 
-/// Entries read per step inside a slice (read on a few threads).
+/// Entries read per step (read on a few threads).
 const STEP: usize = 4096;
 
 /// The contributions of the open file's entries, kept between calls.
@@ -50,30 +51,36 @@ fn chart_path(o: &OpenSession, entry_id: Option<&str>) -> Result<(Vec<usize>, bo
     }
 }
 
-/// Runs `f` on the open session and the cache of its file (emptied when another file is open).
-fn with_cache<T>(state: &AppState, cache: &TimelineCache, f: impl FnOnce(&OpenSession, &mut ContributionCache) -> Result<T, AppError>) -> Result<T, AppError> {
+/// What a timeline reads, taken under the session lock: a snapshot of the session, its file, the
+/// chart's path (see [`chart_path`]: the path, whether it is the active one, the selected entry)
+/// and Arbor's leaf.
+struct Snapshot {
+    session: Arc<Session>,
+    file: PathBuf,
+    path: Vec<usize>,
+    active: bool,
+    selected: Option<usize>,
+    leaf: Option<usize>,
+}
+
+fn snapshot(state: &AppState, entry_id: Option<&str>) -> Result<Snapshot, AppError> {
     state.with_open(|o| {
-        let mut c = cache.inner.lock().unwrap_or_else(|p| p.into_inner());
-        if c.0 != o.path {
-            *c = (o.path.clone(), ContributionCache::new());
-        }
-        f(o, &mut c.1)
+        let (path, active, selected) = chart_path(o, entry_id)?;
+        Ok(Snapshot { session: o.session.snapshot(), file: o.path.clone(), path, active, selected, leaf: o.leaf })
     })
 }
 
-/// Fills the cache for the chart's path, a slice of `budget` at a time.
-fn fill(state: &AppState, cache: &TimelineCache, entry_id: Option<&str>, budget: Duration, step: usize) -> Result<(), AppError> {
-    while !with_cache(state, cache, |o, c| {
-        let (path, _, _) = chart_path(o, entry_id)?;
-        Ok(c.fill(&o.session, &path, budget, step))
-    })? {
-        std::thread::yield_now();
+/// The cache of `file` (emptied when it held another file's numbers).
+fn cache_of<'a>(cache: &'a TimelineCache, file: &PathBuf) -> std::sync::MutexGuard<'a, (PathBuf, ContributionCache)> {
+    let mut c = cache.inner.lock().unwrap_or_else(|p| p.into_inner());
+    if &c.0 != file {
+        *c = (file.clone(), ContributionCache::new());
     }
-    Ok(())
+    c
 }
 
-/// The timeline of the chart's path (see [`chart_path`]) with the window and threshold inputs.
-/// Fills the cache first in slices of `budget`, letting go of the session between them.
+/// The timeline of the chart's path (see [`chart_path`]) with the window and threshold inputs,
+/// computed on a snapshot of the session (the session lock is held only to take it).
 pub fn timeline(
     state: &AppState,
     cache: &TimelineCache,
@@ -98,18 +105,14 @@ pub fn timeline_in_steps(
     if context_window == 0 {
         return Err(AppError::BadInput("The context window must be at least 1 token; set it in the Budgets panel.".into()));
     }
-    // Each slice walks the path once: the kept numbers, the missing ones read within the budget;
-    // once none is missing the points are computed under the same hold of the session.
+    let snap = snapshot(state, entry_id)?;
+    let s = &snap.session;
+    let mut c = cache_of(cache, &snap.file);
+    // Each round walks the path once: the kept numbers, the missing ones read within the budget.
     loop {
-        let view = with_cache(state, cache, |o, c| {
-            let (path, active, selected) = chart_path(o, entry_id)?;
-            let Some(contribs) = c.fill_path(&o.session, &path, budget, step) else { return Ok(None) };
-            let points = timeline_of(&o.session, &path, &contribs);
-            Ok(Some(timeline_view(&o.session, &points, &contribs, context_window, reserve_tokens, active, selected, o.leaf)))
-        })?;
-        match view {
-            Some(v) => return Ok(v),
-            None => std::thread::yield_now(),
+        if let Some(contribs) = c.1.fill_path(s, &snap.path, budget, step) {
+            let points = timeline_of(s, &snap.path, &contribs);
+            return Ok(timeline_view(s, &points, &contribs, context_window, reserve_tokens, snap.active, snap.selected, snap.leaf));
         }
     }
 }
@@ -117,8 +120,10 @@ pub fn timeline_in_steps(
 /// Reads the numbers of the active path into the cache (in slices, as [`timeline`]) so the
 /// Timeline tab's first draw is only the arithmetic pass. Returns how many path entries are kept.
 pub fn warm(state: &AppState, cache: &TimelineCache, budget: Duration) -> Result<usize, AppError> {
-    fill(state, cache, None, budget, STEP)?;
-    with_cache(state, cache, |o, c| Ok(c.kept(&o.session, &o.session.path(o.leaf))))
+    let snap = snapshot(state, None)?;
+    let mut c = cache_of(cache, &snap.file);
+    while !c.1.fill(&snap.session, &snap.path, budget, STEP) {}
+    Ok(c.1.kept(&snap.session, &snap.path))
 }
 
 /// The answer of [`get_timeline`]: [`TimelineView::to_bytes`], sent as raw bytes (an ArrayBuffer
@@ -156,7 +161,7 @@ pub async fn get_timeline(
 }
 
 /// Warms the waterfall's numbers for the open session in the background (the UI asks after a
-/// session opens or grows); holds the session at most ~40 ms at a time.
+/// session opens or grows); reads on a snapshot, without the session lock.
 #[tauri::command]
 #[specta::specta]
 pub async fn warm_timeline(state: State<'_, AppState>, cache: State<'_, TimelineCache>) -> IpcResult<u32> {

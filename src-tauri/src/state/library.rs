@@ -402,7 +402,7 @@ pub fn reload_if_open(app: &AppState, path: &Path, keep_folds: bool) -> Result<O
         return Ok(None);
     }
     let leaf = if followed_pi { fresh.file_leaf() } else { kept_leaf.and_then(|id| fresh.index_of(&id)).or(fresh.file_leaf()) };
-    o.session = fresh;
+    o.session = fresh.into();
     o.nodes.clear();
     o.leaf = leaf;
     if !keep_folds {

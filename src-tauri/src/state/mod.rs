@@ -11,12 +11,43 @@ use session_graph::Layout;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+/// The open session, shared read-only with work that runs without the session lock (marker
+/// facts, the waterfall's numbers): [`SharedSession::snapshot`] hands out the same `Session`, and
+/// a write (through `DerefMut`) copies it only while such a snapshot is still alive.
+pub struct SharedSession(Arc<Session>);
+
+impl SharedSession {
+    /// The session as it is now, for reading without the session lock.
+    pub fn snapshot(&self) -> Arc<Session> {
+        self.0.clone()
+    }
+}
+
+impl From<Session> for SharedSession {
+    fn from(s: Session) -> Self {
+        SharedSession(Arc::new(s))
+    }
+}
+
+impl std::ops::Deref for SharedSession {
+    type Target = Session;
+    fn deref(&self) -> &Session {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for SharedSession {
+    fn deref_mut(&mut self) -> &mut Session {
+        Arc::make_mut(&mut self.0)
+    }
+}
 
 pub struct OpenSession {
     /// The session file (the engine's `Session` does not keep its path).
     pub path: PathBuf,
-    pub session: Session,
+    pub session: SharedSession,
     /// The leaf Arbor shows (Pi's file leaf unless the user navigated).
     pub leaf: Option<usize>,
     pub layout: Layout,
@@ -24,8 +55,10 @@ pub struct OpenSession {
     pub nodes: crate::view::graph::NodeCache,
     pub folding: Folding,
     pub is_demo: bool,
-    /// Drop-alarm counts and retention scores of summary markers, per entry id.
-    pub markers: crate::view::summary::MarkerCache,
+    /// Drop-alarm counts and retention scores of summary markers, per entry id (shared with
+    /// `summary_markers`, which computes them without the session lock; replaced, not cleared,
+    /// when the file is read again, so a late result lands in the old one).
+    pub markers: Arc<crate::view::summary::MarkerCache>,
 }
 
 impl OpenSession {
@@ -37,8 +70,8 @@ impl OpenSession {
         if let session_engine::session::Extend::Added(_) = self.session.extend_from_file(&self.path)? {
             return Ok(());
         }
-        self.session = Session::open(&self.path)?;
-        self.markers.clear();
+        self.session = Session::open(&self.path)?.into();
+        self.markers = Default::default();
         self.nodes.clear();
         Ok(())
     }
@@ -52,6 +85,15 @@ pub struct AppState {
     pub open: Mutex<Option<OpenSession>>,
 }
 
+fn trace_lock(file: &std::ffi::OsStr, caller: &std::panic::Location<'_>, wait: std::time::Duration, hold: std::time::Duration) {
+    use std::io::Write;
+    if let Ok(mut f) = std::fs::OpenOptions::new().append(true).create(true).open(file) {
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        let thread = std::thread::current();
+        let _ = writeln!(f, "{}:{} wait {:.2} hold {:.2} thread {}", caller.file(), caller.line(), ms(wait), ms(hold), thread.name().unwrap_or("?"));
+    }
+}
+
 impl AppState {
     pub fn new(agent_dir: PathBuf, data_dir: PathBuf) -> AppState {
         AppState { agent_dir, data_dir, open: Mutex::new(None) }
@@ -59,10 +101,22 @@ impl AppState {
 
     /// Run `f` on the open session; the lock is only poisoned if a command panicked, in which
     /// case the data is still consistent (commands mutate only after all fallible steps).
+    ///
+    /// `ARBOR_TRACE_LOCK=<file>` appends one line per call (caller, wait and hold in ms, thread):
+    /// how the interaction benchmarks find what holds the session.
+    #[track_caller]
     pub fn with_open<T>(&self, f: impl FnOnce(&mut OpenSession) -> Result<T, AppError>) -> Result<T, AppError> {
+        let caller = std::panic::Location::caller();
+        let asked = std::time::Instant::now();
         let mut guard = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let got = std::time::Instant::now();
         let open = guard.as_mut().ok_or(AppError::NoSession)?;
-        f(open)
+        let r = f(open);
+        static TRACE: std::sync::OnceLock<Option<std::ffi::OsString>> = std::sync::OnceLock::new();
+        if let Some(file) = TRACE.get_or_init(|| std::env::var_os("ARBOR_TRACE_LOCK")) {
+            trace_lock(file, caller, got - asked, got.elapsed());
+        }
+        r
     }
 
     pub fn state_file(&self) -> PathBuf {

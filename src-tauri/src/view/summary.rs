@@ -446,9 +446,10 @@ impl MarkerCache {
     }
 }
 
-/// How long one graph window may spend computing marker facts that are not cached yet (each
-/// costs a check: ~15 ms on a large compaction of the 100k-entry session). Rows left without
-/// facts are filled by `summary_markers`, which the graph calls after drawing.
+/// How long one `summary_markers` call may spend computing marker facts that are not cached yet
+/// (each costs a check: ~15 ms on a large compaction of the 100k-entry session; computed on a
+/// snapshot, without the session lock). A graph window (on the main thread) only adds the cached
+/// ones: the graph asks `summary_markers` for the rest after drawing.
 pub const MARKER_BUDGET: std::time::Duration = std::time::Duration::from_millis(40);
 
 /// Fills the drop-alarm count and the retention score of the compaction and branch-summary rows:

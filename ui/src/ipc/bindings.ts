@@ -110,7 +110,7 @@ export const commands = {
 	getTimeline: (entryId: string | null, contextWindow: number, reserveTokens: number) => typedError<ArrayBuffer, IpcError>(__TAURI_INVOKE("get_timeline", { entryId, contextWindow, reserveTokens })),
 	/**
 	 *  Warms the waterfall's numbers for the open session in the background (the UI asks after a
-	 *  session opens or grows); holds the session at most ~40 ms at a time.
+	 *  session opens or grows); reads on a snapshot, without the session lock.
 	 */
 	warmTimeline: () => typedError<number, IpcError>(__TAURI_INVOKE("warm_timeline")),
 };

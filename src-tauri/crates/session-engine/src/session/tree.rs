@@ -2,6 +2,7 @@
 
 use super::*;
 
+#[derive(Clone)]
 pub(super) struct Children {
     start: Vec<u32>,
     list: Vec<u32>,
