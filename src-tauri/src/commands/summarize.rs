@@ -323,14 +323,15 @@ pub async fn send(state: &AppState, st: &SummarizerState, text: &str, budgets: &
             "the offline summarizer can summarize but not answer: choose a model provider and store its key in the Model panel to send messages".into(),
         ));
     };
-    // Compactions use the same model through a second client (the chat client is borrowed).
-    let compaction = chosen(st)?;
+    // Compactions use the same model through a clone of the chat client (the HTTP client is
+    // shared; no second key lookup or certificate load).
+    let compaction = Backend::Model(client.clone());
     let context_window = c.context_window.unwrap_or(budgets.context_window as u64);
     let max_tokens = c.max_output.unwrap_or(4096).clamp(256, 8192) as u32;
     let opts = ContinueOptions { settings: budgets.settings(), context_window, max_tokens, run: run_options(st, &c, None, false)? };
     let (_running, cancel) = Running::start(st)?;
     let host = OpenHost::new(state, path.clone());
-    let done = continue_on(&host, leaf.as_deref(), text, client, &compaction.backend, &opts, &cancel, progress.as_ref()).await;
+    let done = continue_on(&host, leaf.as_deref(), text, client, &compaction, &opts, &cancel, progress.as_ref()).await;
     let done = match done {
         Ok(d) => d,
         Err(e) => {

@@ -206,6 +206,9 @@ pub enum Progress {
 
 pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
 
+/// Cloning is cheap (the HTTP client is shared): the composer's automatic compactions use a
+/// clone of the chat client instead of building a second one (root certificates, key lookup).
+#[derive(Clone)]
 pub struct Client {
     http: reqwest::Client,
     cfg: ProviderConfig,
