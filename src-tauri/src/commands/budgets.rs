@@ -21,50 +21,56 @@ pub fn save(state: &AppState, scope: SettingsScope, b: &Budgets) -> Result<Budge
 }
 
 pub fn preview(state: &AppState, keep_recent_tokens: u32, reserve_tokens: u32, context_window: u32, enabled: bool) -> Result<CompactionPreview, AppError> {
-    state.with_open(|o| {
-        let threshold = context_window.saturating_sub(reserve_tokens);
-        let path = o.session.path(o.leaf);
-        let settings = CompactionSettings { enabled, reserve_tokens: reserve_tokens as f64, keep_recent_tokens: keep_recent_tokens as f64 };
-        let prepared = prepare_compaction(&o.session, &path, &settings);
-        if let Ok(p) = &prepared {
-            // The cut must land on a row of its own: unfold the run that hides it.
-            let first_kept = path[p.first_kept_position] as u32;
-            if let Some(row) = o.layout.row_of(first_kept) {
-                if let session_graph::RowKind::Fold { first, .. } = o.layout.rows()[row as usize].kind {
-                    o.folding.expanded.insert(first);
-                    o.layout = crate::view::graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
-                }
+    let threshold = context_window.saturating_sub(reserve_tokens);
+    let settings = CompactionSettings { enabled, reserve_tokens: reserve_tokens as f64, keep_recent_tokens: keep_recent_tokens as f64 };
+    // The cut is planned on a snapshot, without the session lock (a click's selection, asked at
+    // the same time, goes on meanwhile); rows are looked up under the lock afterwards.
+    let (s, leaf) = state.with_open(|o| Ok((o.session.snapshot(), o.leaf)))?;
+    let path = s.path(leaf);
+    let prepared = prepare_compaction(&s, &path, &settings);
+    let kept = prepared.as_ref().ok().map(|p| {
+        (
+            path[p.first_kept_position] as u32,
+            path[p.first_kept_position..].iter().filter_map(|i| context_message(&s, *i)).map(|m| estimate_tokens(&m)).sum::<f64>(),
+        )
+    });
+    let (first_kept_row, total_rows) = state.with_open(|o| {
+        let Some((first_kept, _)) = kept else { return Ok((None, o.layout.len() as u32)) };
+        // The cut must land on a row of its own: unfold the run that hides it.
+        if let Some(row) = o.layout.row_of(first_kept) {
+            if let session_graph::RowKind::Fold { first, .. } = o.layout.rows()[row as usize].kind {
+                o.folding.expanded.insert(first);
+                o.layout = crate::view::graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
             }
         }
-        let total_rows = o.layout.len() as u32;
-        Ok(match prepared {
-            Ok(p) => CompactionPreview {
-                refusal: None,
-                first_kept_row: o.layout.row_of(path[p.first_kept_position] as u32),
-                first_kept_id: Some(p.first_kept_entry_id.clone()),
-                is_split_turn: p.is_split_turn,
-                tokens_before: p.tokens_before as u32,
-                tokens_to_summarize: p.tokens_summarized() as u32,
-                // The kept part is re-emitted after the new compaction entry (§11.5).
-                tokens_kept: path[p.first_kept_position..].iter().filter_map(|i| context_message(&o.session, *i)).map(|m| estimate_tokens(&m)).sum::<f64>()
-                    as u32,
-                threshold,
-                over_threshold: enabled && p.tokens_before > threshold as f64,
-                total_rows,
-            },
-            Err(refusal) => CompactionPreview {
-                refusal: Some(refusal.message().to_string()),
-                first_kept_id: None,
-                first_kept_row: None,
-                is_split_turn: false,
-                tokens_before: 0,
-                tokens_to_summarize: 0,
-                tokens_kept: 0,
-                threshold,
-                over_threshold: false,
-                total_rows,
-            },
-        })
+        Ok((o.layout.row_of(first_kept), o.layout.len() as u32))
+    })?;
+    Ok(match prepared {
+        Ok(p) => CompactionPreview {
+            refusal: None,
+            first_kept_row,
+            first_kept_id: Some(p.first_kept_entry_id.clone()),
+            is_split_turn: p.is_split_turn,
+            tokens_before: p.tokens_before as u32,
+            tokens_to_summarize: p.tokens_summarized() as u32,
+            // The kept part is re-emitted after the new compaction entry (§11.5).
+            tokens_kept: kept.map(|(_, t)| t).unwrap_or(0.0) as u32,
+            threshold,
+            over_threshold: enabled && p.tokens_before > threshold as f64,
+            total_rows,
+        },
+        Err(refusal) => CompactionPreview {
+            refusal: Some(refusal.message().to_string()),
+            first_kept_id: None,
+            first_kept_row: None,
+            is_split_turn: false,
+            tokens_before: 0,
+            tokens_to_summarize: 0,
+            tokens_kept: 0,
+            threshold,
+            over_threshold: false,
+            total_rows,
+        },
     })
 }
 
@@ -80,9 +86,10 @@ pub fn save_budgets(state: State<'_, AppState>, scope: SettingsScope, budgets: B
     Ok(save(&state, scope, &budgets)?)
 }
 
+/// Off the main thread: it runs at the same time as a click's `select_entry`.
 #[tauri::command]
 #[specta::specta]
-pub fn preview_compaction(
+pub async fn preview_compaction(
     state: State<'_, AppState>,
     keep_recent_tokens: u32,
     reserve_tokens: u32,

@@ -103,19 +103,22 @@ pub fn search_session(state: State<'_, AppState>, query: String) -> IpcResult<Ve
 /// One hold of the session and one context build: the window comes from that context's model.
 pub fn select(state: &AppState, entry_id: &str, reserve_tokens: u32, enabled: bool) -> Result<Selection, AppError> {
     let st = ArborStateFile::load(&state.state_file());
-    state.with_open(|o| {
+    // The detail needs the layout; the context is built on a snapshot, without the session lock.
+    let (s, i, detail) = state.with_open(|o| {
         let i = idx_of(o, entry_id)?;
-        let ctx = build_context(&o.session, Some(i));
-        let (provider, model) = model_window::model_of(&ctx);
-        let window = model_window::window_view(provider.as_deref(), model.as_deref(), &st);
-        let context = context_view_of(&o.session, Some(i), &ctx, window.tokens, reserve_tokens, enabled);
-        Ok(Selection { detail: detail_of(o, i), window, context })
-    })
+        Ok((o.session.snapshot(), i, detail_of(o, i)))
+    })?;
+    let ctx = build_context(&s, Some(i));
+    let (provider, model) = model_window::model_of(&ctx);
+    let window = model_window::window_view(provider.as_deref(), model.as_deref(), &st);
+    let context = context_view_of(&s, Some(i), &ctx, window.tokens, reserve_tokens, enabled);
+    Ok(Selection { detail, window, context })
 }
 
-/// A click on a node: detail, window and context view in one round trip.
+/// A click on a node: detail, window and context view in one round trip, off the main thread
+/// (Continue asks for it and for the budget preview at the same time).
 #[tauri::command]
 #[specta::specta]
-pub fn select_entry(state: State<'_, AppState>, entry_id: String, reserve_tokens: u32, enabled: bool) -> IpcResult<Selection> {
+pub async fn select_entry(state: State<'_, AppState>, entry_id: String, reserve_tokens: u32, enabled: bool) -> IpcResult<Selection> {
     Ok(select(&state, &entry_id, reserve_tokens, enabled)?)
 }

@@ -22,7 +22,10 @@ export const commands = {
 	unfoldAllRuns: (unfold: boolean) => typedError<number, IpcError>(__TAURI_INVOKE("unfold_all_runs", { unfold })),
 	revealEntry: (entryId: string) => typedError<number, IpcError>(__TAURI_INVOKE("reveal_entry", { entryId })),
 	searchSession: (query: string) => typedError<SearchHit[], IpcError>(__TAURI_INVOKE("search_session", { query })),
-	/**  A click on a node: detail, window and context view in one round trip. */
+	/**
+	 *  A click on a node: detail, window and context view in one round trip, off the main thread
+	 *  (Continue asks for it and for the budget preview at the same time).
+	 */
 	selectEntry: (entryId: string, reserveTokens: number, enabled: boolean) => typedError<Selection_Serialize, IpcError>(__TAURI_INVOKE("select_entry", { entryId, reserveTokens, enabled })),
 	continueFromEntry: (entryId: string) => typedError<Navigation_Serialize, IpcError>(__TAURI_INVOKE("continue_from_entry", { entryId })),
 	setEntryLabel: (entryId: string, label: string | null) => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("set_entry_label", { entryId, label })),
@@ -35,6 +38,7 @@ export const commands = {
 	setContextWindowOverride: (entryId: string | null, tokens: number | null) => typedError<ContextWindowView_Serialize, IpcError>(__TAURI_INVOKE("set_context_window_override", { entryId, tokens })),
 	getBudgets: (scope: SettingsScope) => typedError<BudgetSettings, IpcError>(__TAURI_INVOKE("get_budgets", { scope })),
 	saveBudgets: (scope: SettingsScope, budgets: Budgets) => typedError<BudgetSettings, IpcError>(__TAURI_INVOKE("save_budgets", { scope, budgets })),
+	/**  Off the main thread: it runs at the same time as a click's `select_entry`. */
 	previewCompaction: (keepRecentTokens: number, reserveTokens: number, contextWindow: number, enabled: boolean) => typedError<CompactionPreview_Serialize, IpcError>(__TAURI_INVOKE("preview_compaction", { keepRecentTokens, reserveTokens, contextWindow, enabled })),
 	libraryListing: (query: ListingQuery_Deserialize) => typedError<LibraryListing_Serialize, IpcError>(__TAURI_INVOKE("library_listing", { query })),
 	librarySearch: (request: SearchRequest_Deserialize) => typedError<LibraryHit_Serialize[], IpcError>(__TAURI_INVOKE("library_search", { request })),
