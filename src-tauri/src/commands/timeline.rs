@@ -161,9 +161,27 @@ pub async fn get_timeline(
 }
 
 /// Warms the waterfall's numbers for the open session in the background (the UI asks after a
-/// session opens or grows); reads on a snapshot, without the session lock.
+/// session opens or grows); reads on a snapshot, without the session lock, on a thread of low
+/// priority (the reading threads it starts inherit it), so the graph's first paint and clicks
+/// are not slowed by it on a machine with few cores.
 #[tauri::command]
 #[specta::specta]
-pub async fn warm_timeline(state: State<'_, AppState>, cache: State<'_, TimelineCache>) -> IpcResult<u32> {
-    Ok(warm(&state, &cache, FILL_BUDGET)? as u32)
+pub async fn warm_timeline(app: tauri::AppHandle) -> IpcResult<u32> {
+    use tauri::Manager;
+    let worker = std::thread::spawn(move || {
+        background_priority();
+        warm(&app.state::<AppState>(), &app.state::<TimelineCache>(), FILL_BUDGET)
+    });
+    let joined = tauri::async_runtime::spawn_blocking(move || worker.join()).await;
+    match joined {
+        Ok(Ok(kept)) => Ok(kept? as u32),
+        _ => Err(AppError::Refused("reading the waterfall's numbers stopped unexpectedly; open the Timeline tab to read them again".into()).into()),
+    }
+}
+
+/// Lowers this thread's scheduling priority (nice 10; on Linux the nice value is per thread and
+/// threads started from here inherit it). Best effort: nothing changes where it is refused.
+pub fn background_priority() {
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 10);
 }
