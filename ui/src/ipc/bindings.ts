@@ -114,7 +114,9 @@ export const commands = {
 	getTimeline: (entryId: string | null, contextWindow: number, reserveTokens: number) => typedError<ArrayBuffer, IpcError>(__TAURI_INVOKE("get_timeline", { entryId, contextWindow, reserveTokens })),
 	/**
 	 *  Warms the waterfall's numbers for the open session in the background (the UI asks after a
-	 *  session opens or grows); reads on a snapshot, without the session lock.
+	 *  session opens or grows); reads on a snapshot, without the session lock, on a thread of low
+	 *  priority (the reading threads it starts inherit it), so the graph's first paint and clicks
+	 *  are not slowed by it on a machine with few cores.
 	 */
 	warmTimeline: () => typedError<number, IpcError>(__TAURI_INVOKE("warm_timeline")),
 };
