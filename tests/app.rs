@@ -84,6 +84,36 @@ fn continue_from_user_message_moves_leaf_to_parent_and_is_remembered() {
     assert_ne!(a.messages.len() as i64 * 1_000_000 + a.estimated_tokens as i64, b.messages.len() as i64 * 1_000_000 + b.estimated_tokens as i64);
 }
 
+/// After an append the graph builds only the new entries' nodes (and a new label's target
+/// flag); they equal the nodes built from scratch, for labels set and cleared on old entries.
+#[test]
+fn appended_entries_extend_the_graph_nodes_as_a_full_build_would() {
+    let e = env();
+    let path = copy_demo_to(&e.agent.join("sessions").join("p"));
+    let opened = sessions::open(&e.state, &path, false).unwrap();
+    let ids: Vec<String> = e.state.with_open(|o| Ok((0..o.session.len()).map(|i| o.session.id(i).to_string()).collect())).unwrap();
+    let same = |why: &str| {
+        e.state
+            .with_open(|o| {
+                let kept = format!("{:?}", o.nodes.nodes(&o.session));
+                assert_eq!(kept, format!("{:?}", arbor_app::view::graph::nodes(&o.session)), "{why}");
+                Ok(kept)
+            })
+            .unwrap()
+    };
+    let first = same("after open");
+    let old = &ids[ids.len() / 2];
+    navigate::set_label(&e.state, old, Some("midway"), 1_740_000_000_000, None).unwrap();
+    let labelled = same("a label on an old entry");
+    assert_ne!(first, labelled, "the old entry's flag changed");
+    navigate::set_label(&e.state, old, None, 1_740_000_001_000, None).unwrap();
+    same("the label cleared");
+    let leaf = opened.leaf_id.clone().unwrap();
+    navigate::set_label(&e.state, &leaf, Some("end"), 1_740_000_002_000, None).unwrap();
+    same("a label on the old leaf");
+    assert_eq!(e.state.with_open(|o| Ok(o.session.len())).unwrap(), ids.len() + 3);
+}
+
 #[test]
 fn label_is_an_appended_entry_and_clears() {
     let e = env();

@@ -10,7 +10,12 @@ use specta::Type;
 use std::collections::HashSet;
 
 pub fn nodes(s: &Session) -> Vec<Node> {
-    (0..s.len())
+    nodes_in(s, 0..s.len())
+}
+
+/// The layout nodes of entries `range`.
+fn nodes_in(s: &Session, range: std::ops::Range<usize>) -> Vec<Node> {
+    range
         .map(|i| {
             let e = s.entry(i);
             Node {
@@ -53,11 +58,15 @@ pub struct Folding {
 
 /// The layout's input for the session as it is, kept between layouts: a leaf move, a fold or a
 /// budget change lays the graph out again without building every node again (most of a layout's
-/// time on a big session). Rebuilt when the session has other entries (an append, a re-read).
+/// time on a big session). After an append only the new entries' nodes are built (the engine
+/// reads appended lines only when they change no earlier entry's parent), and a new label entry
+/// sets its target's flag; anything else (a re-read) builds them all again.
 #[derive(Debug, Default)]
 pub struct NodeCache {
     /// (entry count, file length) the nodes were built for.
     key: (usize, u64),
+    /// The id of the last entry they were built for (an append keeps it at its index).
+    last_id: Option<Box<str>>,
     nodes: Vec<Node>,
 }
 
@@ -65,8 +74,25 @@ impl NodeCache {
     pub fn nodes(&mut self, s: &Session) -> &[Node] {
         let key = (s.len(), s.file_len());
         if key != self.key || self.nodes.len() != s.len() {
-            self.nodes = nodes(s);
+            let old = self.nodes.len();
+            let appended = old > 0 && old < s.len() && key.1 > self.key.1 && self.last_id.as_deref() == Some(s.id(old - 1));
+            if appended {
+                self.nodes.extend(nodes_in(s, old..s.len()));
+                for i in old..s.len() {
+                    if s.kind(i) != Kind::Label {
+                        continue;
+                    }
+                    let v = s.value(i);
+                    let Some(target) = v.str_field("targetId") else { continue };
+                    if let Some(t) = s.index_of(target) {
+                        self.nodes[t].flags = if s.label_of(target).is_some() { flags::LABELED } else { 0 };
+                    }
+                }
+            } else {
+                self.nodes = nodes(s);
+            }
             self.key = key;
+            self.last_id = s.len().checked_sub(1).map(|l| s.id(l).into());
         }
         &self.nodes
     }
@@ -74,6 +100,7 @@ impl NodeCache {
     pub fn clear(&mut self) {
         self.nodes.clear();
         self.key = (0, 0);
+        self.last_id = None;
     }
 }
 
