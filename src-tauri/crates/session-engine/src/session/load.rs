@@ -16,10 +16,12 @@ pub const EAGER_PARSE_MAX_BYTES: usize = 8 << 20;
 /// second half parsed on a second thread (a 2 MB session of 1000 entries parses in about 3 ms).
 pub(crate) const PARALLEL_PARSE_MIN_BYTES: usize = 1 << 20;
 
-/// Parses the non-blank lines of `buf[from..to]` in order, as the loader's walk would (the
-/// single-pass open's second half).
-fn parse_lines(buf: &[u8], from: usize, to: usize, all_utf8: bool) -> Vec<Result<Value, json::JsonError>> {
-    let mut out = Vec::with_capacity((to - from) / 1024 + 16);
+/// `read` over the non-blank lines of `buf[from..to]` in order, as the loader's walk would meet
+/// them (a line that is not UTF-8 is read decoded with U+FFFD, as the walk decodes it): the
+/// second half of a split open, parsed (`json::parse_bytes`) or validated (`json::scan_line_fast`);
+/// `kib_per_line` guesses the lines' size for the first allocation.
+fn read_lines<T>(buf: &[u8], from: usize, to: usize, all_utf8: bool, kib_per_line: usize, read: impl Fn(&[u8]) -> T) -> Vec<T> {
+    let mut out = Vec::with_capacity((to - from) / (kib_per_line * 1024) + 16);
     let mut pos = from;
     while pos <= to {
         let nl = memchr::memchr(b'\n', &buf[pos..to]).map(|o| pos + o).unwrap_or(to);
@@ -27,31 +29,9 @@ fn parse_lines(buf: &[u8], from: usize, to: usize, all_utf8: bool) -> Vec<Result
         pos = nl + 1;
         if !js_is_blank(line) {
             if all_utf8 || std::str::from_utf8(line).is_ok() {
-                out.push(json::parse_bytes(line));
+                out.push(read(line));
             } else {
-                out.push(json::parse_bytes(String::from_utf8_lossy(line).as_bytes()));
-            }
-        }
-        if nl >= to {
-            break;
-        }
-    }
-    out
-}
-
-/// Validates the non-blank lines of `buf[from..to]` in order, as the loader's walk would.
-fn scan_lines(buf: &[u8], from: usize, to: usize, all_utf8: bool) -> Vec<Result<json::ScannedLine, json::JsonError>> {
-    let mut out = Vec::with_capacity((to - from) / 2048 + 16);
-    let mut pos = from;
-    while pos <= to {
-        let nl = memchr::memchr(b'\n', &buf[pos..to]).map(|o| pos + o).unwrap_or(to);
-        let line = &buf[pos..nl];
-        pos = nl + 1;
-        if !js_is_blank(line) {
-            if all_utf8 || std::str::from_utf8(line).is_ok() {
-                out.push(json::scan_line_fast(line));
-            } else {
-                out.push(json::scan_line_fast(String::from_utf8_lossy(line).as_bytes()));
+                out.push(read(String::from_utf8_lossy(line).as_bytes()));
             }
         }
         if nl >= to {
@@ -250,9 +230,9 @@ impl Session {
         };
         let bufr: &[u8] = &buf;
         std::thread::scope(|scope| {
-            let mut worker = split.map(|sp| scope.spawn(move || scan_lines(bufr, sp + 1, t1, all_utf8)));
+            let mut worker = split.map(|sp| scope.spawn(move || read_lines(bufr, sp + 1, t1, all_utf8, 2, json::scan_line_fast)));
             let mut pre: Option<std::vec::IntoIter<Result<json::ScannedLine, json::JsonError>>> = None;
-            let mut parse_worker = parse_split.map(|sp| scope.spawn(move || parse_lines(bufr, sp + 1, t1, all_utf8)));
+            let mut parse_worker = parse_split.map(|sp| scope.spawn(move || read_lines(bufr, sp + 1, t1, all_utf8, 1, json::parse_bytes)));
             let mut pre_parsed: Option<std::vec::IntoIter<Result<Value, json::JsonError>>> = None;
             while pos <= t1 && t0 < t1 {
                 let nl = memchr::memchr(b'\n', &buf[pos..t1]).map(|o| pos + o).unwrap_or(t1);
