@@ -20,9 +20,7 @@ pub fn window(state: &AppState, start: u32, end: u32) -> Result<GraphWindow, App
     }
     state.with_open(|o| {
         let mut rows = graph::window(&o.session, &o.layout, start, end);
-        // Cached marker facts only: a new one costs a check (~15 ms at 100k) on the main thread,
-        // which would hold up the scroll and every click; `summary_markers` computes them.
-        crate::view::summary::annotate_rows(&o.session, &o.markers, &mut rows, std::time::Duration::ZERO);
+        crate::view::summary::annotate_rows(&o.session, &o.markers, &mut rows);
         Ok(GraphWindow { start, total_rows: o.layout.len() as u32, lanes: o.layout.lanes() as u32, rows })
     })
 }

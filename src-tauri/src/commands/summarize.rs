@@ -193,7 +193,7 @@ impl SessionHost for OpenHost<'_> {
             let s = &o.session;
             if s.len() < n || last.is_some_and(|id| s.id(n - 1) != id) {
                 o.leaf = leaf.and_then(|id| s.index_of(&id)).or(s.file_leaf());
-                o.markers.clear();
+                o.markers = Default::default();
                 o.nodes.clear();
                 o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
             }

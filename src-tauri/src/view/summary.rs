@@ -433,10 +433,6 @@ impl MarkerCache {
         f
     }
 
-    pub fn clear(&self) {
-        self.map.lock().unwrap_or_else(|p| p.into_inner()).clear();
-    }
-
     pub fn len(&self) -> usize {
         self.map.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
@@ -452,20 +448,15 @@ impl MarkerCache {
 /// ones: the graph asks `summary_markers` for the rest after drawing.
 pub const MARKER_BUDGET: std::time::Duration = std::time::Duration::from_millis(40);
 
-/// Fills the drop-alarm count and the retention score of the compaction and branch-summary rows:
-/// cached ones always, new ones until `budget` is spent (the rest stay `None`).
-pub fn annotate_rows(s: &Session, cache: &MarkerCache, rows: &mut [super::graph::GraphRow], budget: std::time::Duration) {
-    let t0 = std::time::Instant::now();
+/// Fills the drop-alarm count and the retention score of the compaction and branch-summary rows
+/// whose facts are cached (a new one costs a check, ~15 ms at 100k: a graph window runs on the
+/// main thread, so `summary_markers` computes the rest, on a snapshot).
+pub fn annotate_rows(s: &Session, cache: &MarkerCache, rows: &mut [super::graph::GraphRow]) {
     for r in rows.iter_mut() {
         if r.kind != "compaction" && r.kind != "branch_summary" {
             continue;
         }
-        let Some(idx) = s.index_of(&r.entry_id) else { continue };
-        let f = match cache.cached(s, idx) {
-            Some(f) => f,
-            None if t0.elapsed() < budget => cache.facts(s, idx),
-            None => continue,
-        };
+        let Some(f) = s.index_of(&r.entry_id).and_then(|idx| cache.cached(s, idx)) else { continue };
         r.dropped = Some(f.dropped);
         r.retained = Some(f.mentioned);
         r.facts = Some(f.total);
