@@ -27,9 +27,10 @@ pub enum Field {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ScannedLine {
     pub is_object: bool,
-    /// `message.role` as the fast path read it: `Some(Field::Str)` (unescaped) or
-    /// `Some(Field::Absent)` (no message object, or no role in it); `None` when not read (the
-    /// exact scanner does not look at it).
+    /// `message.role` of an object line, read as `JSON.parse` would (the last `message` key and
+    /// its last `role` key): `Str` (the fast scanner gives only unescaped ones), `Null` or
+    /// `Other` (not a string), `Absent` (no message object, or no role in it). `None` for a line
+    /// that is not an object.
     pub role: Option<Field>,
     pub type_: Field,
     pub id: Field,
@@ -38,8 +39,9 @@ pub struct ScannedLine {
 }
 
 /// Validates `line` as a complete JSON text and records the top-level `type`, `id`, `parentId`
-/// and `timestamp` fields (last occurrence wins, as in `JSON.parse`). Iterative, with no depth
-/// limit: V8's `JSON.parse` accepts any nesting, so Pi loads such a line.
+/// and `timestamp` fields and `message.role` (last occurrence wins, as in `JSON.parse`).
+/// Iterative, with no depth limit: V8's `JSON.parse` accepts any nesting, so Pi loads such a
+/// line.
 pub fn scan_line(s: &[u8]) -> Result<ScannedLine, JsonError> {
     let mut out = ScannedLine::default();
     let mut i = 0usize;
@@ -52,41 +54,49 @@ pub fn scan_line(s: &[u8]) -> Result<ScannedLine, JsonError> {
     ws(&mut i);
     // Stack of open containers: true = object, false = array.
     let mut stack: Vec<bool> = Vec::new();
-    // Which top-level key's value comes next (0 none, 1 type, 2 id, 3 parentId, 4 timestamp).
+    // Which key's value comes next (0 none; top level: 1 type, 2 id, 3 parentId, 4 timestamp,
+    // 5 message; in the message object: 6 role).
     let mut pending_key: u8 = 0;
+    // The object open at depth 2 is the top-level `message` value.
+    let mut in_message = false;
     let err = |pos: usize, msg: &'static str| JsonError { pos, msg };
     if i < n && s[i] == b'{' {
         out.is_object = true;
+        out.role = Some(Field::Absent);
     }
+    // Which keys matter at the current depth (see `read_key`).
+    let level = |stack: &[bool], in_message: bool| match stack.len() {
+        1 => 1,
+        2 if in_message => 2,
+        _ => 0,
+    };
     // State machine: expecting a value.
     'value: loop {
         if i >= n {
             return Err(err(i, "unexpected end of JSON"));
         }
         let depth_top = stack.len() == 1 && stack[0];
+        // A value of interest: a top-level field, or the message's role.
+        let key = if depth_top || (in_message && stack.len() == 2) { pending_key } else { 0 };
         match s[i] {
             b'{' => {
                 i += 1;
                 ws(&mut i);
+                record(&mut out, key, Field::Other);
                 if i < n && s[i] == b'}' {
                     i += 1;
-                    if depth_top {
-                        record(&mut out, pending_key, Field::Other);
-                    }
                 } else {
-                    if depth_top {
-                        record(&mut out, pending_key, Field::Other);
-                    }
                     stack.push(true);
+                    if stack.len() == 2 {
+                        in_message = key == 5;
+                    }
                     // Expect a key.
-                    pending_key = read_key(s, &mut i, stack.len() == 1)?;
+                    pending_key = read_key(s, &mut i, level(&stack, in_message))?;
                     continue 'value;
                 }
             }
             b'[' => {
-                if depth_top {
-                    record(&mut out, pending_key, Field::Other);
-                }
+                record(&mut out, key, Field::Other);
                 i += 1;
                 ws(&mut i);
                 if i < n && s[i] == b']' {
@@ -99,9 +109,9 @@ pub fn scan_line(s: &[u8]) -> Result<ScannedLine, JsonError> {
             b'"' => {
                 let start = i + 1;
                 let (end, escaped) = skip_string(s, i)?;
-                if depth_top && pending_key != 0 {
+                if key != 0 {
                     let f = Field::Str(RawStr { start: start as u32, end: (end - 1) as u32, escaped });
-                    record(&mut out, pending_key, f);
+                    record(&mut out, key, f);
                 }
                 i = end;
             }
@@ -115,15 +125,11 @@ pub fn scan_line(s: &[u8]) -> Result<ScannedLine, JsonError> {
                     return Err(err(i, "unexpected literal"));
                 }
                 i += word.len();
-                if depth_top {
-                    record(&mut out, pending_key, field);
-                }
+                record(&mut out, key, field);
             }
             b'-' | b'0'..=b'9' => {
                 i = scan_number(s, i).ok_or_else(|| err(i, "invalid number"))?;
-                if depth_top {
-                    record(&mut out, pending_key, Field::Other);
-                }
+                record(&mut out, key, Field::Other);
             }
             _ => return Err(err(i, "unexpected character")),
         }
@@ -146,13 +152,16 @@ pub fn scan_line(s: &[u8]) -> Result<ScannedLine, JsonError> {
                             i += 1;
                             ws(&mut i);
                             if is_obj {
-                                pending_key = read_key(s, &mut i, stack.len() == 1)?;
+                                pending_key = read_key(s, &mut i, level(&stack, in_message))?;
                             }
                             continue 'value;
                         }
                         b'}' if is_obj => {
                             i += 1;
                             stack.pop();
+                            if stack.len() < 2 {
+                                in_message = false;
+                            }
                         }
                         b']' if !is_obj => {
                             i += 1;
@@ -166,6 +175,9 @@ pub fn scan_line(s: &[u8]) -> Result<ScannedLine, JsonError> {
     }
 }
 
+/// Records the value `f` of the key `key` (see `pending_key` in [`scan_line`]). A `message`
+/// value starts with no role: a string or an empty object has none, and an object's role is
+/// recorded as its keys are read (the last one wins).
 #[inline]
 fn record(out: &mut ScannedLine, key: u8, f: Field) {
     match key {
@@ -173,14 +185,17 @@ fn record(out: &mut ScannedLine, key: u8, f: Field) {
         2 => out.id = f,
         3 => out.parent_id = f,
         4 => out.timestamp = f,
+        5 => out.role = Some(Field::Absent),
+        6 => out.role = Some(f),
         _ => {}
     }
 }
 
-/// Reads `"key" :` (with whitespace) and leaves `i` at the value. Returns which top-level key it
-/// was (only when `top`).
+/// Reads `"key" :` (with whitespace) and leaves `i` at the value. Returns which key it was, by
+/// `level`: 1 the top-level object (`type`, `id`, `parentId`, `timestamp`, `message`), 2 the
+/// message object (`role`), 0 elsewhere (none).
 #[inline]
-fn read_key(s: &[u8], i: &mut usize, top: bool) -> Result<u8, JsonError> {
+fn read_key(s: &[u8], i: &mut usize, level: u8) -> Result<u8, JsonError> {
     let n = s.len();
     while *i < n && matches!(s[*i], b' ' | b'\t' | b'\n' | b'\r') {
         *i += 1;
@@ -191,26 +206,23 @@ fn read_key(s: &[u8], i: &mut usize, top: bool) -> Result<u8, JsonError> {
     let start = *i + 1;
     let (end, escaped) = skip_string(s, *i)?;
     let key = &s[start..end - 1];
-    let which = if top && !escaped {
-        match key {
-            b"type" => 1,
-            b"id" => 2,
-            b"parentId" => 3,
-            b"timestamp" => 4,
-            _ => 0,
-        }
-    } else if top && escaped {
+    let which = |k: &[u8]| match (level, k) {
+        (1, b"type") => 1,
+        (1, b"id") => 2,
+        (1, b"parentId") => 3,
+        (1, b"timestamp") => 4,
+        (1, b"message") => 5,
+        (2, b"role") => 6,
+        _ => 0,
+    };
+    let which = if level == 0 {
+        0
+    } else if !escaped {
+        which(key)
+    } else {
         // Rare: an escaped key such as "\u0069d". Decode to be exact.
         let decoded = parse(std::str::from_utf8(&s[start - 1..end]).unwrap_or("\"\"")).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-        match decoded.as_str() {
-            "type" => 1,
-            "id" => 2,
-            "parentId" => 3,
-            "timestamp" => 4,
-            _ => 0,
-        }
-    } else {
-        0
+        which(decoded.as_bytes())
     };
     *i = end;
     while *i < n && matches!(s[*i], b' ' | b'\t' | b'\n' | b'\r') {
@@ -275,8 +287,8 @@ pub fn scan_line_fast(s: &[u8]) -> Result<ScannedLine, JsonError> {
         #[serde(borrow, default)]
         timestamp: Option<&'a str>,
         // Read on the way (serde walks the message object anyway to skip it), so that a role
-        // costs no second pass over the line later. A message that is not an object or a role
-        // that is not a plain string sends the line to the exact scanner, which leaves it.
+        // costs no second pass over the line later. A message that is neither an object nor
+        // null, or a role that is not a plain string, sends the line to the exact scanner.
         #[serde(borrow, default)]
         message: Option<LiteMessage<'a>>,
     }

@@ -401,32 +401,52 @@ impl Session {
             return;
         };
         self.push_entry(line_start as u64, nl as u64, line_no, &type_name, id, parent_id, timestamp, None);
-        if let (Some(role), Some(code)) = (scanned.role, self.role_codes.last_mut()) {
-            *code = match role {
-                json::Field::Absent => ROLE_ABSENT,
-                json::Field::Str(r) if !r.escaped => {
-                    let name = &text[r.start as usize..r.end as usize];
-                    ROLE_NAMES.iter().position(|n| n.as_bytes() == name).map_or(0, |k| k as u8 + 1)
+        match scanned.role {
+            Some(json::Field::Str(r)) => match json::raw_str_borrowed(text, r) {
+                Some(name) => self.set_role(name),
+                None => self.set_role(&json::raw_str(text, r)),
+            },
+            // No message object, no role in it, or a role that is not a string.
+            Some(_) => self.set_role_absent(),
+            None => {}
+        }
+    }
+
+    /// Records the last entry's `message.role` (every message entry's is read at open, by the
+    /// scan or the parse, so [`Session::role`] needs no reader of its own): a common one as its
+    /// code, another one as its text.
+    fn set_role(&mut self, name: &str) {
+        match ROLE_NAMES.iter().position(|n| *n == name) {
+            Some(k) => {
+                if let Some(c) = self.role_codes.last_mut() {
+                    *c = k as u8 + 1;
                 }
-                _ => 0,
-            };
+            }
+            None => {
+                if let Some(cell) = self.roles.last() {
+                    let _ = cell.set(Some(name.into()));
+                }
+            }
+        }
+    }
+
+    fn set_role_absent(&mut self) {
+        if let Some(c) = self.role_codes.last_mut() {
+            *c = ROLE_ABSENT;
         }
     }
 
     /// [`Session::add_entry_line`] for a line parsed whole (the single pass of a small file's
-    /// open): the same entry and diagnostics, with the value kept. The role code is left unread
-    /// (0) unless it is a plain known role; [`Session::role`] then reads the value.
+    /// open): the same entry, diagnostics and role, with the value kept.
     fn add_entry_value(&mut self, v: Value, line_start: usize, nl: usize, line_no: usize, unterminated: bool) {
         let Some(EntryFields { type_name, id, parent_id, timestamp }) = self.entry_or_diag(entry_fields_of_value(&v), line_start, line_no, unterminated) else {
             return;
         };
-        let code = match v.get("message").and_then(|m| m.get("role")) {
-            Some(Value::Str(r)) => ROLE_NAMES.iter().position(|n| n == r).map_or(0, |k| k as u8 + 1),
-            _ => 0,
-        };
+        let role: Option<String> = v.get("message").and_then(|m| m.str_field("role")).map(str::to_string);
         self.push_entry(line_start as u64, nl as u64, line_no, &type_name, id, parent_id, timestamp, Some(v));
-        if let Some(c) = self.role_codes.last_mut() {
-            *c = code;
+        match role {
+            Some(r) => self.set_role(&r),
+            None => self.set_role_absent(),
         }
     }
 

@@ -186,9 +186,11 @@ pub struct Session {
     /// summary picking) test kinds without pulling every `Entry` into the cache.
     kinds: Vec<Kind>,
     values: Vec<OnceLock<Value>>,
-    /// `message.role` of message entries, read without building the DOM (see [`Session::role`]).
+    /// `message.role` of entries whose role is not a common one, as the loader read it (or, for
+    /// a migrated entry, its DOM on first use; see [`Session::role`]).
     roles: Vec<OnceLock<Option<Box<str>>>>,
-    /// The common roles as the loader's scan read them ([`ROLE_NAMES`] index + 1; 0 = not read).
+    /// The common roles as the loader read them ([`ROLE_NAMES`] index + 1; [`ROLE_ABSENT`]: no
+    /// string role; 0: another role, in `roles`).
     role_codes: Vec<u8>,
     by_id: FxHashMap<Box<str>, u32>,
     /// Parent of each entry through the id index (Pi's `byId.get(parentId)`), or NONE.
@@ -226,9 +228,9 @@ pub enum OpenError {
     Io { path: String, source: std::io::Error },
 }
 
-/// Roles the loader keeps as a code (others are read when asked, see [`Session::role`]).
+/// Roles the loader keeps as a code (others are kept as text, see [`Session::role`]).
 const ROLE_NAMES: [&str; 6] = ["user", "assistant", "toolResult", "bashExecution", "custom", "compactionSummary"];
-/// The scan saw no `message.role` string (a message entry without one reads as no role).
+/// The open saw no `message.role` string (a message entry without one reads as no role).
 const ROLE_ABSENT: u8 = u8::MAX;
 
 /// [`Session::parse_ahead`] uses a second thread from this many bytes of unparsed lines on
@@ -255,6 +257,10 @@ impl Session {
     }
     pub fn diagnostics(&self) -> &[Diagnostic] {
         &self.diagnostics
+    }
+    /// Some entry's `parentId` chain loops (the loader reported it and cut the walks there).
+    pub fn has_cycle(&self) -> bool {
+        self.diagnostics.iter().any(|d| d.kind == DiagnosticKind::Cycle)
     }
     pub fn version_in_file(&self) -> Option<f64> {
         self.version_in_file
@@ -350,9 +356,9 @@ impl Session {
         }
         self.value(idx).get("message")
     }
-    /// `entry.message.role` of a `message` entry. Read by a borrowed serde pass that skips
-    /// the rest of the line (several times faster than the DOM), unless the DOM is already
-    /// there; cached either way.
+    /// `entry.message.role` of a `message` entry, as the open read it: the loader's scan or
+    /// parse records every entry's role (a common one as a code, another one as its text). An
+    /// entry the open did not read that way (a legacy file's migrated entries) reads its DOM.
     pub fn role(&self, idx: usize) -> Option<&str> {
         if self.entries[idx].kind != Kind::Message {
             return None;
@@ -362,28 +368,7 @@ impl Session {
             ROLE_ABSENT => return None,
             c => return Some(ROLE_NAMES[c as usize - 1]),
         }
-        self.roles[idx]
-            .get_or_init(|| {
-                if let Some(v) = self.values[idx].get() {
-                    return v.get("message").and_then(|m| m.str_field("role")).map(Into::into);
-                }
-                #[derive(serde::Deserialize)]
-                struct Msg<'a> {
-                    #[serde(borrow, default)]
-                    role: Option<&'a str>,
-                }
-                #[derive(serde::Deserialize)]
-                struct Line<'a> {
-                    #[serde(borrow, default)]
-                    message: Option<Msg<'a>>,
-                }
-                match serde_json::from_slice::<Line>(self.raw(idx)) {
-                    Ok(l) => l.message.and_then(|m| m.role).map(Into::into),
-                    // Escapes, duplicate keys, odd shapes: ask the exact parser.
-                    Err(_) => self.value(idx).get("message").and_then(|m| m.str_field("role")).map(Into::into),
-                }
-            })
-            .as_deref()
+        self.roles[idx].get_or_init(|| self.value_transient(idx).get("message").and_then(|m| m.str_field("role")).map(Into::into)).as_deref()
     }
     pub fn index_of(&self, id: &str) -> Option<usize> {
         self.by_id.get(id).map(|&i| i as usize)
@@ -458,50 +443,101 @@ mod tests {
         }
     }
 
-    /// The role the loader's scan keeps is the role of the parsed line, for plain roles and for
-    /// every shape the scan hands over (escapes, duplicate keys, no message object, a role that
-    /// is not a string, a role it does not keep), in small (eagerly parsed) and big files alike.
-    #[test]
-    fn roles_read_at_load_equal_the_parsed_roles() {
-        let lines = [
-            r#""message":{"role":"user","content":"hi"}"#,
-            r#""message":{"content":"x","role":"assistant"}"#,
-            r#""message":{"role":"toolResult","toolCallId":"t","content":[]}"#,
-            r#""message":{"role":"bashExecution","command":"ls"}"#,
-            r#""message":{"role":"custom"}"#,
-            r#""message":{"role":"somethingNew"}"#,
-            r#""message":{"role":"us\u0065r"}"#,
-            r#""message":{"role":"user","role":"assistant"}"#,
-            r#""message":{"role":7}"#,
-            r#""message":{"content":"no role"}"#,
-            r#""message":"a string""#,
-            r#""message":null"#,
-            r#""message":{"role":"user"},"message":{"role":"toolResult"}"#,
-            r#""details":{"message":{"role":"user"}},"message":{"role":"assistant"}"#,
-            r#""other":1"#,
-        ];
+    /// The lines whose `message.role` is easy to read wrong: escapes (in the role, its key, the
+    /// message key), repeated `message` and `role` keys (the last wins), roles that are not
+    /// strings, messages that are not objects, objects before and inside the message that
+    /// hold `message` or `role` keys of their own.
+    const TRICKY_ROLES: [&str; 31] = [
+        r#""message":{"role":"user","content":"hi"}"#,
+        r#""message":{"content":"x","role":"assistant"}"#,
+        r#""message":{"role":"toolResult","toolCallId":"t","content":[]}"#,
+        r#""message":{"role":"bashExecution","command":"ls"}"#,
+        r#""message":{"role":"custom"}"#,
+        r#""message":{"role":"compactionSummary"}"#,
+        r#""message":{"role":"branchSummary"}"#,
+        r#""message":{"role":"somethingNew"}"#,
+        r#""message":{"role":"us\u0065r"}"#,
+        r#""message":{"role":"n\u00e9w\n"}"#,
+        r#""message":{"r\u006fle":"assistant"}"#,
+        r#""m\u0065ssage":{"role":"toolResult"}"#,
+        r#""message":{"role":"user","role":"assistant"}"#,
+        r#""message":{"role":"user","role":7}"#,
+        r#""message":{"role":7,"role":"custom"}"#,
+        r#""message":{"role":7}"#,
+        r#""message":{"role":null}"#,
+        r#""message":{"role":{"role":"user"}}"#,
+        r#""message":{"role":["user"]}"#,
+        r#""message":{"content":"no role"}"#,
+        r#""message":{}"#,
+        r#""message":"a string""#,
+        r#""message":["role","user"]"#,
+        r#""message":null"#,
+        r#""message":{"role":"user"},"message":{"role":"toolResult"}"#,
+        r#""message":{"role":"user"},"message":{"content":"x"}"#,
+        r#""message":{"role":"user"},"message":3"#,
+        r#""details":{"message":{"role":"user"}},"message":{"role":"assistant"}"#,
+        r#""message":{"usage":{"role":"user"},"content":[{"role":"x"}],"role":"assistant","x":{"y":{}}}"#,
+        r#""message":{"details":{"a":[{"b":{}}]},"role":"custom","more":{"role":"user"}}"#,
+        r#""other":1"#,
+    ];
+
+    fn tricky_session_text() -> String {
         let mut text = format!("{H}\n");
-        for (k, l) in lines.iter().enumerate() {
+        for (k, l) in TRICKY_ROLES.iter().enumerate() {
             text.push_str(&format!(r#"{{"type":"message","id":"m{k}","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z",{l}}}"#));
             text.push('\n');
         }
-        let want = |s: &Session, i: usize| json::parse_bytes(s.raw(i)).unwrap().get("message").and_then(|m| m.str_field("role")).map(str::to_string);
-        // Small: parsed at load; big (padding lines past the eager limit): parsed when asked.
+        text
+    }
+
+    fn parsed_role(s: &Session, i: usize) -> Option<String> {
+        json::parse_bytes(s.raw(i)).unwrap().get("message").and_then(|m| m.str_field("role")).map(str::to_string)
+    }
+
+    /// Every message entry's role is read at open, by the scan (big files, both scanners) or
+    /// the parse (small files), and it is the role of the parsed line: `role` reads no JSON of
+    /// its own, and in a big file it leaves the lines unparsed.
+    #[test]
+    fn roles_read_at_load_equal_the_parsed_roles() {
+        let text = tricky_session_text();
+        // Small: parsed at load; big (padding lines past the eager limit): scanned.
         let pad =
             format!(r#"{{"type":"custom","id":"pad","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","data":"{}"}}"#, "x".repeat(EAGER_PARSE_MAX_BYTES));
         for t in [text.clone(), format!("{text}{pad}\n")] {
-            let s = load(&t);
-            assert_eq!(s.len(), lines.len() + usize::from(t.len() > EAGER_PARSE_MAX_BYTES));
-            let mut read = 0;
-            for (i, line) in lines.iter().enumerate() {
-                assert_eq!(s.role(i).map(str::to_string), want(&s, i), "{line}");
-                read += usize::from(s.role_codes[i] != 0);
-            }
-            if t.len() > EAGER_PARSE_MAX_BYTES {
-                // The plain ones (the first five, the unknown role's absence stays unread).
-                assert!(read >= 5, "{read} roles came from the scan");
+            let big = t.len() > EAGER_PARSE_MAX_BYTES;
+            // One thread and two (the second half of a big file validated on another one).
+            for parallel_min in [usize::MAX, 0] {
+                let s = Session::from_bytes_with(t.clone().into_bytes(), &mut CounterIds { prefix: 'm', next: 0 }, parallel_min);
+                assert_eq!(s.len(), TRICKY_ROLES.len() + usize::from(big));
+                for (i, line) in TRICKY_ROLES.iter().enumerate() {
+                    assert!(s.role_codes[i] != 0 || s.roles[i].get().is_some(), "not read at open: {line}");
+                    assert_eq!(s.role(i).map(str::to_string), parsed_role(&s, i), "{line}");
+                    assert_eq!(s.values[i].get().is_some(), !big, "{line}");
+                }
             }
         }
+    }
+
+    /// The exact scanner (which the fast one hands the odd lines to) reads `message.role` as the
+    /// parse does, on every tricky line and with whitespace between every token.
+    #[test]
+    fn the_exact_scanner_reads_the_parsed_role() {
+        for (k, l) in TRICKY_ROLES.iter().enumerate() {
+            let line = format!(r#"{{"type":"message","id":"m{k}",{l}}}"#);
+            let spaced = line.replace(':', " :\t").replace(',', "\r\n, ").replace('{', "{ ").replace('}', " }");
+            for line in [line, spaced] {
+                let want = json::parse(&line).unwrap().get("message").and_then(|m| m.str_field("role")).map(str::to_string);
+                let sc = json::scan_line(line.as_bytes()).unwrap();
+                let got = match sc.role {
+                    Some(Field::Str(r)) => Some(json::raw_str(line.as_bytes(), r)),
+                    Some(_) => None,
+                    None => panic!("no role read: {line}"),
+                };
+                assert_eq!(got, want, "{line}");
+            }
+        }
+        // Not an object: no role read.
+        assert_eq!(json::scan_line(b"[1]").unwrap().role, None);
     }
 
     #[test]
