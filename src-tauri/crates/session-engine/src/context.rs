@@ -111,51 +111,114 @@ pub fn compaction_summary_of(v: &Value) -> Value {
 }
 
 /// `buildSessionContext` for `leaf` (None = before the first entry: empty context).
+///
+/// Walks up from the leaf and keeps only the entries the context can use: once the newest
+/// compaction and the entry it keeps from are passed, the walk goes on (storing nothing) only
+/// until the thinking level and the model are known. On a long session the context is a few
+/// hundred entries at the end of a path of tens of thousands, which [`build_context_on_path`]
+/// would first collect. The result is that of `build_context_on_path(s, &s.path(leaf))`.
 pub fn build_context(s: &Session, leaf: Option<usize>) -> Context<'_> {
-    let path = s.path(leaf);
-    build_context_on_path(s, &path)
+    let Some(leaf) = leaf else { return build_context_on_path(s, &[]) };
+    // A looping parentId chain makes a bounded path with repeats: as Pi states it, on the path.
+    if s.has_cycle() {
+        return build_context_on_path(s, &s.path(Some(leaf)));
+    }
+    // The path from the leaf up (leaf first), as far as the context needs it.
+    let mut up: Vec<usize> = Vec::new();
+    let mut settings = Settings::default();
+    // The newest compaction's position in `up`; the entry it keeps from, when that is in the
+    // file; where the walk met it.
+    let mut comp: Option<usize> = None;
+    let mut want: Option<usize> = None;
+    let mut kept_at: Option<usize> = None;
+    let mut cur = Some(leaf);
+    let mut steps = 0;
+    while let Some(c) = cur {
+        steps += 1;
+        if steps > s.len() {
+            // A loop the loader did not report (it reports them all): the bounded path.
+            return build_context_on_path(s, &s.path(Some(leaf)));
+        }
+        if comp.is_none() || (want.is_some() && kept_at.is_none()) {
+            up.push(c);
+            if comp.is_some() && Some(c) == want {
+                kept_at = Some(up.len() - 1);
+            }
+        }
+        settings.see(s, c);
+        if comp.is_none() && s.kind(c) == Kind::Compaction {
+            comp = Some(up.len() - 1);
+            match s.value(c).get("firstKeptEntryId").and_then(Value::as_str) {
+                // The leaf's id may also be an earlier entry's (the index keeps the later one):
+                // Pi compares ids along the path; do that on the whole path.
+                Some(id) if id == s.id(leaf) => return build_context_on_path(s, &s.path(Some(leaf))),
+                Some(id) => want = s.index_of(id),
+                None => {}
+            }
+        }
+        if settings.done() && comp.is_some() && (want.is_none() || kept_at.is_some()) {
+            break;
+        }
+        cur = s.parent_of(c);
+    }
+    let mut ctx = settings.into_context();
+    let order: Vec<usize> = match comp {
+        None => up.iter().rev().copied().collect(),
+        Some(ci) => {
+            let c = up[ci];
+            ctx.compaction = Some(c);
+            ctx.messages.push(CtxMessage { entry: c, message: Cow::Owned(compaction_summary_message(s, c)) });
+            // Kept (from the kept entry to the compaction), then the compaction's descendants
+            // down to the leaf; oldest first.
+            let kept = kept_at.map_or(&[][..], |k| &up[ci + 1..=k]);
+            kept.iter().rev().chain(up[..ci].iter().rev()).copied().collect()
+        }
+    };
+    push_messages(s, &mut ctx, &order);
+    ctx
 }
 
-/// The context for a given root-first path (its last entry is the leaf).
-pub fn build_context_on_path<'a>(s: &'a Session, path: &[usize]) -> Context<'a> {
-    let mut ctx = Context { messages: Vec::new(), thinking_level: Value::Str("off".into()), model: None, compaction: None };
-    if path.is_empty() {
-        return ctx;
+/// The settings of a context (thinking level, model), read from the leaf up: the newest entry
+/// that sets each one decides.
+#[derive(Default)]
+struct Settings {
+    thinking: Option<Value>,
+    model: Option<Model>,
+}
+
+impl Settings {
+    fn done(&self) -> bool {
+        self.thinking.is_some() && self.model.is_some()
     }
-    // The settings walk, done backwards so that only the entries that decide are parsed.
-    let mut have_thinking = false;
-    let mut have_model = false;
-    let mut comp_pos: Option<usize> = None;
-    for (pos, &idx) in path.iter().enumerate().rev() {
+    /// Takes what entry `idx` sets, unless a newer entry set it already.
+    fn see(&mut self, s: &Session, idx: usize) {
         match s.kind(idx) {
-            Kind::ThinkingLevelChange if !have_thinking => {
-                have_thinking = true;
-                ctx.thinking_level = field(s.value(idx), "thinkingLevel");
-            }
-            Kind::ModelChange if !have_model => {
-                have_model = true;
+            Kind::ThinkingLevelChange if self.thinking.is_none() => self.thinking = Some(field(s.value(idx), "thinkingLevel")),
+            Kind::ModelChange if self.model.is_none() => {
                 let v = s.value(idx);
-                ctx.model = Some(Model { provider: field(v, "provider"), model_id: field(v, "modelId") });
+                self.model = Some(Model { provider: field(v, "provider"), model_id: field(v, "modelId") });
             }
-            Kind::Message if !have_model => {
-                if s.role(idx) != Some("assistant") {
-                    continue;
-                }
+            Kind::Message if self.model.is_none() && s.role(idx) == Some("assistant") => {
                 if let Some(m) = s.message(idx) {
                     if m.str_field("role") == Some("assistant") {
-                        have_model = true;
-                        ctx.model = Some(Model { provider: field(m, "provider"), model_id: field(m, "model") });
+                        self.model = Some(Model { provider: field(m, "provider"), model_id: field(m, "model") });
                     }
                 }
             }
-            Kind::Compaction if comp_pos.is_none() => comp_pos = Some(pos),
             _ => {}
         }
-        if have_thinking && have_model && comp_pos.is_some() {
-            break;
-        }
     }
-    let push = |idx: usize, ctx: &mut Context<'a>| {
+    fn into_context<'a>(self) -> Context<'a> {
+        Context { messages: Vec::new(), thinking_level: self.thinking.unwrap_or_else(|| Value::Str("off".into())), model: self.model, compaction: None }
+    }
+}
+
+/// The context messages of `order`'s entries, in that order (their unparsed message entries
+/// parsed ahead, on two threads when they are many bytes).
+fn push_messages<'a>(s: &'a Session, ctx: &mut Context<'a>, order: &[usize]) {
+    let messages: Vec<usize> = order.iter().copied().filter(|&i| s.kind(i) == Kind::Message).collect();
+    s.parse_ahead(&messages);
+    for &idx in order {
         let m = match s.kind(idx) {
             Kind::Message => s.value(idx).get("message").map(Cow::Borrowed),
             _ => context_message(s, idx).map(Cow::Owned),
@@ -163,13 +226,25 @@ pub fn build_context_on_path<'a>(s: &'a Session, path: &[usize]) -> Context<'a> 
         if let Some(message) = m {
             ctx.messages.push(CtxMessage { entry: idx, message });
         }
-    };
-    match comp_pos {
-        None => {
-            for &idx in path {
-                push(idx, &mut ctx);
-            }
+    }
+}
+
+/// The context for a given root-first path (its last entry is the leaf).
+pub fn build_context_on_path<'a>(s: &'a Session, path: &[usize]) -> Context<'a> {
+    let mut settings = Settings::default();
+    let mut comp_pos: Option<usize> = None;
+    for (pos, &idx) in path.iter().enumerate().rev() {
+        settings.see(s, idx);
+        if comp_pos.is_none() && s.kind(idx) == Kind::Compaction {
+            comp_pos = Some(pos);
         }
+        if settings.done() && comp_pos.is_some() {
+            break;
+        }
+    }
+    let mut ctx = settings.into_context();
+    match comp_pos {
+        None => push_messages(s, &mut ctx, path),
         Some(ci) => {
             let c = path[ci];
             ctx.compaction = Some(c);
@@ -177,12 +252,8 @@ pub fn build_context_on_path<'a>(s: &'a Session, path: &[usize]) -> Context<'a> 
             let first_kept = s.value(c).get("firstKeptEntryId").and_then(Value::as_str);
             let kept_from = first_kept.and_then(|id| kept_position(s, path, ci, id));
             let kept = kept_from.map_or(&[][..], |k| &path[k..ci]);
-            let after = &path[ci + 1..];
-            let messages: Vec<usize> = kept.iter().chain(after).copied().filter(|&i| s.kind(i) == Kind::Message).collect();
-            s.parse_ahead(&messages);
-            for &idx in kept.iter().chain(after) {
-                push(idx, &mut ctx);
-            }
+            let order: Vec<usize> = kept.iter().chain(&path[ci + 1..]).copied().collect();
+            push_messages(s, &mut ctx, &order);
         }
     }
     ctx
@@ -637,4 +708,73 @@ pub fn auto_compaction_check(
 /// The last assistant message of a context (Pi's `_findLastAssistantMessage`).
 pub fn last_assistant(messages: &[Value]) -> Option<&Value> {
     messages.iter().rev().find(|m| m.str_field("role") == Some("assistant"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The context walked up from the leaf equals the context on the leaf's path, for every leaf
+    /// of random forests of messages, settings changes and compactions whose first kept entry
+    /// is before them on the path, after them, themselves, elsewhere in the file, missing, or a
+    /// repeated id (the leaf's own included); with orphans, duplicate ids and parentId loops.
+    #[test]
+    fn the_walk_up_context_is_the_context_on_the_path() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed as usize
+        };
+        let (mut leaves, mut with_compaction, mut kept) = (0, 0, 0);
+        for round in 0..300 {
+            let n = 1 + next() % 60;
+            let id = |k: usize| format!("e{k}");
+            let mut text = String::from(r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#);
+            text.push('\n');
+            for k in 0..n {
+                let parent = match next() % 12 {
+                    0 => "null".to_string(),
+                    1 => "\"missing\"".to_string(),
+                    // A loop now and then (an entry naming a later one).
+                    2 if round % 7 == 0 => format!("\"{}\"", id(next() % n)),
+                    _ if k > 0 => format!("\"{}\"", id(k - 1 - next() % k.min(3))),
+                    _ => "null".to_string(),
+                };
+                // A repeated id now and then.
+                let me = if k > 2 && next() % 15 == 0 { id(next() % k) } else { id(k) };
+                let body = match next() % 10 {
+                    0 => r#""type":"thinking_level_change","thinkingLevel":"high""#.to_string(),
+                    1 => r#""type":"model_change","provider":"p","modelId":"m""#.to_string(),
+                    2 | 3 => {
+                        let first_kept = match next() % 5 {
+                            0 => "\"missing\"".to_string(),
+                            1 => "7".to_string(),
+                            _ => format!("\"{}\"", id(next() % n)),
+                        };
+                        format!(r#""type":"compaction","summary":"c{k}","firstKeptEntryId":{first_kept},"tokensBefore":5"#)
+                    }
+                    4 => format!(r#""type":"custom_message","customType":"x","content":"c{k}","display":true"#),
+                    5 => format!(r#""type":"branch_summary","fromId":"x","summary":"b{k}""#),
+                    6 => r#""type":"label","targetId":"e0","label":"l""#.to_string(),
+                    7 => format!(r#""type":"message","message":{{"role":"assistant","provider":"q{k}","model":"m{k}","content":[]}}"#),
+                    _ => format!(r#""type":"message","message":{{"role":"user","content":"u{k}"}}"#),
+                };
+                text.push_str(&format!(r#"{{"id":"{me}","parentId":{parent},"timestamp":"2025-01-01T00:00:01.000Z",{body}}}"#));
+                text.push('\n');
+            }
+            let s = Session::from_bytes(text.into_bytes());
+            for leaf in 0..s.len() {
+                let path = s.path(Some(leaf));
+                let on_path = build_context_on_path(&s, &path);
+                assert_eq!(build_context(&s, Some(leaf)), on_path, "round {round}, leaf {leaf}");
+                leaves += 1;
+                with_compaction += usize::from(on_path.compaction.is_some());
+                kept += usize::from(on_path.compaction.is_some() && on_path.messages.len() > 1);
+            }
+            assert_eq!(build_context(&s, None), build_context_on_path(&s, &[]));
+        }
+        assert!(leaves > 5000 && with_compaction > 1000 && kept > 500, "{leaves} {with_compaction} {kept}");
+    }
 }

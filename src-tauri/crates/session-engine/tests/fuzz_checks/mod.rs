@@ -82,6 +82,12 @@ pub fn loader(data: &[u8]) {
     let leaf = s.file_leaf();
     let path = s.path(leaf);
     let ctx = context::build_context(&s, leaf);
+    // The context walked up from a leaf is the context on the leaf's path, for every leaf
+    // (compared as text: a timestamp that does not parse is NaN, unequal to itself).
+    for i in (0..n).take(300) {
+        let (up, on_path) = (context::build_context(&s, Some(i)), context::build_context_on_path(&s, &s.path(Some(i))));
+        assert_eq!(format!("{up:?}"), format!("{on_path:?}"), "leaf {i}");
+    }
     let msgs = ctx.agent_messages();
     let _ = context::estimate_context(&msgs);
     let _ = context::to_llm(&msgs);
