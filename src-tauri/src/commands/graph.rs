@@ -67,9 +67,11 @@ fn detail_of(o: &OpenSession, i: usize) -> EntryDetail {
     entry_detail(&o.session, i, &path, o.leaf)
 }
 
+/// Off the main thread: while the graph scrolls, a window is asked every few dozen frames, and
+/// the main thread presents the frames.
 #[tauri::command]
 #[specta::specta]
-pub fn graph_window(state: State<'_, AppState>, start: u32, end: u32) -> IpcResult<GraphWindow> {
+pub async fn graph_window(state: State<'_, AppState>, start: u32, end: u32) -> IpcResult<GraphWindow> {
     Ok(window(&state, start, end)?)
 }
 

@@ -187,12 +187,15 @@ pub fn markers_in(s: &Session, cache: &MarkerCache, entry_ids: &[String], budget
 
 // ---- commands -----------------------------------------------------------------------------
 
-/// Marker facts the graph window left out, computed off the main thread for at most ~40 ms a
-/// call (ask again for the rest).
+/// Marker facts the graph window left out, computed for at most ~40 ms a call (ask again for
+/// the rest) on a thread of low priority: the graph's painting and a click's command come first.
 #[tauri::command]
 #[specta::specta]
 pub async fn summary_markers(state: State<'_, AppState>, entry_ids: Vec<String>) -> IpcResult<Vec<MarkerFactsView>> {
-    Ok(markers(&state, &entry_ids, crate::view::summary::MARKER_BUDGET)?)
+    let (s, cache) = state.with_open(|o| Ok((o.session.snapshot(), o.markers.clone())))?;
+    crate::state::background::run_in_background(move || markers_in(&s, &cache, &entry_ids, crate::view::summary::MARKER_BUDGET))
+        .await
+        .ok_or_else(|| AppError::Refused("checking the summary markers stopped unexpectedly; scroll the graph to ask again".into()).into())
 }
 
 /// Sections, files, span, author, history, editability and the check of one summary entry.

@@ -168,20 +168,9 @@ pub async fn get_timeline(
 #[specta::specta]
 pub async fn warm_timeline(app: tauri::AppHandle) -> IpcResult<u32> {
     use tauri::Manager;
-    let worker = std::thread::spawn(move || {
-        background_priority();
-        warm(&app.state::<AppState>(), &app.state::<TimelineCache>(), FILL_BUDGET)
-    });
-    let joined = tauri::async_runtime::spawn_blocking(move || worker.join()).await;
-    match joined {
-        Ok(Ok(kept)) => Ok(kept? as u32),
-        _ => Err(AppError::Refused("reading the waterfall's numbers stopped unexpectedly; open the Timeline tab to read them again".into()).into()),
+    let kept = crate::state::background::run_in_background(move || warm(&app.state::<AppState>(), &app.state::<TimelineCache>(), FILL_BUDGET)).await;
+    match kept {
+        Some(kept) => Ok(kept? as u32),
+        None => Err(AppError::Refused("reading the waterfall's numbers stopped unexpectedly; open the Timeline tab to read them again".into()).into()),
     }
-}
-
-/// Lowers this thread's scheduling priority (nice 10; on Linux the nice value is per thread and
-/// threads started from here inherit it). Best effort: nothing changes where it is refused.
-pub fn background_priority() {
-    #[cfg(target_os = "linux")]
-    let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 10);
 }

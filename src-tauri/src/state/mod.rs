@@ -2,6 +2,7 @@
 //! layout, and Arbor's own small state file (remembered leaf per session, recent sessions).
 
 use crate::error::AppError;
+pub mod background;
 pub mod library;
 
 use crate::view::graph::Folding;

@@ -97,6 +97,10 @@ export class GraphView {
 
   scrollToRow(row: number): void {
     this.root.scrollTop = scrollToShow(row, this.viewport());
+    // Ask for the rows now rather than at the next frame's draw: after an open or a jump the
+    // graph's first rows are then drawn one frame sooner.
+    const { first, last } = visibleRange(this.viewport(), 2);
+    for (const c of chunksFor(first, last)) void this.fetchChunk(c);
     this.schedule();
   }
 

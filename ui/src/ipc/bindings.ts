@@ -17,6 +17,10 @@ export const commands = {
 	 */
 	canary: () => typedError<null, IpcError>(__TAURI_INVOKE("canary")),
 	saveV3Copy: () => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("save_v3_copy")),
+	/**
+	 *  Off the main thread: while the graph scrolls, a window is asked every few dozen frames, and
+	 *  the main thread presents the frames.
+	 */
 	graphWindow: (start: number, end: number) => typedError<GraphWindow_Serialize, IpcError>(__TAURI_INVOKE("graph_window", { start, end })),
 	toggleGraphFold: (foldId: string) => typedError<number, IpcError>(__TAURI_INVOKE("toggle_graph_fold", { foldId })),
 	unfoldAllRuns: (unfold: boolean) => typedError<number, IpcError>(__TAURI_INVOKE("unfold_all_runs", { unfold })),
@@ -27,6 +31,7 @@ export const commands = {
 	 *  (Continue asks for it and for the budget preview at the same time).
 	 */
 	selectEntry: (entryId: string, reserveTokens: number, enabled: boolean) => typedError<Selection_Serialize, IpcError>(__TAURI_INVOKE("select_entry", { entryId, reserveTokens, enabled })),
+	/**  Off the main thread: the window's painting (on the main thread) goes on meanwhile. */
 	continueFromEntry: (entryId: string) => typedError<Navigation_Serialize, IpcError>(__TAURI_INVOKE("continue_from_entry", { entryId })),
 	setEntryLabel: (entryId: string, label: string | null) => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("set_entry_label", { entryId, label })),
 	/**  What the model would see if `entry_id` (default: the leaf) were the leaf. */
@@ -86,8 +91,8 @@ export const commands = {
 	/**  An alternative summary of the same span (nothing is written); progress on `on_progress`. */
 	resummarizeSummary: (entryId: string, provider: string | null, model: string | null, instructions: string | null, onProgress: Channel<SummaryProgress_Deserialize>) => typedError<ResummaryView_Serialize, IpcError>(__TAURI_INVOKE("resummarize_summary", { entryId, provider, model, instructions, onProgress })),
 	/**
-	 *  Marker facts the graph window left out, computed off the main thread for at most ~40 ms a
-	 *  call (ask again for the rest).
+	 *  Marker facts the graph window left out, computed for at most ~40 ms a call (ask again for
+	 *  the rest) on a thread of low priority: the graph's painting and a click's command come first.
 	 */
 	summaryMarkers: (entryIds: string[]) => typedError<MarkerFactsView[], IpcError>(__TAURI_INVOKE("summary_markers", { entryIds })),
 	/**  The path the export dialog proposes for this scope and format. */
