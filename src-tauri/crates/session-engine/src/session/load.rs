@@ -442,10 +442,19 @@ impl Session {
         let Some(EntryFields { type_name, id, parent_id, timestamp }) = self.entry_or_diag(entry_fields_of_value(&v), line_start, line_no, unterminated) else {
             return;
         };
-        let role: Option<String> = v.get("message").and_then(|m| m.str_field("role")).map(str::to_string);
+        // A common role as its code, without copying the name; another one as its text.
+        let role = v.get("message").and_then(|m| m.str_field("role")).map(|r| match ROLE_NAMES.iter().position(|n| *n == r) {
+            Some(k) => Err(k as u8 + 1),
+            None => Ok(Box::<str>::from(r)),
+        });
         self.push_entry(line_start as u64, nl as u64, line_no, &type_name, id, parent_id, timestamp, Some(v));
         match role {
-            Some(r) => self.set_role(&r),
+            Some(Err(code)) => {
+                if let Some(c) = self.role_codes.last_mut() {
+                    *c = code;
+                }
+            }
+            Some(Ok(name)) => self.set_role(&name),
             None => self.set_role_absent(),
         }
     }

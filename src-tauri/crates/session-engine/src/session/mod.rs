@@ -317,27 +317,22 @@ impl Session {
     /// Few bytes are left to the callers' own `value` calls.
     pub fn parse_ahead(&self, idxs: &[usize]) {
         let todo: Vec<usize> = idxs.iter().copied().filter(|&i| self.values[i].get().is_none()).collect();
-        let bytes = |i: usize| self.entries[i].end - self.entries[i].start + 1;
-        let total: u64 = todo.iter().map(|&i| bytes(i)).sum();
+        let total: u64 = todo.iter().map(|&i| self.entries[i].end - self.entries[i].start + 1).sum();
         if total < PARSE_AHEAD_MIN_BYTES {
             return;
         }
-        // Two runs of about equal bytes; each thread parses one.
-        let mut acc = 0;
-        let split = todo.iter().position(|&i| {
-            acc += bytes(i);
-            acc * 2 >= total
-        });
-        let (first, second) = todo.split_at(split.map_or(todo.len(), |k| k + 1));
+        // Both threads take the next entry not taken yet, so they finish together: the helper
+        // starts late (a thread's start and its first allocations), and a fixed split by bytes
+        // left this thread waiting for it.
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let work = || loop {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(&i) = todo.get(k) else { break };
+            self.value(i);
+        };
         std::thread::scope(|sc| {
-            sc.spawn(|| {
-                second.iter().for_each(|&i| {
-                    self.value(i);
-                })
-            });
-            first.iter().for_each(|&i| {
-                self.value(i);
-            });
+            sc.spawn(work);
+            work();
         });
     }
     /// The entry's full JSON without keeping it: the cached parse when [`Session::value`] already
