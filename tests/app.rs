@@ -201,6 +201,42 @@ fn preview_cut_moves_with_keep_recent() {
 }
 
 #[test]
+fn the_open_already_gives_the_default_cut_its_row() {
+    let e = env();
+    // A linear session of 40 messages of ~100 tokens: its graph folds the run that the cut of
+    // the Budgets panel's default settings (global scope, 500 tokens kept) falls in.
+    let dir = e.agent.join("sessions").join("p");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("2025-03-01T09-00-00-000Z_linear.jsonl");
+    let mut text = String::from(r#"{"type":"session","version":3,"id":"5e551011","timestamp":"2025-03-01T09:00:00.000Z","cwd":"/p"}"#);
+    text.push('\n');
+    for i in 0..40u32 {
+        let parent = if i == 0 { "null".to_string() } else { format!("\"{:08x}\"", i) };
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        let body = format!("message {i} ").repeat(40);
+        let content = if role == "user" { format!("\"{body}\"") } else { format!(r#"[{{"type":"text","text":"{body}"}}]"#) };
+        text.push_str(&format!(
+            r#"{{"type":"message","id":"{:08x}","parentId":{parent},"timestamp":"2025-03-01T09:00:00.000Z","message":{{"role":"{role}","content":{content},"timestamp":1740819600000}}}}"#,
+            i + 1
+        ));
+        text.push('\n');
+    }
+    std::fs::write(&path, text).unwrap();
+    std::fs::write(e.agent.join("settings.json"), r#"{"compaction":{"keepRecentTokens":500}}"#).unwrap();
+    let opened = sessions::open(&e.state, &path, false).unwrap();
+    let p = budgets::preview(&e.state, 500, 6000, 24000, true).unwrap();
+    assert_eq!(p.refusal, None);
+    let row = p.first_kept_row.expect("a cut");
+    assert_eq!(p.total_rows, opened.total_rows, "the preview had to lay the graph out again");
+    assert_eq!(graph::window(&e.state, row, row + 1).unwrap().rows[0].entry_id, p.first_kept_id.clone().unwrap(), "the cut has a row of its own");
+    // Other budgets: the cut has its row too (the run was unfolded whole).
+    let other = budgets::preview(&e.state, 1500, 6000, 24000, true).unwrap();
+    let row = other.first_kept_row.expect("a cut");
+    assert_ne!(other.first_kept_id, p.first_kept_id);
+    assert_eq!(graph::window(&e.state, row, row + 1).unwrap().rows[0].entry_id, other.first_kept_id.unwrap());
+}
+
+#[test]
 fn errors_are_tagged_with_hints() {
     let e = env();
     let err: arbor_app::error::IpcError = graph::window(&e.state, 0, 10).unwrap_err().into();

@@ -1,7 +1,7 @@
 //! Budgets: Pi's compaction settings, and the live cut-point preview (no LLM).
 
 use crate::error::{AppError, IpcResult};
-use crate::state::AppState;
+use crate::state::{AppState, OpenSession};
 pub use crate::view::budgets::CompactionPreview;
 use crate::view::budgets::{self, BudgetSettings, Budgets, SettingsScope};
 use session_engine::compaction::prepare_compaction;
@@ -20,6 +20,33 @@ pub fn save(state: &AppState, scope: SettingsScope, b: &Budgets) -> Result<Budge
     budgets::save(scope, &state.agent_dir, cwd(state).as_deref(), b)
 }
 
+/// The cut must land on a row of its own: unfolds the run that hides entry `first_kept` (and
+/// lays the graph out again). True when it did.
+pub fn unfold_cut(o: &mut OpenSession, first_kept: u32) -> bool {
+    let Some(row) = o.layout.row_of(first_kept) else { return false };
+    let session_graph::RowKind::Fold { first, .. } = o.layout.rows()[row as usize].kind else { return false };
+    o.folding.expanded.insert(first);
+    o.layout = crate::view::graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
+    true
+}
+
+/// At open, the cut the Budgets panel will preview first (the global settings' keep-recent
+/// budget, the panel's default scope) gets its row already, so the preview that follows does
+/// not lay the graph out again (which made the graph ask for its first rows twice).
+pub fn unfold_default_cut(o: &mut OpenSession, agent_dir: &std::path::Path) {
+    let cwd = o.session.header().and_then(|h| h.cwd.clone());
+    let Ok(b) = budgets::load(SettingsScope::Global, agent_dir, cwd.as_deref()) else { return };
+    let settings = CompactionSettings {
+        enabled: b.budgets.enabled,
+        reserve_tokens: b.budgets.reserve_tokens as f64,
+        keep_recent_tokens: b.budgets.keep_recent_tokens as f64,
+    };
+    let path = o.session.path(o.leaf);
+    if let Ok(p) = prepare_compaction(&o.session, &path, &settings) {
+        unfold_cut(o, path[p.first_kept_position] as u32);
+    }
+}
+
 pub fn preview(state: &AppState, keep_recent_tokens: u32, reserve_tokens: u32, context_window: u32, enabled: bool) -> Result<CompactionPreview, AppError> {
     let threshold = context_window.saturating_sub(reserve_tokens);
     let settings = CompactionSettings { enabled, reserve_tokens: reserve_tokens as f64, keep_recent_tokens: keep_recent_tokens as f64 };
@@ -36,13 +63,7 @@ pub fn preview(state: &AppState, keep_recent_tokens: u32, reserve_tokens: u32, c
     });
     let (first_kept_row, total_rows) = state.with_open(|o| {
         let Some((first_kept, _)) = kept else { return Ok((None, o.layout.len() as u32)) };
-        // The cut must land on a row of its own: unfold the run that hides it.
-        if let Some(row) = o.layout.row_of(first_kept) {
-            if let session_graph::RowKind::Fold { first, .. } = o.layout.rows()[row as usize].kind {
-                o.folding.expanded.insert(first);
-                o.layout = crate::view::graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
-            }
-        }
+        unfold_cut(o, first_kept);
         Ok((o.layout.row_of(first_kept), o.layout.len() as u32))
     })?;
     Ok(match prepared {

@@ -30,7 +30,8 @@ pub fn open(state: &AppState, path: &Path, is_demo: bool) -> Result<OpenedSessio
     let folding = graph::Folding::default();
     let mut nodes = graph::NodeCache::default();
     let layout = graph::relayout(&session, leaf, &folding, &mut nodes);
-    let open = OpenSession { path: path.to_path_buf(), session: session.into(), leaf, layout, nodes, folding, is_demo, markers: Default::default() };
+    let mut open = OpenSession { path: path.to_path_buf(), session: session.into(), leaf, layout, nodes, folding, is_demo, markers: Default::default() };
+    super::budgets::unfold_default_cut(&mut open, &state.agent_dir);
     let dto = describe_open(&open);
     *state.open.lock().unwrap_or_else(|p| p.into_inner()) = Some(open);
     if !is_demo {
