@@ -10,6 +10,7 @@
 //! cargo run --release -p library --example bench -- query DB RUNS Q...  # median / max time per query
 //! cargo run --release -p library --example bench -- fts-floor DB OUT     # DB's full-text bodies into a bare FTS5 table (phase 2's floor)
 //! cargo run --release -p library --example bench -- fts-ratio DIR SCRATCH ROUNDS   # issue 9: phase 2 against fts-floor, interleaved
+//! cargo run --release -p library --example bench -- phase2 DIR DB       # phase 1, then phase 2 alone with its CPU (to profile the writer)
 //! cargo run --release -p library --example bench -- list-vs-pi DIR SCRATCH ROUNDS  # issue 9: the picker's listing against Pi's SessionManager.list
 //! ```
 //!
@@ -268,6 +269,17 @@ fn main() {
             // with nothing else: no JSON, no entry rows, no statuses. Bodies are read into memory first.
             let (rows, mb, took, cpu) = fts_floor(Path::new(&a[1]), Path::new(&a[2]));
             println!("fts-floor: {rows} rows, {mb:.1} MB of text into FTS5 alone: {took:.0} ms ({cpu:.2} s CPU)");
+        }
+        "phase2" => {
+            // phase 1, then phase 2 alone (for a profiler: `perf record -g` on this, then
+            // `perf report --tid <pid>` for the writer thread)
+            let (dir, db) = (PathBuf::from(&a[1]), PathBuf::from(&a[2]));
+            wipe(&db);
+            let mut lib = Library::open(&db).unwrap();
+            lib.sync_roots_with(std::slice::from_ref(&dir), library::SyncOptions { full_text: false, ..Default::default() }, &mut |_| {}).unwrap();
+            let (t, cpu, cpu_w) = (Instant::now(), cpu_s("self"), cpu_s("thread-self"));
+            let files = lib.complete_fulltext().unwrap();
+            println!("phase 2 ({files} files): {:.0} ms, CPU {:.2} s ({:.2} s on the writer thread)", ms(t), cpu_s("self") - cpu, cpu_s("thread-self") - cpu_w);
         }
         "fts-ratio" => {
             let dir = PathBuf::from(&a[1]);

@@ -654,7 +654,7 @@ fn facts_first_kept(s: &Session, c: usize) -> Option<String> {
 
 /// A stand-in session made of the stored rows (type, id, parentId, firstKeptEntryId): loaded by
 /// the engine, it gives the same tree, path and compaction as the file, without re-reading it.
-pub fn skeleton(rows: &[(String, Option<String>, String, Option<String>)]) -> Session {
+pub fn skeleton<'a>(rows: impl ExactSizeIterator<Item = (&'a str, Option<&'a str>, &'a str, Option<&'a str>)>) -> Session {
     let mut text = String::with_capacity(rows.len() * 96 + 128);
     text.push_str("{\"type\":\"session\",\"version\":3,\"id\":\"skeleton\",\"timestamp\":\"1970-01-01T00:00:00.000Z\",\"cwd\":\"\"}\n");
     for (id, parent, ty, fk) in rows {
