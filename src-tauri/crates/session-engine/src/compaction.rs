@@ -127,6 +127,7 @@ fn truncate_for_summary(text: &str) -> String {
     format!("{}\n\n[... {} more characters truncated]", json::utf16_prefix(text, TOOL_RESULT_MAX), len - TOOL_RESULT_MAX)
 }
 
+#[cfg(test)]
 fn text_of_blocks(content: Option<&Value>) -> String {
     context::user_text(content.unwrap_or(&Value::Null))
 }
@@ -136,8 +137,129 @@ pub fn serialize_conversation(messages: &[Value]) -> String {
     serialize_llm(messages.iter())
 }
 
-/// Writes the parts straight into one buffer, `"\n\n"` between parts.
+/// Writes the parts straight into one buffer, `"\n\n"` between parts, each text written once
+/// (no joined copies): a part whose text turns out empty is taken back.
 fn serialize_llm<'a>(messages: impl Iterator<Item = &'a Value>) -> String {
+    let mut out = String::new();
+    // Starts a part: its separator and header; returns where the part began.
+    let open = |out: &mut String, header: &str| -> usize {
+        let mark = out.len();
+        if mark > 0 {
+            out.push_str("\n\n");
+        }
+        out.push_str(header);
+        mark
+    };
+    for m in messages {
+        match m.str_field("role") {
+            Some("user") => {
+                let mark = open(&mut out, "[User]: ");
+                let from = out.len();
+                write_text_blocks(&mut out, m.get("content"));
+                if out.len() == from {
+                    out.truncate(mark);
+                }
+            }
+            Some("assistant") => {
+                let content = m.get("content");
+                // `thinking.join("\n")`, `texts.join("\n")`: a part when there is a block.
+                for (header, want) in [("[Assistant thinking]: ", 1u8), ("[Assistant]: ", 0)] {
+                    let mut any = false;
+                    for b in blocks(content) {
+                        let v = match (b, want) {
+                            (Block::Thinking(b), 1) => b.get("thinking"),
+                            (Block::Text(b), 0) => b.get("text"),
+                            _ => continue,
+                        };
+                        if any {
+                            out.push('\n');
+                        } else {
+                            open(&mut out, header);
+                            any = true;
+                        }
+                        write_js_string(&mut out, v);
+                    }
+                }
+                let mut first = true;
+                for b in blocks(content) {
+                    let Block::ToolCall(b) = b else { continue };
+                    if first {
+                        open(&mut out, "[Assistant tool calls]: ");
+                        first = false;
+                    } else {
+                        out.push_str("; ");
+                    }
+                    write_js_string(&mut out, b.get("name"));
+                    out.push('(');
+                    if let Some(Value::Obj(a)) = b.get("arguments") {
+                        for (j, (k, v)) in a.iter().enumerate() {
+                            if j > 0 {
+                                out.push_str(", ");
+                            }
+                            out.push_str(k);
+                            out.push('=');
+                            json::write_value(&mut out, v);
+                        }
+                    }
+                    out.push(')');
+                }
+            }
+            Some("toolResult") => {
+                let mark = open(&mut out, "[Tool result]: ");
+                let from = out.len();
+                write_text_blocks(&mut out, m.get("content"));
+                if out.len() == from {
+                    out.truncate(mark);
+                } else {
+                    truncate_tail_for_summary(&mut out, from);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Appends [`context::user_text`] of a content value (the string, or its text blocks joined
+/// with "").
+fn write_text_blocks(out: &mut String, content: Option<&Value>) {
+    match content {
+        Some(Value::Str(t)) => out.push_str(t),
+        Some(Value::Arr(_)) => {
+            for b in blocks(content) {
+                if let Block::Text(b) = b {
+                    write_js_string(out, b.get("text"));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Appends `String(v)` (`"undefined"` when absent).
+fn write_js_string(out: &mut String, v: Option<&Value>) {
+    match v {
+        Some(Value::Str(t)) => out.push_str(t),
+        Some(other) => out.push_str(&context::js_to_string(other)),
+        None => out.push_str("undefined"),
+    }
+}
+
+/// [`truncate_for_summary`] of `out[from..]`, in place.
+fn truncate_tail_for_summary(out: &mut String, from: usize) {
+    // A UTF-16 unit takes at least one byte: a text of at most 2000 bytes is kept whole.
+    if out.len() - from <= TOOL_RESULT_MAX {
+        return;
+    }
+    let cut = truncate_for_summary(&out[from..]);
+    out.truncate(from);
+    out.push_str(&cut);
+}
+
+/// The serialization as first written (each part built, then copied in): the reference the
+/// one-buffer [`serialize_llm`] is tested against.
+#[cfg(test)]
+fn serialize_llm_reference<'a>(messages: impl Iterator<Item = &'a Value>) -> String {
     let mut out = String::new();
     let part = |out: &mut String, f: &dyn Fn(&mut String)| {
         if !out.is_empty() {
@@ -556,4 +678,62 @@ pub fn history_max_tokens(reserve: f64) -> f64 {
 }
 pub fn prefix_max_tokens(reserve: f64) -> f64 {
     (0.5 * reserve).floor()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-buffer serialization equals the reference (each part built, then joined) on random
+    /// messages: every role, string and block contents, empty texts (a user or tool-result part
+    /// left out, an assistant part kept), non-string texts, thinking, names and arguments, tool
+    /// results around the 2000-unit cut with multi-byte and surrogate-pair characters at it.
+    #[test]
+    fn the_one_buffer_serialization_is_the_reference() {
+        let mut seed = 0x51ed_2701_f00d_cafeu64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed as usize
+        };
+        let texts = ["", "hi", "a\nb", "é", "🚀", "\"q\""];
+        let long = |n: usize, c: &str| -> String { "x".repeat(n) + &c.repeat(3) };
+        let mut any_cut = false;
+        for round in 0..400 {
+            let mut messages = Vec::new();
+            for _ in 0..(1 + next() % 6) {
+                let text = |next: &mut dyn FnMut() -> usize| -> String {
+                    match next() % 8 {
+                        0 => format!(r#""{}""#, long(1990 + next() % 20, ["é", "🚀", "a", "\u{2028}"][next() % 4]).replace('\n', "\\n")),
+                        1 => "7".into(),
+                        2 => "null".into(),
+                        _ => json::quote(texts[next() % texts.len()]),
+                    }
+                };
+                let block = |next: &mut dyn FnMut() -> usize| -> String {
+                    match next() % 7 {
+                        0 => format!(r#"{{"type":"text","text":{}}}"#, text(next)),
+                        1 => r#"{"type":"text"}"#.into(),
+                        2 => format!(r#"{{"type":"thinking","thinking":{}}}"#, text(next)),
+                        3 => r#"{"type":"toolCall","name":"read","arguments":{"path":"a.rs","n":1.5,"o":{"x":[1,"é"]}}}"#.into(),
+                        4 => r#"{"type":"toolCall","arguments":"no object"}"#.into(),
+                        5 => r#"{"type":"image","data":"AA=="}"#.into(),
+                        _ => r#""plain""#.into(),
+                    }
+                };
+                let content = match next() % 4 {
+                    0 => text(&mut next),
+                    1 => "null".into(),
+                    _ => format!("[{}]", (0..next() % 5).map(|_| block(&mut next)).collect::<Vec<_>>().join(",")),
+                };
+                let role = ["user", "assistant", "toolResult", "custom", "bashExecution"][next() % 5];
+                messages.push(json::parse(&format!(r#"{{"role":"{role}","content":{content}}}"#)).unwrap());
+            }
+            let (one, reference) = (serialize_llm(messages.iter()), serialize_llm_reference(messages.iter()));
+            assert_eq!(one, reference, "round {round}: {}", json::to_string(&Value::Arr(messages.clone())));
+            any_cut |= one.contains("more characters truncated]");
+        }
+        assert!(any_cut);
+    }
 }
