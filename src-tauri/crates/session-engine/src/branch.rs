@@ -174,16 +174,118 @@ fn summaries_file_ops(s: &Session, entries: &[usize]) -> FileOps {
     ops
 }
 
-/// [`prepare_branch_entries`], with the first pass on a second thread from `parallel_min`
-/// entries on. The file operations are the same either way: the tool calls' are added after the
-/// summaries', in the order Pi adds them.
+/// Entries (newest first) a thread parses at a time for the picking (see
+/// [`prepare_branch_entries_with`]).
+const PICK_CHUNK: usize = 32;
+
+/// A run of [`PICK_CHUNK`] entries of the picking, parsed by whichever thread claims it.
+#[derive(Default)]
+struct PickChunk {
+    /// 0 unclaimed, 1 claimed, 2 parsed (in `messages`).
+    state: std::sync::atomic::AtomicU8,
+    /// The message entries' [`branch_message`]s, by position in the run (None for the others).
+    messages: std::sync::Mutex<Vec<Option<Value>>>,
+}
+
+/// The runs of a branch's entries, newest first, which the picking reads in order while a second
+/// thread parses ahead: the picking's parses (most of its time on a long branch) are shared by
+/// the two threads.
+struct PickChunks<'a> {
+    s: &'a Session,
+    entries: &'a [usize],
+    chunks: Vec<PickChunk>,
+    /// Set when the picking is done: the helper stops parsing.
+    stop: std::sync::atomic::AtomicBool,
+}
+
+impl<'a> PickChunks<'a> {
+    fn new(s: &'a Session, entries: &'a [usize]) -> Self {
+        let n = entries.len().div_ceil(PICK_CHUNK);
+        PickChunks { s, entries, chunks: (0..n).map(|_| PickChunk::default()).collect(), stop: Default::default() }
+    }
+    /// The entry at newest-first position `p`.
+    fn entry(&self, p: usize) -> usize {
+        self.entries[self.entries.len() - 1 - p]
+    }
+    fn claim(&self, c: usize) -> bool {
+        use std::sync::atomic::Ordering;
+        self.chunks[c].state.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    }
+    /// Parses run `c` (claimed); None when the picking stopped meanwhile.
+    fn parse(&self, c: usize) -> Option<Vec<Option<Value>>> {
+        let end = ((c + 1) * PICK_CHUNK).min(self.entries.len());
+        let mut out = Vec::with_capacity(PICK_CHUNK);
+        for p in c * PICK_CHUNK..end {
+            if self.stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return None;
+            }
+            let e = self.entry(p);
+            out.push(if self.s.kind(e) == Kind::Message { branch_message(self.s, e) } else { None });
+        }
+        Some(out)
+    }
+    fn store(&self, c: usize, messages: Vec<Option<Value>>) {
+        *self.chunks[c].messages.lock().unwrap_or_else(|e| e.into_inner()) = messages;
+        self.chunks[c].state.store(2, std::sync::atomic::Ordering::Release);
+    }
+    /// The helper: parses the first unclaimed runs until the picking stops.
+    fn help(&self) {
+        for c in 0..self.chunks.len() {
+            if self.stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return;
+            }
+            if self.claim(c) {
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.parse(c))) {
+                    Ok(Some(m)) => self.store(c, m),
+                    Ok(None) => return,
+                    // Given back: the picking parses it itself (and meets the panic there).
+                    Err(_) => {
+                        self.chunks[c].state.store(0, std::sync::atomic::Ordering::Release);
+                        return;
+                    }
+                }
+            }
+        }
+    }
+    /// Run `c`'s messages for the picking: parsed here when unclaimed; when the helper is on it,
+    /// this thread parses a later run meanwhile.
+    fn take(&self, c: usize) -> Vec<Option<Value>> {
+        use std::sync::atomic::Ordering;
+        let mut ahead = c + 1;
+        loop {
+            if self.claim(c) {
+                return self.parse(c).unwrap_or_default();
+            }
+            if self.chunks[c].state.load(Ordering::Acquire) == 2 {
+                break;
+            }
+            if ahead < self.chunks.len().min(c + 4) {
+                if self.claim(ahead) {
+                    let m = self.parse(ahead).unwrap_or_default();
+                    self.store(ahead, m);
+                }
+                ahead += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        std::mem::take(&mut *self.chunks[c].messages.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// [`prepare_branch_entries`], on two threads from `parallel_min` entries on: the first pass on
+/// the helper while this thread starts the picking, then the helper parses the picking's entries
+/// ahead of it. What is picked and the file operations are the same either way: the tool calls'
+/// operations are added after the summaries', in the order Pi adds them.
 pub(crate) fn prepare_branch_entries_with(s: &Session, entries: &[usize], budget: f64, parallel_min: usize) -> BranchPreparation {
-    // Newest first, until the budget is spent.
-    let pick = |ops: &mut FileOps| {
+    // Newest first, until the budget is spent; `message(p)` gives the message at newest-first
+    // position p.
+    let pick = |ops: &mut FileOps, message: &mut dyn FnMut(usize) -> Option<Value>| {
         let mut picked: Vec<(usize, Value)> = Vec::new();
         let mut total = 0.0;
-        for &e in entries.iter().rev() {
-            let Some(m) = branch_message(s, e) else { continue };
+        for p in 0..entries.len() {
+            let e = entries[entries.len() - 1 - p];
+            let Some(m) = message(p) else { continue };
             ops.add_tool_calls(&m);
             let t = estimate_tokens(&m);
             if budget > 0.0 && total + t > budget {
@@ -203,10 +305,30 @@ pub(crate) fn prepare_branch_entries_with(s: &Session, entries: &[usize], budget
         // not run before the picking is done, this thread does it itself instead of waiting.
         let claimed = std::sync::atomic::AtomicBool::new(false);
         let claim = || !claimed.swap(true, std::sync::atomic::Ordering::AcqRel);
+        let chunks = PickChunks::new(s, entries);
         std::thread::scope(|sc| {
-            let first = sc.spawn(|| claim().then(|| summaries_file_ops(s, entries)));
+            let first = sc.spawn(|| {
+                let ops = claim().then(|| summaries_file_ops(s, entries));
+                chunks.help();
+                ops
+            });
             let mut tool_ops = FileOps::default();
-            let (picked, total) = pick(&mut tool_ops);
+            let mut run: Vec<Option<Value>> = Vec::new();
+            let mut message = |p: usize| {
+                if p.is_multiple_of(PICK_CHUNK) {
+                    run = chunks.take(p / PICK_CHUNK);
+                    run.reverse();
+                }
+                let pre = run.pop().flatten();
+                let e = chunks.entry(p);
+                if s.kind(e) == Kind::Message {
+                    pre
+                } else {
+                    branch_message(s, e)
+                }
+            };
+            let (picked, total) = pick(&mut tool_ops, &mut message);
+            chunks.stop.store(true, std::sync::atomic::Ordering::Relaxed);
             let mut ops = match claim() {
                 true => summaries_file_ops(s, entries),
                 false => first.join().unwrap_or_else(|e| std::panic::resume_unwind(e)).unwrap_or_default(),
@@ -216,7 +338,7 @@ pub(crate) fn prepare_branch_entries_with(s: &Session, entries: &[usize], budget
         })
     } else {
         let mut ops = summaries_file_ops(s, entries);
-        let (picked, total) = pick(&mut ops);
+        let (picked, total) = pick(&mut ops, &mut |p| branch_message(s, entries[entries.len() - 1 - p]));
         (ops, picked, total)
     };
     picked.reverse();
@@ -393,9 +515,11 @@ mod tests {
         assert!(pairs > 5000, "{pairs}");
     }
 
-    /// The preparation with the summaries' pass on a second thread equals the one-thread
-    /// preparation (messages, totals, file operations in order, file lists), for every budget,
-    /// on a branch of summaries (Pi's and a hook's), compactions, tool calls and tool results.
+    /// The preparation on two threads (the summaries' pass, then the picking's parses shared)
+    /// equals the one-thread preparation (messages, totals, file operations in order, file
+    /// lists), for budgets that stop the picking in every run of entries and none, on a branch
+    /// of summaries (Pi's and a hook's), compactions, tool calls and tool results, parsed at
+    /// open (a small file) or when read (a big one).
     #[test]
     fn the_two_thread_preparation_equals_the_one_thread_one() {
         let mut text = String::from(r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#);
@@ -423,15 +547,33 @@ mod tests {
             text.push('\n');
             parent = format!("\"{id}\"");
         }
-        let s = Session::from_bytes(text.into_bytes());
-        let all = s.path(s.file_leaf());
-        assert_eq!(all.len(), 300);
-        for budget in [0.0, 40.0, 400.0, 4000.0] {
-            let one = prepare_branch_entries_with(&s, &all, budget, usize::MAX);
-            let two = prepare_branch_entries_with(&s, &all, budget, 0);
-            assert_eq!(one, two, "budget {budget}");
-            assert_eq!((&one.file_ops.read, &one.file_ops.written, &one.file_ops.edited), (&two.file_ops.read, &two.file_ops.written, &two.file_ops.edited));
-            assert!(!one.read_files.is_empty() && !one.modified_files.is_empty());
+        // A big file: a padding root past the eager-parse limit, so the branch parses lazily.
+        let pad = format!(
+            r#"{{"type":"custom","id":"pad","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","data":"{}"}}"#,
+            "x".repeat(crate::session::EAGER_PARSE_MAX_BYTES)
+        );
+        let big = format!("{text}{pad}\n");
+        for (text, lazy) in [(text, false), (big, true)] {
+            let s = Session::from_bytes(text.into_bytes());
+            let all = s.path(s.index_of("e00299"));
+            assert_eq!(all.len(), 300);
+            let mut lengths = std::collections::BTreeSet::new();
+            for budget in (0..120).map(|k| f64::from(k) * 15.0) {
+                let one = prepare_branch_entries_with(&s, &all, budget, usize::MAX);
+                let two = prepare_branch_entries_with(&s, &all, budget, 0);
+                assert_eq!(one, two, "budget {budget}");
+                assert_eq!(
+                    (&one.file_ops.read, &one.file_ops.written, &one.file_ops.edited),
+                    (&two.file_ops.read, &two.file_ops.written, &two.file_ops.edited)
+                );
+                assert!(!one.read_files.is_empty() && !one.modified_files.is_empty());
+                lengths.insert(one.messages.len());
+            }
+            // Stops all along the branch, in runs of PICK_CHUNK entries and across them.
+            let runs: std::collections::BTreeSet<usize> = lengths.iter().map(|n| n / PICK_CHUNK).collect();
+            assert!(lengths.len() >= 30 && runs.len() >= 7, "{lengths:?}");
+            // Read lazily, the message entries stay unparsed (the picking's parses are dropped).
+            assert_eq!(lazy, matches!(s.value_transient(all[0]), std::borrow::Cow::Owned(_)));
         }
     }
 }
