@@ -167,7 +167,9 @@ impl<'a> Parser<'a> {
                         Some(b',') => self.i += 1,
                         Some(b'}') => {
                             self.i += 1;
-                            let m: Vec<(String, Value)> = self.pairs.drain(base..).collect();
+                            // A new Vec of exactly the members, moved in one copy (a drain
+                            // collected them one by one); the stack keeps its capacity.
+                            let m: Vec<(String, Value)> = self.pairs.split_off(base);
                             return Ok(Value::Obj(Map(m)));
                         }
                         _ => return Err(self.err("expected ',' or '}'")),
@@ -191,7 +193,7 @@ impl<'a> Parser<'a> {
                         Some(b',') => self.i += 1,
                         Some(b']') => {
                             self.i += 1;
-                            let a: Vec<Value> = self.items.drain(base..).collect();
+                            let a: Vec<Value> = self.items.split_off(base);
                             return Ok(Value::Arr(a));
                         }
                         _ => return Err(self.err("expected ',' or ']'")),
