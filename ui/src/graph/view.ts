@@ -32,6 +32,8 @@ export class GraphView {
   private rowsEl: HTMLElement;
   private cutEl: HTMLElement;
   private frameRequested = false;
+  /** The row elements drawn, by row number, with the row and signature they were made from. */
+  private live = new Map<number, { row: GraphRow; sig: string; el: HTMLElement }>();
   /** Canvas colours, read from the theme's CSS variables (again whenever the theme changes). */
   private pal = readPalette();
   /** Frame times (ms) of the last draws, for the benchmark. */
@@ -201,15 +203,36 @@ export class GraphView {
     }
     const rh = this.rowHeight;
     const lw = this.laneWidth;
-    const frag = document.createDocumentFragment();
+    // Row elements stay while their row stays visible and unchanged: they sit at their place in
+    // the whole graph, and one transform moves them all. A scroll then lays out only the rows
+    // that came into view (their text is what costs, painted in software under WebKitGTK).
+    const shown = new Set<number>();
+    let prev: HTMLElement | null = null;
     for (let r = first; r < last; r++) {
-      const y = r * rh - v.scrollTop;
       const row = this.rowAt(r);
       if (!row) continue;
-      if (ctx) this.paintRow(ctx, row, y);
-      frag.appendChild(this.rowElement(row, y, gutter));
+      if (ctx) this.paintRow(ctx, row, r * rh - v.scrollTop);
+      const sig = rowSignature(row, gutter, rh);
+      let live = this.live.get(r);
+      if (!live || live.row !== row || live.sig !== sig) {
+        const d = this.rowElement(row, r * rh, gutter);
+        if (live) live.el.remove();
+        if (prev) prev.after(d);
+        else this.rowsEl.prepend(d);
+        live = { row, sig, el: d };
+        this.live.set(r, live);
+      }
+      live.el.classList.toggle("cursor", row.row === this.cursor);
+      prev = live.el;
+      shown.add(r);
     }
-    this.rowsEl.replaceChildren(frag);
+    for (const [r, live] of this.live) {
+      if (!shown.has(r)) {
+        live.el.remove();
+        this.live.delete(r);
+      }
+    }
+    this.rowsEl.style.transform = `translateY(${-v.scrollTop}px)`;
     if (this.cutRow !== null && this.totalRows > 0) {
       this.cutEl.hidden = false;
       this.cutEl.dataset.row = String(this.cutRow);
@@ -314,7 +337,6 @@ export class GraphView {
     d.dataset.entryId = row.entryId;
     d.dataset.kind = row.kind;
     for (const m of row.marks) d.classList.add(`m-${m}`);
-    if (row.row === this.cursor) d.classList.add("cursor");
     const kind = el("span", `g-kind k-${row.kind}`);
     kind.textContent = row.kind === "fold" ? `⋯ ${row.foldCount} folded` : shortKind(row.kind);
     d.appendChild(kind);
@@ -399,6 +421,11 @@ const MARK_BADGES: [Mark, string][] = [
   ["firstKept", "first kept"],
   ["branchSummary", "branch summary"],
 ];
+
+/** What a row element is made from besides its row object: when it changes, the element is made anew. */
+function rowSignature(row: GraphRow, gutter: number, rowHeight: number): string {
+  return `${gutter}|${rowHeight}|${row.marks.join(",")}|${row.label ?? ""}|${row.dropped ?? ""}|${row.retained ?? ""}|${row.facts ?? ""}|${row.span}|${row.foldCount}`;
+}
 
 function shortKind(kind: string): string {
   const map: Record<string, string> = {
