@@ -738,7 +738,7 @@ impl TextBatch {
 
     fn push(&mut self, f: &mut EntryFacts) {
         let i = self.ends.len();
-        self.text.push_str(&f.body);
+        self.text.push_str(&std::mem::take(&mut f.body)); // freed as it is copied
         self.ends.push(self.text.len());
         for (op, list) in [(0, &mut f.files_read), (1, &mut f.files_modified)] {
             self.touched.extend(list.drain(..).map(|p| (i, op, p)));
