@@ -471,8 +471,8 @@ pub(crate) fn write_fulltext(conn: &Connection, file_id: i64, out: FullTextOut) 
         .map_err(classify_err)?;
     let mut ins_f = conn.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").map_err(classify_err)?;
     let mut ins_t = conn.prepare_cached("INSERT OR IGNORE INTO touched(file_id, op, path) VALUES (?1, ?2, ?3)").map_err(classify_err)?;
-    let mut events = Vec::new();
     let FullTextOut { rows, text, outcome } = out;
+    let events = rows.events(&outcome.status);
     let mut touched = text.touched.iter().peekable();
     for (seq, (&(ctx, tok, usage), &status)) in rows.light.iter().zip(&outcome.status).enumerate() {
         let (id, parent, ty, fk, ts, role) = rows.row(seq);
@@ -483,14 +483,6 @@ pub(crate) fn write_fulltext(conn: &Connection, file_id: i64, out: FullTextOut) 
         }
         while let Some((_, op, p)) = touched.next_if(|t| t.0 == seq) {
             ins_t.execute(params![file_id, op, p]).map_err(classify_err)?;
-        }
-        if events.len() < MAX_EVENT_ENTRIES {
-            events.push(NewEntry {
-                entry_id: id.to_string(),
-                parent_id: parent.map(str::to_string),
-                entry_type: ty.to_string(),
-                status: analyze::status_name(status),
-            });
         }
     }
     conn.prepare_cached("UPDATE files SET ctx_usage = ?2, ctx_trailing = ?3, branch_count = ?4, fts_done = 1 WHERE id = ?1")
@@ -790,6 +782,21 @@ impl EntryRows {
         (part(0), opt(1), part(2), opt(3), part(4), opt(5))
     }
 
+    /// The first [`MAX_EVENT_ENTRIES`] entries as events, with their statuses.
+    fn events(&self, status: &[i64]) -> Vec<NewEntry> {
+        (0..self.len().min(MAX_EVENT_ENTRIES))
+            .map(|i| {
+                let (id, parent, ty, _, _, _) = self.row(i);
+                NewEntry {
+                    entry_id: id.to_string(),
+                    parent_id: parent.map(str::to_string),
+                    entry_type: ty.to_string(),
+                    status: analyze::status_name(status[i]),
+                }
+            })
+            .collect()
+    }
+
     /// Statuses, estimate and branches, from the skeleton session the engine loads.
     fn outcome(&self, file_id: i64) -> Result<Outcome, LibError> {
         let s = analyze::skeleton((0..self.len()).map(|i| {
@@ -874,6 +881,7 @@ fn stream_full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<
     let st = stat(&f.metadata().map_err(|e| io_err(path, e))?);
     let root_s = root.map(|r| r.to_string_lossy().to_string());
     let id = fresh_file_row(conn, path, root_s.as_deref(), old)?;
+    let mut events = Vec::new();
     let read = {
         let mut rows = StreamRows::new(conn, id)?;
         let (tx, rx) = std::sync::mpsc::sync_channel::<TextBatch>(2);
@@ -928,6 +936,8 @@ fn stream_full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<
         let (read, sf) = read;
         let Some((mut read, entries)) = read? else { return Ok(None) };
         if let Some((entries, o)) = entries {
+            // from memory: reading them back sorted the file's every row by rowid
+            events = entries.events(&o.status);
             rows.finish(entries, &o)?;
             read.r.ctx_usage = o.ctx_usage;
             read.r.ctx_trailing = o.ctx_trailing;
@@ -976,15 +986,6 @@ fn stream_full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<
         ])
     })
     .map_err(classify_err)?;
-    let mut q =
-        conn.prepare_cached("SELECT entry_id, parent_id, type, status FROM entries WHERE file_id = ?1 ORDER BY rowid LIMIT ?2").map_err(classify_err)?;
-    let events = q
-        .query_map(params![id, MAX_EVENT_ENTRIES as i64], |x| {
-            Ok(NewEntry { entry_id: x.get(0)?, parent_id: x.get(1)?, entry_type: x.get(2)?, status: analyze::status_name(x.get(3)?) })
-        })
-        .map_err(classify_err)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(classify_err)?;
     Ok(Some(FileUpdate {
         change: if old.is_none() { Change::New } else { Change::Reindexed },
         session_id: hd.map(|h| h.id.clone()),
@@ -1548,19 +1549,23 @@ mod tests {
         let mut got = Vec::new();
         for streamed in [false, true] {
             let conn = crate::db::open(&dir.path().join(format!("i{streamed}.sqlite3")), &crate::db::OpenOptions::default(), &mut vec![]).unwrap();
-            if streamed {
+            let u = if streamed {
                 set_stream_window(300); // many windows, some lines longer than one
                 let u = write_tx(&conn, || stream_full(&conn, &path, None, None, None)).unwrap();
                 set_stream_window(8 << 20);
-                assert!(u.is_some(), "read in windows");
+                u.expect("read in windows")
             } else {
-                full(&conn, &path, None, None, None).unwrap();
-            }
+                full(&conn, &path, None, None, None).unwrap()
+            };
             let (entries, touched) = rows(&conn);
             let stripped: Vec<_> =
                 entries.iter().map(|r| (r.0.clone(), r.1.clone(), r.2.clone(), r.3.clone(), r.4.clone(), r.5.clone(), r.6, r.7, r.8, r.10.clone())).collect();
             assert_eq!(stripped, want, "streamed: {streamed}");
             assert_eq!(touched, vec![(0, "src/é.rs".to_string()), (1, "src/b.rs".to_string())], "streamed: {streamed}");
+            // the events are the first entries with their statuses, as stored
+            let stored: Vec<_> = entries.iter().map(|r| (r.0.clone(), r.1.clone(), r.2.clone(), analyze::status_name(r.9))).collect();
+            let events: Vec<_> = u.new_entries.iter().map(|e| (e.entry_id.clone(), e.parent_id.clone(), e.entry_type.clone(), e.status)).collect();
+            assert_eq!(events, stored, "streamed: {streamed}");
             got.push(entries);
         }
         assert_eq!(got[0], got[1], "the same statuses both ways");
