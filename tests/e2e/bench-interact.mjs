@@ -11,7 +11,7 @@
 //  (2) "Continue from here" on a selected node -> leaf moved, graph, detail and preview updated
 //      (`data-continue-done`). Continue writes no session line (Arbor keeps the position in
 //      its own state file), so the session file is only read.
-// Targets: 50 ms each. The nodes are rows of the graph spread over its whole height.
+// Targets: 50 ms each. ARBOR_BENCH_TRACE=1 prints each Continue's IPC calls to stderr. The nodes are rows of the graph spread over its whole height.
 
 import path from "node:path";
 import fs from "node:fs";
@@ -60,6 +60,7 @@ const timeUntilDone = (s, what, action, entryId) =>
            return;
          }
          t0 = performance.now();
+         if (window.__benchTrace) window.__benchTrace = { t0, calls: [] };
          if (action === "click") row().click();
          else document.getElementById("btn-continue").click();
          poll();
@@ -74,7 +75,7 @@ const timeUntilDone = (s, what, action, entryId) =>
            const done = performance.now() - t0;
            obs.disconnect();
            clearTimeout(timer);
-           requestAnimationFrame(() => resolve({ done, painted: performance.now() - t0 }));
+           requestAnimationFrame(() => resolve({ done, painted: performance.now() - t0, trace: window.__benchTrace && window.__benchTrace.calls }));
            return true;
          }
          return false;
@@ -94,6 +95,19 @@ const timeUntilDone = (s, what, action, entryId) =>
 runBench("bench-interact", async (s, sessionPath) => {
   // Let the warm-ups after open (timeline numbers, library indexing) settle.
   await new Promise((r) => setTimeout(r, 8000));
+  if (process.env.ARBOR_BENCH_TRACE) {
+    // Each IPC call of an action (command, sent and answered in ms after the action), to stderr:
+    // Tauri's IPC goes through fetch("ipc://localhost/<command>").
+    await s.exec(`
+      window.__benchTrace = { t0: 0, calls: [] };
+      const orig = window.fetch;
+      window.fetch = (url, init) => {
+        const tr = window.__benchTrace, a = performance.now() - tr.t0;
+        const p = orig.call(window, url, init);
+        p.then(() => tr.calls.push([String(url).split("/").pop(), +a.toFixed(1), +(performance.now() - tr.t0).toFixed(1)]));
+        return p;
+      };`);
+  }
   const click = [];
   const cont = [];
   for (let i = 0; i < ROUNDS; i++) {
@@ -105,6 +119,7 @@ runBench("bench-interact", async (s, sessionPath) => {
     const c = await timeUntilDone(s, "continue", "continue", id);
     if (c.done < 0) throw new Error(`continue from ${id} did not finish: ${await s.text("#notice")}`);
     cont.push(c);
+    if (c.trace) console.error(JSON.stringify({ continue: +c.done.toFixed(1), calls: c.trace }));
   }
   await s.screenshot("bench-interact-100k");
   return {

@@ -79,7 +79,7 @@ async function openPath(path: string | null, demo = false): Promise<boolean> {
     if (s.readOnly) readOnlyBanner(s.readOnly);
     else if (s.isDemo) notify("This is Arbor's demo session (no Pi sessions were found, or you chose it). Labels you set go to a copy in Arbor's data folder.");
     else $("notice").hidden = true;
-    if (s.leafRow !== null) graph.setCursor(s.leafRow, false);
+    if (s.leafRow !== null) graph.showRowNow(s.leafRow);
     if (s.leafId) await select(s.leafId);
     await loadBudgets();
     return true;

@@ -50,16 +50,19 @@ describe("graph view", () => {
     vi.restoreAllMocks();
   });
 
-  it("asks for the rows of a scrolled-to row at once, not at the next frame", () => {
+  it("after an open, asks for the leaf's rows at once, not at the next frame", () => {
     const root = document.createElement("div");
     document.body.appendChild(root);
     const g = new GraphView(root, { onSelect() {}, onActivate() {}, onParent() {}, onLeaf() {} });
     g.reset(100_000, 1);
-    g.setCursor(50_000, false);
+    g.showRowNow(50_000);
+    expect(g.cursor).toBe(50_000);
     // No frame has run yet: the chunk holding row 50,000 (256 rows a chunk) is already asked for.
     expect(frames.length).toBeGreaterThan(0);
     expect(asked.some(([s, e]) => s <= 50_000 && 50_000 < e)).toBe(true);
-    // The frame's draw does not ask for it a second time.
+    // The frame's draw does not ask for it a second time; a plain cursor move waits for the frame.
+    g.setCursor(90_000, false);
+    expect(asked.some(([s, e]) => s <= 90_000 && 90_000 < e)).toBe(false);
     const n = asked.length;
     frames.splice(0).forEach((f) => f(0));
     expect(asked.slice(n).filter(([s, e]) => s <= 50_000 && 50_000 < e)).toEqual([]);

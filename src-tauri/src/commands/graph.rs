@@ -67,11 +67,11 @@ fn detail_of(o: &OpenSession, i: usize) -> EntryDetail {
     entry_detail(&o.session, i, &path, o.leaf)
 }
 
-/// Off the main thread: while the graph scrolls, a window is asked every few dozen frames, and
-/// the main thread presents the frames.
+/// On the main thread: it is short, and the async runtime has one thread per core (two here),
+/// which a click's `select_entry` and `preview_compaction` need.
 #[tauri::command]
 #[specta::specta]
-pub async fn graph_window(state: State<'_, AppState>, start: u32, end: u32) -> IpcResult<GraphWindow> {
+pub fn graph_window(state: State<'_, AppState>, start: u32, end: u32) -> IpcResult<GraphWindow> {
     Ok(window(&state, start, end)?)
 }
 

@@ -97,10 +97,9 @@ pub fn context(state: &AppState, entry_id: Option<&str>, context_window: u32, re
     })
 }
 
-/// Off the main thread: the window's painting (on the main thread) goes on meanwhile.
 #[tauri::command]
 #[specta::specta]
-pub async fn continue_from_entry(state: State<'_, AppState>, entry_id: String) -> IpcResult<Navigation> {
+pub fn continue_from_entry(state: State<'_, AppState>, entry_id: String) -> IpcResult<Navigation> {
     Ok(continue_from(&state, &entry_id)?)
 }
 

@@ -97,12 +97,17 @@ export class GraphView {
     return this.rowAt(row);
   }
 
-  scrollToRow(row: number): void {
-    this.root.scrollTop = scrollToShow(row, this.viewport());
-    // Ask for the rows now rather than at the next frame's draw: after an open or a jump the
-    // graph's first rows are then drawn one frame sooner.
+  /** After an open: the cursor on `row`, and its rows asked for at once rather than at the next
+   *  frame's draw, so the graph's first rows are drawn a frame sooner. (Not for Continue or a
+   *  click: there the window's answer, on the main thread, would hold back the selection's.) */
+  showRowNow(row: number): void {
+    this.setCursor(row, false);
     const { first, last } = visibleRange(this.viewport(), 2);
     for (const c of chunksFor(first, last)) void this.fetchChunk(c);
+  }
+
+  scrollToRow(row: number): void {
+    this.root.scrollTop = scrollToShow(row, this.viewport());
     this.schedule();
   }
 

@@ -18,8 +18,8 @@ export const commands = {
 	canary: () => typedError<null, IpcError>(__TAURI_INVOKE("canary")),
 	saveV3Copy: () => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("save_v3_copy")),
 	/**
-	 *  Off the main thread: while the graph scrolls, a window is asked every few dozen frames, and
-	 *  the main thread presents the frames.
+	 *  On the main thread: it is short, and the async runtime has one thread per core (two here),
+	 *  which a click's `select_entry` and `preview_compaction` need.
 	 */
 	graphWindow: (start: number, end: number) => typedError<GraphWindow_Serialize, IpcError>(__TAURI_INVOKE("graph_window", { start, end })),
 	toggleGraphFold: (foldId: string) => typedError<number, IpcError>(__TAURI_INVOKE("toggle_graph_fold", { foldId })),
@@ -31,7 +31,6 @@ export const commands = {
 	 *  (Continue asks for it and for the budget preview at the same time).
 	 */
 	selectEntry: (entryId: string, reserveTokens: number, enabled: boolean) => typedError<Selection_Serialize, IpcError>(__TAURI_INVOKE("select_entry", { entryId, reserveTokens, enabled })),
-	/**  Off the main thread: the window's painting (on the main thread) goes on meanwhile. */
 	continueFromEntry: (entryId: string) => typedError<Navigation_Serialize, IpcError>(__TAURI_INVOKE("continue_from_entry", { entryId })),
 	setEntryLabel: (entryId: string, label: string | null) => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("set_entry_label", { entryId, label })),
 	/**  What the model would see if `entry_id` (default: the leaf) were the leaf. */
