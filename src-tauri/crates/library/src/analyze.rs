@@ -95,200 +95,6 @@ pub struct Catalog {
     pub leaf_id: Option<String>,
 }
 
-/// `message.role`, whether `content` is present, and `message.timestamp` when it is a number:
-/// what Pi's picker needs from every message, read without building the DOM.
-///
-/// The line was already validated by the engine's loader (it is an entry of the session), so
-/// this only walks its structure: strings are skipped with `memchr`, and the walk stops as soon
-/// as the role shows the message does not count (tool results: half of the bytes). `None`: the
-/// line needs the DOM (an escaped key or role, a `message` that is not an object, a repeated
-/// `message` key). Known limit: a repeated `role` key after a non-counting first one is not seen.
-/// (role, `content` present, numeric timestamp)
-pub(crate) type Head = (Option<String>, bool, Option<f64>);
-
-/// One step through an object's members, from just after `{` or after a member's value.
-enum Member<'a> {
-    /// A key, and the index of its value.
-    Key(&'a [u8], usize),
-    /// The closing brace; the index after it.
-    End(usize),
-}
-
-/// `None`: the line needs the DOM (an escaped key, or not the shape expected).
-fn next_member(b: &[u8], mut i: usize) -> Option<Member<'_>> {
-    loop {
-        i = skip_ws(b, i);
-        match b.get(i)? {
-            b'}' => return Some(Member::End(i + 1)),
-            b',' => {
-                i += 1;
-                continue;
-            }
-            b'"' => {}
-            _ => return None,
-        }
-        let (key, esc, after) = read_str(b, i)?;
-        if esc {
-            return None;
-        }
-        i = skip_ws(b, after);
-        if b.get(i) != Some(&b':') {
-            return None;
-        }
-        return Some(Member::Key(key, skip_ws(b, i + 1)));
-    }
-}
-
-pub(crate) fn message_head(b: &[u8]) -> Option<Head> {
-    let mut i = skip_ws(b, 0);
-    if b.get(i) != Some(&b'{') {
-        return None;
-    }
-    i += 1;
-    let mut found: Option<Head> = None;
-    loop {
-        let key = match next_member(b, i)? {
-            Member::End(_) => return found,
-            Member::Key(key, at) => {
-                i = at;
-                key
-            }
-        };
-        if key == b"message" {
-            if found.is_some() {
-                return None; // a repeated key: JSON.parse keeps the last; let the DOM decide
-            }
-            let (head, end) = message_object(b, i)?;
-            if end == usize::MAX {
-                return Some(head); // stopped early (the message does not count)
-            }
-            found = Some(head);
-            i = end;
-        } else {
-            i = skip_value(b, i)?;
-        }
-    }
-}
-
-/// Reads the message object at `b[i]`. Returns the facts and the index after the object, or
-/// `usize::MAX` when the walk stopped early.
-fn message_object(b: &[u8], mut i: usize) -> Option<(Head, usize)> {
-    if b.get(i) != Some(&b'{') {
-        return None;
-    }
-    i += 1;
-    let (mut role, mut content, mut ts) = (None, false, None);
-    loop {
-        let key = match next_member(b, i)? {
-            Member::End(end) => return Some(((role, content, ts), end)),
-            Member::Key(key, at) => {
-                i = at;
-                key
-            }
-        };
-        match key {
-            b"role" => {
-                if b.get(i) == Some(&b'"') {
-                    let (r, esc, after) = read_str(b, i)?;
-                    if esc {
-                        return None;
-                    }
-                    let r = std::str::from_utf8(r).ok()?;
-                    let counts = matches!(r, "user" | "assistant");
-                    role = Some(r.to_string());
-                    if !counts {
-                        return Some(((role, content, ts), usize::MAX));
-                    }
-                    i = after;
-                } else {
-                    role = None;
-                    i = skip_value(b, i)?;
-                }
-            }
-            b"content" => {
-                content = true;
-                i = skip_value(b, i)?;
-            }
-            b"timestamp" => {
-                let end = skip_value(b, i)?;
-                let t = std::str::from_utf8(&b[i..end]).ok()?.trim_end();
-                ts = if t.starts_with(|c: char| c == '-' || c.is_ascii_digit()) { t.parse::<f64>().ok() } else { None };
-                i = end;
-            }
-            _ => i = skip_value(b, i)?,
-        }
-    }
-}
-
-#[inline]
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
-        i += 1;
-    }
-    i
-}
-
-/// The string at `b[i]` (a quote): (its raw bytes, whether it has escapes, index after it).
-#[inline]
-fn read_str(b: &[u8], i: usize) -> Option<(&[u8], bool, usize)> {
-    let end = skip_str(b, i)?;
-    let raw = &b[i + 1..end - 1];
-    Some((raw, memchr::memchr(b'\\', raw).is_some(), end))
-}
-
-/// Index after the string at `b[i]` (a quote). Jumps from quote to quote: a quote preceded by
-/// an odd run of backslashes is escaped. (Escapes such as `\n`, frequent in code, cost nothing.)
-#[inline]
-fn skip_str(b: &[u8], i: usize) -> Option<usize> {
-    let mut j = i + 1;
-    loop {
-        let k = j + memchr::memchr(b'"', &b[j..])?;
-        let mut n = 0;
-        while k - n > i + 1 && b[k - 1 - n] == b'\\' {
-            n += 1;
-        }
-        if n % 2 == 0 {
-            return Some(k + 1);
-        }
-        j = k + 1;
-    }
-}
-
-/// Index after the (valid) JSON value at `b[i]`.
-fn skip_value(b: &[u8], i: usize) -> Option<usize> {
-    match b.get(i)? {
-        b'"' => skip_str(b, i),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut j = i;
-            loop {
-                match b.get(j)? {
-                    b'"' => {
-                        j = skip_str(b, j)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(j + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-        }
-        _ => {
-            let mut j = i;
-            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
-                j += 1;
-            }
-            Some(j)
-        }
-    }
-}
-
 /// Pi's `extractTextContent`: a string, or the text blocks joined with a space.
 pub(crate) fn text_content(content: &Value) -> String {
     session_engine::context::text_blocks_joined(content, " ")
@@ -305,7 +111,15 @@ pub fn catalog(l: &Loaded) -> Catalog {
             Kind::Compaction => c.compaction_count += 1,
             Kind::Message => {
                 c.message_count += 1;
-                let head = if s.migrated() { None } else { message_head(s.raw(i)) };
+                // The open recorded every message's role (as JSON.parse reads it): most lines
+                // (tool results) are skipped without reading them again.
+                let role_now = s.role(i);
+                if !matches!(role_now, Some("user" | "assistant")) {
+                    continue;
+                }
+                // The walk's role must be the open's (a repeated `role` key can stop the walk
+                // early); else the DOM decides.
+                let head = if s.migrated() { None } else { json::message_head(s.raw(i)).filter(|h| h.0.as_deref() == role_now) };
                 let (role, has_content, ts) = match head {
                     Some(h) => h,
                     None => match s.message(i) {
@@ -681,44 +495,21 @@ pub fn skeleton<'a>(rows: impl ExactSizeIterator<Item = (&'a str, Option<&'a str
 mod tests {
     use super::*;
 
-    /// The structural head reader agrees with the DOM on every message line of the corpus.
+    /// A repeated `role` key: JSON.parse (and Pi's picker) takes the last one. The structural walk
+    /// stops at the first, non-counting one; the open's role decides, and the DOM gives the facts.
     #[test]
-    fn message_head_agrees_with_the_dom() {
-        let base = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../session-engine/tests/fixtures");
-        let mut lines: Vec<Vec<u8>> = vec![
-            br#"{"type":"message","message":{"role":"user","content":"a \"b\" \\","timestamp":17}}"#.to_vec(),
-            br#"{"message":{"content":[{"t":"x]}"}],"role":"assistant","timestamp":-1.5e3},"type":"message"}"#.to_vec(),
-            br#"{"message":{"role":"toolResult","content":null,"timestamp":"no"}}"#.to_vec(),
-            br#"{"message":{"role":"user","timestamp":"2025"}}"#.to_vec(),
-            br#"{"message":{"role":"user"},"message":{"role":"assistant","content":1}}"#.to_vec(),
-            br#"{"message":{"r\u006fle":"user","content":1}}"#.to_vec(),
-            br#"{ "message" : { "role" : "assistant" , "content" : [ ] , "timestamp" : 5 } }"#.to_vec(),
-        ];
-        let mut n = 0;
-        for sub in ["conformance", "random"] {
-            for e in std::fs::read_dir(base.join(sub)).unwrap().flatten() {
-                if e.path().extension().is_some_and(|x| x == "jsonl") {
-                    let text = std::fs::read(e.path()).unwrap();
-                    lines.extend(text.split(|&c| c == b'\n').filter(|l| l.windows(9).any(|w| w == b"\"message\"")).map(<[u8]>::to_vec));
-                }
-            }
-        }
-        for l in &lines {
-            let Ok(v) = json::parse_bytes(l) else { continue };
-            let Some(m) = v.get("message") else { continue };
-            let role = m.str_field("role").map(str::to_string);
-            let want = (role.clone(), m.get("content").is_some(), m.get("timestamp").and_then(Value::as_f64));
-            if let Some(got) = message_head(l) {
-                n += 1;
-                if matches!(role.as_deref(), Some("user" | "assistant")) {
-                    assert_eq!(got, want, "{}", String::from_utf8_lossy(l));
-                } else {
-                    assert_eq!(got.0, want.0, "{}", String::from_utf8_lossy(l));
-                }
-            }
-        }
-        assert!(n > 500, "{n}");
-        assert!(message_head(br#"{"message":{"role":"user"},"message":{"role":"assistant","content":1}}"#).is_none());
-        assert!(message_head(br#"{"message":{"r\u006fle":"user","content":1}}"#).is_none());
+    fn a_repeated_role_key_counts_as_the_last_one() {
+        let text = concat!(
+            r#"{"type":"session","version":3,"id":"5e551011","timestamp":"2025-03-01T09:00:00.000Z","cwd":"/p"}"#,
+            "\n",
+            r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-03-01T09:00:01.000Z","message":{"role":"toolResult","role":"user","content":"the real first message","timestamp":1740819700000}}"#,
+            "\n",
+            r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2025-03-01T09:00:02.000Z","message":{"role":"user","role":"toolResult","content":"not a user message","timestamp":1740819900000}}"#,
+            "\n",
+        );
+        let c = catalog(&load(text.as_bytes().to_vec()));
+        assert_eq!(c.first_message.as_deref(), Some("the real first message"));
+        assert_eq!(c.modified_ms, Some(1740819700000), "the tool result's time does not count");
+        assert_eq!(c.message_count, 2);
     }
 }

@@ -997,7 +997,7 @@ fn stream_full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<
 
 /// Phase-1 facts of a streamed file, window by window (the same facts as [`analyze::catalog`]
 /// on the whole file): counts, `modified`, the first user message, the name and the last model.
-/// Message lines are walked structurally ([`analyze::message_head`]); a DOM is built only for
+/// Message lines are walked structurally ([`session_engine::json::message_head`]); a DOM is built only for
 /// the first user message, `session_info` lines, and the last model-bearing entry of a window.
 #[derive(Default)]
 struct StreamCatalog {
@@ -1013,7 +1013,7 @@ impl StreamCatalog {
             match e.kind {
                 Kind::Message => {
                     r.message_count += 1;
-                    let head = analyze::message_head(&e.text(buf)).or_else(|| {
+                    let head = session_engine::json::message_head(&e.text(buf)).or_else(|| {
                         let v = e.value(buf);
                         v.get("message").map(|m| (m.str_field("role").map(str::to_string), m.get("content").is_some(), m.num_field("timestamp")))
                     });
@@ -1045,7 +1045,7 @@ impl StreamCatalog {
         for e in entries.iter().rev() {
             let is_candidate = match e.kind {
                 Kind::ModelChange => true,
-                Kind::Message => match analyze::message_head(&e.text(buf)) {
+                Kind::Message => match session_engine::json::message_head(&e.text(buf)) {
                     Some((role, _, _)) => role.as_deref() == Some("assistant"),
                     None => true,
                 },

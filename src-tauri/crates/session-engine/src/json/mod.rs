@@ -15,8 +15,10 @@
 //!
 //! The parts: [`Value`] and [`Map`] (`value`), the UTF-16 helpers and stand-ins (`utf16`),
 //! the `JSON.stringify` writer (`write`), `JSON.stringify(v, null, 2)` (`pretty`), the
-//! `JSON.parse` parser (`parse`) and the line scanner of loading (`scan`).
+//! `JSON.parse` parser (`parse`), the line scanner of loading (`scan`) and the message-head
+//! walk of the library's picker facts (`head`).
 
+mod head;
 mod parse;
 mod pretty;
 mod scan;
@@ -24,6 +26,7 @@ mod utf16;
 mod value;
 mod write;
 
+pub use head::{message_head, MessageHead};
 pub use parse::{parse, parse_bytes, JsonError};
 pub use pretty::to_pretty;
 pub use scan::{raw_str, raw_str_borrowed, scan_line, scan_line_fast, Field, RawStr, ScannedLine};
