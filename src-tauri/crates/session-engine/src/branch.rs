@@ -481,13 +481,7 @@ mod tests {
     /// on another root, under an orphan.
     #[test]
     fn the_one_walk_collection_equals_the_common_ancestor_walk() {
-        let mut seed = 0x1234_5678_9abc_def1u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed as usize
-        };
+        let mut next = crate::testing::xorshift_usize(0x1234_5678_9abc_def1);
         let mut pairs = 0;
         for _ in 0..60 {
             let n = 1 + next() % 40;

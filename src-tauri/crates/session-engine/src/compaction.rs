@@ -690,13 +690,7 @@ mod tests {
     /// results around the 2000-unit cut with multi-byte and surrogate-pair characters at it.
     #[test]
     fn the_one_buffer_serialization_is_the_reference() {
-        let mut seed = 0x51ed_2701_f00d_cafeu64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed as usize
-        };
+        let mut next = crate::testing::xorshift_usize(0x51ed_2701_f00d_cafe);
         let texts = ["", "hi", "a\nb", "é", "🚀", "\"q\""];
         let long = |n: usize, c: &str| -> String { "x".repeat(n) + &c.repeat(3) };
         let mut any_cut = false;

@@ -720,13 +720,7 @@ mod tests {
     /// repeated id (the leaf's own included); with orphans, duplicate ids and parentId loops.
     #[test]
     fn the_walk_up_context_is_the_context_on_the_path() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed as usize
-        };
+        let mut next = crate::testing::xorshift_usize(0x9e37_79b9_7f4a_7c15);
         let (mut leaves, mut with_compaction, mut kept) = (0, 0, 0);
         for round in 0..300 {
             let n = 1 + next() % 60;
@@ -743,7 +737,7 @@ mod tests {
                     _ => "null".to_string(),
                 };
                 // A repeated id now and then.
-                let me = if k > 2 && next() % 15 == 0 { id(next() % k) } else { id(k) };
+                let me = if k > 2 && next().is_multiple_of(15) { id(next() % k) } else { id(k) };
                 let body = match next() % 10 {
                     0 => r#""type":"thinking_level_change","thinkingLevel":"high""#.to_string(),
                     1 => r#""type":"model_change","provider":"p","modelId":"m""#.to_string(),

@@ -20,6 +20,8 @@ pub mod session;
 pub mod settings;
 pub mod store;
 pub mod summary;
+#[cfg(test)]
+mod testing;
 pub mod time;
 pub mod timeline;
 

@@ -402,13 +402,7 @@ mod tests {
         use super::{find_special, find_special_naive};
         let fill = [b'a', b' ', b'!', 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xc3, 0xff, 0x23, 0x5c ^ 0x80, 0x22 ^ 0x80];
         let special = [b'"', b'\\', 0x00, 0x01, 0x1f, b'\n'];
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::testing::xorshift(0x2545_f491_4f6c_dd1d);
         for len in (0..80).chain([200, 1000]) {
             for _ in 0..if len > 100 { 20 } else { 200 } {
                 let mut s: Vec<u8> = (0..len).map(|_| fill[next() as usize % fill.len()]).collect();

@@ -208,13 +208,7 @@ mod tests {
     #[test]
     fn sort_utf16_is_the_utf16_sort() {
         let alphabet = ["a", "b", "src/", "z", "é", "\u{7ff}", "\u{800}", "\u{d7ff}", "\u{e000}", "ﬁ", "\u{ffff}", "😀", "𝔘", "\u{10f800}", "\u{10fbff}", "/"];
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed as usize
-        };
+        let mut next = crate::testing::xorshift_usize(0x9e37_79b9_7f4a_7c15);
         for round in 0..2000 {
             // Half the lists stay below U+E000 (the shortcut), half may not.
             let pool = if round % 2 == 0 { &alphabet[..8] } else { &alphabet[..] };

@@ -240,13 +240,7 @@ mod tests {
             "\u{2028}",
             "/",
         ];
-        let mut seed = 0xdead_beef_cafe_f00du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed as usize
-        };
+        let mut next = crate::testing::xorshift_usize(0xdead_beef_cafe_f00d);
         for _ in 0..20000 {
             let s: String = (0..next() % 12).map(|_| pieces[next() % pieces.len()]).collect();
             let (mut fast, mut naive) = (String::from("x"), String::from("x"));
@@ -268,12 +262,10 @@ mod tests {
         let pieces =
             ["a", "\"", "\\", "\n", "\r", "\t", "\u{8}", "\u{c}", "\u{1}", "\u{1f}", " ", "é", "€", "\u{e000}", "\u{ffff}", "😀", "\u{10000}", "z", "/"];
         let mut strings = vec![String::new()];
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = crate::testing::xorshift(0x9E37_79B9_7F4A_7C15);
         for _ in 0..3000 {
             let mut t = String::new();
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
+            let seed = next();
             for k in 0..(seed % 40) {
                 t.push_str(pieces[((seed >> (k % 50)) as usize + k as usize) % pieces.len()]);
             }
