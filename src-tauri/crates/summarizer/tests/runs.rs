@@ -23,11 +23,7 @@ fn settings(reserve: f64, keep: f64) -> CompactionSettings {
 }
 
 fn model(server: &Server) -> Backend {
-    let mut cfg = ProviderConfig::new(Wire::Anthropic, "test-model", Some(ApiKey::new("sk-test")));
-    cfg.base_url = server.base();
-    cfg.timeouts.read_idle = Duration::from_secs(5);
-    cfg.retry.max_retries = 0;
-    Backend::Model(Client::new(cfg).unwrap())
+    Backend::Model(support::anthropic_client(server))
 }
 
 fn no_extras() -> RunOptions {

@@ -10,7 +10,6 @@ use session_engine::Session;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use summarizer::run::{Backend, RunOptions};
 use summarizer::session_ops::{compact_on, continue_on, ContinueOptions, FileHost, SessionHost};
 use summarizer::{ApiKey, CancellationToken, Client, ProviderConfig, Wire};
@@ -29,11 +28,7 @@ fn lines(p: &Path) -> Vec<J> {
 }
 
 fn model(server: &Server) -> Backend {
-    let mut cfg = ProviderConfig::new(Wire::Anthropic, "test-model", Some(ApiKey::new("sk-test")));
-    cfg.base_url = server.base();
-    cfg.timeouts.read_idle = Duration::from_secs(5);
-    cfg.retry.max_retries = 0;
-    Backend::Model(Client::new(cfg).unwrap())
+    Backend::Model(support::anthropic_client(server))
 }
 
 /// What Pi would append while Arbor waits for the model: a label on `parent`, as its child.
