@@ -11,8 +11,9 @@ pub fn background_priority() {
     let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 10);
 }
 
-/// This thread's nice value (Linux; 0 elsewhere or when it cannot be read). For the tests.
-pub fn thread_nice() -> i32 {
+/// This thread's nice value (Linux; 0 elsewhere or when it cannot be read).
+#[cfg(test)]
+fn thread_nice() -> i32 {
     #[cfg(target_os = "linux")]
     {
         rustix::process::getpriority_process(Some(rustix::thread::gettid())).unwrap_or(0)
