@@ -500,6 +500,32 @@ impl CompactionPreparation {
     }
 }
 
+/// The newest compaction on `path` (its position) and where its kept part starts: the position of
+/// its `firstKeptEntryId`, or the entry after it when that id is not on the path; 0 without one.
+fn compaction_boundary(s: &Session, path: &[usize]) -> (Option<usize>, usize) {
+    let Some(p) = path.iter().rposition(|&i| s.kind(i) == Kind::Compaction) else { return (None, 0) };
+    let fk = s.value(path[p]).get("firstKeptEntryId").and_then(Value::as_str);
+    (Some(p), path.iter().position(|&i| Some(s.id(i)) == fk).unwrap_or(p + 1))
+}
+
+/// A cut at `first_kept` keeps an entry with an id ([`prepare_compaction`] refuses otherwise).
+fn keeps_an_entry(s: &Session, path: &[usize], first_kept: usize) -> bool {
+    first_kept < path.len() && !s.id(path[first_kept]).is_empty()
+}
+
+/// Where a compaction planned now on `path` would cut: the position of its first kept entry,
+/// exactly [`prepare_compaction`]'s `first_kept_position`, or `None` where it refuses. Only the
+/// cut is computed (no context, token total or messages), so a leaf move can give the cut that
+/// the Budgets panel will preview its graph row before the preview asks.
+pub fn first_kept_position(s: &Session, path: &[usize], keep_recent_tokens: f64) -> Option<usize> {
+    if path.last().is_some_and(|&last| s.kind(last) == Kind::Compaction) {
+        return None;
+    }
+    let (_, boundary_start) = compaction_boundary(s, path);
+    let cut = find_cut_point(s, path, boundary_start, path.len(), keep_recent_tokens);
+    keeps_an_entry(s, path, cut.first_kept).then_some(cut.first_kept)
+}
+
 /// `prepareCompaction(path, settings)` (§11).
 pub fn prepare_compaction(s: &Session, path: &[usize], settings: &CompactionSettings) -> Result<CompactionPreparation, Refusal> {
     if let Some(&last) = path.last() {
@@ -507,29 +533,16 @@ pub fn prepare_compaction(s: &Session, path: &[usize], settings: &CompactionSett
             return Err(Refusal::LastEntryIsCompaction);
         }
     }
-    let prev = path.iter().rposition(|&i| s.kind(i) == Kind::Compaction);
-    let mut previous_summary = None;
-    let mut boundary_start = 0;
-    if let Some(p) = prev {
-        let v = s.value(path[p]);
-        previous_summary = v.get("summary").cloned();
-        let fk = v.get("firstKeptEntryId").and_then(Value::as_str);
-        boundary_start = match path.iter().position(|&i| Some(s.id(i)) == fk) {
-            Some(k) => k,
-            None => p + 1,
-        };
-    }
+    let (prev, boundary_start) = compaction_boundary(s, path);
+    let previous_summary = prev.and_then(|p| s.value(path[p]).get("summary").cloned());
     let end = path.len();
     let ctx = build_context_on_path(s, path);
     let tokens_before = estimate_context(&ctx.agent_messages()).tokens;
     let cut = find_cut_point(s, path, boundary_start, end, settings.keep_recent_tokens);
-    if cut.first_kept >= path.len() {
+    if !keeps_an_entry(s, path, cut.first_kept) {
         return Err(Refusal::NoFirstKeptEntry);
     }
     let first_kept_entry_id = s.id(path[cut.first_kept]).to_string();
-    if first_kept_entry_id.is_empty() {
-        return Err(Refusal::NoFirstKeptEntry);
-    }
     let history_end = if cut.is_split_turn { cut.turn_start.unwrap_or(cut.first_kept) } else { cut.first_kept };
     let collect = |from: usize, to: usize| -> Vec<PlannedMessage> {
         (from..to).filter_map(|p| compaction_message(s, path[p]).map(|m| PlannedMessage { entry: path[p], message: m })).collect()

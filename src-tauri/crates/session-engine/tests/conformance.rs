@@ -263,3 +263,34 @@ fn conformance_corpus_matches_pi() {
 fn random_oracle_cases_match_pi() {
     run_dir("random", 30, 30, 70);
 }
+
+/// The cut alone (`first_kept_position`, what a leaf move computes for the graph) is the cut of
+/// the full preparation, for entries of every corpus and random session taken as the leaf (every one of a small
+/// session),
+/// at budgets from nothing kept to more than the session holds.
+#[test]
+fn the_cut_alone_is_the_preparations_cut_at_every_leaf() {
+    use session_engine::compaction::{first_kept_position, prepare_compaction};
+    use session_engine::context::CompactionSettings;
+    let (mut compared, mut cuts, mut refusals) = (0, 0, 0);
+    for (jsonl, _) in fixtures("conformance").into_iter().chain(fixtures("random")) {
+        let s = Session::from_bytes_with_ids(std::fs::read(&jsonl).unwrap(), &mut CounterIds { prefix: 'a', next: 0 });
+        // Every leaf of a small session, about 60 spread over a big one (the test runs unoptimized).
+        for leaf in (0..s.len()).step_by(s.len().div_ceil(60).max(1)) {
+            let path = s.path(Some(leaf));
+            for keep in [0.0, 150.0, 2000.0, 20000.0, 1e9] {
+                let settings = CompactionSettings { keep_recent_tokens: keep, ..CompactionSettings::default() };
+                let full = prepare_compaction(&s, &path, &settings).ok().map(|p| p.first_kept_position);
+                assert_eq!(first_kept_position(&s, &path, keep), full, "{} leaf {leaf} keep {keep}", jsonl.display());
+                compared += 1;
+                if full.is_some() {
+                    cuts += 1;
+                } else {
+                    refusals += 1;
+                }
+            }
+        }
+    }
+    eprintln!("{compared} cuts compared ({cuts} cuts, {refusals} refusals)");
+    assert!(cuts > 1000 && refusals > 10, "too few of each kind: {cuts} cuts, {refusals} refusals");
+}

@@ -91,7 +91,10 @@ pub fn loader(data: &[u8]) {
     let msgs = ctx.agent_messages();
     let _ = context::estimate_context(&msgs);
     let _ = context::to_llm(&msgs);
-    let _ = compaction::prepare_compaction(&s, &path, &CompactionSettings::default());
+    let prepared = compaction::prepare_compaction(&s, &path, &CompactionSettings::default());
+    // The cut alone is the preparation's cut.
+    let keep = CompactionSettings::default().keep_recent_tokens;
+    assert_eq!(compaction::first_kept_position(&s, &path, keep), prepared.ok().map(|p| p.first_kept_position));
     if n > 0 {
         let target = data.len() % n;
         let col = branch::collect_branch_entries(&s, leaf, target);
