@@ -62,6 +62,9 @@ pub struct LayoutOptions {
     pub expanded: HashSet<u32>,
     /// Preview cut point (the would-be `firstKeptEntryId` of the next compaction).
     pub cut: Option<u32>,
+    /// A node that must have a row of its own: the folded run that would hide it is shown
+    /// expanded, as if its first node were in `expanded` ([`Layout::revealed`] says which).
+    pub reveal: Option<u32>,
 }
 
 impl LayoutOptions {
@@ -130,6 +133,8 @@ pub struct Layout {
     lanes: u16,
     /// Active path, root first.
     path: Vec<u32>,
+    /// The fold (its first node) expanded because it held [`LayoutOptions::reveal`].
+    revealed: Option<u32>,
 }
 
 impl Layout {
@@ -138,6 +143,11 @@ impl Layout {
     }
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
+    }
+    /// The fold (its first node) shown expanded because it held [`LayoutOptions::reveal`]; a
+    /// caller that keeps the user's expanded folds adds it to them, so the next layout keeps it.
+    pub fn revealed(&self) -> Option<u32> {
+        self.revealed
     }
     /// Widest lane count in the whole layout (so the UI can size the gutter once).
     pub fn lanes(&self) -> u16 {
@@ -276,6 +286,7 @@ pub fn layout(nodes: &[Node], leaf: Option<u32>, options: &LayoutOptions) -> Lay
 
     // While an expanded run is being emitted, no fold starts inside it.
     let mut suppress_until: Option<u32> = None;
+    let mut revealed = None;
     while let Some(i) = stack.pop() {
         if suppress_until == Some(i) {
             suppress_until = None;
@@ -294,13 +305,18 @@ pub fn layout(nodes: &[Node], leaf: Option<u32>, options: &LayoutOptions) -> Lay
             let mut j = kids(i)[0];
             let start = j;
             let mut last = None;
+            let mut holds_reveal = false;
             while foldable(j, node_marks[j as usize]) {
                 last = Some(j);
                 run_len += 1;
+                holds_reveal |= options.reveal == Some(j);
                 j = kids(j)[0];
             }
-            if run_len > options.fold_min && options.expanded.contains(&start) {
-                // Expanded by the user: the whole run shows row by row.
+            if run_len > options.fold_min && (options.expanded.contains(&start) || holds_reveal) {
+                // Expanded by the user (or revealing a node): the whole run shows row by row.
+                if !options.expanded.contains(&start) {
+                    revealed = Some(start);
+                }
                 suppress_until = last;
             } else if run_len > options.fold_min {
                 // Emit i, then a fold row for start..=last, then continue at last's child.
@@ -385,7 +401,7 @@ pub fn layout(nodes: &[Node], leaf: Option<u32>, options: &LayoutOptions) -> Lay
             stack.push(c);
         }
     }
-    Layout { rows, row_of, lanes: if n == 0 { 0 } else { max_lane + 1 }, path }
+    Layout { rows, row_of, lanes: if n == 0 { 0 } else { max_lane + 1 }, path, revealed }
 }
 
 fn busy_except(busy: &[bool], lane: u16) -> Vec<u16> {

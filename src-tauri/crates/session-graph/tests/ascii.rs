@@ -211,3 +211,69 @@ fn cut_marker_is_shown() {
 @ a2",
     );
 }
+
+/// Revealing a node lays the graph out exactly as expanding, by hand, the fold that hides it:
+/// same rows, and `revealed` names that fold (nothing when the node already has a row). Checked
+/// for every node of a random forest of long runs, with and without another fold expanded.
+#[test]
+fn revealing_a_node_is_expanding_the_fold_that_hides_it() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed as usize
+    };
+    let mut ns = vec![Node { parent: None, timestamp: 0, kind: NodeKind::User, flags: 0 }];
+    for i in 1..600u32 {
+        // Mostly a chain; now and then a fork from an earlier node, a second root or a compaction.
+        let parent = match next() % 40 {
+            0 => None,
+            1..=3 => Some((next() % i as usize) as u32),
+            _ => Some(i - 1),
+        };
+        let kind = match next() % 50 {
+            0 => NodeKind::Compaction { first_kept: Some((next() % i as usize) as u32), span: 3 },
+            1 => NodeKind::BranchSummary,
+            k if k % 2 == 0 => NodeKind::User,
+            _ => NodeKind::Assistant,
+        };
+        ns.push(Node { parent, timestamp: i as i64, kind, flags: 0 });
+    }
+    let leaf = Some(ns.len() as u32 - 1);
+    let (mut revealed, mut visible) = (0, 0);
+    for extra in [None, Some(())] {
+        let mut base = LayoutOptions::new();
+        if extra.is_some() {
+            let l = layout(&ns, leaf, &base);
+            let first = l.rows().iter().find_map(|r| match r.kind {
+                RowKind::Fold { first, .. } => Some(first),
+                _ => None,
+            });
+            base.expanded.insert(first.expect("the forest has a fold"));
+        }
+        let plain = layout(&ns, leaf, &base);
+        assert_eq!(plain.revealed(), None);
+        for node in 0..ns.len() as u32 {
+            let mut opts = base.clone();
+            opts.reveal = Some(node);
+            let got = layout(&ns, leaf, &opts);
+            let row = got.row_of(node).unwrap() as usize;
+            assert_eq!(got.rows()[row].kind, RowKind::Node { node }, "node {node} has a row of its own");
+            let mut by_hand = base.clone();
+            match plain.rows()[plain.row_of(node).unwrap() as usize].kind {
+                RowKind::Fold { first, .. } => {
+                    assert_eq!(got.revealed(), Some(first), "node {node}");
+                    by_hand.expanded.insert(first);
+                    revealed += 1;
+                }
+                RowKind::Node { .. } => {
+                    assert_eq!(got.revealed(), None, "node {node}");
+                    visible += 1;
+                }
+            }
+            assert_eq!(got.rows(), layout(&ns, leaf, &by_hand).rows(), "node {node}");
+        }
+    }
+    assert!(revealed > 200 && visible > 50, "{revealed} revealed, {visible} already visible");
+}
