@@ -236,6 +236,53 @@ fn the_open_already_gives_the_default_cut_its_row() {
     assert_eq!(graph::window(&e.state, row, row + 1).unwrap().rows[0].entry_id, other.first_kept_id.unwrap());
 }
 
+/// "Continue from here" lays the graph out once, with the cut of the Budgets panel's first
+/// preview already unfolded: the preview that the UI asks for right after finds its row.
+#[test]
+fn continue_already_gives_the_new_leafs_default_cut_its_row() {
+    let e = env();
+    // Two lines of 40 messages (~100 tokens each) from entry 10: the file's leaf ends the second,
+    // so the open unfolds a run of the second line; Continue moves to the end of the first, whose
+    // cut (500 tokens kept) lies in a run the open left folded.
+    let dir = e.agent.join("sessions").join("p");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("2025-03-01T09-00-00-000Z_forked.jsonl");
+    let mut text = String::from(r#"{"type":"session","version":3,"id":"5e551012","timestamp":"2025-03-01T09:00:00.000Z","cwd":"/p"}"#);
+    text.push('\n');
+    let mut line = |id: u32, parent: Option<u32>, i: u32| {
+        let parent = parent.map_or("null".to_string(), |p| format!("\"{p:08x}\""));
+        let role = if i.is_multiple_of(2) { "user" } else { "assistant" };
+        let body = format!("message {id} ").repeat(40);
+        let content = if role == "user" { format!("\"{body}\"") } else { format!(r#"[{{"type":"text","text":"{body}"}}]"#) };
+        text.push_str(&format!(
+            r#"{{"type":"message","id":"{id:08x}","parentId":{parent},"timestamp":"2025-03-01T09:00:00.000Z","message":{{"role":"{role}","content":{content},"timestamp":1740819600000}}}}"#
+        ));
+        text.push('\n');
+    };
+    for i in 0..40u32 {
+        line(i + 1, (i > 0).then_some(i), i);
+    }
+    for i in 10..50u32 {
+        line(0x100 + i, Some(if i == 10 { 10 } else { 0x100 + i - 1 }), i);
+    }
+    std::fs::write(&path, text).unwrap();
+    std::fs::write(e.agent.join("settings.json"), r#"{"compaction":{"keepRecentTokens":500}}"#).unwrap();
+    let opened = sessions::open(&e.state, &path, false).unwrap();
+    assert_eq!(opened.leaf_id.as_deref(), Some("00000131"));
+    let at_open = budgets::preview(&e.state, 500, 6000, 24000, true).unwrap();
+    assert_eq!(at_open.total_rows, opened.total_rows, "the open's cut has its row");
+    let nav = navigate::continue_from(&e.state, "00000028").unwrap();
+    assert_eq!(nav.session.leaf_id.as_deref(), Some("00000028"));
+    let p = budgets::preview(&e.state, 500, 6000, 24000, true).unwrap();
+    let row = p.first_kept_row.expect("a cut");
+    let cut = p.first_kept_id.clone().unwrap();
+    assert!(cut.starts_with("000000"), "the cut is on the first line: {cut}");
+    assert_eq!(p.total_rows, nav.session.total_rows, "the preview had to lay the graph out again");
+    assert_eq!(graph::window(&e.state, row, row + 1).unwrap().rows[0].entry_id, cut, "the cut has a row of its own");
+    // The open's unfolded run stays unfolded, as one unfolded by hand would.
+    assert!(nav.session.total_rows > 30, "{} rows", nav.session.total_rows);
+}
+
 #[test]
 fn errors_are_tagged_with_hints() {
     let e = env();

@@ -4,8 +4,9 @@ use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, OpenSession};
 pub use crate::view::budgets::CompactionPreview;
 use crate::view::budgets::{self, BudgetSettings, Budgets, SettingsScope};
-use session_engine::compaction::prepare_compaction;
+use session_engine::compaction::{first_kept_position, prepare_compaction};
 use session_engine::context::{context_message, estimate_tokens, CompactionSettings};
+use session_engine::Session;
 use tauri::State;
 
 fn cwd(state: &AppState) -> Option<String> {
@@ -24,27 +25,22 @@ pub fn save(state: &AppState, scope: SettingsScope, b: &Budgets) -> Result<Budge
 /// lays the graph out again). True when it did.
 pub fn unfold_cut(o: &mut OpenSession, first_kept: u32) -> bool {
     let Some(row) = o.layout.row_of(first_kept) else { return false };
-    let session_graph::RowKind::Fold { first, .. } = o.layout.rows()[row as usize].kind else { return false };
-    o.folding.expanded.insert(first);
-    o.layout = crate::view::graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
+    if !matches!(o.layout.rows()[row as usize].kind, session_graph::RowKind::Fold { .. }) {
+        return false;
+    }
+    o.layout = crate::view::graph::relayout_revealing(&o.session, o.leaf, &mut o.folding, &mut o.nodes, Some(first_kept as usize));
     true
 }
 
-/// At open, the cut the Budgets panel will preview first (the global settings' keep-recent
-/// budget, the panel's default scope) gets its row already, so the preview that follows does
-/// not lay the graph out again (which made the graph ask for its first rows twice).
-pub fn unfold_default_cut(o: &mut OpenSession, agent_dir: &std::path::Path) {
-    let cwd = o.session.header().and_then(|h| h.cwd.clone());
-    let Ok(b) = budgets::load(SettingsScope::Global, agent_dir, cwd.as_deref()) else { return };
-    let settings = CompactionSettings {
-        enabled: b.budgets.enabled,
-        reserve_tokens: b.budgets.reserve_tokens as f64,
-        keep_recent_tokens: b.budgets.keep_recent_tokens as f64,
-    };
-    let path = o.session.path(o.leaf);
-    if let Ok(p) = prepare_compaction(&o.session, &path, &settings) {
-        unfold_cut(o, path[p.first_kept_position] as u32);
-    }
+/// The entry the Budgets panel's first preview will cut at with `leaf` as the leaf (the global
+/// settings' keep-recent budget, the panel's default scope). An open and a leaf move lay the
+/// graph out with it revealed, so the preview that follows finds its row and does not lay the
+/// graph out a second time (which also made the graph ask for its rows again).
+pub fn default_cut(s: &Session, leaf: Option<usize>, agent_dir: &std::path::Path) -> Option<usize> {
+    let cwd = s.header().and_then(|h| h.cwd.clone());
+    let b = budgets::load(SettingsScope::Global, agent_dir, cwd.as_deref()).ok()?;
+    let path = s.path(leaf);
+    first_kept_position(s, &path, b.budgets.keep_recent_tokens as f64).map(|p| path[p])
 }
 
 pub fn preview(state: &AppState, keep_recent_tokens: u32, reserve_tokens: u32, context_window: u32, enabled: bool) -> Result<CompactionPreview, AppError> {

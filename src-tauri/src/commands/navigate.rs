@@ -17,7 +17,9 @@ pub fn continue_from(state: &AppState, entry_id: &str) -> Result<Navigation, App
         let target = o.session.index_of(entry_id).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))?;
         let nav = navigation_target(&o.session, target);
         o.leaf = nav.new_leaf;
-        o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
+        // One layout: with the cut that the preview right after will ask for already unfolded.
+        let cut = super::budgets::default_cut(&o.session, o.leaf, &state.agent_dir);
+        o.layout = graph::relayout_revealing(&o.session, o.leaf, &mut o.folding, &mut o.nodes, cut);
         let leaf_id = o.leaf.map(|l| o.session.id(l).to_string());
         Ok((describe_open(o), nav.editor_text, o.path.display().to_string(), leaf_id))
     })?;

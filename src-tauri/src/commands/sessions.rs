@@ -27,11 +27,11 @@ pub fn open(state: &AppState, path: &Path, is_demo: bool) -> Result<OpenedSessio
     let key = path.display().to_string();
     let mut st = ArborStateFile::load(&state.state_file());
     let leaf = st.leaves.get(&key).and_then(|id| session.index_of(id)).or(session.file_leaf());
-    let folding = graph::Folding::default();
+    let mut folding = graph::Folding::default();
     let mut nodes = graph::NodeCache::default();
-    let layout = graph::relayout(&session, leaf, &folding, &mut nodes);
-    let mut open = OpenSession { path: path.to_path_buf(), session: session.into(), leaf, layout, nodes, folding, is_demo, markers: Default::default() };
-    super::budgets::unfold_default_cut(&mut open, &state.agent_dir);
+    let cut = super::budgets::default_cut(&session, leaf, &state.agent_dir);
+    let layout = graph::relayout_revealing(&session, leaf, &mut folding, &mut nodes, cut);
+    let open = OpenSession { path: path.to_path_buf(), session: session.into(), leaf, layout, nodes, folding, is_demo, markers: Default::default() };
     let dto = describe_open(&open);
     *state.open.lock().unwrap_or_else(|p| p.into_inner()) = Some(open);
     if !is_demo {

@@ -105,12 +105,28 @@ impl NodeCache {
 }
 
 pub fn relayout(s: &Session, leaf: Option<usize>, folding: &Folding, cache: &mut NodeCache) -> Layout {
+    layout(cache.nodes(s), leaf.map(|l| l as u32), &options(folding, None))
+}
+
+/// [`relayout`] with entry `reveal` given a row of its own: the fold that would hide it is laid
+/// out expanded and stays so (its first node joins `folding.expanded`, as an unfold by hand
+/// would), in the same single layout.
+pub fn relayout_revealing(s: &Session, leaf: Option<usize>, folding: &mut Folding, cache: &mut NodeCache, reveal: Option<usize>) -> Layout {
+    let l = layout(cache.nodes(s), leaf.map(|l| l as u32), &options(folding, reveal.map(|r| r as u32)));
+    if let Some(first) = l.revealed() {
+        folding.expanded.insert(first);
+    }
+    l
+}
+
+fn options(folding: &Folding, reveal: Option<u32>) -> LayoutOptions {
     let mut o = LayoutOptions::new();
     o.expanded = folding.expanded.clone();
     if folding.unfold_all {
         o.fold_min = 0;
     }
-    layout(cache.nodes(s), leaf.map(|l| l as u32), &o)
+    o.reveal = reveal;
+    o
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
