@@ -99,9 +99,11 @@ pub fn context(state: &AppState, entry_id: Option<&str>, context_window: u32, re
     })
 }
 
+/// Off the main thread: as a main-thread command it waited for the webview's painting of the
+/// click before it.
 #[tauri::command]
 #[specta::specta]
-pub fn continue_from_entry(state: State<'_, AppState>, entry_id: String) -> IpcResult<Navigation> {
+pub async fn continue_from_entry(state: State<'_, AppState>, entry_id: String) -> IpcResult<Navigation> {
     Ok(continue_from(&state, &entry_id)?)
 }
 

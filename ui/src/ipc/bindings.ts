@@ -31,6 +31,10 @@ export const commands = {
 	 *  (Continue asks for it and for the budget preview at the same time).
 	 */
 	selectEntry: (entryId: string, reserveTokens: number, enabled: boolean) => typedError<Selection_Serialize, IpcError>(__TAURI_INVOKE("select_entry", { entryId, reserveTokens, enabled })),
+	/**
+	 *  Off the main thread: as a main-thread command it waited for the webview's painting of the
+	 *  click before it.
+	 */
 	continueFromEntry: (entryId: string) => typedError<Navigation_Serialize, IpcError>(__TAURI_INVOKE("continue_from_entry", { entryId })),
 	setEntryLabel: (entryId: string, label: string | null) => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("set_entry_label", { entryId, label })),
 	/**  What the model would see if `entry_id` (default: the leaf) were the leaf. */
