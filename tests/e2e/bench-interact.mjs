@@ -9,7 +9,8 @@
 //      selection updated (`data-select-done` on <body>, set by main.ts's select() once those are
 //      drawn; a summary node's workbench fills in after that and is not counted);
 //  (2) "Continue from here" on a selected node -> leaf moved, graph, detail and preview updated
-//      (`data-continue-done`). Continue writes no session line (Arbor keeps the position in
+//      (`data-continue-done`; as for a click, a summary leaf's workbench fills in after that and
+//      is not counted: until 2026-12-02 Continue's mark waited for it). Continue writes no session line (Arbor keeps the position in
 //      its own state file), so the session file is only read.
 // Targets: 50 ms each. ARBOR_BENCH_TRACE=1 prints each Continue's IPC calls to stderr. The nodes are rows of the graph spread over its whole height.
 

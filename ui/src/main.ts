@@ -125,7 +125,10 @@ function markDone(what: "select" | "continue", entryId: string): void {
   document.body.dataset[`${what}Done`] = `${entryId}#${++doneSeq}`;
 }
 
-async function select(entryId: string): Promise<void> {
+/** Select `entryId`: detail, the model's window and the context view, drawn in one round trip
+ * (`data-select-done`). A summary's workbench fills in after; `waitForWorkbench: false` returns
+ * without waiting for it (Continue, whose own mark covers graph, detail and preview only). */
+async function select(entryId: string, waitForWorkbench = true): Promise<void> {
   selectedId = entryId;
   try {
     // One round trip: detail, the model's window at this node and the context view with it.
@@ -145,8 +148,10 @@ async function select(entryId: string): Promise<void> {
     timelineSelected(entryId);
     // Graph, detail and context are up to date; a summary's workbench fills in after.
     markDone("select", entryId);
-    if (d.entryType === "compaction" || d.entryType === "branch_summary") await showWorkbench($("detail"), d.id, workbenchDeps).catch(report);
-    else hideWorkbench();
+    if (d.entryType === "compaction" || d.entryType === "branch_summary") {
+      const filling = showWorkbench($("detail"), d.id, workbenchDeps).catch(report);
+      if (waitForWorkbench) await filling;
+    } else hideWorkbench();
   } catch (e) {
     report(e);
   }
@@ -199,7 +204,7 @@ async function continueHere(): Promise<void> {
     if (nav.composerText !== null) ($("composer") as HTMLTextAreaElement).value = nav.composerText;
     notify(nav.note);
     // The new leaf's selection and the budget preview are independent: ask for both at once.
-    const selecting = nav.session.leafId ? select(nav.session.leafId) : Promise.resolve();
+    const selecting = nav.session.leafId ? select(nav.session.leafId, false) : Promise.resolve();
     if (nav.session.leafId && nav.session.leafRow !== null) graph.setCursor(nav.session.leafRow, false);
     await Promise.all([selecting, preview()]);
     markDone("continue", selectedId);
