@@ -347,6 +347,33 @@ fn bench_open_big_session() {
         win,
         rows.len()
     );
+    // A leaf move ("Continue from here" on 12 entries spread over the session): the default cut
+    // of the new leaf, the layout revealing it, and the full preparation that the preview makes.
+    let (mut cuts, mut lays, mut preps) = (Vec::new(), Vec::new(), Vec::new());
+    let agent = tempfile::tempdir().unwrap();
+    for k in 1..=12 {
+        let leaf = Some(s.len() * k / 13);
+        let t = std::time::Instant::now();
+        let cut = budgets::default_cut(&s, leaf, agent.path());
+        cuts.push(t.elapsed().as_secs_f64() * 1e3);
+        let mut o = session_graph::LayoutOptions::new();
+        o.reveal = cut.map(|c| c as u32);
+        let t = std::time::Instant::now();
+        std::hint::black_box(session_graph::layout(&nodes, leaf.map(|l| l as u32), &o));
+        lays.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = std::time::Instant::now();
+        let path = s.path(leaf);
+        let _ = std::hint::black_box(session_engine::compaction::prepare_compaction(&s, &path, &Default::default()));
+        preps.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    preps.sort_by(f64::total_cmp);
+    println!("prepare_compaction median {:.2} ms ({:.2}-{:.2})", preps[6], preps[0], preps[11]);
+    cuts.sort_by(f64::total_cmp);
+    lays.sort_by(f64::total_cmp);
+    println!(
+        "leaf move, median of 12 (min-max): default cut {:.2} ms ({:.2}-{:.2}), layout {:.2} ms ({:.2}-{:.2})",
+        cuts[6], cuts[0], cuts[11], lays[6], lays[0], lays[11]
+    );
 }
 
 /// What a write from the app costs on a big session after the append: the label command reads
