@@ -52,6 +52,15 @@ async function main() {
     await s.waitFor("unfolded rows", async () => /100001 rows/.test(await s.text("#status-info")), 60_000);
     const unfolded = await scrollBench(s, 0.4);
     const staticList = await staticListBench(s);
+    // The same ratio with the two scrolled in turns (4 x 150 frames each), so that a change in
+    // the shared machine's load during the run falls on both alike.
+    const turns = { graph: [], list: [] };
+    for (let k = 0; k < 4; k++) {
+      turns.graph.push(...(await scrollBench(s, 0.1 + 0.2 * k, 150)).intervals);
+      turns.list.push(...(await staticListBench(s, 150)).intervals);
+    }
+    const interleaved = { graphMs: benchStats(turns.graph), listMs: benchStats(turns.list) };
+    interleaved.frameRatioUnfolded = +(interleaved.graphMs.median / interleaved.listMs.median).toFixed(2);
     await s.screenshot("bench-100k-unfolded");
     const report = {
       session: path.basename(sessionPath),
@@ -59,11 +68,12 @@ async function main() {
       status: info,
       clickToFirstPaintMs: +firstPaint.toFixed(1),
       openSessionCommandMs: openOnly.map((x) => +x.toFixed(1)),
-      folded,
-      unfolded,
-      staticList,
+      folded: { ...folded, intervals: undefined },
+      unfolded: { ...unfolded, intervals: undefined },
+      staticList: { ...staticList, intervals: undefined },
       frameRatioFolded: +(folded.rafIntervalMs.median / staticList.rafIntervalMs.median).toFixed(2),
       frameRatioUnfolded: +(unfolded.rafIntervalMs.median / staticList.rafIntervalMs.median).toFixed(2),
+      interleaved,
     };
     console.log(JSON.stringify(report, null, 2));
   } finally {
@@ -73,8 +83,8 @@ async function main() {
   }
 }
 
-/** From `startFraction` of the height, scroll 10 rows per frame for 600 frames; rAF intervals and the graph's own draw times. */
-async function scrollBench(s, startFraction = 0) {
+/** From `startFraction` of the height, scroll 10 rows per frame for `frames` frames; rAF intervals and the graph's own draw times. */
+async function scrollBench(s, startFraction = 0, frames = 600) {
   const scroll = await s.exec(`
       const g = document.getElementById("graph");
       g.scrollTop = g.scrollHeight * arguments[0];
@@ -86,17 +96,17 @@ async function scrollBench(s, startFraction = 0) {
           if (last !== null) intervals.push(ts - last);
           last = ts;
           g.scrollTop += 240;
-          if (++n < 600) requestAnimationFrame(step);
+          if (++n < arguments[1]) requestAnimationFrame(step);
           else setTimeout(() => resolve({ intervals, draws: window.arborBench.frameTimes().slice(before), rows: g.scrollHeight / 24 }), 200);
         };
         requestAnimationFrame(step);
-      });`, startFraction);
-  return { rows: Math.round(scroll.rows), rafIntervalMs: benchStats(scroll.intervals), graphDrawMs: benchStats(scroll.draws) };
+      });`, startFraction, frames);
+  return { rows: Math.round(scroll.rows), intervals: scroll.intervals, rafIntervalMs: benchStats(scroll.intervals), graphDrawMs: benchStats(scroll.draws) };
 }
 
 /** The reference: a static text list of 4000 rows laid over the graph, in the same window and
- * size, scrolled the same way (240 px per frame for 600 frames). */
-async function staticListBench(s) {
+ * size, scrolled the same way (240 px per frame for `frames` frames). */
+async function staticListBench(s, frames = 600) {
   const r = await s.exec(`
       const g = document.getElementById("graph");
       const box = g.getBoundingClientRect();
@@ -114,12 +124,12 @@ async function staticListBench(s) {
           last = ts;
           list.scrollTop += 240;
           if (list.scrollTop + list.clientHeight >= list.scrollHeight - 1) list.scrollTop = 0;
-          if (++n < 600) requestAnimationFrame(step);
+          if (++n < arguments[0]) requestAnimationFrame(step);
           else { list.remove(); resolve(intervals); }
         };
         requestAnimationFrame(step);
-      });`);
-  return { rafIntervalMs: benchStats(r) };
+      });`, frames);
+  return { intervals: r, rafIntervalMs: benchStats(r) };
 }
 
 main().catch((e) => {
