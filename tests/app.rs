@@ -200,6 +200,21 @@ fn preview_cut_moves_with_keep_recent() {
     assert!(small.tokens_to_summarize > large.tokens_to_summarize);
 }
 
+/// A session header line (cwd `/p`).
+fn session_header(id: &str) -> String {
+    format!(r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2025-03-01T09:00:00.000Z","cwd":"/p"}}"#) + "\n"
+}
+
+/// A message entry line with id `id` (as 8 hex digits) under `parent`: a user message with
+/// `body` as its content, or an assistant message with one text block.
+fn message_line(id: u32, parent: Option<u32>, user: bool, body: &str) -> String {
+    let parent = parent.map_or("null".to_string(), |p| format!("\"{p:08x}\""));
+    let (role, content) = if user { ("user", format!("\"{body}\"")) } else { ("assistant", format!(r#"[{{"type":"text","text":"{body}"}}]"#)) };
+    format!(
+        r#"{{"type":"message","id":"{id:08x}","parentId":{parent},"timestamp":"2025-03-01T09:00:00.000Z","message":{{"role":"{role}","content":{content},"timestamp":1740819600000}}}}"#
+    ) + "\n"
+}
+
 #[test]
 fn the_open_already_gives_the_default_cut_its_row() {
     let e = env();
@@ -208,18 +223,9 @@ fn the_open_already_gives_the_default_cut_its_row() {
     let dir = e.agent.join("sessions").join("p");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("2025-03-01T09-00-00-000Z_linear.jsonl");
-    let mut text = String::from(r#"{"type":"session","version":3,"id":"5e551011","timestamp":"2025-03-01T09:00:00.000Z","cwd":"/p"}"#);
-    text.push('\n');
+    let mut text = session_header("5e551011");
     for i in 0..40u32 {
-        let parent = if i == 0 { "null".to_string() } else { format!("\"{:08x}\"", i) };
-        let role = if i % 2 == 0 { "user" } else { "assistant" };
-        let body = format!("message {i} ").repeat(40);
-        let content = if role == "user" { format!("\"{body}\"") } else { format!(r#"[{{"type":"text","text":"{body}"}}]"#) };
-        text.push_str(&format!(
-            r#"{{"type":"message","id":"{:08x}","parentId":{parent},"timestamp":"2025-03-01T09:00:00.000Z","message":{{"role":"{role}","content":{content},"timestamp":1740819600000}}}}"#,
-            i + 1
-        ));
-        text.push('\n');
+        text.push_str(&message_line(i + 1, (i > 0).then_some(i), i.is_multiple_of(2), &format!("message {i} ").repeat(40)));
     }
     std::fs::write(&path, text).unwrap();
     std::fs::write(e.agent.join("settings.json"), r#"{"compaction":{"keepRecentTokens":500}}"#).unwrap();
@@ -247,18 +253,8 @@ fn continue_already_gives_the_new_leafs_default_cut_its_row() {
     let dir = e.agent.join("sessions").join("p");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("2025-03-01T09-00-00-000Z_forked.jsonl");
-    let mut text = String::from(r#"{"type":"session","version":3,"id":"5e551012","timestamp":"2025-03-01T09:00:00.000Z","cwd":"/p"}"#);
-    text.push('\n');
-    let mut line = |id: u32, parent: Option<u32>, i: u32| {
-        let parent = parent.map_or("null".to_string(), |p| format!("\"{p:08x}\""));
-        let role = if i.is_multiple_of(2) { "user" } else { "assistant" };
-        let body = format!("message {id} ").repeat(40);
-        let content = if role == "user" { format!("\"{body}\"") } else { format!(r#"[{{"type":"text","text":"{body}"}}]"#) };
-        text.push_str(&format!(
-            r#"{{"type":"message","id":"{id:08x}","parentId":{parent},"timestamp":"2025-03-01T09:00:00.000Z","message":{{"role":"{role}","content":{content},"timestamp":1740819600000}}}}"#
-        ));
-        text.push('\n');
-    };
+    let mut text = session_header("5e551012");
+    let mut line = |id: u32, parent: Option<u32>, i: u32| text.push_str(&message_line(id, parent, i.is_multiple_of(2), &format!("message {id} ").repeat(40)));
     for i in 0..40u32 {
         line(i + 1, (i > 0).then_some(i), i);
     }
