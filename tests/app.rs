@@ -26,9 +26,14 @@ fn env() -> Env {
 }
 
 fn copy_demo_to(dir: &Path) -> PathBuf {
+    write_session(dir, "2025-03-01T09-00-00-000Z_demo.jsonl", sessions::DEMO_SESSION)
+}
+
+/// Writes `text` as session file `name` in `dir` (created when missing).
+fn write_session(dir: &Path, name: &str, text: impl AsRef<[u8]>) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
-    let p = dir.join("2025-03-01T09-00-00-000Z_demo.jsonl");
-    std::fs::write(&p, sessions::DEMO_SESSION).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
     p
 }
 
@@ -220,14 +225,11 @@ fn the_open_already_gives_the_default_cut_its_row() {
     let e = env();
     // A linear session of 40 messages of ~100 tokens: its graph folds the run that the cut of
     // the Budgets panel's default settings (global scope, 500 tokens kept) falls in.
-    let dir = e.agent.join("sessions").join("p");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("2025-03-01T09-00-00-000Z_linear.jsonl");
     let mut text = session_header("5e551011");
     for i in 0..40u32 {
         text.push_str(&message_line(i + 1, (i > 0).then_some(i), i.is_multiple_of(2), &format!("message {i} ").repeat(40)));
     }
-    std::fs::write(&path, text).unwrap();
+    let path = write_session(&e.agent.join("sessions").join("p"), "2025-03-01T09-00-00-000Z_linear.jsonl", &text);
     std::fs::write(e.agent.join("settings.json"), r#"{"compaction":{"keepRecentTokens":500}}"#).unwrap();
     let opened = sessions::open(&e.state, &path, false).unwrap();
     let p = budgets::preview(&e.state, 500, 6000, 24000, true).unwrap();
@@ -250,9 +252,6 @@ fn continue_already_gives_the_new_leafs_default_cut_its_row() {
     // Two lines of 40 messages (~100 tokens each) from entry 10: the file's leaf ends the second,
     // so the open unfolds a run of the second line; Continue moves to the end of the first, whose
     // cut (500 tokens kept) lies in a run the open left folded.
-    let dir = e.agent.join("sessions").join("p");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("2025-03-01T09-00-00-000Z_forked.jsonl");
     let mut text = session_header("5e551012");
     let mut line = |id: u32, parent: Option<u32>, i: u32| text.push_str(&message_line(id, parent, i.is_multiple_of(2), &format!("message {id} ").repeat(40)));
     for i in 0..40u32 {
@@ -261,7 +260,7 @@ fn continue_already_gives_the_new_leafs_default_cut_its_row() {
     for i in 10..50u32 {
         line(0x100 + i, Some(if i == 10 { 10 } else { 0x100 + i - 1 }), i);
     }
-    std::fs::write(&path, text).unwrap();
+    let path = write_session(&e.agent.join("sessions").join("p"), "2025-03-01T09-00-00-000Z_forked.jsonl", &text);
     std::fs::write(e.agent.join("settings.json"), r#"{"compaction":{"keepRecentTokens":500}}"#).unwrap();
     let opened = sessions::open(&e.state, &path, false).unwrap();
     assert_eq!(opened.leaf_id.as_deref(), Some("00000131"));
@@ -350,7 +349,7 @@ fn bench_open_big_session() {
     for k in 1..=12 {
         let leaf = Some(s.len() * k / 13);
         let t = std::time::Instant::now();
-        let cut = budgets::default_cut(&s, leaf, agent.path());
+        let cut = budgets::default_cut(&s, leaf, budgets::default_keep_recent(agent.path()));
         cuts.push(t.elapsed().as_secs_f64() * 1e3);
         let mut o = session_graph::LayoutOptions::new();
         o.reveal = cut.map(|c| c as u32);

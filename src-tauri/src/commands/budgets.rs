@@ -32,15 +32,19 @@ pub fn unfold_cut(o: &mut OpenSession, first_kept: u32) -> bool {
     true
 }
 
-/// The entry the Budgets panel's first preview will cut at with `leaf` as the leaf (the global
-/// settings' keep-recent budget, the panel's default scope). An open and a leaf move lay the
-/// graph out with it revealed, so the preview that follows finds its row and does not lay the
-/// graph out a second time (which also made the graph ask for its rows again).
-pub fn default_cut(s: &Session, leaf: Option<usize>, agent_dir: &std::path::Path) -> Option<usize> {
-    let cwd = s.header().and_then(|h| h.cwd.clone());
-    let b = budgets::load(SettingsScope::Global, agent_dir, cwd.as_deref()).ok()?;
+/// The keep-recent budget of the Budgets panel's first preview (the global settings, the panel's
+/// default scope; `None` when they cannot be read). Read before taking the session lock.
+pub fn default_keep_recent(agent_dir: &std::path::Path) -> Option<f64> {
+    budgets::load(SettingsScope::Global, agent_dir, None).ok().map(|b| b.budgets.keep_recent_tokens as f64)
+}
+
+/// The entry the Budgets panel's first preview will cut at with `leaf` as the leaf, given
+/// [`default_keep_recent`]. An open and a leaf move lay the graph out with it revealed, so the
+/// preview that follows finds its row and does not lay the graph out a second time (which also
+/// made the graph ask for its rows again).
+pub fn default_cut(s: &Session, leaf: Option<usize>, keep_recent: Option<f64>) -> Option<usize> {
     let path = s.path(leaf);
-    first_kept_position(s, &path, b.budgets.keep_recent_tokens as f64).map(|p| path[p])
+    first_kept_position(s, &path, keep_recent?).map(|p| path[p])
 }
 
 pub fn preview(state: &AppState, keep_recent_tokens: u32, reserve_tokens: u32, context_window: u32, enabled: bool) -> Result<CompactionPreview, AppError> {

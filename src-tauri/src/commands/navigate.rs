@@ -13,12 +13,13 @@ use tauri::State;
 
 /// Move Arbor's leaf to `entry_id` by Pi's rule and remember it in Arbor's state file.
 pub fn continue_from(state: &AppState, entry_id: &str) -> Result<Navigation, AppError> {
+    let keep_recent = super::budgets::default_keep_recent(&state.agent_dir);
     let (dto, composer_text, key, leaf_id) = state.with_open(|o| {
         let target = o.session.index_of(entry_id).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))?;
         let nav = navigation_target(&o.session, target);
         o.leaf = nav.new_leaf;
         // One layout: with the cut that the preview right after will ask for already unfolded.
-        let cut = super::budgets::default_cut(&o.session, o.leaf, &state.agent_dir);
+        let cut = super::budgets::default_cut(&o.session, o.leaf, keep_recent);
         o.layout = graph::relayout_revealing(&o.session, o.leaf, &mut o.folding, &mut o.nodes, cut);
         let leaf_id = o.leaf.map(|l| o.session.id(l).to_string());
         Ok((describe_open(o), nav.editor_text, o.path.display().to_string(), leaf_id))

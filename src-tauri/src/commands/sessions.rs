@@ -29,7 +29,7 @@ pub fn open(state: &AppState, path: &Path, is_demo: bool) -> Result<OpenedSessio
     let leaf = st.leaves.get(&key).and_then(|id| session.index_of(id)).or(session.file_leaf());
     let mut folding = graph::Folding::default();
     let mut nodes = graph::NodeCache::default();
-    let cut = super::budgets::default_cut(&session, leaf, &state.agent_dir);
+    let cut = super::budgets::default_cut(&session, leaf, super::budgets::default_keep_recent(&state.agent_dir));
     let layout = graph::relayout_revealing(&session, leaf, &mut folding, &mut nodes, cut);
     let open = OpenSession { path: path.to_path_buf(), session: session.into(), leaf, layout, nodes, folding, is_demo, markers: Default::default() };
     let dto = describe_open(&open);
