@@ -28,6 +28,7 @@ vi.mock("../src/ipc/bindings", () => ({
 }));
 
 const { GraphView } = await import("../src/graph/view");
+const { BAND_MARGIN, BAND_SLACK, bandFor, visibleRange } = await import("../src/graph/geometry");
 
 describe("graph view", () => {
   const frames: FrameRequestCallback[] = [];
@@ -82,27 +83,86 @@ describe("graph view", () => {
     frame();
     const byId = () => new Map([...root.querySelectorAll<HTMLElement>(".g-row")].map((e) => [e.dataset.entryId, e]));
     const before = byId();
-    expect(before.has("e0") && before.has("e9")).toBe(true);
-    // Three rows down: the rows still in view are the same elements, in row order.
+    // The view (10 rows) and 48 rows below it have elements; nothing further.
+    expect(before.has("e0") && before.has("e57")).toBe(true);
+    expect(before.has("e58")).toBe(false);
+    const segments = () => [...root.querySelectorAll<HTMLElement>(".graph-canvas")].map((c) => Number(c.dataset.segment)).sort((a, b) => a - b);
+    expect(segments()).toEqual([0]);
+    // Three rows down: still inside the band, so the frame makes no element at all.
     top = 3 * 24;
     g.schedule();
     frame();
     const after = byId();
-    expect(after.has("e12")).toBe(true);
-    expect(after.has("e0")).toBe(false);
-    for (const id of ["e3", "e5", "e9"]) expect(after.get(id)).toBe(before.get(id));
+    expect(after.size).toBe(before.size);
+    for (const [id, e] of after) expect(e).toBe(before.get(id));
+    // Near the band's edge (12 rows or fewer to go) the band moves: rows still in it keep their
+    // elements, the new ones get theirs, and the lanes get the next segment's canvas.
+    top = 40 * 24;
+    g.schedule();
+    frame();
+    await new Promise((r) => setTimeout(r, 0));
+    frame();
+    const moved = byId();
+    expect(moved.has("e97")).toBe(true);
+    expect(moved.has("e98")).toBe(false);
+    for (const id of ["e0", "e30", "e57"]) expect(moved.get(id)).toBe(before.get(id));
+    expect(segments()).toEqual([0, 1]);
+    // Far away: the old rows and their canvases are gone, the rows are in row order.
+    top = 1000 * 24;
+    g.schedule();
+    frame();
+    await new Promise((r) => setTimeout(r, 0));
+    frame();
+    const far = byId();
+    expect(far.has("e0")).toBe(false);
+    expect(far.has("e952") && far.has("e1057")).toBe(true);
+    expect(segments()).toEqual([14, 15, 16]);
     const order = [...root.querySelectorAll<HTMLElement>(".g-row")].map((e) => Number(e.dataset.row));
     expect(order).toEqual([...order].sort((a, b) => a - b));
+    top = 3 * 24;
+    g.schedule();
+    frame();
+    await new Promise((r) => setTimeout(r, 0));
+    frame();
+    const back = byId();
+    const e5 = back.get("e5")!;
     // The cursor moves without remaking rows; a row whose marker facts arrive is remade.
     g.cursor = 5;
     g.schedule();
     frame();
-    expect(byId().get("e5")).toBe(before.get("e5"));
-    expect(before.get("e5")!.classList.contains("cursor")).toBe(true);
+    expect(byId().get("e5")).toBe(e5);
+    expect(e5.classList.contains("cursor")).toBe(true);
     const row5 = g.rowAt(5)!;
     Object.assign(row5, { dropped: 2, retained: 3, facts: 4 });
     g.schedule();
     frame();
-    expect(byId().get("e5")).not.toBe(before.get("e5"));
+    expect(byId().get("e5")).not.toBe(e5);
+  });
+});
+
+describe("the band of rows with elements", () => {
+  const v = (scrollTop: number, totalRows = 100_000) => ({ scrollTop, height: 240, rowHeight: 24, totalRows });
+  const vis = (top: number, total = 100_000) => visibleRange(v(top, total), 0);
+
+  it("stays while the view is more than BAND_SLACK rows from an edge it can pass, then recentres", () => {
+    let band = bandFor(vis(0), null, v(0));
+    expect(band).toEqual({ first: 0, last: 10 + BAND_MARGIN });
+    // The top edge is the graph's own: the view may touch it.
+    expect(bandFor(vis(0), band, v(0))).toBe(band);
+    for (let row = 1; row + 10 <= band.last - BAND_SLACK; row++) expect(bandFor(vis(row * 24), band, v(row * 24))).toBe(band);
+    const row = band.last - BAND_SLACK - 10 + 1;
+    band = bandFor(vis(row * 24), band, v(row * 24));
+    expect(band).toEqual({ first: Math.max(0, row - BAND_MARGIN), last: row + 10 + BAND_MARGIN });
+    // A jump outside it recentres at once; so does a graph that got shorter (a new layout).
+    expect(bandFor(vis(50_000 * 24), band, v(50_000 * 24))).toEqual({ first: 50_000 - BAND_MARGIN, last: 50_010 + BAND_MARGIN });
+    expect(bandFor(vis(0, 30), band, v(0, 30))).toEqual({ first: 0, last: 30 });
+  });
+
+  it("reaches the graph's last row and stays there", () => {
+    const total = 1000;
+    const top = (total - 10) * 24;
+    const band = bandFor(vis(top, total), null, v(top, total));
+    expect(band).toEqual({ first: total - 10 - BAND_MARGIN, last: total });
+    expect(bandFor(vis(top, total), band, v(top, total))).toBe(band);
   });
 });

@@ -17,6 +17,37 @@ export function visibleRange(v: Viewport, overscan = 4): { first: number; last: 
 
 export const CHUNK = 256;
 
+/** Rows a lane canvas covers (a quarter of a chunk: at the largest zoom and a device pixel
+ *  ratio of 2, 64 rows stay under the 16,384-pixel canvas limit). */
+export const SEGMENT = 64;
+
+/** Rows given elements beyond the view, on each side. */
+export const BAND_MARGIN = 48;
+/** How near (in rows) the view may come to the band's edge before the band moves. */
+export const BAND_SLACK = 12;
+
+/** The rows that get elements for visible rows `vis`: `band` again while the view stays inside it
+ *  and more than `BAND_SLACK` rows from an edge it can move past (so scroll frames make no
+ *  elements), else the view with `BAND_MARGIN` rows on each side. */
+export function bandFor(
+  vis: { first: number; last: number },
+  band: { first: number; last: number } | null,
+  v: Viewport,
+): { first: number; last: number } {
+  const total = Math.max(0, v.totalRows);
+  if (
+    band &&
+    band.last <= total &&
+    vis.first >= band.first &&
+    vis.last <= band.last &&
+    (band.first === 0 || vis.first - band.first >= BAND_SLACK) &&
+    (band.last === total || band.last - vis.last >= BAND_SLACK)
+  ) {
+    return band;
+  }
+  return { first: Math.max(0, vis.first - BAND_MARGIN), last: Math.min(total, vis.last + BAND_MARGIN) };
+}
+
 /** Chunk indices covering rows [first, last). */
 export function chunksFor(first: number, last: number): number[] {
   if (last <= first) return [];

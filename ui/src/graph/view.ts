@@ -1,9 +1,10 @@
-// The branch graph: a tall scroll spacer, and a sticky layer where only visible rows are drawn
-// (lines on a canvas, row text as DOM text nodes). Rows come from Rust in chunks.
+// The branch graph: a tall spacer holding the rows of a band around the view (row text as DOM
+// text nodes, lanes on canvases of SEGMENT rows each), placed where they sit in the whole graph
+// so the webview scrolls them itself. Rows come from Rust in chunks.
 
 import { api, call } from "../ipc";
 import type { GraphRow, Mark } from "../ipc";
-import { CHUNK, chunksFor, laneColour, laneX, scrollToShow, visibleRange } from "./geometry";
+import { CHUNK, SEGMENT, bandFor, chunksFor, laneColour, laneX, scrollToShow, visibleRange } from "./geometry";
 import { markerBadges } from "../summary/pure";
 import { cssVar, THEME_EVENT } from "../theme";
 
@@ -27,33 +28,37 @@ export class GraphView {
   cursor = 0;
   cutRow: number | null = null;
   private spacer: HTMLElement;
-  private layer: HTMLElement;
-  private canvas: HTMLCanvasElement;
   private rowsEl: HTMLElement;
   private cutEl: HTMLElement;
   private frameRequested = false;
+  /** The rows that have elements: the view and a margin around it. It moves only when the view
+   *  comes near its edge, so most scroll frames make no elements and repaint nothing. */
+  private band: { first: number; last: number } | null = null;
   /** The row elements drawn, by row number, with the row and signature they were made from. */
   private live = new Map<number, { row: GraphRow; sig: string; el: HTMLElement }>();
+  /** The lane canvases of the band, by segment, with what they were painted from. */
+  private segments = new Map<number, { canvas: HTMLCanvasElement; sig: string }>();
+  /** Bumped when a chunk's rows change in place (marker facts filled in): its lanes are repainted. */
+  private chunkVersion = new Map<number, number>();
   /** Canvas colours, read from the theme's CSS variables (again whenever the theme changes). */
   private pal = readPalette();
+  private palVersion = 0;
   /** Frame times (ms) of the last draws, for the benchmark. */
   readonly frameTimes: number[] = [];
 
   constructor(private readonly root: HTMLElement, private readonly cb: GraphCallbacks) {
     root.tabIndex = 0;
     this.spacer = el("div", "graph-spacer");
-    this.layer = el("div", "graph-layer");
-    this.canvas = document.createElement("canvas");
-    this.canvas.className = "graph-canvas";
     this.rowsEl = el("div", "graph-rows");
     this.cutEl = el("div", "cut-marker");
     this.cutEl.id = "cut-marker";
     this.cutEl.hidden = true;
-    this.layer.append(this.canvas, this.rowsEl, this.cutEl);
-    root.append(this.layer, this.spacer);
+    this.spacer.append(this.rowsEl, this.cutEl);
+    root.append(this.spacer);
     root.addEventListener("scroll", () => this.schedule());
     window.addEventListener(THEME_EVENT, () => {
       this.pal = readPalette();
+      this.palVersion++;
       this.schedule();
     });
     new ResizeObserver(() => this.schedule()).observe(root);
@@ -72,6 +77,8 @@ export class GraphView {
     this.generation++;
     this.chunks.clear();
     this.pending.clear();
+    this.chunkVersion.clear();
+    this.band = null;
     this.totalRows = totalRows;
     this.lanes = Math.max(1, lanes);
     this.cursor = Math.min(this.cursor, Math.max(0, totalRows - 1));
@@ -84,6 +91,8 @@ export class GraphView {
     const anchorRow = this.root.scrollTop / this.rowHeight;
     this.rowHeight = Math.min(48, Math.max(12, Math.round(this.rowHeight * factor)));
     this.laneWidth = Math.min(28, Math.max(8, Math.round(this.laneWidth * factor)));
+    this.band = null;
+    this.spacer.style.height = `${this.totalRows * this.rowHeight}px`;
     this.root.scrollTop = anchorRow * this.rowHeight;
     this.schedule();
   }
@@ -164,6 +173,8 @@ export class GraphView {
           if (f) Object.assign(r, { dropped: f.dropped, retained: f.retained, facts: f.facts });
         }
         missing = missing.filter((r) => !byId.has(r.entryId));
+        const chunk = Math.floor(rows[0].row / CHUNK);
+        this.chunkVersion.set(chunk, (this.chunkVersion.get(chunk) ?? 0) + 1);
         this.schedule();
         if (missing.length) await new Promise((r) => setTimeout(r, 30));
       }
@@ -187,36 +198,20 @@ export class GraphView {
   private draw(): void {
     const v = this.viewport();
     const gutter = this.lanes * this.laneWidth + 12;
-    this.spacer.style.height = `${this.totalRows * this.rowHeight}px`;
-    const { first, last } = visibleRange(v, 2);
-    for (const c of chunksFor(first, last)) void this.fetchChunk(c);
-    const width = this.root.clientWidth;
-    const height = v.height;
-    const dpr = window.devicePixelRatio || 1;
-    if (this.canvas.width !== Math.round(gutter * dpr) || this.canvas.height !== Math.round(height * dpr)) {
-      this.canvas.width = Math.round(gutter * dpr);
-      this.canvas.height = Math.round(height * dpr);
-      this.canvas.style.width = `${gutter}px`;
-      this.canvas.style.height = `${height}px`;
-    }
-    this.layer.style.height = `${height}px`;
-    this.layer.style.width = `${width}px`;
-    const ctx = this.canvas.getContext("2d");
-    if (ctx) {
-      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-      ctx.clearRect(0, 0, gutter, height);
-    }
     const rh = this.rowHeight;
-    const lw = this.laneWidth;
-    // Row elements stay while their row stays visible and unchanged: they sit at their place in
-    // the whole graph, and one transform moves them all. A scroll then lays out only the rows
-    // that came into view (their text is what costs, painted in software under WebKitGTK).
+    const height = `${this.totalRows * rh}px`;
+    if (this.spacer.style.height !== height) this.spacer.style.height = height;
+    this.band = bandFor(visibleRange(v, 0), this.band, v);
+    const { first, last } = this.band;
+    for (const c of chunksFor(first, last)) void this.fetchChunk(c);
+    // Row elements stay while their row stays in the band and unchanged: they sit at their place
+    // in the whole graph, which the webview scrolls itself. Only a band move or a changed row
+    // makes elements (their text is what costs, painted in software under WebKitGTK).
     const shown = new Set<number>();
     let prev: HTMLElement | null = null;
     for (let r = first; r < last; r++) {
       const row = this.rowAt(r);
       if (!row) continue;
-      if (ctx) this.paintRow(ctx, row, r * rh - v.scrollTop);
       const sig = rowSignature(row, gutter, rh);
       let live = this.live.get(r);
       if (!live || live.row !== row || live.sig !== sig) {
@@ -237,16 +232,65 @@ export class GraphView {
         this.live.delete(r);
       }
     }
-    this.rowsEl.style.transform = `translateY(${-v.scrollTop}px)`;
+    this.drawLanes(first, last, gutter);
     if (this.cutRow !== null && this.totalRows > 0) {
       this.cutEl.hidden = false;
       this.cutEl.dataset.row = String(this.cutRow);
-      this.cutEl.style.top = `${this.cutRow * rh - v.scrollTop - 1}px`;
+      this.cutEl.style.top = `${this.cutRow * rh - 1}px`;
     } else {
       this.cutEl.hidden = true;
       delete this.cutEl.dataset.row;
     }
-    void lw;
+  }
+
+  /** The lane canvases of the segments that rows [first, last) touch: each painted once for
+   *  what it shows (its rows, their marker facts, zoom, lanes, theme); the others removed. */
+  private drawLanes(first: number, last: number, gutter: number): void {
+    const rh = this.rowHeight;
+    const dpr = window.devicePixelRatio || 1;
+    const wanted = new Set<number>();
+    for (let seg = Math.floor(first / SEGMENT); seg * SEGMENT < last; seg++) {
+      wanted.add(seg);
+      const start = seg * SEGMENT;
+      const end = Math.min(this.totalRows, start + SEGMENT);
+      const chunk = Math.floor(start / CHUNK);
+      const loaded = this.chunks.has(chunk);
+      const sig = `${this.generation}|${loaded}|${this.chunkVersion.get(chunk) ?? 0}|${gutter}|${rh}|${end}|${dpr}|${this.palVersion}`;
+      let s = this.segments.get(seg);
+      if (s && s.sig === sig) continue;
+      if (!s) {
+        const canvas = document.createElement("canvas");
+        canvas.className = "graph-canvas";
+        canvas.dataset.segment = String(seg);
+        this.spacer.prepend(canvas);
+        s = { canvas, sig: "" };
+        this.segments.set(seg, s);
+      }
+      s.sig = sig;
+      const c = s.canvas;
+      const [w, h] = [Math.round(gutter * dpr), Math.round((end - start) * rh * dpr)];
+      if (c.width !== w || c.height !== h) {
+        c.width = w;
+        c.height = h;
+        c.style.width = `${gutter}px`;
+        c.style.height = `${(end - start) * rh}px`;
+      }
+      c.style.top = `${start * rh}px`;
+      const ctx = c.getContext("2d");
+      if (!ctx) continue;
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      ctx.clearRect(0, 0, gutter, (end - start) * rh);
+      for (let r = start; r < end; r++) {
+        const row = this.rowAt(r);
+        if (row) this.paintRow(ctx, row, (r - start) * rh);
+      }
+    }
+    for (const [seg, s] of this.segments) {
+      if (!wanted.has(seg)) {
+        s.canvas.remove();
+        this.segments.delete(seg);
+      }
+    }
   }
 
   private lane(i: number): string {
