@@ -27,7 +27,7 @@ const pageBg = (s) => s.exec(`return getComputedStyle(document.body).backgroundC
 
 /** How many canvas pixels of the graph are exactly each of the given #rrggbb colours. */
 const canvasCounts = (s, colours) =>
-  s.exec(`const c = document.querySelector(".graph-canvas"); const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+  s.exec(`const c = document.querySelector(".graph-canvas:not([hidden])"); const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
     const want = arguments[0].map((h) => [parseInt(h.slice(1, 3), 16), parseInt(h.slice(3, 5), 16), parseInt(h.slice(5, 7), 16)]);
     const n = want.map(() => 0);
     for (let i = 0; i < d.length; i += 4) want.forEach((w, k) => { if (d[i + 3] === 255 && d[i] === w[0] && d[i + 1] === w[1] && d[i + 2] === w[2]) n[k]++; });

@@ -86,8 +86,9 @@ describe("graph view", () => {
     // The view (10 rows) and 48 rows below it have elements; nothing further.
     expect(before.has("e0") && before.has("e57")).toBe(true);
     expect(before.has("e58")).toBe(false);
-    const segments = () => [...root.querySelectorAll<HTMLElement>(".graph-canvas")].map((c) => Number(c.dataset.segment)).sort((a, b) => a - b);
+    const segments = () => [...root.querySelectorAll<HTMLElement>(".graph-canvas:not([hidden])")].map((c) => Number(c.dataset.segment)).sort((a, b) => a - b);
     expect(segments()).toEqual([0]);
+    const firstCanvas = root.querySelector(".graph-canvas");
     // Three rows down: still inside the band, so the frame makes no element at all.
     top = 3 * 24;
     g.schedule();
@@ -107,16 +108,26 @@ describe("graph view", () => {
     expect(moved.has("e98")).toBe(false);
     for (const id of ["e0", "e30", "e57"]) expect(moved.get(id)).toBe(before.get(id));
     expect(segments()).toEqual([0, 1]);
-    // Far away: the old rows and their canvases are gone, the rows are in row order.
+    // A jump: the frame its rows arrive in makes only the view's rows and 4 on each side (and
+    // their lanes); the next frame makes the rest of the band. The old rows and canvases are gone.
     top = 1000 * 24;
     g.schedule();
     frame();
     await new Promise((r) => setTimeout(r, 0));
     frame();
+    const first = byId();
+    expect([...first.keys()].sort()).toEqual(Array.from({ length: 18 }, (_, i) => `e${996 + i}`).sort());
+    expect(segments()).toEqual([15]);
+    expect(frames.length).toBe(1);
+    frame();
     const far = byId();
     expect(far.has("e0")).toBe(false);
-    expect(far.has("e952") && far.has("e1057")).toBe(true);
+    expect(far.has("e952") && far.has("e1057") && !far.has("e1058")).toBe(true);
+    for (const id of ["e996", "e1013"]) expect(far.get(id)).toBe(first.get(id));
     expect(segments()).toEqual([14, 15, 16]);
+    // Canvases are reused, not made anew for each segment (a new one is a new compositing layer).
+    expect(firstCanvas && root.contains(firstCanvas)).toBe(true);
+    expect(root.querySelectorAll(".graph-canvas").length).toBeLessThanOrEqual(5);
     const order = [...root.querySelectorAll<HTMLElement>(".g-row")].map((e) => Number(e.dataset.row));
     expect(order).toEqual([...order].sort((a, b) => a - b));
     top = 3 * 24;

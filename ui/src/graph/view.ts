@@ -34,10 +34,14 @@ export class GraphView {
   /** The rows that have elements: the view and a margin around it. It moves only when the view
    *  comes near its edge, so most scroll frames make no elements and repaint nothing. */
   private band: { first: number; last: number } | null = null;
+  /** The last frame made only the view's rows of a new band: this one makes the rest. */
+  private deferred = false;
   /** The row elements drawn, by row number, with the row and signature they were made from. */
   private live = new Map<number, { row: GraphRow; sig: string; el: HTMLElement }>();
   /** The lane canvases of the band, by segment, with what they were painted from. */
   private segments = new Map<number, { canvas: HTMLCanvasElement; sig: string }>();
+  /** Lane canvases not in use, hidden, for the next segments. */
+  private spare: HTMLCanvasElement[] = [];
   /** Bumped when a chunk's rows change in place (marker facts filled in): its lanes are repainted. */
   private chunkVersion = new Map<number, number>();
   /** Canvas colours, read from the theme's CSS variables (again whenever the theme changes). */
@@ -201,9 +205,21 @@ export class GraphView {
     const rh = this.rowHeight;
     const height = `${this.totalRows * rh}px`;
     if (this.spacer.style.height !== height) this.spacer.style.height = height;
-    this.band = bandFor(visibleRange(v, 0), this.band, v);
+    const vis = visibleRange(v, 0);
+    this.band = bandFor(vis, this.band, v);
     const { first, last } = this.band;
     for (const c of chunksFor(first, last)) void this.fetchChunk(c);
+    // After a jump or a new layout most of the band has no elements yet: this frame makes those
+    // of the view and a few rows around it, so it paints as soon as it would have with no band,
+    // and the next frame makes the rest.
+    let [make0, make1] = [first, last];
+    let missing = 0;
+    for (let r = first; r < last && missing <= JUMP_ROWS; r++) if (this.rowAt(r) && !this.live.has(r)) missing++;
+    if (missing > JUMP_ROWS && !this.deferred) {
+      [make0, make1] = [Math.max(first, vis.first - 4), Math.min(last, vis.last + 4)];
+      this.schedule();
+    }
+    this.deferred = make1 - make0 < last - first;
     // Row elements stay while their row stays in the band and unchanged: they sit at their place
     // in the whole graph, which the webview scrolls itself. Only a band move or a changed row
     // makes elements (their text is what costs, painted in software under WebKitGTK).
@@ -214,6 +230,7 @@ export class GraphView {
       if (!row) continue;
       const sig = rowSignature(row, gutter, rh);
       let live = this.live.get(r);
+      if ((r < make0 || r >= make1) && (!live || live.row !== row)) continue;
       if (!live || live.row !== row || live.sig !== sig) {
         const d = this.rowElement(row, r * rh, gutter);
         if (live) live.el.remove();
@@ -232,7 +249,7 @@ export class GraphView {
         this.live.delete(r);
       }
     }
-    this.drawLanes(first, last, gutter);
+    this.drawLanes(first, last, make0, make1, gutter);
     if (this.cutRow !== null && this.totalRows > 0) {
       this.cutEl.hidden = false;
       this.cutEl.dataset.row = String(this.cutRow);
@@ -243,26 +260,37 @@ export class GraphView {
     }
   }
 
-  /** The lane canvases of the segments that rows [first, last) touch: each painted once for
-   *  what it shows (its rows, their marker facts, zoom, lanes, theme); the others removed. */
-  private drawLanes(first: number, last: number, gutter: number): void {
+  /** The lane canvases of the segments that rows [make0, make1) touch: each painted once for
+   *  what it shows (its rows, their marker facts, zoom, lanes, theme). Those of the band's other
+   *  rows stay as they are; the others are removed. */
+  private drawLanes(first: number, last: number, make0: number, make1: number, gutter: number): void {
     const rh = this.rowHeight;
     const dpr = window.devicePixelRatio || 1;
-    const wanted = new Set<number>();
-    for (let seg = Math.floor(first / SEGMENT); seg * SEGMENT < last; seg++) {
-      wanted.add(seg);
+    // Canvases of segments that left the band are kept and reused (moved and repainted): a new
+    // canvas is a new composited layer for the webview, which took a frame of its own.
+    for (const [seg, s] of this.segments) {
+      if ((seg + 1) * SEGMENT <= first || seg * SEGMENT >= last || !this.chunks.has(Math.floor((seg * SEGMENT) / CHUNK))) {
+        this.segments.delete(seg);
+        this.spare.push(s.canvas);
+      }
+    }
+    for (let seg = Math.floor(make0 / SEGMENT); seg * SEGMENT < make1; seg++) {
       const start = seg * SEGMENT;
       const end = Math.min(this.totalRows, start + SEGMENT);
       const chunk = Math.floor(start / CHUNK);
-      const loaded = this.chunks.has(chunk);
-      const sig = `${this.generation}|${loaded}|${this.chunkVersion.get(chunk) ?? 0}|${gutter}|${rh}|${end}|${dpr}|${this.palVersion}`;
+      if (!this.chunks.has(chunk)) continue; // nothing to paint yet
+      const sig = `${this.generation}|${this.chunkVersion.get(chunk) ?? 0}|${gutter}|${rh}|${end}|${dpr}|${this.palVersion}`;
       let s = this.segments.get(seg);
       if (s && s.sig === sig) continue;
       if (!s) {
-        const canvas = document.createElement("canvas");
-        canvas.className = "graph-canvas";
+        let canvas = this.spare.pop();
+        if (!canvas) {
+          canvas = document.createElement("canvas");
+          canvas.className = "graph-canvas";
+          this.spacer.prepend(canvas);
+        }
+        canvas.hidden = false;
         canvas.dataset.segment = String(seg);
-        this.spacer.prepend(canvas);
         s = { canvas, sig: "" };
         this.segments.set(seg, s);
       }
@@ -285,11 +313,10 @@ export class GraphView {
         if (row) this.paintRow(ctx, row, (r - start) * rh);
       }
     }
-    for (const [seg, s] of this.segments) {
-      if (!wanted.has(seg)) {
-        s.canvas.remove();
-        this.segments.delete(seg);
-      }
+    for (const c of this.spare.splice(SPARE_CANVASES)) c.remove();
+    for (const c of this.spare) {
+      c.hidden = true;
+      delete c.dataset.segment;
     }
   }
 
@@ -463,6 +490,12 @@ export class GraphView {
     this.root.addEventListener("pointerup", () => (drag = null));
   }
 }
+
+/** More rows of the band than this without elements (a jump, a new layout): the frame makes only
+ *  those of the view, the next frame the rest. A scroll's band move makes fewer. */
+const JUMP_ROWS = 60;
+/** Lane canvases kept for reuse beyond those of the band. */
+const SPARE_CANVASES = 2;
 
 const MARK_BADGES: [Mark, string][] = [
   ["leaf", "leaf"],
