@@ -5,6 +5,7 @@
 
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -53,29 +54,44 @@ export async function startXvfb() {
   return display;
 }
 
+/** A port the OS says is free now (bound to port 0, then released). A random number in the
+ *  ephemeral range could be an outgoing connection's local port ("Unable to listen"). */
 function freePort() {
-  return 40000 + Math.floor(Math.random() * 20000);
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
 }
 
 export async function startDriver(display, env) {
-  const port = freePort();
-  const d = spawn(DRIVER, ["--port", String(port), "--native-port", String(port + 1)], {
-    detached: true,
-    stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, ...env, DISPLAY: display },
-  });
-  groups.push(d.pid);
   let err = "";
-  d.stderr.on("data", (x) => (err += x));
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    try {
-      const r = await fetch(`${base}/status`);
-      if (r.ok) return { base, pgid: d.pid };
-    } catch {
-      /* not up yet */
+  // A port can still be taken between the check and tauri-driver's bind: then it exits, and
+  // another pair of ports is tried.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const [port, nativePort] = [await freePort(), await freePort()];
+    const d = spawn(DRIVER, ["--port", String(port), "--native-port", String(nativePort)], {
+      detached: true,
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, ...env, DISPLAY: display },
+    });
+    groups.push(d.pid);
+    err = "";
+    d.stderr.on("data", (x) => (err += x));
+    const base = `http://127.0.0.1:${port}`;
+    for (let i = 0; i < 100 && d.exitCode === null; i++) {
+      try {
+        const r = await fetch(`${base}/status`);
+        if (r.ok) return { base, pgid: d.pid };
+      } catch {
+        /* not up yet */
+      }
+      await sleep(100);
     }
-    await sleep(100);
+    if (d.exitCode === null) break; // running but not answering: not a port clash
   }
   throw new Error(`tauri-driver did not start: ${err}`);
 }
