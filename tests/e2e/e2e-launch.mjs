@@ -137,10 +137,12 @@ async function launchScenario(display) {
     // 3. A second launch with a file that does not exist: the usual error, the open session stays.
     const bad = await launch(["no-such-session.jsonl"], dir, fullEnv);
     check("a second launch with a missing file exits too", bad.code === 0, `${bad.code} ${bad.err.slice(-300)}`);
+    const seen = new Set();
     const err = await s.waitFor("an error notice", async () => {
       const n = await notice(s);
+      seen.add(n);
       return n.includes("no-such-session.jsonl") ? n : null;
-    }, 10_000).catch((e) => String(e));
+    }, 10_000).catch(async (e) => `${e}; notices seen: ${JSON.stringify([...seen])}; title ${JSON.stringify(await titlePath(s))}`);
     check("the window says the file could not be opened, naming it", err.includes("no-such-session.jsonl"), err);
     check("and keeps the session that was open", (await titlePath(s)) === fileB, await titlePath(s));
 
