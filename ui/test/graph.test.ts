@@ -78,9 +78,18 @@ describe("graph view", () => {
     const g = new GraphView(root, { onSelect() {}, onActivate() {}, onParent() {}, onLeaf() {} });
     g.reset(100_000, 1);
     const frame = () => frames.splice(0).forEach((f) => f(0));
-    frame();
-    await new Promise((r) => setTimeout(r, 0));
-    frame();
+    // A frame, the rows it asked for, and the frame that draws them.
+    const settle = async () => {
+      frame();
+      await new Promise((r) => setTimeout(r, 0));
+      frame();
+    };
+    const scrollTo = (row: number) => {
+      top = row * 24;
+      g.schedule();
+      return settle();
+    };
+    await settle();
     const byId = () => new Map([...root.querySelectorAll<HTMLElement>(".g-row")].map((e) => [e.dataset.entryId, e]));
     const before = byId();
     // The view (10 rows) and 48 rows below it have elements; nothing further.
@@ -98,11 +107,7 @@ describe("graph view", () => {
     for (const [id, e] of after) expect(e).toBe(before.get(id));
     // Near the band's edge (12 rows or fewer to go) the band moves: rows still in it keep their
     // elements, the new ones get theirs, and the lanes get the next segment's canvas.
-    top = 40 * 24;
-    g.schedule();
-    frame();
-    await new Promise((r) => setTimeout(r, 0));
-    frame();
+    await scrollTo(40);
     const moved = byId();
     expect(moved.has("e97")).toBe(true);
     expect(moved.has("e98")).toBe(false);
@@ -110,11 +115,7 @@ describe("graph view", () => {
     expect(segments()).toEqual([0, 1]);
     // A jump: the frame its rows arrive in makes only the view's rows and 4 on each side (and
     // their lanes); the next frame makes the rest of the band. The old rows and canvases are gone.
-    top = 1000 * 24;
-    g.schedule();
-    frame();
-    await new Promise((r) => setTimeout(r, 0));
-    frame();
+    await scrollTo(1000);
     const first = byId();
     expect([...first.keys()].sort()).toEqual(Array.from({ length: 18 }, (_, i) => `e${996 + i}`).sort());
     expect(segments()).toEqual([15]);
@@ -130,11 +131,7 @@ describe("graph view", () => {
     expect(root.querySelectorAll(".graph-canvas").length).toBeLessThanOrEqual(5);
     const order = [...root.querySelectorAll<HTMLElement>(".g-row")].map((e) => Number(e.dataset.row));
     expect(order).toEqual([...order].sort((a, b) => a - b));
-    top = 3 * 24;
-    g.schedule();
-    frame();
-    await new Promise((r) => setTimeout(r, 0));
-    frame();
+    await scrollTo(3);
     const back = byId();
     const e5 = back.get("e5")!;
     // The cursor moves without remaking rows; a row whose marker facts arrive is remade.
