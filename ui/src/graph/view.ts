@@ -87,7 +87,7 @@ export class GraphView {
     this.lanes = Math.max(1, lanes);
     this.cursor = Math.min(this.cursor, Math.max(0, totalRows - 1));
     // Size the spacer now, so a scroll to a row right after a reset is not clamped.
-    this.spacer.style.height = `${this.totalRows * this.rowHeight}px`;
+    this.sizeSpacer();
     this.schedule();
   }
 
@@ -96,7 +96,7 @@ export class GraphView {
     this.rowHeight = Math.min(48, Math.max(12, Math.round(this.rowHeight * factor)));
     this.laneWidth = Math.min(28, Math.max(8, Math.round(this.laneWidth * factor)));
     this.band = null;
-    this.spacer.style.height = `${this.totalRows * this.rowHeight}px`;
+    this.sizeSpacer();
     this.root.scrollTop = anchorRow * this.rowHeight;
     this.schedule();
   }
@@ -199,12 +199,17 @@ export class GraphView {
     });
   }
 
+  /** The spacer as tall as the whole graph (set only when that changed). */
+  private sizeSpacer(): void {
+    const height = `${this.totalRows * this.rowHeight}px`;
+    if (this.spacer.style.height !== height) this.spacer.style.height = height;
+  }
+
   private draw(): void {
     const v = this.viewport();
     const gutter = this.lanes * this.laneWidth + 12;
     const rh = this.rowHeight;
-    const height = `${this.totalRows * rh}px`;
-    if (this.spacer.style.height !== height) this.spacer.style.height = height;
+    this.sizeSpacer();
     const vis = visibleRange(v, 0);
     this.band = bandFor(vis, this.band, v);
     const { first, last } = this.band;
