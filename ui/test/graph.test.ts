@@ -28,7 +28,7 @@ vi.mock("../src/ipc/bindings", () => ({
 }));
 
 const { GraphView } = await import("../src/graph/view");
-const { BAND_MARGIN, BAND_SLACK, bandFor, visibleRange } = await import("../src/graph/geometry");
+const { BAND_AHEAD, BAND_BEHIND, BAND_MARGIN, BAND_SLACK, bandFor, visibleRange } = await import("../src/graph/geometry");
 
 describe("graph view", () => {
   const frames: FrameRequestCallback[] = [];
@@ -105,13 +105,17 @@ describe("graph view", () => {
     const after = byId();
     expect(after.size).toBe(before.size);
     for (const [id, e] of after) expect(e).toBe(before.get(id));
-    // Near the band's edge (12 rows or fewer to go) the band moves: rows still in it keep their
-    // elements, the new ones get theirs, and the lanes get the next segment's canvas.
-    await scrollTo(40);
+    // Near the band's edge (fewer than 12 rows to go) the band moves on, 72 rows ahead of the view
+    // and 24 behind it, in that one frame (the view's rows had theirs): rows still in it keep
+    // their elements, the new ones get theirs, and the lanes get the next segment's canvas.
+    top = 40 * 24;
+    g.schedule();
+    frame();
+    expect(frames.length).toBe(0); // no second frame: the move was made whole
     const moved = byId();
-    expect(moved.has("e97")).toBe(true);
-    expect(moved.has("e98")).toBe(false);
-    for (const id of ["e0", "e30", "e57"]) expect(moved.get(id)).toBe(before.get(id));
+    expect(moved.has("e121") && moved.has("e16")).toBe(true);
+    expect(moved.has("e122") || moved.has("e15") || moved.has("e0")).toBe(false);
+    for (const id of ["e16", "e30", "e57"]) expect(moved.get(id)).toBe(before.get(id));
     expect(segments()).toEqual([0, 1]);
     // A jump: the frame its rows arrive in makes only the view's rows and 4 on each side (and
     // their lanes); the next frame makes the rest of the band. The old rows and canvases are gone.
@@ -160,7 +164,17 @@ describe("the band of rows with elements", () => {
     for (let row = 1; row + 10 <= band.last - BAND_SLACK; row++) expect(bandFor(vis(row * 24), band, v(row * 24))).toBe(band);
     const row = band.last - BAND_SLACK - 10 + 1;
     band = bandFor(vis(row * 24), band, v(row * 24));
-    expect(band).toEqual({ first: Math.max(0, row - BAND_MARGIN), last: row + 10 + BAND_MARGIN });
+    // Scrolling down: the band moves on far ahead of the view and keeps a few rows behind it.
+    expect(band).toEqual({ first: row - BAND_BEHIND, last: row + 10 + BAND_AHEAD });
+    for (let r = row; r + 10 <= band.last - BAND_SLACK; r++) expect(bandFor(vis(r * 24), band, v(r * 24))).toBe(band);
+    const down = band.last - BAND_SLACK - 10 + 1;
+    band = bandFor(vis(down * 24), band, v(down * 24));
+    expect(band).toEqual({ first: down - BAND_BEHIND, last: down + 10 + BAND_AHEAD });
+    // Scrolling back up: near the top edge it moves the other way, far ahead above the view.
+    const up = band.first + BAND_SLACK - 1;
+    expect(bandFor(vis((up + 1) * 24), band, v((up + 1) * 24))).toBe(band);
+    band = bandFor(vis(up * 24), band, v(up * 24));
+    expect(band).toEqual({ first: up - BAND_AHEAD, last: up + 10 + BAND_BEHIND });
     // A jump outside it recentres at once; so does a graph that got shorter (a new layout).
     expect(bandFor(vis(50_000 * 24), band, v(50_000 * 24))).toEqual({ first: 50_000 - BAND_MARGIN, last: 50_010 + BAND_MARGIN });
     expect(bandFor(vis(0, 30), band, v(0, 30))).toEqual({ first: 0, last: 30 });

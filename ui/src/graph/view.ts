@@ -214,12 +214,15 @@ export class GraphView {
     this.band = bandFor(vis, this.band, v);
     const { first, last } = this.band;
     for (const c of chunksFor(first, last)) void this.fetchChunk(c);
-    // After a jump or a new layout most of the band has no elements yet: this frame makes those
-    // of the view and a few rows around it, so it paints as soon as it would have with no band,
-    // and the next frame makes the rest.
+    // After a jump or a new layout the view's own rows have no elements yet (a scroll's band move
+    // comes before that) and most of the band has none: this frame makes those of the view and a
+    // few rows around it, so it paints as soon as it would have with no band, and the next frame
+    // makes the rest.
     let [make0, make1] = [first, last];
     let missing = 0;
-    for (let r = first; r < last && missing <= JUMP_ROWS; r++) if (this.rowAt(r) && !this.live.has(r)) missing++;
+    let viewMissing = false;
+    for (let r = vis.first; r < vis.last && !viewMissing; r++) viewMissing = !!this.rowAt(r) && !this.live.has(r);
+    for (let r = first; viewMissing && r < last && missing <= JUMP_ROWS; r++) if (this.rowAt(r) && !this.live.has(r)) missing++;
     if (missing > JUMP_ROWS && !this.deferred) {
       [make0, make1] = [Math.max(first, vis.first - 4), Math.min(last, vis.last + 4)];
       this.schedule();
@@ -496,8 +499,9 @@ export class GraphView {
   }
 }
 
-/** More rows of the band than this without elements (a jump, a new layout): the frame makes only
- *  those of the view, the next frame the rest. A scroll's band move makes fewer. */
+/** More rows of the band than this without elements, the view's among them (a jump, a new
+ *  layout): the frame makes only those of the view, the next frame the rest. A scroll's band move
+ *  (the view's rows already made) makes all of its rows at once. */
 const JUMP_ROWS = 60;
 /** Lane canvases kept for reuse beyond those of the band. */
 const SPARE_CANVASES = 2;
