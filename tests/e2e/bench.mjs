@@ -73,6 +73,7 @@ async function main() {
       staticList: { ...staticList, intervals: undefined },
       frameRatioFolded: +(folded.rafIntervalMs.median / staticList.rafIntervalMs.median).toFixed(2),
       frameRatioUnfolded: +(unfolded.rafIntervalMs.median / staticList.rafIntervalMs.median).toFixed(2),
+      meanFrameRatioUnfolded: +(unfolded.meanIntervalMs / staticList.meanIntervalMs).toFixed(2),
       interleaved,
     };
     console.log(JSON.stringify(report, null, 2));
@@ -83,25 +84,51 @@ async function main() {
   }
 }
 
-/** From `startFraction` of the height, scroll 10 rows per frame for `frames` frames; rAF intervals and the graph's own draw times. */
+/** From `startFraction` of the height, scroll 10 rows per frame for `frames` frames; rAF intervals
+ * and the graph's own draw times. Each interval is also classed by whether the frame before it
+ * made row elements (the band moved) or not, so the two kinds of frame are reported apart. */
 async function scrollBench(s, startFraction = 0, frames = 600) {
   const scroll = await s.exec(`
       const g = document.getElementById("graph");
       g.scrollTop = g.scrollHeight * arguments[0];
-      const intervals = [];
-      let last = null, n = 0;
+      const intervals = [], made = [];
+      let last = null, n = 0, added = 0;
+      const mo = new MutationObserver((ms) => {
+        for (const m of ms) for (const a of m.addedNodes) if (a.classList?.contains("g-row")) added++;
+      });
+      mo.observe(g, { childList: true, subtree: true });
       const before = window.arborBench.frameTimes().length;
       return new Promise((resolve) => {
         const step = (ts) => {
-          if (last !== null) intervals.push(ts - last);
+          if (last !== null) {
+            intervals.push(ts - last);
+            made.push(added);
+          }
+          added = 0;
           last = ts;
           g.scrollTop += 240;
           if (++n < arguments[1]) requestAnimationFrame(step);
-          else setTimeout(() => resolve({ intervals, draws: window.arborBench.frameTimes().slice(before), rows: g.scrollHeight / 24 }), 200);
+          else {
+            mo.disconnect();
+            setTimeout(() => resolve({ intervals, made, draws: window.arborBench.frameTimes().slice(before), rows: g.scrollHeight / 24 }), 200);
+          }
         };
         requestAnimationFrame(step);
       });`, startFraction, frames);
-  return { rows: Math.round(scroll.rows), intervals: scroll.intervals, rafIntervalMs: benchStats(scroll.intervals), graphDrawMs: benchStats(scroll.draws) };
+  const kind = (moved) => {
+    const iv = scroll.intervals.filter((_, i) => (scroll.made[i] > 0) === moved);
+    return benchStats(iv);
+  };
+  return {
+    rows: Math.round(scroll.rows),
+    intervals: scroll.intervals,
+    rafIntervalMs: benchStats(scroll.intervals),
+    meanIntervalMs: mean(scroll.intervals),
+    // frames that made row elements (a band move) and frames that made none
+    bandMoveFramesMs: kind(true),
+    stillFramesMs: kind(false),
+    graphDrawMs: benchStats(scroll.draws),
+  };
 }
 
 /** The reference: a static text list of 4000 rows laid over the graph, in the same window and
@@ -129,7 +156,11 @@ async function staticListBench(s, frames = 600) {
         };
         requestAnimationFrame(step);
       });`, frames);
-  return { intervals: r, rafIntervalMs: benchStats(r) };
+  return { intervals: r, rafIntervalMs: benchStats(r), meanIntervalMs: mean(r) };
+}
+
+function mean(xs) {
+  return +(xs.reduce((a, b) => a + b, 0) / xs.length).toFixed(1);
 }
 
 main().catch((e) => {
