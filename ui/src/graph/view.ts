@@ -219,10 +219,11 @@ export class GraphView {
     // few rows around it, so it paints as soon as it would have with no band, and the next frame
     // makes the rest.
     let [make0, make1] = [first, last];
+    const unmade = (r: number) => !!this.rowAt(r) && !this.live.has(r);
     let missing = 0;
     let viewMissing = false;
-    for (let r = vis.first; r < vis.last && !viewMissing; r++) viewMissing = !!this.rowAt(r) && !this.live.has(r);
-    for (let r = first; viewMissing && r < last && missing <= JUMP_ROWS; r++) if (this.rowAt(r) && !this.live.has(r)) missing++;
+    for (let r = vis.first; r < vis.last && !viewMissing; r++) viewMissing = unmade(r);
+    for (let r = first; viewMissing && r < last && missing <= JUMP_ROWS; r++) if (unmade(r)) missing++;
     if (missing > JUMP_ROWS && !this.deferred) {
       [make0, make1] = [Math.max(first, vis.first - 4), Math.min(last, vis.last + 4)];
       this.schedule();
@@ -279,6 +280,8 @@ export class GraphView {
     for (const [seg, s] of this.segments) {
       if ((seg + 1) * SEGMENT <= first || seg * SEGMENT >= last || !this.chunks.has(Math.floor((seg * SEGMENT) / CHUNK))) {
         this.segments.delete(seg);
+        s.canvas.hidden = true;
+        delete s.canvas.dataset.segment;
         this.spare.push(s.canvas);
       }
     }
@@ -322,10 +325,6 @@ export class GraphView {
       }
     }
     for (const c of this.spare.splice(SPARE_CANVASES)) c.remove();
-    for (const c of this.spare) {
-      c.hidden = true;
-      delete c.dataset.segment;
-    }
   }
 
   private lane(i: number): string {
