@@ -4,6 +4,7 @@
 use arbor_app::commands::{budgets, graph, navigate, sessions};
 use arbor_app::state::{AppState, ArborStateFile};
 use arbor_app::view::budgets::{Budgets, SettingsScope};
+use arbor_app::view::graph::GraphRowKind;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -69,7 +70,7 @@ fn continue_from_user_message_moves_leaf_to_parent_and_is_remembered() {
     let opened = sessions::open(&e.state, &path, false).unwrap();
     // A user message that is not on the active path.
     let w = graph::window(&e.state, 0, opened.total_rows).unwrap();
-    let target = w.rows.iter().find(|r| r.kind == "user" && !r.marks.iter().any(|m| m == "active")).expect("an off-path user message");
+    let target = w.rows.iter().find(|r| r.kind == GraphRowKind::User && !r.marks.iter().any(|m| m == "active")).expect("an off-path user message");
     let detail = graph::select(&e.state, &target.entry_id, 16_384, true).unwrap().detail;
     let nav = navigate::continue_from(&e.state, &target.entry_id).unwrap();
     assert_eq!(nav.session.leaf_id, detail.parent_id, "leaf = parent of the user message");
@@ -288,6 +289,26 @@ fn errors_are_tagged_with_hints() {
     assert_eq!(v["kind"], "notFound");
     let err: arbor_app::error::IpcError = sessions::open(&e.state, Path::new("/nonexistent.jsonl"), false).unwrap_err().into();
     assert_eq!(err.kind, arbor_app::error::ErrorKind::Io);
+    // The library's and a new file's errors go through the same mapping, each with its own hint.
+    use arbor_app::error::{AppError, ErrorKind, IpcError};
+    use library::LibError;
+    use session_engine::store::NewFileError;
+    let ipc = |e: AppError| IpcError::from(e);
+    let busy = ipc(LibError::Busy("the index is busy".into()).into());
+    assert_eq!((busy.kind, busy.message.as_str()), (ErrorKind::Refused, "the index is busy"));
+    let corrupt = ipc(LibError::Corrupt("malformed".into()).into());
+    assert_eq!(corrupt.kind, ErrorKind::Refused);
+    assert!(corrupt.hint.contains("rebuilt"), "{}", corrupt.hint);
+    assert_eq!(ipc(LibError::Invalid("empty query".into()).into()).kind, ErrorKind::Invalid);
+    let io = ipc(LibError::Io { path: "/x.jsonl".into(), message: "denied".into() }.into());
+    assert_eq!((io.kind, io.message.as_str()), (ErrorKind::Io, "/x.jsonl: denied"));
+    let exists = ipc(AppError::NewFile { path: "/out.md".into(), error: NewFileError::Exists });
+    assert_eq!(exists.kind, ErrorKind::Refused);
+    assert!(exists.message.contains("/out.md already exists") && exists.hint.contains("replace"), "{exists:?}");
+    assert_eq!(ipc(AppError::NewFile { path: "/out".into(), error: NewFileError::IsDir }).kind, ErrorKind::Invalid);
+    let full = ipc(AppError::NewFile { path: "/out.md".into(), error: NewFileError::Io(std::io::Error::other("no space")) });
+    assert_eq!(full.kind, ErrorKind::Io);
+    assert!(full.message.contains("no space"), "{}", full.message);
 }
 
 #[test]
@@ -305,7 +326,7 @@ fn search_finds_rows_and_reveal_expands_folds() {
     let hits = e.state.with_open(|o| Ok(arbor_app::view::graph::search(&o.session, &o.layout, "compaction", 50))).unwrap();
     assert!(!hits.is_empty());
     let w = graph::window(&e.state, 0, 5000).unwrap();
-    let fold = w.rows.iter().find(|r| r.kind == "fold").expect("the demo session's graph folds a long linear run");
+    let fold = w.rows.iter().find(|r| r.kind == GraphRowKind::Fold).expect("the demo session's graph folds a long linear run");
     let before = w.total_rows;
     let row = graph::reveal(&e.state, &fold.entry_id).unwrap();
     let after = graph::window(&e.state, row, row + 1).unwrap();
@@ -421,7 +442,8 @@ fn demo_graph_snapshot() {
     let ascii = session_graph::render_ascii(&layout, |i| {
         let (kind, title) = arbor_app::view::graph::entry_title(&s, i as usize);
         let title: String = title.chars().take(40).collect();
-        format!("{} {kind}: {title}", s.id(i as usize))
+        let kind = serde_json::to_value(kind).unwrap();
+        format!("{} {}: {title}", s.id(i as usize), kind.as_str().unwrap())
     });
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/demo-graph.txt");
     let committed = std::fs::read_to_string(&path).unwrap_or_default();

@@ -2,10 +2,10 @@
 //! listing from a real SQLite index, search with status badges, opening at a hit, live follow
 //! with a second process appending, user folders, and a damaged index. Included by tests/app.rs.
 
-use arbor_app::commands::library::{self as lib_cmd, LibraryState, RawHandler, SearchRequest};
+use arbor_app::commands::library::{self as lib_cmd, LibraryState, RawHandler};
 use arbor_app::commands::{graph, navigate, sessions};
 use arbor_app::state::AppState;
-use arbor_app::view::library::{HitStatus, LibraryUiEvent, ListingQuery, SortKey};
+use arbor_app::view::library::{HitStatus, LibraryUiEvent, ListingQuery, SearchRequest, SessionChange, SortKey};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex};
@@ -196,7 +196,7 @@ fn live_follow_reloads_the_open_session_and_keeps_a_moved_leaf() {
     append_from_other_process(&env.compacted, &line);
     let ev = wait_for(&env.events, "the open session to change", |e| matches!(e, LibraryUiEvent::SessionChanged { open: Some(_), .. }));
     let LibraryUiEvent::SessionChanged { open: Some(o), change, new_entries, .. } = ev else { unreachable!() };
-    assert_eq!(change, "appended");
+    assert_eq!(change, SessionChange::Appended);
     assert_eq!(new_entries, 1);
     assert_eq!(o.entry_count, opened.entry_count + 1);
     assert_eq!(o.leaf_id.as_deref(), Some("fee1f011"), "Arbor followed Pi's leaf");
@@ -327,7 +327,7 @@ fn a_replaced_open_session_is_read_again_and_reported_as_reindexed() {
     std::fs::rename(&tmp, &demo).unwrap();
     let ev = wait_for(&env.events, "the replaced session", |e| matches!(e, LibraryUiEvent::SessionChanged { open: Some(_), .. }));
     let LibraryUiEvent::SessionChanged { open: Some(o), change, .. } = ev else { unreachable!() };
-    assert_eq!(change, "reindexed");
+    assert_eq!(change, SessionChange::Reindexed);
     assert_ne!(o.entry_count, opened.entry_count);
     let fresh = session_engine::Session::open(&demo).unwrap();
     assert_eq!(o.entry_count as usize, fresh.len());

@@ -3,12 +3,13 @@
 //! automatic compaction, cancel, hooks, and the IPC error kinds. Real files in temp dirs, a
 //! real HTTP server on 127.0.0.1 written here.
 
-use arbor_app::commands::keys::{self, CatalogModel, HooksView, ModelChoice, SummarizerState};
+use arbor_app::commands::keys::{self, SummarizerState};
 use arbor_app::commands::sessions;
-use arbor_app::commands::summarize::{self, BudgetArgs};
+use arbor_app::commands::summarize;
 use arbor_app::error::{ErrorKind, IpcError};
 use arbor_app::state::AppState;
-use arbor_app::view::budgets::Budgets;
+use arbor_app::view::budgets::{BudgetArgs, Budgets};
+use arbor_app::view::keys::{CatalogModel, HooksView, ModelChoice};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;

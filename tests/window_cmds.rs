@@ -3,10 +3,11 @@
 //! the one-time keyring notice, and cancelling / resuming the library's index pass. Included by
 //! tests/app.rs.
 
-use arbor_app::commands::keys::{self, KeyringStatus, SummarizerState};
+use arbor_app::commands::keys::{self, SummarizerState};
 use arbor_app::commands::library::{self as lib_cmd, LibraryState, RawHandler};
 use arbor_app::commands::{model_window, sessions};
 use arbor_app::state::{AppState, ArborStateFile};
+use arbor_app::view::keys::KeyringStatus;
 use arbor_app::view::library::{LibraryUiEvent, ListingQuery};
 use std::path::Path;
 use std::sync::mpsc::{channel, Receiver};

@@ -4,6 +4,8 @@
 
 use arbor_app::commands::{graph, navigate, sessions, summary};
 use arbor_app::error::{ErrorKind, IpcError};
+use arbor_app::view::graph::GraphRowKind;
+use arbor_app::view::summary::{FactKind, ItemMarker, SectionRole, SummaryKind, VersionKind};
 use session_engine::{build_context, Session};
 use std::path::{Path, PathBuf};
 
@@ -48,15 +50,15 @@ fn view_shows_sections_files_span_author_alarm_and_retention() {
     let e = env();
     open_demo_copy(&e);
     let v = summary::view(&e.state, C3).unwrap();
-    assert_eq!(v.kind, "compaction");
+    assert_eq!(v.kind, SummaryKind::Compaction);
     let names: Vec<&str> = v.sections.iter().map(|s| s.name.as_str()).collect();
     for want in ["Goal", "Constraints & Preferences", "Progress › Done", "Progress › In Progress", "Key Decisions", "Next Steps", "Critical Context"] {
         assert!(names.contains(&want), "section {want} in {names:?}");
     }
     let done = v.sections.iter().find(|s| s.name == "Progress › Done").unwrap();
-    assert_eq!(done.role, "done");
+    assert_eq!(done.role, SectionRole::Done);
     assert_eq!(done.items.len(), 12);
-    assert!(done.items.iter().all(|i| i.marker == "checkbox" && i.checked == Some(true)));
+    assert!(done.items.iter().all(|i| i.marker == ItemMarker::Checkbox && i.checked == Some(true)));
     let in_progress = v.sections.iter().find(|s| s.name == "Progress › In Progress").unwrap();
     assert_eq!(in_progress.items[0].checked, Some(false));
     assert_eq!(v.modified_files, vec!["src/args.rs", "src/bucket.rs", "src/keyed.rs", "src/lib.rs", "src/main.rs"]);
@@ -69,7 +71,7 @@ fn view_shows_sections_files_span_author_alarm_and_retention() {
     assert!(v.editable, "C3 governs the context at the demo's leaf: {:?}", v.edit_refusal);
     assert_eq!(v.governing_entry_id.as_deref(), Some(C3));
     assert_eq!(v.history.len(), 1);
-    assert_eq!(v.history[0].kind, "original");
+    assert_eq!(v.history[0].kind, VersionKind::Original);
     // The drop alarm: C2's decision is gone; the memory item moved to Done.
     assert_eq!(v.check.previous_entry_id.as_deref(), Some(C2));
     assert_eq!(v.check.dropped.len(), 1, "{:?}", v.check.dropped);
@@ -82,7 +84,7 @@ fn view_shows_sections_files_span_author_alarm_and_retention() {
     // Retention: some facts of the span are mentioned, not all (e.g. the clippy command is not).
     let r = &v.check.retention;
     assert!(r.total > 0 && r.mentioned > 0 && r.mentioned < r.total, "{}/{}", r.mentioned, r.total);
-    assert!(r.facts.iter().any(|f| f.kind == "path" && f.text == "src/keyed.rs" && f.mentioned), "{:?}", r.facts);
+    assert!(r.facts.iter().any(|f| f.kind == FactKind::Path && f.text == "src/keyed.rs" && f.mentioned), "{:?}", r.facts);
     assert!(r.facts.iter().all(|f| !f.source_entry_id.is_empty()));
 
     // C2 carries its predecessor: no alarm; it is not the governing compaction, so it cannot be edited.
@@ -110,12 +112,16 @@ fn graph_rows_carry_the_drop_count_and_retention_score() {
     let total = sessions::describe(&e.state).unwrap().total_rows;
     // A window (main thread) adds cached marker facts only; the graph asks summary_markers for the rest.
     let first = graph::window(&e.state, 0, total).unwrap();
-    let missing: Vec<String> =
-        first.rows.iter().filter(|r| (r.kind == "compaction" || r.kind == "branch_summary") && r.facts.is_none()).map(|r| r.entry_id.clone()).collect();
+    let missing: Vec<String> = first
+        .rows
+        .iter()
+        .filter(|r| (r.kind == GraphRowKind::Compaction || r.kind == GraphRowKind::BranchSummary) && r.facts.is_none())
+        .map(|r| r.entry_id.clone())
+        .collect();
     assert!(missing.len() >= 3, "no facts are computed by a window: {} missing", missing.len());
     summary::markers(&e.state, &missing, std::time::Duration::from_secs(60)).unwrap();
     let w = graph::window(&e.state, 0, total).unwrap();
-    assert!(w.rows.iter().filter(|r| r.kind == "compaction" || r.kind == "branch_summary").all(|r| r.facts.is_some()), "all cached now");
+    assert!(w.rows.iter().filter(|r| r.kind == GraphRowKind::Compaction || r.kind == GraphRowKind::BranchSummary).all(|r| r.facts.is_some()), "all cached now");
     let row = |id: &str| w.rows.iter().find(|r| r.entry_id == id).unwrap_or_else(|| panic!("row of {id}"));
     let r5 = row(C3);
     assert_eq!(r5.dropped, Some(1));
@@ -129,7 +135,7 @@ fn graph_rows_carry_the_drop_count_and_retention_score() {
     assert_eq!(late.len(), 1);
     assert_eq!((Some(late[0].dropped), Some(late[0].retained), Some(late[0].facts)), (r5.dropped, r5.retained, r5.facts));
     // Rows of other kinds carry none.
-    assert!(w.rows.iter().filter(|r| r.kind == "user").all(|r| r.dropped.is_none() && r.facts.is_none()));
+    assert!(w.rows.iter().filter(|r| r.kind == GraphRowKind::User).all(|r| r.dropped.is_none() && r.facts.is_none()));
     assert!(s.len() > 100);
 }
 
@@ -145,7 +151,7 @@ fn snapshots_keep_what_they_saw_and_writes_copy_only_while_one_is_alive() {
         .unwrap()
         .rows
         .iter()
-        .filter(|r| r.kind == "compaction" || r.kind == "branch_summary")
+        .filter(|r| r.kind == GraphRowKind::Compaction || r.kind == GraphRowKind::BranchSummary)
         .map(|r| r.entry_id.clone())
         .collect();
     assert!(ids.len() >= 3);
@@ -180,7 +186,7 @@ fn graph_span_counts_are_the_engines_span() {
     let s = Session::open(&path).unwrap();
     let total = sessions::describe(&e.state).unwrap().total_rows;
     let w = graph::window(&e.state, 0, total).unwrap();
-    let compactions: Vec<_> = w.rows.iter().filter(|r| r.kind == "compaction").collect();
+    let compactions: Vec<_> = w.rows.iter().filter(|r| r.kind == GraphRowKind::Compaction).collect();
     assert_eq!(compactions.len(), s.compactions().count(), "every compaction has a row");
     for r in &compactions {
         let v = summary::view(&e.state, &r.entry_id).unwrap();
@@ -250,7 +256,7 @@ fn demo_error_facts_are_the_error_lines() {
     open_demo_copy(&e);
     let v = summary::view(&e.state, C3).unwrap();
     let errors: Vec<(&str, &str)> =
-        v.check.retention.facts.iter().filter(|f| f.kind == "error").map(|f| (f.text.as_str(), f.source_entry_id.as_str())).collect();
+        v.check.retention.facts.iter().filter(|f| f.kind == FactKind::Error).map(|f| (f.text.as_str(), f.source_entry_id.as_str())).collect();
     assert!(errors.contains(&("error: struct `KeyedLimiter` has a public `len` method, but no `is_empty` method", "8b4704ad")), "{errors:?}");
     assert!(errors.iter().all(|(t, _)| !t.starts_with("Checking") && t.chars().count() <= 201), "{errors:?}");
 }
@@ -299,8 +305,8 @@ fn edit_appends_one_line_and_the_context_keeps_the_same_messages() {
     assert_eq!(w.view.check.retention.total, v.check.retention.total);
     assert!(w.view.editable);
     assert!(w.view.check.dropped.is_empty(), "{:?}", w.view.check.dropped);
-    let kinds: Vec<&str> = w.view.history.iter().map(|h| h.kind.as_str()).collect();
-    assert_eq!(kinds, ["original", "edit"]);
+    let kinds: Vec<VersionKind> = w.view.history.iter().map(|h| h.kind).collect();
+    assert_eq!(kinds, [VersionKind::Original, VersionKind::Edit]);
     // The diff original → edit shows the restored decision as added.
     let d = summary::diff(&e.state, C3, "ed170001").unwrap();
     let dec = d.sections.iter().find(|s| s.title == "Key Decisions").unwrap();
@@ -324,8 +330,8 @@ fn revert_appends_the_original_text() {
     assert_eq!(line["summary"], original.as_str());
     assert_eq!(line["details"]["editKind"], "revert");
     assert_eq!(line["parentId"], "ed170001");
-    let kinds: Vec<&str> = w.view.history.iter().map(|h| h.kind.as_str()).collect();
-    assert_eq!(kinds, ["original", "edit", "revert"]);
+    let kinds: Vec<VersionKind> = w.view.history.iter().map(|h| h.kind).collect();
+    assert_eq!(kinds, [VersionKind::Original, VersionKind::Edit, VersionKind::Revert]);
     assert_eq!(w.view.history[0].entry_id, C3);
     // The reverted context: the original summary (with a fresh tokensBefore), then the same messages.
     let s = Session::open(&path).unwrap();
@@ -433,7 +439,7 @@ fn bench_workbench_on_big_session() {
     let t = std::time::Instant::now();
     let w2 = graph::window(&e.state, 0, opened.total_rows.min(5000)).unwrap();
     let second = ms(t);
-    let missing: Vec<String> = w2.rows.iter().filter(|r| r.kind == "compaction" && r.facts.is_none()).map(|r| r.entry_id.clone()).collect();
+    let missing: Vec<String> = w2.rows.iter().filter(|r| r.kind == GraphRowKind::Compaction && r.facts.is_none()).map(|r| r.entry_id.clone()).collect();
     let t = std::time::Instant::now();
     let mut left = missing.clone();
     let mut calls = 0;
@@ -483,7 +489,7 @@ fn bench_workbench_on_big_session() {
     parts.push(("edit_refusal", ms(t)));
     eprintln!("engine parts: {}", parts.iter().map(|(n, m)| format!("{n} {m:.1} ms")).collect::<Vec<_>>().join(", "));
     eprintln!("get_summary_view: {cold:.1} ms cold, {warm:.1} ms again; diff with previous: {diff:.1} ms");
-    let filled = w.rows.iter().filter(|r| r.kind == "compaction" && r.facts.is_some()).count();
+    let filled = w.rows.iter().filter(|r| r.kind == GraphRowKind::Compaction && r.facts.is_some()).count();
     eprintln!(
         "graph window of {} rows: {first:.1} ms with {filled} of {} compaction markers computed in the budget, {second:.1} ms for the next window; summary_markers for the {} left: {late:.1} ms in {calls} calls; all cached: {again:.1} ms",
         w.rows.len(),
@@ -558,7 +564,8 @@ fn one_shot_sse(answer: &'static str) -> (String, std::thread::JoinHandle<String
 
 #[test]
 fn resummarize_through_a_model_sends_the_span_and_the_previous_summary() {
-    use arbor_app::commands::keys::{self, CatalogModel, ModelChoice};
+    use arbor_app::commands::keys;
+    use arbor_app::view::keys::{CatalogModel, ModelChoice};
     let e = env();
     let path = open_demo_copy(&e);
     let st = summarizer_state(&e);

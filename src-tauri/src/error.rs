@@ -59,6 +59,11 @@ pub enum AppError {
     Refused(String),
     #[error(transparent)]
     Summarizer(#[from] summarizer::Error),
+    #[error(transparent)]
+    Library(#[from] ::library::LibError),
+    /// Writing a new file (an export) failed; `path` is the file asked for.
+    #[error("{}", new_file_message(path, error))]
+    NewFile { path: std::path::PathBuf, error: session_engine::store::NewFileError },
 }
 
 impl From<AppError> for IpcError {
@@ -68,7 +73,9 @@ impl From<AppError> for IpcError {
             AppError::NoSession => (ErrorKind::NotFound, "Open a session from the picker first.".to_string()),
             AppError::UnknownEntry(_) => (ErrorKind::NotFound, "The session may have changed on disk; reopen it.".to_string()),
             AppError::Open(session_engine::OpenError::NotAFile { .. }) => (ErrorKind::Invalid, "Choose a .jsonl session file.".to_string()),
-            AppError::Open(_) | AppError::Io { .. } => (ErrorKind::Io, "Check that the file exists and that you may read and write it.".to_string()),
+            AppError::Open(session_engine::OpenError::NotFound { .. } | session_engine::OpenError::Io { .. }) | AppError::Io { .. } => {
+                (ErrorKind::Io, "Check that the file exists and that you may read and write it.".to_string())
+            }
             AppError::Store(e) => store_kind_and_hint(e),
             AppError::Settings(session_engine::settings::SettingsError::Locked { .. }) => {
                 (ErrorKind::Refused, "Nothing was written; try again in a moment.".to_string())
@@ -83,6 +90,8 @@ impl From<AppError> for IpcError {
             AppError::BadInput(_) => (ErrorKind::Invalid, "Check the value and try again.".to_string()),
             AppError::Refused(_) => (ErrorKind::Refused, "Nothing was changed.".to_string()),
             AppError::Summarizer(e) => summarizer_kind_and_hint(e),
+            AppError::Library(e) => library_kind_and_hint(e),
+            AppError::NewFile { error, .. } => new_file_kind_and_hint(error),
         };
         IpcError { kind, message, hint }
     }
@@ -141,11 +150,33 @@ fn store_kind_and_hint(e: &session_engine::store::StoreError) -> (ErrorKind, Str
 }
 
 /// The library crate's errors, every variant by name.
-pub fn lib_err(e: ::library::LibError) -> AppError {
-    use ::library::LibError;
+fn library_kind_and_hint(e: &::library::LibError) -> (ErrorKind, String) {
+    use ::library::LibError as L;
+    let (kind, hint) = match e {
+        L::Io { .. } => (ErrorKind::Io, "Check that the file exists and that you may read it."),
+        L::Invalid(_) => (ErrorKind::Invalid, "Check the value and try again."),
+        L::Busy(_) => (ErrorKind::Refused, "Nothing was changed; try again in a moment."),
+        L::Corrupt(_) | L::Sqlite(_) => (ErrorKind::Refused, "Nothing was changed; the index is rebuilt from the session files on the next pass."),
+    };
+    (kind, hint.to_string())
+}
+
+/// A new file's errors (exports), every variant by name.
+fn new_file_kind_and_hint(e: &session_engine::store::NewFileError) -> (ErrorKind, String) {
+    use session_engine::store::NewFileError as N;
+    let (kind, hint) = match e {
+        N::Exists => (ErrorKind::Refused, "Nothing was written; confirm to replace it, or choose another name."),
+        N::IsDir => (ErrorKind::Invalid, "Give the export a file name."),
+        N::Io(_) => (ErrorKind::Io, "Check free disk space and the folder's permissions."),
+    };
+    (kind, hint.to_string())
+}
+
+fn new_file_message(path: &std::path::Path, e: &session_engine::store::NewFileError) -> String {
+    use session_engine::store::NewFileError as N;
     match e {
-        LibError::Io { path, message } => AppError::Io { what: format!("reading {}", path.display()), source: std::io::Error::other(message) },
-        LibError::Invalid(m) => AppError::BadInput(m),
-        e @ (LibError::Busy(_) | LibError::Corrupt(_) | LibError::Sqlite(_)) => AppError::Refused(e.to_string()),
+        N::Exists => format!("{} already exists; nothing was written", path.display()),
+        N::IsDir => format!("{} is a folder", path.display()),
+        N::Io(e) => format!("writing {}: {e}", path.display()),
     }
 }

@@ -32,7 +32,6 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         budgets::preview_compaction,
         commands::library::library_listing,
         commands::library::library_search,
-        commands::library::library_status,
         commands::library::library_add_root,
         commands::library::library_remove_root,
         commands::library::library_pick_folder,

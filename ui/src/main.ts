@@ -289,7 +289,7 @@ async function preview(): Promise<void> {
   showBudgetValues();
   const b = budgetsFromForm();
   const seq = ++previewSeq;
-  const p = await call(api.previewCompaction(b.keepRecentTokens, b.reserveTokens, contextWindow(), b.enabled));
+  const p = await call(api.previewCompaction({ ...b, contextWindow: contextWindow() }));
   if (seq !== previewSeq) return;
   if (p.totalRows !== graph.totalRows) graph.reset(p.totalRows, graph.lanes);
   graph.setCut(p.firstKeptRow);

@@ -3,7 +3,7 @@
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, OpenSession};
 pub use crate::view::budgets::CompactionPreview;
-use crate::view::budgets::{self, BudgetSettings, Budgets, SettingsScope};
+use crate::view::budgets::{self, BudgetArgs, BudgetSettings, Budgets, SettingsScope};
 use session_engine::compaction::{first_kept_position, prepare_compaction};
 use session_engine::context::{context_message, estimate_tokens, CompactionSettings};
 use session_engine::Session;
@@ -110,12 +110,7 @@ pub fn save_budgets(state: State<'_, AppState>, scope: SettingsScope, budgets: B
 /// Off the main thread: it runs at the same time as a click's `select_entry`.
 #[tauri::command]
 #[specta::specta]
-pub async fn preview_compaction(
-    state: State<'_, AppState>,
-    keep_recent_tokens: u32,
-    reserve_tokens: u32,
-    context_window: u32,
-    enabled: bool,
-) -> IpcResult<CompactionPreview> {
-    Ok(preview(&state, keep_recent_tokens, reserve_tokens, context_window, enabled)?)
+pub async fn preview_compaction(state: State<'_, AppState>, budgets: BudgetArgs) -> IpcResult<CompactionPreview> {
+    let b = &budgets.budgets;
+    Ok(preview(&state, b.keep_recent_tokens, b.reserve_tokens, budgets.context_window, b.enabled)?)
 }

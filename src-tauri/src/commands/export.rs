@@ -98,12 +98,8 @@ impl ExportJob {
             export(&s, scope, format, &self.title, &mut w, progress)
         });
         let stats = res.map_err(|e| match e {
-            NewFileError::Exists => {
-                AppError::Refused(format!("{} already exists; nothing was written (confirm to replace it, or choose another name)", out.display()))
-            }
-            NewFileError::IsDir => AppError::BadInput(format!("{} is a folder; give the export a file name", out.display())),
             NewFileError::Io(_) if cancel.load(Ordering::Relaxed) => AppError::Refused("export cancelled; nothing was written".into()),
-            NewFileError::Io(source) => AppError::Io { what: format!("writing {}", out.display()), source },
+            error => AppError::NewFile { path: out.to_path_buf(), error },
         })?;
         Ok(ExportDone {
             path: out.display().to_string(),

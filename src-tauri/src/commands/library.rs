@@ -7,14 +7,11 @@
 //! beside `AppState`. Plain functions here are the command bodies (tested without a window in
 //! tests/library_cmds.rs); the `#[tauri::command]` one-liners map the error.
 
-pub use crate::error::lib_err;
 use crate::error::{AppError, IpcResult};
 pub use crate::state::library::{coalesce, db_path_for, follow_tick, reload_if_open, EventSink, FollowState, LibraryState, RawHandler};
 use crate::state::{AppState, ArborStateFile};
-use crate::view::library::{HitStatus, IndexStatus, LibraryHit, LibraryListing, LibraryUiEvent, ListingQuery, ProjectRow, RootRow, SessionRow};
+use crate::view::library::{IndexStatus, LibraryHit, LibraryListing, LibraryUiEvent, ListingQuery, ProjectRow, RootRow, SearchRequest, SessionRow};
 use ::library::{SearchQuery, SessionFilter};
-use serde::Deserialize;
-use specta::Type;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tauri::ipc::Channel;
@@ -62,20 +59,6 @@ pub fn listing(lib: &LibraryState, app: &AppState, q: &ListingQuery) -> Result<L
     })
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Type)]
-#[serde(rename_all = "camelCase")]
-pub struct SearchRequest {
-    /// Words (all required) and "quoted phrases".
-    pub text: String,
-    /// Search within this session file only.
-    pub session_path: Option<String>,
-    pub project: Option<String>,
-    /// Keep only these statuses; empty = all.
-    pub statuses: Vec<HitStatus>,
-    /// At most this many hits (default 100).
-    pub limit: Option<u32>,
-}
-
 pub fn search(lib: &LibraryState, req: &SearchRequest) -> Result<Vec<LibraryHit>, AppError> {
     if req.text.trim().is_empty() {
         return Ok(Vec::new());
@@ -118,12 +101,6 @@ pub async fn library_listing(lib: State<'_, LibraryState>, app: State<'_, AppSta
 #[specta::specta]
 pub async fn library_search(lib: State<'_, LibraryState>, request: SearchRequest) -> IpcResult<Vec<LibraryHit>> {
     Ok(search(&lib, &request)?)
-}
-
-#[tauri::command]
-#[specta::specta]
-pub fn library_status(lib: State<'_, LibraryState>) -> IpcResult<IndexStatus> {
-    Ok(lib.status())
 }
 
 /// Cancel the running index pass (what it indexed stays; the rest on "Resume" or next start).

@@ -6,18 +6,16 @@
 //! usable while a model answers; the file is never read again, and afterwards the app only lays
 //! the graph out.
 
-use super::keys::{ModelChoice, SummarizerState};
+use super::keys::SummarizerState;
 use super::navigate::{continue_from, Navigation};
 use super::sessions::{describe_open, OpenedSession};
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile};
-use crate::view::budgets::Budgets;
+use crate::view::budgets::BudgetArgs;
 use crate::view::graph;
+use crate::view::keys::ModelChoice;
 pub use crate::view::summarize::{AutoCompactionInfo, CompactResult, NavigateResult, ProgressKind, SendResult, SummaryCall, SummaryProgress};
-use serde::Deserialize;
-use session_engine::context::CompactionSettings;
 use session_engine::Session;
-use specta::Type;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use summarizer::offline::Kind;
@@ -58,24 +56,6 @@ pub(crate) fn channel_progress(ch: Channel<SummaryProgress>) -> ProgressFn {
     Arc::new(move |p| {
         let _ = ch.send(SummaryProgress::from_progress(p));
     })
-}
-
-/// Pi's budgets as the UI shows them (the budgets form: the same `Budgets` the settings commands
-/// read and write), plus the model window it uses.
-#[derive(Debug, Clone, Deserialize, Type)]
-#[serde(rename_all = "camelCase")]
-pub struct BudgetArgs {
-    #[serde(flatten)]
-    pub budgets: Budgets,
-    /// Used when the catalog does not know the chosen model's window.
-    pub context_window: u32,
-}
-
-impl BudgetArgs {
-    fn settings(&self) -> CompactionSettings {
-        let b = &self.budgets;
-        CompactionSettings { enabled: b.enabled, reserve_tokens: b.reserve_tokens as f64, keep_recent_tokens: b.keep_recent_tokens as f64 }
-    }
 }
 
 /// The backend of the user's choice, with what the UI should say about it.

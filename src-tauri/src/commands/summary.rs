@@ -6,12 +6,13 @@
 //! length (another writer → refused, nothing written), then read back with `extend_from_file`:
 //! the session is not reopened.
 
-use super::keys::{env_base_url, ModelChoice, SummarizerState};
+use super::keys::SummarizerState;
 use super::sessions::describe_open;
 use super::summarize::{channel_progress, Running, SummaryProgress};
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile, OpenSession};
 use crate::view::graph;
+use crate::view::keys::{env_base_url, ModelChoice};
 use crate::view::summary::{diff_view, retention_view, sections_of, summary_view, MarkerCache, MarkerFactsView, SummaryDiffView, SummaryView};
 pub use crate::view::summary::{ResummaryView, SummaryWrite};
 use session_engine::session::Extend;

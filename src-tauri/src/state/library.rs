@@ -5,7 +5,7 @@
 //! are in `commands/library.rs`.
 
 use super::{describe_open, AppState};
-use crate::error::{lib_err, AppError};
+use crate::error::AppError;
 use crate::view::graph;
 use crate::view::library::{IndexStatus, LibraryUiEvent, RootRow};
 use crate::view::session::OpenedSession;
@@ -81,7 +81,7 @@ impl LibraryState {
     pub fn with_lib<T>(&self, f: impl FnOnce(&mut Library) -> Result<T, LibError>) -> Result<T, AppError> {
         let mut g = lock(&self.lib);
         match g.as_mut() {
-            Some(l) => f(l).map_err(lib_err),
+            Some(l) => f(l).map_err(AppError::from),
             None => Err(AppError::Refused(lock(&self.open_error).clone().unwrap_or_else(|| "the session index is not open".into()))),
         }
     }
@@ -159,7 +159,7 @@ impl LibraryState {
                 let mut st = lock(&self.status);
                 st.synced = true;
                 st.errors.push(format!("live follow is off: {e}"));
-                Err(lib_err(e))
+                Err(AppError::from(e))
             }
         }
     }
@@ -293,12 +293,13 @@ impl LibraryState {
                 let open = match reload_if_open(app, &path, keep_folds) {
                     Ok(o) => o,
                     Err(e) => {
-                        self.broadcast(LibraryUiEvent::Error { path: Some(path.display().to_string()), message: e.to_string() });
+                        let e = crate::error::IpcError::from(e);
+                        let message = format!("{}. {}", e.message, e.hint);
+                        self.broadcast(LibraryUiEvent::Error { path: Some(path.display().to_string()), message });
                         None
                     }
                 };
-                let change = serde_json::to_value(change).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-                LibraryUiEvent::SessionChanged { path: path.display().to_string(), change, new_entries: new_entries.len() as u32, open }
+                LibraryUiEvent::SessionChanged { path: path.display().to_string(), change: change.into(), new_entries: new_entries.len() as u32, open }
             }
             LibraryEvent::SessionRemoved { path } => LibraryUiEvent::SessionRemoved { path: path.display().to_string() },
             LibraryEvent::Notice { notice } => {

@@ -3,6 +3,7 @@
 
 use crate::error::AppError;
 use serde::{Deserialize, Serialize};
+use session_engine::context::CompactionSettings;
 use session_engine::settings::{write_setting, PiSettings};
 use session_engine::Value;
 use specta::Type;
@@ -31,6 +32,23 @@ impl Default for Budgets {
     }
 }
 
+/// Pi's budgets as the UI shows them (the budgets form: the same `Budgets` the settings commands
+/// read and write), plus the model window it uses.
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct BudgetArgs {
+    #[serde(flatten)]
+    pub budgets: Budgets,
+    /// Used when the catalog does not know the chosen model's window.
+    pub context_window: u32,
+}
+
+impl BudgetArgs {
+    pub fn settings(&self) -> CompactionSettings {
+        let b = &self.budgets;
+        CompactionSettings { enabled: b.enabled, reserve_tokens: b.reserve_tokens as f64, keep_recent_tokens: b.keep_recent_tokens as f64 }
+    }
+}
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]
 pub struct BudgetSettings {

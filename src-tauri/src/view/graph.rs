@@ -141,8 +141,7 @@ pub struct GraphRow {
     pub marks: Vec<Mark>,
     /// For a node row: its entry id; for a fold row: the first folded entry (the fold's id).
     pub entry_id: String,
-    /// `user`, `assistant`, `toolResult`, ..., an entry type for non-messages, or `fold`.
-    pub kind: String,
+    pub kind: GraphRowKind,
     pub title: String,
     pub label: Option<String>,
     pub fold_count: u32,
@@ -154,6 +153,49 @@ pub struct GraphRow {
     /// Summary rows: retention score, facts of the span the summary mentions / all facts.
     pub retained: Option<u32>,
     pub facts: Option<u32>,
+}
+
+/// What a graph row shows: a message by its role, another entry by its type, or a fold. The
+/// names are the file's own (roles camelCase, entry types snake_case); the UI styles rows by them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+pub enum GraphRowKind {
+    #[serde(rename = "user")]
+    User,
+    #[serde(rename = "assistant")]
+    Assistant,
+    #[serde(rename = "toolResult")]
+    ToolResult,
+    #[serde(rename = "bashExecution")]
+    BashExecution,
+    #[serde(rename = "branchSummary")]
+    BranchSummaryMessage,
+    #[serde(rename = "compactionSummary")]
+    CompactionSummaryMessage,
+    /// A message whose role is none of the above (or missing).
+    #[serde(rename = "message")]
+    Message,
+    #[serde(rename = "compaction")]
+    Compaction,
+    #[serde(rename = "branch_summary")]
+    BranchSummary,
+    #[serde(rename = "label")]
+    Label,
+    #[serde(rename = "model_change")]
+    ModelChange,
+    #[serde(rename = "thinking_level_change")]
+    ThinkingLevelChange,
+    #[serde(rename = "session_info")]
+    SessionInfo,
+    #[serde(rename = "custom_message")]
+    CustomMessage,
+    /// A `custom` entry (an extension's state), or a message with role `custom`.
+    #[serde(rename = "custom")]
+    Custom,
+    /// An entry type this version does not know (the row's title is the type).
+    #[serde(rename = "other")]
+    Other,
+    #[serde(rename = "fold")]
+    Fold,
 }
 
 /// A graph row's markers (the UI draws each as a `m-<name>` class).
@@ -224,15 +266,15 @@ fn content_text(v: Option<&Value>) -> String {
 }
 
 /// A short one-line title for an entry row: (kind, title).
-pub fn entry_title(s: &Session, i: usize) -> (String, String) {
+pub fn entry_title(s: &Session, i: usize) -> (GraphRowKind, String) {
+    use GraphRowKind as K;
     let v = s.value(i);
     let str_of = |k: &str| v.str_field(k).unwrap_or("").to_string();
     let (kind, title) = match s.kind(i) {
         Kind::Message => {
             let m = s.message(i).unwrap_or(&Value::Null);
-            let role = s.role(i).unwrap_or("message").to_string();
-            let title = match role.as_str() {
-                "assistant" => {
+            match s.role(i) {
+                Some("assistant") => {
                     let parts: Vec<String> = blocks(m.get("content"))
                         .filter_map(|b| match b {
                             Block::Text(_) => b.text().map(str::to_string),
@@ -240,29 +282,31 @@ pub fn entry_title(s: &Session, i: usize) -> (String, String) {
                             _ => None,
                         })
                         .collect();
-                    if parts.is_empty() {
-                        "(thinking)".to_string()
-                    } else {
-                        parts.join(" ")
-                    }
+                    (K::Assistant, if parts.is_empty() { "(thinking)".to_string() } else { parts.join(" ") })
                 }
-                "toolResult" => format!("{} → {}", m.str_field("toolName").unwrap_or("tool"), content_text(m.get("content"))),
-                "bashExecution" => format!("$ {}", m.str_field("command").unwrap_or("")),
-                _ => content_text(m.get("content")),
-            };
-            (role, title)
+                Some("toolResult") => (K::ToolResult, format!("{} → {}", m.str_field("toolName").unwrap_or("tool"), content_text(m.get("content")))),
+                Some("bashExecution") => (K::BashExecution, format!("$ {}", m.str_field("command").unwrap_or(""))),
+                role => {
+                    let kind = match role {
+                        Some("user") => K::User,
+                        Some("custom") => K::Custom,
+                        Some("branchSummary") => K::BranchSummaryMessage,
+                        Some("compactionSummary") => K::CompactionSummaryMessage,
+                        _ => K::Message,
+                    };
+                    (kind, content_text(m.get("content")))
+                }
+            }
         }
-        Kind::Compaction => ("compaction".into(), format!("Compaction: {}", str_of("summary"))),
-        Kind::BranchSummary => ("branch_summary".into(), format!("Branch summary: {}", str_of("summary"))),
-        Kind::Label => ("label".into(), format!("label {} → {}", str_of("targetId"), str_of("label"))),
-        Kind::ModelChange => ("model_change".into(), format!("model {}/{}", str_of("provider"), str_of("modelId"))),
-        Kind::ThinkingLevelChange => ("thinking_level_change".into(), format!("thinking {}", str_of("thinkingLevel"))),
-        Kind::SessionInfo => ("session_info".into(), format!("name: {}", str_of("name"))),
-        Kind::CustomMessage => ("custom_message".into(), content_text(v.get("content"))),
-        Kind::Custom | Kind::Other => {
-            let t = s.entry(i).type_name.to_string();
-            (t.clone(), t)
-        }
+        Kind::Compaction => (K::Compaction, format!("Compaction: {}", str_of("summary"))),
+        Kind::BranchSummary => (K::BranchSummary, format!("Branch summary: {}", str_of("summary"))),
+        Kind::Label => (K::Label, format!("label {} → {}", str_of("targetId"), str_of("label"))),
+        Kind::ModelChange => (K::ModelChange, format!("model {}/{}", str_of("provider"), str_of("modelId"))),
+        Kind::ThinkingLevelChange => (K::ThinkingLevelChange, format!("thinking {}", str_of("thinkingLevel"))),
+        Kind::SessionInfo => (K::SessionInfo, format!("name: {}", str_of("name"))),
+        Kind::CustomMessage => (K::CustomMessage, content_text(v.get("content"))),
+        Kind::Custom => (K::Custom, s.entry(i).type_name.to_string()),
+        Kind::Other => (K::Other, s.entry(i).type_name.to_string()),
     };
     (kind, super::one_line(&title, 140))
 }
@@ -281,7 +325,7 @@ pub fn window(s: &Session, l: &Layout, start: u32, end: u32) -> Vec<GraphRow> {
                 }
                 RowKind::Fold { first, count, .. } => {
                     mark_names.push(Mark::Fold);
-                    (s.id(first as usize).to_string(), "fold".to_string(), format!("{count} entries"), None, count)
+                    (s.id(first as usize).to_string(), GraphRowKind::Fold, format!("{count} entries"), None, count)
                 }
             };
             GraphRow {

@@ -239,6 +239,45 @@ impl From<&SearchHit> for LibraryHit {
     }
 }
 
+/// A full-text search over the library, as the search panel sends it.
+#[derive(Debug, Clone, Default, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchRequest {
+    /// Words (all required) and "quoted phrases".
+    pub text: String,
+    /// Search within this session file only.
+    pub session_path: Option<String>,
+    pub project: Option<String>,
+    /// Keep only these statuses; empty = all.
+    pub statuses: Vec<HitStatus>,
+    /// At most this many hits (default 100).
+    pub limit: Option<u32>,
+}
+
+/// What happened to a session file in a library pass (the library's `Change`).
+#[derive(Debug, Clone, Copy, Serialize, Type, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum SessionChange {
+    Unchanged,
+    New,
+    Appended,
+    Reindexed,
+    Removed,
+}
+
+impl From<::library::Change> for SessionChange {
+    fn from(c: ::library::Change) -> SessionChange {
+        use ::library::Change as C;
+        match c {
+            C::Unchanged => SessionChange::Unchanged,
+            C::New => SessionChange::New,
+            C::Appended => SessionChange::Appended,
+            C::Reindexed => SessionChange::Reindexed,
+            C::Removed => SessionChange::Removed,
+        }
+    }
+}
+
 /// Pushed to the UI over a channel while the app runs.
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(tag = "kind", rename_all = "camelCase")]
@@ -269,7 +308,7 @@ pub enum LibraryUiEvent {
     #[serde(rename_all = "camelCase")]
     SessionChanged {
         path: String,
-        change: String,
+        change: SessionChange,
         new_entries: u32,
         open: Option<crate::view::session::OpenedSession>,
     },

@@ -5,6 +5,7 @@ pub mod context;
 pub mod detail;
 pub mod export;
 pub mod graph;
+pub mod keys;
 pub mod library;
 pub mod session;
 pub mod summarize;

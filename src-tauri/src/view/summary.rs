@@ -10,20 +10,51 @@ use specta::Type;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// An engine enum's serde name ("bullet", "path", "inProgress", ...).
-fn tag<T: Serialize>(t: &T) -> String {
-    match serde_json::to_value(t) {
-        Ok(serde_json::Value::String(s)) => s,
-        _ => String::new(),
-    }
+/// A wire copy of an engine enum (the engine has no specta): same variants, same camelCase
+/// names, and a `From` that names every variant, so an engine change does not compile until the
+/// UI's type follows.
+macro_rules! wire_enum {
+    ($(#[$doc:meta])* $name:ident from $engine:path { $($v:ident),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+        #[serde(rename_all = "camelCase")]
+        pub enum $name {
+            $($v),+
+        }
+        impl From<$engine> for $name {
+            fn from(e: $engine) -> $name {
+                use $engine as E;
+                match e {
+                    $(E::$v => $name::$v),+
+                }
+            }
+        }
+    };
+}
+
+wire_enum!(ItemMarker from sm::Marker { Bullet, Numbered, Checkbox });
+wire_enum!(
+    /// What a section is for, from its heading (Pi's template or a known variant; `other`).
+    SectionRole from sm::SectionRole { Goal, Constraints, Done, InProgress, Blocked, Decisions, NextSteps, CriticalContext, Other }
+);
+wire_enum!(FactKind from sm::FactKind { Path, Command, Error, Constraint });
+wire_enum!(VersionKind from sm::EditKind { Original, Edit, Revert });
+wire_enum!(WordOp from sm::WordOp { Equal, Insert, Delete });
+
+/// Which kind of entry a summary is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+pub enum SummaryKind {
+    #[serde(rename = "compaction")]
+    Compaction,
+    #[serde(rename = "branch_summary")]
+    BranchSummary,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]
 pub struct ItemView {
     pub text: String,
-    /// "bullet" | "numbered" | "checkbox".
-    pub marker: String,
+    pub marker: ItemMarker,
     pub checked: Option<bool>,
     pub depth: u32,
 }
@@ -37,8 +68,7 @@ pub struct SectionView {
     /// Unique human name: "Progress › Done", "Turn Context › Original Request", "(untitled)".
     pub name: String,
     pub level: u32,
-    /// "goal" | "constraints" | "done" | "inProgress" | "blocked" | "decisions" | "nextSteps" | "criticalContext" | "other".
-    pub role: String,
+    pub role: SectionRole,
     pub items: Vec<ItemView>,
     pub text: String,
     /// The section's exact text, heading line included.
@@ -60,8 +90,7 @@ pub struct SpanView {
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]
 pub struct FactView {
-    /// "path" | "command" | "error" | "constraint".
-    pub kind: String,
+    pub kind: FactKind,
     pub text: String,
     pub source_entry_id: String,
     pub mentioned: bool,
@@ -106,8 +135,7 @@ pub struct CheckView {
 #[serde(rename_all = "camelCase")]
 pub struct VersionView {
     pub entry_id: String,
-    /// "original" | "edit" | "revert".
-    pub kind: String,
+    pub kind: VersionKind,
     pub edited_from: Option<String>,
     pub timestamp: String,
 }
@@ -117,8 +145,7 @@ pub struct VersionView {
 #[serde(rename_all = "camelCase")]
 pub struct SummaryRef {
     pub entry_id: String,
-    /// "compaction" | "branch_summary".
-    pub kind: String,
+    pub kind: SummaryKind,
     pub timestamp: String,
     pub on_path: bool,
 }
@@ -127,8 +154,7 @@ pub struct SummaryRef {
 #[serde(rename_all = "camelCase")]
 pub struct SummaryView {
     pub entry_id: String,
-    /// "compaction" | "branch_summary".
-    pub kind: String,
+    pub kind: SummaryKind,
     pub timestamp: String,
     /// The whole summary text (the raw editor starts from it).
     pub text: String,
@@ -175,8 +201,8 @@ pub fn sections_of(sum: &Summary) -> Vec<SectionView> {
             title: s.title.clone(),
             name: s.name.clone(),
             level: s.level as u32,
-            role: tag(&sm::role_of(s)),
-            items: s.items.iter().map(|it| ItemView { text: it.text.clone(), marker: tag(&it.marker), checked: it.checked, depth: it.depth as u32 }).collect(),
+            role: sm::role_of(s).into(),
+            items: s.items.iter().map(|it| ItemView { text: it.text.clone(), marker: it.marker.into(), checked: it.checked, depth: it.depth as u32 }).collect(),
             text: s.text.clone(),
             raw: s.raw.clone(),
             // The split turn's part opens with a section named "Turn Context" (the marker), then "Turn Context › …".
@@ -190,7 +216,7 @@ pub fn retention_view(r: &sm::Retention) -> RetentionView {
         facts: r
             .facts
             .iter()
-            .map(|f| FactView { kind: tag(&f.kind), text: f.text.clone(), source_entry_id: f.source_entry_id.clone(), mentioned: f.mentioned })
+            .map(|f| FactView { kind: f.kind.into(), text: f.text.clone(), source_entry_id: f.source_entry_id.clone(), mentioned: f.mentioned })
             .collect(),
         mentioned: r.mentioned as u32,
         total: r.total as u32,
@@ -251,11 +277,11 @@ pub fn is_summary(s: &Session, idx: usize) -> bool {
     matches!(s.kind(idx), Kind::Compaction | Kind::BranchSummary)
 }
 
-fn kind_name(s: &Session, idx: usize) -> String {
+fn kind_name(s: &Session, idx: usize) -> SummaryKind {
     if s.kind(idx) == Kind::Compaction {
-        "compaction".into()
+        SummaryKind::Compaction
     } else {
-        "branch_summary".into()
+        SummaryKind::BranchSummary
     }
 }
 
@@ -296,13 +322,17 @@ pub fn summary_view(s: &Session, idx: usize, leaf: Option<usize>) -> SummaryView
     let diff_base_note = match (base, s.kind(idx) == Kind::Compaction) {
         (Some(b), _) if is_edit => format!("Compare with the original, {}", s.id(b)),
         (Some(b), true) => format!("Compare with the compaction before it on its path, {}", s.id(b)),
-        (Some(b), false) => format!("Compare with the summary before it on its path, {} ({})", s.id(b), kind_name(s, b).replace('_', " ")),
+        (Some(b), false) => format!(
+            "Compare with the summary before it on its path, {} ({})",
+            s.id(b),
+            if kind_name(s, b) == SummaryKind::Compaction { "compaction" } else { "branch summary" }
+        ),
         (None, true) => "Nothing to compare with: this is the first compaction on its path".to_string(),
         (None, false) => "Nothing to compare with: no compaction or branch summary comes before this branch summary on its path".to_string(),
     };
     let history = sm::history(s, idx)
         .into_iter()
-        .map(|h| VersionView { entry_id: h.entry_id, kind: tag(&h.kind), edited_from: h.edited_from, timestamp: h.timestamp })
+        .map(|h| VersionView { entry_id: h.entry_id, kind: h.kind.into(), edited_from: h.edited_from, timestamp: h.timestamp })
         .collect();
     SummaryView {
         entry_id: s.id(idx).to_string(),
@@ -335,8 +365,7 @@ pub fn summary_view(s: &Session, idx: usize, leaf: Option<usize>) -> SummaryView
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]
 pub struct WordChangeView {
-    /// "equal" | "insert" | "delete".
-    pub op: String,
+    pub op: WordOp,
     pub text: String,
 }
 
@@ -390,7 +419,7 @@ pub fn diff_view(from_id: Option<String>, to_id: Option<String>, from: &str, to:
                     .map(|r| RewordedView {
                         from: r.from.clone(),
                         to: r.to.clone(),
-                        words: r.words.iter().map(|w| WordChangeView { op: tag(&w.op), text: w.text.clone() }).collect(),
+                        words: r.words.iter().map(|w| WordChangeView { op: w.op.into(), text: w.text.clone() }).collect(),
                     })
                     .collect(),
                 text_changed: s.text_changed,
@@ -453,7 +482,7 @@ pub const MARKER_BUDGET: std::time::Duration = std::time::Duration::from_millis(
 /// main thread, so `summary_markers` computes the rest, on a snapshot).
 pub fn annotate_rows(s: &Session, cache: &MarkerCache, rows: &mut [super::graph::GraphRow]) {
     for r in rows.iter_mut() {
-        if r.kind != "compaction" && r.kind != "branch_summary" {
+        if !matches!(r.kind, super::graph::GraphRowKind::Compaction | super::graph::GraphRowKind::BranchSummary) {
             continue;
         }
         let Some(f) = s.index_of(&r.entry_id).and_then(|idx| cache.cached(s, idx)) else { continue };

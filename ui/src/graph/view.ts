@@ -3,7 +3,7 @@
 // so the webview scrolls them itself. Rows come from Rust in chunks.
 
 import { api, call } from "../ipc";
-import type { GraphRow, Mark } from "../ipc";
+import type { GraphRow, GraphRowKind, Mark } from "../ipc";
 import { CHUNK, SEGMENT, bandFor, chunksFor, laneColour, laneX, scrollToShow, visibleRange } from "./geometry";
 import { markerBadges } from "../summary/pure";
 import { cssVar, THEME_EVENT } from "../theme";
@@ -421,7 +421,7 @@ export class GraphView {
     d.dataset.kind = row.kind;
     for (const m of row.marks) d.classList.add(`m-${m}`);
     const kind = el("span", `g-kind k-${row.kind}`);
-    kind.textContent = row.kind === "fold" ? `⋯ ${row.foldCount} folded` : shortKind(row.kind);
+    kind.textContent = row.kind === "fold" ? `⋯ ${row.foldCount} folded` : SHORT_KIND[row.kind];
     d.appendChild(kind);
     if (row.label) {
       const l = el("span", "g-label");
@@ -517,22 +517,25 @@ function rowSignature(row: GraphRow, gutter: number, rowHeight: number): string 
   return `${gutter}|${rowHeight}|${row.marks.join(",")}|${row.label ?? ""}|${row.dropped ?? ""}|${row.retained ?? ""}|${row.facts ?? ""}|${row.span}|${row.foldCount}`;
 }
 
-function shortKind(kind: string): string {
-  const map: Record<string, string> = {
-    user: "user",
-    assistant: "asst",
-    toolResult: "tool",
-    bashExecution: "bash",
-    compaction: "compact",
-    branch_summary: "branch",
-    custom_message: "custom",
-    model_change: "model",
-    thinking_level_change: "think",
-    session_info: "info",
-    label: "label",
-  };
-  return map[kind] ?? kind;
-}
+const SHORT_KIND: Record<GraphRowKind, string> = {
+  user: "user",
+  assistant: "asst",
+  toolResult: "tool",
+  bashExecution: "bash",
+  branchSummary: "branch",
+  compactionSummary: "compact",
+  message: "msg",
+  compaction: "compact",
+  branch_summary: "branch",
+  label: "label",
+  model_change: "model",
+  thinking_level_change: "think",
+  session_info: "info",
+  custom_message: "custom",
+  custom: "custom",
+  other: "other",
+  fold: "fold",
+};
 
 function el(tag: string, className: string): HTMLElement {
   const e = document.createElement(tag);

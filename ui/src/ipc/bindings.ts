@@ -47,10 +47,9 @@ export const commands = {
 	getBudgets: (scope: SettingsScope) => typedError<BudgetSettings, IpcError>(__TAURI_INVOKE("get_budgets", { scope })),
 	saveBudgets: (scope: SettingsScope, budgets: Budgets) => typedError<BudgetSettings, IpcError>(__TAURI_INVOKE("save_budgets", { scope, budgets })),
 	/**  Off the main thread: it runs at the same time as a click's `select_entry`. */
-	previewCompaction: (keepRecentTokens: number, reserveTokens: number, contextWindow: number, enabled: boolean) => typedError<CompactionPreview_Serialize, IpcError>(__TAURI_INVOKE("preview_compaction", { keepRecentTokens, reserveTokens, contextWindow, enabled })),
+	previewCompaction: (budgets: BudgetArgs) => typedError<CompactionPreview_Serialize, IpcError>(__TAURI_INVOKE("preview_compaction", { budgets })),
 	libraryListing: (query: ListingQuery_Deserialize) => typedError<LibraryListing_Serialize, IpcError>(__TAURI_INVOKE("library_listing", { query })),
 	librarySearch: (request: SearchRequest_Deserialize) => typedError<LibraryHit_Serialize[], IpcError>(__TAURI_INVOKE("library_search", { request })),
-	libraryStatus: () => typedError<IndexStatus_Serialize, IpcError>(__TAURI_INVOKE("library_status")),
 	libraryAddRoot: (path: string) => typedError<RootRow[], IpcError>(__TAURI_INVOKE("library_add_root", { path })),
 	libraryRemoveRoot: (path: string) => typedError<RootRow[], IpcError>(__TAURI_INVOKE("library_remove_root", { path })),
 	/**  Native folder dialog, opened from Rust so the webview needs no dialog permission. */
@@ -434,15 +433,28 @@ export type ExportProgress = {
 /**  What to export: the whole tree, the branch to a node, or what the model sees at a node. */
 export type ExportScope = "session" | "branch" | "context";
 
+export type FactKind = "path" | "command" | "error" | "constraint";
+
 export type FactView = {
-	/**  "path" | "command" | "error" | "constraint". */
-	kind: string,
+	kind: FactKind,
 	text: string,
 	sourceEntryId: string,
 	mentioned: boolean,
 };
 
 export type GraphRow = GraphRow_Serialize | GraphRow_Deserialize;
+
+/**
+ *  What a graph row shows: a message by its role, another entry by its type, or a fold. The
+ *  names are the file's own (roles camelCase, entry types snake_case); the UI styles rows by them.
+ */
+export type GraphRowKind = "user" | "assistant" | "toolResult" | "bashExecution" | "branchSummary" | "compactionSummary" | 
+/**  A message whose role is none of the above (or missing). */
+"message" | "compaction" | "branch_summary" | "label" | "model_change" | "thinking_level_change" | "session_info" | "custom_message" | 
+/**  A `custom` entry (an extension's state), or a message with role `custom`. */
+"custom" | 
+/**  An entry type this version does not know (the row's title is the type). */
+"other" | "fold";
 
 export type GraphRow_Deserialize = {
 	row: number,
@@ -454,8 +466,7 @@ export type GraphRow_Deserialize = {
 	marks: Mark[],
 	/**  For a node row: its entry id; for a fold row: the first folded entry (the fold's id). */
 	entryId: string,
-	/**  `user`, `assistant`, `toolResult`, ..., an entry type for non-messages, or `fold`. */
-	kind: string,
+	kind: GraphRowKind,
 	title: string,
 	label?: string | null,
 	foldCount: number,
@@ -481,8 +492,7 @@ export type GraphRow_Serialize = {
 	marks: Mark[],
 	/**  For a node row: its entry id; for a fold row: the first folded entry (the fold's id). */
 	entryId: string,
-	/**  `user`, `assistant`, `toolResult`, ..., an entry type for non-messages, or `fold`. */
-	kind: string,
+	kind: GraphRowKind,
 	title: string,
 	label: string | null,
 	foldCount: number,
@@ -606,20 +616,20 @@ export type IpcError = {
 	hint: string,
 };
 
+export type ItemMarker = "bullet" | "numbered" | "checkbox";
+
 export type ItemView = ItemView_Serialize | ItemView_Deserialize;
 
 export type ItemView_Deserialize = {
 	text: string,
-	/**  "bullet" | "numbered" | "checkbox". */
-	marker: string,
+	marker: ItemMarker,
 	checked?: boolean | null,
 	depth: number,
 };
 
 export type ItemView_Serialize = {
 	text: string,
-	/**  "bullet" | "numbered" | "checkbox". */
-	marker: string,
+	marker: ItemMarker,
 	checked: boolean | null,
 	depth: number,
 };
@@ -739,7 +749,7 @@ export type LibraryUiEvent_Deserialize =
  *  A session gained entries, appeared or was re-read. `open` is the refreshed open session
  *  when it is the one the window shows (its graph and context must be redrawn).
  */
-{ kind: "sessionChanged"; path: string; change: string; newEntries: number; open?: OpenedSession_Deserialize | null } | { kind: "sessionRemoved"; path: string } | 
+{ kind: "sessionChanged"; path: string; change: SessionChange; newEntries: number; open?: OpenedSession_Deserialize | null } | { kind: "sessionRemoved"; path: string } | 
 /**  Something the user should be told (e.g. the index was replaced). */
 { kind: "notice"; message: string } | { kind: "error"; path?: string | null; message: string };
 
@@ -761,7 +771,7 @@ export type LibraryUiEvent_Serialize =
  *  A session gained entries, appeared or was re-read. `open` is the refreshed open session
  *  when it is the one the window shows (its graph and context must be redrawn).
  */
-{ kind: "sessionChanged"; path: string; change: string; newEntries: number; open: OpenedSession_Serialize | null } | { kind: "sessionRemoved"; path: string } | 
+{ kind: "sessionChanged"; path: string; change: SessionChange; newEntries: number; open: OpenedSession_Serialize | null } | { kind: "sessionRemoved"; path: string } | 
 /**  Something the user should be told (e.g. the index was replaced). */
 { kind: "notice"; message: string } | { kind: "error"; path: string | null; message: string };
 
@@ -1012,8 +1022,10 @@ export type SearchHit = {
 	title: string,
 };
 
+/**  A full-text search over the library, as the search panel sends it. */
 export type SearchRequest = SearchRequest_Serialize | SearchRequest_Deserialize;
 
+/**  A full-text search over the library, as the search panel sends it. */
 export type SearchRequest_Deserialize = {
 	/**  Words (all required) and "quoted phrases". */
 	text: string,
@@ -1026,6 +1038,7 @@ export type SearchRequest_Deserialize = {
 	limit?: number | null,
 };
 
+/**  A full-text search over the library, as the search panel sends it. */
 export type SearchRequest_Serialize = {
 	/**  Words (all required) and "quoted phrases". */
 	text: string,
@@ -1047,6 +1060,9 @@ export type SectionDiffView = {
 	textChanged: boolean,
 };
 
+/**  What a section is for, from its heading (Pi's template or a known variant; `other`). */
+export type SectionRole = "goal" | "constraints" | "done" | "inProgress" | "blocked" | "decisions" | "nextSteps" | "criticalContext" | "other";
+
 export type SectionView = SectionView_Serialize | SectionView_Deserialize;
 
 export type SectionView_Deserialize = {
@@ -1056,8 +1072,7 @@ export type SectionView_Deserialize = {
 	/**  Unique human name: "Progress › Done", "Turn Context › Original Request", "(untitled)". */
 	name: string,
 	level: number,
-	/**  "goal" | "constraints" | "done" | "inProgress" | "blocked" | "decisions" | "nextSteps" | "criticalContext" | "other". */
-	role: string,
+	role: SectionRole,
 	items: ItemView_Deserialize[],
 	text: string,
 	/**  The section's exact text, heading line included. */
@@ -1073,8 +1088,7 @@ export type SectionView_Serialize = {
 	/**  Unique human name: "Progress › Done", "Turn Context › Original Request", "(untitled)". */
 	name: string,
 	level: number,
-	/**  "goal" | "constraints" | "done" | "inProgress" | "blocked" | "decisions" | "nextSteps" | "criticalContext" | "other". */
-	role: string,
+	role: SectionRole,
 	items: ItemView_Serialize[],
 	text: string,
 	/**  The section's exact text, heading line included. */
@@ -1135,6 +1149,9 @@ export type SendResult_Serialize = {
 	compactions: AutoCompactionInfo[],
 	contextWindow: number,
 };
+
+/**  What happened to a session file in a library pass (the library's `Change`). */
+export type SessionChange = "unchanged" | "new" | "appended" | "reindexed" | "removed";
 
 /**  One session in the picker (from the index: no session file is read to list it). */
 export type SessionRow = SessionRow_Serialize | SessionRow_Deserialize;
@@ -1264,6 +1281,9 @@ export type SummaryDiffView_Serialize = {
 	filesRemoved: string[],
 };
 
+/**  Which kind of entry a summary is. */
+export type SummaryKind = "compaction" | "branch_summary";
+
 /**  One progress event for the UI. */
 export type SummaryProgress = SummaryProgress_Serialize | SummaryProgress_Deserialize;
 
@@ -1296,8 +1316,7 @@ export type SummaryProgress_Serialize = {
 /**  Another summary of the session, for the diff's "any two" picker. */
 export type SummaryRef = {
 	entryId: string,
-	/**  "compaction" | "branch_summary". */
-	kind: string,
+	kind: SummaryKind,
 	timestamp: string,
 	onPath: boolean,
 };
@@ -1306,8 +1325,7 @@ export type SummaryView = SummaryView_Serialize | SummaryView_Deserialize;
 
 export type SummaryView_Deserialize = {
 	entryId: string,
-	/**  "compaction" | "branch_summary". */
-	kind: string,
+	kind: SummaryKind,
 	timestamp: string,
 	/**  The whole summary text (the raw editor starts from it). */
 	text: string,
@@ -1349,8 +1367,7 @@ export type SummaryView_Deserialize = {
 
 export type SummaryView_Serialize = {
 	entryId: string,
-	/**  "compaction" | "branch_summary". */
-	kind: string,
+	kind: SummaryKind,
 	timestamp: string,
 	/**  The whole summary text (the raw editor starts from it). */
 	text: string,
@@ -1420,20 +1437,20 @@ export type SummaryWrite_Serialize = {
 /**  Where the characters of a context message go (the engine's `EstimateChars` parts). */
 export type TokenCategory = "summary" | "user" | "assistantText" | "thinking" | "toolCalls" | "toolResults" | "other";
 
+export type VersionKind = "original" | "edit" | "revert";
+
 export type VersionView = VersionView_Serialize | VersionView_Deserialize;
 
 export type VersionView_Deserialize = {
 	entryId: string,
-	/**  "original" | "edit" | "revert". */
-	kind: string,
+	kind: VersionKind,
 	editedFrom?: string | null,
 	timestamp: string,
 };
 
 export type VersionView_Serialize = {
 	entryId: string,
-	/**  "original" | "edit" | "revert". */
-	kind: string,
+	kind: VersionKind,
 	editedFrom: string | null,
 	timestamp: string,
 };
@@ -1448,10 +1465,11 @@ export type WindowSource =
 "default";
 
 export type WordChangeView = {
-	/**  "equal" | "insert" | "delete". */
-	op: string,
+	op: WordOp,
 	text: string,
 };
+
+export type WordOp = "equal" | "insert" | "delete";
 
 /* Tauri Specta runtime */
 async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; data: T } | { status: "error"; error: E }> {

@@ -1,5 +1,5 @@
 // Summarizer in the app: keyring notice, model + key panel, hooks, "Compact…", "Continue with
-// summary…" and the composer's Send. Talks to Rust only through ../ipc.
+// summary…" and the composer's Send. Calls Rust only through ../ipc (the progress channel is Tauri's `Channel`).
 
 import { Channel } from "@tauri-apps/api/core";
 import { api, call, CommandError } from "../ipc";

@@ -1,7 +1,7 @@
 //! Loading a session file into an indexed, lazily parsed tree.
 //!
 //! Loading follows Pi's `loadEntriesFromFile` + `_buildIndex` exactly (see
-//! `pi-session-format.md` §6), with three differences that never change what Pi would compute
+//! `docs/FORMAT.md` §4), with three differences that never change what Pi would compute
 //! for a file Pi itself can load:
 //! * every skipped line is reported as a [`Diagnostic`] with its line number and byte offset;
 //! * `parentId` cycles are detected and cut (Pi loops forever on them);
