@@ -77,7 +77,8 @@ async function keysScenario(display) {
     const tl = await s.waitFor("last tab", async () => ((await activeTab(s)) === tabs[last - 1] ? true : null), 3000).catch(() => false);
     check(`Alt+${last} shows the ${tabs[last - 1]} tab`, tl === true);
     await chord(s, [ALT], "1");
-    await s.waitFor("Entry tab", async () => ((await activeTab(s)) === "detail" ? true : null), 3000).catch(() => false);
+    const t1 = await s.waitFor("Entry tab", async () => ((await activeTab(s)) === "detail" ? true : null), 3000).catch(() => false);
+    check("Alt+1 shows the Entry tab", t1 === true, String(await activeTab(s)));
     await s.screenshot("shortcuts-02-tab");
 
     // Alt+C: the Compact dialog; Escape closes it.
@@ -88,7 +89,8 @@ async function keysScenario(display) {
     check("Alt+C opens the Compact dialog", dlg === true && title.startsWith("Compact"), title);
     await s.screenshot("shortcuts-03-compact");
     await typeInto(s, "#sum-instructions", ESC);
-    await s.waitFor("dialog closed", () => s.exec(`return document.getElementById("sum-dialog").hidden`), 3000).catch(() => false);
+    const closed = await s.waitFor("dialog closed", () => s.exec(`return document.getElementById("sum-dialog").hidden`), 3000).catch(() => false);
+    check("Escape closes the Compact dialog", closed === true);
 
     // Ctrl+Enter in the composer sends (offline, with no model: the reply area says why).
     await typeInto(s, "#composer", "hello from the keyboard");
