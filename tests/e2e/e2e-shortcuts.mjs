@@ -89,8 +89,8 @@ async function keysScenario(display) {
     check("Alt+C opens the Compact dialog", dlg === true && title.startsWith("Compact"), title);
     await s.screenshot("shortcuts-03-compact");
     await typeInto(s, "#sum-instructions", ESC);
-    const closed = await s.waitFor("dialog closed", () => s.exec(`return document.getElementById("sum-dialog").hidden`), 3000).catch(() => false);
-    check("Escape closes the Compact dialog", closed === true);
+    const dialogClosed = await s.waitFor("dialog closed", () => s.exec(`return document.getElementById("sum-dialog").hidden`), 3000).catch(() => false);
+    check("Escape closes the Compact dialog", dialogClosed === true);
 
     // Ctrl+Enter in the composer sends (offline, with no model: the reply area says why).
     await typeInto(s, "#composer", "hello from the keyboard");
