@@ -71,14 +71,15 @@ fn content_blocks(content: &Value, out: &mut Vec<Block>) {
                 let b = cb.value();
                 let s = |k: &str| b.str_field(k).unwrap_or("").to_string();
                 match cb {
-                    ContentBlock::Text(_) => out.push(Block::Text { text: s("text") }),
+                    ContentBlock::Text(_) => out.push(Block::Text { text: cb.text().unwrap_or("").to_string() }),
                     ContentBlock::Thinking(_) => {
-                        let text = s("thinking");
+                        let text = cb.thinking().unwrap_or("").to_string();
                         out.push(Block::Thinking { chars: utf16_len(&text) as u32, text })
                     }
-                    ContentBlock::ToolCall(_) => {
-                        out.push(Block::ToolCall { name: s("name"), arguments_json: b.get("arguments").map(to_pretty).unwrap_or_default() })
-                    }
+                    ContentBlock::ToolCall(_) => out.push(Block::ToolCall {
+                        name: cb.tool_name().unwrap_or("").to_string(),
+                        arguments_json: cb.arguments().map(to_pretty).unwrap_or_default(),
+                    }),
                     ContentBlock::Image(_) => out.push(Block::Image { mime_type: s("mimeType"), bytes: (utf16_len(&s("data")) * 3 / 4) as u32 }),
                     ContentBlock::Other(_) => out.push(Block::Meta { text: format!("({} block)", b.str_field("type").unwrap_or("")) }),
                 }
