@@ -310,7 +310,7 @@ fn composer_appends_reply_and_compacts_automatically() {
     assert_eq!(a["usage"]["input"], 30000);
     assert_eq!(a["usage"]["output"], 9);
     assert_eq!(r.compactions.len(), 1);
-    assert_eq!(r.compactions[0].reason, "threshold");
+    assert_eq!(r.compactions[0].reason, arbor_app::view::summarize::AutoCompactionReason::Threshold);
     assert_eq!(r.context_window, 32000, "the catalog's window");
     let chat_body: serde_json::Value = serde_json::from_str(&f.reqs.lock().unwrap()[0].0).unwrap();
     let msgs = chat_body["messages"].as_array().unwrap();
@@ -420,7 +420,7 @@ fn overflow_compacts_and_retries_once() {
     let r = block(summarize::send(&e.state, &e.st, "Go on", &budgets(32000), None)).unwrap();
     assert_eq!(*chats.lock().unwrap(), 2, "the chat was retried once");
     assert_eq!(r.compactions.len(), 1);
-    assert_eq!(r.compactions[0].reason, "overflow");
+    assert_eq!(r.compactions[0].reason, arbor_app::view::summarize::AutoCompactionReason::Overflow);
     let types: Vec<_> = lines(&e.file)[before..].iter().map(|l| l["type"].as_str().unwrap().to_string()).collect();
     assert_eq!(types, ["message", "compaction", "message"], "user, compaction, reply");
     assert_eq!(r.reply, "Answer after compaction.");

@@ -332,7 +332,7 @@ pub async fn send(state: &AppState, st: &SummarizerState, text: &str, budgets: &
         compactions: done
             .compactions
             .iter()
-            .map(|a| AutoCompactionInfo { reason: a.reason.to_string(), entry_id: a.done.entry_id.clone(), tokens_before: a.done.outcome.tokens_before as u32 })
+            .map(|a| AutoCompactionInfo { reason: a.reason.into(), entry_id: a.done.entry_id.clone(), tokens_before: a.done.outcome.tokens_before as u32 })
             .collect(),
         context_window: context_window.min(u32::MAX as u64) as u32,
     })

@@ -130,11 +130,16 @@ export const commands = {
 
 /* Types */
 export type AutoCompactionInfo = {
-	/**  "threshold" | "overflow". */
-	reason: string,
+	reason: AutoCompactionReason,
 	entryId: string,
 	tokensBefore: number,
 };
+
+/**
+ *  Why a message compacted first: the context was over the threshold before sending, or the
+ *  provider answered that it overflowed.
+ */
+export type AutoCompactionReason = "threshold" | "overflow";
 
 export type Block = 
 /**  Markdown source (rendered without raw HTML). */

@@ -336,8 +336,7 @@ pub struct ContinueOptions {
 /// Why and where an automatic compaction happened.
 #[derive(Debug, Clone)]
 pub struct AutoCompacted {
-    /// "threshold" or "overflow".
-    pub reason: &'static str,
+    pub reason: AutoCompaction,
     pub done: CompactDone,
 }
 
@@ -350,13 +349,6 @@ pub struct ContinueDone {
     /// Compactions made on the way: before sending (threshold), after an overflow (then the
     /// request was retried once), or after the reply (threshold).
     pub compactions: Vec<AutoCompacted>,
-}
-
-fn reason(a: AutoCompaction) -> &'static str {
-    match a {
-        AutoCompaction::Overflow => "overflow",
-        _ => "threshold",
-    }
 }
 
 fn now_ms() -> f64 {
@@ -481,7 +473,7 @@ async fn continue_locked(
         First::Compact(leaf, a) => {
             let done = compact_locked(host, leaf.as_deref(), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
             let parent = done.entry_id.clone();
-            compactions.push(AutoCompacted { reason: reason(a), done });
+            compactions.push(AutoCompacted { reason: a, done });
             host.with(|s| {
                 read_appended(s, path)?;
                 // The message continues the compaction just written: nothing may have come after it.
@@ -514,7 +506,7 @@ async fn continue_locked(
                 retried = true;
                 let done = compact_locked(host, Some(&at), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
                 at = done.entry_id.clone();
-                compactions.push(AutoCompacted { reason: "overflow", done });
+                compactions.push(AutoCompacted { reason: AutoCompaction::Overflow, done });
                 req = host.with(|s| Ok(chat_request(s, &at, opts.max_tokens)))?;
             }
             Err(e) => return Err(e),
@@ -556,7 +548,7 @@ async fn continue_locked(
     })?;
     if let Some(AutoCompaction::Threshold) = after {
         let done = compact_locked(host, Some(&assistant_id), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
-        compactions.push(AutoCompacted { reason: "threshold", done });
+        compactions.push(AutoCompacted { reason: AutoCompaction::Threshold, done });
     }
     Ok(ContinueDone { user_entry_id: user_id, assistant_entry_id: assistant_id, reply: completion.text, usage: completion.usage, compactions })
 }

@@ -97,7 +97,7 @@ async fn overflow_compacts_and_retries_once() {
     .unwrap();
     assert_eq!(server.count(), 2, "one retry");
     assert_eq!(done.compactions.len(), 1);
-    assert_eq!(done.compactions[0].reason, "overflow");
+    assert_eq!(done.compactions[0].reason.as_str(), "overflow");
     let after = lines(&file);
     assert_eq!(after.len(), n0 + 3, "user, compaction, assistant");
     let (user, comp, asst) = (&after[n0], &after[n0 + 1], &after[n0 + 2]);
@@ -149,7 +149,7 @@ async fn threshold_compacts_before_sending_and_after_the_reply() {
         continue_session(&file, None, "next", &support::anthropic_client(&server), &Backend::Offline, &opts(true, 16_500), &CancellationToken::new(), None)
             .await
             .unwrap();
-    let reasons: Vec<&str> = done.compactions.iter().map(|c| c.reason).collect();
+    let reasons: Vec<&str> = done.compactions.iter().map(|c| c.reason.as_str()).collect();
     assert_eq!(reasons, ["threshold", "threshold"]);
     let after = lines(&file);
     let types: Vec<&str> = after[n0..].iter().map(|l| l["type"].as_str().unwrap()).collect();

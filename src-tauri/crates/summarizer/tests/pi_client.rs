@@ -75,7 +75,7 @@ async fn automatic_compaction_at_the_threshold() {
     let done = continue_session(&file, None, "next", &support::anthropic_client(&server), &Backend::Offline, &opts(16_500), &CancellationToken::new(), None)
         .await
         .unwrap();
-    let reasons: Vec<&str> = done.compactions.iter().map(|c| c.reason).collect();
+    let reasons: Vec<&str> = done.compactions.iter().map(|c| c.reason.as_str()).collect();
     assert_eq!(reasons, ["threshold", "threshold"]);
     assert_eq!(appended_types(&file, n0), ["compaction", "message", "message", "compaction"]);
     let Some(v) = check("automatic_compaction_at_the_threshold", &file, &done.compactions[1].done.entry_id) else { return };
@@ -104,7 +104,7 @@ async fn overflow_compacts_and_retries() {
             .unwrap();
     assert_eq!(server.count(), 2, "one retry");
     assert_eq!(done.compactions.len(), 1);
-    assert_eq!(done.compactions[0].reason, "overflow");
+    assert_eq!(done.compactions[0].reason.as_str(), "overflow");
     assert_eq!(appended_types(&file, n0), ["message", "compaction", "message"]);
     let Some(v) = check("overflow_compacts_and_retries", &file, &done.assistant_entry_id) else { return };
     assert_eq!(v.messages[0].role, "compactionSummary");
