@@ -254,29 +254,10 @@ pub struct SearchRequest {
     pub limit: Option<u32>,
 }
 
-/// What happened to a session file in a library pass (the library's `Change`).
-#[derive(Debug, Clone, Copy, Serialize, Type, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub enum SessionChange {
-    Unchanged,
-    New,
-    Appended,
-    Reindexed,
-    Removed,
-}
-
-impl From<::library::Change> for SessionChange {
-    fn from(c: ::library::Change) -> SessionChange {
-        use ::library::Change as C;
-        match c {
-            C::Unchanged => SessionChange::Unchanged,
-            C::New => SessionChange::New,
-            C::Appended => SessionChange::Appended,
-            C::Reindexed => SessionChange::Reindexed,
-            C::Removed => SessionChange::Removed,
-        }
-    }
-}
+wire_enum!(
+    /// What happened to a session file in a library pass (the library's `Change`).
+    SessionChange from ::library::Change { Unchanged, New, Appended, Reindexed, Removed }
+);
 
 /// Pushed to the UI over a channel while the app runs.
 #[derive(Debug, Clone, Serialize, Type)]

@@ -1,5 +1,28 @@
 //! View models: engine data turned into the DTOs the UI draws. No Tauri here, so every function
 //! is testable without a window (tests/app.rs).
+
+/// A wire copy of another crate's enum (the engine, the library and the summarizer have no
+/// specta): same variants, same camelCase names, and a `From` that names every variant, so a
+/// change there does not compile until the UI's type follows.
+macro_rules! wire_enum {
+    ($(#[$doc:meta])* $name:ident from $engine:path { $($v:ident),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, ::serde::Serialize, ::specta::Type)]
+        #[serde(rename_all = "camelCase")]
+        pub enum $name {
+            $($v),+
+        }
+        impl From<$engine> for $name {
+            fn from(e: $engine) -> $name {
+                use $engine as E;
+                match e {
+                    $(E::$v => $name::$v),+
+                }
+            }
+        }
+    };
+}
+
 pub mod budgets;
 pub mod context;
 pub mod detail;

@@ -67,24 +67,11 @@ pub struct NavigateResult {
     pub offline: bool,
 }
 
-/// Why a message compacted first: the context was over the threshold before sending, or the
-/// provider answered that it overflowed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
-#[serde(rename_all = "camelCase")]
-pub enum AutoCompactionReason {
-    Threshold,
-    Overflow,
-}
-
-impl From<session_engine::context::AutoCompaction> for AutoCompactionReason {
-    fn from(a: session_engine::context::AutoCompaction) -> Self {
-        use session_engine::context::AutoCompaction as A;
-        match a {
-            A::Threshold => AutoCompactionReason::Threshold,
-            A::Overflow => AutoCompactionReason::Overflow,
-        }
-    }
-}
+wire_enum!(
+    /// Why a message compacted first: the context was over the threshold before sending, or the
+    /// provider answered that it overflowed.
+    AutoCompactionReason from session_engine::context::AutoCompaction { Threshold, Overflow }
+);
 
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]

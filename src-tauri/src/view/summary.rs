@@ -10,28 +10,6 @@ use specta::Type;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// A wire copy of an engine enum (the engine has no specta): same variants, same camelCase
-/// names, and a `From` that names every variant, so an engine change does not compile until the
-/// UI's type follows.
-macro_rules! wire_enum {
-    ($(#[$doc:meta])* $name:ident from $engine:path { $($v:ident),+ $(,)? }) => {
-        $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
-        #[serde(rename_all = "camelCase")]
-        pub enum $name {
-            $($v),+
-        }
-        impl From<$engine> for $name {
-            fn from(e: $engine) -> $name {
-                use $engine as E;
-                match e {
-                    $(E::$v => $name::$v),+
-                }
-            }
-        }
-    };
-}
-
 wire_enum!(ItemMarker from sm::Marker { Bullet, Numbered, Checkbox });
 wire_enum!(
     /// What a section is for, from its heading (Pi's template or a known variant; `other`).
