@@ -3,7 +3,7 @@
 
 use arbor_app::commands::{budgets, graph, navigate, sessions};
 use arbor_app::state::{AppState, ArborStateFile};
-use arbor_app::view::budgets::{Budgets, SettingsScope};
+use arbor_app::view::budgets::{BudgetArgs, Budgets, SettingsScope};
 use arbor_app::view::graph::GraphRowKind;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -277,6 +277,23 @@ fn continue_already_gives_the_new_leafs_default_cut_its_row() {
     assert_eq!(graph::window(&e.state, row, row + 1).unwrap().rows[0].entry_id, cut, "the cut has a row of its own");
     // The open's unfolded run stays unfolded, as one unfolded by hand would.
     assert!(nav.session.total_rows > 30, "{} rows", nav.session.total_rows);
+
+    // The UI's Continue, in one round trip, back to the end of the second line with the panel's
+    // own budgets (1500 tokens kept, not the settings' 500): its layout reveals that cut, and it
+    // returns what a click on the new leaf and a preview asked for after it return.
+    let args = BudgetArgs { budgets: Budgets { keep_recent_tokens: 1500, reserve_tokens: 6000, ..Budgets::default() }, context_window: 24000 };
+    let c = navigate::continue_here(&e.state, "00000131", &args).unwrap();
+    assert_eq!(c.navigation.session.leaf_id.as_deref(), Some("00000131"));
+    let row = c.preview.first_kept_row.expect("a cut");
+    assert_eq!(c.preview.total_rows, c.navigation.session.total_rows, "the preview had to lay the graph out again");
+    assert_eq!(graph::window(&e.state, row, row + 1).unwrap().rows[0].entry_id, c.preview.first_kept_id.clone().unwrap());
+    fn json(v: &impl serde::Serialize) -> serde_json::Value {
+        serde_json::to_value(v).unwrap()
+    }
+    let selection = c.selection.as_ref().expect("the new leaf's selection");
+    assert_eq!(selection.detail.id, "00000131");
+    assert_eq!(json(selection), json(&graph::select(&e.state, "00000131", 6000, true).unwrap()));
+    assert_eq!(json(&c.preview), json(&budgets::preview(&e.state, 1500, 6000, 24000, true).unwrap()));
 }
 
 #[test]
@@ -390,6 +407,45 @@ fn bench_open_big_session() {
         "leaf move, median of 12 (min-max): default cut {:.2} ms ({:.2}-{:.2}), layout {:.2} ms ({:.2}-{:.2})",
         cuts[6], cuts[0], cuts[11], lays[6], lays[0], lays[11]
     );
+}
+
+/// "Continue from here" on a big session, as the UI asks for it (one round trip: the leaf move,
+/// the new leaf's selection and the preview), on 12 entries spread over the session, with its
+/// parts timed alone after it.
+/// `ARBOR_BENCH_FILE=/path/s100k.jsonl cargo test --release -p arbor --test app bench_continue -- --ignored --nocapture`
+#[test]
+#[ignore = "benchmark: needs ARBOR_BENCH_FILE"]
+fn bench_continue_big_session() {
+    let file = PathBuf::from(std::env::var_os("ARBOR_BENCH_FILE").expect("set ARBOR_BENCH_FILE to a session file"));
+    let e = env();
+    sessions::open(&e.state, &file, false).unwrap();
+    let n = e.state.with_open(|o| Ok(o.session.len())).unwrap();
+    let args = BudgetArgs { budgets: Budgets::default(), context_window: 200_000 };
+    let ms = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
+    let mut all: [Vec<f64>; 4] = Default::default();
+    for k in 1..=12 {
+        let id = e.state.with_open(|o| Ok(o.session.id(n * k / 13).to_string())).unwrap();
+        let t = std::time::Instant::now();
+        let c = navigate::continue_here(&e.state, &id, &args).unwrap();
+        all[0].push(ms(t));
+        let t = std::time::Instant::now();
+        let bytes = serde_json::to_vec(&c).unwrap().len();
+        println!("{bytes} bytes as JSON ({:.1} ms), {} context messages", ms(t), c.selection.as_ref().map_or(0, |s| s.context.messages.len()));
+        let t = std::time::Instant::now();
+        navigate::continue_from(&e.state, &id).unwrap();
+        all[1].push(ms(t));
+        let leaf = c.navigation.session.leaf_id.unwrap();
+        let t = std::time::Instant::now();
+        graph::select(&e.state, &leaf, 16384, true).unwrap();
+        all[2].push(ms(t));
+        let t = std::time::Instant::now();
+        budgets::preview(&e.state, 20000, 16384, 200_000, true).unwrap();
+        all[3].push(ms(t));
+    }
+    for (name, v) in ["continue_here", "leaf move alone", "selection alone", "preview alone"].iter().zip(all.iter_mut()) {
+        v.sort_by(f64::total_cmp);
+        println!("{name}: median {:.1} ms ({:.1}-{:.1})", v[6], v[0], v[11]);
+    }
 }
 
 /// What a write from the app costs on a big session after the append: the label command reads

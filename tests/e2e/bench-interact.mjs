@@ -22,6 +22,10 @@ const ROUNDS = Number(process.env.ARBOR_BENCH_ROUNDS || 12);
 /** ARBOR_BENCH_SETTLE=0: click as soon as the picked row is in view (the method until 2026-12-02,
  *  whose click frame also carried the scroll jump's paint). */
 const SETTLE = process.env.ARBOR_BENCH_SETTLE !== "0";
+/** ARBOR_BENCH_PAUSE=<ms>: wait that long between a click's selection and the Continue after it
+ *  (a person moving to the button; 0, the default, clicks Continue one frame after the selection
+ *  was drawn, while the webview may still be painting it). */
+const PAUSE = Number(process.env.ARBOR_BENCH_PAUSE || 0);
 
 
 /** Scrolls the graph to `fraction` of its height and returns a visible node row's entry id. */
@@ -128,6 +132,7 @@ runBench("bench-interact", async (s, sessionPath) => {
     const ms = await timeUntilDone(s, "select", "click", id);
     if (ms.done < 0) throw new Error(`selecting ${id} did not finish (${ms.done === -2 ? "its row left the graph" : "no select mark in 30 s"}): ${await s.text("#notice")}`);
     click.push(ms);
+    if (PAUSE) await new Promise((r) => setTimeout(r, PAUSE));
     const c = await timeUntilDone(s, "continue", "continue", id);
     if (c.done < 0) throw new Error(`continue from ${id} did not finish: ${await s.text("#notice")}`);
     cont.push(c);

@@ -1,7 +1,7 @@
 // App shell: wires the graph, the side panels, the picker and the composer to the commands.
 
 import { api, call, CommandError } from "./ipc";
-import type { Budgets, GraphRow, OpenedSession, SettingsScope } from "./ipc";
+import type { Budgets, CompactionPreview_Serialize as CompactionPreview, GraphRow, OpenedSession, Selection_Serialize as Selection, SettingsScope } from "./ipc";
 import { GraphView } from "./graph/view";
 import { renderDetail } from "./render/detail";
 import { renderContext } from "./views/context";
@@ -127,7 +127,7 @@ function markDone(what: "select" | "continue", entryId: string): void {
 
 /** Select `entryId`: detail, the model's window and the context view, drawn in one round trip
  * (`data-select-done`). A summary's workbench fills in after; `waitForWorkbench: false` returns
- * without waiting for it (Continue, whose own mark covers graph, detail and preview only). */
+ * without waiting for it. */
 async function select(entryId: string, waitForWorkbench = true): Promise<void> {
   selectedId = entryId;
   try {
@@ -135,26 +135,34 @@ async function select(entryId: string, waitForWorkbench = true): Promise<void> {
     const b = budgetsFromForm();
     const sel = await call(api.selectEntry(entryId, b.reserveTokens, b.enabled));
     if (selectedId !== entryId) return; // a newer click won
-    const d = sel.detail;
-    $("detail").replaceChildren(renderDetail(d));
-    addEntryCopy($("detail"), d, { notify, report });
-    $("detail").dataset.entryId = d.id;
-    $("detail").dataset.parentId = d.parentId ?? "";
-    ($("label-input") as HTMLInputElement).value = d.label ?? "";
-    for (const id of ["btn-continue", "btn-label", "btn-clear-label"]) ($(id) as HTMLButtonElement).disabled = false;
-    // The window of the session's model at this node (ui/src/views/window.ts).
-    if (applyWindow(sel.window, entryId)) void preview().catch(report);
-    $("context").replaceChildren(renderContext(sel.context, (id) => void jumpTo(id)));
-    timelineSelected(entryId);
-    // Graph, detail and context are up to date; a summary's workbench fills in after.
-    markDone("select", entryId);
-    if (d.entryType === "compaction" || d.entryType === "branch_summary") {
-      const filling = showWorkbench($("detail"), d.id, workbenchDeps).catch(report);
-      if (waitForWorkbench) await filling;
-    } else hideWorkbench();
+    await showSelection(sel, waitForWorkbench);
   } catch (e) {
     report(e);
   }
+}
+
+/** Draws a selection (a click's, or the new leaf's after Continue, which does not wait for a
+ * summary's workbench: its own mark covers graph, detail and preview only) and marks it done. */
+async function showSelection(sel: Selection, waitForWorkbench: boolean): Promise<void> {
+  const entryId = sel.detail.id;
+  selectedId = entryId;
+  const d = sel.detail;
+  $("detail").replaceChildren(renderDetail(d));
+  addEntryCopy($("detail"), d, { notify, report });
+  $("detail").dataset.entryId = d.id;
+  $("detail").dataset.parentId = d.parentId ?? "";
+  ($("label-input") as HTMLInputElement).value = d.label ?? "";
+  for (const id of ["btn-continue", "btn-label", "btn-clear-label"]) ($(id) as HTMLButtonElement).disabled = false;
+  // The window of the session's model at this node (ui/src/views/window.ts).
+  if (applyWindow(sel.window, entryId)) void preview().catch(report);
+  $("context").replaceChildren(renderContext(sel.context, (id) => void jumpTo(id)));
+  timelineSelected(entryId);
+  // Graph, detail and context are up to date; a summary's workbench fills in after.
+  markDone("select", entryId);
+  if (d.entryType === "compaction" || d.entryType === "branch_summary") {
+    const filling = showWorkbench($("detail"), d.id, workbenchDeps).catch(report);
+    if (waitForWorkbench) await filling;
+  } else hideWorkbench();
 }
 
 // The summary workbench (ui/src/summary): reveals entries, and after an edit or revert shows
@@ -199,15 +207,19 @@ async function expandFold(row: GraphRow): Promise<void> {
 async function continueHere(): Promise<void> {
   if (!selectedId) return;
   try {
-    const nav = await call(api.continueFromEntry(selectedId));
+    // One round trip: the moved leaf, the new leaf's selection and the budget preview.
+    const from = selectedId;
+    const seq = ++previewSeq;
+    const c = await call(api.continueFromEntry(from, { ...budgetsFromForm(), contextWindow: contextWindow() }));
+    const nav = c.navigation;
     showSession(nav.session);
     if (nav.composerText !== null) ($("composer") as HTMLTextAreaElement).value = nav.composerText;
     notify(nav.note);
-    // The new leaf's selection and the budget preview are independent: ask for both at once.
-    const selecting = nav.session.leafId ? select(nav.session.leafId, false) : Promise.resolve();
     if (nav.session.leafId && nav.session.leafRow !== null) graph.setCursor(nav.session.leafRow, false);
-    await Promise.all([selecting, preview()]);
-    markDone("continue", selectedId);
+    if (seq === previewSeq) showPreview(c.preview);
+    // A click meanwhile keeps its own selection.
+    if (c.selection && selectedId === from) await showSelection(c.selection, false);
+    markDone("continue", selectedId ?? "");
   } catch (e) {
     report(e);
   }
@@ -290,7 +302,11 @@ async function preview(): Promise<void> {
   const b = budgetsFromForm();
   const seq = ++previewSeq;
   const p = await call(api.previewCompaction({ ...b, contextWindow: contextWindow() }));
-  if (seq !== previewSeq) return;
+  if (seq === previewSeq) showPreview(p);
+}
+
+/** Draws a budget preview: the cut on the graph and the figures in the Budgets tab. */
+function showPreview(p: CompactionPreview): void {
   if (p.totalRows !== graph.totalRows) graph.reset(p.totalRows, graph.lanes);
   graph.setCut(p.firstKeptRow);
   const box = $("preview");

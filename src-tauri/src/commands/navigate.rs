@@ -3,22 +3,41 @@
 use super::sessions::{describe_open, OpenedSession};
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile};
+use crate::view::budgets::BudgetArgs;
 use crate::view::context::{context_view, ContextView};
 use crate::view::graph;
-pub use crate::view::session::Navigation;
+pub use crate::view::session::{Continued, Navigation};
 use session_engine::branch::navigation_target;
 use session_engine::store::{append_entry_planned, SessionLock};
 use session_engine::{entries, time};
 use tauri::State;
 
-/// Move Arbor's leaf to `entry_id` by Pi's rule and remember it in Arbor's state file.
+/// Move Arbor's leaf to `entry_id` by Pi's rule and remember it in Arbor's state file. The graph
+/// is laid out with the cut of the Budgets panel's default keep-recent budget revealed.
 pub fn continue_from(state: &AppState, entry_id: &str) -> Result<Navigation, AppError> {
-    let keep_recent = super::budgets::default_keep_recent(&state.agent_dir);
+    continue_revealing(state, entry_id, super::budgets::default_keep_recent(&state.agent_dir))
+}
+
+/// "Continue from here" as the UI asks for it: the leaf moved (the graph laid out once, with
+/// the cut of `budgets` revealed), then the new leaf's selection and the budget preview, built
+/// at the same time on two threads, returned in one round trip.
+pub fn continue_here(state: &AppState, entry_id: &str, budgets: &BudgetArgs) -> Result<Continued, AppError> {
+    let b = &budgets.budgets;
+    let navigation = continue_revealing(state, entry_id, Some(b.keep_recent_tokens as f64))?;
+    let (selection, preview) = std::thread::scope(|scope| {
+        let preview = scope.spawn(|| super::budgets::preview(state, b.keep_recent_tokens, b.reserve_tokens, budgets.context_window, b.enabled));
+        let selection = navigation.session.leaf_id.as_deref().map(|leaf| super::graph::select(state, leaf, b.reserve_tokens, b.enabled)).transpose();
+        (selection, preview.join().expect("the preview thread panicked"))
+    });
+    Ok(Continued { navigation, selection: selection?, preview: preview? })
+}
+
+fn continue_revealing(state: &AppState, entry_id: &str, keep_recent: Option<f64>) -> Result<Navigation, AppError> {
     let (dto, composer_text, key, leaf_id) = state.with_open(|o| {
         let target = o.session.index_of(entry_id).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))?;
         let nav = navigation_target(&o.session, target);
         o.leaf = nav.new_leaf;
-        // One layout: with the cut that the preview right after will ask for already unfolded.
+        // One layout: with the cut that the preview will ask for already unfolded.
         let cut = super::budgets::default_cut(&o.session, o.leaf, keep_recent);
         o.layout = graph::relayout_revealing(&o.session, o.leaf, &mut o.folding, &mut o.nodes, cut);
         let leaf_id = o.leaf.map(|l| o.session.id(l).to_string());
@@ -100,12 +119,13 @@ pub fn context(state: &AppState, entry_id: Option<&str>, context_window: u32, re
     })
 }
 
-/// Off the main thread: as a main-thread command it waited for the webview's painting of the
-/// click before it.
+/// "Continue from here": the moved leaf, its selection and the budget preview (`budgets` are the
+/// Budgets panel's) in one round trip. Off the main thread: as a main-thread command it waited
+/// for the webview's painting of the click before it.
 #[tauri::command]
 #[specta::specta]
-pub async fn continue_from_entry(state: State<'_, AppState>, entry_id: String) -> IpcResult<Navigation> {
-    Ok(continue_from(&state, &entry_id)?)
+pub async fn continue_from_entry(state: State<'_, AppState>, entry_id: String, budgets: BudgetArgs) -> IpcResult<Continued> {
+    Ok(continue_here(&state, &entry_id, &budgets)?)
 }
 
 #[tauri::command]

@@ -39,3 +39,13 @@ pub struct Navigation {
     pub composer_text: Option<String>,
     pub note: String,
 }
+
+/// "Continue from here" in one round trip: the moved leaf, the new leaf's selection (as a click
+/// on it gives; `None` when the session has no leaf) and the budget preview at the new leaf.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct Continued {
+    pub navigation: Navigation,
+    pub selection: Option<crate::view::detail::Selection>,
+    pub preview: crate::view::budgets::CompactionPreview,
+}

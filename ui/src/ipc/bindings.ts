@@ -32,10 +32,11 @@ export const commands = {
 	 */
 	selectEntry: (entryId: string, reserveTokens: number, enabled: boolean) => typedError<Selection_Serialize, IpcError>(__TAURI_INVOKE("select_entry", { entryId, reserveTokens, enabled })),
 	/**
-	 *  Off the main thread: as a main-thread command it waited for the webview's painting of the
-	 *  click before it.
+	 *  "Continue from here": the moved leaf, its selection and the budget preview (`budgets` are the
+	 *  Budgets panel's) in one round trip. Off the main thread: as a main-thread command it waited
+	 *  for the webview's painting of the click before it.
 	 */
-	continueFromEntry: (entryId: string) => typedError<Navigation_Serialize, IpcError>(__TAURI_INVOKE("continue_from_entry", { entryId })),
+	continueFromEntry: (entryId: string, budgets: BudgetArgs) => typedError<Continued_Serialize, IpcError>(__TAURI_INVOKE("continue_from_entry", { entryId, budgets })),
 	setEntryLabel: (entryId: string, label: string | null) => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("set_entry_label", { entryId, label })),
 	/**  What the model would see if `entry_id` (default: the leaf) were the leaf. */
 	getContextView: (entryId: string | null, contextWindow: number, reserveTokens: number, enabled: boolean) => typedError<ContextView_Serialize, IpcError>(__TAURI_INVOKE("get_context_view", { entryId, contextWindow, reserveTokens, enabled })),
@@ -359,6 +360,32 @@ export type ContextWindowView_Serialize = {
 	/**  Pi's table's window for it (also when overridden), and its display name. */
 	tableTokens: number | null,
 	tableName: string | null,
+};
+
+/**
+ *  "Continue from here" in one round trip: the moved leaf, the new leaf's selection (as a click
+ *  on it gives; `None` when the session has no leaf) and the budget preview at the new leaf.
+ */
+export type Continued = Continued_Serialize | Continued_Deserialize;
+
+/**
+ *  "Continue from here" in one round trip: the moved leaf, the new leaf's selection (as a click
+ *  on it gives; `None` when the session has no leaf) and the budget preview at the new leaf.
+ */
+export type Continued_Deserialize = {
+	navigation: Navigation_Deserialize,
+	selection?: Selection_Deserialize | null,
+	preview: CompactionPreview_Deserialize,
+};
+
+/**
+ *  "Continue from here" in one round trip: the moved leaf, the new leaf's selection (as a click
+ *  on it gives; `None` when the session has no leaf) and the budget preview at the new leaf.
+ */
+export type Continued_Serialize = {
+	navigation: Navigation_Serialize,
+	selection: Selection_Serialize | null,
+	preview: CompactionPreview_Serialize,
 };
 
 export type DroppedView = {
