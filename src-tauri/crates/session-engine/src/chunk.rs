@@ -90,7 +90,8 @@ pub fn scan(chunk: &[u8], at_eof: bool) -> Scan {
         if !terminated && !at_eof {
             break;
         }
-        let lossy = std::str::from_utf8(line).is_err();
+        // simdutf8 answers what `std::str::from_utf8` answers, faster (5 % of a cold listing).
+        let lossy = simdutf8::basic::from_utf8(line).is_err();
         let owned;
         let text: &[u8] = if lossy {
             owned = String::from_utf8_lossy(line).into_owned().into_bytes();
