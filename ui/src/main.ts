@@ -215,10 +215,12 @@ async function continueHere(): Promise<void> {
     showSession(nav.session);
     if (nav.composerText !== null) ($("composer") as HTMLTextAreaElement).value = nav.composerText;
     notify(nav.note);
-    if (nav.session.leafId && nav.session.leafRow !== null) graph.setCursor(nav.session.leafRow, false);
     if (seq === previewSeq) showPreview(c.preview);
     // A click meanwhile keeps its own selection.
     if (c.selection && selectedId === from) await showSelection(c.selection, false);
+    // Scrolling to the leaf reads the page's layout: after every change above, so that the
+    // page is laid out once for all of them.
+    if (nav.session.leafId && nav.session.leafRow !== null) graph.setCursor(nav.session.leafRow, false);
     markDone("continue", selectedId ?? "");
   } catch (e) {
     report(e);

@@ -4,7 +4,7 @@ use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, OpenSession};
 pub use crate::view::budgets::CompactionPreview;
 use crate::view::budgets::{self, BudgetArgs, BudgetSettings, Budgets, SettingsScope};
-use session_engine::compaction::{first_kept_position, prepare_compaction};
+use session_engine::compaction::{first_kept_position, prepare_compaction, CompactionPreparation, Refusal};
 use session_engine::context::{context_message, estimate_tokens, CompactionSettings};
 use session_engine::Session;
 use tauri::State;
@@ -48,51 +48,74 @@ pub fn default_cut(s: &Session, leaf: Option<usize>, keep_recent: Option<f64>) -
 }
 
 pub fn preview(state: &AppState, keep_recent_tokens: u32, reserve_tokens: u32, context_window: u32, enabled: bool) -> Result<CompactionPreview, AppError> {
-    let threshold = context_window.saturating_sub(reserve_tokens);
-    let settings = CompactionSettings { enabled, reserve_tokens: reserve_tokens as f64, keep_recent_tokens: keep_recent_tokens as f64 };
     // The cut is planned on a snapshot, without the session lock (a click's selection, asked at
     // the same time, goes on meanwhile); rows are looked up under the lock afterwards.
     let (s, leaf) = state.with_open(|o| Ok((o.session.snapshot(), o.leaf)))?;
+    let plan = plan_preview(&s, leaf, keep_recent_tokens, reserve_tokens, context_window, enabled);
+    state.with_open(|o| Ok(plan.finish(o)))
+}
+
+/// A preview's planning, done on a snapshot of the session without its lock: the cut Pi would
+/// make with `leaf` as the leaf, and the tokens it keeps. [`PlannedPreview::finish`] then finds
+/// the cut's row in the open session's layout.
+pub struct PlannedPreview {
+    prepared: Result<CompactionPreparation, Refusal>,
+    /// The first kept entry and the tokens from it to the leaf.
+    kept: Option<(u32, f64)>,
+    threshold: u32,
+    enabled: bool,
+}
+
+pub fn plan_preview(s: &Session, leaf: Option<usize>, keep_recent_tokens: u32, reserve_tokens: u32, context_window: u32, enabled: bool) -> PlannedPreview {
+    let settings = CompactionSettings { enabled, reserve_tokens: reserve_tokens as f64, keep_recent_tokens: keep_recent_tokens as f64 };
     let path = s.path(leaf);
-    let prepared = prepare_compaction(&s, &path, &settings);
+    let prepared = prepare_compaction(s, &path, &settings);
     let kept = prepared.as_ref().ok().map(|p| {
         (
             path[p.first_kept_position] as u32,
-            path[p.first_kept_position..].iter().filter_map(|i| context_message(&s, *i)).map(|m| estimate_tokens(&m)).sum::<f64>(),
+            path[p.first_kept_position..].iter().filter_map(|i| context_message(s, *i)).map(|m| estimate_tokens(&m)).sum::<f64>(),
         )
     });
-    let (first_kept_row, total_rows) = state.with_open(|o| {
-        let Some((first_kept, _)) = kept else { return Ok((None, o.layout.len() as u32)) };
-        unfold_cut(o, first_kept);
-        Ok((o.layout.row_of(first_kept), o.layout.len() as u32))
-    })?;
-    Ok(match prepared {
-        Ok(p) => CompactionPreview {
-            refusal: None,
-            first_kept_row,
-            first_kept_id: Some(p.first_kept_entry_id.clone()),
-            is_split_turn: p.is_split_turn,
-            tokens_before: p.tokens_before as u32,
-            tokens_to_summarize: p.tokens_summarized() as u32,
-            // The kept part is re-emitted after the new compaction entry (§11.5).
-            tokens_kept: kept.map(|(_, t)| t).unwrap_or(0.0) as u32,
-            threshold,
-            over_threshold: enabled && p.tokens_before > threshold as f64,
-            total_rows,
-        },
-        Err(refusal) => CompactionPreview {
-            refusal: Some(refusal.message().to_string()),
-            first_kept_id: None,
-            first_kept_row: None,
-            is_split_turn: false,
-            tokens_before: 0,
-            tokens_to_summarize: 0,
-            tokens_kept: 0,
-            threshold,
-            over_threshold: false,
-            total_rows,
-        },
-    })
+    PlannedPreview { prepared, kept, threshold: context_window.saturating_sub(reserve_tokens), enabled }
+}
+
+impl PlannedPreview {
+    /// The preview with the cut's row in `o`'s layout (unfolding the run that hides it).
+    pub fn finish(self, o: &mut OpenSession) -> CompactionPreview {
+        let PlannedPreview { prepared, kept, threshold, enabled } = self;
+        let first_kept_row = kept.and_then(|(first_kept, _)| {
+            unfold_cut(o, first_kept);
+            o.layout.row_of(first_kept)
+        });
+        let total_rows = o.layout.len() as u32;
+        match prepared {
+            Ok(p) => CompactionPreview {
+                refusal: None,
+                first_kept_row,
+                first_kept_id: Some(p.first_kept_entry_id.clone()),
+                is_split_turn: p.is_split_turn,
+                tokens_before: p.tokens_before as u32,
+                tokens_to_summarize: p.tokens_summarized() as u32,
+                // The kept part is re-emitted after the new compaction entry (§11.5).
+                tokens_kept: kept.map(|(_, t)| t).unwrap_or(0.0) as u32,
+                threshold,
+                over_threshold: enabled && p.tokens_before > threshold as f64,
+                total_rows,
+            },
+            Err(refusal) => CompactionPreview {
+                refusal: Some(refusal.message().to_string()),
+                first_kept_id: None,
+                first_kept_row: None,
+                is_split_turn: false,
+                tokens_before: 0,
+                tokens_to_summarize: 0,
+                tokens_kept: 0,
+                threshold,
+                over_threshold: false,
+                total_rows,
+            },
+        }
+    }
 }
 
 #[tauri::command]

@@ -3,11 +3,13 @@
 use super::model_window;
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile, OpenSession};
-use crate::view::context::context_view_of;
+use crate::view::context::{context_view_of, ContextView};
 use crate::view::detail::{entry_detail, EntryDetail, Selection};
 pub use crate::view::graph::GraphWindow;
 use crate::view::graph::{self, SearchHit};
+use crate::view::window::ContextWindowView;
 use session_engine::context::build_context;
+use session_engine::Session;
 use tauri::State;
 
 fn idx_of(o: &OpenSession, entry_id: &str) -> Result<usize, AppError> {
@@ -62,7 +64,7 @@ pub fn reveal(state: &AppState, entry_id: &str) -> Result<u32, AppError> {
     })
 }
 
-fn detail_of(o: &OpenSession, i: usize) -> EntryDetail {
+pub(crate) fn detail_of(o: &OpenSession, i: usize) -> EntryDetail {
     let path: Vec<usize> = o.layout.active_path().iter().map(|x| *x as usize).collect();
     entry_detail(&o.session, i, &path, o.leaf)
 }
@@ -108,11 +110,18 @@ pub fn select(state: &AppState, entry_id: &str, reserve_tokens: u32, enabled: bo
         let i = idx_of(o, entry_id)?;
         Ok((o.session.snapshot(), i, detail_of(o, i)))
     })?;
-    let ctx = build_context(&s, Some(i));
-    let (provider, model) = model_window::model_of(&ctx);
-    let window = model_window::window_view(provider.as_deref(), model.as_deref(), &st);
-    let context = context_view_of(&s, Some(i), &ctx, window.tokens, reserve_tokens, enabled);
+    let (window, context) = context_at(&s, i, &st, reserve_tokens, enabled);
     Ok(Selection { detail, window, context })
+}
+
+/// The part of a selection that needs only the session (no layout, no lock): the window of the
+/// model at entry `i` (with the user's overrides in `st`) and the context view with `i` as leaf.
+pub(crate) fn context_at(s: &Session, i: usize, st: &ArborStateFile, reserve_tokens: u32, enabled: bool) -> (ContextWindowView, ContextView) {
+    let ctx = build_context(s, Some(i));
+    let (provider, model) = model_window::model_of(&ctx);
+    let window = model_window::window_view(provider.as_deref(), model.as_deref(), st);
+    let context = context_view_of(s, Some(i), &ctx, window.tokens, reserve_tokens, enabled);
+    (window, context)
 }
 
 /// A click on a node: detail, window and context view in one round trip, off the main thread

@@ -1,47 +1,75 @@
 //! "Continue from here", labels and the context view of any node.
 
+use super::budgets::plan_preview;
+use super::graph as graph_cmd;
 use super::sessions::{describe_open, OpenedSession};
 use crate::error::{AppError, IpcResult};
-use crate::state::{AppState, ArborStateFile};
+use crate::state::{AppState, ArborStateFile, OpenSession};
 use crate::view::budgets::BudgetArgs;
 use crate::view::context::{context_view, ContextView};
+use crate::view::detail::Selection;
 use crate::view::graph;
 pub use crate::view::session::{Continued, Navigation};
 use session_engine::branch::navigation_target;
 use session_engine::store::{append_entry_planned, SessionLock};
-use session_engine::{entries, time};
+use session_engine::{entries, time, Session};
 use tauri::State;
 
 /// Move Arbor's leaf to `entry_id` by Pi's rule and remember it in Arbor's state file. The graph
 /// is laid out with the cut of the Budgets panel's default keep-recent budget revealed.
 pub fn continue_from(state: &AppState, entry_id: &str) -> Result<Navigation, AppError> {
-    continue_revealing(state, entry_id, super::budgets::default_keep_recent(&state.agent_dir))
+    let keep_recent = super::budgets::default_keep_recent(&state.agent_dir);
+    Ok(move_leaf(state, entry_id, keep_recent, |_, _| (), |_, ()| ())?.0)
 }
 
 /// "Continue from here" as the UI asks for it: the leaf moved (the graph laid out once, with
-/// the cut of `budgets` revealed), then the new leaf's selection and the budget preview, built
-/// at the same time on two threads, returned in one round trip.
+/// the cut of `budgets` revealed), the new leaf's selection and the budget preview, in one round
+/// trip. The selection's context and the preview's cut are built on another thread while the
+/// graph is laid out.
 pub fn continue_here(state: &AppState, entry_id: &str, budgets: &BudgetArgs) -> Result<Continued, AppError> {
     let b = &budgets.budgets;
-    let navigation = continue_revealing(state, entry_id, Some(b.keep_recent_tokens as f64))?;
-    let (selection, preview) = std::thread::scope(|scope| {
-        let preview = scope.spawn(|| super::budgets::preview(state, b.keep_recent_tokens, b.reserve_tokens, budgets.context_window, b.enabled));
-        let selection = navigation.session.leaf_id.as_deref().map(|leaf| super::graph::select(state, leaf, b.reserve_tokens, b.enabled)).transpose();
-        (selection, preview.join().expect("the preview thread panicked"))
-    });
-    Ok(Continued { navigation, selection: selection?, preview: preview? })
+    let st = ArborStateFile::load(&state.state_file());
+    let (navigation, (selection, preview)) = move_leaf(
+        state,
+        entry_id,
+        Some(b.keep_recent_tokens as f64),
+        |s, leaf| {
+            let context = leaf.map(|l| (l, graph_cmd::context_at(s, l, &st, b.reserve_tokens, b.enabled)));
+            (context, plan_preview(s, leaf, b.keep_recent_tokens, b.reserve_tokens, budgets.context_window, b.enabled))
+        },
+        |o, (context, plan)| {
+            let selection = context.map(|(l, (window, context))| Selection { detail: graph_cmd::detail_of(o, l), window, context });
+            (selection, plan.finish(o))
+        },
+    )?;
+    Ok(Continued { navigation, selection, preview })
 }
 
-fn continue_revealing(state: &AppState, entry_id: &str, keep_recent: Option<f64>) -> Result<Navigation, AppError> {
-    let (dto, composer_text, key, leaf_id) = state.with_open(|o| {
+/// Moves the leaf to `entry_id` by Pi's rule and lays the graph out once, with the cut for
+/// `keep_recent` revealed (the preview that follows finds its row). Meanwhile `beside` runs on
+/// another thread with a snapshot of the session and the new leaf; `then` gets its result and
+/// the new layout, under the session lock.
+fn move_leaf<T: Send, U>(
+    state: &AppState,
+    entry_id: &str,
+    keep_recent: Option<f64>,
+    beside: impl FnOnce(&Session, Option<usize>) -> T + Send,
+    then: impl FnOnce(&mut OpenSession, T) -> U,
+) -> Result<(Navigation, U), AppError> {
+    let (dto, composer_text, key, leaf_id, out) = state.with_open(|o| {
         let target = o.session.index_of(entry_id).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))?;
         let nav = navigation_target(&o.session, target);
         o.leaf = nav.new_leaf;
-        // One layout: with the cut that the preview will ask for already unfolded.
-        let cut = super::budgets::default_cut(&o.session, o.leaf, keep_recent);
-        o.layout = graph::relayout_revealing(&o.session, o.leaf, &mut o.folding, &mut o.nodes, cut);
-        let leaf_id = o.leaf.map(|l| o.session.id(l).to_string());
-        Ok((describe_open(o), nav.editor_text, o.path.display().to_string(), leaf_id))
+        let (s, leaf) = (o.session.snapshot(), o.leaf);
+        let side = std::thread::scope(|scope| {
+            let side = scope.spawn(|| beside(&s, leaf));
+            let cut = super::budgets::default_cut(&o.session, leaf, keep_recent);
+            o.layout = graph::relayout_revealing(&o.session, leaf, &mut o.folding, &mut o.nodes, cut);
+            side.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        let out = then(o, side);
+        let leaf_id = leaf.map(|l| o.session.id(l).to_string());
+        Ok((describe_open(o), nav.editor_text, o.path.display().to_string(), leaf_id, out))
     })?;
     let mut st = ArborStateFile::load(&state.state_file());
     match leaf_id {
@@ -58,7 +86,7 @@ fn continue_revealing(state: &AppState, entry_id: &str, keep_recent: Option<f64>
     } else {
         "This is Pi's current position too.".to_string()
     };
-    Ok(Navigation { session: dto, composer_text, note })
+    Ok((Navigation { session: dto, composer_text, note }, out))
 }
 
 /// Append a `label` entry (as Pi does: a child of the current leaf, which then becomes the leaf).
