@@ -60,7 +60,7 @@ runBench("bench-waterfall", async (s, sessionPath) => {
   for (let i = 0; i < 5; i++) {
     cmd.push(
       await s.exec(`const t = performance.now();
-        return window.__TAURI_INTERNALS__.invoke("get_timeline", { entryId: null, contextWindow: 200000, reserveTokens: 16384 }).then(() => performance.now() - t);`),
+        return window.__TAURI_INTERNALS__.invoke("get_timeline", { entryId: null, budgets: { enabled: true, reserveTokens: 16384, keepRecentTokens: 20000, branchReserveTokens: 16384, contextWindow: 200000 } }).then(() => performance.now() - t);`),
     );
   }
   // Hover: synthetic mousemoves over the whole width, each timed around its handler.

@@ -1,7 +1,7 @@
 // App shell: wires the graph, the side panels, the picker and the composer to the commands.
 
 import { api, call, CommandError } from "./ipc";
-import type { Budgets, CompactionPreview_Serialize as CompactionPreview, GraphRow, OpenedSession, Selection_Serialize as Selection, SettingsScope } from "./ipc";
+import type { BudgetArgs, Budgets, CompactionPreview_Serialize as CompactionPreview, GraphRow, OpenedSession, Selection_Serialize as Selection, SettingsScope } from "./ipc";
 import { GraphView } from "./graph/view";
 import { renderDetail } from "./render/detail";
 import { renderContext } from "./views/context";
@@ -132,8 +132,7 @@ async function select(entryId: string, waitForWorkbench = true): Promise<void> {
   selectedId = entryId;
   try {
     // One round trip: detail, the model's window at this node and the context view with it.
-    const b = budgetsFromForm();
-    const sel = await call(api.selectEntry(entryId, b.reserveTokens, b.enabled));
+    const sel = await call(api.selectEntry(entryId, budgetsFromForm()));
     if (selectedId !== entryId) return; // a newer click won
     await showSelection(sel, waitForWorkbench);
   } catch (e) {
@@ -182,8 +181,7 @@ const workbenchDeps: WorkbenchDeps = {
 
 async function refreshContext(): Promise<void> {
   if (!session) return;
-  const b = budgetsFromForm();
-  const v = await call(api.getContextView(selectedId, contextWindow(), b.reserveTokens, b.enabled));
+  const v = await call(api.getContextView(selectedId, budgetArgs()));
   $("context").replaceChildren(renderContext(v, (id) => void jumpTo(id)));
 }
 
@@ -210,7 +208,7 @@ async function continueHere(): Promise<void> {
     // One round trip: the moved leaf, the new leaf's selection and the budget preview.
     const from = selectedId;
     const seq = ++previewSeq;
-    const c = await call(api.continueFromEntry(from, { ...budgetsFromForm(), contextWindow: contextWindow() }));
+    const c = await call(api.continueFromEntry(from, budgetArgs()));
     const nav = c.navigation;
     showSession(nav.session);
     if (nav.composerText !== null) ($("composer") as HTMLTextAreaElement).value = nav.composerText;
@@ -275,6 +273,9 @@ function budgetsFromForm(): Budgets {
   };
 }
 
+/** The panel's budgets with the window of the model at the selection. */
+const budgetArgs = (): BudgetArgs => ({ ...budgetsFromForm(), contextWindow: contextWindow() });
+
 function showBudgetValues(): void {
   const b = budgetsFromForm();
   $("reserve-value").textContent = String(b.reserveTokens);
@@ -301,9 +302,8 @@ let previewSeq = 0;
 async function preview(): Promise<void> {
   if (!session) return;
   showBudgetValues();
-  const b = budgetsFromForm();
   const seq = ++previewSeq;
-  const p = await call(api.previewCompaction({ ...b, contextWindow: contextWindow() }));
+  const p = await call(api.previewCompaction(budgetArgs()));
   if (seq === previewSeq) showPreview(p);
 }
 
@@ -493,8 +493,7 @@ initTimeline({
   session: () => session,
   selectedId: () => selectedId,
   jumpTo: (id) => void jumpTo(id).catch(report),
-  contextWindow,
-  reserveTokens: () => budgetsFromForm().reserveTokens,
+  budgets: budgetArgs,
   report,
 });
 
@@ -505,8 +504,7 @@ initSummarize({
   setCursor: (row) => graph.setCursor(row, false),
   preview,
   notify,
-  budgets: budgetsFromForm,
-  contextWindow,
+  budgets: budgetArgs,
 });
 
 void start();

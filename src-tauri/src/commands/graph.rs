@@ -3,6 +3,7 @@
 use super::model_window;
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile, OpenSession};
+use crate::view::budgets::Budgets;
 use crate::view::context::{context_view_of, ContextView};
 use crate::view::detail::{entry_detail, EntryDetail, Selection};
 pub use crate::view::graph::GraphWindow;
@@ -124,10 +125,11 @@ pub(crate) fn context_at(s: &Session, i: usize, st: &ArborStateFile, reserve_tok
     (window, context)
 }
 
-/// A click on a node: detail, window and context view in one round trip, off the main thread
-/// (Continue asks for it and for the budget preview at the same time).
+/// A click on a node: detail, window and context view in one round trip, off the main thread.
+/// The window is the model's at the node; of `budgets` (the Budgets panel's) the context view
+/// uses the reserve and the auto-compaction switch.
 #[tauri::command]
 #[specta::specta]
-pub async fn select_entry(state: State<'_, AppState>, entry_id: String, reserve_tokens: u32, enabled: bool) -> IpcResult<Selection> {
-    Ok(select(&state, &entry_id, reserve_tokens, enabled)?)
+pub async fn select_entry(state: State<'_, AppState>, entry_id: String, budgets: Budgets) -> IpcResult<Selection> {
+    Ok(select(&state, &entry_id, budgets.reserve_tokens, budgets.enabled)?)
 }

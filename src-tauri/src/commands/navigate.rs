@@ -162,15 +162,11 @@ pub fn set_entry_label(state: State<'_, AppState>, entry_id: String, label: Opti
     Ok(set_label(&state, &entry_id, label.as_deref(), time::now_ms(), None)?)
 }
 
-/// What the model would see if `entry_id` (default: the leaf) were the leaf.
+/// What the model would see if `entry_id` (default: the leaf) were the leaf, against the window,
+/// reserve and auto-compaction switch of `budgets` (the Budgets panel's).
 #[tauri::command]
 #[specta::specta]
-pub fn get_context_view(
-    state: State<'_, AppState>,
-    entry_id: Option<String>,
-    context_window: u32,
-    reserve_tokens: u32,
-    enabled: bool,
-) -> IpcResult<ContextView> {
-    Ok(context(&state, entry_id.as_deref(), context_window, reserve_tokens, enabled)?)
+pub fn get_context_view(state: State<'_, AppState>, entry_id: Option<String>, budgets: BudgetArgs) -> IpcResult<ContextView> {
+    let b = &budgets.budgets;
+    Ok(context(&state, entry_id.as_deref(), budgets.context_window, b.reserve_tokens, b.enabled)?)
 }

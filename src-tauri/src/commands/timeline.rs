@@ -10,6 +10,7 @@
 
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, OpenSession};
+use crate::view::budgets::BudgetArgs;
 use crate::view::timeline::{timeline_view, TimelineView};
 use session_engine::timeline::{timeline_of, ContributionCache};
 use session_engine::Session;
@@ -143,19 +144,19 @@ impl tauri::ipc::IpcResponse for TimelineBytes {
 }
 
 /// The context waterfall of the active path, or of the path to `entry_id` when it is not on it,
-/// as bytes ([`TimelineView::to_bytes`]). Runs off the main thread; the first call on a big
-/// session reads every entry once.
+/// as bytes ([`TimelineView::to_bytes`]), drawn against the window and the reserve of `budgets`
+/// (the Budgets panel's). Runs off the main thread; the first call on a big session reads every
+/// entry once.
 #[tauri::command]
 #[specta::specta]
 pub async fn get_timeline(
     state: State<'_, AppState>,
     cache: State<'_, TimelineCache>,
     entry_id: Option<String>,
-    context_window: u32,
-    reserve_tokens: u32,
+    budgets: BudgetArgs,
 ) -> IpcResult<TimelineBytes> {
     let t = Instant::now();
-    let mut v = timeline(&state, &cache, entry_id.as_deref(), context_window, reserve_tokens, FILL_BUDGET)?;
+    let mut v = timeline(&state, &cache, entry_id.as_deref(), budgets.context_window, budgets.budgets.reserve_tokens, FILL_BUDGET)?;
     v.head.build_ms = t.elapsed().as_secs_f64() * 1000.0;
     Ok(TimelineBytes(v.to_bytes()))
 }

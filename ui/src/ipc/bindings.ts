@@ -27,10 +27,11 @@ export const commands = {
 	revealEntry: (entryId: string) => typedError<number, IpcError>(__TAURI_INVOKE("reveal_entry", { entryId })),
 	searchSession: (query: string) => typedError<SearchHit[], IpcError>(__TAURI_INVOKE("search_session", { query })),
 	/**
-	 *  A click on a node: detail, window and context view in one round trip, off the main thread
-	 *  (Continue asks for it and for the budget preview at the same time).
+	 *  A click on a node: detail, window and context view in one round trip, off the main thread.
+	 *  The window is the model's at the node; of `budgets` (the Budgets panel's) the context view
+	 *  uses the reserve and the auto-compaction switch.
 	 */
-	selectEntry: (entryId: string, reserveTokens: number, enabled: boolean) => typedError<Selection_Serialize, IpcError>(__TAURI_INVOKE("select_entry", { entryId, reserveTokens, enabled })),
+	selectEntry: (entryId: string, budgets: Budgets) => typedError<Selection_Serialize, IpcError>(__TAURI_INVOKE("select_entry", { entryId, budgets })),
 	/**
 	 *  "Continue from here": the moved leaf, its selection and the budget preview (`budgets` are the
 	 *  Budgets panel's) in one round trip. Off the main thread: as a main-thread command it waited
@@ -38,8 +39,11 @@ export const commands = {
 	 */
 	continueFromEntry: (entryId: string, budgets: BudgetArgs) => typedError<Continued_Serialize, IpcError>(__TAURI_INVOKE("continue_from_entry", { entryId, budgets })),
 	setEntryLabel: (entryId: string, label: string | null) => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("set_entry_label", { entryId, label })),
-	/**  What the model would see if `entry_id` (default: the leaf) were the leaf. */
-	getContextView: (entryId: string | null, contextWindow: number, reserveTokens: number, enabled: boolean) => typedError<ContextView_Serialize, IpcError>(__TAURI_INVOKE("get_context_view", { entryId, contextWindow, reserveTokens, enabled })),
+	/**
+	 *  What the model would see if `entry_id` (default: the leaf) were the leaf, against the window,
+	 *  reserve and auto-compaction switch of `budgets` (the Budgets panel's).
+	 */
+	getContextView: (entryId: string | null, budgets: BudgetArgs) => typedError<ContextView_Serialize, IpcError>(__TAURI_INVOKE("get_context_view", { entryId, budgets })),
 	/**
 	 *  Set (or with `tokens: null` clear) the user's context window for the session's model at
 	 *  `entry_id`.
@@ -116,10 +120,11 @@ export const commands = {
 	copyText: (text: string) => typedError<number, IpcError>(__TAURI_INVOKE("copy_text", { text })),
 	/**
 	 *  The context waterfall of the active path, or of the path to `entry_id` when it is not on it,
-	 *  as bytes ([`TimelineView::to_bytes`]). Runs off the main thread; the first call on a big
-	 *  session reads every entry once.
+	 *  as bytes ([`TimelineView::to_bytes`]), drawn against the window and the reserve of `budgets`
+	 *  (the Budgets panel's). Runs off the main thread; the first call on a big session reads every
+	 *  entry once.
 	 */
-	getTimeline: (entryId: string | null, contextWindow: number, reserveTokens: number) => typedError<ArrayBuffer, IpcError>(__TAURI_INVOKE("get_timeline", { entryId, contextWindow, reserveTokens })),
+	getTimeline: (entryId: string | null, budgets: BudgetArgs) => typedError<ArrayBuffer, IpcError>(__TAURI_INVOKE("get_timeline", { entryId, budgets })),
 	/**
 	 *  Warms the waterfall's numbers for the open session in the background (the UI asks after a
 	 *  session opens or grows); reads on a snapshot, without the session lock, on a thread of low

@@ -3,7 +3,7 @@
 
 import { Channel } from "@tauri-apps/api/core";
 import { api, call, CommandError } from "../ipc";
-import type { BudgetArgs, Budgets, OpenedSession, SummarizerConfig, SummaryProgress } from "../ipc";
+import type { BudgetArgs, OpenedSession, SummarizerConfig, SummaryProgress } from "../ipc";
 
 export interface AppHooks {
   selectedId: () => string | null;
@@ -12,8 +12,8 @@ export interface AppHooks {
   setCursor: (row: number) => void;
   preview: () => Promise<void>;
   notify: (text: string, kind?: "info" | "error") => void;
-  budgets: () => Budgets;
-  contextWindow: () => number;
+  /** The Budgets panel's values, with the window of the model at the selection. */
+  budgets: () => BudgetArgs;
 }
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -28,16 +28,6 @@ function errorText(e: unknown): string {
   return String(e);
 }
 
-function budgetArgs(): BudgetArgs {
-  const b = app.budgets();
-  return {
-    enabled: b.enabled,
-    reserveTokens: b.reserveTokens,
-    keepRecentTokens: b.keepRecentTokens,
-    branchReserveTokens: b.branchReserveTokens,
-    contextWindow: app.contextWindow(),
-  };
-}
 
 async function adoptSession(s: OpenedSession): Promise<void> {
   app.showSession(s);
@@ -244,7 +234,7 @@ async function startDialog(): Promise<void> {
   const instructions = ($("sum-instructions") as HTMLTextAreaElement).value.trim() || null;
   try {
     if (mode === "compact") {
-      const r = await call(api.compactLeaf(budgetArgs(), instructions, progressChannel(out)));
+      const r = await call(api.compactLeaf(app.budgets(), instructions, progressChannel(out)));
       out.dataset.state = "done";
       out.dataset.entryId = r.entryId;
       out.textContent = r.summary;
@@ -254,7 +244,7 @@ async function startDialog(): Promise<void> {
       await adoptSession(r.session);
     } else if (navTarget) {
       const m = navMode();
-      const r = await call(api.navigateWithSummary(navTarget, m !== "none", m === "instructions" ? instructions : null, budgetArgs(), progressChannel(out)));
+      const r = await call(api.navigateWithSummary(navTarget, m !== "none", m === "instructions" ? instructions : null, app.budgets(), progressChannel(out)));
       out.dataset.state = "done";
       out.dataset.entryId = r.summaryEntryId ?? "";
       out.textContent = r.summary ?? "(no summary)";
@@ -298,7 +288,7 @@ async function send(): Promise<void> {
   running = true;
   ($("btn-send") as HTMLButtonElement).textContent = "Cancel";
   try {
-    const r = await call(api.sendMessage(text, budgetArgs(), progressChannel(out)));
+    const r = await call(api.sendMessage(text, app.budgets(), progressChannel(out)));
     box.value = "";
     out.dataset.state = "done";
     out.textContent = r.reply;

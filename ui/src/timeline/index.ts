@@ -3,7 +3,7 @@
 // selecting a node on the charted path just moves the marker.
 
 import { api, call } from "../ipc";
-import type { OpenedSession } from "../ipc";
+import type { BudgetArgs, OpenedSession } from "../ipc";
 import { WaterfallChart } from "./chart";
 import { aheadFits, decodeTimeline, formatCost, formatCount } from "./pure";
 import type { Timeline } from "./pure";
@@ -14,8 +14,8 @@ export interface TimelineDeps {
   selectedId: () => string | null;
   /** Reveal and select an entry on the graph. */
   jumpTo: (entryId: string) => void;
-  contextWindow: () => number;
-  reserveTokens: () => number;
+  /** The Budgets panel's values, with the window of the model at the selection. */
+  budgets: () => BudgetArgs;
   report: (e: unknown) => void;
 }
 
@@ -37,8 +37,10 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: 
 }
 
 /** The budgets as the command takes them (whole tokens; a window of at least 1). */
-const windowNow = () => Math.max(1, Math.round(Number(deps?.contextWindow()) || 200_000));
-const reserveNow = () => Math.max(0, Math.round(Number(deps?.reserveTokens()) || 0));
+const windowNow = () => Math.max(1, Math.round(Number(deps?.budgets().contextWindow) || 200_000));
+const reserveNow = () => Math.max(0, Math.round(Number(deps?.budgets().reserveTokens) || 0));
+/** What get_timeline is asked with: the panel's budgets, window and reserve made whole numbers. */
+const budgetsNow = (d: TimelineDeps): BudgetArgs => ({ ...d.budgets(), contextWindow: windowNow(), reserveTokens: reserveNow() });
 
 /** What the chart shows depends on: the file, its leaf and length, the selection, the budgets. */
 function keyOf(): string {
@@ -85,7 +87,7 @@ function warm(): void {
 function fetchAhead(): void {
   if (!deps) return;
   const key = keyParts();
-  const answer = call(api.getTimeline(deps.selectedId(), windowNow(), reserveNow()))
+  const answer = call(api.getTimeline(deps.selectedId(), budgetsNow(deps)))
     .then(decodeTimeline)
     .catch(() => null);
   ahead = { key, answer };
@@ -142,7 +144,7 @@ export async function refreshTimeline(force = false): Promise<void> {
   try {
     const early = force ? null : await takeAhead();
     if (my !== seq) return;
-    const answer = early ? null : await call(api.getTimeline(deps.selectedId(), windowNow(), reserveNow()));
+    const answer = early ? null : await call(api.getTimeline(deps.selectedId(), budgetsNow(deps)));
     if (my !== seq) return;
     const t1 = performance.now();
     const v = early ?? decodeTimeline(answer as ArrayBuffer);
