@@ -19,7 +19,7 @@ use tauri::State;
 /// is laid out with the cut of the Budgets panel's default keep-recent budget revealed.
 pub fn continue_from(state: &AppState, entry_id: &str) -> Result<Navigation, AppError> {
     let keep_recent = super::budgets::default_keep_recent(&state.agent_dir);
-    Ok(move_leaf(state, entry_id, keep_recent, |_, _| (), |_, ()| ())?.0)
+    Ok(move_leaf(state, entry_id, keep_recent, |_, _, _| (), |_, ()| ())?.0)
 }
 
 /// "Continue from here" as the UI asks for it: the leaf moved (the graph laid out once, with
@@ -28,13 +28,12 @@ pub fn continue_from(state: &AppState, entry_id: &str) -> Result<Navigation, App
 /// graph is laid out.
 pub fn continue_here(state: &AppState, entry_id: &str, budgets: &BudgetArgs) -> Result<Continued, AppError> {
     let b = &budgets.budgets;
-    let st = ArborStateFile::load(&state.state_file());
     let (navigation, (selection, preview)) = move_leaf(
         state,
         entry_id,
         Some(b.keep_recent_tokens as f64),
-        |s, leaf| {
-            let context = leaf.map(|l| (l, graph_cmd::context_at(s, l, &st, b.reserve_tokens, b.enabled)));
+        |s, leaf, st| {
+            let context = leaf.map(|l| (l, graph_cmd::context_at(s, l, st, b.reserve_tokens, b.enabled)));
             (context, plan_preview(s, leaf, b.keep_recent_tokens, b.reserve_tokens, budgets.context_window, b.enabled))
         },
         |o, (context, plan)| {
@@ -46,23 +45,25 @@ pub fn continue_here(state: &AppState, entry_id: &str, budgets: &BudgetArgs) -> 
 }
 
 /// Moves the leaf to `entry_id` by Pi's rule and lays the graph out once, with the cut for
-/// `keep_recent` revealed (the preview that follows finds its row). Meanwhile `beside` runs on
-/// another thread with a snapshot of the session and the new leaf; `then` gets its result and
-/// the new layout, under the session lock.
+/// `keep_recent` revealed (the preview that follows finds its row), and remembers the new leaf in
+/// Arbor's state file. Meanwhile `beside` runs on another thread with a snapshot of the session,
+/// the new leaf and that state file as read before the move (the user's window overrides);
+/// `then` gets its result and the new layout, under the session lock.
 fn move_leaf<T: Send, U>(
     state: &AppState,
     entry_id: &str,
     keep_recent: Option<f64>,
-    beside: impl FnOnce(&Session, Option<usize>) -> T + Send,
+    beside: impl FnOnce(&Session, Option<usize>, &ArborStateFile) -> T + Send,
     then: impl FnOnce(&mut OpenSession, T) -> U,
 ) -> Result<(Navigation, U), AppError> {
+    let mut st = ArborStateFile::load(&state.state_file());
     let (dto, composer_text, key, leaf_id, out) = state.with_open(|o| {
         let target = o.session.index_of(entry_id).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))?;
         let nav = navigation_target(&o.session, target);
         o.leaf = nav.new_leaf;
         let (s, leaf) = (o.session.snapshot(), o.leaf);
         let side = std::thread::scope(|scope| {
-            let side = scope.spawn(|| beside(&s, leaf));
+            let side = scope.spawn(|| beside(&s, leaf, &st));
             let cut = super::budgets::default_cut(&o.session, leaf, keep_recent);
             o.layout = graph::relayout_revealing(&o.session, leaf, &mut o.folding, &mut o.nodes, cut);
             side.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
@@ -71,7 +72,6 @@ fn move_leaf<T: Send, U>(
         let leaf_id = leaf.map(|l| o.session.id(l).to_string());
         Ok((describe_open(o), nav.editor_text, o.path.display().to_string(), leaf_id, out))
     })?;
-    let mut st = ArborStateFile::load(&state.state_file());
     match leaf_id {
         Some(id) if Some(&id) != dto.file_leaf_id.as_ref() => {
             st.leaves.insert(key, id);
