@@ -28,7 +28,6 @@ function errorText(e: unknown): string {
   return String(e);
 }
 
-
 async function adoptSession(s: OpenedSession): Promise<void> {
   app.showSession(s);
   if (s.leafRow != null) app.setCursor(s.leafRow);

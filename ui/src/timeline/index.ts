@@ -37,10 +37,15 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: 
 }
 
 /** The budgets as the command takes them (whole tokens; a window of at least 1). */
-const windowNow = () => Math.max(1, Math.round(Number(deps?.budgets().contextWindow) || 200_000));
-const reserveNow = () => Math.max(0, Math.round(Number(deps?.budgets().reserveTokens) || 0));
-/** What get_timeline is asked with: the panel's budgets, window and reserve made whole numbers. */
-const budgetsNow = (d: TimelineDeps): BudgetArgs => ({ ...d.budgets(), contextWindow: windowNow(), reserveTokens: reserveNow() });
+const wholeWindow = (n: number) => Math.max(1, Math.round(Number(n) || 200_000));
+const wholeReserve = (n: number) => Math.max(0, Math.round(Number(n) || 0));
+const windowNow = () => wholeWindow(deps?.budgets().contextWindow ?? 0);
+const reserveNow = () => wholeReserve(deps?.budgets().reserveTokens ?? 0);
+/** What get_timeline is asked with: the panel's budgets (read once), window and reserve whole. */
+function budgetsNow(d: TimelineDeps): BudgetArgs {
+  const b = d.budgets();
+  return { ...b, contextWindow: wholeWindow(b.contextWindow), reserveTokens: wholeReserve(b.reserveTokens) };
+}
 
 /** What the chart shows depends on: the file, its leaf and length, the selection, the budgets. */
 function keyOf(): string {
