@@ -129,12 +129,15 @@ async function windowScenario(display) {
     check("an override says 'set by you'", own.endsWith("· 64k set by you"), own);
     const state = JSON.parse(fs.readFileSync(path.join(env.ARBOR_DATA_DIR, "state.json"), "utf8"));
     check("the override is remembered in Arbor's state", Object.values(state.contextWindows ?? {}).includes(64000), JSON.stringify(state.contextWindows));
+    // A hidden Context tab is drawn when it is shown: the new window is in it then.
+    await s.click(`.tab[data-tab="context"]`);
     const ctx = await s.waitFor("context view uses it", async () => {
-      const t = await s.text("#context");
-      return t.includes("64") ? t : null;
+      const t = await s.text("#context-status");
+      return t && t.includes("window 64k") ? t : null;
     }, 5000).catch(() => "");
-    check("the context view is redrawn with the new window", ctx.includes("64"), ctx.slice(0, 120));
+    check("the context view is redrawn with the new window", ctx.includes("window 64k"), ctx.slice(0, 120));
     await s.screenshot("shortcuts-05-window-own");
+    await s.click(`.tab[data-tab="budgets"]`);
     await s.click("#btn-window-clear");
     const back = await s.waitFor("back to the table", async () => {
       const t = await s.text("#context-window-label");

@@ -212,6 +212,8 @@ async function demoScenario(display) {
       return lines.length > linesBefore ? JSON.parse(lines[lines.length - 1]) : null;
     });
     check("set label appends a label entry", labelLine.type === "label" && labelLine.targetId === labelTarget && labelLine.label === "e2e-mark", JSON.stringify(labelLine));
+    const headPill = await s.waitFor("the label in the detail's head", () => s.exec(`const l = document.querySelector("#detail .detail-head .g-label"); return l ? l.textContent : null`), 5000).catch(() => null);
+    check("the detail's head shows the label", headPill === "e2e-mark", String(headPill));
     // The pill on the labelled entry's own graph row (not the detail pane's copy): its text, ""
     // for a row without a pill, null when the row is not drawn. Only visible rows exist in the
     // DOM, so each look first scrolls the row into view and waits (bounded) until it is drawn
@@ -237,6 +239,25 @@ async function demoScenario(display) {
     });
     check("clear label appends a label entry without a label", cleared.type === "label" && !("label" in cleared), JSON.stringify(cleared));
     check("the cleared label leaves the graph", await pillIs(""), `row ${labelTarget} shows ${JSON.stringify(await pillOf())}`);
+    const headLabel = await s.waitFor("the detail's head without the label", () => s.exec(`const l = document.querySelector("#detail .detail-head .g-label"); return l ? null : "none"`), 5000).catch(() => "still shown");
+    check("the detail's head drops the cleared label", headLabel === "none", headLabel);
+
+    // 7. Continue from an assistant message off the active path: it stays selected and becomes
+    // the leaf. Its detail says so in its head; its body is kept (a Raw JSON opened before stays
+    // open), with one Copy button.
+    const assistant = (await collectRows(s)).filter((r) => r.kind === "assistant" && !r.cls.split(" ").includes("m-active")).sort((a, b) => b.row - a.row)[0];
+    check("found an assistant message on another branch", !!assistant);
+    await scrollRowIntoView(s, assistant.row);
+    await s.click(`.g-row[data-entry-id="${assistant.id}"]`);
+    await s.waitFor("detail of the assistant message", async () => (await s.exec(`return document.getElementById("detail").dataset.entryId`)) === assistant.id);
+    check("its head does not say leaf yet", await s.exec(`return !document.querySelector("#detail .detail-head .b-leaf")`));
+    await s.exec(`document.querySelector("#detail .blk-raw").open = true`);
+    await s.click("#btn-continue");
+    const shown = await s.waitFor("Continue from the assistant message", () =>
+      s.exec(`const d = document.getElementById("detail");
+        return (document.body.dataset.continueDone || "").startsWith(arguments[0] + "#") ? { leaf: document.getElementById("status-leaf").textContent, id: d.dataset.entryId, badge: !!d.querySelector(".detail-head .b-leaf"), raw: d.querySelector(".blk-raw").open, copies: d.querySelectorAll("#btn-copy-entry").length } : null`, assistant.id));
+    check("Continue from an assistant message makes it the leaf, and its detail's head says so", shown.leaf === assistant.id && shown.id === assistant.id && shown.badge, JSON.stringify(shown));
+    check("the detail's body is kept (the opened Raw JSON stays open), with one Copy button", shown.raw === true && shown.copies === 1, JSON.stringify(shown));
   } finally {
     await finish(s, driver, dir);
   }

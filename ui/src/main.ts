@@ -1,9 +1,9 @@
 // App shell: wires the graph, the side panels, the picker and the composer to the commands.
 
 import { api, call, CommandError } from "./ipc";
-import type { BudgetArgs, Budgets, CompactionPreview_Serialize as CompactionPreview, GraphRow, OpenedSession, Selection_Serialize as Selection, SettingsScope } from "./ipc";
+import type { BudgetArgs, Budgets, CompactionPreview_Serialize as CompactionPreview, ContextView_Serialize as ContextView, GraphRow, OpenedSession, Selection_Serialize as Selection, SettingsScope } from "./ipc";
 import { GraphView } from "./graph/view";
-import { renderDetail } from "./render/detail";
+import { renderDetail, renderDetailHead } from "./render/detail";
 import { renderContext } from "./views/context";
 import { formatTokens } from "./format";
 import { showPicker as showLibraryPicker, startLibrary } from "./library";
@@ -25,6 +25,8 @@ const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getEleme
 
 let session: OpenedSession | null = null;
 let selectedId: string | null = null;
+/** The entry the detail panel shows. */
+let shownDetail: Selection["detail"] | null = null;
 let searchHits: { entryId: string; row: number }[] = [];
 let searchPos = 0;
 
@@ -146,7 +148,14 @@ async function showSelection(sel: Selection, waitForWorkbench: boolean): Promise
   const entryId = sel.detail.id;
   selectedId = entryId;
   const d = sel.detail;
-  $("detail").replaceChildren(renderDetail(d));
+  // The same entry drawn again (Continue from the selected node): only its head changes (it is
+  // the leaf now), so the body, and the page layout of it, are kept. A summary is drawn anew, as
+  // its workbench replaces part of the body.
+  const head = $("detail").querySelector(".detail-head");
+  const summary = d.entryType === "compaction" || d.entryType === "branch_summary";
+  if (head && !summary && shownDetail?.id === d.id && shownDetail.rawJson === d.rawJson) head.replaceWith(renderDetailHead(d));
+  else $("detail").replaceChildren(renderDetail(d));
+  shownDetail = d;
   addEntryCopy($("detail"), d, { notify, report });
   $("detail").dataset.entryId = d.id;
   $("detail").dataset.parentId = d.parentId ?? "";
@@ -154,11 +163,11 @@ async function showSelection(sel: Selection, waitForWorkbench: boolean): Promise
   for (const id of ["btn-continue", "btn-label", "btn-clear-label"]) ($(id) as HTMLButtonElement).disabled = false;
   // The window of the session's model at this node (ui/src/views/window.ts).
   if (applyWindow(sel.window, entryId)) void preview().catch(report);
-  $("context").replaceChildren(renderContext(sel.context, (id) => void jumpTo(id)));
+  showContext(sel.context);
   timelineSelected(entryId);
   // Graph, detail and context are up to date; a summary's workbench fills in after.
   markDone("select", entryId);
-  if (d.entryType === "compaction" || d.entryType === "branch_summary") {
+  if (summary) {
     const filling = showWorkbench($("detail"), d.id, workbenchDeps).catch(report);
     if (waitForWorkbench) await filling;
   } else hideWorkbench();
@@ -181,8 +190,16 @@ const workbenchDeps: WorkbenchDeps = {
 
 async function refreshContext(): Promise<void> {
   if (!session) return;
-  const v = await call(api.getContextView(selectedId, budgetArgs()));
-  $("context").replaceChildren(renderContext(v, (id) => void jumpTo(id)));
+  showContext(await call(api.getContextView(selectedId, budgetArgs())));
+}
+
+/** The context view waiting for its tab: a hidden panel is drawn when it is shown (its list of
+ * up to hundreds of messages cost a click and a Continue 2-25 ms on the 100k-entry session). */
+let contextPending: ContextView | null = null;
+
+function showContext(v: ContextView): void {
+  contextPending = $("panel-context").hidden ? v : null;
+  if (!contextPending) $("context").replaceChildren(renderContext(v, (id) => void jumpTo(id)));
 }
 
 async function jumpTo(entryId: string): Promise<void> {
@@ -339,6 +356,7 @@ async function saveBudgets(): Promise<void> {
 function showTab(name: string): void {
   document.querySelectorAll<HTMLElement>(".tab").forEach((t) => t.classList.toggle("active", t.dataset.tab === name));
   for (const p of ["detail", "context", "budgets", "model", "timeline"]) $(`panel-${p}`).hidden = p !== name;
+  if (name === "context" && contextPending) showContext(contextPending);
 }
 
 document.querySelectorAll<HTMLElement>(".tab").forEach((t) => t.addEventListener("click", () => showTab(t.dataset.tab ?? "detail")));

@@ -57,8 +57,8 @@ export function renderBlock(b: Block, doc: Document = document): HTMLElement {
   }
 }
 
-export function renderDetail(d: EntryDetail, doc: Document = document): HTMLElement {
-  const root = el(doc, "div", "detail");
+/** The head row: kind, id, time, label and where the entry stands (leaf, other branch). */
+export function renderDetailHead(d: EntryDetail, doc: Document = document): HTMLElement {
   const head = el(doc, "div", "detail-head");
   head.appendChild(el(doc, "span", "detail-kind", d.role ?? d.entryType));
   head.appendChild(el(doc, "span", "detail-id", d.id));
@@ -66,7 +66,12 @@ export function renderDetail(d: EntryDetail, doc: Document = document): HTMLElem
   if (d.label) head.appendChild(el(doc, "span", "g-label", d.label));
   if (d.isLeaf) head.appendChild(el(doc, "span", "g-badge b-leaf", "leaf"));
   else if (!d.onActivePath) head.appendChild(el(doc, "span", "g-badge", "other branch"));
-  root.appendChild(head);
+  return head;
+}
+
+export function renderDetail(d: EntryDetail, doc: Document = document): HTMLElement {
+  const root = el(doc, "div", "detail");
+  root.appendChild(renderDetailHead(d, doc));
   const body = el(doc, "div", "detail-body");
   for (const b of d.blocks) body.appendChild(renderBlock(b, doc));
   root.appendChild(body);
