@@ -188,18 +188,25 @@ const workbenchDeps: WorkbenchDeps = {
   report,
 };
 
+/** The context view again after a budget change; while its tab is hidden only noted, and asked
+ * for when the tab is shown (a slider's every step asked for it). */
 async function refreshContext(): Promise<void> {
   if (!session) return;
-  showContext(await call(api.getContextView(selectedId, budgetArgs())));
+  if ($("panel-context").hidden) contextPending = "fetch";
+  else showContext(await call(api.getContextView(selectedId, budgetArgs())));
 }
 
-/** The context view waiting for its tab: a hidden panel is drawn when it is shown (its list of
- * up to hundreds of messages cost a click and a Continue 2-25 ms on the 100k-entry session). */
-let contextPending: ContextView | null = null;
+/** What the hidden Context tab shows when it is shown: a view in hand (a selection's), "fetch"
+ * (the budgets changed since), or nothing new. A hidden panel is not drawn: its list of up to
+ * hundreds of messages cost a click and a Continue 2-25 ms on the 100k-entry session. */
+let contextPending: ContextView | "fetch" | null = null;
 
 function showContext(v: ContextView): void {
-  contextPending = $("panel-context").hidden ? v : null;
-  if (!contextPending) $("context").replaceChildren(renderContext(v, (id) => void jumpTo(id)));
+  if ($("panel-context").hidden) contextPending = v;
+  else {
+    contextPending = null;
+    $("context").replaceChildren(renderContext(v, (id) => void jumpTo(id)));
+  }
 }
 
 async function jumpTo(entryId: string): Promise<void> {
@@ -356,7 +363,9 @@ async function saveBudgets(): Promise<void> {
 function showTab(name: string): void {
   document.querySelectorAll<HTMLElement>(".tab").forEach((t) => t.classList.toggle("active", t.dataset.tab === name));
   for (const p of ["detail", "context", "budgets", "model", "timeline"]) $(`panel-${p}`).hidden = p !== name;
-  if (name === "context" && contextPending) showContext(contextPending);
+  if (name !== "context" || !contextPending) return;
+  if (contextPending === "fetch") void refreshContext().catch(report);
+  else showContext(contextPending);
 }
 
 document.querySelectorAll<HTMLElement>(".tab").forEach((t) => t.addEventListener("click", () => showTab(t.dataset.tab ?? "detail")));
