@@ -137,3 +137,48 @@ fn the_two_thread_load_equals_the_one_thread_load_on_every_fixture() {
     assert!(one.diagnostics().len() >= 3);
     assert!(n >= 70, "{n} fixtures");
 }
+
+/// A file big enough to be read into anonymous memory (8 MiB and more: `session/bytes.rs`), then
+/// appended to past the room that memory leaves (whole 2 MiB pages): the extended session equals
+/// a fresh load, and so does the open of the big file itself against a load of its bytes.
+#[test]
+fn a_big_file_extended_past_its_buffer_equals_a_fresh_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("big.jsonl");
+    let pad = "x".repeat(4000);
+    let line = |i: usize| {
+        let parent = if i == 0 { "null".to_string() } else { format!("\"e{}\"", i - 1) };
+        let role = if i.is_multiple_of(2) { "user" } else { "assistant" };
+        format!(
+            r#"{{"type":"message","id":"e{i}","parentId":{parent},"timestamp":"2025-01-01T00:00:00.000Z","message":{{"role":"{role}","content":[{{"type":"text","text":"{i} {pad}"}}],"timestamp":1}}}}"#
+        )
+    };
+    let mut body = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n");
+    let mut n = 0;
+    while body.len() < (9 << 20) {
+        body += &line(n);
+        body.push('\n');
+        n += 1;
+    }
+    std::fs::write(&f, &body).unwrap();
+    let mut s = Session::open(&f).unwrap();
+    assert_eq!(summary(&s), summary(&Session::from_bytes(body.clone().into_bytes())));
+    // About 4 MiB more, in three appends: more than the room the first buffer left.
+    for _ in 0..3 {
+        let start = n;
+        while n < start + 350 {
+            body += &line(n);
+            body.push('\n');
+            n += 1;
+        }
+        std::fs::write(&f, &body).unwrap();
+        assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(350));
+    }
+    let fresh = Session::open(&f).unwrap();
+    assert_eq!(s.len(), n);
+    assert_eq!(summary(&s), summary(&fresh));
+    for i in [0, 1, n / 2, n - 1] {
+        assert_eq!(s.raw(i), fresh.raw(i));
+    }
+    assert_eq!(s.file_len(), body.len() as u64);
+}

@@ -1,5 +1,6 @@
 //! Opening a session: the line loop, the two-thread validation and the index.
 
+use super::bytes::FileBytes;
 use super::whitespace::{js_trim_end, js_trim_start};
 use super::*;
 
@@ -132,8 +133,8 @@ impl Session {
         if !ft.is_file() {
             return Err(OpenError::NotAFile { path: p, what: "a FIFO, socket or device" });
         }
-        let buf = std::fs::read(path).map_err(|e| OpenError::Io { path: p, source: e })?;
-        Ok(Session::from_bytes(buf))
+        let buf = FileBytes::read(path).map_err(|e| OpenError::Io { path: p, source: e })?;
+        Ok(Session::from_file_bytes(buf, &mut CounterIds { prefix: 'm', next: 0 }, PARALLEL_MIN_BYTES, PARALLEL_PARSE_MIN_BYTES))
     }
 
     /// Loads from bytes. The ids a v1 migration needs are deterministic (`m0000001`, ...), so
@@ -159,6 +160,10 @@ impl Session {
     /// force it with 0).
     #[doc(hidden)]
     pub fn from_bytes_with_splits(buf: Vec<u8>, ids: &mut dyn IdSource, parallel_min: usize, parse_parallel_min: usize) -> Session {
+        Session::from_file_bytes(buf.into(), ids, parallel_min, parse_parallel_min)
+    }
+
+    fn from_file_bytes(buf: FileBytes, ids: &mut dyn IdSource, parallel_min: usize, parse_parallel_min: usize) -> Session {
         let mut s = Session {
             buf,
             header: None,

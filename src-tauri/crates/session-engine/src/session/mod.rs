@@ -14,11 +14,13 @@
 //! The original bytes of every line are kept (`Session::raw`), so nothing Arbor does changes key
 //! order, unknown fields or number forms.
 //!
-//! The parts: the types and simple queries here; opening and indexing (`load`), the in-memory
+//! The parts: the types and simple queries here; the file's bytes as held (`bytes`: big files in
+//! anonymous memory with huge pages); opening and indexing (`load`), the in-memory
 //! v1/v2 → v3 migration (`migrate`), reading appended lines (`extend`), the tree queries
 //! (`tree`), the migration's id sources (`id_source`) and JavaScript's whitespace rules
 //! (`whitespace`).
 
+mod bytes;
 mod extend;
 mod id_source;
 mod load;
@@ -179,7 +181,7 @@ pub struct Entry {
 /// app shares one behind an `Arc` and clones only when it writes while a reader still holds it.
 #[derive(Clone)]
 pub struct Session {
-    buf: Vec<u8>,
+    buf: bytes::FileBytes,
     header: Option<Header>,
     entries: Vec<Entry>,
     /// Each entry's kind, one byte apiece: walks over tens of thousands of entries (a branch's
