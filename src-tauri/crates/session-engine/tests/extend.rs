@@ -139,7 +139,7 @@ fn the_two_thread_load_equals_the_one_thread_load_on_every_fixture() {
 }
 
 /// A file big enough to be read into anonymous memory (8 MiB and more: `session/bytes.rs`), then
-/// appended to past the room that memory leaves (whole 2 MiB pages): the extended session equals
+/// appended to past the room that memory leaves (2 MiB): the extended session equals
 /// a fresh load, and so does the open of the big file itself against a load of its bytes.
 #[test]
 fn a_big_file_extended_past_its_buffer_equals_a_fresh_load() {

@@ -15,7 +15,7 @@
 //! order, unknown fields or number forms.
 //!
 //! The parts: the types and simple queries here; the file's bytes as held (`bytes`: big files in
-//! anonymous memory with huge pages); opening and indexing (`load`), the in-memory
+//! anonymous memory, read in two halves at once); opening and indexing (`load`), the in-memory
 //! v1/v2 → v3 migration (`migrate`), reading appended lines (`extend`), the tree queries
 //! (`tree`), the migration's id sources (`id_source`) and JavaScript's whitespace rules
 //! (`whitespace`).
