@@ -134,14 +134,20 @@ impl Session {
             return Err(OpenError::NotAFile { path: p, what: "a FIFO, socket or device" });
         }
         let buf = FileBytes::read(path).map_err(|e| OpenError::Io { path: p, source: e })?;
-        Ok(Session::from_file_bytes(buf, &mut CounterIds { prefix: 'm', next: 0 }, PARALLEL_MIN_BYTES, PARALLEL_PARSE_MIN_BYTES))
+        Ok(Session::load_bytes(buf))
     }
 
     /// Loads from bytes. The ids a v1 migration needs are deterministic (`m0000001`, ...), so
     /// the same legacy file gives the same ids every time it is opened or indexed (search hits
     /// and remembered leaves stay valid); Arbor never writes them back into that file.
     pub fn from_bytes(buf: Vec<u8>) -> Session {
-        Session::from_bytes_with_ids(buf, &mut CounterIds { prefix: 'm', next: 0 })
+        Session::load_bytes(buf.into())
+    }
+
+    /// [`Session::open`]'s and [`Session::from_bytes`]'s load: the same deterministic ids (the
+    /// library indexes with one, the app opens with the other) and the default splits.
+    fn load_bytes(buf: FileBytes) -> Session {
+        Session::from_file_bytes(buf, &mut CounterIds { prefix: 'm', next: 0 }, PARALLEL_MIN_BYTES, PARALLEL_PARSE_MIN_BYTES)
     }
 
     /// Loads from bytes, drawing any ids a v1 migration needs from `ids`.
