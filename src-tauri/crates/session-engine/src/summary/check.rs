@@ -6,6 +6,26 @@
 //! the new summary is [`similar_items`](super::similar_items) to it, or covers at least 80% of
 //! its content words (an item merged into a longer line still counts).
 //!
+//! **What a split-turn summary owes the next one** ([`owed`]). The part after Pi's
+//! `**Turn Context (split turn):**` marker describes the beginning of a turn that was still
+//! running at the cut. By the next compaction that turn has finished inside the new span, so
+//! the next summary tells its outcome and is not expected to repeat its beginning:
+//! 1. "Original Request" and "Context for Suffix" (and any other section of that part whose
+//!    role is not Done, Key Decisions or Constraints) are owed nothing: the request is the
+//!    history's goal, and the context for the suffix served only the kept suffix.
+//! 2. "Early Progress" (and a Key Decisions or Constraints section inside the part) owes only
+//!    its lines that state a constraint or a decision ([`states_rule`]: must, never, don't,
+//!    decided, chose, instead of, ...): those outlive the turn. Work done in the prefix is
+//!    superseded by the turn's outcome in the new span.
+//! 3. A checked checkbox of the part is work done in the prefix: rule 2.
+//!
+//! The same rule decides which of the previous summary's items the check reports as `moved`:
+//! an item of the turn part that is owed nothing is expected to be folded into the history, so
+//! its new place is not news. The graph's "⚠ n dropped" and `arbor-cli summary check` count
+//! [`Check::dropped`], so they follow it too. The retention probe judges a split-turn summary
+//! as a whole (a fact only its turn part mentions counts as mentioned); the next compaction's
+//! span starts at this one's first kept entry, so the prefix's facts are not asked of it.
+//!
 //! **Retention probe** ([`retention`]): facts of the span, each with the entry it came from,
 //! deduplicated (first occurrence wins):
 //! * `path`: `path` arguments of read/write/edit tool calls, and the file lists of branch
@@ -25,7 +45,7 @@
 //!   make sure / only / should not / avoid / ensure. Mentioned like errors.
 
 use super::diff::{self, units, Moved};
-use super::parse::{parse, SectionRole, Summary};
+use super::parse::{parse, Section, SectionRole, Summary};
 use super::span::span_indices;
 use super::words;
 use crate::blocks::{blocks, Block};
@@ -139,7 +159,43 @@ pub fn diff_base(s: &Session, idx: usize) -> Option<usize> {
 
 const WATCHED: [SectionRole; 4] = [SectionRole::Constraints, SectionRole::Done, SectionRole::Decisions, SectionRole::CriticalContext];
 
-/// Items of `prev` (watched sections and checked checkboxes) that `new` does not carry.
+/// Roles of a split turn's part whose rule-stating lines outlive the turn (rule 2 above).
+const TURN_OWING: [SectionRole; 3] = [SectionRole::Constraints, SectionRole::Done, SectionRole::Decisions];
+
+const DECISION_WORDS: &[&str] = &[
+    "decided",
+    "decide",
+    "decision",
+    "chose",
+    "chosen",
+    "choose",
+    "instead of",
+    "we'll use",
+    "will use",
+    "switched to",
+    "settled on",
+    "opted",
+    "prefer",
+    "rather than",
+];
+
+/// Whether a line states a constraint or a decision (the words of [`constraint_sentences`] and
+/// [`DECISION_WORDS`], at word boundaries, case-insensitive).
+pub fn states_rule(text: &str) -> bool {
+    let lower = text.to_lowercase().replace('\u{2019}', "'");
+    CONSTRAINT_WORDS.iter().chain(DECISION_WORDS).any(|w| has_word(&lower, w))
+}
+
+/// Whether the next compaction must carry this unit (an item's text, or a free-text line) of
+/// the previous summary's section `sec`; `checked` is the item's checkbox state.
+pub fn owed(sec: &Section, text: &str, checked: Option<bool>) -> bool {
+    if sec.turn_prefix {
+        return (TURN_OWING.contains(&sec.role) || checked == Some(true)) && states_rule(text);
+    }
+    WATCHED.contains(&sec.role) || checked == Some(true)
+}
+
+/// Items of `prev` that the next summary owes ([`owed`]) and `new` does not carry.
 pub fn dropped_items(prev: &Summary, new: &Summary) -> Vec<Dropped> {
     // The new summary's units, with an inverted index word → units, so each candidate is
     // compared only with the units that share a word with it.
@@ -158,16 +214,13 @@ pub fn dropped_items(prev: &Summary, new: &Summary) -> Vec<Dropped> {
     let mut seen: FxHashSet<String> = FxHashSet::default();
     let mut common: FxHashMap<u32, u32> = FxHashMap::default();
     for sec in &prev.sections {
-        let watched = WATCHED.contains(&sec.role);
         let mut cands: Vec<&str> = Vec::new();
         for it in &sec.items {
-            if watched || it.checked == Some(true) {
+            if owed(sec, &it.text, it.checked) {
                 cands.push(&it.text);
             }
         }
-        if watched {
-            cands.extend(sec.text.split('\n').filter(|l| !l.trim().is_empty()));
-        }
+        cands.extend(sec.text.split('\n').filter(|l| !l.trim().is_empty() && owed(sec, l, None)));
         for c in cands {
             if words::is_placeholder(c) {
                 continue;
@@ -205,6 +258,20 @@ pub fn dropped_items(prev: &Summary, new: &Summary) -> Vec<Dropped> {
     out
 }
 
+/// Items of `prev` that `new` carries in another section, less those of a split turn's part
+/// that the next summary did not owe (folding them into the history is the expected path).
+pub fn moved_items(prev: &Summary, new: &Summary) -> Vec<Moved> {
+    let mut moved = diff::diff(prev, new).moved;
+    moved.retain(|m| match prev.sections.iter().find(|s| s.name == m.from) {
+        Some(sec) if sec.turn_prefix => {
+            let checked = sec.items.iter().find(|it| it.text == m.text).and_then(|it| it.checked);
+            owed(sec, &m.text, checked)
+        }
+        _ => true,
+    });
+    moved
+}
+
 /// Drop alarm, moved items and retention of the summary at `idx`.
 ///
 /// The drop alarm is a compaction's: against [`previous_compaction`] (for an edit or revert, the
@@ -217,7 +284,7 @@ pub fn check(s: &Session, idx: usize) -> Check {
     let (dropped, moved) = match prev {
         Some(p) => {
             let old = parse(super::summary_text(s, p));
-            (dropped_items(&old, &new), diff::diff(&old, &new).moved)
+            (dropped_items(&old, &new), moved_items(&old, &new))
         }
         None => (Vec::new(), Vec::new()),
     };
