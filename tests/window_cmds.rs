@@ -57,6 +57,38 @@ fn context_window_comes_from_the_models_table_at_the_selected_node() {
     assert!(model_window::context_window(&state, Some("nope")).is_err());
 }
 
+/// Pi's own `models.json` in its agent folder defines the window of a custom model; an edit is
+/// seen on the next click, and a file Pi would ignore is ignored with a sentence saying so.
+#[test]
+fn pis_models_json_gives_a_custom_models_window_and_is_followed_live() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = open_models_session(tmp.path());
+    let models = tmp.path().join("agent").join("models.json");
+    let write = |window: u32| {
+        std::fs::write(
+            &models,
+            format!("{{\n  // the user's local server\n  \"providers\": {{\"local\": {{\"baseUrl\": \"http://127.0.0.1:9/v1\", \"api\": \"openai-completions\", \"apiKey\": \"x\", \"models\": [{{\"id\": \"mystery-model-1\", \"contextWindow\": {window}}},]}}}}\n}}"),
+        )
+        .unwrap()
+    };
+    write(13_000);
+    let sel = arbor_app::commands::graph::select(&state, "a0000006", 2_000, true).unwrap();
+    assert_eq!((sel.window.tokens, sel.window.source.as_str()), (13_000, "piModels"));
+    assert_eq!(sel.window.label, "mystery-model-1 · 13k from Pi's models.json (local)");
+    assert_eq!((sel.context.context_window, sel.context.threshold), (13_000, 11_000), "Pi compacts above 11,000 tokens");
+    // The other branch's built-in model is untouched.
+    assert_eq!(model_window::context_window(&state, Some("a0000005")).unwrap().tokens, 400_000);
+    // Edited while the session is open: the next click sees it.
+    write(32_768);
+    assert_eq!(model_window::context_window(&state, Some("a0000006")).unwrap().tokens, 32_768);
+    // Broken: Pi ignores the whole file, so does Arbor, and it says what to do.
+    std::fs::write(&models, "{ \"providers\": ").unwrap();
+    let w = model_window::context_window(&state, Some("a0000006")).unwrap();
+    assert_eq!((w.tokens, w.source.as_str()), (200_000, "default"));
+    let warning = w.warning.unwrap_or_default();
+    assert!(warning.contains("models.json") && warning.contains("fix the file"), "{warning}");
+}
+
 /// A click's one round trip: the entry's detail, the window of the model at that node, and the
 /// context view computed with that window (gpt-5's 400k at a5, the default at a6).
 #[test]

@@ -11,6 +11,7 @@ use crate::view::graph::{self, SearchHit};
 use crate::view::window::ContextWindowView;
 use session_engine::context::build_context;
 use session_engine::Session;
+use summarizer::pi_models_json::PiModelsJson;
 use tauri::State;
 
 fn idx_of(o: &OpenSession, entry_id: &str) -> Result<usize, AppError> {
@@ -106,21 +107,30 @@ pub fn search_session(state: State<'_, AppState>, query: String) -> IpcResult<Ve
 /// One hold of the session and one context build: the window comes from that context's model.
 pub fn select(state: &AppState, entry_id: &str, reserve_tokens: u32, enabled: bool) -> Result<Selection, AppError> {
     let st = ArborStateFile::load(&state.state_file());
+    let pi = state.pi_models_json();
     // The detail needs the layout; the context is built on a snapshot, without the session lock.
     let (s, i, detail) = state.with_open(|o| {
         let i = idx_of(o, entry_id)?;
         Ok((o.session.snapshot(), i, detail_of(o, i)))
     })?;
-    let (window, context) = context_at(&s, i, &st, reserve_tokens, enabled);
+    let (window, context) = context_at(&s, i, &st, &pi, reserve_tokens, enabled);
     Ok(Selection { detail, window, context })
 }
 
 /// The part of a selection that needs only the session (no layout, no lock): the window of the
-/// model at entry `i` (with the user's overrides in `st`) and the context view with `i` as leaf.
-pub(crate) fn context_at(s: &Session, i: usize, st: &ArborStateFile, reserve_tokens: u32, enabled: bool) -> (ContextWindowView, ContextView) {
+/// model at entry `i` (with the user's overrides in `st` and Pi's `models.json`) and the context
+/// view with `i` as leaf.
+pub(crate) fn context_at(
+    s: &Session,
+    i: usize,
+    st: &ArborStateFile,
+    pi: &PiModelsJson,
+    reserve_tokens: u32,
+    enabled: bool,
+) -> (ContextWindowView, ContextView) {
     let ctx = build_context(s, Some(i));
     let (provider, model) = model_window::model_of(&ctx);
-    let window = model_window::window_view(provider.as_deref(), model.as_deref(), st);
+    let window = model_window::window_view(provider.as_deref(), model.as_deref(), st, pi);
     let context = context_view_of(s, Some(i), &ctx, window.tokens, reserve_tokens, enabled);
     (window, context)
 }

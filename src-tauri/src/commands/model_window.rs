@@ -1,12 +1,13 @@
 //! The context window of the session's model at a node: the user's override for that model
-//! (remembered in Arbor's state file) > Pi's model table (`summarizer::pi_models`) > 200k, with a
-//! sentence saying which. The model is the one Pi would use from that node: the last
+//! (remembered in Arbor's state file) > Pi's `models.json` in its agent folder > Pi's model table
+//! (`summarizer::pi_models`) > 200k, with a sentence saying which. The model is the one Pi would use from that node: the last
 //! `model_change` or assistant message on its path (the engine's `build_context`).
 
 use crate::error::{AppError, IpcResult};
 use crate::state::{AppState, ArborStateFile};
 use session_engine::context::{build_context, Context};
 use summarizer::pi_models;
+use summarizer::pi_models_json::PiModelsJson;
 use tauri::State;
 
 pub use crate::view::window::{ContextWindowView, WindowSource};
@@ -37,19 +38,21 @@ fn model_at(state: &AppState, entry_id: Option<&str>) -> Result<(Option<String>,
 /// The window for the session's model at `entry_id`.
 pub fn context_window(state: &AppState, entry_id: Option<&str>) -> Result<ContextWindowView, AppError> {
     let (provider, model) = model_at(state, entry_id)?;
-    Ok(window_view(provider.as_deref(), model.as_deref(), &ArborStateFile::load(&state.state_file())))
+    Ok(window_view(provider.as_deref(), model.as_deref(), &ArborStateFile::load(&state.state_file()), &state.pi_models_json()))
 }
 
-/// The window for a provider and model, with the user's overrides in `st`.
-pub fn window_view(provider: Option<&str>, model: Option<&str>, st: &ArborStateFile) -> ContextWindowView {
-    let r = pi_models::resolve(provider, model, &st.context_windows);
+/// The window for a provider and model, with the user's overrides in `st` and Pi's `models.json`.
+pub fn window_view(provider: Option<&str>, model: Option<&str>, st: &ArborStateFile, pi: &PiModelsJson) -> ContextWindowView {
+    let r = pi_models::resolve(provider, model, &st.context_windows, pi);
     ContextWindowView {
         tokens: clamp(r.tokens),
         source: match r.source {
             pi_models::WindowSource::Override => WindowSource::Override,
             pi_models::WindowSource::Table => WindowSource::Table,
+            pi_models::WindowSource::PiModels => WindowSource::PiModels,
             pi_models::WindowSource::Default => WindowSource::Default,
         },
+        warning: r.models_json_error.clone(),
         label: r.label(),
         provider: r.provider,
         model: r.model,

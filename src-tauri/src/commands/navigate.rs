@@ -28,12 +28,13 @@ pub fn continue_from(state: &AppState, entry_id: &str) -> Result<Navigation, App
 /// graph is laid out.
 pub fn continue_here(state: &AppState, entry_id: &str, budgets: &BudgetArgs) -> Result<Continued, AppError> {
     let b = &budgets.budgets;
+    let pi = state.pi_models_json();
     let (navigation, (selection, preview)) = move_leaf(
         state,
         entry_id,
         Some(b.keep_recent_tokens as f64),
         |s, leaf, st| {
-            let context = leaf.map(|l| (l, graph_cmd::context_at(s, l, st, b.reserve_tokens, b.enabled)));
+            let context = leaf.map(|l| (l, graph_cmd::context_at(s, l, st, &pi, b.reserve_tokens, b.enabled)));
             (context, plan_preview(s, leaf, b.keep_recent_tokens, b.reserve_tokens, budgets.context_window, b.enabled))
         },
         |o, (context, plan)| {

@@ -84,6 +84,8 @@ pub struct AppState {
     /// Arbor's own data dir (state file, the demo copy, the canary marker).
     pub data_dir: PathBuf,
     pub open: Mutex<Option<OpenSession>>,
+    /// Pi's `models.json` in `agent_dir`, read again when it changes.
+    pi_models: summarizer::pi_models_json::Cached,
 }
 
 fn trace_lock(file: &std::ffi::OsStr, caller: &std::panic::Location<'_>, wait: std::time::Duration, hold: std::time::Duration) {
@@ -97,7 +99,12 @@ fn trace_lock(file: &std::ffi::OsStr, caller: &std::panic::Location<'_>, wait: s
 
 impl AppState {
     pub fn new(agent_dir: PathBuf, data_dir: PathBuf) -> AppState {
-        AppState { agent_dir, data_dir, open: Mutex::new(None) }
+        AppState { agent_dir, data_dir, open: Mutex::new(None), pi_models: Default::default() }
+    }
+
+    /// Pi's `models.json` as it is now (custom models' windows, for every window Arbor shows).
+    pub fn pi_models_json(&self) -> summarizer::pi_models_json::PiModelsJson {
+        self.pi_models.get(&self.agent_dir, &summarizer::pi_models::is_builtin_provider)
     }
 
     /// Run `f` on the open session; the lock is only poisoned if a command panicked, in which

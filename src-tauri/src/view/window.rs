@@ -10,6 +10,8 @@ pub enum WindowSource {
     Override,
     /// Pi's model table.
     Table,
+    /// Pi's `models.json` (a custom model, or a `modelOverrides` window).
+    PiModels,
     /// An unknown model: 200k.
     Default,
 }
@@ -19,6 +21,7 @@ impl WindowSource {
         match self {
             WindowSource::Override => "override",
             WindowSource::Table => "table",
+            WindowSource::PiModels => "piModels",
             WindowSource::Default => "default",
         }
     }
@@ -43,4 +46,6 @@ pub struct ContextWindowView {
     /// Pi's table's window for it (also when overridden), and its display name.
     pub table_tokens: Option<u32>,
     pub table_name: Option<String>,
+    /// Why Pi's `models.json` is ignored (by Pi too), when it is: a sentence that says what to fix.
+    pub warning: Option<String>,
 }

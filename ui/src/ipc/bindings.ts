@@ -352,6 +352,8 @@ export type ContextWindowView_Deserialize = {
 	/**  Pi's table's window for it (also when overridden), and its display name. */
 	tableTokens?: number | null,
 	tableName?: string | null,
+	/**  Why Pi's `models.json` is ignored (by Pi too), when it is: a sentence that says what to fix. */
+	warning?: string | null,
 };
 
 export type ContextWindowView_Serialize = {
@@ -365,6 +367,8 @@ export type ContextWindowView_Serialize = {
 	/**  Pi's table's window for it (also when overridden), and its display name. */
 	tableTokens: number | null,
 	tableName: string | null,
+	/**  Why Pi's `models.json` is ignored (by Pi too), when it is: a sentence that says what to fix. */
+	warning: string | null,
 };
 
 /**
@@ -1376,7 +1380,10 @@ export type SummaryView_Deserialize = {
 	/**  False when `firstKeptEntryId` names no entry of this file. */
 	firstKeptFound: boolean,
 	span: SpanView_Deserialize,
-	/**  "model" | "offline" | "hook" | "userEdit" | "unknown". */
+	/**
+	 *  "model" | "offline" | "hook" | "userEdit" | "pi" (inferred: nothing recorded, the session's
+	 *  model named in `author_detail`) | "unknown".
+	 */
 	author: string,
 	/**  "openai gpt-4o-mini", "edit of 1a2b3c4d", "revert to 1a2b3c4d", ... */
 	authorDetail: string,
@@ -1418,7 +1425,10 @@ export type SummaryView_Serialize = {
 	/**  False when `firstKeptEntryId` names no entry of this file. */
 	firstKeptFound: boolean,
 	span: SpanView_Serialize,
-	/**  "model" | "offline" | "hook" | "userEdit" | "unknown". */
+	/**
+	 *  "model" | "offline" | "hook" | "userEdit" | "pi" (inferred: nothing recorded, the session's
+	 *  model named in `author_detail`) | "unknown".
+	 */
 	author: string,
 	/**  "openai gpt-4o-mini", "edit of 1a2b3c4d", "revert to 1a2b3c4d", ... */
 	authorDetail: string,
@@ -1498,6 +1508,8 @@ export type WindowSource =
 "override" | 
 /**  Pi's model table. */
 "table" | 
+/**  Pi's `models.json` (a custom model, or a `modelOverrides` window). */
+"piModels" | 
 /**  An unknown model: 200k. */
 "default";
 

@@ -1,5 +1,5 @@
 // The context window in the Budgets tab: a display of the window of the session's model at the
-// selected node (the user's override > Pi's model table > 200k, resolved in Rust by
+// selected node (the user's override > Pi's models.json > Pi's model table > 200k, resolved in Rust by
 // select_entry and set_context_window_override), saying where the number came from, with a control to set one's own.
 
 import { api, call } from "../ipc";
@@ -24,8 +24,11 @@ function show(v: ContextWindowView): void {
   const input = $("context-window") as HTMLInputElement;
   if (document.activeElement !== input) input.value = String(v.tokens);
   ($("btn-window-clear") as HTMLButtonElement).disabled = v.source !== "override";
-  $("context-window-table").textContent =
+  const table =
     v.source === "override" && v.tableTokens != null ? `Pi's model table says ${v.tableTokens.toLocaleString()} tokens${v.tableName ? ` (${v.tableName})` : ""}.` : "";
+  // A models.json that Pi ignores is why a custom model falls back to the table or 200k: say so.
+  $("context-window-table").textContent = [table, v.warning ?? ""].filter(Boolean).join(" ");
+  $("context-window-table").classList.toggle("warn", !!v.warning);
 }
 
 /** Show a window resolved elsewhere (a selection) for `entryId`; true when the number changed. */

@@ -19,7 +19,8 @@ struct Cli {
 /// Budget flags shared by `inspect`, `compact` and `navigate` (the oracle's flags).
 #[derive(Args, Debug, Clone, Default)]
 pub struct BudgetArgs {
-    /// The model's context window in tokens [default: 200000, or the model catalog's value]
+    /// The model's context window in tokens [default: the session model's, from Pi's models.json,
+    /// else Pi's model table, else 200000; `inspect` keeps the oracle's 200000]
     #[arg(long)]
     pub context_window: Option<u64>,
     /// compaction.reserveTokens [default: Pi's settings files, else 16384]
@@ -122,12 +123,13 @@ pub struct ContextArgs {
     /// Show the context as if this entry were the leaf
     #[arg(long)]
     pub leaf: Option<String>,
-    /// Context window used for the threshold line
-    #[arg(long, default_value_t = 200000)]
-    pub context_window: u64,
-    /// compaction.reserveTokens used for the threshold line
-    #[arg(long, default_value_t = 16384)]
-    pub reserve_tokens: u64,
+    /// Context window used for the threshold line [default: the session model's, from Pi's
+    /// models.json, else Pi's model table, else 200000]
+    #[arg(long)]
+    pub context_window: Option<u64>,
+    /// compaction.reserveTokens used for the threshold line [default: Pi's settings files, else 16384]
+    #[arg(long)]
+    pub reserve_tokens: Option<u64>,
 }
 
 #[derive(Args, Debug)]

@@ -32,6 +32,7 @@ pub mod keys;
 pub mod offline;
 pub mod overflow;
 pub mod pi_models;
+pub mod pi_models_json;
 pub mod prompts;
 pub mod provider;
 pub mod resummarize;

@@ -1,6 +1,6 @@
 use super::{leaf_arg, open_session, preview, CmdResult};
 use session_engine::blocks::{blocks, Block};
-use session_engine::context::{build_context, estimate_context, estimate_tokens, should_compact, CompactionSettings};
+use session_engine::context::{build_context, estimate_context, estimate_tokens, should_compact};
 use session_engine::json::Value;
 use std::fmt::Write as _;
 
@@ -34,7 +34,16 @@ pub fn run(a: crate::ContextArgs) -> CmdResult {
     let ctx = build_context(&s, leaf);
     let agent = ctx.agent_messages();
     let est = estimate_context(&agent);
-    let settings = CompactionSettings { reserve_tokens: a.reserve_tokens as f64, ..Default::default() };
+    // The threshold Pi compacts at: the session model's window (Pi's models.json, then its
+    // table) and Pi's settings files, unless flags say otherwise.
+    let resolved = super::session_window(&s, leaf);
+    let window = a.context_window.unwrap_or(resolved.tokens);
+    let window_source = if a.context_window.is_some() { "--context-window".to_string() } else { resolved.label() };
+    let mut settings = super::navigate::pi_settings(&s).compaction();
+    if let Some(r) = a.reserve_tokens {
+        settings.reserve_tokens = r as f64;
+    }
+    let reserve = settings.reserve_tokens;
     let mut out = String::new();
     let model = ctx
         .model
@@ -58,17 +67,17 @@ pub fn run(a: crate::ContextArgs) -> CmdResult {
         let _ = writeln!(out, "{:>4}  {:<22} {}  ~{} tok", i, label, s.id(m.entry), estimate_tokens(&m.message));
         let _ = writeln!(out, "      {}", preview(&message_text(&m.message), 160));
     }
-    let threshold = a.context_window as f64 - a.reserve_tokens as f64;
+    let threshold = window as f64 - reserve;
     let _ = writeln!(
         out,
-        "\nTokens: {} (usage {} + trailing estimate {}); threshold {} (window {} − reserve {}); {}",
+        "\nTokens: {} (usage {} + trailing estimate {}); threshold {} (window {} − reserve {}); {}\nWindow: {window_source}",
         est.tokens,
         est.usage_tokens,
         est.trailing_tokens,
         threshold,
-        a.context_window,
-        a.reserve_tokens,
-        if should_compact(est.tokens, a.context_window as f64, &settings) { "OVER the threshold: Pi would compact" } else { "under the threshold" }
+        window,
+        reserve,
+        if should_compact(est.tokens, window as f64, &settings) { "OVER the threshold: Pi would compact" } else { "under the threshold" }
     );
     print!("{out}");
     Ok(())

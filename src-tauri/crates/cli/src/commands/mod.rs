@@ -41,6 +41,23 @@ pub fn leaf_arg(s: &Session, leaf: Option<&str>) -> Result<Option<usize>, String
     }
 }
 
+/// The context window of the session's model at `leaf`, as Pi resolves it: Pi's `models.json`
+/// in its agent folder, then Pi's model table, then 200k (a `--context-window` flag overrides it
+/// in the caller). A `models.json` Pi ignores is reported on stderr.
+pub fn session_window(s: &Session, leaf: Option<usize>) -> summarizer::pi_models::Resolved {
+    let ctx = session_engine::context::build_context(s, leaf);
+    let name = |v: &session_engine::json::Value| v.as_str().map(str::to_string);
+    let (provider, model) = match &ctx.model {
+        Some(m) => (name(&m.provider), name(&m.model_id)),
+        None => (None, None),
+    };
+    let pi = summarizer::pi_models::load_models_json(&session_engine::store::agent_dir());
+    if let Some(e) = &pi.error {
+        eprintln!("note: {e}");
+    }
+    summarizer::pi_models::resolve(provider.as_deref(), model.as_deref(), &Default::default(), &pi)
+}
+
 /// A one-line preview of a text: whitespace folded, cut at `max` characters.
 pub fn preview(text: &str, max: usize) -> String {
     let folded: String = text.split_whitespace().collect::<Vec<_>>().join(" ");

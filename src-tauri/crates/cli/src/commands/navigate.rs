@@ -17,13 +17,17 @@ use summarizer::{CancellationToken, Progress, ProgressFn};
 pub fn run(args: crate::NavigateArgs) -> CmdResult {
     let s = Session::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
     let pi = pi_settings(&s);
+    // Pi budgets a branch summary with the window of the model it runs, the session's: from
+    // Pi's models.json or table at the leaf being left, unless --context-window says otherwise.
+    let leaf = super::leaf_arg(&s, args.leaf.as_deref())?;
+    let window = args.budget.context_window.unwrap_or_else(|| super::session_window(&s, leaf).tokens);
     drop(s);
     let ctx = Ctx::new(&args.provider, &args.budget)?;
     let budget = match args.budget.branch_budget {
         Some(b) => b as f64,
         None => {
             let reserve = args.budget.branch_reserve_tokens.map(|r| r as f64).unwrap_or_else(|| pi.branch_reserve_tokens());
-            session_engine::branch::branch_budget(ctx.context_window as f64, reserve)
+            session_engine::branch::branch_budget(window as f64, reserve)
         }
     };
     let opts = ctx.options(args.instructions.clone(), false, ctx.arbor.hooks.before_navigate.clone());
@@ -68,7 +72,6 @@ pub fn compaction_settings(s: &Session, b: &crate::BudgetArgs) -> CompactionSett
 pub struct Ctx {
     pub backend: Backend,
     pub arbor: ArborSettings,
-    pub context_window: u64,
     model_max_output: Option<u64>,
 }
 
@@ -87,7 +90,6 @@ impl Ctx {
         for n in &prepared.notices {
             eprintln!("note: {n}");
         }
-        let context_window = b.context_window.or(prepared.model.as_ref().map(|m| m.context_window)).unwrap_or(200_000);
         let mut backend = prepared.backend;
         if let (Backend::Model(c), Some(w)) = (&mut backend, b.context_window) {
             // Rebuild with the explicit window for the silent-overflow check.
@@ -95,7 +97,7 @@ impl Ctx {
             cfg.context_window = w;
             *c = summarizer::Client::new(cfg).map_err(|e| e.to_string())?;
         }
-        Ok(Ctx { backend, arbor, context_window, model_max_output: prepared.model.map(|m| m.max_output) })
+        Ok(Ctx { backend, arbor, model_max_output: prepared.model.map(|m| m.max_output) })
     }
 
     pub fn options(&self, instructions: Option<String>, replace: bool, hook: Option<HookCommand>) -> RunOptions {
