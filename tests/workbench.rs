@@ -92,7 +92,9 @@ fn view_shows_sections_files_span_author_alarm_and_retention() {
     assert!(v4.check.dropped.is_empty(), "{:?}", v4.check.dropped);
     assert!(!v4.editable);
     assert!(v4.edit_refusal.as_deref().is_some_and(|r| !r.is_empty()));
-    assert_eq!(v4.author, "unknown");
+    // Pi records no author: the session's model just before the compaction is named, inferred.
+    assert_eq!(v4.author, "pi");
+    assert_eq!(v4.author_detail, "anthropic/claude-sonnet-4-5");
     // A split-turn compaction: its turn-prefix sections are flagged, the others are not.
     let split = summary::view(&e.state, C1).unwrap();
     assert!(split.turn_prefix.is_some());

@@ -149,3 +149,13 @@ describe("placeholders", () => {
     for (const t of ["none of the tests fail", "Full jitter", "(none of it)"]) expect(isPlaceholder(t)).toBe(false);
   });
 });
+
+describe("authorLabel", () => {
+  it("names Pi and the session's model as an inference, without nested parentheses", async () => {
+    const { authorLabel } = await import("../src/summary/pure");
+    expect(authorLabel("pi", "loopback/scripted-13k")).toBe("Pi, probably with loopback/scripted-13k (inferred)");
+    expect(authorLabel("unknown", "")).toBe("Pi or another tool (not recorded)");
+    expect(authorLabel("model", "openai gpt-4o-mini")).toBe("model (openai gpt-4o-mini)");
+    expect(authorLabel("offline", "Arbor's offline summarizer")).toBe("offline summarizer");
+  });
+});

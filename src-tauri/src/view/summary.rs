@@ -146,7 +146,8 @@ pub struct SummaryView {
     /// False when `firstKeptEntryId` names no entry of this file.
     pub first_kept_found: bool,
     pub span: SpanView,
-    /// "model" | "offline" | "hook" | "userEdit" | "unknown".
+    /// "model" | "offline" | "hook" | "userEdit" | "pi" (inferred: nothing recorded, the session's
+    /// model named in `author_detail`) | "unknown".
     pub author: String,
     /// "openai gpt-4o-mini", "edit of 1a2b3c4d", "revert to 1a2b3c4d", ...
     pub author_detail: String,
@@ -221,8 +222,11 @@ pub fn check_of(s: &Session, idx: usize) -> CheckView {
     check_view(&sm::check(s, idx))
 }
 
-/// Who wrote the summary, from the entry (see docs/workbench-api: hook, user edit, offline, model).
-pub fn author_of(v: &Value) -> (String, String) {
+/// Who wrote the summary at `idx`, from the entry (hook, user edit, offline, model). An entry
+/// that records none of these was written by Pi (or another tool), which summarizes with the
+/// session's model at that point: that model is named, as an inference.
+pub fn author_of(s: &Session, idx: usize) -> (String, String) {
+    let v = s.value(idx);
     let details = v.get("details");
     let d = |k: &str| details.and_then(|d| d.get(k));
     if v.get("fromHook").and_then(Value::as_bool) == Some(true) {
@@ -248,7 +252,40 @@ pub fn author_of(v: &Value) -> (String, String) {
         let model = sum.str_field("model").unwrap_or("");
         return ("model".into(), format!("{provider} {model}").trim().to_string());
     }
-    ("unknown".into(), "not recorded (Pi or another tool)".into())
+    match model_before(s, idx) {
+        Some(model) => ("pi".into(), model),
+        None => ("unknown".into(), String::new()),
+    }
+}
+
+/// The model in effect just before entry `idx` on its path (the last `model_change` or assistant
+/// message above it), as `provider/model`: the one Pi summarizes with.
+fn model_before(s: &Session, idx: usize) -> Option<String> {
+    let mut cur = s.parent_of(idx);
+    let mut steps = 0;
+    while let Some(c) = cur {
+        if c == idx || steps > s.len() {
+            return None; // a cycle
+        }
+        let v = s.value(c);
+        let (provider, model) = match s.kind(c) {
+            Kind::ModelChange => (v.str_field("provider"), v.str_field("modelId")),
+            Kind::Message => match v.get("message") {
+                Some(m) if m.str_field("role") == Some("assistant") => (m.str_field("provider"), m.str_field("model")),
+                _ => (None, None),
+            },
+            _ => (None, None),
+        };
+        if let Some(model) = model {
+            return Some(match provider {
+                Some(p) => format!("{p}/{model}"),
+                None => model.to_string(),
+            });
+        }
+        steps += 1;
+        cur = s.parent_of(c);
+    }
+    None
 }
 
 pub fn is_summary(s: &Session, idx: usize) -> bool {
@@ -278,7 +315,7 @@ pub fn summary_view(s: &Session, idx: usize, leaf: Option<usize>) -> SummaryView
             .unwrap_or_else(|| fallback.to_vec())
     };
     let span = sm::span(s, idx);
-    let (author, author_detail) = author_of(v);
+    let (author, author_detail) = author_of(s, idx);
     let first_kept = v.str_field("firstKeptEntryId").map(str::to_string);
     let mut on_path = vec![false; s.len()];
     for i in s.path(leaf) {

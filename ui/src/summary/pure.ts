@@ -167,7 +167,10 @@ export function sectionChanged(d: { added: string[]; removed: string[]; reworded
 
 /** Human name of an author kind. */
 export function authorLabel(author: string, detail: string): string {
-  const names: Record<string, string> = { model: "model", offline: "offline summarizer", hook: "hook", userEdit: "edited by the user", unknown: "unknown" };
+  // Pi records no author: Arbor infers it from the session's model at that point, and says so.
+  if (author === "pi") return `Pi, probably with ${detail} (inferred)`;
+  if (author === "unknown") return "Pi or another tool (not recorded)";
+  const names: Record<string, string> = { model: "model", offline: "offline summarizer", hook: "hook", userEdit: "edited by the user" };
   const n = names[author] ?? author;
   return detail && author !== "offline" ? `${n} (${detail})` : n;
 }
