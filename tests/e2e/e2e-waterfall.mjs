@@ -1,8 +1,8 @@
 // End-to-end test of the context waterfall (issue 12 §1) in the real window, under Xvfb: the
 // Timeline tab draws the demo session's active path (canvas pixels, point and drop counts checked
-// against the session file itself), hovering a compaction shows its tooltip, a click and the
-// keyboard (arrows, Enter) select the entry on the graph, and a node off the active path gets
-// the chart of its own path.
+// against the session file itself; far below its window, it opens fitted to its data), hovering
+// a compaction shows its tooltip, a click and the keyboard (arrows, Enter) select the entry on
+// the graph, and a node off the active path gets the chart of its own path.
 //
 //   ARBOR_BIN=/path/to/arbor node tests/e2e/e2e-waterfall.mjs
 //
@@ -82,18 +82,29 @@ async function demoScenario(display) {
     check("the estimate is drawn in (nearly) every pixel column", Number(d.columns) >= Math.min(path.length, Number(d.plotWidth)) * 0.9, JSON.stringify(d));
     check("reported usage is drawn", Number(d.usageColumns) > 5, d.usageColumns);
     check("the header says it is the active path", d.head.startsWith("Active path") && d.head.includes(`${path.length} entries`), d.head);
-    const [accent, amber, red, green] = await canvasColours(s, ["--accent", "--amber", "--red", "--green"]);
-    check("canvas: the estimate line, drops, threshold and usage have pixels", accent > 100 && amber > 10 && red > 20 && green > 20, JSON.stringify({ accent, amber, red, green }));
+    // The demo uses a few percent of its window: it opens fitted to its data, the window and the
+    // threshold pinned to the top edge as markers instead of lines, the box ticked.
+    const fitBox = () => s.exec(`return document.getElementById("wf-fit").checked`);
+    check(
+      "the demo (under a quarter of its window) opens fitted to its data, window and threshold marked above",
+      d.scaleFitted === "true" && d.offScale === "window threshold" && (await fitBox()),
+      JSON.stringify({ top: d.scaleTop, fitted: d.scaleFitted, offScale: d.offScale }),
+    );
+    const [accent, amber, green] = await canvasColours(s, ["--accent", "--amber", "--green"]);
+    check("canvas: the estimate line, drops and usage have pixels", accent > 100 && amber > 10 && green > 20, JSON.stringify({ accent, amber, green }));
     await s.screenshot("waterfall-01-demo");
-    // Fit to the data: the scale's top comes down from the window to the data.
+    // Show the window: the scale's top goes up to the window, the budgets are lines again.
     const top0 = Number(d.scaleTop);
     await s.click("#wf-fit");
-    const top1 = Number(await s.waitFor("the fitted scale", async () => {
-      const t = Number((await chartData(s)).scaleTop);
-      return t !== top0 ? String(t) : null;
-    }).catch(() => top0));
-    check("Fit to the data rescales the chart below the window", top1 < top0 && top1 > 0, `${top0} -> ${top1}`);
-    await s.screenshot("waterfall-01b-fit");
+    const w = await s.waitFor("the window's scale", async () => {
+      const c = await chartData(s);
+      return c.scaleFitted === "false" ? c : null;
+    }).catch(() => chartData(s));
+    const top1 = Number(w.scaleTop);
+    check("Show the window rescales the chart up to the window, no budget above it", top1 > top0 && w.offScale === "" && !(await fitBox()), `${top0} -> ${top1} (${w.offScale})`);
+    const [red] = await canvasColours(s, ["--red"]);
+    check("canvas: at the window's scale the threshold line has pixels", red > 20, String(red));
+    await s.screenshot("waterfall-01b-window");
     await s.click("#wf-fit");
 
     // Hover the first compaction: the tooltip names it.

@@ -1,5 +1,6 @@
-import { describe, expect, it } from "vitest";
-import { aheadFits, clipped, columnOf, decodeTimeline, downsample, encodeTimeline, formatCost, formatCount, pointAt, scaleTop, stepHover, xOf, yOf } from "../src/timeline/pure";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { WaterfallChart } from "../src/timeline/chart";
+import { aheadFits, clipped, columnOf, dataTop, decodeTimeline, downsample, encodeTimeline, formatCost, formatCount, initialScale, niceCeil, pointAt, scaleFor, stepHover, xOf, yOf } from "../src/timeline/pure";
 
 const HEAD = {
   kindLegend: [
@@ -20,11 +21,15 @@ const HEAD = {
   buildMs: 1.5,
 };
 
-/** A get_timeline answer's bytes for these numbers (ids e0, e1, …; no costs), decoded. */
-function answer(tokens: number[], usage: number[]) {
+/** A get_timeline answer for these numbers (ids e0, e1, …; no costs), decoded. */
+function timeline(tokens: number[], usage: number[]) {
   const ids = tokens.map((_, i) => `e${i}`);
-  const bytes = encodeTimeline(HEAD, { ids, kinds: "u".repeat(tokens.length), tokens, usage, cost: tokens.map(() => NaN) });
-  return decodeTimeline(bytes).series;
+  return decodeTimeline(encodeTimeline(HEAD, { ids, kinds: "u".repeat(tokens.length), tokens, usage, cost: tokens.map(() => NaN) }));
+}
+
+/** The series of such an answer. */
+function answer(tokens: number[], usage: number[]) {
+  return timeline(tokens, usage).series;
 }
 
 describe("waterfall downsampling", () => {
@@ -174,12 +179,85 @@ describe("waterfall scale", () => {
 });
 
 describe("waterfall fit", () => {
-  it("fits the data below the window, ignoring absurd numbers, or keeps the window", () => {
-    const s = (answer([100, 9000, -5, 1e9, NaN], [NaN, 8000, NaN, NaN, NaN]));
-    expect(scaleTop(s, 200_000, false)).toBe(200_000);
-    expect(scaleTop(s, 200_000, true)).toBeCloseTo(9900);
-    expect(scaleTop((answer([NaN], [NaN])), 200_000, true)).toBe(200_000);
-    expect(scaleTop((answer([150_000, 190_000], [NaN, NaN])), 200_000, true)).toBe(200_000);
+  const WINDOW = 200_000;
+  const THRESHOLD = 183_616;
+
+  it("finds the data's top, ignoring negative, absurd and missing numbers", () => {
+    const s = answer([100, 9000, -5, 1e9, NaN], [NaN, 8000, NaN, NaN, NaN]);
+    expect(dataTop(s, WINDOW)).toBe(9000);
+    expect(dataTop(answer([100], [9500]), WINDOW)).toBe(9500); // reported usage counts too
+    expect(dataTop(answer([NaN, -1], [NaN, NaN]), WINDOW)).toBe(0);
+    expect(dataTop(answer([0.5, 3], [NaN, NaN]), 0)).toBe(0.5); // a zero cap falls back to 1 token
+  });
+
+  it("rounds a fitted top up to two significant figures, in whole tokens", () => {
+    expect(niceCeil(11_500)).toBe(12_000);
+    expect(niceCeil(10_350)).toBe(11_000);
+    expect(niceCeil(12_000)).toBe(12_000);
+    expect(niceCeil(20_000 * 1.15)).toBe(23_000); // 1.15's binary error does not add a step
+    expect(niceCeil(99)).toBe(99);
+    expect(niceCeil(101)).toBe(110);
+    expect(niceCeil(123_456)).toBe(130_000);
+    expect(niceCeil(3.45)).toBe(4);
+    expect(niceCeil(0.3)).toBe(1);
+    for (const x of [0, -5, NaN, Infinity]) expect(niceCeil(x)).toBe(1);
+  });
+
+  it("opens a session using 5% of its window fitted to its data, both budget lines above the scale", () => {
+    const sc = initialScale(10_000, WINDOW, THRESHOLD);
+    expect(sc.fitted).toBe(true);
+    expect(sc.yMax).toBe(12_000); // 10,000 × 1.15, rounded up
+    expect(sc.yMax).toBeGreaterThan(10_000);
+    expect(sc.offScale).toEqual({ window: true, threshold: true });
+  });
+
+  it("opens a session using 30% of its window at the window's scale", () => {
+    const sc = initialScale(60_000, WINDOW, THRESHOLD);
+    expect(sc).toEqual({ yMax: WINDOW, fitted: false, offScale: { window: false, threshold: false } });
+    // A quarter exactly is not under a quarter.
+    expect(initialScale(50_000, WINDOW, THRESHOLD).fitted).toBe(false);
+    expect(initialScale(49_999, WINDOW, THRESHOLD).fitted).toBe(true);
+  });
+
+  it("opens a session above its threshold at the window's scale, even under a quarter of the window", () => {
+    expect(initialScale(190_000, WINDOW, THRESHOLD)).toEqual({ yMax: WINDOW, fitted: false, offScale: { window: false, threshold: false } });
+    // A reserve that leaves a small threshold: 30k is under a quarter but above 20k.
+    expect(initialScale(30_000, WINDOW, 20_000)).toEqual({ yMax: WINDOW, fitted: false, offScale: { window: false, threshold: false } });
+    // At the threshold exactly it still fits, and the threshold line is on the scale.
+    const at = initialScale(20_000, WINDOW, 20_000);
+    expect(at.fitted).toBe(true);
+    expect(at.offScale).toEqual({ window: true, threshold: false });
+    // Data above the window (the command's scaleMax is then the data's top): that top, as today.
+    expect(initialScale(300_000, WINDOW, THRESHOLD).yMax).toBe(300_000);
+  });
+
+  it("never divides by zero: no data, no window, no threshold, numbers that are not", () => {
+    expect(initialScale(0, WINDOW, THRESHOLD)).toEqual({ yMax: WINDOW, fitted: false, offScale: { window: false, threshold: false } });
+    expect(initialScale(0, 0, 0)).toEqual({ yMax: 1, fitted: false, offScale: { window: false, threshold: false } });
+    expect(initialScale(5_000, 0, 0)).toEqual({ yMax: 5_000, fitted: false, offScale: { window: false, threshold: false } });
+    expect(initialScale(5_000, WINDOW, 0).fitted).toBe(false); // reserve ≥ window: every token is above the threshold
+    for (const [m, w, t] of [
+      [NaN, WINDOW, THRESHOLD],
+      [5_000, NaN, THRESHOLD],
+      [Infinity, WINDOW, THRESHOLD],
+      [-5, -1, -1],
+    ]) {
+      const sc = initialScale(m, w, t);
+      expect(sc.fitted).toBe(false);
+      expect(Number.isFinite(sc.yMax) && sc.yMax >= 1).toBe(true);
+      expect(yOf(100, sc.yMax, 200)).not.toBeNaN();
+    }
+  });
+
+  it("follows the user's choice either way, a fit never wider than the window's scale", () => {
+    // Under a quarter, shown at the window's scale on request.
+    expect(scaleFor(10_000, WINDOW, THRESHOLD, false)).toEqual({ yMax: WINDOW, fitted: false, offScale: { window: false, threshold: false } });
+    // 30%, fitted on request: the threshold and window above it.
+    expect(scaleFor(60_000, WINDOW, THRESHOLD, true)).toEqual({ yMax: 69_000, fitted: true, offScale: { window: true, threshold: true } });
+    // Near the window, a fit is capped at the window's scale.
+    expect(scaleFor(190_000, WINDOW, THRESHOLD, true).yMax).toBe(WINDOW);
+    // Nothing to fit: the window's scale.
+    expect(scaleFor(0, WINDOW, THRESHOLD, true)).toEqual({ yMax: WINDOW, fitted: false, offScale: { window: false, threshold: false } });
   });
 });
 
@@ -196,5 +274,95 @@ describe("waterfall answer fetched ahead", () => {
     }
     expect(aheadFits([], key)).toBeNull();
     expect(aheadFits(key, [])).toBeNull();
+  });
+});
+
+describe("waterfall chart scale", () => {
+  /** What the chart drew: its texts, and the y of every horizontal line (the budget lines). */
+  let texts: string[] = [];
+  let hlines: number[] = [];
+  beforeEach(() => {
+    texts = [];
+    hlines = [];
+    // jsdom has no canvas: a 2D context that records the texts and the horizontal lines.
+    let from: [number, number] = [0, 0];
+    const ctx = new Proxy({} as Record<string, unknown>, {
+      get(t, k: string) {
+        if (k in t) return t[k];
+        if (k === "fillText") return (text: string) => texts.push(text);
+        if (k === "measureText") return (text: string) => ({ width: text.length * 5 });
+        if (k === "moveTo") return (x: number, y: number) => (from = [x, y]);
+        if (k === "lineTo")
+          return (x: number, y: number) => {
+            if (y === from[1] && x - from[0] > 100) hlines.push(y);
+            from = [x, y];
+          };
+        return () => {};
+      },
+      set(t, k: string, v) {
+        t[k] = v;
+        return true;
+      },
+    });
+    vi.spyOn(HTMLCanvasElement.prototype, "getContext").mockReturnValue(ctx as unknown as CanvasRenderingContext2D);
+    vi.stubGlobal(
+      "ResizeObserver",
+      class {
+        observe() {}
+      },
+    );
+    vi.stubGlobal(
+      "Path2D",
+      class {
+        moveTo() {}
+        lineTo() {}
+        closePath() {}
+      },
+    );
+  });
+  afterEach(() => {
+    vi.unstubAllGlobals();
+    vi.restoreAllMocks();
+  });
+
+  function chartOf(tokens: number[]) {
+    const c = new WaterfallChart({ select() {} });
+    Object.defineProperty(c.root, "clientWidth", { value: 408 });
+    c.setData(timeline(tokens, tokens.map(() => NaN)));
+    return c;
+  }
+
+  it("opens a session using 5% of its window fitted, the window and threshold pinned to the top as markers", () => {
+    const c = chartOf([2_000, 6_000, 10_000, 4_000]);
+    const d = c.root.dataset;
+    expect(d.scaleTop).toBe("12000");
+    expect(d.scaleFitted).toBe("true");
+    expect(d.offScale).toBe("window threshold");
+    expect(texts).toContain("window 200,000 ↑");
+    expect(texts).toContain("threshold 183,616 ↑");
+    expect(texts).toContain("12,000 tokens");
+    expect(hlines).toEqual([]); // no budget line drawn off the chart
+    // Shown at the window's scale on request: the lines are back, the markers gone.
+    c.fit = false;
+    texts.length = 0;
+    c.draw();
+    expect(d.scaleTop).toBe("200000");
+    expect(d.scaleFitted).toBe("false");
+    expect(d.offScale).toBe("");
+    expect(texts).toEqual(expect.arrayContaining(["window 200,000", "threshold 183,616"]));
+    expect(texts.some((t) => t.includes("↑"))).toBe(false);
+    expect(hlines.length).toBe(2);
+  });
+
+  it("opens a session using 30% of its window at the window's scale, and fits it on request", () => {
+    const c = chartOf([20_000, 60_000, 40_000]);
+    const d = c.root.dataset;
+    expect(d.scaleTop).toBe("200000");
+    expect(d.scaleFitted).toBe("false");
+    expect(hlines.length).toBe(2);
+    c.fit = true;
+    c.draw();
+    expect(d.scaleTop).toBe("69000");
+    expect(d.offScale).toBe("window threshold");
   });
 });

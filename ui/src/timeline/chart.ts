@@ -3,13 +3,14 @@
 // min/max downsampling that a generic library would redo on every hover).
 //
 // The base chart (estimate area and line, reported usage dots, compaction drops, threshold and
-// window lines) is drawn once per data, size or theme change. Hover moves a DOM cursor line and
-// a tooltip only: O(1) per event (the point under x is arithmetic, the points being evenly
-// spaced along the path), no redraw.
+// window lines, or their markers on the top edge when the scale is fitted below them) is drawn
+// once per data, scale, size or theme change. Hover moves a DOM cursor line and a tooltip only:
+// O(1) per event (the point under x is arithmetic, the points being evenly spaced along the
+// path), no redraw.
 
 import { cssVar, THEME_EVENT } from "../theme";
-import { clipped, downsample, formatCost, formatCount, pointAt, scaleTop, stepHover, xOf, yOf } from "./pure";
-import type { Columns, Series, Timeline } from "./pure";
+import { clipped, dataTop, downsample, formatCost, formatCount, initialScale, pointAt, scaleFor, stepHover, xOf, yOf } from "./pure";
+import type { Columns, Scale, Series, Timeline } from "./pure";
 
 const HEIGHT = 240;
 const PAD = { left: 4, right: 4, top: 12, bottom: 6 };
@@ -35,8 +36,11 @@ export class WaterfallChart {
   private series: Series | null = null;
   private drawn: Drawn | null = null;
   private hover = -1;
-  /** Scale the y axis to the data instead of the window. */
-  fit = false;
+  /** The data's largest drawable value (see dataTop), found once per data. */
+  private top = 0;
+  /** The user's choice: scale the y axis to the data (true) or the window (false); null until
+   * they choose, when the data decides (initialScale). */
+  fit: boolean | null = null;
   /** Time of the last hover's synchronous work (ms), for the benchmark. */
   lastHoverMs = 0;
   lastDrawMs = 0;
@@ -87,6 +91,7 @@ export class WaterfallChart {
   setData(v: Timeline): void {
     this.view = v;
     this.series = v.series;
+    this.top = dataTop(v.series, v.scaleMax ?? v.contextWindow);
     this.hover = -1;
     this.draw();
     this.markSelected(v.selectedPos);
@@ -94,6 +99,13 @@ export class WaterfallChart {
 
   get data(): Timeline | null {
     return this.view;
+  }
+
+  /** The y scale drawn: the user's choice, or the one the data opens at. */
+  scale(): Scale {
+    const v = this.view;
+    const [win, thr] = v ? [v.contextWindow, v.threshold] : [0, 0];
+    return this.fit === null ? initialScale(this.top, win, thr) : scaleFor(this.top, win, thr, this.fit);
   }
 
   /** Path position of an entry id on the chart, or -1. */
@@ -148,7 +160,8 @@ export class WaterfallChart {
       red: cssVar("--red", "#ea8b7c"),
       muted: cssVar("--muted", "#98a6b4"),
     };
-    const max = scaleTop(s, v.scaleMax ?? v.contextWindow, this.fit);
+    const scale = this.scale();
+    const max = scale.yMax;
     const y = (t: number) => yOf(t, max, height);
     const tStyle = performance.now();
     const est = downsample(s.tokens, width);
@@ -156,16 +169,11 @@ export class WaterfallChart {
     const tDown = performance.now();
     const n = s.n;
 
-    // Window and threshold.
+    // Window and threshold: a line each, or, above a fitted scale, a label with an arrow pinned
+    // to the top edge (right-aligned, where the lines' labels sit), so the budgets stay in view
+    // without flattening the data. A fitted top is labelled at the left: no line marks it.
+    ctx.font = "10px system-ui, sans-serif";
     const hline = (t: number, colour: string, dash: number[], label: string) => {
-      if (t > max) {
-        // Above the fitted scale: say so at the top instead of drawing the line.
-        ctx.fillStyle = colour;
-        ctx.font = "10px system-ui, sans-serif";
-        ctx.textAlign = "left";
-        ctx.fillText(`↑ ${label}`, 2, t === v.contextWindow ? -2 : 9);
-        return;
-      }
       const yy = Math.round(y(t)) + 0.5;
       ctx.strokeStyle = colour;
       ctx.setLineDash(dash);
@@ -176,14 +184,30 @@ export class WaterfallChart {
       ctx.stroke();
       ctx.setLineDash([]);
       ctx.fillStyle = colour;
-      ctx.font = "10px system-ui, sans-serif";
       ctx.textAlign = "right";
       ctx.fillText(label, width - 2, Math.max(9, yy - 3));
     };
     // When each part of the drawing ended (for the benchmark: data-phases).
     const marks: number[] = [performance.now()];
-    hline(v.contextWindow, col.muted, [], `window ${formatCount(v.contextWindow)}`);
-    hline(v.threshold, col.red, [4, 3], `threshold ${formatCount(v.threshold)}`);
+    const above: [string, string][] = [];
+    const windowLabel = `window ${formatCount(v.contextWindow)}`;
+    const thresholdLabel = `threshold ${formatCount(v.threshold)}`;
+    if (scale.offScale.window) above.push([`${windowLabel} ↑`, col.muted]);
+    else hline(v.contextWindow, col.muted, [], windowLabel);
+    if (scale.offScale.threshold) above.push([`${thresholdLabel} ↑`, col.red]);
+    else hline(v.threshold, col.red, [4, 3], thresholdLabel);
+    ctx.textAlign = "right";
+    let right = width - 2;
+    for (const [label, colour] of above) {
+      ctx.fillStyle = colour;
+      ctx.fillText(label, right, 9);
+      right -= ctx.measureText(label).width + 10;
+    }
+    if (scale.fitted) {
+      ctx.fillStyle = col.muted;
+      ctx.textAlign = "left";
+      ctx.fillText(`${formatCount(max)} tokens`, 2, 9);
+    }
 
     marks.push(performance.now());
     // Estimate: area under the column maxima, then the min..max band and joins as a line.
@@ -280,6 +304,8 @@ export class WaterfallChart {
     d.downsampleMs = (tDown - tStyle).toFixed(2);
     d.plotWidth = String(width);
     d.scaleTop = String(max);
+    d.scaleFitted = String(scale.fitted);
+    d.offScale = (["window", "threshold"] as const).filter((k) => scale.offScale[k]).join(" ");
     this.markSelected(v.selectedPos);
     if (this.hover >= 0) this.setHover(this.hover);
     marks.push(performance.now());

@@ -19,8 +19,11 @@ export interface TimelineDeps {
   report: (e: unknown) => void;
 }
 
-const FIT_KEY = "arbor.timeline.fit";
 let deps: TimelineDeps | null = null;
+/** The user's choice of scale (Fit to the data), for the session file it was made on: another
+ * session opens at its own initial scale (fitted when its data stays under a quarter of its
+ * window), which a remembered global choice would override. */
+let fitChoice: { path: string; fit: boolean } | null = null;
 let chart: WaterfallChart | null = null;
 let shownKey = "";
 let seq = 0;
@@ -175,14 +178,9 @@ function show(b: HTMLElement, v: Timeline): void {
     b.replaceChildren(el("div", "empty", "This path is empty: the session has no entries yet."));
     return;
   }
-  if (!chart) {
-    chart = new WaterfallChart({ select: (id) => deps?.jumpTo(id) });
-    try {
-      chart.fit = localStorage.getItem(FIT_KEY) === "true";
-    } catch {
-      /* storage unavailable */
-    }
-  }
+  if (!chart) chart = new WaterfallChart({ select: (id) => deps?.jumpTo(id) });
+  const path = deps?.session()?.path ?? "";
+  chart.fit = fitChoice && fitChoice.path === path ? fitChoice.fit : null;
   const head = el("div", "wf-head");
   const what = v.activePath ? "Active path" : "Path to the selected node (not on the active path)";
   head.append(el("b", undefined, what), el("span", "muted", ` · ${v.count.toLocaleString("en-US")} entries · ${v.compactions.length} compactions`));
@@ -204,15 +202,10 @@ function show(b: HTMLElement, v: Timeline): void {
   const box = el("input");
   box.type = "checkbox";
   box.id = "wf-fit";
-  box.checked = chart.fit;
   box.addEventListener("change", () => {
     if (!chart) return;
+    fitChoice = { path, fit: box.checked };
     chart.fit = box.checked;
-    try {
-      localStorage.setItem(FIT_KEY, String(box.checked));
-    } catch {
-      /* storage unavailable: for this window only */
-    }
     chart.draw();
   });
   fit.append(box, document.createTextNode(" Fit to the data (else the scale is the window)"));
@@ -227,5 +220,7 @@ function show(b: HTMLElement, v: Timeline): void {
   b.replaceChildren(head, legend, chart.root, ...notes, help);
   const t1 = performance.now();
   chart.setData(v);
+  // The box shows the scale drawn: the user's choice, or the one this data opens at.
+  box.checked = chart.fit ?? chart.scale().fitted;
   b.dataset.showPhases = `${(t1 - t).toFixed(1)}/${(performance.now() - t1).toFixed(1)} (replace/setData)`;
 }

@@ -1,7 +1,8 @@
 // The context waterfall's arithmetic, kept free of the DOM (unit-tested in test/timeline.test.ts):
 // where each point sits, which point a pixel column or x means, the per-column min/max
 // downsampling used for drawing (the numbers themselves are never downsampled), and the y scale
-// that keeps absurd numbers from flattening the chart.
+// that keeps absurd numbers from flattening the chart and opens a session far below its window
+// fitted to its data.
 
 /** The small fields of a get_timeline answer (the JSON head of its bytes; Rust's TimelineHead). */
 export interface TimelineHead {
@@ -352,18 +353,60 @@ export function formatCount(v: number): string {
   return Math.round(v).toLocaleString("en-US");
 }
 
-/** The top of the y scale. `fit`: the data's largest drawable value (non-negative, not above
- * `scaleMax`) plus 10%, so a session far below its window still shows its shape; otherwise the
- * command's `scaleMax` (at least the window). */
-export function scaleTop(s: Series, scaleMax: number, fit: boolean): number {
-  const cap = scaleMax > 0 && Number.isFinite(scaleMax) ? scaleMax : 1;
-  if (!fit) return cap;
+/** The data's largest drawable value: the largest estimate or reported usage that is finite,
+ * non-negative and not above `cap` (the command's scaleMax: what lies above it is absurd and is
+ * drawn as a tick on the top edge, not scaled to). 0 when there is none. */
+export function dataTop(s: Series, cap: number): number {
+  const c = cap > 0 && Number.isFinite(cap) ? cap : 1;
   let top = 0;
   for (const a of [s.tokens, s.usage]) {
     for (let i = 0; i < a.length; i++) {
       const v = a[i];
-      if (v > top && v <= cap) top = v;
+      if (v > top && v <= c) top = v;
     }
   }
-  return top > 0 ? Math.min(cap, top * 1.1) : cap;
+  return top;
+}
+
+/** A session whose data stays under this share of its window opens fitted to the data: at the
+ * window's scale it would be a flat line on the floor. */
+export const FIT_BELOW = 0.25;
+/** Room above the data's largest value on a fitted scale (before rounding to a nice number). */
+const FIT_HEADROOM = 1.15;
+
+/** `x` rounded up to two significant figures, in whole tokens (10,350 → 11,000; 0.3 → 1), so a
+ * fitted scale's top reads as a round number. */
+export function niceCeil(x: number): number {
+  if (!(x > 0) || !Number.isFinite(x)) return 1;
+  let step = 1;
+  while (step * 100 <= x) step *= 10;
+  return Math.ceil(x / step) * step;
+}
+
+/** The chart's y scale: its top (tokens), whether it is fitted to the data, and which budget
+ * lines lie above it (drawn as markers pinned to the top edge instead of lines). */
+export interface Scale {
+  yMax: number;
+  fitted: boolean;
+  offScale: { window: boolean; threshold: boolean };
+}
+
+/** The scale for a mode. The window's: the window, or the data's top where it is above the
+ * window (the command's scaleMax). Fitted: the data's top plus 15%, rounded up to a nice number,
+ * never above the window's scale; with no data, the window's. Never 0, so nothing divides by it. */
+export function scaleFor(maxTokens: number, windowTokens: number, thresholdTokens: number, fit: boolean): Scale {
+  const pos = (x: number) => (Number.isFinite(x) && x > 0 ? x : 0);
+  const [top, win, thr] = [pos(maxTokens), pos(windowTokens), pos(thresholdTokens)];
+  const whole = Math.max(1, win, top);
+  const fitted = fit && top > 0;
+  const yMax = fitted ? Math.min(whole, niceCeil(top * FIT_HEADROOM)) : whole;
+  return { yMax, fitted, offScale: { window: win > yMax, threshold: thr > yMax } };
+}
+
+/** The scale the chart opens at: fitted to the data when its largest value is under a quarter
+ * of the window and not above the compaction threshold (a session that compacts is shown
+ * against its window), else the window's. No window or no data: the window's. */
+export function initialScale(maxTokens: number, windowTokens: number, thresholdTokens: number): Scale {
+  const fit = windowTokens > 0 && maxTokens > 0 && maxTokens < windowTokens * FIT_BELOW && maxTokens <= thresholdTokens;
+  return scaleFor(maxTokens, windowTokens, thresholdTokens, fit);
 }
