@@ -235,3 +235,44 @@ fn cancelling_the_index_pass_keeps_what_was_indexed_and_resume_indexes_the_rest(
     // without a watcher there is nothing to cancel: said in a sentence
     assert!(lib.cancel_indexing().is_err());
 }
+
+/// A session the real `pi` program wrote for its custom 13k model, opened with the agent folder
+/// of that recording (Pi's models.json and settings.json): every window and threshold the app
+/// shows is Pi's (11,000 = 13,000 − 2,000: where Pi compacted), the drop alarm rings only on the
+/// compaction that lost a constraint, and the summaries name Pi and that model.
+#[test]
+fn a_session_the_real_pi_wrote_gets_pis_window_threshold_and_quiet_alarms() {
+    use arbor_app::commands::{budgets, summary, timeline};
+    use arbor_app::view::budgets::SettingsScope;
+    let tmp = tempfile::tempdir().unwrap();
+    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("src-tauri/crates/session-engine/tests/fixtures/real-pi");
+    let agent = tmp.path().join("agent");
+    let f = agent.join("sessions").join("--tmp-ledger--").join("print-autocompact.jsonl");
+    std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+    std::fs::copy(real.join("print-autocompact.jsonl"), &f).unwrap();
+    for name in ["models.json", "settings.json"] {
+        std::fs::copy(real.join("agent").join(name), agent.join(name)).unwrap();
+    }
+    let state = AppState::new(agent, tmp.path().join("data"));
+    let opened = sessions::open(&state, &f, false).unwrap();
+    let leaf = opened.leaf_id.clone().unwrap();
+
+    let b = budgets::load(&state, SettingsScope::Global).unwrap().budgets;
+    assert_eq!((b.reserve_tokens, b.keep_recent_tokens), (2_000, 3_500));
+    let sel = arbor_app::commands::graph::select(&state, &leaf, b.reserve_tokens, b.enabled).unwrap();
+    assert_eq!((sel.window.tokens, sel.window.source.as_str()), (13_000, "piModels"), "{}", sel.window.label);
+    assert_eq!(sel.context.threshold, 11_000);
+    let tl = timeline::timeline(&state, &timeline::TimelineCache::new(), None, sel.window.tokens, b.reserve_tokens, Duration::from_secs(60)).unwrap();
+    assert_eq!((tl.head.context_window, tl.head.threshold), (13_000, 11_000));
+
+    let ids: Vec<String> = state
+        .with_open(|o| {
+            Ok((0..o.session.len()).filter(|&i| o.session.kind(i) == session_engine::Kind::Compaction).map(|i| o.session.id(i).to_string()).collect())
+        })
+        .unwrap();
+    let marks = summary::markers(&state, &ids, Duration::from_secs(60)).unwrap();
+    assert_eq!(marks.iter().map(|m| m.dropped).collect::<Vec<_>>(), [0, 0, 1], "only the third summary lost something");
+    let v = summary::view(&state, &ids[2]).unwrap();
+    assert_eq!((v.author.as_str(), v.author_detail.as_str()), ("pi", "loopback/scripted-13k"));
+    assert!(v.check.dropped[0].text.contains("ledger/legacy.py"), "{:?}", v.check.dropped);
+}

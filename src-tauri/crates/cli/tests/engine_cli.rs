@@ -99,3 +99,26 @@ fn clear_errors() {
     assert_eq!(code, 2);
     assert!(err.contains("directory"), "{err}");
 }
+
+/// On a session the real `pi` program wrote for a custom model (13,000 tokens in Pi's
+/// models.json, reserve 2,000 in its settings.json), `context` gives Pi's threshold, not
+/// 200,000 − 16,384; flags still override.
+#[test]
+fn context_takes_the_window_from_pis_models_json_and_the_reserve_from_its_settings() {
+    let real = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../session-engine/tests/fixtures/real-pi");
+    let f = real.join("print-autocompact.jsonl");
+    let run_in = |agent: &std::path::Path, extra: &[&str]| {
+        let o = bin().env("PI_CODING_AGENT_DIR", agent).arg("context").arg(&f).args(extra).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let out = run_in(&real.join("agent"), &[]);
+    assert!(out.contains("threshold 11000 (window 13000 − reserve 2000); OVER the threshold"), "{out}");
+    assert!(out.contains("Window: scripted-13k · 13k from Pi's models.json (loopback)"), "{out}");
+    let out = run_in(&real.join("agent"), &["--context-window", "64000", "--reserve-tokens", "4000"]);
+    assert!(out.contains("threshold 60000 (window 64000 − reserve 4000); under the threshold") && out.contains("Window: --context-window"), "{out}");
+    // Without Pi's files (another agent folder): the unknown model's 200k and Pi's default reserve.
+    let empty = tempfile::tempdir().unwrap();
+    let out = run_in(empty.path(), &[]);
+    assert!(out.contains("threshold 183616 (window 200000 − reserve 16384)"), "{out}");
+}

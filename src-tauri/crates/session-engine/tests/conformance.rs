@@ -259,6 +259,14 @@ fn conformance_corpus_matches_pi() {
     run_dir("conformance", 46, 45, 50);
 }
 
+/// Sessions the `pi` program itself wrote (print and RPC mode, tool calls run by Pi, automatic
+/// compactions at the threshold of a 13k custom model, split turns, a manual compaction with
+/// instructions, a branch summary), recorded by `tests/pi/record/record.mjs`.
+#[test]
+fn sessions_the_real_pi_agent_wrote_match_pi() {
+    run_dir("real-pi", 3, 3, 3);
+}
+
 #[test]
 fn random_oracle_cases_match_pi() {
     run_dir("random", 30, 30, 70);
@@ -273,7 +281,7 @@ fn the_cut_alone_is_the_preparations_cut_at_every_leaf() {
     use session_engine::compaction::{first_kept_position, prepare_compaction};
     use session_engine::context::CompactionSettings;
     let (mut compared, mut cuts, mut refusals) = (0, 0, 0);
-    for (jsonl, _) in fixtures("conformance").into_iter().chain(fixtures("random")) {
+    for (jsonl, _) in fixtures("conformance").into_iter().chain(fixtures("random")).chain(fixtures("real-pi")) {
         let s = Session::from_bytes_with_ids(std::fs::read(&jsonl).unwrap(), &mut CounterIds { prefix: 'a', next: 0 });
         // Every leaf of a small session, about 60 spread over a big one (the test runs unoptimized).
         for leaf in (0..s.len()).step_by(s.len().div_ceil(60).max(1)) {
