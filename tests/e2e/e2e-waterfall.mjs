@@ -191,8 +191,55 @@ async function emptyScenario(display) {
   }
 }
 
+/** A session the real `pi` program wrote for a custom 13k model, with the agent folder it ran in
+ * (Pi's models.json and settings.json): the window shown is models.json's, the Timeline's
+ * threshold is Pi's 11,000, and of its three compactions only the one that lost a constraint
+ * carries a drop alarm on the graph. */
+async function realPiScenario(display) {
+  const { dir, env } = tempEnv("waterfall-real-pi");
+  const real = new URL("../../src-tauri/crates/session-engine/tests/fixtures/real-pi/", import.meta.url).pathname;
+  const proj = `${env.PI_CODING_AGENT_DIR}/sessions/--tmp-arbor-pi-record-print-autocompact--`;
+  fs.mkdirSync(proj, { recursive: true });
+  fs.copyFileSync(`${real}print-autocompact.jsonl`, `${proj}/print-autocompact.jsonl`);
+  for (const f of ["models.json", "settings.json"]) fs.copyFileSync(`${real}agent/${f}`, `${env.PI_CODING_AGENT_DIR}/${f}`);
+  const driver = await startDriver(display, env);
+  const s = await Session.start(driver.base);
+  try {
+    await s.waitFor("the recorded session in the picker", () => s.exec(`return document.querySelectorAll("#picker-list .session-card").length >= 1`), 60_000);
+    await s.exec(`document.querySelector("#picker-list .session-card").click()`);
+    await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length > 5`), 30_000);
+    const label = await s.waitFor("the window's source", async () => {
+      const t = await s.text("#context-window-label");
+      return t && t.includes("models.json") ? t : null;
+    }).catch(async () => s.text("#context-window-label"));
+    check("the window is Pi's models.json's, and says so", label.includes("scripted-13k · 13k from Pi's models.json (loopback)"), label);
+    const alarms = await s.waitFor("the graph's drop alarms", async () => {
+      const n = await s.exec(`return [...document.querySelectorAll(".g-row")].filter((r) => /compaction/.test(r.textContent)).map((r) => (/⚠ (\\d+) dropped/.exec(r.textContent) || [0, "0"])[1])`);
+      return n.length === 3 ? n : null;
+    }, 30_000).catch(() => null);
+    check("of three compactions after split turns, only the one that lost a constraint rings", JSON.stringify(alarms) === JSON.stringify(["0", "0", "1"]), JSON.stringify(alarms));
+    await s.click('.tab[data-tab="timeline"]');
+    const d = await s.waitFor("the chart", () => chartData(s), 20_000);
+    check("the Timeline uses Pi's window and threshold (13,000 and 11,000) at the window's scale", d.scaleFitted === "false" && d.offScale === "" && (await s.text("#timeline")).includes("11,000"), JSON.stringify({ fitted: d.scaleFitted, off: d.offScale, text: (await s.text("#timeline")).slice(0, 300) }));
+    await s.screenshot("waterfall-05-real-pi");
+    // Pi's reserve of 2000 is shown exactly (a 512-token slider step made it 2048), and the
+    // keyboard still moves the slider by its coarse step.
+    await s.click('.tab[data-tab="budgets"]');
+    check("the reserve slider holds Pi's 2000 exactly", (await s.exec(`return document.getElementById("reserve").value`)) === "2000");
+    await pressKey(s, "#reserve", "\uE014"); // ArrowRight
+    const moved = await s.waitFor("the slider moved", async () => {
+      const v = await s.exec(`return document.getElementById("reserve").value`);
+      return v !== "2000" ? v : null;
+    }, 5_000).catch(() => "2000");
+    check("ArrowRight moves the reserve by 512", moved === "2512", moved);
+  } finally {
+    await finish(s, driver, dir);
+  }
+}
+
 await runScenarios("e2e-waterfall", [
   ["demo", demoScenario],
   ["empty", emptyScenario],
+  ["real-pi", realPiScenario],
 ]);
 void sleep;

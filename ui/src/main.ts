@@ -307,13 +307,22 @@ function showBudgetValues(): void {
   $("branch-reserve-value").textContent = String(b.branchReserveTokens);
 }
 
+/** Sets a budget slider to a value from Pi's settings exactly: the sliders step by one token (a
+ * coarser step would snap Pi's 2000 to 2048 and move the threshold off Pi's), and a value past
+ * the slider's end widens it rather than being clamped. */
+function setBudgetSlider(id: string, value: number): void {
+  const input = $(id) as HTMLInputElement;
+  if (value > Number(input.max)) input.max = String(value);
+  input.value = String(value);
+}
+
 async function loadBudgets(): Promise<void> {
   try {
     const s = await call(api.getBudgets(scope()));
     ($("budget-enabled") as HTMLInputElement).checked = s.budgets.enabled;
-    ($("reserve") as HTMLInputElement).value = String(s.budgets.reserveTokens);
-    ($("keep-recent") as HTMLInputElement).value = String(s.budgets.keepRecentTokens);
-    ($("branch-reserve") as HTMLInputElement).value = String(s.budgets.branchReserveTokens);
+    setBudgetSlider("reserve", s.budgets.reserveTokens);
+    setBudgetSlider("keep-recent", s.budgets.keepRecentTokens);
+    setBudgetSlider("branch-reserve", s.budgets.branchReserveTokens);
     $("budget-path").textContent = `${s.path}${s.exists ? "" : " (not created yet)"}`;
     showBudgetValues();
     await preview();
@@ -406,6 +415,19 @@ initWindow(async () => {
   await refreshContext();
   await preview();
 }, report);
+// Exact sliders (step 1) still move by their coarse step from the keyboard: arrows one step,
+// Page Up/Down eight, Home/End to the ends.
+for (const input of document.querySelectorAll<HTMLInputElement>('input[type="range"][data-step]')) {
+  input.addEventListener("keydown", (e) => {
+    const step = Number(input.dataset.step);
+    const by: Record<string, number> = { ArrowRight: step, ArrowUp: step, ArrowLeft: -step, ArrowDown: -step, PageUp: 8 * step, PageDown: -8 * step };
+    if (!(e.key in by)) return;
+    e.preventDefault();
+    const v = Math.min(Number(input.max), Math.max(Number(input.min), Number(input.value) + by[e.key]));
+    input.value = String(v);
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+  });
+}
 for (const id of ["reserve", "keep-recent", "branch-reserve", "budget-enabled"]) {
   $(id).addEventListener("input", () => {
     void preview().catch(report);
