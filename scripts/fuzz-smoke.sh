@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Coverage-guided fuzzing of the session engine (issue 10): builds the four cargo-fuzz targets of
+# Coverage-guided fuzzing of the session engine (issue 10): builds the five cargo-fuzz targets of
 # src-tauri/crates/session-engine/fuzz with the nightly toolchain and runs each from the committed
 # seed corpus (fuzz/seeds/<target>, made from the conformance fixtures by fuzz/examples/seed.rs).
 #

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent setup for a fresh Debian/Ubuntu machine: system packages (only the missing ones),
-# the UI's npm packages, Pi for the tests (tests/pi), and the built UI (ui/dist, which the Rust build embeds).
+# Rust's nightly toolchain for the tests' fuzzing (through rustup), the UI's npm packages, Pi for
+# the tests (tests/pi), and the built UI (ui/dist, which the Rust build embeds). Quiet when
+# nothing is missing.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -33,6 +35,21 @@ for tool in cargo node npm; do
     exit 1
   fi
 done
+
+# The app builds with stable Rust (rust-toolchain.toml), but the test run fuzzes the engine
+# (scripts/fuzz-smoke.sh), and cargo-fuzz needs the nightly toolchain. The list is read into a
+# variable first: with pipefail, grep -q closing the pipe early could fail the check.
+if command -v rustup >/dev/null 2>&1; then
+  toolchains="$(rustup toolchain list 2>/dev/null || true)"
+  if ! grep -q '^nightly' <<<"$toolchains"; then
+    echo "setup: installing Rust's nightly toolchain (the tests fuzz the engine with it)"
+    rustup toolchain install nightly --profile minimal
+  fi
+else
+  echo "setup: rustup not found, so Rust's nightly toolchain cannot be installed; the app builds" >&2
+  echo "       without it, but scripts/test.sh fails at its fuzzing step. Install Rust through" >&2
+  echo "       https://rustup.rs and run this again." >&2
+fi
 
 # npm ci only when the lockfile changed since the last install (keeps reruns fast).
 stamp="ui/node_modules/.arbor-lock-stamp"

@@ -1,6 +1,6 @@
 // Interaction benchmark in the real webview (issue 9's app targets; not part of the test run).
 //
-//   node gen-sessions.mjs --entries 100000 --seed 42 --out $DIR/agent/sessions/--p--/s100k.jsonl
+//   node scripts/gen-sessions.mjs --entries 100000 --seed 42 --out $DIR/agent/sessions/--p--/s100k.jsonl
 //   ARBOR_BIN=<release arbor> ARBOR_BENCH_AGENT_DIR=$DIR/agent node tests/e2e/bench-interact.mjs
 //
 // Opens the big session, then measures, each until the UI's state is updated ("updated") and

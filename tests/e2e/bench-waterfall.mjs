@@ -1,6 +1,6 @@
 // Context waterfall benchmark in the real webview (not part of the test run).
 //
-//   node gen-sessions.mjs --entries 100000 --seed 42 --out $DIR/agent/sessions/--p--/s100k.jsonl
+//   node scripts/gen-sessions.mjs --entries 100000 --seed 42 --out $DIR/agent/sessions/--p--/s100k.jsonl
 //   ARBOR_BIN=... ARBOR_BENCH_AGENT_DIR=$DIR/agent node tests/e2e/bench-waterfall.mjs
 //
 // Opens the big session, then measures (1) the first draw of the Timeline tab: click on the tab

@@ -1,6 +1,6 @@
 // Graph benchmark in the real webview (not part of the test run; takes about a minute).
 //
-//   node gen-sessions.mjs --entries 100000 --seed 42 --out $DIR/agent/sessions/--p--/s100k.jsonl
+//   node scripts/gen-sessions.mjs --entries 100000 --seed 42 --out $DIR/agent/sessions/--p--/s100k.jsonl
 //   ARBOR_BIN=... ARBOR_BENCH_AGENT_DIR=$DIR/agent node tests/e2e/bench.mjs
 //
 // Measures (1) click on the session in the picker -> first painted graph rows, (2) the

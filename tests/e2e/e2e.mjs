@@ -3,7 +3,8 @@
 //   ARBOR_BIN=/path/to/arbor node tests/e2e/e2e.mjs [demo|xss]
 //
 // Each scenario runs the app with its own temp HOME, PI_CODING_AGENT_DIR and ARBOR_DATA_DIR.
-// Screenshots go to tests/artifacts/ (gitignored).
+// Screenshots go to tests/artifacts/ (gitignored); with ARBOR_UPDATE_DOCS_IMAGES=1 the opened demo
+// window is also written to docs/images/arbor-window.png, the README's picture.
 
 import fs from "node:fs";
 import path from "node:path";
@@ -22,6 +23,12 @@ async function demoScenario(display) {
     check("opens the demo session when there are no Pi sessions", title.includes("demo"), title);
     await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length > 5`));
     await s.screenshot("01-demo-open");
+    // The README's picture is this window; ARBOR_UPDATE_DOCS_IMAGES=1 writes it there too.
+    if (process.env.ARBOR_UPDATE_DOCS_IMAGES === "1") {
+      const docs = path.join(path.dirname(new URL(import.meta.url).pathname), "..", "..", "docs", "images");
+      fs.mkdirSync(docs, { recursive: true });
+      fs.writeFileSync(path.join(docs, "arbor-window.png"), Buffer.from(await s.cmd("GET", "/screenshot"), "base64"));
+    }
 
     // 2. Branches and compaction markers are on the graph.
     const info = await s.text("#status-info");

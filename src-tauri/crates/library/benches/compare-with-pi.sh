@@ -4,10 +4,11 @@
 #
 #   PI_DIR=<folder with node_modules/@mariozechner/pi-coding-agent> \
 #   BENCH_DIR=<scratch folder outside the repo> \
-#   SHARED_BENCH=<path to shared/bench> \
+#   SHARED_BENCH=<the shared bench kit's folder, for Pi's side: pi-bench-op.mjs> \
 #   src-tauri/crates/library/benches/compare-with-pi.sh [--gb]
 #
-# Needs node, /usr/bin/time and cargo. Data is generated once into $BENCH_DIR and reused.
+# Needs node, /usr/bin/time and cargo. Data is generated once into $BENCH_DIR (by the repository's
+# scripts/gen-sessions.mjs) and reused.
 # --gb also builds a ~1 GB index (8 hard-linked copies of the 500 sessions) and times queries on it.
 set -euo pipefail
 : "${PI_DIR:?set PI_DIR}"; : "${BENCH_DIR:?set BENCH_DIR}"; : "${SHARED_BENCH:?set SHARED_BENCH}"
@@ -17,10 +18,10 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}"
 (cd "$repo" && cargo build --release -q -p library --example bench)
 B="$CARGO_TARGET_DIR/release/examples/bench"
 mkdir -p "$BENCH_DIR"; cd "$BENCH_DIR"
-# the same 500 sessions (142 MB) as shared/bench/pi-baseline.sh
-[ -d many500s7 ] || node "$SHARED_BENCH/gen-sessions.mjs" --many 500 --min-entries 20 --max-entries 200 --seed 7 --dir many500s7
-[ -f s100k.jsonl ] || node "$SHARED_BENCH/gen-sessions.mjs" --entries 100000 --seed 42 --out s100k.jsonl
-[ -f s1k.jsonl ] || node "$SHARED_BENCH/gen-sessions.mjs" --entries 1000 --seed 42 --out s1k.jsonl
+# the same 500 sessions (142 MB) as Pi's baseline in the shared bench kit (pi-baseline.sh)
+[ -d many500s7 ] || node "$repo/scripts/gen-sessions.mjs" --many 500 --min-entries 20 --max-entries 200 --seed 7 --dir many500s7
+[ -f s100k.jsonl ] || node "$repo/scripts/gen-sessions.mjs" --entries 100000 --seed 42 --out s100k.jsonl
+[ -f s1k.jsonl ] || node "$repo/scripts/gen-sessions.mjs" --entries 1000 --seed 42 --out s1k.jsonl
 peak() { grep -E 'Maximum resident' | awk '{printf "%.0f MB", $6/1024}'; }
 
 echo "== 500 sessions: Pi SessionManager.list vs Arbor from scratch, phase 1 only (the session"

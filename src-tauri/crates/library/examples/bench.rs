@@ -1,5 +1,6 @@
 //! Benchmarks for the library crate. Build with `--release`; run each under `/usr/bin/time -v`
-//! to get the peak RSS. Data comes from `shared/bench/gen-sessions.mjs` (see README there).
+//! to get the peak RSS. Data comes from the repository's `scripts/gen-sessions.mjs` (see
+//! docs/PERFORMANCE.md).
 //!
 //! ```text
 //! cargo run --release -p library --example bench -- index DIR DB [catalog]  # from scratch (DB deleted first); `catalog`: phase 1 only
@@ -24,7 +25,7 @@
 //! mkdir -p /tmp/libbench/set /tmp/libbench/list/--p--
 //! for f in /tmp/bench-data/s1k.jsonl /tmp/bench-data/s10k.jsonl /tmp/bench100k/agent/sessions/--p--/s100k.jsonl; do
 //!   ln -sf $f /tmp/libbench/set/; ln -sf $f /tmp/libbench/list/--p--/; done
-//! node /work/shared/bench/gen-sessions.mjs --many 40 --min-entries 20 --max-entries 500 --seed 11 --dir /tmp/libbench/list/--p--
+//! node scripts/gen-sessions.mjs --many 40 --min-entries 20 --max-entries 500 --seed 11 --dir /tmp/libbench/list/--p--
 //! rm -f /tmp/libbench/list/--p--/*.meta.json
 //! # the two measurements (5 interleaved rounds each; each line also prints the load average)
 //! $B fts-ratio /tmp/libbench/set /tmp/libbench 5

@@ -8,7 +8,8 @@ interleaved; the figures are medians, and the ratios are paired within a round.
   python3 compare.py --data DIR --pi-dir PI_DIR --pi-op PATH/pi-bench-op.mjs \
       --rs PATH/rs-limit --arbor PATH/engine_bench [--runs 3] [--sizes 1k,10k,100k]
 
-DIR holds s1k.jsonl, s10k.jsonl, s100k.jsonl and their .meta.json (gen-sessions.mjs --seed 42).
+DIR holds s1k.jsonl, s10k.jsonl, s100k.jsonl and their .meta.json, written by the repository's
+scripts/gen-sessions.mjs --seed 42.
 """
 import argparse, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
 

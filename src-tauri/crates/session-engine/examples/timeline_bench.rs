@@ -1,5 +1,6 @@
 //! Times `timeline` on a big session: `cargo run --release -p session-engine --example
-//! timeline_bench FILE` (e.g. the 100k-entry file of ../shared/bench/gen-sessions.mjs).
+//! timeline_bench FILE` (e.g. the 100k-entry file of `scripts/gen-sessions.mjs --entries 100000
+//! --seed 42`).
 //! Prints the open time, the timeline pass (twice: the pass keeps no parse, so both read the
 //! entries), one `build_context` + `estimate_context` at the leaf for scale, and the resident
 //! memory (Linux `VmHWM`, the peak) after the open and after the timeline passes.
