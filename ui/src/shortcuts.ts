@@ -1,7 +1,7 @@
 // Keyboard shortcuts: one table feeds both the key handler and the help overlay (`?`), so what
 // the overlay lists is what the keys do. Entries with `owner: "app"` are dispatched here; the
-// others are handled where they live (the graph, the summary workbench, main.ts's Escape) and are
-// listed here so the overlay shows them. ui/test/shortcuts.test.ts checks that each of those
+// others are handled where they live (the graph, the summary workbench, the dialogs' Escape) and
+// are listed here so the overlay shows them. ui/test/shortcuts.test.ts checks that each of those
 // handlers still looks for the keys this table names.
 
 import "./shortcuts.css";
@@ -18,7 +18,7 @@ export interface KeyMatch {
   shift?: boolean;
 }
 
-export type Owner = "app" | "graph" | "workbench" | "main" | "title";
+export type Owner = "app" | "graph" | "workbench" | "dialogs" | "title";
 
 export interface Shortcut {
   id: string;
@@ -68,7 +68,7 @@ export function shortcutTable(tabs: TabInfo[]): Shortcut[] {
       focus: "target",
       target: "composer",
     },
-    { id: "escape", keys: "Escape", what: "Close the open dialog, this list or the session picker", where: "anywhere", owner: "main", eventKeys: ["Escape"] },
+    { id: "escape", keys: "Escape", what: "Close the open dialog, this list or the session picker", where: "anywhere", owner: "dialogs", eventKeys: ["Escape"] },
     { id: "graph-move", keys: "↑ / ↓", what: "Move the cursor one row", where: "graph", owner: "graph", eventKeys: ["ArrowUp", "ArrowDown"] },
     { id: "graph-page", keys: "PageUp / PageDown", what: "Move the cursor one screen", where: "graph", owner: "graph", eventKeys: ["PageUp", "PageDown"] },
     { id: "graph-ends", keys: "Home / End", what: "First / last row", where: "graph", owner: "graph", eventKeys: ["Home", "End"] },

@@ -46,7 +46,7 @@ describe("shortcut table", () => {
   const sources: Record<string, string> = {
     graph: readFileSync(resolve(__dirname, "../src/graph/view.ts"), "utf8"),
     workbench: readFileSync(resolve(__dirname, "../src/summary/workbench.ts"), "utf8"),
-    main: readFileSync(resolve(__dirname, "../src/main.ts"), "utf8"),
+    dialogs: readFileSync(resolve(__dirname, "../src/views/dialogs.ts"), "utf8"),
     title: readFileSync(resolve(__dirname, "../src/session/title.ts"), "utf8"),
   };
   for (const s of table.filter((x) => x.owner !== "app")) {

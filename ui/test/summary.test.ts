@@ -124,7 +124,7 @@ describe("labels", () => {
 
 describe("rendering stays text-only", () => {
   it("renders a diff of hostile text as text nodes", async () => {
-    const { renderDiff } = await import("../src/summary/workbench");
+    const { renderDiff } = await import("../src/summary/diff");
     const evil = `<img src=x onerror="window.hacked=1"><script>window.hacked=1</script>`;
     const root = renderDiff({
       from: "a",

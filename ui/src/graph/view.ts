@@ -7,6 +7,7 @@ import type { GraphRow, GraphRowKind, Mark } from "../ipc";
 import { CHUNK, SEGMENT, bandFor, chunksFor, laneColour, laneX, scrollToShow, visibleRange } from "./geometry";
 import { markerBadges } from "../summary/pure";
 import { cssVar, THEME_EVENT } from "../theme";
+import { el } from "../dom";
 
 export interface GraphCallbacks {
   onSelect(row: GraphRow): void;
@@ -536,12 +537,6 @@ const SHORT_KIND: Record<GraphRowKind, string> = {
   other: "other",
   fold: "fold",
 };
-
-function el(tag: string, className: string): HTMLElement {
-  const e = document.createElement(tag);
-  e.className = className;
-  return e;
-}
 
 interface Palette {
   lanes: string[];

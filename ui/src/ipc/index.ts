@@ -1,13 +1,103 @@
 // The UI's one door to Rust: only this module imports the generated bindings.
 import { commands } from "./bindings";
-import type { IpcError } from "./bindings";
+import type {
+  IpcError,
+  CatalogModel_Serialize,
+  CheckView_Serialize,
+  CompactResult_Serialize,
+  CompactionPreview_Serialize,
+  ContextMessage_Serialize,
+  ContextView_Serialize,
+  ContextWindowView_Serialize,
+  Continued_Serialize,
+  EntryDetail_Serialize,
+  GraphRow_Serialize,
+  GraphWindow_Serialize,
+  HooksView_Serialize,
+  IndexStatus_Serialize,
+  ItemView_Serialize,
+  KeyState_Serialize,
+  LibraryHit_Serialize,
+  LibraryListing_Serialize,
+  LibraryUiEvent_Serialize,
+  ListingQuery_Serialize,
+  ModelChoice_Serialize,
+  NavigateResult_Serialize,
+  Navigation_Serialize,
+  OpenedSession_Serialize,
+  ProjectRow_Serialize,
+  ResummaryView_Serialize,
+  SearchRequest_Serialize,
+  SectionView_Serialize,
+  Selection_Serialize,
+  SendResult_Serialize,
+  SessionRow_Serialize,
+  SpanView_Serialize,
+  SummarizerConfig_Serialize,
+  SummaryDiffView_Serialize,
+  SummaryProgress_Serialize,
+  SummaryView_Serialize,
+  SummaryWrite_Serialize,
+  VersionView_Serialize,
+} from "./bindings";
 export type * from "./bindings";
+
+// One name per Rust type. The bindings give a type that crosses IPC both ways twice, as Rust
+// sends it (`X_Serialize`: every field present, `null` when empty) and as Rust reads it
+// (`X_Deserialize`: optional fields), and name the union of both `X`. The UI reads what Rust
+// sends, and a value of that shape is also what Rust reads, so here `X` is the sent shape; these
+// names take the place of the bindings' unions. Only a channel handed to a command keeps the
+// `X_Deserialize` the command's parameter names. A new pair in the bindings gets its line here
+// (ui/test/structure.test.ts checks).
+export type CatalogModel = CatalogModel_Serialize;
+export type CheckView = CheckView_Serialize;
+export type CompactResult = CompactResult_Serialize;
+export type CompactionPreview = CompactionPreview_Serialize;
+export type ContextMessage = ContextMessage_Serialize;
+export type ContextView = ContextView_Serialize;
+export type ContextWindowView = ContextWindowView_Serialize;
+export type Continued = Continued_Serialize;
+export type EntryDetail = EntryDetail_Serialize;
+export type GraphRow = GraphRow_Serialize;
+export type GraphWindow = GraphWindow_Serialize;
+export type HooksView = HooksView_Serialize;
+export type IndexStatus = IndexStatus_Serialize;
+export type ItemView = ItemView_Serialize;
+export type KeyState = KeyState_Serialize;
+export type LibraryHit = LibraryHit_Serialize;
+export type LibraryListing = LibraryListing_Serialize;
+export type LibraryUiEvent = LibraryUiEvent_Serialize;
+export type ListingQuery = ListingQuery_Serialize;
+export type ModelChoice = ModelChoice_Serialize;
+export type NavigateResult = NavigateResult_Serialize;
+export type Navigation = Navigation_Serialize;
+export type OpenedSession = OpenedSession_Serialize;
+export type ProjectRow = ProjectRow_Serialize;
+export type ResummaryView = ResummaryView_Serialize;
+export type SearchRequest = SearchRequest_Serialize;
+export type SectionView = SectionView_Serialize;
+export type Selection = Selection_Serialize;
+export type SendResult = SendResult_Serialize;
+export type SessionRow = SessionRow_Serialize;
+export type SpanView = SpanView_Serialize;
+export type SummarizerConfig = SummarizerConfig_Serialize;
+export type SummaryDiffView = SummaryDiffView_Serialize;
+export type SummaryProgress = SummaryProgress_Serialize;
+export type SummaryView = SummaryView_Serialize;
+export type SummaryWrite = SummaryWrite_Serialize;
+export type VersionView = VersionView_Serialize;
 
 /** A rejected command, carrying the typed `{kind, message, hint}`. */
 export class CommandError extends Error {
   constructor(public readonly ipc: IpcError) {
     super(ipc.message);
   }
+}
+
+/** What the user is told of a failure: a command's message and hint, or the error as text. */
+export function errorText(e: unknown): string {
+  if (e instanceof CommandError) return `${e.ipc.message}. ${e.ipc.hint}`;
+  return String(e);
 }
 
 type Res<T> = { status: "ok"; data: T } | { status: "error"; error: IpcError };

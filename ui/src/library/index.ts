@@ -1,21 +1,13 @@
-// The session library in the window (issue 5): the picker reads from the index (projects,
-// sessions, sorting, filters by project / model / date, the user's folders), a search box across
-// sessions or within the open one (each hit with a snippet and a status badge; one click opens the
-// session at that entry on the graph), and live follow (events pushed over a channel).
+// The session library in the window: the picker reads from the index (projects, sessions,
+// sorting, filters by project / model / date, the user's folders), a search box across sessions
+// or within the open one (each hit with a snippet and a status badge; one click opens the session
+// at that entry on the graph), and live follow (events pushed over a channel).
 
 import { Channel } from "@tauri-apps/api/core";
 import { api, call } from "../ipc";
-import type {
-  IndexStatus_Serialize as IndexStatus,
-  LibraryHit_Serialize as LibraryHit,
-  LibraryListing_Serialize as LibraryListing,
-  LibraryUiEvent_Deserialize,
-  LibraryUiEvent_Serialize as LibraryUiEvent,
-  OpenedSession_Serialize as OpenedSession,
-  HitStatus,
-  SessionRow_Serialize as SessionRow,
-  SortKey,
-} from "../ipc";
+import type { HitStatus, IndexStatus, LibraryHit, LibraryListing, LibraryUiEvent, LibraryUiEvent_Deserialize, OpenedSession, SessionRow, SortKey } from "../ipc";
+import { $, el } from "../dom";
+import * as store from "../store";
 import { formatTime, formatTokens } from "../format";
 import { DATE_FILTERS, formatBytes, hitsText, progressText, sinceMs, snippetParts } from "./pure";
 import "./library.css";
@@ -25,7 +17,6 @@ export interface LibraryHooks {
   openDemo(): Promise<void>;
   /** Reveal (unfolding as needed), scroll to and select an entry of the open session. */
   jumpTo(entryId: string): Promise<void>;
-  currentPath(): string | null;
   /** Pi appended to the open session: redraw its graph and context, keep the selection. */
   onOpenSessionChanged(s: OpenedSession): Promise<void>;
   notify(text: string, kind?: "info" | "error"): void;
@@ -34,20 +25,14 @@ export interface LibraryHooks {
   skipDefault?(): boolean;
 }
 
-const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
 let hooks: LibraryHooks;
 let status: IndexStatus | null = null;
 let syncedWaiters: (() => void)[] = [];
 let refreshTimer: number | null = null;
 let lastHits: LibraryHit[] = [];
+
+/** The open session's file, or null. */
+const currentPath = (): string | null => store.session()?.path ?? null;
 
 function pickerVisible(): boolean {
   return !$("picker").hidden;
@@ -304,7 +289,7 @@ function scheduleRefresh(): void {
 
 export async function showPicker(focusSearch = false): Promise<void> {
   $("picker").hidden = false;
-  ($("lib-scope") as HTMLSelectElement).value = focusSearch || !hooks.currentPath() ? "all" : ($("lib-scope") as HTMLSelectElement).value;
+  ($("lib-scope") as HTMLSelectElement).value = focusSearch || !currentPath() ? "all" : ($("lib-scope") as HTMLSelectElement).value;
   await refresh();
   if (focusSearch) $("lib-search").focus();
 }
@@ -345,7 +330,7 @@ async function runSearch(): Promise<void> {
     st.textContent = "";
     return;
   }
-  if (inSession && !hooks.currentPath()) {
+  if (inSession && !currentPath()) {
     st.textContent = "Open a session first, or search all sessions.";
     return;
   }
@@ -354,7 +339,7 @@ async function runSearch(): Promise<void> {
     const only = ($("lib-hit-status") as HTMLSelectElement).value as HitStatus | "";
     st.textContent = "searching…";
     const hits = await call(
-      api.librarySearch({ text, sessionPath: inSession ? hooks.currentPath() : null, project: inSession ? null : p.project, statuses: only ? [only] : [], limit: 100 }),
+      api.librarySearch({ text, sessionPath: inSession ? currentPath() : null, project: inSession ? null : p.project, statuses: only ? [only] : [], limit: 100 }),
     );
     if (seq !== searchSeq) return; // a newer search is under way
     lastHits = hits;
@@ -369,8 +354,8 @@ async function runSearch(): Promise<void> {
 
 async function openHit(h: LibraryHit): Promise<void> {
   try {
-    if (hooks.currentPath() !== h.sessionPath) await hooks.openPath(h.sessionPath);
-    if (hooks.currentPath() !== h.sessionPath) return; // opening failed (reported)
+    if (currentPath() !== h.sessionPath) await hooks.openPath(h.sessionPath);
+    if (currentPath() !== h.sessionPath) return; // opening failed (reported)
     $("picker").hidden = true;
     await hooks.jumpTo(h.entryId);
     hooks.notify(
@@ -480,7 +465,7 @@ function onEvent(ev: LibraryUiEvent): void {
       scheduleRefresh();
       break;
     case "sessionRemoved":
-      if (ev.path === hooks.currentPath()) hooks.notify(`The open session file is gone from disk (${ev.path}). What you see is the last version read; reopen it from the picker if it comes back.`, "error");
+      if (ev.path === currentPath()) hooks.notify(`The open session file is gone from disk (${ev.path}). What you see is the last version read; reopen it from the picker if it comes back.`, "error");
       scheduleRefresh();
       break;
     case "notice":

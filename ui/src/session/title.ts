@@ -3,28 +3,29 @@
 // read-only session shows its banner instead of an editor.
 
 import { api, call } from "../ipc";
-import type { OpenedSession, OpenedSession_Serialize } from "../ipc";
+import type { OpenedSession } from "../ipc";
+import { $ } from "../dom";
+import * as store from "../store";
 import "./session.css";
 
 export interface TitleDeps {
-  current(): OpenedSession | null;
   /** The read-only banner (with its Save as v3 copy button). */
   readOnly(why: string): void;
-  afterRename(s: OpenedSession_Serialize): Promise<void>;
+  afterRename(s: OpenedSession): Promise<void>;
   notify(text: string, kind?: "info" | "error"): void;
   report(e: unknown): void;
 }
 
 let deps: TitleDeps;
 
-const title = () => document.getElementById("session-title") as HTMLElement;
+const title = () => $("session-title");
 
 export function editing(): boolean {
   return !!document.getElementById("session-title-input");
 }
 
 export function startRename(): void {
-  const s = deps.current();
+  const s = store.session();
   if (!s || editing()) return;
   if (s.readOnly) {
     deps.readOnly(s.readOnly);

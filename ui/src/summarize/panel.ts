@@ -2,11 +2,12 @@
 // summary…" and the composer's Send. Calls Rust only through ../ipc (the progress channel is Tauri's `Channel`).
 
 import { Channel } from "@tauri-apps/api/core";
-import { api, call, CommandError } from "../ipc";
-import type { BudgetArgs, OpenedSession, SummarizerConfig, SummaryProgress } from "../ipc";
+import { api, call, CommandError, errorText } from "../ipc";
+import type { BudgetArgs, OpenedSession, SummarizerConfig, SummaryProgress_Deserialize } from "../ipc";
+import { $ } from "../dom";
+import * as store from "../store";
 
 export interface AppHooks {
-  selectedId: () => string | null;
   showSession: (s: OpenedSession) => void;
   select: (id: string) => Promise<void>;
   setCursor: (row: number) => void;
@@ -16,17 +17,11 @@ export interface AppHooks {
   budgets: () => BudgetArgs;
 }
 
-const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 const input = (id: string) => $(id) as HTMLInputElement;
 
 let app: AppHooks;
 let config: SummarizerConfig | null = null;
 let running = false;
-
-function errorText(e: unknown): string {
-  if (e instanceof CommandError) return `${e.ipc.message}. ${e.ipc.hint}`;
-  return String(e);
-}
 
 async function adoptSession(s: OpenedSession): Promise<void> {
   app.showSession(s);
@@ -176,8 +171,8 @@ type Mode = "compact" | "navigate";
 let mode: Mode = "compact";
 let navTarget: string | null = null;
 
-function progressChannel(out: HTMLElement): Channel<SummaryProgress> {
-  const ch = new Channel<SummaryProgress>();
+function progressChannel(out: HTMLElement): Channel<SummaryProgress_Deserialize> {
+  const ch = new Channel<SummaryProgress_Deserialize>();
   let streamed = 0;
   ch.onmessage = (p) => {
     if (p.kind === "text" && p.delta) {
@@ -196,7 +191,7 @@ function progressChannel(out: HTMLElement): Channel<SummaryProgress> {
 
 function openDialog(m: Mode): void {
   mode = m;
-  navTarget = m === "navigate" ? app.selectedId() : null;
+  navTarget = m === "navigate" ? store.selectedId() : null;
   $("sum-title").textContent = m === "compact" ? "Compact the session at the leaf" : `Continue from ${navTarget}`;
   $("sum-choices").hidden = m === "compact";
   ($("sum-instructions") as HTMLTextAreaElement).value = "";

@@ -1,17 +1,17 @@
 // The Timeline tab: the context waterfall of the active path, or of the path to the selected
-// node when it is not on the active path (issue 12 §1). Fetched only while the tab is shown;
-// selecting a node on the charted path just moves the marker.
+// node when it is not on the active path. Fetched only while the tab is shown; selecting a node
+// on the charted path just moves the marker.
 
 import { api, call } from "../ipc";
-import type { BudgetArgs, OpenedSession } from "../ipc";
+import type { BudgetArgs } from "../ipc";
+import { el } from "../dom";
+import * as store from "../store";
 import { WaterfallChart } from "./chart";
 import { aheadFits, decodeTimeline, formatCost, formatCount } from "./pure";
 import type { Timeline } from "./pure";
 import "./timeline.css";
 
 export interface TimelineDeps {
-  session: () => OpenedSession | null;
-  selectedId: () => string | null;
   /** Reveal and select an entry on the graph. */
   jumpTo: (entryId: string) => void;
   /** The Budgets panel's values, with the window of the model at the selection. */
@@ -32,13 +32,6 @@ const panel = () => document.getElementById("panel-timeline");
 const box = () => document.getElementById("timeline") as HTMLElement | null;
 const visible = () => panel()?.hidden === false;
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
 /** The budgets as the command takes them (whole tokens; a window of at least 1). */
 const wholeWindow = (n: number) => Math.max(1, Math.round(Number(n) || 200_000));
 const wholeReserve = (n: number) => Math.max(0, Math.round(Number(n) || 0));
@@ -57,9 +50,9 @@ function keyOf(): string {
 
 /** The parts of the key: file, leaf, entry count, selected id, window, reserve ([] without a session). */
 function keyParts(): string[] {
-  const s = deps?.session();
+  const s = store.session();
   if (!deps || !s) return [];
-  return [s.path, s.leafId ?? "", String(s.entryCount), deps.selectedId() ?? "", String(windowNow()), String(reserveNow())];
+  return [s.path, s.leafId ?? "", String(s.entryCount), store.selectedId() ?? "", String(windowNow()), String(reserveNow())];
 }
 
 export function initTimeline(d: TimelineDeps): void {
@@ -79,8 +72,8 @@ let ahead: { key: string[]; answer: Promise<Timeline | null> } | null = null;
 /** After a session opens or grows, read its numbers in the background (in short slices, off the
  * main thread), then fetch the chart's answer, so the tab's first draw is the drawing only. */
 function warm(): void {
-  const s = deps?.session();
-  if (!s) return;
+  const s = store.session();
+  if (!deps || !s) return;
   const key = [s.path, s.entryCount].join("|");
   if (key === warmedKey) return;
   warmedKey = key;
@@ -95,7 +88,7 @@ function warm(): void {
 function fetchAhead(): void {
   if (!deps) return;
   const key = keyParts();
-  const answer = call(api.getTimeline(deps.selectedId(), budgetsNow(deps)))
+  const answer = call(api.getTimeline(store.selectedId(), budgetsNow(deps)))
     .then(decodeTimeline)
     .catch(() => null);
   ahead = { key, answer };
@@ -141,7 +134,7 @@ export async function refreshTimeline(force = false): Promise<void> {
   if (!deps || !b || !visible()) return;
   const key = keyOf();
   if (!force && key === shownKey) return;
-  const s = deps.session();
+  const s = store.session();
   if (!s) {
     shownKey = key;
     b.replaceChildren(el("div", "empty", "Open a session to see its context along a path."));
@@ -152,7 +145,7 @@ export async function refreshTimeline(force = false): Promise<void> {
   try {
     const early = force ? null : await takeAhead();
     if (my !== seq) return;
-    const answer = early ? null : await call(api.getTimeline(deps.selectedId(), budgetsNow(deps)));
+    const answer = early ? null : await call(api.getTimeline(store.selectedId(), budgetsNow(deps)));
     if (my !== seq) return;
     const t1 = performance.now();
     const v = early ?? decodeTimeline(answer as ArrayBuffer);
@@ -179,7 +172,7 @@ function show(b: HTMLElement, v: Timeline): void {
     return;
   }
   if (!chart) chart = new WaterfallChart({ select: (id) => deps?.jumpTo(id) });
-  const path = deps?.session()?.path ?? "";
+  const path = store.session()?.path ?? "";
   chart.fit = fitChoice && fitChoice.path === path ? fitChoice.fit : null;
   const head = el("div", "wf-head");
   const what = v.activePath ? "Active path" : "Path to the selected node (not on the active path)";

@@ -1,14 +1,8 @@
 // Context view: what the model would see from the selected node, with a stacked token bar.
 
 import type { ContextView } from "../ipc";
+import { el } from "../dom";
 import { CATEGORY_LABELS, formatTokens, stackSegments } from "../format";
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 export function renderContext(v: ContextView, onPick: (entryId: string) => void): HTMLElement {
   const root = el("div", "context");

@@ -4,8 +4,7 @@
 
 import { api, call } from "../ipc";
 import type { ContextWindowView } from "../ipc";
-
-const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
+import { $ } from "../dom";
 
 let current: ContextWindowView | null = null;
 let entry: string | null = null;
