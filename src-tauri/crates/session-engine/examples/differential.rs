@@ -1,4 +1,4 @@
-//! Differential test against Pi's loader (issue 10, item 6). Mutates the conformance and random
+//! Differential test against Pi's loader, on damaged files. Mutates the conformance and random
 //! corpus files (byte flips, line duplication, header damage, Pi's duplicate flush, repeated
 //! ids, truncation, deep nesting, lone surrogates and their look-alikes, stray whitespace and
 //! non-object lines), has Pi load every mutant (`tests/pi/pi-differential.mjs`, one Node process
@@ -16,7 +16,7 @@
 //! Differences that FORMAT.md §10 documents are counted apart ("documented") by the rule in
 //! [`documented`]; what remains is listed as undecided, and the exit code is 1 when any is.
 
-use session_engine::json::{self, Value};
+use pi_json::Value;
 use session_engine::report::{self, InspectOptions};
 use session_engine::Session;
 use std::collections::BTreeMap;
@@ -66,7 +66,7 @@ fn set_str(line: &[u8], key: &str, val: &str) -> Vec<u8> {
 }
 
 fn id_of(line: &[u8]) -> Option<String> {
-    let v = json::parse_bytes(line).ok()?;
+    let v = pi_json::parse_bytes(line).ok()?;
     if v.str_field("type") == Some("session") {
         return None;
     }
@@ -194,13 +194,13 @@ fn mutate(r: &mut Rng, src: &[u8], class: &str) -> Vec<u8> {
 fn fields(load: &Value, ctx_msgs: Vec<(Value, Value)>, tokens: Value, thinking: Value, model: Value) -> BTreeMap<&'static str, String> {
     let mut m = BTreeMap::new();
     for k in ["nonEmptyLines", "malformedLines", "headerAccepted", "versionInFile", "migrated", "entryCount", "fileLeafId", "sessionName", "labels", "roots"] {
-        m.insert(k, json::to_string(load.get(k).unwrap_or(&Value::Null)));
+        m.insert(k, pi_json::to_string(load.get(k).unwrap_or(&Value::Null)));
     }
-    m.insert("context.roles", json::to_string(&Value::Arr(ctx_msgs.iter().map(|(r, _)| r.clone()).collect())));
-    m.insert("context.sha256", json::to_string(&Value::Arr(ctx_msgs.iter().map(|(_, s)| s.clone()).collect())));
-    m.insert("tokens", json::to_string(&tokens));
-    m.insert("thinkingLevel", json::to_string(&thinking));
-    m.insert("model", json::to_string(&model));
+    m.insert("context.roles", pi_json::to_string(&Value::Arr(ctx_msgs.iter().map(|(r, _)| r.clone()).collect())));
+    m.insert("context.sha256", pi_json::to_string(&Value::Arr(ctx_msgs.iter().map(|(_, s)| s.clone()).collect())));
+    m.insert("tokens", pi_json::to_string(&tokens));
+    m.insert("thinkingLevel", pi_json::to_string(&thinking));
+    m.insert("model", pi_json::to_string(&model));
     m
 }
 
@@ -388,7 +388,7 @@ fn main() {
     let mut kept: BTreeMap<(String, String), usize> = BTreeMap::new();
     for (line, (file, class)) in reader.lines().zip(plan.iter()) {
         let line = line.unwrap();
-        let v = json::parse(&line).unwrap_or_else(|e| panic!("pi-differential printed invalid JSON ({e:?}): {line}"));
+        let v = pi_json::parse(&line).unwrap_or_else(|e| panic!("pi-differential printed invalid JSON ({e:?}): {line}"));
         assert_eq!(v.str_field("file"), Some(file.to_str().unwrap()), "answers out of order");
         let bytes = std::fs::read(file).unwrap();
         let s = Session::from_bytes(bytes.clone());
@@ -453,7 +453,7 @@ fn main() {
                         let base = out.join("diff").join(format!("{}-{}-{}", class, k.replace('.', "_"), n));
                         std::fs::copy(file, base.with_extension("jsonl")).unwrap();
                         std::fs::write(base.with_extension("pi.json"), &line).unwrap();
-                        std::fs::write(base.with_extension("arbor.json"), json::to_string(&report)).unwrap();
+                        std::fs::write(base.with_extension("arbor.json"), pi_json::to_string(&report)).unwrap();
                     }
                 }
             }

@@ -11,7 +11,7 @@
 //! For profiling: `ARBOR_BENCH_WARM=N` repeats the context build (context) or the branch
 //! preparation (navigate) N more times on the parsed entries, untimed in the JSON line;
 //! `ARBOR_BENCH_SPLIT=1` prints navigate's parts on stderr.
-use session_engine::{branch, compaction, context, entries, json, store, Session};
+use session_engine::{branch, compaction, context, entries, store, Session};
 use std::path::Path;
 use std::time::Instant;
 
@@ -77,7 +77,7 @@ fn main() {
                 path.len(),
                 prep.messages_to_summarize.len(),
                 prep.tokens_before,
-                json::utf16_len(&text) + json::utf16_len(&prefix)
+                pi_json::utf16_len(&text) + pi_json::utf16_len(&prefix)
             )
         }
         "navigate" => {
@@ -110,7 +110,7 @@ fn main() {
                 ms(t),
                 col.entries.len(),
                 prep.messages.len(),
-                json::utf16_len(&text),
+                pi_json::utf16_len(&text),
                 ctx.messages.len()
             )
         }
@@ -124,7 +124,8 @@ fn main() {
             for i in 0..n {
                 let id = session_engine::ids::new_entry_id(|c| s.index_of(c).is_some() || taken.contains(c));
                 taken.insert(id.clone());
-                let msg = json::obj([("role", "user".into()), ("content", format!("bench message {i}").into()), ("timestamp", json::Value::Num(i as f64))]);
+                let msg =
+                    pi_json::obj([("role", "user".into()), ("content", format!("bench message {i}").into()), ("timestamp", pi_json::Value::Num(i as f64))]);
                 let e = entries::message(&id, parent.as_deref(), &session_engine::time::now_iso(), msg);
                 let t = Instant::now();
                 store::append_entry(file, &e, false).expect("append");

@@ -7,7 +7,7 @@
 //! JavaScript for odd shapes (a non-string `text`, a missing `name`) still see exactly what the
 //! line holds.
 
-use crate::json::Value;
+use pi_json::Value;
 
 /// A content block by its `type`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -78,7 +78,7 @@ pub fn blocks(content: Option<&Value>) -> impl Iterator<Item = Block<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::parse;
+    use pi_json::parse;
 
     #[test]
     fn blocks_are_typed_by_their_type_field_and_keep_their_values() {

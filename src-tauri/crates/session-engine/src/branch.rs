@@ -3,12 +3,21 @@
 //! What a navigation appends has one implementation, used by the conformance report's
 //! simulation, the summarizer (and through it the CLI and the app): [`plan_navigation`] →
 //! [`BranchPreparation::summary`] (or a hook's [`BranchSummary`]) → [`navigation_entries`].
+//!
+//! * [`collect_branch_entries`] walks up once from the old leaf, stopping at the first of the
+//!   target's ancestors; Pi's common-ancestor walk is used only on files with a `parentId` cycle.
+//! * [`prepare_branch_entries`] takes entries newest first under the budget, with Pi's 90 % rule
+//!   for summaries; from 4096 entries the summaries' file operations are gathered on a second
+//!   thread. File lists sort with `sort_utf16` (as bytes below U+E000).
+//! * [`navigation_target`]: a user-message or `custom_message` target moves the leaf to its
+//!   parent and returns the text for the editor; `NavigationJob::leaf_after` is the leaf once
+//!   the entries are appended.
 
 use crate::compaction::{file_details, serialize_agent_messages, FileOps};
 use crate::context::{self, estimate_tokens};
 use crate::entries;
-use crate::json::Value;
 use crate::session::{DiagnosticKind, Kind, Session};
+use pi_json::Value;
 
 pub const BRANCH_SUMMARY_PREAMBLE: &str = "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n";
 pub const NO_CONTENT: &str = "No content to summarize";

@@ -18,8 +18,9 @@
 //! What this module does not do: the header (the caller has one, from a full load), the v1/v2
 //! migration (legacy files are loaded whole), and the id index (the caller keeps it).
 
-use crate::json::{self, Value};
-use crate::session::{entry_fields, js_is_blank, DiagnosticKind, EntryFields, Kind};
+use crate::session::load::{entry_fields, EntryFields};
+use crate::session::{js_is_blank, DiagnosticKind, Kind};
+use pi_json::Value;
 use std::borrow::Cow;
 
 /// One entry line of a chunk.
@@ -47,10 +48,10 @@ impl ChunkEntry {
             Cow::Borrowed(raw)
         }
     }
-    /// The entry's full JSON (`null` for a line nested deeper than [`json::MAX_DEPTH`], as
+    /// The entry's full JSON (`null` for a line nested deeper than [`pi_json::MAX_DEPTH`], as
     /// [`crate::Session::value`]).
     pub fn value(&self, chunk: &[u8]) -> Value {
-        json::parse_bytes(&self.text(chunk)).unwrap_or(Value::Null)
+        pi_json::parse_bytes(&self.text(chunk)).unwrap_or(Value::Null)
     }
 }
 
@@ -99,7 +100,7 @@ pub fn scan(chunk: &[u8], at_eof: bool) -> Scan {
         } else {
             line
         };
-        let scanned = match json::scan_line_fast(text) {
+        let scanned = match pi_json::scan_line_fast(text) {
             Ok(s) => s,
             Err(_) => {
                 if !terminated {

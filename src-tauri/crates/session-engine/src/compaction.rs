@@ -8,8 +8,8 @@
 use crate::blocks::{blocks, Block};
 use crate::context::{self, build_context_on_path, estimate_context, estimate_tokens, CompactionSettings};
 use crate::entries;
-use crate::json::{self, obj, Map, Value};
 use crate::session::{Kind, Session};
+use pi_json::{obj, Map, Value};
 
 pub use crate::context::CompactionSettings as Settings;
 
@@ -95,8 +95,8 @@ impl FileOps {
         let mut modified: Vec<String> = self.edited.clone();
         modified.extend(self.written.iter().filter(|f| !self.seen[EDITED].contains(*f)).cloned());
         let mut read: Vec<String> = self.read.iter().filter(|f| !self.seen[EDITED].contains(*f) && !self.seen[WRITTEN].contains(*f)).cloned().collect();
-        json::sort_utf16(&mut read);
-        json::sort_utf16(&mut modified);
+        pi_json::sort_utf16(&mut read);
+        pi_json::sort_utf16(&mut modified);
         (read, modified)
     }
 }
@@ -120,11 +120,11 @@ pub fn file_ops_appendix(read: &[String], modified: &[String]) -> String {
 const TOOL_RESULT_MAX: usize = 2000;
 
 fn truncate_for_summary(text: &str) -> String {
-    let len = json::utf16_len(text);
+    let len = pi_json::utf16_len(text);
     if len <= TOOL_RESULT_MAX {
         return text.to_string();
     }
-    format!("{}\n\n[... {} more characters truncated]", json::utf16_prefix(text, TOOL_RESULT_MAX), len - TOOL_RESULT_MAX)
+    format!("{}\n\n[... {} more characters truncated]", pi_json::utf16_prefix(text, TOOL_RESULT_MAX), len - TOOL_RESULT_MAX)
 }
 
 #[cfg(test)]
@@ -198,7 +198,7 @@ fn serialize_llm<'a>(messages: impl Iterator<Item = &'a Value>) -> String {
                             }
                             out.push_str(k);
                             out.push('=');
-                            json::write_value(&mut out, v);
+                            pi_json::write_value(&mut out, v);
                         }
                     }
                     out.push(')');
@@ -319,7 +319,7 @@ fn serialize_llm_reference<'a>(messages: impl Iterator<Item = &'a Value>) -> Str
                                     }
                                     o.push_str(k);
                                     o.push('=');
-                                    json::write_value(o, v);
+                                    pi_json::write_value(o, v);
                                 }
                             }
                             o.push(')');
@@ -715,7 +715,7 @@ mod tests {
                         0 => format!(r#""{}""#, long(1990 + next() % 20, ["é", "🚀", "a", "\u{2028}"][next() % 4]).replace('\n', "\\n")),
                         1 => "7".into(),
                         2 => "null".into(),
-                        _ => json::quote(texts[next() % texts.len()]),
+                        _ => pi_json::quote(texts[next() % texts.len()]),
                     }
                 };
                 let block = |next: &mut dyn FnMut() -> usize| -> String {
@@ -735,10 +735,10 @@ mod tests {
                     _ => format!("[{}]", (0..next() % 5).map(|_| block(&mut next)).collect::<Vec<_>>().join(",")),
                 };
                 let role = ["user", "assistant", "toolResult", "custom", "bashExecution"][next() % 5];
-                messages.push(json::parse(&format!(r#"{{"role":"{role}","content":{content}}}"#)).unwrap());
+                messages.push(pi_json::parse(&format!(r#"{{"role":"{role}","content":{content}}}"#)).unwrap());
             }
             let (one, reference) = (serialize_llm(messages.iter()), serialize_llm_reference(messages.iter()));
-            assert_eq!(one, reference, "round {round}: {}", json::to_string(&Value::Arr(messages.clone())));
+            assert_eq!(one, reference, "round {round}: {}", pi_json::to_string(&Value::Arr(messages.clone())));
             any_cut |= one.contains("more characters truncated]");
         }
         assert!(any_cut);

@@ -1,10 +1,16 @@
 //! What the model sees: `buildSessionContext` (§8), `convertToLlm` (§8.4), token estimates (§9)
 //! and the automatic compaction check (§10).
+//!
+//! [`build_context`] puts the compaction summary first, then the kept entries from
+//! `firstKeptEntryId`, then everything after the compaction (custom messages, non-empty branch
+//! summaries); `to_llm` uses Pi's exact wrapper texts; `estimate_tokens` is characters / 4 in
+//! UTF-16 units; `estimate_context` is the last valid usage plus the trailing estimates;
+//! `should_compact` and `auto_compaction_check` decide as Pi's agent does after a turn.
 
 use crate::blocks::{blocks, Block};
-use crate::json::{self, obj, Value};
 use crate::session::{Kind, Session};
 use crate::time::parse_iso_ms;
+use pi_json::{obj, Value};
 use std::borrow::Cow;
 
 pub const COMPACTION_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
@@ -56,7 +62,7 @@ fn field(v: &Value, k: &str) -> Value {
 /// `{role, ...keys present in v, timestamp?}`: the shape of Pi's `create*Message` helpers.
 /// `undefined` values are left out by JSON.stringify; keep that by skipping absent keys.
 fn message_of(role: &str, v: &Value, keys: &[&str], ts: Option<Value>) -> Value {
-    let mut m = json::Map::new();
+    let mut m = pi_json::Map::new();
     m.insert("role", role.into());
     for k in keys {
         if let Some(x) = v.get(k) {
@@ -311,7 +317,7 @@ pub fn js_to_string(v: &Value) -> String {
                     "-Infinity".into()
                 }
             } else {
-                json::number_to_string(*n)
+                pi_json::number_to_string(*n)
             }
         }
         Value::Str(s) => s.clone(),
@@ -353,7 +359,7 @@ fn text_block(text: String) -> Value {
 }
 
 fn user_msg(content: Value, ts: Option<&Value>) -> Value {
-    let mut m = json::Map::new();
+    let mut m = pi_json::Map::new();
     m.insert("role", "user".into());
     m.insert("content", content);
     if let Some(t) = ts {
@@ -390,7 +396,7 @@ pub fn to_llm_one(m: &Value) -> Option<Value> {
                 None => Value::Null,
             };
             // `content: undefined` is left out by JSON.stringify.
-            let mut out = json::Map::new();
+            let mut out = pi_json::Map::new();
             out.insert("role", "user".into());
             if m.get("content").is_some() {
                 out.insert("content", content);
@@ -419,7 +425,7 @@ pub fn to_llm(messages: &[Value]) -> Vec<Value> {
 
 fn len16(v: Option<&Value>) -> f64 {
     match v {
-        Some(Value::Str(s)) => json::utf16_len(s) as f64,
+        Some(Value::Str(s)) => pi_json::utf16_len(s) as f64,
         // `undefined.length` would throw in Pi; count nothing.
         _ => 0.0,
     }
@@ -455,7 +461,7 @@ pub fn estimate_chars(m: &Value) -> Option<EstimateChars> {
     // Text blocks (truthy text) and images (4800 characters each, where they count).
     let content = |image: f64| -> f64 {
         match m.get("content") {
-            Some(Value::Str(s)) => json::utf16_len(s) as f64,
+            Some(Value::Str(s)) => pi_json::utf16_len(s) as f64,
             Some(Value::Arr(_)) => {
                 let mut n = 0.0;
                 for b in blocks(m.get("content")) {
@@ -480,7 +486,7 @@ pub fn estimate_chars(m: &Value) -> Option<EstimateChars> {
                     Block::ToolCall(b) => {
                         c.tool_calls += len16(b.get("name"));
                         c.tool_calls += match b.get("arguments") {
-                            Some(a) => json::stringified_utf16_len(a) as f64,
+                            Some(a) => pi_json::stringified_utf16_len(a) as f64,
                             None => 0.0,
                         };
                     }

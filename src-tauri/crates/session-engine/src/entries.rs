@@ -1,7 +1,7 @@
 //! New entries, written in Pi's key order with `JSON.stringify` semantics (§2, §4).
 //! Ids and timestamps are arguments: the engine never reads the clock or draws ids itself.
 
-use crate::json::{self, Map, Value};
+use pi_json::{Map, Value};
 
 fn base(type_: &str, id: &str, parent: Option<&str>, timestamp: &str) -> Map {
     let mut m = Map::new();
@@ -14,7 +14,7 @@ fn base(type_: &str, id: &str, parent: Option<&str>, timestamp: &str) -> Map {
 
 /// Serializes an entry object as one JSONL line (without the trailing `\n`).
 pub fn line(v: &Value) -> String {
-    json::to_string(v)
+    pi_json::to_string(v)
 }
 
 pub fn header(id: &str, timestamp: &str, cwd: &str, parent_session: Option<&str>) -> Value {

@@ -5,8 +5,8 @@
 use crate::branch;
 use crate::compaction;
 use crate::context::{self, build_context_on_path, estimate_context, to_llm, AutoCompaction, CompactionSettings, CurrentModel};
-use crate::json::{self, obj, Map, Value};
 use crate::session::{Kind, Session};
+use pi_json::{obj, Map, Value};
 use sha2::{Digest, Sha256};
 
 /// The oracle's options.
@@ -143,7 +143,7 @@ pub fn context_section(s: &Session, path: &[usize]) -> (Value, Vec<Value>) {
             o.insert("role", m.message.get("role").cloned().unwrap_or(Value::Null));
             o.insert("entryId", s.id(m.entry).into());
             o.insert("entryType", entry_type_of(s, m.entry).into());
-            o.insert("sha256", sha256_hex(&json::to_string(&m.message)).into());
+            o.insert("sha256", sha256_hex(&pi_json::to_string(&m.message)).into());
             o.insert("estimatedTokens", num(context::estimate_tokens(&m.message)));
             Value::Obj(o)
         })
@@ -157,7 +157,7 @@ pub fn context_section(s: &Session, path: &[usize]) -> (Value, Vec<Value>) {
         ("model", model),
         ("messageCount", num(agent.len() as f64)),
         ("messages", Value::Arr(messages)),
-        ("llmDigest", sha256_hex(&json::to_string(&Value::Arr(llm))).into()),
+        ("llmDigest", sha256_hex(&pi_json::to_string(&Value::Arr(llm))).into()),
     ]);
     (section, agent)
 }

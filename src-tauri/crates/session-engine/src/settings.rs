@@ -3,9 +3,7 @@
 //! every other key, with 2-space indentation as Pi writes them.
 
 use crate::context::CompactionSettings;
-/// `JSON.stringify(value, null, 2)`; lives in [`crate::json`], kept here for its callers.
-pub use crate::json::to_pretty;
-use crate::json::{self, Map, Value};
+use pi_json::{to_pretty, Map, Value};
 use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,7 +29,7 @@ pub fn project_path(cwd: &Path) -> PathBuf {
 
 fn read_obj(path: &Path, errors: &mut Vec<String>) -> Value {
     match std::fs::read(path) {
-        Ok(b) => match json::parse_bytes(&b) {
+        Ok(b) => match pi_json::parse_bytes(&b) {
             Ok(v @ Value::Obj(_)) => v,
             Ok(_) => {
                 errors.push(format!("{}: not a JSON object; ignored", path.display()));
@@ -139,7 +137,7 @@ pub fn write_setting(path: &Path, section: &str, key: &str, value: Value) -> Res
     let result = (|| {
         let mut root = match std::fs::read(path) {
             Ok(b) if b.iter().all(u8::is_ascii_whitespace) => Value::Obj(Map::new()),
-            Ok(b) => match json::parse_bytes(&b) {
+            Ok(b) => match pi_json::parse_bytes(&b) {
                 Ok(v @ Value::Obj(_)) => v,
                 Ok(_) => return Err(SettingsError::Invalid { path: p.clone(), msg: "not an object".into() }),
                 Err(e) => return Err(SettingsError::Invalid { path: p.clone(), msg: e.to_string() }),

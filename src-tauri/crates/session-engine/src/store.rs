@@ -2,7 +2,7 @@
 //! append, in one `write_all` on an `O_APPEND` handle, starting with `\n` when the file does not
 //! end in one. Nothing here truncates, rewrites or deletes a session file.
 
-use crate::json::Value;
+use pi_json::Value;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};

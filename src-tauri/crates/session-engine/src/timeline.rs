@@ -1,6 +1,7 @@
-//! The context over time (issue 12 §1): for every entry on a path, the tokens Pi would estimate
-//! with that entry as the leaf (`estimateContextTokens(buildSessionContext())`: the last valid
-//! assistant usage plus the estimates of the messages after it), in one pass over the path.
+//! The context over time (the Timeline tab's waterfall): for every entry on a path, the tokens
+//! Pi would estimate with that entry as the leaf (`estimateContextTokens(buildSessionContext())`:
+//! the last valid assistant usage plus the estimates of the messages after it), in one pass over
+//! the path.
 //!
 //! Each entry is read once, into a [`Contribution`] (what it adds to the running estimate: a
 //! usage that resets it, or an estimate that adds to it), from a parse that is dropped at once
@@ -13,8 +14,8 @@
 //! is `NaN` here (JSON writes it as `null`).
 
 use crate::context::{assistant_usage, compaction_summary_of, context_message_of, context_tokens_of_usage, estimate_tokens};
-use crate::json::Value;
 use crate::session::{Kind, Session};
+use pi_json::Value;
 use rustc_hash::FxHashMap;
 
 /// One entry of the path and the context Pi would build with it as the leaf.
@@ -471,7 +472,7 @@ mod tests {
         assert!(pts[3].context_tokens.is_nan());
         assert_eq!(pts[4].context_tokens, 2e300);
         // The JSON writer turns NaN into null, never `NaN`.
-        assert_eq!(crate::json::to_string(&Value::Num(pts[2].context_tokens)), "null");
+        assert_eq!(pi_json::to_string(&Value::Num(pts[2].context_tokens)), "null");
         agrees_everywhere(&s);
     }
 

@@ -2,8 +2,8 @@
 //! Data: tests/fixtures/conformance (the shared corpus, copied) and tests/fixtures/random
 //! (oracle runs on random sessions). Nothing outside this crate is read.
 
+use pi_json::Value;
 use session_engine::context::{AutoCompaction, CurrentModel};
-use session_engine::json::{self, Value};
 use session_engine::report::{self, InspectOptions, SummaryKind};
 use session_engine::session::{CounterIds, Session};
 use std::path::{Path, PathBuf};
@@ -38,13 +38,13 @@ fn get<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
 /// Projects an array of objects onto the given keys.
 fn project(v: Option<&Value>, keys: &[&str]) -> Option<Value> {
     let arr = v?.as_array()?;
-    Some(Value::Arr(arr.iter().map(|o| Value::Obj(json::Map(keys.iter().filter_map(|k| o.get(k).map(|x| (k.to_string(), x.clone()))).collect()))).collect()))
+    Some(Value::Arr(arr.iter().map(|o| Value::Obj(pi_json::Map(keys.iter().filter_map(|k| o.get(k).map(|x| (k.to_string(), x.clone()))).collect()))).collect()))
 }
 
 fn cmp(errors: &mut Vec<String>, case: &str, field: &str, want: Option<Value>, got: Option<Value>) {
     if want != got {
-        let w = want.map(|v| json::to_string(&v)).unwrap_or_else(|| "<absent>".into());
-        let g = got.map(|v| json::to_string(&v)).unwrap_or_else(|| "<absent>".into());
+        let w = want.map(|v| pi_json::to_string(&v)).unwrap_or_else(|| "<absent>".into());
+        let g = got.map(|v| pi_json::to_string(&v)).unwrap_or_else(|| "<absent>".into());
         let cut = |s: &str| if s.len() > 600 { format!("{}…", &s[..s.char_indices().nth(600).map(|x| x.0).unwrap_or(s.len())]) } else { s.to_string() };
         errors.push(format!("{case}: {field}\n   want {}\n   got  {}", cut(&w), cut(&g)));
     }
@@ -65,7 +65,7 @@ struct Tally {
 
 fn check_case(jsonl: &Path, exp_path: &Path, errors: &mut Vec<String>, tally: &mut Tally) {
     let name = exp_path.file_name().unwrap().to_string_lossy().trim_end_matches(".expected.json").to_string();
-    let expected = json::parse_bytes(&std::fs::read(exp_path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", exp_path.display()));
+    let expected = pi_json::parse_bytes(&std::fs::read(exp_path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", exp_path.display()));
     let bytes = std::fs::read(jsonl).unwrap();
     let s = Session::from_bytes_with_ids(bytes.clone(), &mut CounterIds { prefix: 'a', next: 0 });
     let opts = InspectOptions::from_oracle_json(expected.get("options").unwrap());
@@ -141,7 +141,7 @@ fn check_case(jsonl: &Path, exp_path: &Path, errors: &mut Vec<String>, tally: &m
             }
             // The line re-serialized with JSON.stringify semantics is the line itself when Pi wrote it.
             let raw = s.raw(i).strip_suffix(b"\r").unwrap_or(s.raw(i));
-            if json::to_string(s.value(i)).as_bytes() != raw && !name.starts_with("load-") {
+            if pi_json::to_string(s.value(i)).as_bytes() != raw && !name.starts_with("load-") {
                 errors.push(format!("{name}: entry {} does not re-serialize to its own bytes", s.id(i)));
             }
         }
@@ -179,7 +179,7 @@ fn check_simulations(s: &Session, name: &str, expected: &Value, opts: &InspectOp
         tally.appended_lines += want.len();
         let mut summ = summarizer();
         let got = match report::simulate_compaction(s, leaf, &opts.compaction, &mut summ, "c0000001", SIM_CLOCK) {
-            Ok(e) => vec![json::to_string(&e)],
+            Ok(e) => vec![pi_json::to_string(&e)],
             Err(msg) => {
                 let want_err = c.str_field("error").unwrap_or("");
                 if want_err != msg {
@@ -202,7 +202,7 @@ fn check_simulations(s: &Session, name: &str, expected: &Value, opts: &InspectOp
         let mut summ = summarizer();
         let mut ids = counter(prefix);
         let nav = report::navigate(s, leaf, target, summarize, budget, opts.label.as_deref(), &mut summ, &mut ids, SIM_CLOCK);
-        let got: Vec<String> = nav.appended.iter().map(json::to_string).collect();
+        let got: Vec<String> = nav.appended.iter().map(pi_json::to_string).collect();
         tally.appended_lines += lines_of(Some(n)).len();
         cmp(errors, name, &format!("simulation.{key}.appendedEntryLines"), Some(strings(&lines_of(Some(n)))), Some(strings(&got)));
         let want_editor = n.get("result").and_then(|r| r.get("editorText")).cloned().unwrap_or(Value::Null);
@@ -226,7 +226,7 @@ fn check_simulations(s: &Session, name: &str, expected: &Value, opts: &InspectOp
         if matches!(decision, Some(AutoCompaction::Threshold | AutoCompaction::Overflow)) {
             let mut summ = summarizer();
             if let Ok(e) = report::simulate_compaction(s, leaf, &opts.compaction, &mut summ, "f0000001", SIM_CLOCK) {
-                got.push(json::to_string(&e));
+                got.push(pi_json::to_string(&e));
             }
         }
         tally.appended_lines += lines_of(Some(p)).len();

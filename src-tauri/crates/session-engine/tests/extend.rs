@@ -37,7 +37,7 @@ fn summary(s: &Session) -> String {
         s.roots(),
         s.malformed_lines(),
         s.diagnostics().iter().map(|d| (d.line, d.kind.clone())).collect::<Vec<_>>(),
-        session_engine::json::to_string(&ctx_v),
+        pi_json::to_string(&ctx_v),
         ctx.messages.len(),
         if s.is_empty() { vec![] } else { s.children(0).to_vec() },
     )

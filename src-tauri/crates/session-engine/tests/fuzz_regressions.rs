@@ -2,6 +2,7 @@
 //! the same checks (tests/fuzz_checks/mod.rs) in the engine's normal tests. A crash found by
 //! the fuzzer is copied to tests/fixtures/fuzz/<target>/ and fixed where the bug is; the seed
 //! corpus (fuzz/seeds/<target>/) is replayed too, so the checks keep running without nightly.
+//! The summary targets' inputs are replayed in summary-analysis's `tests/fuzz_regressions.rs`.
 
 mod fuzz_checks;
 
@@ -38,17 +39,6 @@ fn loader_inputs() {
 #[test]
 fn extend_inputs() {
     assert!(replay("extend", fuzz_checks::extend) >= 70);
-}
-
-#[test]
-fn summary_inputs() {
-    assert!(replay("summary", fuzz_checks::summary) >= 100);
-}
-
-#[test]
-fn summary_diff_inputs() {
-    // fuzz/seeds/summary_diff is a link to the summary seeds.
-    assert!(replay("summary_diff", fuzz_checks::summary_diff) >= 100);
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! Known differences from Pi, decided (issue 10, item 6; FORMAT.md §10). Each file in
+//! Known differences from Pi, decided (FORMAT.md §10). Each file in
 //! tests/fixtures/differential/ comes with `<name>.pi.json`: what Pi 0.73.1 computed for it
 //! (tests/pi/pi-differential.mjs; the live test below checks the recordings are still Pi's).
 //! The inspection report must equal Pi's answer, except for the deviations §10 keeps, which
@@ -9,7 +9,7 @@
 #[path = "../../cli/tests/support/pi.rs"]
 mod pi;
 
-use session_engine::json::{self, Value};
+use pi_json::Value;
 use session_engine::report::{self, InspectOptions};
 use session_engine::{DiagnosticKind, Session};
 use std::collections::BTreeMap;
@@ -21,7 +21,7 @@ fn dir() -> PathBuf {
 
 fn fixture(name: &str) -> (Session, Value) {
     let s = Session::open(&dir().join(format!("{name}.jsonl"))).unwrap();
-    let pi = json::parse(&std::fs::read_to_string(dir().join(format!("{name}.pi.json"))).unwrap()).unwrap();
+    let pi = pi_json::parse(&std::fs::read_to_string(dir().join(format!("{name}.pi.json"))).unwrap()).unwrap();
     (s, pi)
 }
 
@@ -32,14 +32,14 @@ const LOAD: [&str; 10] =
 fn view(load: &Value, messages: &[Value], tokens: &Value, thinking: &Value, model: &Value) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
     for k in LOAD {
-        m.insert(k.to_string(), json::to_string(load.get(k).unwrap_or(&Value::Null)));
+        m.insert(k.to_string(), pi_json::to_string(load.get(k).unwrap_or(&Value::Null)));
     }
-    let pick = |k: &str| json::to_string(&Value::Arr(messages.iter().map(|x| x.get(k).cloned().unwrap_or(Value::Null)).collect()));
+    let pick = |k: &str| pi_json::to_string(&Value::Arr(messages.iter().map(|x| x.get(k).cloned().unwrap_or(Value::Null)).collect()));
     m.insert("context.roles".into(), pick("role"));
     m.insert("context.sha256".into(), pick("sha256"));
-    m.insert("tokens".into(), json::to_string(tokens));
-    m.insert("thinkingLevel".into(), json::to_string(thinking));
-    m.insert("model".into(), json::to_string(model));
+    m.insert("tokens".into(), pi_json::to_string(tokens));
+    m.insert("thinkingLevel".into(), pi_json::to_string(thinking));
+    m.insert("model".into(), pi_json::to_string(model));
     m
 }
 
@@ -86,9 +86,9 @@ fn duplicate_flush_roots_are_listed_once_per_occurrence_as_pi_does() {
     assert_same_as_pi("dup-flush");
     let (s, pi) = fixture("dup-flush");
     let r = report::inspect(&s, &InspectOptions::default()).unwrap();
-    let roots = json::to_string(r.get("load").unwrap().get("roots").unwrap());
+    let roots = pi_json::to_string(r.get("load").unwrap().get("roots").unwrap());
     assert_eq!(roots, r#"["80e4ec6b","80e4ec6b"]"#);
-    assert_eq!(json::to_string(pi.get("load").unwrap().get("roots").unwrap()), roots);
+    assert_eq!(pi_json::to_string(pi.get("load").unwrap().get("roots").unwrap()), roots);
     // The graph (Session::roots / children) shows each id once: its later copy, with the
     // earlier line reported as a repeated id.
     assert_eq!(s.roots().len(), 1);
@@ -132,7 +132,7 @@ fn a_rejected_header_still_reports_every_line_that_fails_to_parse() {
         let diag_malformed: Vec<usize> =
             s.diagnostics().iter().filter(|d| matches!(d.kind, DiagnosticKind::Malformed | DiagnosticKind::TornTail)).map(|d| d.line).collect();
         assert_eq!(
-            json::to_string(&Value::Arr(diag_malformed.iter().map(|&l| Value::Num(l as f64)).collect())),
+            pi_json::to_string(&Value::Arr(diag_malformed.iter().map(|&l| Value::Num(l as f64)).collect())),
             malformed,
             "{name}: one diagnostic per bad line"
         );
@@ -175,7 +175,7 @@ fn a_repeated_id_under_its_own_descendant_loads_without_a_loop() {
     // earlier line) under c, which is x's own child. Its tree then loops and its timestamp sort
     // never ends (recorded as a timeout). Arbor's graph holds the later copy once: a → x → c.
     let s = Session::open(&dir().join("tree-loop-through-repeated-id.jsonl")).unwrap();
-    let pi = json::parse(&std::fs::read_to_string(dir().join("tree-loop-through-repeated-id.pi.json")).unwrap()).unwrap();
+    let pi = pi_json::parse(&std::fs::read_to_string(dir().join("tree-loop-through-repeated-id.pi.json")).unwrap()).unwrap();
     assert!(pi.get("timeout").is_some());
     let (a, x, c) = (s.index_of("a").unwrap(), s.index_of("x").unwrap(), s.index_of("c").unwrap());
     assert_eq!(s.roots(), [a as u32]);
@@ -186,7 +186,7 @@ fn a_repeated_id_under_its_own_descendant_loads_without_a_loop() {
     assert!(s.diagnostics().iter().any(|d| d.kind == DiagnosticKind::DuplicateId));
     assert!(!s.diagnostics().iter().any(|d| d.kind == DiagnosticKind::Cycle));
     let r = report::inspect(&s, &InspectOptions::default()).unwrap();
-    assert_eq!(json::to_string(r.get("load").unwrap().get("roots").unwrap()), r#"["a"]"#);
+    assert_eq!(pi_json::to_string(r.get("load").unwrap().get("roots").unwrap()), r#"["a"]"#);
 }
 
 /// The recordings are Pi's: run Pi now on every fixture and compare with the .pi.json files.
@@ -215,8 +215,8 @@ fn the_recorded_answers_are_what_pi_says_today() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), names.len());
     for (p, line) in names.iter().zip(lines) {
-        let live = json::parse(line).unwrap();
-        let rec = json::parse(&std::fs::read_to_string(p.with_extension("pi.json")).unwrap()).unwrap();
+        let live = pi_json::parse(line).unwrap();
+        let rec = pi_json::parse(&std::fs::read_to_string(p.with_extension("pi.json")).unwrap()).unwrap();
         if rec.get("timeout").is_some() {
             assert!(live.get("timeout").is_some(), "{}: Pi used to hang on this file and now answers: {line}", p.display());
             continue;

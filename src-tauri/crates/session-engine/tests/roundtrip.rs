@@ -2,7 +2,7 @@
 //! equal a naive replay of Pi's rules, and appends never change earlier bytes.
 
 use proptest::prelude::*;
-use session_engine::{entries, json, store, Session};
+use session_engine::{entries, store, Session};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -31,14 +31,14 @@ fn build(ops: &[Op]) -> (Vec<String>, Vec<(String, Option<String>)>) {
             Op::Message { parent_back, text, assistant } => {
                 let parent = pick(*parent_back);
                 let msg = if *assistant {
-                    json::obj([
+                    pi_json::obj([
                         ("role", "assistant".into()),
-                        ("content", json::Value::Arr(vec![json::obj([("type", "text".into()), ("text", text.as_str().into())])])),
+                        ("content", pi_json::Value::Arr(vec![pi_json::obj([("type", "text".into()), ("text", text.as_str().into())])])),
                         ("stopReason", "stop".into()),
-                        ("timestamp", json::Value::Num(n as f64)),
+                        ("timestamp", pi_json::Value::Num(n as f64)),
                     ])
                 } else {
-                    json::obj([("role", "user".into()), ("content", text.as_str().into()), ("timestamp", json::Value::Num(n as f64))])
+                    pi_json::obj([("role", "user".into()), ("content", text.as_str().into()), ("timestamp", pi_json::Value::Num(n as f64))])
                 };
                 (entries::message(&id, parent.as_deref(), &ts, msg), parent)
             }
@@ -72,7 +72,7 @@ proptest! {
         for i in 0..s.len() {
             // Raw bytes kept, and JSON.stringify of the parsed entry gives the same bytes.
             prop_assert_eq!(s.raw(i), lines[i + 1].as_bytes());
-            prop_assert_eq!(json::to_string(s.value(i)), lines[i + 1].clone());
+            prop_assert_eq!(pi_json::to_string(s.value(i)), lines[i + 1].clone());
         }
         // Naive replay: the leaf is the last line; walk parentIds through a map.
         if let Some((leaf, _)) = parents.last() {

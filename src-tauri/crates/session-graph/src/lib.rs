@@ -23,8 +23,8 @@ pub enum NodeKind {
     BashExecution,
     CustomMessage,
     /// A compaction entry; `first_kept` is the node index of its `firstKeptEntryId`, if found;
-    /// `span` is how many entries it summarized, as the caller counts them (Arbor passes the
-    /// engine's `summary::span`, so the graph and the workbench show one number). The layout
+    /// `span` is how many entries it summarized, as the caller counts them (Arbor passes
+    /// `summary_analysis::span`, so the graph and the workbench show one number). The layout
     /// only carries it to the compaction's row ([`Row::span`]).
     Compaction {
         first_kept: Option<u32>,

@@ -5,8 +5,8 @@
 //! definitions for). Thinking blocks are left out; images become a placeholder.
 use crate::provider::{Role, Turn};
 use crate::run::wire_text;
+use pi_json::Value;
 use session_engine::blocks::{blocks, Block};
-use session_engine::json::{self, Value};
 
 pub const SYSTEM: &str = "You are continuing a coding session that was recorded by the Pi coding agent and is now viewed in Arbor. \
 Arbor cannot run tools: earlier tool calls and their results appear as text in the conversation. \
@@ -30,7 +30,7 @@ fn text_blocks(content: Option<&Value>, sep: &str) -> String {
 fn tool_call_text(b: &Value) -> String {
     let name = b.str_field("name").unwrap_or("tool");
     let args = match b.get("arguments") {
-        Some(Value::Obj(m)) => m.0.iter().map(|(k, v)| format!("{k}={}", json::to_string(v))).collect::<Vec<_>>().join(", "),
+        Some(Value::Obj(m)) => m.0.iter().map(|(k, v)| format!("{k}={}", pi_json::to_string(v))).collect::<Vec<_>>().join(", "),
         _ => String::new(),
     };
     format!("[Tool call] {name}({args})")
@@ -89,7 +89,7 @@ pub fn to_turns(messages: &[Value]) -> Vec<Turn> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use session_engine::json::parse;
+    use pi_json::parse;
     #[test]
     fn tool_chain_becomes_alternating_text_turns() {
         let msgs: Vec<Value> = [

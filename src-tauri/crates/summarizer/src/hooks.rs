@@ -6,8 +6,8 @@
 //! summary. A replacement is written with `fromHook: true`. A timeout, a non-zero exit or
 //! unreadable output aborts the operation and shows the hook's stderr.
 use crate::error::{Error, Result};
+use pi_json::Value;
 use serde::{Deserialize, Serialize};
-use session_engine::json::{self, Value};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -120,7 +120,7 @@ pub async fn run_hook(hook: &HookCommand, input: &Value, cancel: &CancellationTo
     let mut stdin = child.stdin.take();
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
-    let payload = json::to_string(input).into_bytes();
+    let payload = pi_json::to_string(input).into_bytes();
     let io = async {
         // Feed stdin while reading stdout/stderr, so a hook that writes before reading cannot
         // deadlock on a full pipe. A hook that ignores stdin (broken pipe) is fine.
@@ -167,7 +167,7 @@ pub async fn run_hook(hook: &HookCommand, input: &Value, cancel: &CancellationTo
     if text.trim().is_empty() {
         return Ok(HookAnswer::Continue);
     }
-    let v = json::parse(text.trim()).map_err(|e| fail(format!("printed something that is not JSON ({e:?}); stderr: {stderr_text}")))?;
+    let v = pi_json::parse(text.trim()).map_err(|e| fail(format!("printed something that is not JSON ({e:?}); stderr: {stderr_text}")))?;
     if v.get("cancel").is_some_and(Value::truthy) {
         return Ok(HookAnswer::Cancel);
     }

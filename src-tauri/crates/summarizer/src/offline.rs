@@ -5,8 +5,8 @@
 //! What it extracts: the user's requests and stated constraints, completed edits and commands,
 //! errors, exact paths, and the last stated next step. It never invents decisions; sections it
 //! cannot fill say "(none)".
+use pi_json::Value;
 use session_engine::blocks::{blocks, Block};
-use session_engine::json::Value;
 
 /// Which summary is being produced (same kinds as the model calls).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -292,7 +292,7 @@ fn prev_lines(prev: &[(String, Vec<String>)], heading: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use session_engine::json::parse;
+    use pi_json::parse;
 
     fn msgs() -> Vec<Value> {
         [

@@ -12,9 +12,9 @@ use crate::offline;
 use crate::prompts;
 use crate::provider::{CompletionRequest, Progress, ProgressFn, Usage};
 use crate::run::{wire_text, Backend};
+use pi_json::Value;
 use session_engine::branch::BRANCH_SUMMARY_PREAMBLE;
 use session_engine::compaction::{file_ops_appendix, serialize_agent_messages};
-use session_engine::json::Value;
 use session_engine::{Kind, Session};
 use tokio_util::sync::CancellationToken;
 
@@ -45,10 +45,10 @@ pub fn plan_resummarize(s: &Session, idx: usize) -> Result<ResummarizeJob> {
         _ => return Err(Error::Session(format!("entry {} is not a summary; choose a compaction or branch summary entry", s.id(idx)))),
     };
     // The engine judges an edit or revert by its original's span and predecessor.
-    let (messages, previous) = session_engine::summary::span_messages(s, idx);
+    let (messages, previous) = summary_analysis::span_messages(s, idx);
     let v = s.value(idx);
     let details = v.get("details");
-    let parsed = session_engine::summary::parse(v.str_field("summary").unwrap_or(""));
+    let parsed = summary_analysis::parse(v.str_field("summary").unwrap_or(""));
     let read_files = strings(details.and_then(|d| d.get("readFiles"))).unwrap_or_else(|| parsed.read_files.clone());
     let modified_files = strings(details.and_then(|d| d.get("modifiedFiles"))).unwrap_or_else(|| parsed.modified_files.clone());
     Ok(ResummarizeJob { entry_id: s.id(idx).to_string(), branch, messages, previous, read_files, modified_files })

@@ -21,10 +21,10 @@ use crate::hooks::{run_hook, HookAnswer, HookCommand};
 use crate::offline;
 use crate::prompts;
 use crate::provider::{Client, CompletionRequest, ProgressFn, Usage};
+use pi_json::{obj, Value};
 use session_engine::branch::{self, BranchSummary};
 use session_engine::compaction::{self, details_with_extras, CompactionPreparation, CompactionSummary};
 use session_engine::context::{self, CompactionSettings};
-use session_engine::json::{obj, Value};
 use session_engine::Session;
 use tokio_util::sync::CancellationToken;
 

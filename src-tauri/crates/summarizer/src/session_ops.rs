@@ -22,8 +22,9 @@ use crate::run::{
     compaction_entry, navigation_entries, plan_compaction, plan_navigation, summarize_branch, summarize_compaction, Backend, BranchOutcome, CompactionOutcome,
     RunOptions,
 };
+use pi_json::{obj, Value};
+use session_engine::compaction::CompactionJob;
 use session_engine::context::{self, AutoCompaction, CompactionSettings, CurrentModel};
-use session_engine::json::{obj, Value};
 use session_engine::session::Extend;
 use session_engine::store::{append_entry_planned, SessionLock};
 use session_engine::{entries, ids, time, Session};
@@ -137,9 +138,28 @@ pub async fn compact_file(
     cancel: &CancellationToken,
     progress: Option<&ProgressFn>,
 ) -> Result<CompactDone> {
+    compact_file_planned(path, leaf_id, settings, &plan_compaction, backend, opts, cancel, progress).await
+}
+
+/// How a compaction is planned: Pi's own cut ([`plan_compaction`]), or a chosen one
+/// (`arbor-cli compact --keep-from`, through `pi_review::cut::plan_compaction_keep_from`).
+pub type Planner<'a> = &'a (dyn Fn(&Session, Option<&str>, &CompactionSettings) -> Result<CompactionJob> + Sync);
+
+/// `compact_file` with another planner; the plan is made, checked again and appended as there.
+#[allow(clippy::too_many_arguments)] // compact_file's arguments and the planner
+pub async fn compact_file_planned(
+    path: &Path,
+    leaf_id: Option<&str>,
+    settings: &CompactionSettings,
+    planner: Planner<'_>,
+    backend: &Backend,
+    opts: &RunOptions,
+    cancel: &CancellationToken,
+    progress: Option<&ProgressFn>,
+) -> Result<CompactDone> {
     let _lock = lock(path)?;
     let host = FileHost::open(path)?;
-    compact_locked(&host, leaf_id, settings, backend, opts, cancel, progress).await
+    compact_locked_planned(&host, leaf_id, settings, planner, backend, opts, cancel, progress).await
 }
 
 /// `compact_file` on the session `host` holds (the app's open session): the file is not read
@@ -168,13 +188,28 @@ async fn compact_locked(
     cancel: &CancellationToken,
     progress: Option<&ProgressFn>,
 ) -> Result<CompactDone> {
+    compact_locked_planned(host, leaf_id, settings, &plan_compaction, backend, opts, cancel, progress).await
+}
+
+/// `compact_locked` with the plan made (and checked again before the append) by `planner`.
+#[allow(clippy::too_many_arguments)]
+async fn compact_locked_planned(
+    host: &impl SessionHost,
+    leaf_id: Option<&str>,
+    settings: &CompactionSettings,
+    planner: Planner<'_>,
+    backend: &Backend,
+    opts: &RunOptions,
+    cancel: &CancellationToken,
+    progress: Option<&ProgressFn>,
+) -> Result<CompactDone> {
     let path = host.path();
     // Whatever was appended since the session was read (by Pi, say) is planned on, as a fresh
     // open would; the plan keeps ids only.
     let (job, planned_len, on_file_leaf) = host.with(|s| {
         read_appended(s, path)?;
         refuse_read_only(s)?;
-        let job = plan_compaction(s, leaf_id, settings)?;
+        let job = planner(s, leaf_id, settings)?;
         Ok((job.clone(), s.file_len(), job.leaf_id == file_leaf_id(s)))
     })?;
     let outcome = summarize_compaction(&job, backend, opts, cancel, progress).await?;
@@ -191,7 +226,7 @@ async fn compact_locked(
             if on_file_leaf && job.leaf_id != file_leaf_id(s) {
                 return Err(changed(path));
             }
-            if plan_compaction(s, job.leaf_id.as_deref(), settings).ok().as_ref() != Some(&job) {
+            if planner(s, job.leaf_id.as_deref(), settings).ok().as_ref() != Some(&job) {
                 return Err(changed(path));
             }
         }

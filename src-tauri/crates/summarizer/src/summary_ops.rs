@@ -1,5 +1,5 @@
 //! The file-level write of the summary workbench: append an edited or reverted compaction
-//! entry (built by `session_engine::summary::{edit_entry, revert_entry}`) to a session file.
+//! entry (built by `summary_analysis::{edit_entry, revert_entry}`) to a session file.
 //!
 //! Under the session lock, the file must still have the length the caller's `Session` was
 //! loaded with; otherwise another program appended in the meantime and the entry (whose
@@ -7,7 +7,7 @@
 //! opened to be parsed here; the caller extends its session with `Session::extend_from_file`.
 
 use crate::error::{Error, Result};
-use session_engine::json::Value;
+use pi_json::Value;
 use session_engine::store::{append_entry_planned, SessionLock, StoreError};
 use session_engine::Session;
 use std::path::Path;

@@ -2,8 +2,8 @@
 //! all-or-nothing results, hooks (cancel, replace, timeout, non-zero exit), offline summaries,
 //! and the extra details Arbor records.
 mod support;
+use pi_json::Value;
 use session_engine::context::CompactionSettings;
-use session_engine::json::Value;
 use session_engine::Session;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -4,7 +4,6 @@
 //! read-only.
 use session_engine::session::Extend;
 use session_engine::store::SessionLock;
-use session_engine::summary;
 use session_engine::Session;
 use std::path::{Path, PathBuf};
 use summarizer::summary_ops::append_summary_entry;
@@ -16,9 +15,9 @@ fn copy(dir: &Path, name: &str) -> PathBuf {
     f
 }
 
-fn edit_of(s: &Session, id: &str) -> session_engine::json::Value {
+fn edit_of(s: &Session, id: &str) -> pi_json::Value {
     let c = s.index_of("f546dee3").unwrap();
-    summary::edit_entry(s, c, s.file_leaf(), "## Goal\nEdited.\n", id, "2030-01-01T00:00:00.000Z").unwrap()
+    summary_analysis::edit_entry(s, c, s.file_leaf(), "## Goal\nEdited.\n", id, "2030-01-01T00:00:00.000Z").unwrap()
 }
 
 #[test]
@@ -36,8 +35,8 @@ fn appends_one_synced_line_that_the_open_session_reads() {
     assert_eq!(&after[before.len()..], format!("{}\n", done.line).as_bytes());
     assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(1));
     let i = s.index_of("edit0001").unwrap();
-    assert_eq!(summary::governing_compaction(&s, s.file_leaf()), Some(i));
-    assert_eq!(summary::history(&s, i).len(), 2);
+    assert_eq!(summary_analysis::governing_compaction(&s, s.file_leaf()), Some(i));
+    assert_eq!(summary_analysis::history(&s, i).len(), 2);
     assert!(!SessionLock::lock_path(&f).exists() || SessionLock::try_acquire(&f).is_ok(), "the lock is released");
 }
 

@@ -5,11 +5,11 @@
 mod support;
 use serde_json::json;
 use session_engine::context::CompactionSettings;
-use session_engine::summary::{self, parse, print, SectionRole, Summary};
 use session_engine::{entries, Session};
 use std::path::{Path, PathBuf};
 use summarizer::run::{compaction_entry, plan_compaction, plan_navigation, summarize_branch, summarize_compaction, Backend, RunOptions};
 use summarizer::{ApiKey, CancellationToken, Client, ProviderConfig, Wire};
+use summary_analysis::{parse, print, SectionRole, Summary};
 use support::loopback::{ok_answer, prompt_of, Fmt, Script, Server};
 
 fn conformance() -> PathBuf {
@@ -108,7 +108,7 @@ async fn compact_offline(file: &Path, keep: f64, turn: usize) -> String {
         &format!("usr{turn:05}"),
         Some(&id),
         "2030-01-01T00:00:01.000Z",
-        session_engine::json::parse(&format!(r#"{{"role":"user","content":"Turn {turn}: you must keep the CLI output stable.","timestamp":1}}"#)).unwrap(),
+        pi_json::parse(&format!(r#"{{"role":"user","content":"Turn {turn}: you must keep the CLI output stable.","timestamp":1}}"#)).unwrap(),
     );
     text.push_str(&entries::line(&u));
     text.push('\n');
@@ -116,8 +116,7 @@ async fn compact_offline(file: &Path, keep: f64, turn: usize) -> String {
         &format!("ast{turn:05}"),
         Some(&format!("usr{turn:05}")),
         "2030-01-01T00:00:02.000Z",
-        session_engine::json::parse(r#"{"role":"assistant","content":[{"type":"text","text":"Understood."}],"provider":"p","model":"m","timestamp":2}"#)
-            .unwrap(),
+        pi_json::parse(r#"{"role":"assistant","content":[{"type":"text","text":"Understood."}],"provider":"p","model":"m","timestamp":2}"#).unwrap(),
     );
     text.push_str(&entries::line(&a));
     text.push('\n');
@@ -134,8 +133,8 @@ async fn repeated_offline_compactions_carry_the_watched_sections() {
     let c2 = compact_offline(&file, 0.0, 2).await;
     let s = Session::open(&file).unwrap();
     let (i1, i2) = (s.index_of(&c1).unwrap(), s.index_of(&c2).unwrap());
-    assert_eq!(summary::previous_compaction(&s, i2), Some(i1));
-    let ch = summary::check(&s, i2);
+    assert_eq!(summary_analysis::previous_compaction(&s, i2), Some(i1));
+    let ch = summary_analysis::check(&s, i2);
     assert_eq!(ch.previous_entry_id.as_deref(), Some(c1.as_str()));
     // The offline summarizer carries the previous summary's history sections forward, so none
     // of their items is dropped. It does not carry the split turn's "Early Progress" ("Ran `git
@@ -143,7 +142,7 @@ async fn repeated_offline_compactions_carry_the_watched_sections() {
     // and progress in a turn's prefix is owed to no later summary (only its rules are).
     let dropped: Vec<(&str, &str)> = ch.dropped.iter().map(|d| (d.section.as_str(), d.text.as_str())).collect();
     assert_eq!(dropped, []);
-    let prev = parse(summary::summary_text(&s, i1));
+    let prev = parse(summary_analysis::summary_text(&s, i1));
     assert!(
         prev.sections.iter().any(|x| x.turn_prefix && x.items.iter().any(|i| i.text == "Ran `git status`")),
         "the prefix's progress is there to be left out"
@@ -152,7 +151,7 @@ async fn repeated_offline_compactions_carry_the_watched_sections() {
     let f = ch.retention.facts.iter().find(|f| f.text == "Turn 1: you must keep the CLI output stable.").expect("the constraint is a fact");
     assert_eq!(f.source_entry_id, "usr00001");
     assert!(f.mentioned, "{:?}", f);
-    let d = summary::diff(&parse(summary::summary_text(&s, i1)), &parse(summary::summary_text(&s, i2)));
+    let d = summary_analysis::diff(&parse(summary_analysis::summary_text(&s, i1)), &parse(summary_analysis::summary_text(&s, i2)));
     // The new constraint shows as added (in the split turn's part, where the offline summarizer puts the turn's request).
     let added: Vec<(&str, &str)> =
         d.sections.iter().flat_map(|x| x.added.iter().map(move |a| (x.title.as_str(), a.as_str()))).filter(|(_, a)| a.contains("Turn 1")).collect();

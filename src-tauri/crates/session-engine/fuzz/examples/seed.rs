@@ -1,10 +1,11 @@
 //! Writes the seed corpora into `seeds/<target>/` from the engine's fixtures: session files
 //! (small ones whole, large ones as their first lines), the same with a split point for the
-//! extend target, every compaction and branch summary text for the summary target, and a few
-//! settings files. Run once when the fixtures change:
+//! extend target, every compaction and branch summary text for the summary target (with the
+//! summary texts of summary-analysis's `tests/fixtures/summaries`), and a few settings files.
+//! Run once when the fixtures change:
 //! `cargo +nightly run --release --example seed -- ../tests/fixtures seeds` from this folder.
 
-use session_engine::{summary, Session};
+use session_engine::Session;
 use std::path::Path;
 
 /// The fuzz runs use -max_len=4096: larger seeds would only be cut.
@@ -43,8 +44,8 @@ fn main() {
         files += 1;
         let s = Session::from_bytes(bytes);
         for i in 0..s.len() {
-            if summary::is_summary(&s, i) {
-                let t = summary::summary_text(&s, i);
+            if summary_analysis::is_summary(&s, i) {
+                let t = summary_analysis::summary_text(&s, i);
                 if !t.is_empty() {
                     let mut end = t.len().min(MAX);
                     while !t.is_char_boundary(end) {
@@ -56,7 +57,8 @@ fn main() {
             }
         }
     }
-    for e in std::fs::read_dir(fixtures.join("summaries")).unwrap() {
+    let summaries = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../summary-analysis/tests/fixtures/summaries");
+    for e in std::fs::read_dir(summaries).unwrap() {
         let p = e.unwrap().path();
         let t = std::fs::read_to_string(&p).unwrap();
         let mut end = t.len().min(MAX);

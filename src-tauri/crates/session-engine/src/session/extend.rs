@@ -68,7 +68,7 @@ impl Session {
                 self.diagnostics.iter_mut().rev().find(|d| d.line == last_line && matches!(d.kind, DiagnosticKind::Malformed | DiagnosticKind::NulBytes))
             {
                 let whole = String::from_utf8_lossy(&self.buf[d.offset as usize..last_end as usize]).into_owned();
-                if let Err(e) = json::scan_line_fast(whole.as_bytes()) {
+                if let Err(e) = pi_json::scan_line_fast(whole.as_bytes()) {
                     (d.kind, d.message) = whole_line_diag(whole.as_bytes(), &e);
                 }
             }
@@ -88,7 +88,7 @@ impl Session {
             }
             self.non_empty_lines += 1;
             let text = self.utf8_text(&line, all_utf8, line_no, line_start);
-            match json::scan_line_fast(&text) {
+            match pi_json::scan_line_fast(&text) {
                 Ok(scanned) => self.add_entry_line(&text, &scanned, line_start, nl, line_no, false),
                 Err(e) => {
                     self.malformed_lines.push(line_no);

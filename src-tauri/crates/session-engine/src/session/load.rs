@@ -4,22 +4,13 @@ use super::bytes::FileBytes;
 use super::whitespace::{js_trim_end, js_trim_start};
 use super::*;
 
-/// Files at least this big are validated on two threads.
-pub const PARALLEL_MIN_BYTES: usize = 8 << 20;
-
-/// Files up to this size have every entry parsed at open. Big files parse lazily (an open of a
-/// 250 MB session must not build every entry's DOM), but most sessions users open are small, and
-/// there the first query (a click, the context) should not pay for the parse: Pi parses at load,
-/// so a lazy parse made Arbor's context build at 1k entries slower than Pi's (2.5 ms vs 0.5 ms).
-pub const EAGER_PARSE_MAX_BYTES: usize = 8 << 20;
-
 /// Files parsed whole at open (up to [`EAGER_PARSE_MAX_BYTES`]) from this size on have their
 /// second half parsed on a second thread (a 2 MB session of 1000 entries parses in about 3 ms).
 pub(crate) const PARALLEL_PARSE_MIN_BYTES: usize = 1 << 20;
 
 /// `read` over the non-blank lines of `buf[from..to]` in order, as the loader's walk would meet
 /// them (a line that is not UTF-8 is read decoded with U+FFFD, as the walk decodes it): the
-/// second half of a split open, parsed (`json::parse_bytes`) or validated (`json::scan_line_fast`);
+/// second half of a split open, parsed (`pi_json::parse_bytes`) or validated (`pi_json::scan_line_fast`);
 /// `kib_per_line` guesses the lines' size for the first allocation.
 fn read_lines<T>(buf: &[u8], from: usize, to: usize, all_utf8: bool, kib_per_line: usize, read: impl Fn(&[u8]) -> T) -> Vec<T> {
     let mut out = Vec::with_capacity((to - from) / (kib_per_line * 1024) + 16);
@@ -70,12 +61,12 @@ impl NotAnEntry {
 
 /// Decodes the fields the loader and the chunk scanner keep (absent or non-string `type` and
 /// `timestamp` read as "", a non-string `parentId` as none), or says why the line is no entry.
-pub(crate) fn entry_fields(text: &[u8], scanned: &json::ScannedLine) -> Result<EntryFields, NotAnEntry> {
+pub(crate) fn entry_fields(text: &[u8], scanned: &pi_json::ScannedLine) -> Result<EntryFields, NotAnEntry> {
     if !scanned.is_object {
         return Err(NotAnEntry::NotObject);
     }
     let str_or_empty = |f: Field| match f {
-        Field::Str(r) => json::raw_str(text, r),
+        Field::Str(r) => pi_json::raw_str(text, r),
         _ => String::new(),
     };
     let type_name = str_or_empty(scanned.type_);
@@ -84,10 +75,10 @@ pub(crate) fn entry_fields(text: &[u8], scanned: &json::ScannedLine) -> Result<E
     }
     let Field::Str(id) = scanned.id else { return Err(NotAnEntry::NoId) };
     let parent_id = match scanned.parent_id {
-        Field::Str(r) => Some(json::raw_str(text, r)),
+        Field::Str(r) => Some(pi_json::raw_str(text, r)),
         _ => None,
     };
-    Ok(EntryFields { type_name, id: json::raw_str(text, id), parent_id, timestamp: str_or_empty(scanned.timestamp) })
+    Ok(EntryFields { type_name, id: pi_json::raw_str(text, id), parent_id, timestamp: str_or_empty(scanned.timestamp) })
 }
 
 /// [`entry_fields`] read from the line's parsed value (the top-level keys, the last of a
@@ -110,7 +101,7 @@ pub(crate) fn entry_fields_of_value(v: &Value) -> Result<EntryFields, NotAnEntry
 }
 
 /// How a malformed whole line (ended by `\n`) is reported, as the loader reports it.
-pub(super) fn whole_line_diag(text: &[u8], e: &json::JsonError) -> (DiagnosticKind, String) {
+pub(super) fn whole_line_diag(text: &[u8], e: &pi_json::JsonError) -> (DiagnosticKind, String) {
     if text.iter().all(|&b| b == 0 || b == b'\r') {
         (DiagnosticKind::NulBytes, format!("{} NUL bytes (a tail left by a power cut?); skipped, file untouched", text.len()))
     } else {
@@ -241,10 +232,10 @@ impl Session {
         };
         let bufr: &[u8] = &buf;
         std::thread::scope(|scope| {
-            let mut worker = split.map(|sp| scope.spawn(move || read_lines(bufr, sp + 1, t1, all_utf8, 2, json::scan_line_fast)));
-            let mut pre: Option<std::vec::IntoIter<Result<json::ScannedLine, json::JsonError>>> = None;
-            let mut parse_worker = parse_split.map(|sp| scope.spawn(move || read_lines(bufr, sp + 1, t1, all_utf8, 1, json::parse_bytes)));
-            let mut pre_parsed: Option<std::vec::IntoIter<Result<Value, json::JsonError>>> = None;
+            let mut worker = split.map(|sp| scope.spawn(move || read_lines(bufr, sp + 1, t1, all_utf8, 2, pi_json::scan_line_fast)));
+            let mut pre: Option<std::vec::IntoIter<Result<pi_json::ScannedLine, pi_json::JsonError>>> = None;
+            let mut parse_worker = parse_split.map(|sp| scope.spawn(move || read_lines(bufr, sp + 1, t1, all_utf8, 1, pi_json::parse_bytes)));
+            let mut pre_parsed: Option<std::vec::IntoIter<Result<Value, pi_json::JsonError>>> = None;
             while pos <= t1 && t0 < t1 {
                 let nl = memchr::memchr(b'\n', &buf[pos..t1]).map(|o| pos + o).unwrap_or(t1);
                 line_no += 1;
@@ -269,7 +260,7 @@ impl Session {
                             let done = worker.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default();
                             pre = Some(done.into_iter());
                         }
-                        pre.as_mut().and_then(Iterator::next).unwrap_or_else(|| json::scan_line_fast(text)).map(Some)
+                        pre.as_mut().and_then(Iterator::next).unwrap_or_else(|| pi_json::scan_line_fast(text)).map(Some)
                     }
                     _ if eager => match match parse_split {
                         Some(sp) if line_start > sp => {
@@ -278,17 +269,17 @@ impl Session {
                                 let done = parse_worker.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default();
                                 pre_parsed = Some(done.into_iter());
                             }
-                            pre_parsed.as_mut().and_then(Iterator::next).unwrap_or_else(|| json::parse_bytes(text))
+                            pre_parsed.as_mut().and_then(Iterator::next).unwrap_or_else(|| pi_json::parse_bytes(text))
                         }
-                        _ => json::parse_bytes(text),
+                        _ => pi_json::parse_bytes(text),
                     } {
                         Ok(v) => {
                             parsed = Some(v);
                             Ok(None)
                         }
-                        Err(_) => json::scan_line_fast(text).map(Some),
+                        Err(_) => pi_json::scan_line_fast(text).map(Some),
                     },
-                    _ => json::scan_line_fast(text).map(Some),
+                    _ => pi_json::scan_line_fast(text).map(Some),
                 };
                 let scanned = match result {
                     Ok(sc) => sc,
@@ -325,7 +316,7 @@ impl Session {
                 if !header_seen {
                     header_seen = true;
                     // The first parsed value must be a session header with a string id.
-                    let v = parsed.take().unwrap_or_else(|| json::parse_bytes(text).unwrap_or(Value::Null));
+                    let v = parsed.take().unwrap_or_else(|| pi_json::parse_bytes(text).unwrap_or(Value::Null));
                     let ok = v.str_field("type") == Some("session") && v.str_field("id").is_some();
                     if !ok {
                         rejected = true;
@@ -359,7 +350,7 @@ impl Session {
                         self.read_only = Some(ReadOnly::Legacy { version: if ver < 2.0 { 1 } else { 2 } });
                         legacy_values.push((line_no, line_start as u64, nl as u64, v));
                     } else if ver > CURRENT_VERSION as f64 {
-                        self.read_only = Some(ReadOnly::Newer { version: json::number_to_string(ver) });
+                        self.read_only = Some(ReadOnly::Newer { version: pi_json::number_to_string(ver) });
                     }
                     if nl >= t1 {
                         break;
@@ -367,7 +358,7 @@ impl Session {
                     continue;
                 }
                 if legacy {
-                    let v = parsed.take().unwrap_or_else(|| json::parse_bytes(text).unwrap_or(Value::Null));
+                    let v = parsed.take().unwrap_or_else(|| pi_json::parse_bytes(text).unwrap_or(Value::Null));
                     legacy_values.push((line_no, line_start as u64, nl as u64, v));
                     if nl >= t1 {
                         break;
@@ -406,16 +397,16 @@ impl Session {
     /// Adds one validated line of a current-version file as an entry, or reports why it is
     /// not one (not an object, a repeated header, no string id). Shared by the loader and
     /// [`Session::extend_from_file`].
-    pub(super) fn add_entry_line(&mut self, text: &[u8], scanned: &json::ScannedLine, line_start: usize, nl: usize, line_no: usize, unterminated: bool) {
+    pub(super) fn add_entry_line(&mut self, text: &[u8], scanned: &pi_json::ScannedLine, line_start: usize, nl: usize, line_no: usize, unterminated: bool) {
         let Some(EntryFields { type_name, id, parent_id, timestamp }) = self.entry_or_diag(entry_fields(text, scanned), line_start, line_no, unterminated)
         else {
             return;
         };
         self.push_entry(line_start as u64, nl as u64, line_no, &type_name, id, parent_id, timestamp, None);
         match scanned.role {
-            Some(json::Field::Str(r)) => match json::raw_str_borrowed(text, r) {
+            Some(pi_json::Field::Str(r)) => match pi_json::raw_str_borrowed(text, r) {
                 Some(name) => self.set_role(name),
-                None => self.set_role(&json::raw_str(text, r)),
+                None => self.set_role(&pi_json::raw_str(text, r)),
             },
             // No message object, no role in it, or a role that is not a string.
             Some(_) => self.set_role_absent(),
@@ -651,7 +642,7 @@ impl Session {
                 let target = v.str_field("targetId").unwrap_or("").to_string();
                 let text = match v.get("label") {
                     Some(Value::Str(s)) if !s.is_empty() => Some(s.clone()),
-                    Some(l) if l.truthy() => Some(json::to_string(l)),
+                    Some(l) if l.truthy() => Some(pi_json::to_string(l)),
                     _ => None,
                 };
                 let ts = self.entries[i].timestamp.to_string();

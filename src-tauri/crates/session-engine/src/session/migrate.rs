@@ -108,9 +108,9 @@ impl Session {
             m.insert("version", Value::Num(3.0));
         }
         let _ = h;
-        let mut out = vec![json::to_string(&header)];
+        let mut out = vec![pi_json::to_string(&header)];
         for i in 0..self.entries.len() {
-            out.push(json::to_string(self.value(i)));
+            out.push(pi_json::to_string(self.value(i)));
         }
         Some(out)
     }
@@ -121,7 +121,7 @@ impl Session {
             if js_is_blank(line) {
                 continue;
             }
-            if let Ok(v) = json::parse_bytes(line) {
+            if let Ok(v) = pi_json::parse_bytes(line) {
                 return Some(v);
             }
         }

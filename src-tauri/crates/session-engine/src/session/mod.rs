@@ -7,7 +7,7 @@
 //! * `parentId` cycles are detected and cut (Pi loops forever on them);
 //! * files up to 8 MiB are parsed whole at open, one pass per line (the parse validates the line
 //!   and gives its fields; the second half on another thread from 1 MiB); bigger files are only
-//!   validated at open (`json::scan_line_fast`, which keeps `type`, `id`, `parentId`,
+//!   validated at open (`pi_json::scan_line_fast`, which keeps `type`, `id`, `parentId`,
 //!   `timestamp` and `message.role`), and an entry's full JSON is parsed on first use
 //!   ([`Session::value`]) and cached. A line the parser refuses goes to the scan, which decides.
 //!
@@ -19,26 +19,47 @@
 //! v1/v2 → v3 migration (`migrate`), reading appended lines (`extend`), the tree queries
 //! (`tree`), the migration's id sources (`id_source`) and JavaScript's whitespace rules
 //! (`whitespace`).
+//!
+//! Parsing on demand: [`Session::value`] parses and caches, [`Session::value_transient`] parses
+//! for one call without keeping it (the timeline, branch preparation), [`Session::parse_ahead`]
+//! parses a context's entries on two threads first, and [`Session::role`] answers from the
+//! scan's role codes without a parse for the common roles. Entry kinds sit in a one-byte array.
+//! Version 1 and 2 files are migrated in memory with ids from an [`IdSource`] (tests use Pi's
+//! oracle counters) and open read-only; `migrated_lines()` feeds "save as v3 copy".
 
 mod bytes;
 mod extend;
 mod id_source;
-mod load;
+pub(crate) mod load;
 mod migrate;
 mod tree;
 mod whitespace;
 
-use crate::json::{self, Field, Value};
+use pi_json::{Field, Value};
 use rustc_hash::FxHashMap;
 use std::path::Path;
 use std::sync::OnceLock;
 
 pub use id_source::{CounterIds, IdSource, RandomIds};
-pub(crate) use load::{entry_fields, EntryFields};
-pub use load::{EAGER_PARSE_MAX_BYTES, PARALLEL_MIN_BYTES};
-use tree::Children;
 pub(crate) use whitespace::js_is_blank;
 pub use whitespace::{is_js_space, js_trim};
+
+/// Files at least this big are validated on two threads.
+pub const PARALLEL_MIN_BYTES: usize = 8 << 20;
+
+/// Files up to this size have every entry parsed at open. Big files parse lazily (an open of a
+/// 250 MB session must not build every entry's DOM), but most sessions users open are small, and
+/// there the first query (a click, the context) should not pay for the parse: Pi parses at load,
+/// so a lazy parse made Arbor's context build at 1k entries slower than Pi's (2.5 ms vs 0.5 ms).
+pub const EAGER_PARSE_MAX_BYTES: usize = 8 << 20;
+
+/// The tree's links (built by `tree.rs` on first use): each entry's children, and the roots.
+#[derive(Clone)]
+struct Children {
+    start: Vec<u32>,
+    list: Vec<u32>,
+    roots: Vec<u32>,
+}
 
 /// The session format version this engine writes.
 pub const CURRENT_VERSION: u32 = 3;
@@ -308,10 +329,10 @@ impl Session {
         &self.buf[e.start as usize..e.end as usize]
     }
     /// The entry's full JSON, parsed on first use. A line nested deeper than
-    /// [`json::MAX_DEPTH`] (which Pi loads, V8 having no limit) reads as `null` here: its
+    /// [`pi_json::MAX_DEPTH`] (which Pi loads, V8 having no limit) reads as `null` here: its
     /// entry stays in the tree but contributes nothing.
     pub fn value(&self, idx: usize) -> &Value {
-        self.values[idx].get_or_init(|| json::parse_bytes(self.raw(idx)).unwrap_or(Value::Null))
+        self.values[idx].get_or_init(|| pi_json::parse_bytes(self.raw(idx)).unwrap_or(Value::Null))
     }
     /// Parses the entries of `idxs` that [`Session::value`] has not parsed yet, on two threads
     /// when they are many bytes: what `value` then returns is the same, only the parse of a long
@@ -343,7 +364,7 @@ impl Session {
     pub fn value_transient(&self, idx: usize) -> std::borrow::Cow<'_, Value> {
         match self.values[idx].get() {
             Some(v) => std::borrow::Cow::Borrowed(v),
-            None => std::borrow::Cow::Owned(json::parse_bytes(self.raw(idx)).unwrap_or(Value::Null)),
+            None => std::borrow::Cow::Owned(pi_json::parse_bytes(self.raw(idx)).unwrap_or(Value::Null)),
         }
     }
     /// `entry.message` of a `message` entry.
@@ -435,7 +456,7 @@ mod tests {
             let parsed = s.values[i].get();
             assert_eq!(parsed.is_some(), asked.contains(&i), "entry {i}");
             if let Some(v) = parsed {
-                assert_eq!(v, &json::parse_bytes(s.raw(i)).unwrap(), "entry {i}");
+                assert_eq!(v, &pi_json::parse_bytes(s.raw(i)).unwrap(), "entry {i}");
             }
         }
     }
@@ -488,7 +509,7 @@ mod tests {
     }
 
     fn parsed_role(s: &Session, i: usize) -> Option<String> {
-        json::parse_bytes(s.raw(i)).unwrap().get("message").and_then(|m| m.str_field("role")).map(str::to_string)
+        pi_json::parse_bytes(s.raw(i)).unwrap().get("message").and_then(|m| m.str_field("role")).map(str::to_string)
     }
 
     /// Every message entry's role is read at open, by the scan (big files, both scanners) or
@@ -523,10 +544,10 @@ mod tests {
             let line = format!(r#"{{"type":"message","id":"m{k}",{l}}}"#);
             let spaced = line.replace(':', " :\t").replace(',', "\r\n, ").replace('{', "{ ").replace('}', " }");
             for line in [line, spaced] {
-                let want = json::parse(&line).unwrap().get("message").and_then(|m| m.str_field("role")).map(str::to_string);
-                let sc = json::scan_line(line.as_bytes()).unwrap();
+                let want = pi_json::parse(&line).unwrap().get("message").and_then(|m| m.str_field("role")).map(str::to_string);
+                let sc = pi_json::scan_line(line.as_bytes()).unwrap();
                 let got = match sc.role {
-                    Some(Field::Str(r)) => Some(json::raw_str(line.as_bytes(), r)),
+                    Some(Field::Str(r)) => Some(pi_json::raw_str(line.as_bytes(), r)),
                     Some(_) => None,
                     None => panic!("no role read: {line}"),
                 };
@@ -534,7 +555,7 @@ mod tests {
             }
         }
         // Not an object: no role read.
-        assert_eq!(json::scan_line(b"[1]").unwrap().role, None);
+        assert_eq!(pi_json::scan_line(b"[1]").unwrap().role, None);
     }
 
     #[test]

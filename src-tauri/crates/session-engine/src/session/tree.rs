@@ -2,13 +2,6 @@
 
 use super::*;
 
-#[derive(Clone)]
-pub(super) struct Children {
-    start: Vec<u32>,
-    list: Vec<u32>,
-    roots: Vec<u32>,
-}
-
 impl Session {
     /// The path from the root to `leaf` (entry indices, root first). Linear; stops at a cycle.
     pub fn path(&self, leaf: Option<usize>) -> Vec<usize> {

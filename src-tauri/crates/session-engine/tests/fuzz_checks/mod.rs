@@ -1,12 +1,13 @@
 //! The fuzz targets' checks (fuzz/fuzz_targets/*.rs include this file by path), so that a
 //! crashing input replays exactly in the engine's normal tests (tests/fuzz_regressions.rs).
-//! Each function panics when the engine breaks an invariant on `data`.
+//! Each function panics when the engine breaks an invariant on `data`. The summary targets'
+//! checks are summary-analysis's (`summary-analysis/tests/fuzz_checks/mod.rs`).
 #![allow(dead_code)] // each including crate uses a different part
 
-use session_engine::json::{self, Value};
+use pi_json::Value;
 use session_engine::session::{CounterIds, Extend};
 use session_engine::settings::{self, PiSettings};
-use session_engine::{branch, compaction, context, report, summary, CompactionSettings, Session};
+use session_engine::{branch, compaction, context, report, CompactionSettings, Session};
 use std::path::PathBuf;
 
 /// A scratch path of this process and thread (tmpfs when there is one).
@@ -46,7 +47,7 @@ pub fn loader(data: &[u8]) {
             assert_eq!((a.start, a.end, a.line, a.kind), (b.start, b.end, b.line, b.kind), "entry {i}");
             assert_eq!((&a.type_name, &a.id, &a.parent_id, &a.timestamp), (&b.type_name, &b.id, &b.parent_id, &b.timestamp), "entry {i}");
             assert_eq!(s.parent_of(i), two.parent_of(i));
-            assert_eq!(json::to_string(s.value(i)), json::to_string(two.value(i)), "entry {i}");
+            assert_eq!(pi_json::to_string(s.value(i)), pi_json::to_string(two.value(i)), "entry {i}");
             assert_eq!(s.role(i), two.role(i), "entry {i}");
         }
     }
@@ -105,7 +106,7 @@ pub fn loader(data: &[u8]) {
     }
     let opts = report::InspectOptions::default();
     let r = report::inspect(&s, &opts).expect("inspect with the file's leaf always answers");
-    let _ = json::to_string(&r);
+    let _ = pi_json::to_string(&r);
 }
 
 /// Everything a session shows, field by field (for "extended == loaded fresh").
@@ -132,7 +133,7 @@ fn state(s: &Session) -> Vec<(&'static str, String)> {
         ("read_only", format!("{:?}", s.read_only())),
         ("non_empty_lines", s.non_empty_lines().to_string()),
         ("raw lines", format!("{:?}", (0..s.len()).map(|i| String::from_utf8_lossy(s.raw(i)).into_owned()).collect::<Vec<_>>())),
-        ("context", json::to_string(&ctx_v)),
+        ("context", pi_json::to_string(&ctx_v)),
     ]
 }
 
@@ -195,43 +196,6 @@ fn memchr_last_nl(b: &[u8]) -> Option<usize> {
     b.iter().rposition(|&c| c == b'\n')
 }
 
-/// The summary parser: `print(parse(t)) == t` for every text, the parse is deterministic, and
-/// so is the round trip of the two halves of the input (split at a point its first byte picks).
-/// Kept to the parser so it runs fast enough for long runs; `summary_diff` covers the rest.
-pub fn summary(data: &[u8]) {
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    let a = summary::parse(text);
-    assert_eq!(summary::print(&a), text);
-    assert_eq!(a, summary::parse(text));
-    let (x, y) = split(data, text);
-    assert_eq!(summary::print(&summary::parse(x)), x);
-    assert_eq!(summary::print(&summary::parse(y)), y);
-}
-
-/// What is built on the parse: `diff` between the two halves of the input does not panic, a text
-/// diffed with itself is empty, and `replace_section` never panics.
-pub fn summary_diff(data: &[u8]) {
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    let a = summary::parse(text);
-    let (x, y) = split(data, text);
-    let (px, py) = (summary::parse(x), summary::parse(y));
-    let _ = summary::diff(&px, &py);
-    let _ = summary::diff(&py, &px);
-    assert!(summary::diff(&a, &a).is_empty(), "a summary differs from itself");
-    for i in 0..a.sections.len().min(4) {
-        let _ = summary::replace_section(text, i, y);
-    }
-}
-
-/// The input split in two at a char boundary chosen by its first byte.
-fn split<'a>(data: &[u8], text: &'a str) -> (&'a str, &'a str) {
-    let mut at = data.first().map(|&b| b as usize * text.len() / 256).unwrap_or(0);
-    while !text.is_char_boundary(at) {
-        at += 1;
-    }
-    text.split_at(at)
-}
-
 /// The settings reader: the input, split at its first 0xFF byte (never in valid UTF-8), is the
 /// global and the project `settings.json`. `PiSettings::load` and everything read from it must
 /// not panic; the pretty printer's output parses back to the same text; and `write_setting`
@@ -260,9 +224,9 @@ pub fn settings(data: &[u8]) {
     let _ = s.compaction();
     let _ = s.branch_reserve_tokens();
     let _ = s.session_dir();
-    let pretty = settings::to_pretty(&eff);
-    let back = json::parse(&pretty).expect("the pretty printer writes valid JSON");
-    assert_eq!(settings::to_pretty(&back), pretty);
+    let pretty = pi_json::to_pretty(&eff);
+    let back = pi_json::parse(&pretty).expect("the pretty printer writes valid JSON");
+    assert_eq!(pi_json::to_pretty(&back), pretty);
 
     // Writing one key.
     let before = std::fs::read(&g).unwrap();
@@ -270,13 +234,13 @@ pub fn settings(data: &[u8]) {
     let after = std::fs::read(&g).unwrap();
     match res {
         Ok(()) => {
-            let old = if before.iter().all(u8::is_ascii_whitespace) { json::parse("{}").unwrap() } else { json::parse_bytes(&before).unwrap() };
-            let new = json::parse_bytes(&after).expect("write_setting writes valid JSON");
+            let old = if before.iter().all(u8::is_ascii_whitespace) { pi_json::parse("{}").unwrap() } else { pi_json::parse_bytes(&before).unwrap() };
+            let new = pi_json::parse_bytes(&after).expect("write_setting writes valid JSON");
             let (o, n) = (old.as_object().unwrap(), new.as_object().unwrap());
             assert_eq!(n.get("compaction").and_then(|c| c.num_field("keepRecentTokens")), Some(12345.0));
             for (k, v) in o.iter() {
                 if k != "compaction" {
-                    assert_eq!(settings::to_pretty(n.get(k).expect("a key was lost")), settings::to_pretty(v));
+                    assert_eq!(pi_json::to_pretty(n.get(k).expect("a key was lost")), pi_json::to_pretty(v));
                 }
             }
         }

@@ -1,8 +1,8 @@
-//! Times an export of a big session: `cargo run --release -p session-engine --example
+//! Times an export of a big session: `cargo run --release -p session-export --example
 //! export_bench FILE`. Prints the open time, the export to a sink (HTML and Markdown), and how
 //! much of it is parsing the entry lines alone.
-use session_engine::export::{export, Format, Scope};
 use session_engine::Session;
+use session_export::{export, Format, Scope};
 use std::time::Instant;
 
 fn main() {
@@ -13,7 +13,7 @@ fn main() {
     let t = Instant::now();
     let mut n = 0usize;
     for i in 0..s.len() {
-        n += session_engine::json::parse_bytes(s.raw(i)).map(|_| 1).unwrap_or(0);
+        n += pi_json::parse_bytes(s.raw(i)).map(|_| 1).unwrap_or(0);
     }
     let parse_ms = t.elapsed().as_secs_f64() * 1e3;
     let mut times = Vec::new();

@@ -1,7 +1,11 @@
-//! Writing: JSON.stringify
+//! Writing: `JSON.stringify`.
+//!
+//! Non-ASCII is written raw, as JavaScript does; only `"`, `\\`, control characters and lone
+//! surrogates (the stand-ins of `utf16`) are escaped. A string's plain runs are found eight bytes
+//! a step and copied whole. Numbers use ECMAScript's shortest round-trip form (`ryu-js`).
 
-use super::utf16::{units_exact, units_fast, STANDIN_BASE};
-use super::Value;
+use crate::utf16::{units_exact, units_fast, STANDIN_BASE};
+use crate::value::Value;
 use std::fmt::Write as _;
 
 /// `JSON.stringify(value)`.
@@ -250,9 +254,9 @@ mod tests {
         }
     }
 
-    use super::super::utf16::units_exact;
     use super::quoted_utf16_len;
-    use crate::json::*;
+    use crate::utf16::units_exact;
+    use crate::*;
 
     /// The vectorized length equals the exact one and the written literal's UTF-16 length, and
     /// the prefix-skipping comparison equals a char-by-char one, on every kind of character:
@@ -279,7 +283,7 @@ mod tests {
             let mut w = String::new();
             write_str(&mut w, t);
             assert_eq!(quoted_utf16_len(t), utf16_len(&w), "{t:?} written as {w:?}");
-            assert_eq!(utf16_len(t), super::super::utf16::to_utf16(t).len(), "{t:?}");
+            assert_eq!(utf16_len(t), crate::utf16::to_utf16(t).len(), "{t:?}");
             assert_eq!(units_exact::<false>(t), utf16_len(t), "{t:?}");
         }
         assert_eq!(quoted_utf16_len(lone.as_str().unwrap()), 2 + 1 + 6 + 1);

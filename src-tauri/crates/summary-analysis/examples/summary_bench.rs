@@ -1,15 +1,15 @@
-//! The summary workbench on the largest compaction of a session file (issue 11's benchmark):
+//! The summary workbench on the largest compaction of a session file (the workbench's benchmark):
 //! parse, diff against its previous compaction, and the retention probe, each the median of
 //! N runs (the retention probe's first, cold run is reported too: it parses the span's entries,
 //! which later runs find cached). Opening the file is not timed.
 //!
-//!   cargo run --release -p session-engine --example summary_bench -- FILE [RUNS]
+//!   cargo run --release -p summary-analysis --example summary_bench -- FILE [RUNS]
 //!
 //! Prints a readable report, then one JSON line.
-use session_engine::summary::{self, check, diff, parse, previous_compaction, retention, span};
 use session_engine::Session;
 use std::path::Path;
 use std::time::Instant;
+use summary_analysis::{check, diff, parse, previous_compaction, retention, span};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -39,13 +39,13 @@ fn main() {
     let t = Instant::now();
     let s = Session::open(Path::new(file)).expect("open");
     let open_ms = t.elapsed().as_secs_f64() * 1e3;
-    let Some(idx) = s.compactions().max_by_key(|&i| summary::summary_text(&s, i).len()) else {
+    let Some(idx) = s.compactions().max_by_key(|&i| summary_analysis::summary_text(&s, i).len()) else {
         eprintln!("{file}: no compaction entry");
         std::process::exit(2);
     };
-    let text = summary::summary_text(&s, idx).to_string();
+    let text = summary_analysis::summary_text(&s, idx).to_string();
     let prev = previous_compaction(&s, idx);
-    let prev_text = prev.map(|p| summary::summary_text(&s, p).to_string()).unwrap_or_default();
+    let prev_text = prev.map(|p| summary_analysis::summary_text(&s, p).to_string()).unwrap_or_default();
     let sp = span(&s, idx);
 
     let (_, parse_ms, parsed) = time(runs, || parse(&text));

@@ -1,22 +1,22 @@
-//! Sessions the real `pi` program wrote (tests/fixtures/real-pi, recorded by
+//! Sessions the real `pi` program wrote (the engine's tests/fixtures/real-pi, recorded by
 //! `tests/pi/record/record.mjs`): Pi 0.73.1 in print and RPC mode ran its own tools against a
 //! scripted loopback model with a 13,000-token window and a 2,000-token reserve, compacted
 //! automatically at its threshold (every cut a split turn), compacted by hand with instructions
 //! and summarized a branch it left. What they are checked against is derived from the files
 //! themselves (re-recording changes ids and timestamps) and from Pi's answers (the oracle runs
-//! beside them, checked in `conformance.rs`); the drop-alarm expectations were written by reading
-//! each summary.
+//! beside them, checked in the engine's `conformance.rs`); the drop-alarm expectations were
+//! written by reading each summary.
 
+use pi_json::Value;
 use session_engine::compaction::prepare_compaction;
-use session_engine::json::{self, Value};
 use session_engine::settings::PiSettings;
-use session_engine::summary::{self, check, parse, SectionRole, TURN_CONTEXT_MARKER};
 use session_engine::timeline::timeline;
 use session_engine::{Kind, Session};
 use std::path::{Path, PathBuf};
+use summary_analysis::{check, parse, SectionRole, TURN_CONTEXT_MARKER};
 
 fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real-pi")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../session-engine/tests/fixtures/real-pi")
 }
 
 fn open(name: &str) -> Session {
@@ -30,7 +30,7 @@ fn compactions(s: &Session) -> Vec<usize> {
 }
 
 fn expected(file: &str) -> Value {
-    json::parse_bytes(&std::fs::read(dir().join(file)).unwrap()).unwrap()
+    pi_json::parse_bytes(&std::fs::read(dir().join(file)).unwrap()).unwrap()
 }
 
 fn num(v: &Value, path: &[&str]) -> f64 {
@@ -60,7 +60,7 @@ fn each_compaction_pi_wrote_is_the_one_arbor_plans_at_that_point() {
             assert_eq!(Some(prep.tokens_before), v.get("tokensBefore").and_then(Value::as_f64), "{name} {}", s.id(c));
             // Every cut in these long tool-heavy turns fell inside a turn, as Pi's summary says.
             assert!(prep.is_split_turn, "{name} {}", s.id(c));
-            assert!(summary::summary_text(&s, c).contains(TURN_CONTEXT_MARKER.trim()), "{name} {}", s.id(c));
+            assert!(summary_analysis::summary_text(&s, c).contains(TURN_CONTEXT_MARKER.trim()), "{name} {}", s.id(c));
             // Pi's answer at the same point agrees (the oracle's run beside the recording).
             let want = expected(&format!("{name}.before-{}.expected.json", s.id(c)));
             assert_eq!(want.get("compaction").and_then(|x| x.str_field("firstKeptEntryId")), v.str_field("firstKeptEntryId"));
@@ -117,8 +117,8 @@ fn the_drop_alarm_is_quiet_on_turn_noise_and_rings_for_a_lost_constraint() {
     // The recorded model folds most of the turn part into the next summary's Done, so the noise
     // shows on the third compaction: the second one's "Context for Suffix" lines (files changed so
     // far in the turn, the last step before the kept part).
-    let flat = summary::summary_text(&s, c[1]).replace(TURN_CONTEXT_MARKER, "\n\n");
-    let old_rule = summary::check::dropped_items(&parse(&flat), &parse(summary::summary_text(&s, c[2])));
+    let flat = summary_analysis::summary_text(&s, c[1]).replace(TURN_CONTEXT_MARKER, "\n\n");
+    let old_rule = summary_analysis::check::dropped_items(&parse(&flat), &parse(summary_analysis::summary_text(&s, c[2])));
     let noise: Vec<&str> = old_rule.iter().filter(|d| d.section != "Constraints & Preferences").map(|d| d.section.as_str()).collect();
     assert!(!noise.is_empty() && noise.iter().all(|n| *n == "Context for Suffix"), "{old_rule:?}");
 
@@ -134,9 +134,9 @@ fn the_drop_alarm_is_quiet_on_turn_noise_and_rings_for_a_lost_constraint() {
 fn the_workbench_reads_every_summary_pi_wrote() {
     for name in NAMES {
         let s = open(name);
-        for i in (0..s.len()).filter(|&i| summary::is_summary(&s, i)) {
-            let p = parse(summary::summary_text(&s, i));
-            assert_eq!(summary::print(&p), summary::summary_text(&s, i), "{name} {}: lossless", s.id(i));
+        for i in (0..s.len()).filter(|&i| summary_analysis::is_summary(&s, i)) {
+            let p = parse(summary_analysis::summary_text(&s, i));
+            assert_eq!(summary_analysis::print(&p), summary_analysis::summary_text(&s, i), "{name} {}: lossless", s.id(i));
             let ch = check(&s, i);
             assert!(ch.retention.total > 0 && ch.retention.mentioned > 0, "{name} {}: {:?}", s.id(i), ch.retention);
             if s.kind(i) == Kind::Compaction {
@@ -165,7 +165,7 @@ fn the_workbench_reads_every_summary_pi_wrote() {
     assert!(fact("tests/test_csv_import.py").mentioned);
     assert!(fact("239 != 240").mentioned);
     // The diff says where the constraint went: removed, not moved.
-    let d = summary::diff(&parse(summary::summary_text(&s, c[1])), &parse(summary::summary_text(&s, c[2])));
+    let d = summary_analysis::diff(&parse(summary_analysis::summary_text(&s, c[1])), &parse(summary_analysis::summary_text(&s, c[2])));
     let cons = d.sections.iter().find(|x| x.title == "Constraints & Preferences").unwrap();
     assert_eq!(cons.removed, ["Never touch `ledger/legacy.py`; it is frozen for the auditors."]);
     // The branch summary Pi wrote on leaving the float experiment: no previous summary to drop.

@@ -1,8 +1,12 @@
 //! The line scanner: validate a whole line as `JSON.parse` would and pick out top-level fields
 //! without building a DOM. This is the hot path of loading.
+//!
+//! As `JSON.parse` builds the object, a repeated key's last value wins: the last `message` and
+//! its last `role` are the ones picked. The scan has no depth limit (Pi has none either); a line
+//! nested past the parser's `MAX_DEPTH` is accepted here and its value reads as `null`.
 
-use super::parse::{has_control, scan_number};
-use super::{parse, parse_bytes, JsonError, Value};
+use crate::parse::{has_control, parse, parse_bytes, scan_number, JsonError};
+use crate::value::Value;
 
 /// A top-level string field found by [`scan_line`]: the byte range of its contents (between the
 /// quotes) and whether it contains escapes.
@@ -347,7 +351,7 @@ pub fn raw_str_borrowed(line: &[u8], r: RawStr) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use crate::json::*;
+    use crate::*;
 
     #[test]
     fn scanner_agrees_with_parser() {

@@ -8,7 +8,7 @@
 //! summary, not as messages). When `firstKeptEntryId` is missing or not on that path, the span
 //! runs to the compaction's parent, `exact` is false and `note` says why.
 //!
-//! **Edit or revert** of a compaction (`details.editKind`, see [`edit_origin`](super::edit_origin)):
+//! **Edit or revert** of a compaction (`details.editKind`, see [`edit_origin`]):
 //! the span of its chain's origin, the summary whose text it replaces.
 //!
 //! **Branch summary** (inferred; `exact` is false): Pi does not record which leaf was left. The
@@ -19,11 +19,12 @@
 //! including) the common ancestor with the summary's parent, oldest first. With no such entry
 //! the span is empty and `note` says so.
 
-use crate::branch;
-use crate::compaction;
-use crate::json::Value;
-use crate::session::{Kind, Session};
+use crate::chain::{edit_origin, previous_compaction, summary_text};
+use pi_json::Value;
 use serde::Serialize;
+use session_engine::branch;
+use session_engine::compaction;
+use session_engine::session::{Kind, Session};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -52,8 +53,8 @@ pub(crate) fn span_indices(s: &Session, idx: usize) -> (Vec<usize>, bool, Option
         return (Vec::new(), false, Some(format!("there is no entry number {idx} in this session")));
     }
     match s.kind(idx) {
-        // An edit or revert stands for its original's span (see `edit::edit_origin`).
-        Kind::Compaction => compaction_span(s, super::edit::edit_origin(s, idx).unwrap_or(idx)),
+        // An edit or revert stands for its original's span (see `chain::edit_origin`).
+        Kind::Compaction => compaction_span(s, edit_origin(s, idx).unwrap_or(idx)),
         Kind::BranchSummary => branch_span(s, idx),
         _ => (Vec::new(), false, Some(format!("entry {} is a {}, not a summary; pick a compaction or branch summary", s.id(idx), s.entry(idx).type_name))),
     }
@@ -177,7 +178,7 @@ pub fn span_messages(s: &Session, idx: usize) -> (Vec<Value>, Option<String>) {
     let (entries, _, _) = span_indices(s, idx);
     let branch = s.kind(idx) == Kind::BranchSummary;
     let messages = entries.iter().filter_map(|&i| if branch { branch::branch_message(s, i) } else { compaction::compaction_message(s, i) }).collect();
-    let previous = if branch { None } else { super::check::previous_compaction(s, idx).map(|p| super::summary_text(s, p).to_string()) };
+    let previous = if branch { None } else { previous_compaction(s, idx).map(|p| summary_text(s, p).to_string()) };
     (messages, previous)
 }
 
@@ -188,7 +189,7 @@ mod tests {
     /// The tail walk gives the same span as the whole path, on every compaction of the corpus.
     #[test]
     fn tail_walk_equals_whole_path() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../session-engine/tests/fixtures/conformance");
         let mut n = 0;
         for f in std::fs::read_dir(dir).unwrap() {
             let p = f.unwrap().path();

@@ -187,7 +187,7 @@ pub fn sort_utf16(v: &mut [String]) {
 
 #[cfg(test)]
 mod tests {
-    use crate::json::*;
+    use crate::*;
 
     #[test]
     fn lone_surrogates_survive_and_count_as_one_unit() {

@@ -15,8 +15,8 @@
 //! Fuzzy pairing is quadratic in the left-over units of a section, so it is skipped above
 //! [`FUZZY_LIMIT`] comparisons (the exact steps stay linear); a 1 MB summary diffs quickly.
 
-use super::parse::{Section, Summary};
-use super::words::{self, SIMILAR};
+use crate::parse::{Section, SectionRole, Summary};
+use crate::words::{self, SIMILAR};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use similar::{Algorithm, DiffOp};
@@ -122,14 +122,14 @@ fn match_sections(from: &Summary, to: &Summary) -> Vec<Option<usize>> {
         by_name.entry(norm_name(&s.name)).or_default().push(i);
     }
     // Pass 1: same role (not Other), same part (history / turn prefix); in order, each once.
-    let mut by_role: FxHashMap<(super::SectionRole, bool), (Vec<usize>, usize)> = FxHashMap::default();
+    let mut by_role: FxHashMap<(SectionRole, bool), (Vec<usize>, usize)> = FxHashMap::default();
     for (i, f) in from.sections.iter().enumerate() {
-        if f.role != super::SectionRole::Other {
+        if f.role != SectionRole::Other {
             by_role.entry((f.role, f.turn_prefix)).or_default().0.push(i);
         }
     }
     for (j, t) in to.sections.iter().enumerate() {
-        if t.role == super::SectionRole::Other {
+        if t.role == SectionRole::Other {
             continue;
         }
         if let Some((list, next)) = by_role.get_mut(&(t.role, t.turn_prefix)) {

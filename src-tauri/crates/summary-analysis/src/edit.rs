@@ -19,11 +19,12 @@
 //! Only the compaction that governs the context (the latest one on the path root → leaf) can
 //! be edited or reverted; an older one would be shadowed by the newer one at once.
 
-use crate::context::{build_context, estimate_context};
-use crate::entries;
-use crate::json::{Map, Value};
-use crate::session::{Kind, Session};
+use crate::chain::{details_str, file_lists, summary_text};
+use pi_json::{Map, Value};
 use serde::Serialize;
+use session_engine::context::{build_context, estimate_context};
+use session_engine::entries;
+use session_engine::session::{Kind, Session};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -139,53 +140,12 @@ pub fn edit_refusal(s: &Session, idx: usize, leaf: Option<usize>) -> Option<Stri
     None
 }
 
-/// The original summary an edit or revert stands for, when `idx` is one: a compaction whose
-/// `details.editKind` is set and whose `details.editOrigin` names another compaction on its own
-/// path (an ancestor). None for an original, a branch summary, or an edit whose origin is missing
-/// or not on its path (such an entry is judged as written).
-///
-/// **Edits are judged as their origin** (one rule, used by [`span`](super::span),
-/// [`previous_compaction`](super::previous_compaction), [`retention`](super::retention) and
-/// [`check`](super::check)): an edit is appended at the leaf, after its original, with the same
-/// `firstKeptEntryId`, so read literally its span would be empty and its "previous compaction"
-/// would be its own original. It replaces the original's text, so it stands for the original's
-/// span, and what it must carry is what the original had to carry: the summary the original
-/// replaced. Its drop alarm therefore lists what the edit lost compared with the origin's
-/// predecessor (an edit that restores a dropped item clears the alarm; an edit that deletes an
-/// item the predecessor had raises it), never what it changed compared with its own original,
-/// which is what the default diff shows instead ([`diff_base`](super::diff_base)).
-pub fn edit_origin(s: &Session, idx: usize) -> Option<usize> {
-    if idx >= s.len() || s.kind(idx) != Kind::Compaction {
-        return None;
-    }
-    let v = s.value(idx);
-    super::details_str(v, "editKind")?;
-    let o = s.index_of(super::details_str(v, "editOrigin")?)?;
-    if o == idx || s.kind(o) != Kind::Compaction {
-        return None;
-    }
-    // The origin must be an ancestor (edits are appended below it); walk up, bounded for cycles.
-    let mut cur = s.parent_of(idx);
-    let mut steps = 0;
-    while let Some(c) = cur {
-        if c == o {
-            return Some(o);
-        }
-        steps += 1;
-        if steps > s.len() {
-            return None;
-        }
-        cur = s.parent_of(c);
-    }
-    None
-}
-
 fn files_of(s: &Session, idx: usize) -> (Vec<String>, Vec<String>) {
-    super::file_lists(s, idx)
+    file_lists(s, idx)
 }
 
 fn origin_of(s: &Session, idx: usize) -> String {
-    super::details_str(s.value(idx), "editOrigin").map(str::to_string).unwrap_or_else(|| s.id(idx).to_string())
+    details_str(s.value(idx), "editOrigin").map(str::to_string).unwrap_or_else(|| s.id(idx).to_string())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -215,7 +175,7 @@ pub fn edit_entry(s: &Session, idx: usize, leaf: Option<usize>, text: &str, id: 
     if text.trim().is_empty() {
         return Err("The new summary is empty; write a summary, or cancel the edit.".into());
     }
-    if text == super::summary_text(s, idx) {
+    if text == summary_text(s, idx) {
         return Err(format!("The text is the same as entry {}'s; change something before saving.", s.id(idx)));
     }
     Ok(build(s, idx, leaf, text, id, timestamp, idx, "edit", None))
@@ -228,7 +188,7 @@ pub fn revert_entry(s: &Session, idx: usize, leaf: Option<usize>, id: &str, time
     }
     let leaf = leaf.expect("checked by edit_refusal");
     let eid = s.id(idx);
-    if super::details_str(s.value(idx), "editKind").is_none() {
+    if details_str(s.value(idx), "editKind").is_none() {
         return Err(format!("Entry {eid} is an original summary, not an edit, so there is nothing to revert; edit it instead."));
     }
     let origin = origin_of(s, idx);
@@ -237,8 +197,8 @@ pub fn revert_entry(s: &Session, idx: usize, leaf: Option<usize>, id: &str, time
             "The original summary {origin} that entry {eid} was edited from is not in this file, so it cannot be restored; edit the text by hand instead."
         ));
     };
-    let text = super::summary_text(s, o);
-    if text == super::summary_text(s, idx) {
+    let text = summary_text(s, o);
+    if text == summary_text(s, idx) {
         return Err(format!("Entry {eid} already has the text of its original {origin}; there is nothing to revert."));
     }
     Ok(build(s, idx, leaf, text, id, timestamp, o, "revert", Some(&origin)))
@@ -256,10 +216,10 @@ pub fn history(s: &Session, idx: usize) -> Vec<Version> {
     }
     for j in s.compactions() {
         let v = s.value(j);
-        if super::details_str(v, "editOrigin") != Some(origin.as_str()) {
+        if details_str(v, "editOrigin") != Some(origin.as_str()) {
             continue;
         }
-        let kind = match super::details_str(v, "editKind") {
+        let kind = match details_str(v, "editKind") {
             Some("revert") => EditKind::Revert,
             Some(_) => EditKind::Edit,
             None => continue,
@@ -267,7 +227,7 @@ pub fn history(s: &Session, idx: usize) -> Vec<Version> {
         out.push(Version {
             entry_id: s.id(j).to_string(),
             kind,
-            edited_from: super::details_str(v, "editedFrom").map(str::to_string),
+            edited_from: details_str(v, "editedFrom").map(str::to_string),
             timestamp: s.entry(j).timestamp.to_string(),
         });
     }

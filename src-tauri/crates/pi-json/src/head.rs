@@ -2,6 +2,9 @@
 //! a line the loader already validated: what a session picker needs from every message without a
 //! DOM (the library's phase 1). A member of the engine's reader family beside `scan`: `None`
 //! sends the caller to the DOM whenever the walk is unsure.
+//!
+//! One known difference from the DOM: a repeated `role` after a first one that does not count
+//! (not a string) is missed by the streamed catalog; it only changes a picker count.
 
 /// `message.role`, whether `content` is present, and `message.timestamp` when it is a number:
 /// what Pi's picker needs from every message, read without building the DOM.
@@ -200,12 +203,12 @@ fn skip_value(b: &[u8], i: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::{parse_bytes, Value};
+    use crate::{parse_bytes, Value};
 
     /// The structural head reader agrees with the DOM on every message line of the corpus.
     #[test]
     fn message_head_agrees_with_the_dom() {
-        let base = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let base = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../session-engine/tests/fixtures");
         let mut lines: Vec<Vec<u8>> = vec![
             br#"{"type":"message","message":{"role":"user","content":"a \"b\" \\","timestamp":17}}"#.to_vec(),
             br#"{"message":{"content":[{"t":"x]}"}],"role":"assistant","timestamp":-1.5e3},"type":"message"}"#.to_vec(),

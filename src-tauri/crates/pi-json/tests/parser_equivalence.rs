@@ -1,16 +1,16 @@
 //! The JSON parser's fast paths (SWAR string scanning, the member stacks, the integer path,
-//! simdutf8, the single-pass open) against the obvious parser they replaced, kept here verbatim
-//! as `reference`: on many generated texts, valid and broken, both accept the same texts and
-//! give the same values, numbers compared bit for bit (`-0`, exponents, long mantissas).
+//! simdutf8) against the obvious parser they replaced, kept here verbatim as `reference`: on
+//! many generated texts, valid and broken, both accept the same texts and give the same values,
+//! numbers compared bit for bit (`-0`, exponents, long mantissas). The loads built on the parser
+//! (single pass, split, scanning) are compared with one another in the engine's
+//! `tests/load_equivalence.rs`.
 
-mod fuzz_checks;
-
+use pi_json::{Map, Value, MAX_DEPTH};
 use proptest::prelude::*;
-use session_engine::json::{self, Map, Value, MAX_DEPTH};
 
 #[allow(dead_code)]
 mod reference {
-    //! `json::parse` as it was before the fast paths (commit b531df9).
+    //! `pi_json::parse` as it was before the fast paths (commit b531df9).
     use super::{Map, Value, MAX_DEPTH};
 
     #[derive(Debug)]
@@ -313,13 +313,13 @@ fn same(a: &Value, b: &Value) -> bool {
 }
 
 fn check(bytes: &[u8]) -> Result<(), TestCaseError> {
-    let new = json::parse_bytes(bytes);
+    let new = pi_json::parse_bytes(bytes);
     let old = reference::parse_bytes(bytes);
     // The single-pass open takes a parsed line as valid and sends a refused one to the scan: on
     // text the loader hands over (UTF-8, as decoded), the two accept the same lines, but for
     // nesting past MAX_DEPTH, which only the scan (like Pi) accepts.
     if std::str::from_utf8(bytes).is_ok() {
-        let scanned = json::scan_line_fast(bytes).is_ok();
+        let scanned = pi_json::scan_line_fast(bytes).is_ok();
         let deep = new.as_ref().is_err_and(|e| e.msg == "nesting too deep");
         prop_assert!(
             scanned == new.is_ok() || (scanned && deep),
@@ -407,74 +407,6 @@ proptest! {
     }
 }
 
-/// A session line: an entry object with the loader's fields (as strings or not, repeated,
-/// escaped), a message with a role, or any generated text.
-fn entry_line() -> impl Strategy<Value = String> {
-    let field = |name: &'static str| {
-        prop_oneof![
-            3 => prop::sample::select(vec!["a", "b", "c", "d", r"\u0061", ""]).prop_map(move |v| format!("\"{name}\":\"{v}\"")),
-            1 => prop::sample::select(vec!["null", "1", "{}", "[\"a\"]", "true"]).prop_map(move |v| format!("\"{name}\":{v}")),
-            1 => Just(String::new()),
-        ]
-    };
-    let role = prop::sample::select(vec![
-        r#""message":{"role":"user","content":"hi"}"#,
-        r#""message":{"role":"assistant","content":[{"type":"text","text":"x"}]}"#,
-        r#""message":{"role":"toolResult","toolCallId":"t","content":[]}"#,
-        r#""message":{"role":"us\u0065r"}"#,
-        r#""message":{"role":"other"}"#,
-        r#""message":{"role":1}"#,
-        r#""message":"m""#,
-        r#""message":null"#,
-        r#""message":{"role":"user"},"message":{"role":"custom"}"#,
-        r#""targetId":"a","label":"l""#,
-        r#""name":" n ""#,
-        "",
-    ]);
-    let kind = prop::sample::select(vec!["message", "label", "session_info", "compaction", "session", "custom", "branch_summary"]);
-    prop_oneof![
-        6 => (kind, field("id"), field("parentId"), field("timestamp"), role, text(), field("id"))
-            .prop_map(|(k, id, p, t, r, x, id2)| {
-                let parts: Vec<String> = [format!("\"type\":\"{k}\""), id, p, t, r.to_string(), format!("\"x\":{x}"), id2].into_iter().filter(|f| !f.is_empty()).collect();
-                format!("{{{}}}", parts.join(","))
-            }),
-        1 => text(),
-        1 => prop::sample::select(vec!["", "  \t", "\r", "\u{a0}"]).prop_map(str::to_string),
-        1 => Just("[".repeat(MAX_DEPTH + 5) + &"]".repeat(MAX_DEPTH + 5)),
-        1 => Just(format!("{{\"type\":\"custom\",\"id\":\"deep\",\"x\":{}1{}}}", "[".repeat(MAX_DEPTH + 5), "]".repeat(MAX_DEPTH + 5))),
-    ]
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 400, .. ProptestConfig::default() })]
-
-    /// A small file's single-pass open (each line parsed whole) gives what the scan-then-parse
-    /// open gives: entries, fields, parents, roles, values, labels, name, header, diagnostics
-    /// (the loader check of the fuzz target, which loads both ways).
-    #[test]
-    fn the_single_pass_open_equals_the_scanning_open(lines in prop::collection::vec(entry_line(), 0..12), header in 0u8..4, tail in 0u8..3, bad in any::<Option<prop::sample::Index>>()) {
-        let head = match header {
-            0 => r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/p"}"#,
-            1 => r#"{"type":"session","version":2,"id":"s","timestamp":"t","cwd":"/p"}"#,
-            2 => r#"{"type":"session","id":"s"}"#,
-            _ => "",
-        };
-        let mut text = format!("{head}\n{}", lines.join("\n"));
-        match tail {
-            0 => text.push('\n'),
-            1 => text.push_str("\n{\"type\":\"mess"),
-            _ => {}
-        }
-        // Sometimes a byte that is not UTF-8 (the line is decoded with U+FFFD).
-        let mut bytes = text.into_bytes();
-        if let Some(at) = bad {
-            let k = at.index(bytes.len() + 1);
-            bytes.insert(k, 0xff);
-        }
-        fuzz_checks::loader(&bytes);
-    }
-}
-
 /// Nesting at the depth limit and one past it, in objects and arrays.
 #[test]
 fn the_depth_limit_is_the_reference_limit() {
@@ -482,7 +414,7 @@ fn the_depth_limit_is_the_reference_limit() {
         let arr = "[".repeat(depth) + &"]".repeat(depth);
         let obj = "{\"a\":".repeat(depth) + "1" + &"}".repeat(depth);
         for t in [arr, obj] {
-            assert_eq!(json::parse(&t).is_ok(), reference::parse(&t).is_ok(), "depth {depth}");
+            assert_eq!(pi_json::parse(&t).is_ok(), reference::parse(&t).is_ok(), "depth {depth}");
         }
     }
 }
@@ -490,7 +422,7 @@ fn the_depth_limit_is_the_reference_limit() {
 /// Every line of the conformance corpus and the random oracle sessions parses as before.
 #[test]
 fn corpus_lines_parse_as_before() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../session-engine/tests/fixtures");
     let mut stack = vec![root];
     let mut lines = 0;
     while let Some(d) = stack.pop() {
@@ -508,59 +440,4 @@ fn corpus_lines_parse_as_before() {
         }
     }
     assert!(lines > 1000, "{lines} lines");
-}
-
-/// A big file's branch preparation (entries parsed for the call, messages moved out of their
-/// parse) equals the one made on the same entries already parsed (messages copied out of the
-/// session's cache), across messages of every role, duplicate `message` keys, escapes, tool
-/// results, compactions and branch summaries.
-#[test]
-fn a_lazy_branch_preparation_equals_a_parsed_one() {
-    use session_engine::{branch, session::EAGER_PARSE_MAX_BYTES, Session};
-    let mut text = String::from(r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#);
-    text.push('\n');
-    let ts = "2025-01-01T00:00:01.000Z";
-    let mut parent = "null".to_string();
-    for k in 0..400 {
-        let id = format!("e{k:07}");
-        let body = match k % 7 {
-            0 => format!(r#""type":"message","message":{{"role":"user","content":"ask {k} \"q\" é😀\n"}}"#),
-            1 => format!(
-                r#""type":"message","message":{{"role":"assistant","content":[{{"type":"text","text":"t{k}"}},{{"type":"toolCall","id":"c{k}","name":"read","arguments":{{"path":"src/f{}.rs"}}}}]}}"#,
-                k % 13
-            ),
-            2 => {
-                format!(r#""type":"message","message":{{"role":"toolResult","toolCallId":"c{k}","content":[{{"type":"text","text":"{}"}}]}}"#, "r".repeat(300))
-            }
-            3 => format!(
-                r#""type":"message","message":{{"role":"user","content":"first"}},"message":{{"role":"assistant","content":[{{"type":"text","text":"second {k}"}}]}}"#
-            ),
-            4 => format!(r#""type":"branch_summary","fromId":"x","summary":"went off {k}","details":{{"readFiles":["a{k}.rs"],"modifiedFiles":["m.rs"]}}"#),
-            5 => format!(r#""type":"compaction","summary":"s{k}","firstKeptEntryId":"e0000000","tokensBefore":{k}"#),
-            _ => format!(r#""type":"message","message":{{"role":"bashExecution","command":"ls {k}","output":"o","exitCode":0}}"#),
-        };
-        text.push_str(&format!(r#"{{"id":"{id}","parentId":{parent},"timestamp":"{ts}",{body}}}"#));
-        text.push('\n');
-        parent = format!("\"{id}\"");
-    }
-    // Padding past the eager limit, on a branch of its own, makes the file lazy.
-    text.push_str(&format!(r#"{{"type":"custom","id":"pad","parentId":null,"timestamp":"{ts}","data":"{}"}}"#, "x".repeat(EAGER_PARSE_MAX_BYTES)));
-    text.push('\n');
-    let lazy = Session::from_bytes(text.clone().into_bytes());
-    let parsed = Session::from_bytes(text.into_bytes());
-    for i in 0..parsed.len() {
-        parsed.value(i);
-    }
-    let leaf = lazy.index_of("e0000399");
-    let all: Vec<usize> = lazy.path(leaf);
-    for budget in [0.0, 500.0, 3000.0] {
-        let a = branch::prepare_branch_entries(&lazy, &all, budget);
-        let b = branch::prepare_branch_entries(&parsed, &all, budget);
-        assert!(a.messages.len() > 10 || budget > 0.0, "{} messages", a.messages.len());
-        assert_eq!(a, b, "budget {budget}");
-        assert_eq!(a.serialized(), b.serialized());
-    }
-    for &i in &all {
-        assert_eq!(branch::branch_message(&lazy, i), branch::branch_message(&parsed, i), "entry {i}");
-    }
 }

@@ -1,9 +1,8 @@
-//! Throughput of the engine's `JSON.parse` ([`json::parse_bytes`]) over every line of a file,
+//! Throughput of Arbor's `JSON.parse` ([`pi_json::parse_bytes`]) over every line of a file,
 //! for tuning the parser (compare with `rs-limit value|simd-value FILE`).
 //!
 //!   parse_bench FILE [ROUNDS]   prints {"bytes","lines","firstMs","bestMs","mbS"}: the first round (a
 //!                               fresh heap, as at open) and the best of ROUNDS (default 5)
-use session_engine::json;
 use std::time::Instant;
 
 fn main() {
@@ -22,7 +21,7 @@ fn main() {
         let t = Instant::now();
         ok = 0;
         for l in &lines {
-            if let Ok(v) = json::parse_bytes(l) {
+            if let Ok(v) = pi_json::parse_bytes(l) {
                 ok += v.as_object().map_or(0, |o| o.len().min(1));
                 drop(std::hint::black_box(v));
             }

@@ -1,6 +1,7 @@
 //! `JSON.stringify(v, null, 2)`: the pretty form Pi writes settings files in.
 
-use super::{write_str, write_value, Value};
+use crate::value::Value;
+use crate::write::{write_str, write_value};
 
 /// `JSON.stringify(value, null, 2)`.
 pub fn to_pretty(v: &Value) -> String {

@@ -3,7 +3,7 @@
 //! **Drop alarm** ([`check`]): the items (and free-text lines) of the previous compaction's
 //! Constraints, Done, Key Decisions and Critical Context sections, plus every checked
 //! checkbox, that the new summary no longer carries anywhere. "Carried" is fuzzy: some unit of
-//! the new summary is [`similar_items`](super::similar_items) to it, or covers at least 80% of
+//! the new summary is [`similar_items`](crate::similar_items) to it, or covers at least 80% of
 //! its content words (an item merged into a longer line still counts).
 //!
 //! **What a split-turn summary owes the next one** ([`owed`]). The part after Pi's
@@ -44,16 +44,17 @@
 //! * `constraint`: sentences of user messages with must / never / always / don't / do not /
 //!   make sure / only / should not / avoid / ensure. Mentioned like errors.
 
-use super::diff::{self, units, Moved};
-use super::parse::{parse, Section, SectionRole, Summary};
-use super::span::span_indices;
-use super::words;
-use crate::blocks::{blocks, Block};
-use crate::context;
-use crate::json::Value;
-use crate::session::{Kind, Session};
+use crate::chain::{edit_origin, previous_compaction, summary_text};
+use crate::diff::{self, units, Moved};
+use crate::parse::{parse, Section, SectionRole, Summary};
+use crate::span::span_indices;
+use crate::words;
+use pi_json::Value;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
+use session_engine::blocks::{blocks, Block};
+use session_engine::context;
+use session_engine::session::{Kind, Session};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -100,30 +101,6 @@ pub struct Check {
     pub retention: Retention,
 }
 
-/// The compaction before `idx` on the path root → idx (None for the first). For an edit or
-/// revert, the compaction before its origin: the summary the original replaced (see
-/// [`edit_origin`](super::edit_origin)), not the original itself.
-pub fn previous_compaction(s: &Session, idx: usize) -> Option<usize> {
-    if idx >= s.len() {
-        return None;
-    }
-    let idx = super::edit::edit_origin(s, idx).unwrap_or(idx);
-    // Walk up from the parent: no need to collect the whole path.
-    let mut cur = s.parent_of(idx);
-    let mut steps = 0;
-    while let Some(c) = cur {
-        if c == idx || steps > s.len() {
-            return None; // a cycle
-        }
-        if s.kind(c) == Kind::Compaction {
-            return Some(c);
-        }
-        steps += 1;
-        cur = s.parent_of(c);
-    }
-    None
-}
-
 /// The summary a summary is compared with by default (the workbench's Diff button,
 /// `arbor-cli summary diff` without `--from`):
 /// * an edit or revert: its original (the chain's origin), so the diff shows what the user changed;
@@ -137,7 +114,7 @@ pub fn diff_base(s: &Session, idx: usize) -> Option<usize> {
         return None;
     }
     match s.kind(idx) {
-        Kind::Compaction => super::edit::edit_origin(s, idx).or_else(|| previous_compaction(s, idx)),
+        Kind::Compaction => edit_origin(s, idx).or_else(|| previous_compaction(s, idx)),
         Kind::BranchSummary => {
             let mut cur = s.parent_of(idx);
             let mut steps = 0;
@@ -278,12 +255,12 @@ pub fn moved_items(prev: &Summary, new: &Summary) -> Vec<Moved> {
 /// compaction its origin replaced). A branch summary replaces no summary, so it has no previous
 /// entry, no drops and no moves, only its retention.
 pub fn check(s: &Session, idx: usize) -> Check {
-    let text = if idx < s.len() { super::summary_text(s, idx) } else { "" };
+    let text = if idx < s.len() { summary_text(s, idx) } else { "" };
     let new = parse(text);
     let prev = if idx < s.len() && s.kind(idx) == Kind::Compaction { previous_compaction(s, idx) } else { None };
     let (dropped, moved) = match prev {
         Some(p) => {
-            let old = parse(super::summary_text(s, p));
+            let old = parse(summary_text(s, p));
             (dropped_items(&old, &new), moved_items(&old, &new))
         }
         None => (Vec::new(), Vec::new()),

@@ -1,0 +1,181 @@
+//! The loads built on the JSON parser against one another: a small file's single-pass open
+//! (each line parsed whole, its second half on another thread) against the scan-then-parse open,
+//! and a big file's lazily parsed branch preparation against one made on entries already parsed.
+//! The parser itself is checked against its previous version in pi-json's
+//! `tests/parser_equivalence.rs`; the text generators below are the same as there.
+
+mod fuzz_checks;
+
+use pi_json::MAX_DEPTH;
+use proptest::prelude::*;
+use session_engine::{branch, session::EAGER_PARSE_MAX_BYTES, Session};
+
+/// String contents: plain runs of every length (the scanner works eight bytes a step), the
+/// characters that end a run (quotes, backslashes, raw control characters), valid and broken
+/// escapes, surrogate pairs and lone surrogates, multi-byte UTF-8.
+fn string_body() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        6 => "[a-zA-Z0-9 ]{0,20}",
+        2 => "[é€ß🚀\u{7f}\u{10f800}~]{1,3}",
+        1 => Just("\\\"".to_string()),
+        1 => Just("\\\\".to_string()),
+        1 => prop::sample::select(vec!["\\n", "\\t", "\\r", "\\b", "\\f", "\\/"]).prop_map(str::to_string),
+        1 => any::<u16>().prop_map(|u| format!("\\u{u:04x}")),
+        1 => prop::sample::select(vec![0xd800u16, 0xdbff, 0xdc00, 0xdfff, 0xd83d, 0xde80]).prop_map(|u| format!("\\u{u:04X}")),
+        // Invalid inside a JSON string.
+        1 => prop::sample::select(vec!["\n", "\u{1}", "\u{1f}", "\t", "\\x", "\\u12", "\\uZZZZ", "\"", "\\"]).prop_map(str::to_string),
+    ];
+    prop::collection::vec(piece, 0..8).prop_map(|v| v.concat())
+}
+
+fn number() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => (any::<bool>(), "[1-9][0-9]{0,19}").prop_map(|(n, d)| format!("{}{d}", if n { "-" } else { "" })),
+        1 => prop::sample::select(vec!["0", "-0", "-0.0", "0e5", "1e400", "-1e-400", "123456789012345", "1234567890123456", "9007199254740993", "01", "-", "1.", ".5", "1e", "1e+", "2E-3"]).prop_map(str::to_string),
+        2 => (any::<bool>(), "[0-9]{1,4}", "[0-9]{1,18}", proptest::option::of((prop::sample::select(vec!["e", "E", "e+", "e-"]), "[0-9]{1,3}")))
+            .prop_map(|(n, i, f, e)| format!("{}{}.{f}{}", if n { "-" } else { "" }, i.trim_start_matches('0').chars().next().map_or("0".to_string(), |_| i.trim_start_matches('0').to_string()), e.map_or(String::new(), |(e, x)| format!("{e}{x}")))),
+    ]
+}
+
+fn ws() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec!["", "", "", " ", "\n", "\t \r\n"])
+}
+
+/// A JSON-ish text: mostly valid, with keys drawn from a few names so objects repeat keys.
+fn text() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        3 => string_body().prop_map(|s| format!("\"{s}\"")),
+        3 => number(),
+        1 => prop::sample::select(vec!["true", "false", "null", "tru", "nul"]).prop_map(str::to_string),
+    ];
+    leaf.prop_recursive(4, 64, 8, |inner| {
+        prop_oneof![
+            (prop::collection::vec((inner.clone(), ws()), 0..8))
+                .prop_map(|v| format!("[{}]", v.into_iter().map(|(x, w)| format!("{w}{x}{w}")).collect::<Vec<_>>().join(","))),
+            (prop::collection::vec((prop::sample::select(vec!["id", "type", "a", "ab", "", "role", "@", "\\u0069d", "A"]), inner, ws()), 0..8))
+                .prop_map(|v| format!("{{{}}}", v.into_iter().map(|(k, x, w)| format!("{w}\"{k}\"{w}:{w}{x}{w}")).collect::<Vec<_>>().join(","))),
+        ]
+    })
+}
+
+/// A session line: an entry object with the loader's fields (as strings or not, repeated,
+/// escaped), a message with a role, or any generated text.
+fn entry_line() -> impl Strategy<Value = String> {
+    let field = |name: &'static str| {
+        prop_oneof![
+            3 => prop::sample::select(vec!["a", "b", "c", "d", r"\u0061", ""]).prop_map(move |v| format!("\"{name}\":\"{v}\"")),
+            1 => prop::sample::select(vec!["null", "1", "{}", "[\"a\"]", "true"]).prop_map(move |v| format!("\"{name}\":{v}")),
+            1 => Just(String::new()),
+        ]
+    };
+    let role = prop::sample::select(vec![
+        r#""message":{"role":"user","content":"hi"}"#,
+        r#""message":{"role":"assistant","content":[{"type":"text","text":"x"}]}"#,
+        r#""message":{"role":"toolResult","toolCallId":"t","content":[]}"#,
+        r#""message":{"role":"us\u0065r"}"#,
+        r#""message":{"role":"other"}"#,
+        r#""message":{"role":1}"#,
+        r#""message":"m""#,
+        r#""message":null"#,
+        r#""message":{"role":"user"},"message":{"role":"custom"}"#,
+        r#""targetId":"a","label":"l""#,
+        r#""name":" n ""#,
+        "",
+    ]);
+    let kind = prop::sample::select(vec!["message", "label", "session_info", "compaction", "session", "custom", "branch_summary"]);
+    prop_oneof![
+        6 => (kind, field("id"), field("parentId"), field("timestamp"), role, text(), field("id"))
+            .prop_map(|(k, id, p, t, r, x, id2)| {
+                let parts: Vec<String> = [format!("\"type\":\"{k}\""), id, p, t, r.to_string(), format!("\"x\":{x}"), id2].into_iter().filter(|f| !f.is_empty()).collect();
+                format!("{{{}}}", parts.join(","))
+            }),
+        1 => text(),
+        1 => prop::sample::select(vec!["", "  \t", "\r", "\u{a0}"]).prop_map(str::to_string),
+        1 => Just("[".repeat(MAX_DEPTH + 5) + &"]".repeat(MAX_DEPTH + 5)),
+        1 => Just(format!("{{\"type\":\"custom\",\"id\":\"deep\",\"x\":{}1{}}}", "[".repeat(MAX_DEPTH + 5), "]".repeat(MAX_DEPTH + 5))),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, .. ProptestConfig::default() })]
+
+    /// A small file's single-pass open (each line parsed whole) gives what the scan-then-parse
+    /// open gives: entries, fields, parents, roles, values, labels, name, header, diagnostics
+    /// (the loader check of the fuzz target, which loads both ways).
+    #[test]
+    fn the_single_pass_open_equals_the_scanning_open(lines in prop::collection::vec(entry_line(), 0..12), header in 0u8..4, tail in 0u8..3, bad in any::<Option<prop::sample::Index>>()) {
+        let head = match header {
+            0 => r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/p"}"#,
+            1 => r#"{"type":"session","version":2,"id":"s","timestamp":"t","cwd":"/p"}"#,
+            2 => r#"{"type":"session","id":"s"}"#,
+            _ => "",
+        };
+        let mut text = format!("{head}\n{}", lines.join("\n"));
+        match tail {
+            0 => text.push('\n'),
+            1 => text.push_str("\n{\"type\":\"mess"),
+            _ => {}
+        }
+        // Sometimes a byte that is not UTF-8 (the line is decoded with U+FFFD).
+        let mut bytes = text.into_bytes();
+        if let Some(at) = bad {
+            let k = at.index(bytes.len() + 1);
+            bytes.insert(k, 0xff);
+        }
+        fuzz_checks::loader(&bytes);
+    }
+}
+
+/// A big file's branch preparation (entries parsed for the call, messages moved out of their
+/// parse) equals the one made on the same entries already parsed (messages copied out of the
+/// session's cache), across messages of every role, duplicate `message` keys, escapes, tool
+/// results, compactions and branch summaries.
+#[test]
+fn a_lazy_branch_preparation_equals_a_parsed_one() {
+    let mut text = String::from(r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#);
+    text.push('\n');
+    let ts = "2025-01-01T00:00:01.000Z";
+    let mut parent = "null".to_string();
+    for k in 0..400 {
+        let id = format!("e{k:07}");
+        let body = match k % 7 {
+            0 => format!(r#""type":"message","message":{{"role":"user","content":"ask {k} \"q\" é😀\n"}}"#),
+            1 => format!(
+                r#""type":"message","message":{{"role":"assistant","content":[{{"type":"text","text":"t{k}"}},{{"type":"toolCall","id":"c{k}","name":"read","arguments":{{"path":"src/f{}.rs"}}}}]}}"#,
+                k % 13
+            ),
+            2 => {
+                format!(r#""type":"message","message":{{"role":"toolResult","toolCallId":"c{k}","content":[{{"type":"text","text":"{}"}}]}}"#, "r".repeat(300))
+            }
+            3 => format!(
+                r#""type":"message","message":{{"role":"user","content":"first"}},"message":{{"role":"assistant","content":[{{"type":"text","text":"second {k}"}}]}}"#
+            ),
+            4 => format!(r#""type":"branch_summary","fromId":"x","summary":"went off {k}","details":{{"readFiles":["a{k}.rs"],"modifiedFiles":["m.rs"]}}"#),
+            5 => format!(r#""type":"compaction","summary":"s{k}","firstKeptEntryId":"e0000000","tokensBefore":{k}"#),
+            _ => format!(r#""type":"message","message":{{"role":"bashExecution","command":"ls {k}","output":"o","exitCode":0}}"#),
+        };
+        text.push_str(&format!(r#"{{"id":"{id}","parentId":{parent},"timestamp":"{ts}",{body}}}"#));
+        text.push('\n');
+        parent = format!("\"{id}\"");
+    }
+    // Padding past the eager limit, on a branch of its own, makes the file lazy.
+    text.push_str(&format!(r#"{{"type":"custom","id":"pad","parentId":null,"timestamp":"{ts}","data":"{}"}}"#, "x".repeat(EAGER_PARSE_MAX_BYTES)));
+    text.push('\n');
+    let lazy = Session::from_bytes(text.clone().into_bytes());
+    let parsed = Session::from_bytes(text.into_bytes());
+    for i in 0..parsed.len() {
+        parsed.value(i);
+    }
+    let leaf = lazy.index_of("e0000399");
+    let all: Vec<usize> = lazy.path(leaf);
+    for budget in [0.0, 500.0, 3000.0] {
+        let a = branch::prepare_branch_entries(&lazy, &all, budget);
+        let b = branch::prepare_branch_entries(&parsed, &all, budget);
+        assert!(a.messages.len() > 10 || budget > 0.0, "{} messages", a.messages.len());
+        assert_eq!(a, b, "budget {budget}");
+        assert_eq!(a.serialized(), b.serialized());
+    }
+    for &i in &all {
+        assert_eq!(branch::branch_message(&lazy, i), branch::branch_message(&parsed, i), "entry {i}");
+    }
+}
