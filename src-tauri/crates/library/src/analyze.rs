@@ -8,22 +8,11 @@
 //!   id, cwd, name, created, modified, message count, first message, plus the last model.
 //! * [`entry_facts`] and [`outcome`] (phase 2): one row per entry with its full-text body, its status against the
 //!   leaf, and the session's context estimate, branch count and files read / modified.
+use crate::status::EntryStatus;
+use pi_json::Value;
 use session_engine::blocks::{blocks, Block};
 use session_engine::context::{assistant_usage, context_tokens_of_usage, estimate_tokens};
-use session_engine::json::{self, Value};
 use session_engine::session::{DiagnosticKind, Kind, Session};
-
-pub const IN_CONTEXT: i64 = 0;
-pub const COMPACTED: i64 = 1;
-pub const ABANDONED: i64 = 2;
-
-pub fn status_name(s: i64) -> &'static str {
-    match s {
-        IN_CONTEXT => "in_context",
-        COMPACTED => "compacted",
-        _ => "abandoned",
-    }
-}
 
 /// Full-text body cap per entry (bytes, cut on a char boundary).
 pub const MAX_BODY: usize = 8 * 1024;
@@ -119,7 +108,7 @@ pub fn catalog(l: &Loaded) -> Catalog {
                 }
                 // The walk's role must be the open's (a repeated `role` key can stop the walk
                 // early); else the DOM decides.
-                let head = if s.migrated() { None } else { json::message_head(s.raw(i)).filter(|h| h.0.as_deref() == role_now) };
+                let head = if s.migrated() { None } else { pi_json::message_head(s.raw(i)).filter(|h| h.0.as_deref() == role_now) };
                 let (role, has_content, ts) = match head {
                     Some(h) => h,
                     None => match s.message(i) {
@@ -135,7 +124,7 @@ pub fn catalog(l: &Loaded) -> Catalog {
                     let m = if s.migrated() {
                         s.message(i)
                     } else {
-                        v = json::parse_bytes(s.raw(i)).unwrap_or(Value::Null);
+                        v = pi_json::parse_bytes(s.raw(i)).unwrap_or(Value::Null);
                         v.get("message")
                     };
                     if let Some(t) = m.and_then(|m| m.get("content")).map(text_content) {
@@ -360,7 +349,7 @@ fn leaves(v: &Value, out: &mut String, cap: usize) {
     };
     match v {
         Value::Str(s) => push(s, out),
-        Value::Num(n) => push(&json::number_to_string(*n), out),
+        Value::Num(n) => push(&pi_json::number_to_string(*n), out),
         Value::Bool(x) => push(if *x { "true" } else { "false" }, out),
         Value::Null => {}
         Value::Arr(a) => a.iter().for_each(|x| leaves(x, out, cap)),
@@ -408,7 +397,7 @@ pub fn cut(s: &str, max: usize) -> &str {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Outcome {
     /// One status per entry, in file order.
-    pub status: Vec<i64>,
+    pub status: Vec<EntryStatus>,
     /// Usage part of the context estimate (§9.3), if a message with usage is in the context.
     pub ctx_usage: Option<i64>,
     /// Estimated tokens of the context messages after that usage (or all of them).
@@ -423,11 +412,11 @@ pub struct Outcome {
 /// and the entries from its `firstKeptEntryId` (on the path before it) up to it.
 pub fn outcome(s: &Session, facts: &[(bool, i64, Option<i64>)]) -> Outcome {
     let n = s.len();
-    let mut o = Outcome { status: vec![ABANDONED; n], ..Default::default() };
+    let mut o = Outcome { status: vec![EntryStatus::Abandoned; n], ..Default::default() };
     o.branches = (0..n).filter(|&i| s.index_of(s.id(i)) == Some(i) && s.children(i).is_empty()).count() as i64;
     let path = s.path(s.file_leaf());
     for &i in &path {
-        o.status[i] = IN_CONTEXT;
+        o.status[i] = EntryStatus::InContext;
     }
     let ci = path.iter().rposition(|&i| s.kind(i) == Kind::Compaction);
     // the context's messages in order, as (tok, usage)
@@ -445,7 +434,7 @@ pub fn outcome(s: &Session, facts: &[(bool, i64, Option<i64>)]) -> Outcome {
             let fk = facts_first_kept(s, c);
             let kept_from = fk.as_deref().and_then(|f| path[..ci].iter().position(|&i| s.id(i) == f)).unwrap_or(ci);
             for &i in &path[..kept_from] {
-                o.status[i] = COMPACTED;
+                o.status[i] = EntryStatus::Compacted;
             }
             msgs.push((facts[c].1, None));
             path[kept_from..ci].iter().chain(path[ci + 1..].iter()).for_each(|&i| push(i, &mut msgs));
@@ -473,18 +462,18 @@ pub fn skeleton<'a>(rows: impl ExactSizeIterator<Item = (&'a str, Option<&'a str
     text.push_str("{\"type\":\"session\",\"version\":3,\"id\":\"skeleton\",\"timestamp\":\"1970-01-01T00:00:00.000Z\",\"cwd\":\"\"}\n");
     for (id, parent, ty, fk) in rows {
         text.push_str("{\"type\":");
-        json::write_str(&mut text, ty);
+        pi_json::write_str(&mut text, ty);
         text.push_str(",\"id\":");
-        json::write_str(&mut text, id);
+        pi_json::write_str(&mut text, id);
         text.push_str(",\"parentId\":");
         match parent {
-            Some(p) => json::write_str(&mut text, p),
+            Some(p) => pi_json::write_str(&mut text, p),
             None => text.push_str("null"),
         }
         text.push_str(",\"timestamp\":\"1970-01-01T00:00:00.000Z\"");
         if let Some(f) = fk {
             text.push_str(",\"firstKeptEntryId\":");
-            json::write_str(&mut text, f);
+            pi_json::write_str(&mut text, f);
         }
         text.push_str("}\n");
     }

@@ -3,8 +3,9 @@
 //! The index is a cache of the JSONL files. A file that SQLite calls corrupt or "not a database",
 //! that fails `quick_check`, or that carries a `user_version` newer than this build knows, is
 //! renamed to `<name>.corrupt-<epoch ms>` (with its `-wal`) and a fresh index is built; the caller
-//! gets a [`Notice`] to show. We never write into a newer schema (F34).
-use crate::{LibError, Notice};
+//! gets a [`Notice`] to show. A newer schema is never written: this build does not know what its
+//! rows mean, and the newer Arbor that made it may still be using it.
+use crate::error::{LibError, Notice};
 use rusqlite::{Connection, ErrorCode};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -14,7 +15,8 @@ pub const SCHEMA_VERSION: i64 = 3;
 
 #[derive(Debug, Clone)]
 pub struct OpenOptions {
-    /// How long a write waits for another instance's write transaction (F33).
+    /// How long a write waits for another instance's write transaction (another window or the CLI
+    /// may be indexing); after that the write fails with [`LibError::Busy`].
     pub busy_timeout: Duration,
     /// Run `PRAGMA quick_check` on the small tables when opening (on by default).
     pub quick_check: bool,
@@ -103,33 +105,24 @@ CREATE TABLE IF NOT EXISTS touched(
 pub(crate) fn classify_err(e: rusqlite::Error) -> LibError {
     if let rusqlite::Error::SqliteFailure(f, _) = &e {
         match f.code {
-            ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase => return LibError::Corrupt(e.to_string()),
+            ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase => return LibError::SqliteCorrupt(e),
             ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
                 return LibError::Busy("the index is busy: another Arbor instance is writing it; try again in a moment".into())
             }
             // A full disk, a file-size limit (EFBIG comes back as an I/O write error) or a write
             // that failed: the index is not damaged (the transaction rolls back), it needs space.
             // Not `Sqlite`, which would move the index aside as if it were corrupt.
-            ErrorCode::DiskFull => return disk_full(&e),
-            ErrorCode::SystemIoFailure if is_write_ioerr(f.extended_code) => return disk_full(&e),
+            ErrorCode::DiskFull => return LibError::DiskFull(e),
+            ErrorCode::SystemIoFailure if is_write_ioerr(f.extended_code) => return LibError::DiskFull(e),
             _ => {}
         }
     }
-    LibError::Sqlite(e.to_string())
+    LibError::Sqlite(e)
 }
 
 /// SQLITE_IOERR_WRITE, _FSYNC, _TRUNCATE, _SHMSIZE, _DIR_FSYNC: writing failed.
 fn is_write_ioerr(extended: std::ffi::c_int) -> bool {
     matches!(extended, 778 | 1034 | 1546 | 4874 | 5130)
-}
-
-fn disk_full(e: &rusqlite::Error) -> LibError {
-    LibError::Io {
-        path: PathBuf::new(),
-        message: format!(
-            "the session index could not be written ({e}): the disk is full or the file size limit is reached; free some disk space and run it again (the index needs no repair)"
-        ),
-    }
 }
 
 enum OpenFail {
@@ -140,7 +133,7 @@ enum OpenFail {
 fn try_open(path: &Path, opts: &OpenOptions) -> Result<Connection, OpenFail> {
     let conn = Connection::open(path).map_err(|e| OpenFail::Other(classify_err(e)))?;
     let bad = |e: rusqlite::Error| match classify_err(e) {
-        LibError::Corrupt(m) => OpenFail::Bad(m),
+        LibError::SqliteCorrupt(e) => OpenFail::Bad(e.to_string()),
         other => OpenFail::Other(other),
     };
     conn.busy_timeout(opts.busy_timeout).map_err(bad)?;
@@ -168,15 +161,15 @@ fn try_open(path: &Path, opts: &OpenOptions) -> Result<Connection, OpenFail> {
     // The schema may be damaged without quick_check noticing (or it was off): touch every table.
     conn.query_row("SELECT (SELECT count(*) FROM files LIMIT 1) + (SELECT count(*) FROM user_roots)", [], |r| r.get::<_, i64>(0)).map_err(|e| {
         match classify_err(e) {
-            LibError::Sqlite(m) => OpenFail::Bad(m),
-            LibError::Corrupt(m) => OpenFail::Bad(m),
+            LibError::Sqlite(e) | LibError::SqliteCorrupt(e) => OpenFail::Bad(e.to_string()),
             other => OpenFail::Other(other),
         }
     })?;
     Ok(conn)
 }
 
-/// Migrations run inside one `BEGIN IMMEDIATE` transaction: a crash leaves the old version (F35).
+/// Migrations run inside one `BEGIN IMMEDIATE` transaction, so that a crash in the middle leaves
+/// the old version, never a half-migrated index.
 fn migrate(conn: &Connection, from: i64) -> rusqlite::Result<()> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let r = (|| {
@@ -207,10 +200,7 @@ fn now_ms() -> i64 {
 /// Rename `path` (and its `-wal`; drop its `-shm`) to `<path>.corrupt-<ms>`. Returns the new name.
 pub(crate) fn move_aside(path: &Path) -> Result<PathBuf, LibError> {
     let aside = PathBuf::from(format!("{}.corrupt-{}", path.display(), now_ms()));
-    std::fs::rename(path, &aside).map_err(|e| LibError::Io {
-        path: path.to_path_buf(),
-        message: format!("could not move the damaged index aside ({e}); delete it by hand, Arbor rebuilds it"),
-    })?;
+    std::fs::rename(path, &aside).map_err(|source| LibError::MoveAside { path: path.to_path_buf(), source })?;
     let wal = PathBuf::from(format!("{}-wal", path.display()));
     if wal.exists() {
         let _ = std::fs::rename(&wal, format!("{}-wal", aside.display()));
@@ -223,8 +213,7 @@ pub(crate) fn move_aside(path: &Path) -> Result<PathBuf, LibError> {
 pub(crate) fn open(path: &Path, opts: &OpenOptions, notices: &mut Vec<Notice>) -> Result<Connection, LibError> {
     if let Some(dir) = path.parent() {
         if !dir.as_os_str().is_empty() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| LibError::Io { path: dir.to_path_buf(), message: format!("cannot create the index folder ({e}); pass another --db path") })?;
+            std::fs::create_dir_all(dir).map_err(|source| LibError::IndexFolder { path: dir.to_path_buf(), source })?;
         }
     }
     for _ in 0..2 {
@@ -238,6 +227,40 @@ pub(crate) fn open(path: &Path, opts: &OpenOptions, notices: &mut Vec<Notice>) -
         }
     }
     Err(LibError::Corrupt(format!("the index at {} could not be rebuilt; delete it and retry", path.display())))
+}
+
+/// Run `f` inside `BEGIN IMMEDIATE … COMMIT`, rolling back on error. Inside an open
+/// transaction (a batch of files) it uses a savepoint, so one failing file leaves no trace.
+pub(crate) fn write_tx<T>(conn: &Connection, f: impl FnOnce() -> Result<T, LibError>) -> Result<T, LibError> {
+    write_tx_if(conn, f, |_| true)
+}
+
+/// [`write_tx`] that also rolls back when `f` gives `Ok(None)` (nothing to keep).
+pub(crate) fn write_tx_some<T>(conn: &Connection, f: impl FnOnce() -> Result<Option<T>, LibError>) -> Result<Option<T>, LibError> {
+    write_tx_if(conn, f, Option::is_some)
+}
+
+/// [`write_tx`], committing only an `Ok` value that `keep` accepts (the others roll back).
+fn write_tx_if<T>(conn: &Connection, f: impl FnOnce() -> Result<T, LibError>, keep: impl FnOnce(&T) -> bool) -> Result<T, LibError> {
+    let nested = !conn.is_autocommit();
+    conn.execute_batch(if nested { "SAVEPOINT file" } else { "BEGIN IMMEDIATE" }).map_err(classify_err)?;
+    let roll_back = || {
+        let _ = conn.execute_batch(if nested { "ROLLBACK TO file; RELEASE file" } else { "ROLLBACK" });
+    };
+    match f() {
+        Ok(v) if keep(&v) => {
+            conn.execute_batch(if nested { "RELEASE file" } else { "COMMIT" }).map_err(classify_err)?;
+            Ok(v)
+        }
+        Ok(v) => {
+            roll_back();
+            Ok(v)
+        }
+        Err(e) => {
+            roll_back();
+            Err(e)
+        }
+    }
 }
 
 /// FNV-1a 64, stable across builds (stored in the index).

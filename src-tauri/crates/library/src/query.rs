@@ -1,7 +1,8 @@
 //! Reading the index: projects, sessions (sorted, filtered), full-text search with status.
-use crate::analyze::status_name;
 use crate::db::classify_err;
-use crate::{LibError, Library};
+use crate::error::LibError;
+use crate::library::Library;
+use crate::status::EntryStatus;
 use rusqlite::types::Value as SqlValue;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -50,7 +51,8 @@ pub struct SessionInfo {
     pub bad_lines: i64,
     /// false: the first JSON object is not a session header (Pi would reject and wipe it).
     pub valid: bool,
-    /// Another indexed file has the same session id (a copy or a sync conflict, F31).
+    /// Another indexed file has the same session id (a copy, or a sync service's conflict copy),
+    /// so the id alone does not say which file is meant.
     pub duplicate_id: bool,
 }
 
@@ -92,8 +94,8 @@ pub struct SearchQuery {
     pub session_path: Option<PathBuf>,
     /// Only files under these roots.
     pub roots: Vec<PathBuf>,
-    /// Keep only these statuses ("in_context", "compacted", "abandoned"); empty = all.
-    pub statuses: Vec<String>,
+    /// Keep only these statuses; empty = all.
+    pub statuses: Vec<EntryStatus>,
     pub limit: u32,
     pub order: SearchOrder,
     /// Run phase 2 for files still waiting for it before answering (default). The app turns it
@@ -140,7 +142,8 @@ pub struct SearchHit {
     pub entry_type: String,
     pub role: Option<String>,
     pub timestamp: Option<String>,
-    /// "in_context" | "compacted" | "abandoned", against the file's leaf as indexed.
+    /// The [`EntryStatus::name`] of the entry's status against the file's leaf as indexed:
+    /// "in_context" | "compacted" | "abandoned".
     pub status: &'static str,
     /// Excerpt with the matches between `«` and `»`.
     pub snippet: String,
@@ -303,12 +306,12 @@ impl Library {
     }
 
     /// Status of every entry of one session, in file order: (entry id, status). For graph badges.
-    pub fn entry_statuses(&self, path: &Path) -> Result<Vec<(String, &'static str)>, LibError> {
+    pub fn entry_statuses(&self, path: &Path) -> Result<Vec<(String, EntryStatus)>, LibError> {
         let mut q = self
             .conn
             .prepare("SELECT e.entry_id, e.status FROM entries e JOIN files f ON f.id = e.file_id WHERE f.path = ?1 ORDER BY e.rowid")
             .map_err(classify_err)?;
-        let rows = q.query_map([path.to_string_lossy()], |r| Ok((r.get::<_, String>(0)?, status_name(r.get(1)?)))).map_err(classify_err)?;
+        let rows = q.query_map([path.to_string_lossy()], |r| Ok((r.get::<_, String>(0)?, r.get::<_, EntryStatus>(1)?))).map_err(classify_err)?;
         rows.collect::<Result<_, _>>().map_err(classify_err)
     }
 
@@ -331,12 +334,7 @@ impl Library {
             SearchOrder::Newest => false,
             SearchOrder::Auto => {
                 let n: i64 =
-                    self.conn.query_row("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 LIMIT 1001)", [&m], |r| r.get(0)).map_err(|e| {
-                        match classify_err(e) {
-                            LibError::Sqlite(m) => LibError::Invalid(format!("cannot search for that ({m}); try plain words")),
-                            o => o,
-                        }
-                    })?;
+                    self.conn.query_row("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 LIMIT 1001)", [&m], |r| r.get(0)).map_err(search_err)?;
                 n <= 1000
             }
         };
@@ -357,24 +355,12 @@ impl Library {
         }
         under_roots(&mut sql, &mut args, "f.path", &q.roots);
         if !q.statuses.is_empty() {
-            let codes: Vec<String> = q
-                .statuses
-                .iter()
-                .map(|s| match s.as_str() {
-                    "in_context" => "0",
-                    "compacted" => "1",
-                    _ => "2",
-                })
-                .map(String::from)
-                .collect();
+            let codes: Vec<String> = q.statuses.iter().map(|s| s.code().to_string()).collect();
             sql.push_str(&format!(" AND e.status IN ({})", codes.join(",")));
         }
         let order = if by_rank { "rank" } else { "fts.rowid DESC" };
         sql.push_str(&format!(" ORDER BY {order} LIMIT {}", q.limit.max(1)));
-        let mut st = self.conn.prepare(&sql).map_err(|e| match classify_err(e) {
-            LibError::Sqlite(m) => LibError::Invalid(format!("cannot search for that ({m}); try plain words")),
-            o => o,
-        })?;
+        let mut st = self.conn.prepare(&sql).map_err(search_err)?;
         let rows = st
             .query_map(rusqlite::params_from_iter(args), |r| {
                 Ok(SearchHit {
@@ -386,15 +372,21 @@ impl Library {
                     entry_type: r.get(5)?,
                     role: r.get(6)?,
                     timestamp: r.get(7)?,
-                    status: status_name(r.get(8)?),
+                    status: r.get::<_, EntryStatus>(8)?.name(),
                     snippet: r.get(9)?,
                 })
             })
             .map_err(classify_err)?;
-        rows.collect::<Result<_, _>>().map_err(|e| match classify_err(e) {
-            LibError::Sqlite(m) => LibError::Invalid(format!("cannot search for that ({m}); try plain words")),
-            o => o,
-        })
+        rows.collect::<Result<_, _>>().map_err(search_err)
+    }
+}
+
+/// An error of the search statement: one that is neither damage nor a busy or full index is
+/// taken as search text FTS5 refused.
+fn search_err(e: rusqlite::Error) -> LibError {
+    match classify_err(e) {
+        LibError::Sqlite(e) => LibError::Search(e),
+        other => other,
     }
 }
 

@@ -2,13 +2,62 @@
 //! only SQLite writer. Writes are committed in batches (about 64 MB read or 2 s), each file in a
 //! savepoint: a crash or kill leaves the last committed batch, and the next pass goes on from
 //! there (phase-1 rows with `fts_done = 0` get their phase 2 then).
-use crate::db::classify_err;
-use crate::index::{self, Change, Plan};
-use crate::{LibError, Progress, SyncReport};
+use crate::db::{classify_err, write_tx};
+use crate::error::LibError;
+use crate::index::{self, Change, IndexOptions, Plan};
 use rusqlite::Connection;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
+
+/// Progress of [`crate::Library::sync_roots`].
+#[derive(Debug, Clone)]
+pub struct Progress {
+    pub done: usize,
+    pub total: usize,
+    pub path: PathBuf,
+    /// false: phase 1 (the session catalog, what the picker lists); true: phase 2 (entries,
+    /// statuses and full text of the files phase 1 read; `total` counts those files only).
+    pub full_text: bool,
+}
+
+/// What one [`crate::Library::sync_roots`] pass did.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncReport {
+    pub files: usize,
+    pub new: usize,
+    pub appended: usize,
+    pub reindexed: usize,
+    pub removed: usize,
+    pub unchanged: usize,
+    pub bytes_read: u64,
+    /// Files that could not be read (path, message); the rest of the pass went on.
+    pub errors: Vec<(PathBuf, String)>,
+    /// Phase 1 (the session catalog: what Pi's picker lists), milliseconds.
+    pub catalog_ms: f64,
+    /// Phase 2 (entry rows, statuses, full text), milliseconds; 0 when left for later.
+    pub fulltext_ms: f64,
+    /// The pass was cancelled ([`crate::Library::sync_roots_cancellable`]): what it wrote is
+    /// committed, the rest is indexed by the next pass.
+    pub cancelled: bool,
+}
+
+/// How [`crate::Library::sync_roots_with`] runs.
+#[derive(Debug, Clone, Copy)]
+pub struct SyncOptions {
+    /// Also run phase 2 (entries, statuses, full text) now. When false, it runs on the next
+    /// [`crate::Library::search`] (or [`crate::Library::complete_fulltext`]).
+    pub full_text: bool,
+    /// Worker threads that read and parse files (the SQLite writer is the calling thread).
+    pub threads: usize,
+}
+
+impl Default for SyncOptions {
+    fn default() -> Self {
+        SyncOptions { full_text: true, threads: std::thread::available_parallelism().map(|n| n.get().min(4)).unwrap_or(2) }
+    }
+}
 
 const BATCH_BYTES: u64 = 64 << 20;
 const BATCH_SECS: f64 = 2.0;
@@ -119,6 +168,7 @@ pub(crate) fn catalog_pass(
     conn: &Connection,
     files: &[(PathBuf, PathBuf)],
     threads: usize,
+    opts: &IndexOptions,
     cancel: Option<&AtomicBool>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<SyncReport, LibError> {
@@ -138,11 +188,13 @@ pub(crate) fn catalog_pass(
             }
             let plan = match index::plan(conn, p) {
                 Ok(x) => x,
-                Err(LibError::Io { path, message }) => {
-                    rep.errors.push((path, message));
-                    continue;
-                }
-                Err(e) => return Err(e),
+                Err(e) => match e.file_problem() {
+                    Some(problem) => {
+                        rep.errors.push(problem);
+                        continue;
+                    }
+                    None => return Err(e),
+                },
             };
             match plan {
                 Plan::Full { old, reason } => {
@@ -154,12 +206,12 @@ pub(crate) fn catalog_pass(
                 Plan::Unchanged(_) | Plan::Nothing | Plan::FullTextOnly(_) => rep.unchanged += 1,
                 Plan::Removed(row) => {
                     batch.begin(conn)?;
-                    index::write_tx(conn, || index::remove_file_rows(conn, row.id, false).map_err(classify_err))?;
+                    write_tx(conn, || index::remove_file_rows(conn, row.id, false).map_err(classify_err))?;
                     rep.removed += 1;
                 }
                 Plan::Append(row, st) => {
                     batch.begin(conn)?;
-                    match index::write_tx(conn, || index::append_file(conn, p, row, st)) {
+                    match write_tx(conn, || index::append(conn, p, row, st)) {
                         Ok(u) => {
                             rep.bytes_read += u.bytes_read;
                             batch.bytes += u.bytes_read;
@@ -169,8 +221,10 @@ pub(crate) fn catalog_pass(
                                 rep.unchanged += 1;
                             }
                         }
-                        Err(LibError::Io { path, message }) => rep.errors.push((path, message)),
-                        Err(e) => return Err(e),
+                        Err(e) => match e.file_problem() {
+                            Some(problem) => rep.errors.push(problem),
+                            None => return Err(e),
+                        },
                     }
                 }
             }
@@ -182,7 +236,7 @@ pub(crate) fn catalog_pass(
             &full,
             threads,
             cancel,
-            |(i, _, _)| index::catalog_file(&files[*i].0, false),
+            |(i, _, _)| index::catalog_file(&files[*i].0, opts),
             |k, res| {
                 let (i, old, _reason) = &full[k];
                 let (p, root) = &files[*i];
@@ -191,7 +245,7 @@ pub(crate) fn catalog_pass(
                 match res {
                     Ok(c) => {
                         batch.begin(conn)?;
-                        index::write_tx(conn, || index::write_catalog(conn, p, Some(root), old.as_ref(), &c))?;
+                        write_tx(conn, || index::write_catalog(conn, p, Some(root), old.as_ref(), &c))?;
                         rep.bytes_read += c.bytes();
                         batch.bytes += c.bytes();
                         if old.is_none() {
@@ -201,11 +255,13 @@ pub(crate) fn catalog_pass(
                         }
                         batch.maybe_commit(conn, false)
                     }
-                    Err(LibError::Io { path, message }) => {
-                        rep.errors.push((path, message));
-                        Ok(())
-                    }
-                    Err(e) => Err(e),
+                    Err(e) => match e.file_problem() {
+                        Some(problem) => {
+                            rep.errors.push(problem);
+                            Ok(())
+                        }
+                        None => Err(e),
+                    },
                 }
             },
         )?;
@@ -227,7 +283,13 @@ pub(crate) fn catalog_pass(
 
 /// Phase 2 for every file with `fts_done = 0`. Returns the number of files completed. `cancel`
 /// is checked between files; what was written is committed, the rest stays `fts_done = 0`.
-pub(crate) fn fulltext_pass(conn: &Connection, threads: usize, cancel: Option<&AtomicBool>, progress: &mut dyn FnMut(Progress)) -> Result<usize, LibError> {
+pub(crate) fn fulltext_pass(
+    conn: &Connection,
+    threads: usize,
+    opts: &IndexOptions,
+    cancel: Option<&AtomicBool>,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<usize, LibError> {
     let pending = index::pending_fulltext(conn)?;
     let total = pending.len();
     if total > 0 {
@@ -240,17 +302,17 @@ pub(crate) fn fulltext_pass(conn: &Connection, threads: usize, cancel: Option<&A
         threads,
         cancel,
         // a big file is streamed on this thread (bounded memory), not loaded by a worker
-        |(_, path, offset, hh, th)| if index::is_big(path) { None } else { Some(index::fulltext_file(path, *offset, *hh, *th)) },
+        |(_, path, offset, hh, th)| if opts.is_big(path) { None } else { Some(index::fulltext_file(path, *offset, *hh, *th)) },
         |k, res| {
             let (id, path, offset, hh, th) = &pending[k];
             progress(Progress { done: k + 1, total, path: path.clone(), full_text: true });
             batch.begin(conn)?;
+            // changed since phase 1, or unreadable: the next pass re-reads it in full
+            let reread_later = || conn.execute("UPDATE files SET fts_done = 2 WHERE id = ?1 AND fts_done = 0", [id]).map(|_| ()).map_err(classify_err);
             let Some(res) = res else {
-                match index::fulltext_big(conn, *id, path) {
+                match index::fulltext_big(conn, *id, path, opts) {
                     Ok(done) => n += done as usize,
-                    Err(LibError::Io { .. }) => {
-                        conn.execute("UPDATE files SET fts_done = 2 WHERE id = ?1 AND fts_done = 0", [id]).map_err(classify_err)?;
-                    }
+                    Err(e) if e.file_problem().is_some() => reread_later()?,
                     Err(e) => return Err(e),
                 }
                 batch.bytes += *offset;
@@ -265,10 +327,8 @@ pub(crate) fn fulltext_pass(conn: &Connection, threads: usize, cancel: Option<&A
                     batch.bytes += *offset;
                     n += 1;
                 }
-                // changed since phase 1, or unreadable: the next pass re-reads it in full
-                Ok(None) | Err(LibError::Io { .. }) => {
-                    conn.execute("UPDATE files SET fts_done = 2 WHERE id = ?1 AND fts_done = 0", [id]).map_err(classify_err)?;
-                }
+                Ok(None) => reread_later()?,
+                Err(e) if e.file_problem().is_some() => reread_later()?,
                 Err(e) => return Err(e),
             }
             batch.maybe_commit(conn, false)

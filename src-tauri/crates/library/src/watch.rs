@@ -4,8 +4,11 @@
 //! The watcher thread owns its own SQLite connection (WAL lets the app read meanwhile). Events
 //! for the same file that arrive within `debounce` are folded into one index pass. A periodic
 //! rescan (`rescan_every`) catches anything the OS did not report (network folders, overflow).
-use crate::index::Change;
-use crate::{LibError, Library, NewEntry, Notice, OpenOptions, SyncReport};
+use crate::db::OpenOptions;
+use crate::error::{LibError, Notice};
+use crate::index::{Change, IndexOptions, NewEntry};
+use crate::library::Library;
+use crate::sync::SyncReport;
 use notify::{RecursiveMode, Watcher as _};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -45,11 +48,18 @@ pub struct WatchOptions {
     pub debounce: Duration,
     pub rescan_every: Duration,
     pub open: OpenOptions,
+    /// How the watcher's passes read files.
+    pub index: IndexOptions,
 }
 
 impl Default for WatchOptions {
     fn default() -> Self {
-        WatchOptions { debounce: Duration::from_millis(25), rescan_every: Duration::from_secs(30), open: OpenOptions::default() }
+        WatchOptions {
+            debounce: Duration::from_millis(25),
+            rescan_every: Duration::from_secs(30),
+            open: OpenOptions::default(),
+            index: IndexOptions::default(),
+        }
     }
 }
 
@@ -86,7 +96,8 @@ impl Watcher {
     /// Start following `roots`, indexing into the index at `db_path`. The first receiver gets
     /// everything from the initial pass on; more can be made with [`Watcher::subscribe`].
     pub fn start(db_path: &Path, roots: Vec<PathBuf>, opts: WatchOptions) -> Result<(Watcher, Receiver<LibraryEvent>), LibError> {
-        let lib = Library::open_with(db_path, opts.open.clone())?;
+        let mut lib = Library::open_with(db_path, opts.open.clone())?;
+        lib.set_index_options(opts.index);
         let subs: Subs = Arc::new(Mutex::new(Vec::new()));
         let (first_tx, first_rx) = mpsc::channel();
         subs.lock().unwrap().push(first_tx);
@@ -105,7 +116,7 @@ impl Watcher {
                 }
             }
         })
-        .map_err(|e| LibError::Invalid(format!("cannot start the file watcher ({e}); live follow is off, use manual refresh")))?;
+        .map_err(LibError::Watch)?;
         // A root that does not exist yet (Pi not run on this machine so far, an unmounted folder)
         // is not an error: it is looked for every ROOT_RETRY and followed once it appears.
         let mut unwatched = Vec::new();
@@ -129,7 +140,7 @@ impl Watcher {
         let thread = std::thread::Builder::new()
             .name("arbor-library-watch".into())
             .spawn(move || run(lib, roots, unwatched, fs2, rx, subs2, opts, paused2))
-            .map_err(|e| LibError::Invalid(format!("cannot start the watcher thread ({e})")))?;
+            .map_err(LibError::WatchThread)?;
         Ok((Watcher { subs, tx, thread: Some(thread), fs, paused }, first_rx))
     }
 
@@ -211,7 +222,7 @@ fn run(mut lib: Library, roots: Vec<PathBuf>, mut unwatched: Vec<PathBuf>, fs: F
     }
     let full_pass = |lib: &mut Library, subs: &Subs, report_progress: bool| match lib.sync_roots_cancellable(
         &roots,
-        crate::SyncOptions::default(),
+        crate::sync::SyncOptions::default(),
         Some(&paused),
         &mut |p| {
             if report_progress && (p.done % 25 == 0 || p.done == p.total) {

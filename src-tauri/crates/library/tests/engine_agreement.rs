@@ -2,7 +2,7 @@
 //! on every conformance and random-oracle session: an entry whose message the engine puts in
 //! the context at the file's leaf is `in_context`; one on the path whose message is not sent is
 //! `compacted`; one off the path is `abandoned`.
-use library::{Library, SearchQuery, SessionFilter, SyncOptions};
+use library::{EntryStatus, IndexOptions, Library, SearchQuery, SessionFilter, SyncOptions};
 use session_engine::context::{build_context, context_message, estimate_context};
 use session_engine::session::Session;
 use std::collections::HashSet;
@@ -75,11 +75,11 @@ fn statuses_and_tokens_agree_with_the_engine() {
             assert_eq!(our_id, s.id(idx));
             let yields = context_message(&s, idx).is_some() || s.kind(idx) == session_engine::session::Kind::Compaction;
             let want = if !path.contains(&idx) {
-                "abandoned"
+                EntryStatus::Abandoned
             } else if in_ctx.contains(&idx) {
-                "in_context"
+                EntryStatus::InContext
             } else if yields {
-                "compacted"
+                EntryStatus::Compacted
             } else {
                 continue; // on the path, sends nothing (label, model change...): either is fine
             };
@@ -101,18 +101,18 @@ fn statuses_and_tokens_agree_with_the_engine() {
 
     // The streamed path (big files: windows through the engine's chunk scanner, statuses from a
     // skeleton session) gives the same rows as the whole-file loader, file by file.
-    library::index::set_stream_min(0);
-    library::index::set_stream_window(1000); // many window boundaries, lines longer than a window
+    // every file streamed, with many window boundaries and lines longer than a window
+    let stream_all = IndexOptions { stream_from: 0, window: 1000 };
     let mut streamed = Library::open(&dir.path().join("streamed.sqlite3")).unwrap();
+    streamed.set_index_options(stream_all);
     streamed.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
     // phase 1 alone, streamed: the catalog of a big file is read without its full text
     let catalog_only = SyncOptions { full_text: false, ..Default::default() };
     let mut cat_streamed = Library::open(&dir.path().join("cat-streamed.sqlite3")).unwrap();
+    cat_streamed.set_index_options(stream_all);
     cat_streamed.sync_roots_with(std::slice::from_ref(&root), catalog_only, &mut |_| {}).unwrap();
     let pending_streamed = cat_streamed.pending_fulltext_count().unwrap();
     cat_streamed.complete_fulltext().unwrap(); // phase 2, streamed
-    library::index::set_stream_min(32 << 20);
-    library::index::set_stream_window(8 << 20);
     let mut cat_whole = Library::open(&dir.path().join("cat-whole.sqlite3")).unwrap();
     cat_whole.sync_roots_with(std::slice::from_ref(&root), catalog_only, &mut |_| {}).unwrap();
     assert_eq!(pending_streamed, cat_whole.pending_fulltext_count().unwrap(), "streamed catalogs leave the same files to phase 2");
@@ -122,11 +122,8 @@ fn statuses_and_tokens_agree_with_the_engine() {
     assert!(listed.len() > 20);
     assert_eq!(listed, {
         let mut lib2 = Library::open(&dir.path().join("cat-streamed-2.sqlite3")).unwrap();
-        library::index::set_stream_min(0);
-        library::index::set_stream_window(1000);
+        lib2.set_index_options(stream_all);
         lib2.sync_roots_with(std::slice::from_ref(&root), SyncOptions { full_text: false, ..Default::default() }, &mut |_| {}).unwrap();
-        library::index::set_stream_min(32 << 20);
-        library::index::set_stream_window(8 << 20);
         lib2.sessions(&all).unwrap()
     });
     // the entry and full-text rows: whole-file phase 2, streamed both phases, streamed phase 2

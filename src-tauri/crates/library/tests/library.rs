@@ -591,7 +591,7 @@ fn f16_a_huge_line_is_an_entry_as_pi_loads_it_with_its_text_capped() {
     assert_eq!((s.bad_lines, s.pending_bytes, s.entry_count), (0, 0, 4));
     assert_eq!(hits(&lib, "pelican"), vec![("b2000000".into(), "in_context")]);
     let statuses = lib.entry_statuses(&f).unwrap();
-    assert!(statuses.contains(&("b1000000".to_string(), "abandoned")), "{statuses:?}");
+    assert!(statuses.contains(&("b1000000".to_string(), library::EntryStatus::Abandoned)), "{statuses:?}");
     let c = rusqlite::Connection::open(&db).unwrap();
     let longest: i64 = c.query_row("SELECT max(length(body)) FROM fts", [], |r| r.get(0)).unwrap();
     assert!(longest <= 8192, "{longest}");

@@ -1,0 +1,178 @@
+//! Appends: the complete lines after a file's stored offset are scanned by the engine's chunk
+//! scanner and added as entry rows. A linear append at the leaf just adds `in_context` rows and
+//! moves the context estimate on; anything else (a compaction, a leaf on another branch, a
+//! duplicate id) recomputes every status from the stored rows, without re-reading the file.
+use super::facts::{session_facts, write_session_facts, SessionFacts};
+use super::row::{self, hashes, load_row, Row, Stat};
+use super::update::{Change, FileUpdate, NewEntry, MAX_EVENT_ENTRIES};
+use crate::analyze::{self, EntryFacts};
+use crate::db::{classify_err, now};
+use crate::error::LibError;
+use crate::status::EntryStatus;
+use rusqlite::{params, Connection};
+use session_engine::session::Kind;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+/// Index the complete lines appended after the stored offset (engine chunk rules), inside the
+/// caller's write transaction.
+pub(crate) fn append(conn: &Connection, path: &Path, mut r: Row, st: Stat) -> Result<FileUpdate, LibError> {
+    // inside the write transaction: another writer may have indexed these bytes since the plan
+    match load_row(conn, &path.to_string_lossy()).map_err(classify_err)? {
+        Some(now) if now.id == r.id && now.offset == r.offset && now.size == r.size && now.fts_done == r.fts_done => {}
+        _ => return Ok(FileUpdate::unchanged(r.header_id)),
+    }
+    let mut f = row::open(path)?;
+    let start = r.offset as u64;
+    f.seek(SeekFrom::Start(start)).map_err(|e| LibError::read(path, e))?;
+    let mut buf = Vec::with_capacity((st.size as u64).saturating_sub(start) as usize + 1);
+    f.read_to_end(&mut buf).map_err(|e| LibError::read(path, e))?;
+    let read = buf.len() as u64;
+    let size_now = start + read;
+    let mut new_entries = Vec::new();
+    if r.valid != 1 {
+        // a rejected file stays rejected (Pi rejects it whole); just follow its size
+        r.offset = size_now as i64;
+    } else {
+        let scan = session_engine::chunk::scan(&buf, true);
+        r.bad_lines += scan.skipped.iter().filter(|(_, k)| !matches!(k, session_engine::DiagnosticKind::ExtraHeader)).count() as i64;
+        r.offset = (start + scan.consumed as u64) as i64;
+        r.open_tail = scan.unterminated;
+        if !scan.entries.is_empty() {
+            new_entries = append_entries(conn, &mut r, &buf, &scan.entries)?;
+        }
+    }
+    let (h, t) = hashes(&mut f, r.offset as u64).map_err(|e| LibError::read(path, e))?;
+    conn.prepare_cached(
+        "UPDATE files SET size=?2, mtime_ns=?3, offset=?4, head_hash=?5, tail_hash=?6, bad_lines=?7, open_tail=?8, indexed_ms=?9
+         WHERE id = ?1",
+    )
+    .and_then(|mut s| s.execute(params![r.id, size_now as i64, st.mtime_ns, r.offset, h, t, r.bad_lines, r.open_tail, now()]))
+    .map_err(classify_err)?;
+    Ok(FileUpdate {
+        change: if new_entries.is_empty() { Change::Unchanged } else { Change::Appended },
+        session_id: r.header_id.clone(),
+        new_entries,
+        bytes_read: read,
+        reason: None,
+    })
+}
+
+/// Insert entry rows for appended chunk entries, their statuses, and update the session facts in
+/// `r` and its row.
+fn append_entries(conn: &Connection, r: &mut Row, buf: &[u8], entries: &[session_engine::chunk::ChunkEntry]) -> Result<Vec<NewEntry>, LibError> {
+    let mut ins_e = conn
+        .prepare_cached(
+            "INSERT INTO entries(file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 0)",
+        )
+        .map_err(classify_err)?;
+    let mut ins_f = conn.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").map_err(classify_err)?;
+    let mut ins_t = conn.prepare_cached("INSERT OR IGNORE INTO touched(file_id, op, path) VALUES (?1, ?2, ?3)").map_err(classify_err)?;
+    let mut dup = conn.prepare_cached("SELECT 1 FROM entries WHERE file_id = ?1 AND entry_id = ?2 LIMIT 1").map_err(classify_err)?;
+    let old_leaf = r.leaf_id.clone();
+    let mut linear = true;
+    let mut prev = old_leaf.clone();
+    let mut rows: Vec<(i64, EntryFacts)> = Vec::new();
+    let mut sf = SessionFacts::default();
+    let mut seen_ids = std::collections::HashSet::new();
+    for e in entries {
+        let v = e.value(buf);
+        let f = analyze::entry_facts(e.kind, &v);
+        if linear {
+            let dup_here = !seen_ids.insert(e.id.clone()) || dup.exists(params![r.id, e.id]).map_err(classify_err)?;
+            if e.kind == Kind::Compaction || e.parent_id != prev || dup_here {
+                linear = false;
+            }
+        }
+        prev = Some(e.id.clone());
+        session_facts(r, &mut sf, e, &v);
+        let seq = r.entry_count - 1;
+        let rowid =
+            ins_e.insert(params![r.id, seq, e.id, e.parent_id, e.type_name, f.role, e.timestamp, f.first_kept, f.ctx, f.tok, f.usage]).map_err(classify_err)?;
+        if !f.body.is_empty() {
+            ins_f.execute(params![rowid, f.body]).map_err(classify_err)?;
+        }
+        for (op, list) in [(0, &f.files_read), (1, &f.files_modified)] {
+            for p in list {
+                ins_t.execute(params![r.id, op, p]).map_err(classify_err)?;
+            }
+        }
+        rows.push((rowid, f));
+    }
+    r.leaf_id = entries.last().map(|e| e.id.clone());
+    let mut statuses = vec![EntryStatus::InContext; rows.len()];
+    if linear {
+        // a chain at the leaf: all in context; the estimate moves on (§9.3)
+        for (_, f) in &rows {
+            if f.ctx {
+                match f.usage {
+                    Some(u) => {
+                        r.ctx_usage = Some(u);
+                        r.ctx_trailing = 0;
+                    }
+                    None => r.ctx_trailing += f.tok,
+                }
+            }
+        }
+        let last_tip_gone = old_leaf.is_some();
+        if !last_tip_gone {
+            r.branch_count = 1;
+        }
+    } else {
+        statuses = recompute(conn, r, &rows.iter().map(|x| x.0).collect::<Vec<_>>())?;
+    }
+    write_session_facts(conn, r, &sf)?;
+    Ok(entries.iter().zip(statuses).take(MAX_EVENT_ENTRIES).map(|(e, st)| NewEntry::new(&e.id, e.parent_id.as_deref(), &e.type_name, st)).collect())
+}
+
+/// Recompute every status of a file from its stored rows, through a skeleton session loaded by
+/// the engine (no file re-read); write only the statuses that changed. Returns the statuses of
+/// `new_rowids`.
+fn recompute(conn: &Connection, r: &mut Row, new_rowids: &[i64]) -> Result<Vec<EntryStatus>, LibError> {
+    let mut q = conn
+        .prepare_cached("SELECT rowid, entry_id, parent_id, type, first_kept, ctx, tok, usage, status FROM entries WHERE file_id = ?1 ORDER BY rowid")
+        .map_err(classify_err)?;
+    let mut rowids = Vec::new();
+    let mut skel = Vec::new();
+    let mut light = Vec::new();
+    let mut old = Vec::new();
+    let rows = q
+        .query_map([r.id], |x| {
+            Ok((
+                x.get::<_, i64>(0)?,
+                (x.get::<_, String>(1)?, x.get::<_, Option<String>>(2)?, x.get::<_, String>(3)?, x.get::<_, Option<String>>(4)?),
+                (x.get::<_, bool>(5)?, x.get::<_, i64>(6)?, x.get::<_, Option<i64>>(7)?),
+                x.get::<_, i64>(8)?,
+            ))
+        })
+        .map_err(classify_err)?;
+    for row in rows {
+        let (a, b, c, d) = row.map_err(classify_err)?;
+        rowids.push(a);
+        skel.push(b);
+        light.push(c);
+        old.push(d);
+    }
+    let s = analyze::skeleton(skel.iter().map(|(id, parent, ty, fk)| (id.as_str(), parent.as_deref(), ty.as_str(), fk.as_deref())));
+    if s.len() != rowids.len() {
+        return Err(LibError::Inconsistent(format!(
+            "the stored entries of file {} do not load back ({} of {}); delete the index to rebuild it",
+            r.id,
+            s.len(),
+            rowids.len()
+        )));
+    }
+    let o = analyze::outcome(&s, &light);
+    let mut up = conn.prepare_cached("UPDATE entries SET status = ?2 WHERE rowid = ?1").map_err(classify_err)?;
+    for i in 0..rowids.len() {
+        if o.status[i].code() != old[i] {
+            up.execute(params![rowids[i], o.status[i]]).map_err(classify_err)?;
+        }
+    }
+    r.ctx_usage = o.ctx_usage;
+    r.ctx_trailing = o.ctx_trailing;
+    r.branch_count = o.branches;
+    let pos: std::collections::HashMap<i64, usize> = rowids.iter().enumerate().map(|(i, &x)| (x, i)).collect();
+    Ok(new_rowids.iter().map(|x| pos.get(x).map(|&i| o.status[i]).unwrap_or(EntryStatus::InContext)).collect())
+}
