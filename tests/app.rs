@@ -2,29 +2,19 @@
 //! generated bindings drift check.
 
 use arbor_app::commands::{budgets, graph, navigate, sessions};
-use arbor_app::state::{AppState, ArborStateFile};
+use arbor_app::state::state_file::ArborStateFile;
 use arbor_app::view::budgets::{BudgetArgs, Budgets, SettingsScope};
 use arbor_app::view::graph::GraphRowKind;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-/// The session library in the app (issue 5): tests/library_cmds.rs.
+/// The session library in the app (picker, search, live follow): tests/library_cmds.rs.
 mod library_cmds;
 /// Context window from the model table, the keyring notice, cancelling the index pass: tests/window_cmds.rs.
 mod window_cmds;
 
-struct Env {
-    _tmp: tempfile::TempDir,
-    state: AppState,
-    agent: PathBuf,
-}
-
-fn env() -> Env {
-    let tmp = tempfile::tempdir().unwrap();
-    let agent = tmp.path().join("agent");
-    let state = AppState::new(agent.clone(), tmp.path().join("data"));
-    Env { _tmp: tmp, state, agent }
-}
+mod support;
+use support::{env, Env};
 
 fn copy_demo_to(dir: &Path) -> PathBuf {
     write_session(dir, "2025-03-01T09-00-00-000Z_demo.jsonl", sessions::DEMO_SESSION)
@@ -81,7 +71,7 @@ fn continue_from_user_message_moves_leaf_to_parent_and_is_remembered() {
     // Remembered across a restart (a fresh AppState over the same data dir).
     let st = ArborStateFile::load(&e.state.state_file());
     assert_eq!(st.leaves.get(&path.display().to_string()), nav.session.leaf_id.as_ref());
-    let again = AppState::new(e.agent.clone(), e.state.data_dir.clone());
+    let again = e.restart();
     let reopened = sessions::open(&again, &path, false).unwrap();
     assert_eq!(reopened.leaf_id, nav.session.leaf_id);
     // The context view of the new leaf differs from Pi's leaf.
@@ -351,143 +341,6 @@ fn search_finds_rows_and_reveal_expands_folds() {
     assert!(after.total_rows > before);
 }
 
-/// Splits the open time of a big session: engine open, graph input, layout, first window.
-/// `ARBOR_BENCH_FILE=/path/s100k.jsonl cargo test --release -p arbor --test app -- --ignored --nocapture`
-#[test]
-#[ignore = "benchmark: needs ARBOR_BENCH_FILE"]
-fn bench_open_big_session() {
-    let file = std::env::var_os("ARBOR_BENCH_FILE").expect("set ARBOR_BENCH_FILE to a session file");
-    let t = std::time::Instant::now();
-    let s = session_engine::Session::open(Path::new(&file)).unwrap();
-    let open = t.elapsed();
-    let t = std::time::Instant::now();
-    let nodes = arbor_app::view::graph::nodes(&s);
-    let input = t.elapsed();
-    let t = std::time::Instant::now();
-    let layout = session_graph::layout(&nodes, s.file_leaf().map(|l| l as u32), &session_graph::LayoutOptions::new());
-    let lay = t.elapsed();
-    let t = std::time::Instant::now();
-    let rows = arbor_app::view::graph::window(&s, &layout, 0, 256);
-    let win = t.elapsed();
-    println!(
-        "entries {} rows {} lanes {}: engine open {:?}, graph input {:?}, layout {:?}, first 256-row window {:?} ({} rows)",
-        s.len(),
-        layout.len(),
-        layout.lanes(),
-        open,
-        input,
-        lay,
-        win,
-        rows.len()
-    );
-    // A leaf move ("Continue from here" on 12 entries spread over the session): the default cut
-    // of the new leaf, the layout revealing it, and the full preparation that the preview makes.
-    let (mut cuts, mut lays, mut preps) = (Vec::new(), Vec::new(), Vec::new());
-    let agent = tempfile::tempdir().unwrap();
-    for k in 1..=12 {
-        let leaf = Some(s.len() * k / 13);
-        let t = std::time::Instant::now();
-        let cut = budgets::default_cut(&s, leaf, budgets::default_keep_recent(agent.path()));
-        cuts.push(t.elapsed().as_secs_f64() * 1e3);
-        let mut o = session_graph::LayoutOptions::new();
-        o.reveal = cut.map(|c| c as u32);
-        let t = std::time::Instant::now();
-        std::hint::black_box(session_graph::layout(&nodes, leaf.map(|l| l as u32), &o));
-        lays.push(t.elapsed().as_secs_f64() * 1e3);
-        let t = std::time::Instant::now();
-        let path = s.path(leaf);
-        let _ = std::hint::black_box(session_engine::compaction::prepare_compaction(&s, &path, &Default::default()));
-        preps.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    preps.sort_by(f64::total_cmp);
-    println!("prepare_compaction median {:.2} ms ({:.2}-{:.2})", preps[6], preps[0], preps[11]);
-    cuts.sort_by(f64::total_cmp);
-    lays.sort_by(f64::total_cmp);
-    println!(
-        "leaf move, median of 12 (min-max): default cut {:.2} ms ({:.2}-{:.2}), layout {:.2} ms ({:.2}-{:.2})",
-        cuts[6], cuts[0], cuts[11], lays[6], lays[0], lays[11]
-    );
-}
-
-/// "Continue from here" on a big session, as the UI asks for it (one round trip: the leaf move,
-/// the new leaf's selection and the preview), on 12 entries spread over the session, with its
-/// parts timed alone after it.
-/// `ARBOR_BENCH_FILE=/path/s100k.jsonl cargo test --release -p arbor --test app bench_continue -- --ignored --nocapture`
-#[test]
-#[ignore = "benchmark: needs ARBOR_BENCH_FILE"]
-fn bench_continue_big_session() {
-    let file = PathBuf::from(std::env::var_os("ARBOR_BENCH_FILE").expect("set ARBOR_BENCH_FILE to a session file"));
-    let e = env();
-    sessions::open(&e.state, &file, false).unwrap();
-    let n = e.state.with_open(|o| Ok(o.session.len())).unwrap();
-    let args = BudgetArgs { budgets: Budgets::default(), context_window: 200_000 };
-    let ms = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
-    let mut all: [Vec<f64>; 4] = Default::default();
-    for k in 1..=12 {
-        let id = e.state.with_open(|o| Ok(o.session.id(n * k / 13).to_string())).unwrap();
-        let t = std::time::Instant::now();
-        let c = navigate::continue_here(&e.state, &id, &args).unwrap();
-        all[0].push(ms(t));
-        let t = std::time::Instant::now();
-        let bytes = serde_json::to_vec(&c).unwrap().len();
-        println!("{bytes} bytes as JSON ({:.1} ms), {} context messages", ms(t), c.selection.as_ref().map_or(0, |s| s.context.messages.len()));
-        let t = std::time::Instant::now();
-        navigate::continue_from(&e.state, &id).unwrap();
-        all[1].push(ms(t));
-        let leaf = c.navigation.session.leaf_id.unwrap();
-        let t = std::time::Instant::now();
-        graph::select(&e.state, &leaf, 16384, true).unwrap();
-        all[2].push(ms(t));
-        let t = std::time::Instant::now();
-        budgets::preview(&e.state, 20000, 16384, 200_000, true).unwrap();
-        all[3].push(ms(t));
-    }
-    for (name, v) in ["continue_here", "leaf move alone", "selection alone", "preview alone"].iter().zip(all.iter_mut()) {
-        v.sort_by(f64::total_cmp);
-        println!("{name}: median {:.1} ms ({:.1}-{:.1})", v[6], v[0], v[11]);
-    }
-}
-
-/// What a write from the app costs on a big session after the append: the label command reads
-/// only the appended bytes into the open session (it used to open the whole file again, timed
-/// here as "full re-open" for comparison), then lays the graph out again.
-/// `ARBOR_BENCH_FILE=/path/s100k.jsonl cargo test -p arbor --test app bench_append_big_session -- --ignored --nocapture`
-#[test]
-#[ignore = "benchmark: needs ARBOR_BENCH_FILE"]
-fn bench_append_big_session() {
-    let file = std::env::var_os("ARBOR_BENCH_FILE").expect("set ARBOR_BENCH_FILE to a session file");
-    let e = env();
-    let dir = e.agent.join("sessions").join("--bench--");
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join("2025-03-01T09-00-00-000Z_bench.jsonl");
-    std::fs::copy(&file, &p).unwrap();
-    let opened = sessions::open(&e.state, &p, false).unwrap();
-    let leaf = opened.leaf_id.clone().expect("the bench session has a leaf");
-    let mut label_ms = Vec::new();
-    for k in 0..3 {
-        let t = std::time::Instant::now();
-        let after = navigate::set_label(&e.state, &leaf, Some(&format!("bench {k}")), 1_740_000_000_000 + k, None).unwrap();
-        label_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        assert_eq!(after.entry_count, opened.entry_count + k as u32 + 1, "the label was read into the open session");
-    }
-    let t = std::time::Instant::now();
-    let s = session_engine::Session::open(&p).unwrap();
-    let reopen = t.elapsed().as_secs_f64() * 1e3;
-    assert_eq!(s.len(), opened.entry_count as usize + 3);
-    let t = std::time::Instant::now();
-    e.state.with_open(|o| Ok(arbor_app::view::graph::relayout(&o.session, o.leaf, &o.folding, &mut Default::default()))).unwrap();
-    let relayout = t.elapsed().as_secs_f64() * 1e3;
-    // A leaf move: the nodes are kept, only the layout runs.
-    let t = std::time::Instant::now();
-    let rows = e.state.with_open(|o| Ok(arbor_app::view::graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes).len())).unwrap();
-    let leaf_move = t.elapsed().as_secs_f64() * 1e3;
-    assert!(rows > 0);
-    println!(
-        "{} entries: set_label (append + read appended bytes + relayout) {label_ms:.1?} ms; full re-open it no longer does {reopen:.1} ms; relayout alone {relayout:.1} ms, with the nodes kept (a leaf move) {leaf_move:.1} ms",
-        s.len()
-    );
-}
-
 /// The demo session's graph, rendered as ASCII and compared with a committed snapshot (rewritten
 /// on drift, like the bindings): reviewers see the layout of a real Pi file change.
 #[test]
@@ -564,7 +417,7 @@ fn security_config_stays_strict() {
     assert_eq!(cap["windows"], serde_json::json!(["main"]));
 }
 
-/// "Save as v3 copy" (issue 12, item 3): the v1 fixture becomes a writable v3 file beside it with
+/// "Save as v3 copy", how a legacy session becomes writable: the v1 fixture becomes a writable v3 file beside it with
 /// the same context; the original's bytes never change; a second save refuses with a sentence.
 #[test]
 fn save_v3_copy_writes_a_writable_copy_beside_and_never_touches_the_original() {

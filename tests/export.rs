@@ -1,28 +1,13 @@
-//! Export from the app (issue 12 item 2), without a window: `commands::export::ExportJob` is the
+//! Export from the app, without a window: `commands::export::ExportJob` is the
 //! body of the `export_session` command (the command adds only the worker thread, the progress
 //! channel and the cancel registry). Real files in temp dirs; the session file is never changed.
 
 use arbor_app::commands::export::ExportJob;
-use arbor_app::commands::sessions;
-use arbor_app::state::AppState;
 use arbor_app::view::export::{ExportFormat, ExportScope};
-use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
-struct Env {
-    tmp: tempfile::TempDir,
-    state: AppState,
-    file: PathBuf,
-}
-
-fn env() -> Env {
-    let tmp = tempfile::tempdir().unwrap();
-    let state = AppState::new(tmp.path().join("agent"), tmp.path().join("data"));
-    let file = tmp.path().join("2025-03-01T09-00-00-000Z_demo.jsonl");
-    std::fs::write(&file, sessions::DEMO_SESSION).unwrap();
-    sessions::open(&state, &file, false).unwrap();
-    Env { tmp, state, file }
-}
+mod support;
+use support::Env;
 
 fn not_cancelled() -> AtomicBool {
     AtomicBool::new(false)
@@ -36,7 +21,7 @@ fn ids(file: &std::path::Path) -> Vec<String> {
 
 #[test]
 fn the_whole_session_exports_to_inert_html_and_the_session_is_unchanged() {
-    let e = env();
+    let e = Env::with_demo();
     let before = std::fs::read(&e.file).unwrap();
     let job = ExportJob::from_open(&e.state, ExportScope::Session, None, ExportFormat::Html).unwrap();
     let out = e.tmp.path().join("out").join("demo.html");
@@ -62,7 +47,7 @@ fn the_whole_session_exports_to_inert_html_and_the_session_is_unchanged() {
 
 #[test]
 fn branch_and_context_scopes_hold_only_their_node_s_path() {
-    let e = env();
+    let e = Env::with_demo();
     let s = session_engine::Session::open(&e.file).unwrap();
     // A node on a branch that is not the active path: the first leaf that is not the file's leaf.
     let file_leaf = s.file_leaf().unwrap();
@@ -85,7 +70,7 @@ fn branch_and_context_scopes_hold_only_their_node_s_path() {
 
 #[test]
 fn an_existing_file_is_replaced_only_when_asked_and_the_session_file_never() {
-    let e = env();
+    let e = Env::with_demo();
     let out = e.tmp.path().join("taken.md");
     std::fs::write(&out, b"mine").unwrap();
     let job = ExportJob::from_open(&e.state, ExportScope::Session, None, ExportFormat::Markdown).unwrap();
@@ -104,7 +89,7 @@ fn an_existing_file_is_replaced_only_when_asked_and_the_session_file_never() {
 
 #[test]
 fn a_cancelled_export_leaves_nothing_behind() {
-    let e = env();
+    let e = Env::with_demo();
     let dir = e.tmp.path().join("cancel");
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("demo.html");
@@ -116,7 +101,7 @@ fn a_cancelled_export_leaves_nothing_behind() {
 
 #[test]
 fn unknown_nodes_are_refused_and_default_paths_name_the_scope() {
-    let e = env();
+    let e = Env::with_demo();
     let err = ExportJob::from_open(&e.state, ExportScope::Branch, Some("nope1234"), ExportFormat::Html).err().unwrap().to_string();
     assert!(err.contains("nope1234"), "{err}");
     let s = session_engine::Session::open(&e.file).unwrap();
@@ -125,5 +110,5 @@ fn unknown_nodes_are_refused_and_default_paths_name_the_scope() {
     let job = ExportJob::from_open(&e.state, ExportScope::Context, Some(&id), ExportFormat::Markdown).unwrap();
     assert_eq!(job.default_path(Some(docs.clone())), docs.join(format!("2025-03-01T09-00-00-000Z_demo-context-{}.md", &id[..8])));
     let job = ExportJob::from_open(&e.state, ExportScope::Session, None, ExportFormat::Html).unwrap();
-    assert_eq!(job.default_path(None), e.tmp.path().join("2025-03-01T09-00-00-000Z_demo.html"), "beside the session without a documents folder");
+    assert_eq!(job.default_path(None), e.dir.join("2025-03-01T09-00-00-000Z_demo.html"), "beside the session without a documents folder");
 }

@@ -1,10 +1,11 @@
-//! Command-level tests of the session library in the app (issue 5), without a window: the picker
+//! Command-level tests of the session library in the app, without a window: the picker
 //! listing from a real SQLite index, search with status badges, opening at a hit, live follow
 //! with a second process appending, user folders, and a damaged index. Included by tests/app.rs.
 
-use arbor_app::commands::library::{self as lib_cmd, LibraryState, RawHandler};
+use crate::support::{env, Env};
+use arbor_app::commands::library as lib_cmd;
 use arbor_app::commands::{graph, navigate, sessions};
-use arbor_app::state::AppState;
+use arbor_app::state::library::{self as lib_state, LibraryState, RawHandler};
 use arbor_app::view::library::{HitStatus, LibraryUiEvent, ListingQuery, SearchRequest, SessionChange, SortKey};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver};
@@ -15,9 +16,9 @@ const COMPACTED_FILE: &str = "2025-03-01T09-00-00-000Z_019550ef-1280-711a-b453-8
 /// Only in user message a6771de3 of compaction-repeated.jsonl, which later compactions summarized.
 const PHRASE: &str = "\"queue resolve timeout reducer\"";
 
+/// The shared [`Env`] with the library over its agent dir's sessions.
 struct LibEnv {
-    tmp: tempfile::TempDir,
-    app: Arc<AppState>,
+    e: Env,
     lib: Arc<LibraryState>,
     events: Receiver<LibraryUiEvent>,
     compacted: PathBuf,
@@ -45,8 +46,8 @@ fn other_project_session(dir: &Path) -> PathBuf {
 /// Pi's sessions root with three sessions in /home/dev/project and one in /home/dev/other, an
 /// empty index, and the watcher running (its events go through `handle_event`, as in the app).
 fn lib_env() -> LibEnv {
-    let tmp = tempfile::tempdir().unwrap();
-    let agent = tmp.path().join("agent");
+    let e = env();
+    let agent = &e.agent;
     let proj = agent.join("sessions").join("--home-dev-project--");
     std::fs::create_dir_all(&proj).unwrap();
     let compacted = proj.join(COMPACTED_FILE);
@@ -54,16 +55,14 @@ fn lib_env() -> LibEnv {
     std::fs::write(proj.join("2025-03-01T09-00-00-000Z_demo.jsonl"), sessions::DEMO_SESSION).unwrap();
     std::fs::copy(conformance("branch-simple-siblings.jsonl"), proj.join("2025-03-01T09-00-00-000Z_siblings.jsonl")).unwrap();
     other_project_session(&agent.join("sessions").join("--home-dev-other--"));
-    let data = tmp.path().join("data");
-    let app = Arc::new(AppState::new(agent.clone(), data.clone()));
-    let lib = Arc::new(LibraryState::open(lib_cmd::db_path_for(&data), vec![agent.join("sessions")]));
+    let lib = Arc::new(LibraryState::open(lib_state::db_path_for(&e.data), vec![agent.join("sessions")]));
     let (tx, events) = channel();
     let tx = Mutex::new(tx);
     lib.subscribe(Arc::new(move |ev| tx.lock().unwrap().send(ev).is_ok()));
-    let (l2, a2) = (lib.clone(), app.clone());
+    let (l2, a2) = (lib.clone(), e.state.clone());
     let handler: RawHandler = Arc::new(move |ev| l2.handle_event(&a2, ev));
     lib.start_watcher(handler).unwrap();
-    let env = LibEnv { tmp, app, lib, events, compacted };
+    let env = LibEnv { e, lib, events, compacted };
     // First start: progress events, then the end of the pass.
     let mut progress = Vec::new();
     wait_for(&env.events, "the first index pass", |e| {
@@ -112,11 +111,11 @@ fn append_from_other_process(file: &Path, line: &str) {
 #[test]
 fn picker_lists_from_the_index_with_projects_sorting_and_filters() {
     let env = lib_env();
-    assert!(env.lib.db_path.starts_with(env.tmp.path().join("data")), "the index lives in Arbor's data dir");
+    assert!(env.lib.db_path.starts_with(env.e.tmp.path().join("data")), "the index lives in Arbor's data dir");
     assert!(env.lib.db_path.exists());
     let st = env.lib.status();
     assert!(st.synced && st.files == 4, "{st:?}");
-    let all = lib_cmd::listing(&env.lib, &env.app, &ListingQuery::default()).unwrap();
+    let all = lib_cmd::listing(&env.lib, &env.e.state, &ListingQuery::default()).unwrap();
     assert_eq!(all.sessions.len(), 4);
     let cwds: Vec<&str> = all.projects.iter().map(|p| p.cwd.as_str()).collect();
     assert!(cwds.contains(&"/home/dev/project") && cwds.contains(&"/home/dev/other"), "{cwds:?}");
@@ -129,28 +128,28 @@ fn picker_lists_from_the_index_with_projects_sorting_and_filters() {
     assert_eq!(big.first_message.split_whitespace().take(4).collect::<Vec<_>>().join(" "), "Queue resolve timeout reducer");
     // Filter by project.
     let q = ListingQuery { project: Some("/home/dev/other".into()), ..Default::default() };
-    let other = lib_cmd::listing(&env.lib, &env.app, &q).unwrap();
+    let other = lib_cmd::listing(&env.lib, &env.e.state, &q).unwrap();
     assert_eq!(other.sessions.len(), 1);
     assert_eq!(other.sessions[0].cwd, "/home/dev/other");
     // Filter by model (the models list feeds the filter).
     assert!(all.models.iter().any(|m| m == "openai/gpt-5"), "{:?}", all.models);
     let q = ListingQuery { model: Some("gpt-5".into()), ..Default::default() };
-    let by_model = lib_cmd::listing(&env.lib, &env.app, &q).unwrap();
+    let by_model = lib_cmd::listing(&env.lib, &env.e.state, &q).unwrap();
     assert_eq!(by_model.sessions.len(), 1);
     assert_eq!(by_model.sessions[0].cwd, "/home/dev/other");
     // Filter by date: only sessions active since April 2025.
     let q = ListingQuery { modified_since_ms: Some(1_743_465_600_000.0), ..Default::default() };
-    assert_eq!(lib_cmd::listing(&env.lib, &env.app, &q).unwrap().sessions.len(), 1);
+    assert_eq!(lib_cmd::listing(&env.lib, &env.e.state, &q).unwrap().sessions.len(), 1);
     // Sort by messages, descending and ascending.
     let q = ListingQuery { sort: SortKey::Messages, ..Default::default() };
-    let counts: Vec<u32> = lib_cmd::listing(&env.lib, &env.app, &q).unwrap().sessions.iter().map(|s| s.message_count).collect();
+    let counts: Vec<u32> = lib_cmd::listing(&env.lib, &env.e.state, &q).unwrap().sessions.iter().map(|s| s.message_count).collect();
     assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{counts:?}");
     let q = ListingQuery { sort: SortKey::Messages, ascending: true, ..Default::default() };
-    let asc: Vec<u32> = lib_cmd::listing(&env.lib, &env.app, &q).unwrap().sessions.iter().map(|s| s.message_count).collect();
+    let asc: Vec<u32> = lib_cmd::listing(&env.lib, &env.e.state, &q).unwrap().sessions.iter().map(|s| s.message_count).collect();
     assert!(asc.windows(2).all(|w| w[0] <= w[1]), "{asc:?}");
     // Opened sessions show up as recent, from the index.
-    sessions::open(&env.app, &env.compacted, false).unwrap();
-    let again = lib_cmd::listing(&env.lib, &env.app, &ListingQuery::default()).unwrap();
+    sessions::open(&env.e.state, &env.compacted, false).unwrap();
+    let again = lib_cmd::listing(&env.lib, &env.e.state, &ListingQuery::default()).unwrap();
     assert_eq!(again.recent.first().map(|s| s.path.clone()), Some(env.compacted.display().to_string()));
 }
 
@@ -178,9 +177,9 @@ fn search_badges_compacted_and_abandoned_and_opens_at_the_entry() {
     // Empty text: no hits, no error.
     assert!(search(&env, "   ", None, vec![]).is_empty());
     // One click opens the session at that entry: open, then reveal (unfolding its run).
-    sessions::open(&env.app, &env.compacted, false).unwrap();
-    let row = graph::reveal(&env.app, &h.entry_id).unwrap();
-    let w = graph::window(&env.app, row, row + 1).unwrap();
+    sessions::open(&env.e.state, &env.compacted, false).unwrap();
+    let row = graph::reveal(&env.e.state, &h.entry_id).unwrap();
+    let w = graph::window(&env.e.state, row, row + 1).unwrap();
     assert_eq!(w.rows[0].entry_id, "a6771de3");
     assert!(w.rows[0].marks.iter().any(|m| m == "beyondHorizon"), "a compacted entry is greyed: {:?}", w.rows[0].marks);
 }
@@ -188,7 +187,7 @@ fn search_badges_compacted_and_abandoned_and_opens_at_the_entry() {
 #[test]
 fn live_follow_reloads_the_open_session_and_keeps_a_moved_leaf() {
     let env = lib_env();
-    let opened = sessions::open(&env.app, &env.compacted, false).unwrap();
+    let opened = sessions::open(&env.e.state, &env.compacted, false).unwrap();
     let leaf = opened.leaf_id.clone().unwrap();
     let line = format!(
         r#"{{"type":"message","id":"fee1f011","parentId":"{leaf}","timestamp":"2025-03-01T10:00:00.000Z","message":{{"role":"user","content":"live follow: a zebra crossing","timestamp":1740823200000}}}}"#
@@ -202,16 +201,16 @@ fn live_follow_reloads_the_open_session_and_keeps_a_moved_leaf() {
     assert_eq!(o.leaf_id.as_deref(), Some("fee1f011"), "Arbor followed Pi's leaf");
     assert!(o.total_rows >= opened.total_rows);
     // The app state itself was refreshed (graph commands see the new entry).
-    let now = sessions::describe(&env.app).unwrap();
+    let now = sessions::describe(&env.e.state).unwrap();
     assert_eq!(now.entry_count, o.entry_count);
-    graph::reveal(&env.app, "fee1f011").unwrap();
+    graph::reveal(&env.e.state, "fee1f011").unwrap();
     // The index followed: the new text is searchable, in context.
     let hits = search(&env, "zebra crossing", Some(&env.compacted), vec![]);
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].status, HitStatus::InContext);
 
     // The user moved Arbor's leaf elsewhere: a later append by Pi does not steal it.
-    let nav = navigate::continue_from(&env.app, "8dba6ca6").unwrap();
+    let nav = navigate::continue_from(&env.e.state, "8dba6ca6").unwrap();
     let moved = nav.session.leaf_id.clone().unwrap();
     assert_ne!(moved, "fee1f011");
     let line2 = r#"{"type":"message","id":"fee1f012","parentId":"fee1f011","timestamp":"2025-03-01T10:00:05.000Z","message":{"role":"user","content":"second append","timestamp":1740823205000}}"#;
@@ -226,10 +225,10 @@ fn live_follow_reloads_the_open_session_and_keeps_a_moved_leaf() {
     assert_eq!(o.file_leaf_id.as_deref(), Some("fee1f012"));
     // Arbor's own append (a label) reloads the session itself: a reload for that append then has
     // nothing to do (no second redraw), unless the watcher got there first.
-    let labelled = navigate::set_label(&env.app, "fee1f011", Some("seen"), 1_740_823_300_000, Some("1abe10f1")).unwrap();
-    assert!(lib_cmd::reload_if_open(&env.app, &env.compacted, true).unwrap().is_none());
+    let labelled = navigate::set_label(&env.e.state, "fee1f011", Some("seen"), 1_740_823_300_000, Some("1abe10f1")).unwrap();
+    assert!(lib_state::reload_if_open(&env.e.state, &env.compacted, true).unwrap().is_none());
     wait_for(&env.events, "the label's change", |e| matches!(e, LibraryUiEvent::SessionChanged { path, .. } if path.ends_with(COMPACTED_FILE)));
-    assert_eq!(sessions::describe(&env.app).unwrap().entry_count, labelled.entry_count);
+    assert_eq!(sessions::describe(&env.e.state).unwrap().entry_count, labelled.entry_count);
     // A change to a session that is not open reloads nothing but still reaches the UI (picker).
     let other = env.compacted.parent().unwrap().parent().unwrap().join("--home-dev-other--").join("2025-04-02T10-00-00-000Z_other.jsonl");
     append_from_other_process(
@@ -244,13 +243,13 @@ fn live_follow_reloads_the_open_session_and_keeps_a_moved_leaf() {
 #[test]
 fn user_folders_are_indexed_followed_and_removable() {
     let env = lib_env();
-    let extra = env.tmp.path().join("elsewhere");
+    let extra = env.e.tmp.path().join("elsewhere");
     other_project_session(&extra.join("nested"));
     let roots = lib_cmd::add_root(&env.lib, &extra).unwrap();
     let canon = std::fs::canonicalize(&extra).unwrap();
     assert!(roots.iter().any(|r| r.user && Path::new(&r.path) == canon), "{roots:?}");
     wait_for(&env.events, "the pass over the new folder", |e| matches!(e, LibraryUiEvent::Synced { .. }));
-    let all = lib_cmd::listing(&env.lib, &env.app, &ListingQuery::default()).unwrap();
+    let all = lib_cmd::listing(&env.lib, &env.e.state, &ListingQuery::default()).unwrap();
     assert_eq!(all.sessions.len(), 5);
     assert!(all.roots.iter().any(|r| r.user));
     // Not a folder: a clear error, nothing added.
@@ -263,21 +262,19 @@ fn user_folders_are_indexed_followed_and_removable() {
 
 #[test]
 fn a_damaged_index_is_moved_aside_rebuilt_and_reported() {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    std::fs::create_dir_all(&data).unwrap();
-    let db = lib_cmd::db_path_for(&data);
+    let e = env();
+    std::fs::create_dir_all(&e.data).unwrap();
+    let db = lib_state::db_path_for(&e.data);
     std::fs::write(&db, vec![b'x'; 8192]).unwrap();
-    let sessions_root = tmp.path().join("agent").join("sessions");
+    let sessions_root = e.agent.join("sessions");
     other_project_session(&sessions_root.join("p"));
     let lib = LibraryState::open(db.clone(), vec![sessions_root]);
     let st = lib.status();
     assert_eq!(st.notices.len(), 1, "{st:?}");
     assert!(st.notices[0].contains("moved") && st.notices[0].contains("rebuilt"), "{}", st.notices[0]);
-    let aside: Vec<_> = std::fs::read_dir(&data).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().contains(".corrupt-")).collect();
+    let aside: Vec<_> = std::fs::read_dir(&e.data).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().contains(".corrupt-")).collect();
     assert_eq!(aside.len(), 1, "the damaged file is kept aside, not deleted");
-    let app = AppState::new(tmp.path().join("agent"), data);
-    let l = lib_cmd::listing(&lib, &app, &ListingQuery::default()).unwrap();
+    let l = lib_cmd::listing(&lib, &e.state, &ListingQuery::default()).unwrap();
     assert!(l.sessions.is_empty(), "fresh index, before the first pass");
     assert_eq!(l.status.notices.len(), 1, "the listing carries the notice to the UI");
 }
@@ -285,22 +282,22 @@ fn a_damaged_index_is_moved_aside_rebuilt_and_reported() {
 #[test]
 fn a_session_opened_from_outside_the_roots_is_indexed_and_followed() {
     let env = lib_env();
-    let outside = env.tmp.path().join("downloads");
+    let outside = env.e.tmp.path().join("downloads");
     std::fs::create_dir_all(&outside).unwrap();
     let file = outside.join("shared-by-a-colleague.jsonl");
     std::fs::copy(conformance("branch-simple-siblings.jsonl"), &file).unwrap();
-    let opened = sessions::open(&env.app, &file, false).unwrap();
+    let opened = sessions::open(&env.e.state, &file, false).unwrap();
     assert!(!env.lib.under_roots(&file));
     // Not listed among the roots' sessions, but searchable within, and listed as recent.
     let word = "the";
     let hits = search(&env, word, Some(&file), vec![]);
     assert!(!hits.is_empty() && hits.iter().all(|h| h.session_path == file.display().to_string()));
-    let l = lib_cmd::listing(&env.lib, &env.app, &ListingQuery::default()).unwrap();
+    let l = lib_cmd::listing(&env.lib, &env.e.state, &ListingQuery::default()).unwrap();
     assert_eq!(l.sessions.len(), 4, "the main list shows the roots only");
     assert_eq!(l.recent.first().map(|s| s.path.clone()), Some(file.display().to_string()));
     // Live follow: the app's follower notices the append (no file watcher covers this folder).
-    let mut st = lib_cmd::FollowState::default();
-    lib_cmd::follow_tick(&env.lib, &env.app, &mut st);
+    let mut st = lib_state::FollowState::default();
+    lib_state::follow_tick(&env.lib, &env.e.state, &mut st);
     let leaf = opened.leaf_id.clone().unwrap();
     append_from_other_process(
         &file,
@@ -308,7 +305,7 @@ fn a_session_opened_from_outside_the_roots_is_indexed_and_followed() {
             r#"{{"type":"message","id":"feedface","parentId":"{leaf}","timestamp":"2025-03-01T11:00:00.000Z","message":{{"role":"user","content":"appended outside","timestamp":1740826800000}}}}"#
         ),
     );
-    lib_cmd::follow_tick(&env.lib, &env.app, &mut st);
+    lib_state::follow_tick(&env.lib, &env.e.state, &mut st);
     let ev = wait_for(&env.events, "the outside session to change", |e| matches!(e, LibraryUiEvent::SessionChanged { open: Some(_), .. }));
     let LibraryUiEvent::SessionChanged { open: Some(o), .. } = ev else { unreachable!() };
     assert_eq!(o.entry_count, opened.entry_count + 1);
@@ -319,8 +316,8 @@ fn a_session_opened_from_outside_the_roots_is_indexed_and_followed() {
 fn a_replaced_open_session_is_read_again_and_reported_as_reindexed() {
     let env = lib_env();
     let demo = env.compacted.with_file_name("2025-03-01T09-00-00-000Z_demo.jsonl");
-    let opened = sessions::open(&env.app, &demo, false).unwrap();
-    graph::unfold_all(&env.app, true).unwrap();
+    let opened = sessions::open(&env.e.state, &demo, false).unwrap();
+    graph::unfold_all(&env.e.state, true).unwrap();
     // A sync tool replaces the file (new inode; Arbor itself never rewrites a session).
     let tmp = demo.with_extension("tmp");
     std::fs::copy(conformance("branch-simple-siblings.jsonl"), &tmp).unwrap();
@@ -333,7 +330,7 @@ fn a_replaced_open_session_is_read_again_and_reported_as_reindexed() {
     assert_eq!(o.entry_count as usize, fresh.len());
     assert_eq!(o.leaf_id.as_deref(), fresh.file_leaf().map(|l| fresh.id(l)));
     // The graph is usable at once (folds started over).
-    graph::window(&env.app, 0, o.total_rows).unwrap();
+    graph::window(&env.e.state, 0, o.total_rows).unwrap();
 }
 
 #[test]
@@ -346,7 +343,7 @@ fn queued_changes_of_one_file_are_handled_once() {
         change: c,
         new_entries: ids.iter().map(|i| ne(i)).collect(),
     };
-    let out = lib_cmd::coalesce(vec![
+    let out = lib_state::coalesce(vec![
         ch("/a", Change::Appended, &["1"]),
         ch("/b", Change::New, &["x"]),
         LibraryEvent::Indexing { done: 1, total: 2, full_text: false },
@@ -373,7 +370,7 @@ fn on_a_later_start_the_picker_answers_from_the_index_before_any_pass() {
     // A second app start over the same data dir: no watcher, no pass yet.
     let again = LibraryState::open(env.lib.db_path.clone(), env.lib.pi_roots.clone());
     assert!(again.status().notices.is_empty(), "a healthy index is reused silently");
-    let l = lib_cmd::listing(&again, &env.app, &ListingQuery::default()).unwrap();
+    let l = lib_cmd::listing(&again, &env.e.state, &ListingQuery::default()).unwrap();
     assert_eq!(l.sessions.len(), 4, "the index is a cache that survives restarts");
     assert_eq!(search(&env, PHRASE, None, vec![]).len(), 1);
 }

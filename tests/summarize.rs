@@ -3,39 +3,20 @@
 //! automatic compaction, cancel, hooks, and the IPC error kinds. Real files in temp dirs, a
 //! real HTTP server on 127.0.0.1 written here.
 
-use arbor_app::commands::keys::{self, SummarizerState};
+use arbor_app::commands::keys;
 use arbor_app::commands::sessions;
 use arbor_app::commands::summarize;
 use arbor_app::error::{ErrorKind, IpcError};
-use arbor_app::state::AppState;
+use arbor_app::state::app::AppState;
 use arbor_app::view::budgets::{BudgetArgs, Budgets};
-use arbor_app::view::keys::{CatalogModel, HooksView, ModelChoice};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use arbor_app::view::keys::{HooksView, ModelChoice};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-struct Env {
-    _tmp: tempfile::TempDir,
-    state: AppState,
-    st: SummarizerState,
-    file: PathBuf,
-}
-
-fn env() -> Env {
-    let tmp = tempfile::tempdir().unwrap();
-    let agent = tmp.path().join("agent");
-    let dir = agent.join("sessions").join("p");
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("2025-03-01T09-00-00-000Z_demo.jsonl");
-    std::fs::write(&file, sessions::DEMO_SESSION).unwrap();
-    let data = tmp.path().join("data");
-    let state = AppState::new(agent, data.clone());
-    let st = SummarizerState::new(data, Some(tmp.path().join("arbor-settings.json")));
-    sessions::open(&state, &file, false).unwrap();
-    Env { _tmp: tmp, state, st, file }
-}
+mod support;
+use support::provider::{block, budgets, fake, use_fake, Reply};
+use support::Env;
 
 /// The UI sends the budgets form flat, as the settings commands read and write it, plus the window.
 #[test]
@@ -49,124 +30,17 @@ fn budget_args_read_the_forms_flat_shape() {
     );
 }
 
-fn budgets(window: u32) -> BudgetArgs {
-    BudgetArgs { budgets: Budgets { enabled: true, reserve_tokens: 16384, keep_recent_tokens: 2000, branch_reserve_tokens: 16384 }, context_window: window }
-}
-
 fn lines(p: &PathBuf) -> Vec<serde_json::Value> {
     std::fs::read_to_string(p).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
-
-fn block<F: std::future::Future>(f: F) -> F::Output {
-    tauri::async_runtime::block_on(f)
 }
 
 fn ipc(e: arbor_app::error::AppError) -> IpcError {
     e.into()
 }
 
-/// A tiny OpenAI-compatible server: streams `answer(n, body)` as SSE (n = request number), or
-/// stalls forever when the answer is None. Records each request's body and auth header.
-struct Fake {
-    base: String,
-    reqs: Arc<Mutex<Vec<(String, String)>>>,
-    /// The provider's time of each request: from its body being read to the answer written.
-    served: Arc<Mutex<Vec<Duration>>>,
-}
-
-enum Reply {
-    /// Streamed text with this prompt-token usage.
-    Sse(String, u64),
-    /// One chunk, then silence.
-    Stall,
-    /// A whole raw HTTP response.
-    Raw(String),
-}
-
-type Answer = dyn Fn(usize, &str) -> Reply + Send + Sync;
-
-fn fake(answer: impl Fn(usize, &str) -> Reply + Send + Sync + 'static) -> Fake {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}/v1", l.local_addr().unwrap());
-    let reqs = Arc::new(Mutex::new(Vec::new()));
-    let served = Arc::new(Mutex::new(Vec::new()));
-    let (r2, s2) = (reqs.clone(), served.clone());
-    let answer = Arc::new(answer);
-    std::thread::spawn(move || {
-        for sock in l.incoming().flatten() {
-            let (reqs, served) = (r2.clone(), s2.clone());
-            let answer = answer.clone();
-            std::thread::spawn(move || serve(sock, &reqs, &served, &*answer));
-        }
-    });
-    Fake { base, reqs, served }
-}
-
-fn serve(sock: TcpStream, reqs: &Mutex<Vec<(String, String)>>, served: &Mutex<Vec<Duration>>, answer: &Answer) {
-    let mut r = BufReader::new(sock.try_clone().unwrap());
-    let (mut len, mut auth) = (0usize, String::new());
-    loop {
-        let mut h = String::new();
-        if r.read_line(&mut h).unwrap_or(0) == 0 {
-            return;
-        }
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        let lower = h.to_ascii_lowercase();
-        if let Some(v) = lower.strip_prefix("content-length:") {
-            len = v.trim().parse().unwrap_or(0);
-        }
-        if lower.starts_with("authorization:") {
-            auth = h["authorization:".len()..].trim().to_string();
-        }
-    }
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).unwrap();
-    let body = String::from_utf8_lossy(&body).to_string();
-    let t0 = Instant::now();
-    let n = {
-        let mut g = reqs.lock().unwrap();
-        g.push((body.clone(), auth));
-        g.len()
-    };
-    let mut w = sock;
-    match answer(n, &body) {
-        Reply::Raw(r) => {
-            let _ = w.write_all(r.as_bytes());
-        }
-        Reply::Stall => {
-            let _ = w.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n");
-            let _ = w.write_all(format!("data: {}\n\n", serde_json::json!({"choices":[{"index":0,"delta":{"content":"thinking slowly"}}]})).as_bytes());
-            std::thread::sleep(Duration::from_secs(20));
-        }
-        Reply::Sse(text, prompt_tokens) => {
-            let mut out = String::from("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n");
-            for d in [
-                serde_json::json!({"choices":[{"index":0,"delta":{"role":"assistant","content":text},"finish_reason":null}]}),
-                serde_json::json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
-                serde_json::json!({"choices":[],"usage":{"prompt_tokens":prompt_tokens,"completion_tokens":9}}),
-            ] {
-                out.push_str(&format!("data: {d}\n\n"));
-            }
-            out.push_str("data: [DONE]\n\n");
-            let _ = w.write_all(out.as_bytes());
-        }
-    }
-    served.lock().unwrap().push(t0.elapsed());
-}
-
-fn use_fake(e: &Env, base: &str, window: u32) {
-    keys::add_model(&e.st, &CatalogModel { provider: "openai".into(), id: "fake-small".into(), context_window: window, max_output: 2000, user_added: true })
-        .unwrap();
-    let c = keys::save_choice(&e.st, &ModelChoice { provider: "openai".into(), model: Some("fake-small".into()), base_url: Some(base.into()) }).unwrap();
-    assert_eq!(c.context_window, Some(window), "the catalog's window is reported for the threshold");
-}
-
 #[test]
 fn default_is_offline_and_compacts_with_instructions() {
-    let e = env();
+    let e = Env::with_demo();
     let c = keys::config(&e.st).unwrap();
     assert!(c.offline && c.choice.provider == "offline");
     assert!(c.models.iter().any(|m| m.id == "gpt-4o-mini" && m.context_window == 128_000));
@@ -187,7 +61,7 @@ fn default_is_offline_and_compacts_with_instructions() {
 
 #[test]
 fn compaction_through_a_model_streams_and_cancel_appends_nothing() {
-    let e = env();
+    let e = Env::with_demo();
     let f = fake(|_, body| if body.contains("STALL") { Reply::Stall } else { Reply::Sse("## Goal\nModel summary one".into(), 100) });
     use_fake(&e, &f.base, 32000);
     let chunks = Arc::new(Mutex::new(String::new()));
@@ -203,7 +77,7 @@ fn compaction_through_a_model_streams_and_cancel_appends_nothing() {
     let (res, cancelled_at, returned_at) = std::thread::scope(|sc| {
         let canceller = sc.spawn(|| {
             std::thread::sleep(Duration::from_millis(500));
-            let ok = summarize::cancel(st);
+            let ok = st.cancel_run();
             (ok, Instant::now())
         });
         let res = block(summarize::compact(&e.state, st, &budgets(32000), Some("STALL"), None));
@@ -218,7 +92,7 @@ fn compaction_through_a_model_streams_and_cancel_appends_nothing() {
     assert!(stopped_in < Duration::from_millis(150), "cancel took {stopped_in:?}");
     eprintln!("cancel stopped the run in {stopped_in:?}");
     assert_eq!(std::fs::read(&e.file).unwrap(), before, "nothing appended after cancel");
-    assert!(!summarize::cancel(st), "the run is no longer registered");
+    assert!(!st.cancel_run(), "the run is no longer registered");
     let r = block(summarize::compact(&e.state, &e.st, &budgets(32000), Some("focus on tests"), Some(progress))).unwrap();
     assert!(!r.offline);
     assert!(r.summary.starts_with("## Goal\nModel summary one"), "{}", r.summary);
@@ -240,7 +114,7 @@ fn other_branch_target(e: &Env) -> String {
 
 #[test]
 fn navigate_with_and_without_summary() {
-    let e = env();
+    let e = Env::with_demo();
     let target = other_branch_target(&e);
     let before = lines(&e.file).len();
     // Without a summary: nothing written, the leaf moves (to the user message's parent).
@@ -270,9 +144,9 @@ fn navigate_with_and_without_summary() {
 
 #[test]
 fn failed_summary_cancels_the_navigation() {
-    let e = env();
+    let e = Env::with_demo();
     // A closed port: the summary fails, so the navigation must not happen.
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let dead = format!("http://{}/v1", l.local_addr().unwrap());
     drop(l);
     use_fake(&e, &dead, 32000);
@@ -288,7 +162,7 @@ fn failed_summary_cancels_the_navigation() {
 
 #[test]
 fn composer_appends_reply_and_compacts_automatically() {
-    let e = env();
+    let e = Env::with_demo();
     // Request 1 is the chat; the reply reports a context near the window, so the threshold is
     // crossed after the reply and a compaction follows (request 2).
     let f = fake(|n, _| match n {
@@ -320,7 +194,7 @@ fn composer_appends_reply_and_compacts_automatically() {
 
 #[test]
 fn overflow_with_compaction_disabled_is_a_clear_error() {
-    let e = env();
+    let e = Env::with_demo();
     let body = r#"{"error":{"message":"This model's maximum context length is 32000 tokens. However, your messages resulted in 50000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
     let raw = format!("HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
     let f = fake(move |_, _| Reply::Raw(raw.clone()));
@@ -335,7 +209,7 @@ fn overflow_with_compaction_disabled_is_a_clear_error() {
 
 #[test]
 fn offline_cannot_answer_and_says_what_to_do() {
-    let e = env();
+    let e = Env::with_demo();
     let err = ipc(block(summarize::send(&e.state, &e.st, "hello", &budgets(24000), None)).unwrap_err());
     assert_eq!(err.kind, ErrorKind::Refused);
     assert!(err.message.contains("choose a model provider"), "{}", err.message);
@@ -343,10 +217,10 @@ fn offline_cannot_answer_and_says_what_to_do() {
 
 #[test]
 fn hooks_round_trip_and_a_cancelling_hook_writes_nothing() {
-    let e = env();
+    let e = Env::with_demo();
     let h = keys::hooks(&e.st).unwrap();
     assert!(h.before_compact.is_none());
-    let script = e._tmp.path().join("cancel-hook.sh");
+    let script = e.tmp.path().join("cancel-hook.sh");
     std::fs::write(&script, "#!/bin/sh\ncat >/dev/null\necho '{\"cancel\": true}'\n").unwrap();
     let saved = keys::save_hooks(
         &e.st,
@@ -369,7 +243,7 @@ fn hooks_round_trip_and_a_cancelling_hook_writes_nothing() {
 
 #[test]
 fn model_choice_is_checked_and_keys_never_travel_back() {
-    let e = env();
+    let e = Env::with_demo();
     assert!(keys::save_choice(&e.st, &ModelChoice { provider: "openai".into(), model: None, base_url: None }).is_err());
     assert!(keys::save_choice(&e.st, &ModelChoice { provider: "nope".into(), model: Some("x".into()), base_url: None }).is_err());
     assert!(keys::set_key("nope", "sk-x").is_err());
@@ -379,15 +253,32 @@ fn model_choice_is_checked_and_keys_never_travel_back() {
     assert_eq!(fields, ["provider", "stored", "problem"]);
 }
 
-/// Real Secret Service (run under scripts/with-secret-service.sh): store, ask, delete.
+/// Real Secret Service: store, ask, delete. Outside a D-Bus session (a plain `cargo test`) the
+/// test runs itself again under scripts/with-secret-service.sh, which starts a private bus with
+/// an unlocked gnome-keyring, so the real keyring is checked however the suite is started.
 #[test]
 fn keys_in_the_real_keyring() {
+    const NAME: &str = "keys_in_the_real_keyring";
     if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() {
-        eprintln!("SKIPPED keys_in_the_real_keyring: no D-Bus session (run under scripts/with-secret-service.sh)");
+        assert!(std::env::var_os("ARBOR_KEYRING_RERUN").is_none(), "scripts/with-secret-service.sh started no D-Bus session");
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/with-secret-service.sh");
+        let o = std::process::Command::new("bash")
+            .arg(&script)
+            .arg(std::env::current_exe().unwrap())
+            .args([NAME, "--exact", "--test-threads=1"])
+            .env("ARBOR_KEYRING_RERUN", "1")
+            .output()
+            .unwrap();
+        let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success() && out.contains(&format!("test {NAME} ... ok")),
+            "{NAME} under {} failed (scripts/setup.sh installs dbus and gnome-keyring):\n{out}{err}",
+            script.display()
+        );
         return;
     }
-    let e = env();
-    let status = keys::keyring_status(&e.st);
+    let e = Env::with_demo();
+    let status = e.st.keyring_status();
     assert!(status.ok, "{status:?}");
     let k = keys::set_key("gemini", "gm-app-test-secret-123").unwrap();
     assert!(k.stored);
@@ -398,7 +289,7 @@ fn keys_in_the_real_keyring() {
 
 #[test]
 fn overflow_compacts_and_retries_once() {
-    let e = env();
+    let e = Env::with_demo();
     let chats = Arc::new(Mutex::new(0usize));
     let c2 = chats.clone();
     let overflow = r#"{"error":{"message":"This model's maximum context length is 32000 tokens. However, your messages resulted in 50000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
@@ -443,7 +334,7 @@ fn anthropic_sse(text: &str) -> String {
 
 #[test]
 fn anthropic_wire_and_retry_progress() {
-    let e = env();
+    let e = Env::with_demo();
     // First request: 429 with retry-after 1 s; then Anthropic SSE answers.
     let f = fake(|n, _| {
         if n == 1 {
@@ -520,12 +411,12 @@ fn held_shape(state: &AppState) -> Shape {
     state.with_open(|o| Ok(shape(&o.session))).unwrap()
 }
 
-/// Issue 9, "no re-reading": a send works on the session the app holds. The file is not read
-/// again (the bytes read during the send are a small part of it), and afterwards the held
-/// session is exactly what a fresh open of the file gives.
+/// No re-reading, so that a send on a big session costs what it appends: a send works on the
+/// session the app holds. The file is not read again (the bytes read during the send are a small
+/// part of it), and afterwards the held session is exactly what a fresh open of the file gives.
 #[test]
 fn send_reads_only_what_it_appends_and_leaves_the_held_session_equal_to_the_file() {
-    let e = env();
+    let e = Env::with_demo();
     let big = big_demo(&e);
     let size = std::fs::metadata(&big).unwrap().len();
     assert!(size > 8_000_000, "{size}");
@@ -557,7 +448,7 @@ fn send_reads_only_what_it_appends_and_leaves_the_held_session_equal_to_the_file
 /// the session now open is left as it is.
 #[test]
 fn a_session_opened_during_the_reply_stops_the_send_with_nothing_more_written() {
-    let e = env();
+    let e = Env::with_demo();
     let other = e.file.with_file_name("2025-03-04T09-00-00-000Z_other.jsonl");
     std::fs::write(&other, sessions::DEMO_SESSION).unwrap();
     let (got_tx, got_rx) = std::sync::mpsc::channel::<()>();
@@ -591,69 +482,4 @@ fn a_session_opened_during_the_reply_stops_the_send_with_nothing_more_written() 
     let now = sessions::describe(&e.state).unwrap();
     assert_eq!(now.path, other.display().to_string(), "the session opened meanwhile stays open");
     assert_eq!(held_shape(&e.state), shape(&session_engine::Session::open(&other).unwrap()));
-}
-
-/// Arbor's own time when a message is sent on a big session (issue 9: at most 50 ms beyond the
-/// provider's). The loopback provider answers at once; its time (from the request's body read to
-/// the answer written) is subtracted from each send's wall time. What remains is Arbor's: the
-/// automatic-compaction check, the context build, the request body, the two appends and reading
-/// them back into the open session, the relayout and the answer.
-/// `ARBOR_BENCH_FILE=/path/s100k.jsonl cargo test --release -p arbor --test summarize bench_send -- --ignored --nocapture`
-#[test]
-#[ignore = "benchmark: needs ARBOR_BENCH_FILE"]
-fn bench_send_big_session() {
-    let file = std::env::var_os("ARBOR_BENCH_FILE").expect("set ARBOR_BENCH_FILE to a session file");
-    let e = env();
-    let p = e.file.with_file_name("2025-03-02T09-00-00-000Z_bench.jsonl");
-    std::fs::copy(&file, &p).unwrap();
-    let opened = sessions::open(&e.state, &p, false).unwrap();
-    let bodies = Arc::new(Mutex::new(Vec::new()));
-    let b2 = bodies.clone();
-    let f = fake(move |_, body| {
-        b2.lock().unwrap().push(body.len());
-        Reply::Sse("ok".into(), 1000)
-    });
-    // A window far above the session's context: no compaction, only the send.
-    use_fake(&e, &f.base, 2_000_000);
-    let rounds = std::env::var("ARBOR_BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(7usize);
-    let (mut wall, mut own) = (Vec::new(), Vec::new());
-    for k in 0..rounds {
-        let before = f.served.lock().unwrap().len();
-        let t = std::time::Instant::now();
-        let r = block(summarize::send(&e.state, &e.st, &format!("bench {k}"), &budgets(2_000_000), None)).unwrap();
-        let ms = t.elapsed().as_secs_f64() * 1e3;
-        assert_eq!(r.reply, "ok");
-        assert!(r.compactions.is_empty());
-        assert_eq!(r.session.entry_count as usize, opened.entry_count as usize + 2 * (k + 1), "both lines were read into the open session");
-        // The server records its time right after its last write; give it that moment.
-        let deadline = Instant::now() + Duration::from_secs(2);
-        while f.served.lock().unwrap().len() == before && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        let provider: f64 = f.served.lock().unwrap()[before..].iter().map(|d| d.as_secs_f64() * 1e3).sum();
-        wall.push(ms);
-        own.push(ms - provider);
-    }
-    // The held session is the file's: a fresh open has the same entries and leaf.
-    let fresh = session_engine::Session::open(&p).unwrap();
-    let held = sessions::describe(&e.state).unwrap();
-    assert_eq!(held.entry_count as usize, fresh.len());
-    assert_eq!(held.file_leaf_id.as_deref(), fresh.file_leaf().map(|l| fresh.id(l)));
-    let med = |v: &[f64]| {
-        let mut s = v.to_vec();
-        s.sort_by(f64::total_cmp);
-        s[s.len() / 2]
-    };
-    let r1 = |v: &[f64]| v.iter().map(|x| (x * 10.0).round() / 10.0).collect::<Vec<_>>();
-    println!(
-        "send on {} entries: Arbor's own time median {:.1} ms (min {:.1}, max {:.1}; all {:?}); wall median {:.1} ms; request body {} bytes",
-        opened.entry_count,
-        med(&own),
-        own.iter().copied().fold(f64::INFINITY, f64::min),
-        own.iter().copied().fold(0.0, f64::max),
-        r1(&own),
-        med(&wall),
-        bodies.lock().unwrap().first().copied().unwrap_or(0)
-    );
-    std::fs::remove_file(&p).unwrap();
 }

@@ -1,10 +1,11 @@
-//! The context waterfall command (issue 12 §1) without a window: `commands::timeline` over real
+//! The context waterfall command without a window: `commands::timeline` over real
 //! sessions (the demo, conformance fixtures copied to temp dirs, and a session written with
 //! absurd numbers), checked against the engine's own `estimate_context(build_context(..))`.
 
-use arbor_app::commands::timeline::{timeline, timeline_in_steps, warm, TimelineCache};
+use arbor_app::commands::timeline::{timeline, timeline_in_steps, warm};
 use arbor_app::commands::{navigate, sessions};
-use arbor_app::state::AppState;
+use arbor_app::state::app::AppState;
+use arbor_app::state::timeline::TimelineCache;
 use arbor_app::view::timeline::{TimelineView, BYTES_VERSION, FLAG_COST_AT_USAGE, FLAG_HEX_IDS, HEADER_BYTES};
 use session_engine::context::{build_context, estimate_context};
 use std::path::{Path, PathBuf};
@@ -371,53 +372,4 @@ fn warming_fills_the_active_path_and_a_big_session_matches_pi_at_its_leaf() {
     let leaf = v.ids.last().unwrap();
     assert!(same(*v.context_tokens.last().unwrap(), pi_estimate(&e.state, leaf)));
     assert!(!v.compactions.is_empty());
-}
-
-/// Times the command body on a big session: `ARBOR_TIMELINE_BENCH=FILE cargo test -p arbor
-/// --test timeline -- --ignored --nocapture` (e.g. the 100k-entry bench session).
-#[test]
-#[ignore]
-fn bench_big_session() {
-    let Some(file) = std::env::var_os("ARBOR_TIMELINE_BENCH") else { return };
-    let e = env();
-    let t = std::time::Instant::now();
-    sessions::open(&e.state, Path::new(&file), false).unwrap();
-    eprintln!("open {:?}", t.elapsed());
-    let cache = TimelineCache::new();
-    let t = std::time::Instant::now();
-    warm(&e.state, &cache, BIG).unwrap();
-    eprintln!("warm {:?}", t.elapsed());
-    for _ in 0..3 {
-        let t = std::time::Instant::now();
-        let v = timeline(&e.state, &cache, None, 200_000, 16_384, BIG).unwrap();
-        let a = t.elapsed();
-        let bytes = v.to_bytes();
-        eprintln!("timeline {a:?}, +bytes {:?} ({} bytes, {} points)", t.elapsed(), bytes.len(), v.head.count);
-    }
-    // The parts of one call.
-    e.state
-        .with_open(|o| {
-            let s = &o.session;
-            let mut c = session_engine::timeline::ContributionCache::new();
-            let path = s.path(o.leaf);
-            c.fill(s, &path, BIG, 4096);
-            for _ in 0..3 {
-                let t = std::time::Instant::now();
-                let path = s.path(o.leaf);
-                let t_path = t.elapsed();
-                let done = c.fill(s, &path, BIG, 4096);
-                let t_fill = t.elapsed();
-                let contribs = c.of_path(s, &path);
-                let t_of = t.elapsed();
-                let points = session_engine::timeline::timeline_of(s, &path, &contribs);
-                let t_pts = t.elapsed();
-                let v = arbor_app::view::timeline::timeline_view(s, &points, &contribs, 200_000, 16_384, true, None, o.leaf);
-                let t_view = t.elapsed();
-                let bytes = v.to_bytes();
-                let t_bytes = t.elapsed();
-                eprintln!("path {t_path:?} fill {t_fill:?} ({done}) of_path {t_of:?} points {t_pts:?} view {t_view:?} bytes {t_bytes:?} ({})", bytes.len());
-            }
-            Ok(())
-        })
-        .unwrap();
 }

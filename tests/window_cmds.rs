@@ -1,15 +1,17 @@
-//! Command-level tests of issue 12 item 7 without a window: the context window of the session's
-//! model at a node (override > Pi's model table > default, remembered in Arbor's state file),
-//! the one-time keyring notice, and cancelling / resuming the library's index pass. Included by
-//! tests/app.rs.
+//! Command-level tests of what the window shows beside the graph, without a window: the context
+//! window of the session's model at a node (override > Pi's model table > default, remembered in
+//! Arbor's state file), the one-time keyring notice, and cancelling / resuming the library's index
+//! pass. Included by tests/app.rs.
 
-use arbor_app::commands::keys::{self, SummarizerState};
-use arbor_app::commands::library::{self as lib_cmd, LibraryState, RawHandler};
+use crate::support::{env, Env};
+use arbor_app::commands::keys;
+use arbor_app::commands::library as lib_cmd;
 use arbor_app::commands::{model_window, sessions};
-use arbor_app::state::{AppState, ArborStateFile};
+use arbor_app::state::library::{self as lib_state, LibraryState, RawHandler};
+use arbor_app::state::state_file::ArborStateFile;
 use arbor_app::view::keys::KeyringStatus;
 use arbor_app::view::library::{LibraryUiEvent, ListingQuery};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -25,20 +27,25 @@ const MODELS_SESSION: &str = concat!(
     "{\"type\":\"message\",\"id\":\"a0000007\",\"parentId\":\"a0000005\",\"timestamp\":\"2025-04-02T10:00:04.000Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"c\"}],\"model\":\"claude-opus-4-5\",\"timestamp\":1743588004000}}\n",
 );
 
-fn open_models_session(dir: &Path) -> AppState {
-    let agent = dir.join("agent");
-    let f = agent.join("sessions").join("--w--").join("2025-04-02T10-00-00-000Z_models.jsonl");
+/// Where [`models_env`] writes `MODELS_SESSION`: in Pi's sessions folder of `e`'s agent dir.
+fn models_file(e: &Env) -> PathBuf {
+    e.agent.join("sessions").join("--w--").join("2025-04-02T10-00-00-000Z_models.jsonl")
+}
+
+/// An [`Env`] with `MODELS_SESSION` open.
+fn models_env() -> Env {
+    let e = env();
+    let f = models_file(&e);
     std::fs::create_dir_all(f.parent().unwrap()).unwrap();
     std::fs::write(&f, MODELS_SESSION).unwrap();
-    let state = AppState::new(agent, dir.join("data"));
-    sessions::open(&state, &f, false).unwrap();
-    state
+    sessions::open(&e.state, &f, false).unwrap();
+    e
 }
 
 #[test]
 fn context_window_comes_from_the_models_table_at_the_selected_node() {
-    let tmp = tempfile::tempdir().unwrap();
-    let state = open_models_session(tmp.path());
+    let e = models_env();
+    let state = e.state.clone();
     // at the model_change: Pi's table
     let w = model_window::context_window(&state, Some("a0000002")).unwrap();
     assert_eq!((w.tokens, w.source.as_str()), (200_000, "table"));
@@ -61,9 +68,9 @@ fn context_window_comes_from_the_models_table_at_the_selected_node() {
 /// seen on the next click, and a file Pi would ignore is ignored with a sentence saying so.
 #[test]
 fn pis_models_json_gives_a_custom_models_window_and_is_followed_live() {
-    let tmp = tempfile::tempdir().unwrap();
-    let state = open_models_session(tmp.path());
-    let models = tmp.path().join("agent").join("models.json");
+    let e = models_env();
+    let state = e.state.clone();
+    let models = e.agent.join("models.json");
     let write = |window: u32| {
         std::fs::write(
             &models,
@@ -93,8 +100,8 @@ fn pis_models_json_gives_a_custom_models_window_and_is_followed_live() {
 /// context view computed with that window (gpt-5's 400k at a5, the default at a6).
 #[test]
 fn select_entry_answers_detail_window_and_context_at_once() {
-    let tmp = tempfile::tempdir().unwrap();
-    let state = open_models_session(tmp.path());
+    let e = models_env();
+    let state = e.state.clone();
     for (id, window, messages) in [("a0000005", 400_000, 2), ("a0000006", 200_000, 2), ("a0000002", 200_000, 1)] {
         let sel = arbor_app::commands::graph::select(&state, id, 16_384, true).unwrap();
         assert_eq!(sel.detail.id, id);
@@ -110,8 +117,8 @@ fn select_entry_answers_detail_window_and_context_at_once() {
 
 #[test]
 fn an_override_is_remembered_per_model_and_can_be_cleared() {
-    let tmp = tempfile::tempdir().unwrap();
-    let state = open_models_session(tmp.path());
+    let e = models_env();
+    let state = e.state.clone();
     let w = model_window::set_context_window(&state, Some("a0000006"), Some(32_768)).unwrap();
     assert_eq!((w.tokens, w.source.as_str(), w.label.as_str()), (32_768, "override", "mystery-model-1 · 32.8k set by you"));
     // another model is not affected
@@ -119,7 +126,8 @@ fn an_override_is_remembered_per_model_and_can_be_cleared() {
     // remembered in Arbor's state file, so a later start (a new AppState) sees it
     let saved = ArborStateFile::load(&state.state_file());
     assert_eq!(saved.context_windows.get("local/mystery-model-1"), Some(&32_768));
-    let again = open_models_session(tmp.path());
+    let again = e.restart();
+    sessions::open(&again, &models_file(&e), false).unwrap();
     assert_eq!(model_window::context_window(&again, Some("a0000006")).unwrap().tokens, 32_768);
     // an override on a model of the table keeps the table's number alongside
     let w = model_window::set_context_window(&again, Some("a0000002"), Some(24_000)).unwrap();
@@ -135,25 +143,21 @@ fn an_override_is_remembered_per_model_and_can_be_cleared() {
 
 #[test]
 fn the_keyring_notice_is_shown_once_until_dismissed() {
-    let tmp = tempfile::tempdir().unwrap();
-    let app = AppState::new(tmp.path().join("agent"), tmp.path().join("data"));
-    let st = SummarizerState::new(tmp.path().join("data"), None);
+    let e = env();
+    let (app, st) = (&e.state, &e.st);
     let down = KeyringStatus { ok: false, backend: "secret-service".into(), message: "no Secret Service on the session bus".into() };
     *st.keyring.lock().unwrap() = Some(down.clone());
-    let n = keys::keyring_notice(&st, &app);
+    let n = keys::keyring_notice(st, app);
     assert!(n.show);
     assert_eq!(n.status, down);
-    let n = keys::dismiss_notice(&st, &app).unwrap();
+    let n = keys::dismiss_notice(st, app).unwrap();
     assert!(!n.show && !n.status.ok, "dismissed, the details are still there");
     // remembered across starts
-    let app2 = AppState::new(tmp.path().join("agent"), tmp.path().join("data"));
-    assert!(!keys::keyring_notice(&st, &app2).show);
+    assert!(!keys::keyring_notice(st, &e.restart()).show);
     // a working keyring never shows it
-    let tmp2 = tempfile::tempdir().unwrap();
-    let app3 = AppState::new(tmp2.path().join("agent"), tmp2.path().join("data"));
-    let ok = SummarizerState::new(tmp2.path().join("data"), None);
-    *ok.keyring.lock().unwrap() = Some(KeyringStatus { ok: true, backend: "secret-service".into(), message: "ok".into() });
-    assert!(!keys::keyring_notice(&ok, &app3).show);
+    let fresh = env();
+    *fresh.st.keyring.lock().unwrap() = Some(KeyringStatus { ok: true, backend: "secret-service".into(), message: "ok".into() });
+    assert!(!keys::keyring_notice(&fresh.st, &fresh.state).show);
 }
 
 /// A session of 30 user/assistant turns.
@@ -194,16 +198,14 @@ fn wait_for(rx: &Receiver<LibraryUiEvent>, what: &str, f: impl Fn(&LibraryUiEven
 #[test]
 fn cancelling_the_index_pass_keeps_what_was_indexed_and_resume_indexes_the_rest() {
     const N: usize = 300;
-    let tmp = tempfile::tempdir().unwrap();
-    let agent = tmp.path().join("agent");
-    let proj = agent.join("sessions").join("--home-dev-project--");
+    let e = env();
+    let proj = e.agent.join("sessions").join("--home-dev-project--");
     std::fs::create_dir_all(&proj).unwrap();
     for i in 0..N {
         std::fs::write(proj.join(format!("2025-03-01T09-00-00-000Z_s{i:03}.jsonl")), small_session(i)).unwrap();
     }
-    let data = tmp.path().join("data");
-    let app = Arc::new(AppState::new(agent.clone(), data.clone()));
-    let lib = Arc::new(LibraryState::open(lib_cmd::db_path_for(&data), vec![agent.join("sessions")]));
+    let app = e.state.clone();
+    let lib = Arc::new(LibraryState::open(lib_state::db_path_for(&e.data), vec![e.agent.join("sessions")]));
     let (tx, events) = channel();
     let tx = Mutex::new(tx);
     lib.subscribe(Arc::new(move |ev| tx.lock().unwrap().send(ev).is_ok()));
@@ -244,16 +246,16 @@ fn cancelling_the_index_pass_keeps_what_was_indexed_and_resume_indexes_the_rest(
 fn a_session_the_real_pi_wrote_gets_pis_window_threshold_and_quiet_alarms() {
     use arbor_app::commands::{budgets, summary, timeline};
     use arbor_app::view::budgets::SettingsScope;
-    let tmp = tempfile::tempdir().unwrap();
+    let e = env();
     let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("src-tauri/crates/session-engine/tests/fixtures/real-pi");
-    let agent = tmp.path().join("agent");
+    let agent = &e.agent;
     let f = agent.join("sessions").join("--tmp-ledger--").join("print-autocompact.jsonl");
     std::fs::create_dir_all(f.parent().unwrap()).unwrap();
     std::fs::copy(real.join("print-autocompact.jsonl"), &f).unwrap();
     for name in ["models.json", "settings.json"] {
         std::fs::copy(real.join("agent").join(name), agent.join(name)).unwrap();
     }
-    let state = AppState::new(agent, tmp.path().join("data"));
+    let state = e.state.clone();
     let opened = sessions::open(&state, &f, false).unwrap();
     let leaf = opened.leaf_id.clone().unwrap();
 
@@ -262,7 +264,8 @@ fn a_session_the_real_pi_wrote_gets_pis_window_threshold_and_quiet_alarms() {
     let sel = arbor_app::commands::graph::select(&state, &leaf, b.reserve_tokens, b.enabled).unwrap();
     assert_eq!((sel.window.tokens, sel.window.source.as_str()), (13_000, "piModels"), "{}", sel.window.label);
     assert_eq!(sel.context.threshold, 11_000);
-    let tl = timeline::timeline(&state, &timeline::TimelineCache::new(), None, sel.window.tokens, b.reserve_tokens, Duration::from_secs(60)).unwrap();
+    let tl = timeline::timeline(&state, &arbor_app::state::timeline::TimelineCache::new(), None, sel.window.tokens, b.reserve_tokens, Duration::from_secs(60))
+        .unwrap();
     assert_eq!((tl.head.context_window, tl.head.threshold), (13_000, 11_000));
 
     let ids: Vec<String> = state

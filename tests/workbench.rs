@@ -1,4 +1,4 @@
-//! The summary workbench's commands (issue 11) without a window, on copies of sessions built for
+//! The summary workbench's commands without a window, on copies of sessions built for
 //! the purpose: the bundled demo (whose last two compactions were written to show a drop alarm
 //! and a move), the v1 legacy fixture, and a file another writer appends to meanwhile.
 
@@ -40,8 +40,8 @@ fn ipc<T: std::fmt::Debug>(r: Result<T, arbor_app::error::AppError>) -> IpcError
 /// The context messages after the summary at `leaf`, as JSON text (entry-independent).
 fn context_after_summary(s: &Session, leaf: &str) -> (String, Vec<String>) {
     let ctx = build_context(s, s.index_of(leaf));
-    let first = session_engine::json::to_string(&ctx.messages[0].message);
-    let rest = ctx.messages[1..].iter().map(|m| session_engine::json::to_string(&m.message)).collect();
+    let first = pi_json::to_string(&ctx.messages[0].message);
+    let rest = ctx.messages[1..].iter().map(|m| pi_json::to_string(&m.message)).collect();
     (first, rest)
 }
 
@@ -165,7 +165,7 @@ fn snapshots_keep_what_they_saw_and_writes_copy_only_while_one_is_alive() {
     assert_eq!((snap.len(), held), (before, before + 1), "the snapshot keeps its entries; the session has the label");
     assert!(!same, "the write went to a copy");
     // Facts from the old snapshot are the facts of the session now (an append changes no span).
-    let cache = arbor_app::view::summary::MarkerCache::default();
+    let cache = arbor_app::state::markers::MarkerCache::default();
     let old = summary::markers_in(&snap, &cache, &ids, std::time::Duration::from_secs(60));
     let now = summary::markers(&e.state, &ids, std::time::Duration::from_secs(60)).unwrap();
     assert_eq!(old.len(), ids.len());
@@ -192,7 +192,7 @@ fn graph_span_counts_are_the_engines_span() {
     assert_eq!(compactions.len(), s.compactions().count(), "every compaction has a row");
     for r in &compactions {
         let v = summary::view(&e.state, &r.entry_id).unwrap();
-        let engine = session_engine::summary::span(&s, s.index_of(&r.entry_id).unwrap());
+        let engine = summary_analysis::span(&s, s.index_of(&r.entry_id).unwrap());
         assert_eq!((r.span, v.span.count), (engine.entry_ids.len() as u32, engine.entry_ids.len() as u32), "compaction {}", r.entry_id);
     }
     assert_eq!(compactions.iter().find(|r| r.entry_id == C3).unwrap().span, 23);
@@ -339,7 +339,7 @@ fn revert_appends_the_original_text() {
     let s = Session::open(&path).unwrap();
     let (first, rest) = context_after_summary(&s, "ed170002");
     let (_, rest_before) = context_after_summary(&s, DEMO_LEAF);
-    assert!(first.contains(&session_engine::json::to_string(&session_engine::Value::Str(original.clone()))), "{first}");
+    assert!(first.contains(&pi_json::to_string(&pi_json::Value::Str(original.clone()))), "{first}");
     assert_eq!(rest, rest_before);
 }
 
@@ -407,112 +407,13 @@ fn get_summary_view_is_fast_on_the_demo() {
     assert!(ms < 500.0, "{ms} ms");
 }
 
-/// Workbench timings on a big session (the 100k-entry generated one):
-/// `ARBOR_BENCH_FILE=/path/s100k.jsonl cargo test -p arbor --test workbench -- --ignored --nocapture`.
-/// Prints get_summary_view on the largest compaction (cold and warm), the diff against the one
-/// before it, and the graph's marker facts for every compaction (cold cache, then cached).
-#[test]
-#[ignore = "benchmark: needs ARBOR_BENCH_FILE"]
-fn bench_workbench_on_big_session() {
-    let Some(file) = std::env::var_os("ARBOR_BENCH_FILE") else { return };
-    let e = env();
-    let path = e.dir.join("big.jsonl");
-    std::fs::copy(&file, &path).unwrap();
-    let opened = sessions::open(&e.state, &path, false).unwrap();
-    let s = Session::open(&path).unwrap();
-    let comps: Vec<usize> = s.compactions().collect();
-    let largest = *comps.iter().max_by_key(|&&i| s.value(i).str_field("summary").map(str::len).unwrap_or(0)).expect("a compaction");
-    let id = s.id(largest).to_string();
-    let ms = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1000.0;
-    let t = std::time::Instant::now();
-    let v = summary::view(&e.state, &id).unwrap();
-    let cold = ms(t);
-    let t = std::time::Instant::now();
-    summary::view(&e.state, &id).unwrap();
-    let warm = ms(t);
-    let t = std::time::Instant::now();
-    if let Some(prev) = &v.check.previous_entry_id {
-        summary::diff(&e.state, prev, &id).unwrap();
-    }
-    let diff = ms(t);
-    let t = std::time::Instant::now();
-    let w = graph::window(&e.state, 0, opened.total_rows.min(5000)).unwrap();
-    let first = ms(t);
-    let t = std::time::Instant::now();
-    let w2 = graph::window(&e.state, 0, opened.total_rows.min(5000)).unwrap();
-    let second = ms(t);
-    let missing: Vec<String> = w2.rows.iter().filter(|r| r.kind == GraphRowKind::Compaction && r.facts.is_none()).map(|r| r.entry_id.clone()).collect();
-    let t = std::time::Instant::now();
-    let mut left = missing.clone();
-    let mut calls = 0;
-    while !left.is_empty() {
-        let got = summary::markers(&e.state, &left, arbor_app::view::summary::MARKER_BUDGET).unwrap();
-        assert!(!got.is_empty());
-        left.retain(|id| !got.iter().any(|g| &g.entry_id == id));
-        calls += 1;
-    }
-    let late = ms(t);
-    let t = std::time::Instant::now();
-    graph::window(&e.state, 0, opened.total_rows.min(5000)).unwrap();
-    let again = ms(t);
-    eprintln!(
-        "{} entries, {} compactions; largest {id}: {} sections, span {} entries, {}/{} facts, {} dropped",
-        s.len(),
-        comps.len(),
-        v.sections.len(),
-        v.span.count,
-        v.check.retention.mentioned,
-        v.check.retention.total,
-        v.check.dropped.len()
-    );
-    // The engine parts of the view, one by one.
-    let text = s.value(largest).str_field("summary").unwrap_or("").to_string();
-    let mut parts = Vec::new();
-    let t = std::time::Instant::now();
-    session_engine::summary::parse(&text);
-    parts.push(("parse", ms(t)));
-    let t = std::time::Instant::now();
-    session_engine::summary::previous_compaction(&s, largest);
-    parts.push(("previous_compaction", ms(t)));
-    let t = std::time::Instant::now();
-    session_engine::summary::span(&s, largest);
-    parts.push(("span", ms(t)));
-    let t = std::time::Instant::now();
-    session_engine::summary::retention(&s, largest, &text);
-    parts.push(("retention", ms(t)));
-    let t = std::time::Instant::now();
-    session_engine::summary::check(&s, largest);
-    parts.push(("check", ms(t)));
-    let t = std::time::Instant::now();
-    session_engine::summary::history(&s, largest);
-    parts.push(("history", ms(t)));
-    let t = std::time::Instant::now();
-    session_engine::summary::edit_refusal(&s, largest, s.file_leaf());
-    parts.push(("edit_refusal", ms(t)));
-    eprintln!("engine parts: {}", parts.iter().map(|(n, m)| format!("{n} {m:.1} ms")).collect::<Vec<_>>().join(", "));
-    eprintln!("get_summary_view: {cold:.1} ms cold, {warm:.1} ms again; diff with previous: {diff:.1} ms");
-    let filled = w.rows.iter().filter(|r| r.kind == GraphRowKind::Compaction && r.facts.is_some()).count();
-    eprintln!(
-        "graph window of {} rows: {first:.1} ms with {filled} of {} compaction markers computed in the budget, {second:.1} ms for the next window; summary_markers for the {} left: {late:.1} ms in {calls} calls; all cached: {again:.1} ms",
-        w.rows.len(),
-        comps.len(),
-        missing.len()
-    );
-}
-
-fn summarizer_state(e: &Env) -> arbor_app::commands::keys::SummarizerState {
-    let data = e.state.data_dir.clone();
-    arbor_app::commands::keys::SummarizerState::new(data.clone(), Some(data.join("arbor-settings.json")))
-}
-
 #[test]
 fn resummarize_offline_compares_and_writes_nothing() {
     let e = env();
     let path = open_demo_copy(&e);
-    let st = summarizer_state(&e);
     let before = std::fs::read(&path).unwrap();
     let v = summary::view(&e.state, C3).unwrap();
-    let r = tauri::async_runtime::block_on(summary::resummarize(&e.state, &st, C3, Some("offline"), None, Some("keep every decision"), None)).unwrap();
+    let r = tauri::async_runtime::block_on(summary::resummarize(&e.state, &e.st, C3, Some("offline"), None, Some("keep every decision"), None)).unwrap();
     assert!(r.offline);
     assert_eq!(r.summarizer, "offline summarizer");
     assert!(r.text.contains("## Goal"), "{}", r.text);
@@ -526,7 +427,7 @@ fn resummarize_offline_compares_and_writes_nothing() {
     assert!(!r.sections.is_empty());
     assert_eq!(std::fs::read(&path).unwrap(), before, "re-summarize writes nothing");
     // A non-summary is refused.
-    let err: IpcError = tauri::async_runtime::block_on(summary::resummarize(&e.state, &st, DEMO_LEAF, Some("offline"), None, None, None)).unwrap_err().into();
+    let err: IpcError = tauri::async_runtime::block_on(summary::resummarize(&e.state, &e.st, DEMO_LEAF, Some("offline"), None, None, None)).unwrap_err().into();
     assert_eq!(err.kind, ErrorKind::Invalid);
 }
 
@@ -570,13 +471,12 @@ fn resummarize_through_a_model_sends_the_span_and_the_previous_summary() {
     use arbor_app::view::keys::{CatalogModel, ModelChoice};
     let e = env();
     let path = open_demo_copy(&e);
-    let st = summarizer_state(&e);
     let (base, server) = one_shot_sse("## Goal\nPer-client limits for throttle.\n\n## Key Decisions\n- **Entry API in `allow_at`**: kept by the model.");
-    keys::add_model(&st, &CatalogModel { provider: "openai".into(), id: "fake-small".into(), context_window: 32000, max_output: 2000, user_added: true })
+    keys::add_model(&e.st, &CatalogModel { provider: "openai".into(), id: "fake-small".into(), context_window: 32000, max_output: 2000, user_added: true })
         .unwrap();
-    keys::save_choice(&st, &ModelChoice { provider: "openai".into(), model: Some("fake-small".into()), base_url: Some(base) }).unwrap();
+    keys::save_choice(&e.st, &ModelChoice { provider: "openai".into(), model: Some("fake-small".into()), base_url: Some(base) }).unwrap();
     let before = std::fs::read(&path).unwrap();
-    let r = tauri::async_runtime::block_on(summary::resummarize(&e.state, &st, C3, None, None, Some("keep the decisions"), None)).unwrap();
+    let r = tauri::async_runtime::block_on(summary::resummarize(&e.state, &e.st, C3, None, None, Some("keep the decisions"), None)).unwrap();
     let body: serde_json::Value = serde_json::from_str(&server.join().unwrap()).unwrap();
     let prompt = body["messages"].as_array().unwrap().iter().map(|m| m["content"].to_string()).collect::<String>();
     assert!(

@@ -153,10 +153,14 @@ fn store_kind_and_hint(e: &session_engine::store::StoreError) -> (ErrorKind, Str
 fn library_kind_and_hint(e: &::library::LibError) -> (ErrorKind, String) {
     use ::library::LibError as L;
     let (kind, hint) = match e {
-        L::Io { .. } => (ErrorKind::Io, "Check that the file exists and that you may read it."),
-        L::Invalid(_) => (ErrorKind::Invalid, "Check the value and try again."),
+        L::Io { .. } | L::Read { .. } | L::IndexFolder { .. } | L::MoveAside { .. } | L::DiskFull(_) => {
+            (ErrorKind::Io, "Check that the file exists and that you may read it.")
+        }
+        L::Invalid(_) | L::Search(_) | L::Watch(_) | L::WatchThread(_) => (ErrorKind::Invalid, "Check the value and try again."),
         L::Busy(_) => (ErrorKind::Refused, "Nothing was changed; try again in a moment."),
-        L::Corrupt(_) | L::Sqlite(_) => (ErrorKind::Refused, "Nothing was changed; the index is rebuilt from the session files on the next pass."),
+        L::Corrupt(_) | L::SqliteCorrupt(_) | L::Sqlite(_) | L::Inconsistent(_) => {
+            (ErrorKind::Refused, "Nothing was changed; the index is rebuilt from the session files on the next pass.")
+        }
     };
     (kind, hint.to_string())
 }

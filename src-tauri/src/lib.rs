@@ -1,4 +1,5 @@
-//! Arbor desktop app: wiring only. Commands live in `commands/`, view models in `view/`.
+//! Arbor desktop app: wiring only. Commands live in `commands/`, what the app holds between them
+//! in `state/`, view models in `view/` (see ARCHITECTURE.md for the layering).
 
 pub mod commands;
 pub mod error;
@@ -88,7 +89,7 @@ pub fn run() {
     tauri::Builder::default()
         // First plugin: a second `arbor FILE` hands its argv and cwd to this process and exits.
         .plugin(commands::launch::single_instance_plugin())
-        .manage(commands::launch::LaunchState::new(startup))
+        .manage(state::launch::LaunchState::new(startup))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_clipboard_manager::init())
         .invoke_handler(builder.invoke_handler())
@@ -99,10 +100,10 @@ pub fn run() {
                 Some(d) => d.into(),
                 None => app.path().app_data_dir()?,
             };
-            app.manage(commands::keys::SummarizerState::new(data_dir.clone(), summarizer::hooks::ArborSettings::default_path()));
-            app.manage(commands::export::ExportState::default());
-            app.manage(state::AppState::new(state::agent_dir_from_env(), data_dir.clone()));
-            app.manage(commands::timeline::TimelineCache::new());
+            app.manage(state::summarizer::SummarizerState::new(data_dir.clone(), summarizer::hooks::ArborSettings::default_path()));
+            app.manage(state::export::ExportState::default());
+            app.manage(state::app::AppState::new(state::app::agent_dir_from_env(), data_dir.clone()));
+            app.manage(state::timeline::TimelineCache::new());
             commands::library::setup(app, &data_dir);
             Ok(())
         })

@@ -1,9 +1,10 @@
 //! Budgets: Pi's compaction settings, and the live cut-point preview (no LLM).
 
 use crate::error::{AppError, IpcResult};
-use crate::state::{AppState, OpenSession};
-pub use crate::view::budgets::CompactionPreview;
-use crate::view::budgets::{self, BudgetArgs, BudgetSettings, Budgets, SettingsScope};
+use crate::state::app::{AppState, OpenSession};
+use crate::state::budgets;
+use crate::state::layout::relayout_revealing;
+use crate::view::budgets::{BudgetArgs, BudgetSettings, Budgets, CompactionPreview, SettingsScope};
 use session_engine::compaction::{first_kept_position, prepare_compaction, CompactionPreparation, Refusal};
 use session_engine::context::{context_message, estimate_tokens, CompactionSettings};
 use session_engine::Session;
@@ -28,7 +29,7 @@ pub fn unfold_cut(o: &mut OpenSession, first_kept: u32) -> bool {
     if !matches!(o.layout.rows()[row as usize].kind, session_graph::RowKind::Fold { .. }) {
         return false;
     }
-    o.layout = crate::view::graph::relayout_revealing(&o.session, o.leaf, &mut o.folding, &mut o.nodes, Some(first_kept as usize));
+    o.layout = relayout_revealing(&o.session, o.leaf, &mut o.folding, &mut o.nodes, Some(first_kept as usize));
     true
 }
 

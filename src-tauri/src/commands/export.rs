@@ -1,28 +1,23 @@
-//! Export from the app (issue 12 item 2): the open session, the branch to a node, or the context
-//! at a node, as Markdown or one self-contained HTML file (`session_engine::export`, the same
-//! code as `arbor-cli export`). The export reads the session file again on a worker thread, so the
-//! open session stays usable while a big file exports; progress streams through a channel and
-//! `cancel_export` stops it. The file is written by `store::write_new_file`: whole or not at all,
-//! and an existing file is replaced only when the user confirmed it.
+//! Export from the app, to keep or share a session outside Pi: the open session, the branch to a
+//! node, or the context at a node, as Markdown or one self-contained HTML file (`session_export`,
+//! the same code as `arbor-cli export`). The export reads the session file again on a worker
+//! thread, so the open session stays usable while a big file exports; progress streams through a
+//! channel and `cancel_export` stops it (`state::export` holds the running export). The file is
+//! written by `store::write_new_file`: whole or not at all, and an existing file is replaced only
+//! when the user confirmed it.
 use crate::error::{AppError, IpcResult};
-use crate::state::AppState;
+use crate::state::app::AppState;
+use crate::state::export::ExportState;
 use crate::view::export::{ExportDone, ExportFormat, ExportProgress, ExportScope};
-use session_engine::export::{export, Format, Scope};
 use session_engine::store::{same_file, write_new_file, NewFileError};
 use session_engine::Session;
+use session_export::{export, Format, Scope};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tauri::ipc::Channel;
 use tauri::State;
-
-/// The running export's cancel flag (one export at a time).
-#[derive(Default)]
-pub struct ExportState {
-    running: Mutex<Option<Arc<AtomicBool>>>,
-}
 
 /// What an export needs from the open session, taken under the lock and then released.
 pub struct ExportJob {
@@ -180,14 +175,7 @@ pub async fn export_session(
     on_progress: Channel<ExportProgress>,
 ) -> IpcResult<ExportDone> {
     let job = ExportJob::from_open(&state, scope, entry_id.as_deref(), format)?;
-    let cancel = Arc::new(AtomicBool::new(false));
-    {
-        let mut g = exports.running.lock().unwrap_or_else(|p| p.into_inner());
-        if g.is_some() {
-            return Err(AppError::Refused("an export is already running; wait for it or cancel it".into()).into());
-        }
-        *g = Some(cancel.clone());
-    }
+    let cancel = exports.start()?;
     let out = store_path(&path);
     let flag = cancel.clone();
     let res = tauri::async_runtime::spawn_blocking(move || {
@@ -202,7 +190,7 @@ pub async fn export_session(
         job.run(&out, replace, &flag, &mut progress)
     })
     .await;
-    *exports.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    exports.finish();
     match res {
         Ok(r) => Ok(r?),
         Err(e) => Err(AppError::Refused(format!("the export stopped unexpectedly ({e}); nothing was written")).into()),
@@ -218,11 +206,5 @@ fn store_path(p: &str) -> PathBuf {
 #[tauri::command]
 #[specta::specta]
 pub fn cancel_export(exports: State<'_, ExportState>) -> bool {
-    match exports.running.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-        Some(f) => {
-            f.store(true, Ordering::Relaxed);
-            true
-        }
-        None => false,
-    }
+    exports.cancel()
 }

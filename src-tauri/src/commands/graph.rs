@@ -2,12 +2,14 @@
 
 use super::model_window;
 use crate::error::{AppError, IpcResult};
-use crate::state::{AppState, ArborStateFile, OpenSession};
+use crate::state::app::{AppState, OpenSession};
+use crate::state::layout::relayout;
+use crate::state::markers::annotate_rows;
+use crate::state::state_file::ArborStateFile;
 use crate::view::budgets::Budgets;
 use crate::view::context::{context_view_of, ContextView};
 use crate::view::detail::{entry_detail, EntryDetail, Selection};
-pub use crate::view::graph::GraphWindow;
-use crate::view::graph::{self, SearchHit};
+use crate::view::graph::{self, GraphWindow, SearchHit};
 use crate::view::window::ContextWindowView;
 use session_engine::context::build_context;
 use session_engine::Session;
@@ -24,7 +26,7 @@ pub fn window(state: &AppState, start: u32, end: u32) -> Result<GraphWindow, App
     }
     state.with_open(|o| {
         let mut rows = graph::window(&o.session, &o.layout, start, end);
-        crate::view::summary::annotate_rows(&o.session, &o.markers, &mut rows);
+        annotate_rows(&o.session, &o.markers, &mut rows);
         Ok(GraphWindow { start, total_rows: o.layout.len() as u32, lanes: o.layout.lanes() as u32, rows })
     })
 }
@@ -36,7 +38,7 @@ pub fn toggle_fold(state: &AppState, fold_id: &str) -> Result<u32, AppError> {
         if !o.folding.expanded.remove(&i) {
             o.folding.expanded.insert(i);
         }
-        o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
+        o.layout = relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
         Ok(o.layout.len() as u32)
     })
 }
@@ -48,7 +50,7 @@ pub fn unfold_all(state: &AppState, unfold: bool) -> Result<u32, AppError> {
         if !unfold {
             o.folding.expanded.clear();
         }
-        o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
+        o.layout = relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
         Ok(o.layout.len() as u32)
     })
 }
@@ -60,7 +62,7 @@ pub fn reveal(state: &AppState, entry_id: &str) -> Result<u32, AppError> {
         let row = o.layout.row_of(i).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))?;
         if let session_graph::RowKind::Fold { first, .. } = o.layout.rows()[row as usize].kind {
             o.folding.expanded.insert(first);
-            o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
+            o.layout = relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
         }
         o.layout.row_of(i).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))
     })

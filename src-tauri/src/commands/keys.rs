@@ -3,72 +3,27 @@
 //! before-compact / before-navigate hooks of Arbor's settings.
 
 use crate::error::{AppError, IpcResult};
-use crate::view::keys::{CatalogModel, HooksView, KeyState, KeyringNotice, KeyringStatus, ModelChoice, SummarizerConfig};
-use std::path::PathBuf;
-use std::sync::Mutex;
-use summarizer::catalog::Catalog;
-use summarizer::hooks::{ArborSettings, HookCommand};
+use crate::state::app::AppState;
+use crate::state::state_file::ArborStateFile;
+use crate::state::summarizer::{effective_base_url, SummarizerState};
+use crate::view::keys::{CatalogModel, HooksView, KeyState, KeyringNotice, ModelChoice, SummarizerConfig};
+use summarizer::hooks::HookCommand;
 use tauri::State;
 
 pub const PROVIDERS: [&str; 3] = ["openai", "anthropic", "gemini"];
 
-/// The summarizer's part of the app state (managed beside `AppState`).
-pub struct SummarizerState {
-    /// Arbor's data dir: `summarizer.json` (the model choice) and `models.json` (user models).
-    pub data_dir: PathBuf,
-    /// Arbor's settings file (hooks, branch-summary limit); `ArborSettings::default_path()`.
-    pub settings_path: Option<PathBuf>,
-    /// The keyring self-test, run once.
-    pub keyring: Mutex<Option<KeyringStatus>>,
-    /// The running summary / message, so `cancel_summary` can stop it.
-    pub running: Mutex<Option<summarizer::CancellationToken>>,
-}
-
-impl SummarizerState {
-    pub fn new(data_dir: PathBuf, settings_path: Option<PathBuf>) -> SummarizerState {
-        SummarizerState { data_dir, settings_path, keyring: Mutex::new(None), running: Mutex::new(None) }
-    }
-    pub fn choice_file(&self) -> PathBuf {
-        self.data_dir.join("summarizer.json")
-    }
-    pub fn models_file(&self) -> PathBuf {
-        self.data_dir.join("models.json")
-    }
-    pub fn catalog(&self) -> Result<Catalog, AppError> {
-        Ok(Catalog::load(&self.models_file())?)
-    }
-    pub fn arbor_settings(&self) -> Result<ArborSettings, AppError> {
-        match &self.settings_path {
-            Some(p) => Ok(ArborSettings::load(p)?),
-            None => Ok(ArborSettings::default()),
-        }
-    }
-}
-
-/// Runs the keyring self-test once (write, read back, delete a random probe).
-pub fn keyring_status(st: &SummarizerState) -> KeyringStatus {
-    let mut g = st.keyring.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(s) = g.as_ref() {
-        return s.clone();
-    }
-    let t = summarizer::keys::self_test();
-    let s = KeyringStatus { ok: t.ok, backend: t.backend, message: t.message };
-    *g = Some(s.clone());
-    s
-}
-
 /// The keyring status and whether its notice is still to be shown (Arbor's state file
 /// remembers a dismissal).
-pub fn keyring_notice(st: &SummarizerState, app: &crate::state::AppState) -> KeyringNotice {
-    let status = keyring_status(st);
-    let dismissed = crate::state::ArborStateFile::load(&app.state_file()).keyring_notice_dismissed;
+pub fn keyring_notice(st: &SummarizerState, app: &AppState) -> KeyringNotice {
+    let status = st.keyring_status();
+    let dismissed = ArborStateFile::load(&app.state_file()).keyring_notice_dismissed;
     KeyringNotice { show: !status.ok && !dismissed, status }
 }
 
 /// Remember that the user dismissed the notice; it is not shown again.
-pub fn dismiss_notice(st: &SummarizerState, app: &crate::state::AppState) -> Result<KeyringNotice, AppError> {
+pub fn dismiss_notice(st: &SummarizerState, app: &AppState) -> Result<KeyringNotice, AppError> {
     let path = app.state_file();
-    let mut f = crate::state::ArborStateFile::load(&path);
+    let mut f = ArborStateFile::load(&path);
     f.keyring_notice_dismissed = true;
     f.save(&path)?;
     Ok(keyring_notice(st, app))
@@ -106,10 +61,10 @@ pub fn delete_key(provider: &str) -> Result<KeyState, AppError> {
 }
 
 pub fn config(st: &SummarizerState) -> Result<SummarizerConfig, AppError> {
-    let choice = ModelChoice::load(&st.choice_file());
+    let choice = st.choice();
     let cat = st.catalog()?;
     let found = choice.model.as_deref().and_then(|m| cat.find(&choice.provider, m));
-    let effective_base_url = choice.effective_base_url().or_else(|| found.and_then(|m| m.base_url.clone()));
+    let effective_base_url = effective_base_url(&choice).or_else(|| found.and_then(|m| m.base_url.clone()));
     Ok(SummarizerConfig {
         offline: choice.provider == "offline",
         context_window: found.map(|m| m.context_window.min(u32::MAX as u64) as u32),
@@ -138,17 +93,12 @@ pub fn save_choice(st: &SummarizerState, choice: &ModelChoice) -> Result<Summari
             return Err(AppError::BadInput(format!("choose a model for {p} (or the offline summarizer)")));
         }
     }
-    let path = st.choice_file();
-    let io = |source| AppError::Io { what: format!("writing {}", path.display()), source };
-    std::fs::create_dir_all(&st.data_dir).map_err(io)?;
-    let tmp = path.with_extension("json.tmp");
     let clean = ModelChoice {
         provider: choice.provider.clone(),
         model: if p == "offline" { None } else { choice.model.as_ref().map(|m| m.trim().to_string()) },
         base_url: choice.base_url.as_ref().map(|b| b.trim().to_string()).filter(|b| !b.is_empty()),
     };
-    std::fs::write(&tmp, serde_json::to_vec_pretty(&clean).map_err(|e| AppError::BadInput(e.to_string()))?).map_err(io)?;
-    std::fs::rename(&tmp, &path).map_err(io)?;
+    st.save_choice(&clean)?;
     config(st)
 }
 
@@ -205,14 +155,14 @@ pub fn save_hooks(st: &SummarizerState, v: &HooksView) -> Result<HooksView, AppE
 /// The keyring status with whether its one-time notice is still to be shown.
 #[tauri::command]
 #[specta::specta]
-pub async fn get_keyring_notice(st: State<'_, SummarizerState>, app: State<'_, crate::state::AppState>) -> IpcResult<KeyringNotice> {
+pub async fn get_keyring_notice(st: State<'_, SummarizerState>, app: State<'_, AppState>) -> IpcResult<KeyringNotice> {
     Ok(keyring_notice(&st, &app))
 }
 
 /// The user closed the keyring notice: never show it again (remembered in Arbor's state).
 #[tauri::command]
 #[specta::specta]
-pub async fn dismiss_keyring_notice(st: State<'_, SummarizerState>, app: State<'_, crate::state::AppState>) -> IpcResult<KeyringNotice> {
+pub async fn dismiss_keyring_notice(st: State<'_, SummarizerState>, app: State<'_, AppState>) -> IpcResult<KeyringNotice> {
     Ok(dismiss_notice(&st, &app)?)
 }
 

@@ -5,15 +5,13 @@
 //! `open_session`, so a missing or non-session file gives the usual error and nothing is lost.
 
 use crate::error::IpcResult;
-pub use crate::view::session::LaunchRequest;
+use crate::state::launch::LaunchState;
+use crate::view::session::LaunchRequest;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tauri::ipc::Channel;
 use tauri::State;
-
-/// Where requests go once the UI has subscribed; `false` means the receiver is gone.
-pub type LaunchSink = Arc<dyn Fn(LaunchRequest) -> bool + Send + Sync>;
 
 /// The session file named on a command line (`argv[0]` is the program), resolved against `cwd`:
 /// the first argument that is not an option (`-x`, `--flag`; everything after `--` counts), or
@@ -71,46 +69,6 @@ fn percent_decode(s: &str) -> std::ffi::OsString {
     #[cfg(not(unix))]
     {
         String::from_utf8_lossy(&out).into_owned().into()
-    }
-}
-
-#[derive(Default)]
-struct Inner {
-    /// The file to open when the UI subscribes (the command line's, or a later launch's before
-    /// the UI was ready: the newest wins).
-    pending: Option<PathBuf>,
-    sink: Option<LaunchSink>,
-}
-
-/// Managed by the app: the file of the command line until the UI takes it, then the UI's channel.
-#[derive(Default)]
-pub struct LaunchState {
-    inner: Mutex<Inner>,
-}
-
-impl LaunchState {
-    pub fn new(startup: Option<PathBuf>) -> LaunchState {
-        LaunchState { inner: Mutex::new(Inner { pending: startup, sink: None }) }
-    }
-
-    /// The UI subscribes (at start, and again after a reload): returns the file it should open
-    /// now, once, and sends later launches' files to `sink`.
-    pub fn subscribe(&self, sink: LaunchSink) -> Option<String> {
-        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        g.sink = Some(sink);
-        g.pending.take().map(|p| p.display().to_string())
-    }
-
-    /// A second launch named `path`: the subscribed UI gets it now; before the UI subscribed (or
-    /// when its channel is gone) it waits for the next subscription.
-    pub fn request(&self, path: PathBuf) {
-        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let req = LaunchRequest { path: path.display().to_string() };
-        let delivered = g.sink.as_ref().is_some_and(|s| s(req));
-        if !delivered {
-            g.sink = None;
-            g.pending = Some(path);
-        }
     }
 }
 

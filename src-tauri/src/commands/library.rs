@@ -1,17 +1,18 @@
-//! The session library in the app (issue 5): the picker reads from the SQLite index, search across
-//! sessions and within one (each hit with its status), user folders, and live follow (the
-//! library's watcher runs in the app; when Pi appends to the open session, it is reloaded and the
-//! window is told, keeping the user's leaf and selection).
+//! The session library in the app, so that any of Pi's sessions is a click away: the picker reads
+//! from the SQLite index, search across sessions and within one (each hit with its status), user
+//! folders, and live follow (the library's watcher runs in the app; when Pi appends to the open
+//! session, it is reloaded and the window is told, keeping the user's leaf and selection).
 //!
 //! `LibraryState` (in `state/library.rs`, with the watcher and live follow) is managed by Tauri
 //! beside `AppState`. Plain functions here are the command bodies (tested without a window in
 //! tests/library_cmds.rs); the `#[tauri::command]` one-liners map the error.
 
 use crate::error::{AppError, IpcResult};
-pub use crate::state::library::{coalesce, db_path_for, follow_tick, reload_if_open, EventSink, FollowState, LibraryState, RawHandler};
-use crate::state::{AppState, ArborStateFile};
-use crate::view::library::{IndexStatus, LibraryHit, LibraryListing, LibraryUiEvent, ListingQuery, ProjectRow, RootRow, SearchRequest, SessionRow};
-use ::library::{SearchQuery, SessionFilter};
+use crate::state::app::AppState;
+use crate::state::library::{db_path_for, follow_tick, FollowState, LibraryState, RawHandler};
+use crate::state::state_file::ArborStateFile;
+use crate::view::library::{HitStatus, IndexStatus, LibraryHit, LibraryListing, LibraryUiEvent, ListingQuery, ProjectRow, RootRow, SearchRequest, SessionRow};
+use ::library::{EntryStatus, SearchQuery, SessionFilter};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tauri::ipc::Channel;
@@ -69,7 +70,15 @@ pub fn search(lib: &LibraryState, req: &SearchRequest) -> Result<Vec<LibraryHit>
     let mut q = SearchQuery::new(&req.text);
     q.session_path = req.session_path.as_ref().map(PathBuf::from);
     q.project = req.project.clone();
-    q.statuses = req.statuses.iter().map(|s| s.name().to_string()).collect();
+    q.statuses = req
+        .statuses
+        .iter()
+        .map(|s| match s {
+            HitStatus::InContext => EntryStatus::InContext,
+            HitStatus::Compacted => EntryStatus::Compacted,
+            HitStatus::Abandoned => EntryStatus::Abandoned,
+        })
+        .collect();
     q.limit = req.limit.unwrap_or(100).clamp(1, 1000);
     // The watcher completes the full text of new files; a search answers at once from what is
     // indexed (the UI says results may be incomplete until the pass ends) instead of waiting

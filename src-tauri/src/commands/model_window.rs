@@ -4,13 +4,13 @@
 //! `model_change` or assistant message on its path (the engine's `build_context`).
 
 use crate::error::{AppError, IpcResult};
-use crate::state::{AppState, ArborStateFile};
+use crate::state::app::AppState;
+use crate::state::state_file::ArborStateFile;
+use crate::view::window::{ContextWindowView, WindowSource};
 use session_engine::context::{build_context, Context};
 use summarizer::pi_models;
 use summarizer::pi_models_json::PiModelsJson;
 use tauri::State;
-
-pub use crate::view::window::{ContextWindowView, WindowSource};
 
 fn clamp(n: u64) -> u32 {
     n.min(u32::MAX as u64) as u32

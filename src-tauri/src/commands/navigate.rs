@@ -1,15 +1,15 @@
 //! "Continue from here", labels and the context view of any node.
 
-use super::budgets::plan_preview;
+use super::budgets::{default_cut, default_keep_recent, plan_preview};
 use super::graph as graph_cmd;
-use super::sessions::{describe_open, OpenedSession};
 use crate::error::{AppError, IpcResult};
-use crate::state::{AppState, ArborStateFile, OpenSession};
+use crate::state::app::{describe_open, AppState, OpenSession};
+use crate::state::layout::{relayout, relayout_revealing};
+use crate::state::state_file::ArborStateFile;
 use crate::view::budgets::BudgetArgs;
 use crate::view::context::{context_view, ContextView};
 use crate::view::detail::Selection;
-use crate::view::graph;
-pub use crate::view::session::{Continued, Navigation};
+use crate::view::session::{Continued, Navigation, OpenedSession};
 use session_engine::branch::navigation_target;
 use session_engine::store::{append_entry_planned, SessionLock};
 use session_engine::{entries, time, Session};
@@ -18,7 +18,7 @@ use tauri::State;
 /// Move Arbor's leaf to `entry_id` by Pi's rule and remember it in Arbor's state file. The graph
 /// is laid out with the cut of the Budgets panel's default keep-recent budget revealed.
 pub fn continue_from(state: &AppState, entry_id: &str) -> Result<Navigation, AppError> {
-    let keep_recent = super::budgets::default_keep_recent(&state.agent_dir);
+    let keep_recent = default_keep_recent(&state.agent_dir);
     Ok(move_leaf(state, entry_id, keep_recent, |_, _, _| (), |_, ()| ())?.0)
 }
 
@@ -65,8 +65,8 @@ fn move_leaf<T: Send, U>(
         let (s, leaf) = (o.session.snapshot(), o.leaf);
         let side = std::thread::scope(|scope| {
             let side = scope.spawn(|| beside(&s, leaf, &st));
-            let cut = super::budgets::default_cut(&o.session, leaf, keep_recent);
-            o.layout = graph::relayout_revealing(&o.session, leaf, &mut o.folding, &mut o.nodes, cut);
+            let cut = default_cut(&o.session, leaf, keep_recent);
+            o.layout = relayout_revealing(&o.session, leaf, &mut o.folding, &mut o.nodes, cut);
             side.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         });
         let out = then(o, side);
@@ -112,7 +112,7 @@ pub(crate) fn append_at_leaf(
     state: &AppState,
     id: Option<&str>,
     check: impl FnOnce(&session_engine::Session) -> Result<(), AppError>,
-    entry: impl FnOnce(&str, Option<&str>) -> session_engine::json::Value,
+    entry: impl FnOnce(&str, Option<&str>) -> pi_json::Value,
 ) -> Result<OpenedSession, AppError> {
     let (key, dto) = state.with_open(|o| {
         let s = &o.session;
@@ -129,7 +129,7 @@ pub(crate) fn append_at_leaf(
         append_entry_planned(&o.path, &entry, true, s.file_len())?;
         o.read_appended()?;
         o.leaf = o.session.file_leaf();
-        o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
+        o.layout = relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
         Ok((o.path.display().to_string(), describe_open(o)))
     })?;
     let mut st = ArborStateFile::load(&state.state_file());

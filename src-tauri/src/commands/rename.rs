@@ -3,9 +3,10 @@
 //! planned on the bytes Arbor has read (refused when another program appended since), synced, and
 //! read back as only the appended bytes.
 
-use super::sessions::OpenedSession;
+use super::navigate::append_at_leaf;
 use crate::error::{AppError, IpcResult};
-use crate::state::AppState;
+use crate::state::app::AppState;
+use crate::view::session::OpenedSession;
 use session_engine::{entries, time};
 use tauri::State;
 
@@ -17,7 +18,7 @@ pub fn rename(state: &AppState, name: &str, now_ms: i64, id: Option<&str>) -> Re
     if name.is_empty() {
         return Err(AppError::BadInput("the name is empty, so the session was not renamed; type a name, or press Escape to keep the old one".into()));
     }
-    super::navigate::append_at_leaf(state, id, |_| Ok(()), |id, parent| entries::session_info(id, parent, &time::format_iso_ms(now_ms), name))
+    append_at_leaf(state, id, |_| Ok(()), |id, parent| entries::session_info(id, parent, &time::format_iso_ms(now_ms), name))
 }
 
 #[tauri::command]

@@ -1,8 +1,12 @@
 //! Session picker, opening files and the bundled demo.
 
+use super::budgets::{default_cut, default_keep_recent};
 use crate::error::{AppError, IpcResult};
-use crate::state::{AppState, ArborStateFile, OpenSession};
-use crate::view::graph;
+use crate::state::app::{describe_open, AppState, OpenSession};
+use crate::state::layout::{relayout_revealing, Folding, NodeCache};
+use crate::state::lock;
+use crate::state::state_file::ArborStateFile;
+use crate::view::session::OpenedSession;
 use session_engine::Session;
 use std::path::Path;
 use tauri::State;
@@ -10,9 +14,6 @@ use tauri::State;
 /// A rich generated Pi session (branches, three compactions, branch summaries, a label) that
 /// opens when the user has no Pi sessions yet.
 pub const DEMO_SESSION: &[u8] = include_bytes!("../../demo/demo-session.jsonl");
-
-pub use crate::state::describe_open;
-pub use crate::view::session::OpenedSession;
 
 pub fn describe(state: &AppState) -> Result<OpenedSession, AppError> {
     state.with_open(|o| Ok(describe_open(o)))
@@ -27,13 +28,13 @@ pub fn open(state: &AppState, path: &Path, is_demo: bool) -> Result<OpenedSessio
     let key = path.display().to_string();
     let mut st = ArborStateFile::load(&state.state_file());
     let leaf = st.leaves.get(&key).and_then(|id| session.index_of(id)).or(session.file_leaf());
-    let mut folding = graph::Folding::default();
-    let mut nodes = graph::NodeCache::default();
-    let cut = super::budgets::default_cut(&session, leaf, super::budgets::default_keep_recent(&state.agent_dir));
-    let layout = graph::relayout_revealing(&session, leaf, &mut folding, &mut nodes, cut);
+    let mut folding = Folding::default();
+    let mut nodes = NodeCache::default();
+    let cut = default_cut(&session, leaf, default_keep_recent(&state.agent_dir));
+    let layout = relayout_revealing(&session, leaf, &mut folding, &mut nodes, cut);
     let open = OpenSession { path: path.to_path_buf(), session: session.into(), leaf, layout, nodes, folding, is_demo, markers: Default::default() };
     let dto = describe_open(&open);
-    *state.open.lock().unwrap_or_else(|p| p.into_inner()) = Some(open);
+    *lock(&state.open) = Some(open);
     if !is_demo {
         st.touch_recent(&key);
         st.save(&state.state_file())?;
@@ -43,12 +44,7 @@ pub fn open(state: &AppState, path: &Path, is_demo: bool) -> Result<OpenedSessio
 
 /// Copy the embedded demo into Arbor's data dir (once; labels are appended to the copy) and open it.
 pub fn open_demo(state: &AppState) -> Result<OpenedSession, AppError> {
-    let path = state.data_dir.join("demo").join("demo-session.jsonl");
-    if !path.exists() {
-        let io = |source| AppError::Io { what: format!("writing {}", path.display()), source };
-        std::fs::create_dir_all(path.parent().unwrap_or(&state.data_dir)).map_err(io)?;
-        std::fs::write(&path, DEMO_SESSION).map_err(io)?;
-    }
+    let path = state.demo_copy(DEMO_SESSION)?;
     open(state, &path, true)
 }
 
@@ -117,9 +113,5 @@ pub async fn pick_session_file(app: tauri::AppHandle) -> IpcResult<Option<String
 #[tauri::command]
 #[specta::specta]
 pub fn canary(state: State<'_, AppState>) -> IpcResult<()> {
-    let p = state.data_dir.join("canary-invoked");
-    std::fs::create_dir_all(&state.data_dir)
-        .and_then(|_| std::fs::write(&p, b"invoked"))
-        .map_err(|source| AppError::Io { what: format!("writing {}", p.display()), source })?;
-    Ok(())
+    Ok(state.mark_canary_invoked()?)
 }

@@ -6,51 +6,24 @@
 //! usable while a model answers; the file is never read again, and afterwards the app only lays
 //! the graph out.
 
-use super::keys::SummarizerState;
-use super::navigate::{continue_from, Navigation};
-use super::sessions::{describe_open, OpenedSession};
+use super::navigate::continue_from;
 use crate::error::{AppError, IpcResult};
-use crate::state::{AppState, ArborStateFile};
+use crate::state::app::{describe_open, AppState};
+use crate::state::layout::relayout;
+use crate::state::state_file::ArborStateFile;
+use crate::state::summarizer::{effective_base_url, Running, SummarizerState};
 use crate::view::budgets::BudgetArgs;
-use crate::view::graph;
 use crate::view::keys::ModelChoice;
-pub use crate::view::summarize::{AutoCompactionInfo, CompactResult, NavigateResult, ProgressKind, SendResult, SummaryCall, SummaryProgress};
+use crate::view::session::{Navigation, OpenedSession};
+use crate::view::summarize::{AutoCompactionInfo, CompactResult, NavigateResult, SendResult, SummaryProgress};
 use session_engine::Session;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use summarizer::offline::Kind;
 use summarizer::run::{Backend, RunOptions};
 use summarizer::session_ops::{compact_on, continue_on, navigate_on, ContinueOptions, SessionHost};
-use summarizer::{CancellationToken, Progress, ProgressFn};
+use summarizer::ProgressFn;
 use tauri::ipc::Channel;
 use tauri::State;
-
-impl SummaryProgress {
-    fn from_progress(p: Progress) -> SummaryProgress {
-        let base = SummaryProgress { kind: ProgressKind::Attempt, call: None, attempt: None, delay_ms: None, chars: None, delta: None, message: None };
-        match p {
-            Progress::Attempt { attempt } => SummaryProgress { kind: ProgressKind::Attempt, attempt: Some(attempt), ..base },
-            Progress::Retrying { attempt, delay, reason } => SummaryProgress {
-                kind: ProgressKind::Retrying,
-                attempt: Some(attempt),
-                delay_ms: Some(delay.as_millis().min(u32::MAX as u128) as u32),
-                message: Some(format!("{reason}; retrying in {:.1} s", delay.as_secs_f64())),
-                ..base
-            },
-            Progress::Text { chars, delta } => {
-                SummaryProgress { kind: ProgressKind::Text, call: Some(SummaryCall::Reply), chars: Some(chars as u32), delta: Some(delta), ..base }
-            }
-            Progress::SummaryText { call, chars, delta } => {
-                let call = match call {
-                    Kind::History => SummaryCall::History,
-                    Kind::TurnPrefix => SummaryCall::TurnPrefix,
-                    Kind::Branch => SummaryCall::Branch,
-                };
-                SummaryProgress { kind: ProgressKind::Text, call: Some(call), chars: Some(chars as u32), delta: Some(delta), ..base }
-            }
-        }
-    }
-}
 
 pub(crate) fn channel_progress(ch: Channel<SummaryProgress>) -> ProgressFn {
     Arc::new(move |p| {
@@ -68,9 +41,9 @@ struct Chosen {
 }
 
 fn chosen(st: &SummarizerState) -> Result<Chosen, AppError> {
-    let choice = ModelChoice::load(&st.choice_file());
+    let choice = st.choice();
     let cat = st.catalog()?;
-    let base = choice.effective_base_url();
+    let base = effective_base_url(&choice);
     let p = summarizer::setup::prepare_backend(&choice.provider, choice.model.as_deref(), base.as_deref(), &cat)?;
     Ok(Chosen {
         context_window: p.model.as_ref().map(|m| m.context_window),
@@ -96,37 +69,6 @@ fn run_options(st: &SummarizerState, c: &Chosen, instructions: Option<&str>, nav
         o.record_extras = x;
     }
     Ok(o)
-}
-
-/// Registers the run so `cancel_summary` can stop it; one run at a time.
-pub(crate) struct Running<'a>(&'a SummarizerState);
-
-impl<'a> Running<'a> {
-    pub(crate) fn start(st: &'a SummarizerState) -> Result<(Running<'a>, CancellationToken), AppError> {
-        let mut g = st.running.lock().unwrap_or_else(|p| p.into_inner());
-        if g.is_some() {
-            return Err(AppError::Refused("a summary or message is already running; wait for it or cancel it".into()));
-        }
-        let t = CancellationToken::new();
-        *g = Some(t.clone());
-        Ok((Running(st), t))
-    }
-}
-
-impl Drop for Running<'_> {
-    fn drop(&mut self) {
-        *self.0.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
-    }
-}
-
-pub fn cancel(st: &SummarizerState) -> bool {
-    match st.running.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-        Some(t) => {
-            t.cancel();
-            true
-        }
-        None => false,
-    }
 }
 
 /// The open session's file and Arbor's leaf id (refuses read-only files up front).
@@ -175,7 +117,7 @@ impl SessionHost for OpenHost<'_> {
                 o.leaf = leaf.and_then(|id| s.index_of(&id)).or(s.file_leaf());
                 o.markers = Default::default();
                 o.nodes.clear();
-                o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
+                o.layout = relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
             }
             Ok(Some(r))
         });
@@ -202,7 +144,7 @@ fn settle(state: &AppState, path: &Path, leaf_id: Option<&str>) -> Result<Opened
         let moved = leaf != s.file_leaf();
         let leaf_key = leaf.map(|l| s.id(l).to_string());
         o.leaf = leaf;
-        o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
+        o.layout = relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
         Ok((describe_open(o), leaf_key, moved))
     })?;
     let key = path.display().to_string();
@@ -385,5 +327,5 @@ pub async fn send_message(
 #[tauri::command]
 #[specta::specta]
 pub async fn cancel_summary(st: State<'_, SummarizerState>) -> IpcResult<bool> {
-    Ok(cancel(&st))
+    Ok(st.cancel_run())
 }

@@ -1,32 +1,35 @@
-//! The summary workbench (issue 11): inspect a summary by section, diff two summaries, edit or
-//! revert the governing compaction (appended as a new entry), re-summarize a span without writing.
-//! Adapters over `session_engine::summary` (pure) and `summarizer::summary_ops` (the append).
+//! The summary workbench, where the user checks what a summary kept: inspect a summary by
+//! section, diff two summaries, edit or revert the governing compaction (appended as a new entry),
+//! re-summarize a span without writing. Adapters over `summary_analysis` (pure) and
+//! `summarizer::summary_ops` (the append).
 //!
 //! Edits are appended while the app's session lock is held, checked against the open session's
 //! length (another writer → refused, nothing written), then read back with `extend_from_file`:
 //! the session is not reopened.
 
-use super::keys::SummarizerState;
-use super::sessions::describe_open;
-use super::summarize::{channel_progress, Running, SummaryProgress};
+use super::summarize::channel_progress;
 use crate::error::{AppError, IpcResult};
-use crate::state::{AppState, ArborStateFile, OpenSession};
-use crate::view::graph;
-use crate::view::keys::{env_base_url, ModelChoice};
-use crate::view::summary::{diff_view, retention_view, sections_of, summary_view, MarkerCache, MarkerFactsView, SummaryDiffView, SummaryView};
-pub use crate::view::summary::{ResummaryView, SummaryWrite};
+use crate::state::app::{describe_open, AppState, OpenSession};
+use crate::state::layout::relayout;
+use crate::state::markers::MarkerCache;
+use crate::state::state_file::ArborStateFile;
+use crate::state::summarizer::{effective_base_url, env_base_url, Running, SummarizerState};
+use crate::view::summarize::SummaryProgress;
+use crate::view::summary::{
+    diff_view, is_summary, retention_view, sections_of, summary_view, MarkerFactsView, ResummaryView, SummaryDiffView, SummaryView, SummaryWrite,
+};
 use session_engine::session::Extend;
-use session_engine::summary as sm;
 use session_engine::{time, Session};
 use summarizer::resummarize::{plan_resummarize, resummarize as run_resummarize};
 use summarizer::run::Backend;
 use summarizer::ProgressFn;
+use summary_analysis as sm;
 use tauri::ipc::Channel;
 use tauri::State;
 
 fn summary_idx(o: &OpenSession, entry_id: &str) -> Result<usize, AppError> {
     let i = o.session.index_of(entry_id).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))?;
-    if !crate::view::summary::is_summary(&o.session, i) {
+    if !is_summary(&o.session, i) {
         return Err(AppError::BadInput(format!("entry {entry_id} is not a summary; select a compaction or branch summary")));
     }
     Ok(i)
@@ -50,7 +53,7 @@ pub fn diff(state: &AppState, from_id: &str, to_id: &str) -> Result<SummaryDiffV
     })
 }
 
-type BuildEntry<'a> = dyn FnOnce(&Session, usize, Option<usize>, &str, &str) -> Result<session_engine::Value, String> + 'a;
+type BuildEntry<'a> = dyn FnOnce(&Session, usize, Option<usize>, &str, &str) -> Result<pi_json::Value, String> + 'a;
 
 /// Builds the entry with `build` on the open session, appends it, extends the session from the
 /// file, moves the leaf to it and relayouts. Nothing is written when any step before the append fails.
@@ -78,7 +81,7 @@ fn append_version(state: &AppState, entry_id: &str, now_ms: i64, id: Option<&str
         }
         let new_idx = o.session.index_of(&done.entry_id).ok_or_else(|| AppError::UnknownEntry(done.entry_id.clone()))?;
         o.leaf = Some(new_idx);
-        o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
+        o.layout = relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
         let write = SummaryWrite {
             session: describe_open(o),
             entry_id: done.entry_id.clone(),
@@ -125,11 +128,11 @@ pub async fn resummarize(
         let i = summary_idx(o, entry_id)?;
         Ok((plan_resummarize(&o.session, i)?, o.session.value(i).str_field("summary").unwrap_or("").to_string()))
     })?;
-    let choice = ModelChoice::load(&st.choice_file());
+    let choice = st.choice();
     let provider = provider.map(str::trim).filter(|p| !p.is_empty());
     let (provider, model, base) = match provider {
         Some(p) if p != choice.provider => (p.to_string(), model.map(str::to_string), env_base_url(p)),
-        _ => (choice.provider.clone(), model.map(str::to_string).filter(|m| !m.trim().is_empty()).or(choice.model.clone()), choice.effective_base_url()),
+        _ => (choice.provider.clone(), model.map(str::to_string).filter(|m| !m.trim().is_empty()).or(choice.model.clone()), effective_base_url(&choice)),
     };
     let cat = st.catalog()?;
     let prepared = summarizer::setup::prepare_backend(&provider, model.as_deref(), base.as_deref(), &cat)?;
@@ -161,6 +164,12 @@ pub async fn resummarize(
     })
 }
 
+/// How long one `summary_markers` call may spend computing marker facts that are not cached yet
+/// (each costs a check: ~15 ms on a large compaction of the 100k-entry session; computed on a
+/// snapshot, without the session lock). A graph window (on the main thread) only adds the cached
+/// ones: the graph asks `summary_markers` for the rest after drawing.
+pub const MARKER_BUDGET: std::time::Duration = std::time::Duration::from_millis(40);
+
 /// Drop-alarm counts and retention scores of summary entries (the graph asks for the markers a
 /// window left without them). Unknown ids and non-summaries are skipped. They are computed on a
 /// snapshot of the session, without its lock (a check costs ~15 ms on a big compaction of the
@@ -179,7 +188,7 @@ pub fn markers_in(s: &Session, cache: &MarkerCache, entry_ids: &[String], budget
         if !out.is_empty() && t0.elapsed() >= budget {
             break;
         }
-        let Some(i) = s.index_of(id).filter(|&i| crate::view::summary::is_summary(s, i)) else { continue };
+        let Some(i) = s.index_of(id).filter(|&i| is_summary(s, i)) else { continue };
         let f = cache.facts(s, i);
         out.push(MarkerFactsView { entry_id: id.clone(), dropped: f.dropped, retained: f.mentioned, facts: f.total });
     }
@@ -194,7 +203,7 @@ pub fn markers_in(s: &Session, cache: &MarkerCache, entry_ids: &[String], budget
 #[specta::specta]
 pub async fn summary_markers(state: State<'_, AppState>, entry_ids: Vec<String>) -> IpcResult<Vec<MarkerFactsView>> {
     let (s, cache) = state.with_open(|o| Ok((o.session.snapshot(), o.markers.clone())))?;
-    crate::state::background::run_in_background(move || markers_in(&s, &cache, &entry_ids, crate::view::summary::MARKER_BUDGET))
+    crate::state::background::run_in_background(move || markers_in(&s, &cache, &entry_ids, MARKER_BUDGET))
         .await
         .ok_or_else(|| AppError::Refused("checking the summary markers stopped unexpectedly; scroll the graph to ask again".into()).into())
 }

@@ -3,19 +3,20 @@
 //!
 //! Reading every entry of a 100k-entry path costs about a second, so each entry's
 //! contribution (a few numbers) is kept in [`TimelineCache`] (the engine's
-//! [`ContributionCache`] for the open file). The numbers are read on a snapshot of the session
-//! ([`crate::state::SharedSession::snapshot`]), without the session lock, so clicks and scrolling
+//! `ContributionCache` for the open file). The numbers are read on a snapshot of the session
+//! ([`crate::state::app::SharedSession::snapshot`]), without the session lock, so clicks and scrolling
 //! never wait for them; the UI warms the cache after a session opens ([`warm_timeline`]), and
 //! later calls (another node, an append, other budgets) only do the arithmetic pass.
 
 use crate::error::{AppError, IpcResult};
-use crate::state::{AppState, OpenSession};
+use crate::state::app::{AppState, OpenSession};
+use crate::state::timeline::TimelineCache;
 use crate::view::budgets::BudgetArgs;
 use crate::view::timeline::{timeline_view, TimelineView};
-use session_engine::timeline::{timeline_of, ContributionCache};
+use session_engine::timeline::timeline_of;
 use session_engine::Session;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tauri::State;
 
@@ -24,18 +25,6 @@ pub const FILL_BUDGET: Duration = Duration::from_millis(40);
 
 /// Entries read per step (read on a few threads).
 const STEP: usize = 4096;
-
-/// The contributions of the open file's entries, kept between calls.
-#[derive(Default)]
-pub struct TimelineCache {
-    inner: Mutex<(PathBuf, ContributionCache)>,
-}
-
-impl TimelineCache {
-    pub fn new() -> TimelineCache {
-        TimelineCache::default()
-    }
-}
 
 /// The path the chart shows: the active path when `entry_id` is on it (or None), else the path
 /// to `entry_id`. Returns (path, on the active path, the selected index).
@@ -71,15 +60,6 @@ fn snapshot(state: &AppState, entry_id: Option<&str>) -> Result<Snapshot, AppErr
     })
 }
 
-/// The cache of `file` (emptied when it held another file's numbers).
-fn cache_of<'a>(cache: &'a TimelineCache, file: &PathBuf) -> std::sync::MutexGuard<'a, (PathBuf, ContributionCache)> {
-    let mut c = cache.inner.lock().unwrap_or_else(|p| p.into_inner());
-    if &c.0 != file {
-        *c = (file.clone(), ContributionCache::new());
-    }
-    c
-}
-
 /// The timeline of the chart's path (see [`chart_path`]) with the window and threshold inputs,
 /// computed on a snapshot of the session (the session lock is held only to take it).
 pub fn timeline(
@@ -108,7 +88,7 @@ pub fn timeline_in_steps(
     }
     let snap = snapshot(state, entry_id)?;
     let s = &snap.session;
-    let mut c = cache_of(cache, &snap.file);
+    let mut c = cache.of(&snap.file);
     // Each round walks the path once: the kept numbers, the missing ones read within the budget.
     loop {
         if let Some(contribs) = c.1.fill_path(s, &snap.path, budget, step) {
@@ -122,7 +102,7 @@ pub fn timeline_in_steps(
 /// Timeline tab's first draw is only the arithmetic pass. Returns how many path entries are kept.
 pub fn warm(state: &AppState, cache: &TimelineCache, budget: Duration) -> Result<usize, AppError> {
     let snap = snapshot(state, None)?;
-    let mut c = cache_of(cache, &snap.file);
+    let mut c = cache.of(&snap.file);
     while !c.1.fill(&snap.session, &snap.path, budget, STEP) {}
     Ok(c.1.kept(&snap.session, &snap.path))
 }

@@ -4,16 +4,17 @@
 //! is re-read and the window is told, keeping the user's leaf and folds). The commands over it
 //! are in `commands/library.rs`.
 
-use super::{describe_open, AppState};
+use super::app::{describe_open, AppState};
+use super::layout::relayout;
+use super::lock;
 use crate::error::AppError;
-use crate::view::graph;
 use crate::view::library::{IndexStatus, LibraryUiEvent, RootRow};
 use crate::view::session::OpenedSession;
 use ::library::{LibError, Library, LibraryEvent, SessionFilter, Watcher};
 use session_engine::session::Extend;
 use session_engine::Session;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 /// Receives UI events; returns false when the receiver is gone (it is then dropped).
 pub type EventSink = Arc<dyn Fn(LibraryUiEvent) -> bool + Send + Sync>;
@@ -30,10 +31,6 @@ pub struct LibraryState {
     handler: Mutex<Option<RawHandler>>,
     status: Mutex<IndexStatus>,
     sinks: Mutex<Vec<EventSink>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The index file: `$ARBOR_INDEX_DB`, else `<Arbor's data dir>/index.sqlite3`.
@@ -357,7 +354,7 @@ pub fn coalesce(batch: Vec<LibraryEvent>) -> Vec<LibraryEvent> {
 /// stay as they were when `keep_folds` (appends only add entries, so indices are stable).
 pub fn reload_if_open(app: &AppState, path: &Path, keep_folds: bool) -> Result<Option<OpenedSession>, AppError> {
     let open_path = {
-        let g = app.open.lock().unwrap_or_else(|p| p.into_inner());
+        let g = lock(&app.open);
         match g.as_ref() {
             // Arbor's own appends (labels, summaries) already reloaded the session: an append
             // that leaves the file at the length we hold needs nothing (and no redraw).
@@ -373,7 +370,7 @@ pub fn reload_if_open(app: &AppState, path: &Path, keep_folds: bool) -> Result<O
     // Fast path: read only the appended bytes (time follows the append, not the file size).
     // Where the user's leaf was is taken first: a failed extension leaves the session stale.
     let (followed_pi, kept_leaf) = {
-        let mut g = app.open.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = lock(&app.open);
         let Some(o) = g.as_mut() else { return Ok(None) };
         if o.path != open_path {
             return Ok(None);
@@ -390,14 +387,14 @@ pub fn reload_if_open(app: &AppState, path: &Path, keep_folds: bool) -> Result<O
             if !keep_folds {
                 o.folding = Default::default();
             }
-            o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
+            o.layout = relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
             return Ok(Some(describe_open(o)));
         }
         (followed_pi, kept_leaf)
     };
     // Rewritten, truncated or otherwise not a plain extension: read it again.
     let fresh = Session::open(&open_path)?;
-    let mut g = app.open.lock().unwrap_or_else(|p| p.into_inner());
+    let mut g = lock(&app.open);
     let Some(o) = g.as_mut() else { return Ok(None) };
     if o.path != open_path {
         return Ok(None);
@@ -409,7 +406,7 @@ pub fn reload_if_open(app: &AppState, path: &Path, keep_folds: bool) -> Result<O
     if !keep_folds {
         o.folding = Default::default();
     }
-    o.layout = graph::relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
+    o.layout = relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
     Ok(Some(describe_open(o)))
 }
 
@@ -425,7 +422,7 @@ pub struct FollowState {
 /// such a session is seen it is indexed, so search within it works.
 pub fn follow_tick(lib: &LibraryState, app: &AppState, st: &mut FollowState) {
     let path = {
-        let g = app.open.lock().unwrap_or_else(|p| p.into_inner());
+        let g = lock(&app.open);
         match g.as_ref() {
             Some(o) if !o.is_demo => o.path.clone(),
             _ => {

@@ -1,9 +1,10 @@
 //! Context view: what the model would see if a given entry were the leaf, with per-message token
 //! estimates and totals per category for the stacked bar.
 
+use pi_json::Value;
 use serde::Serialize;
 use session_engine::context::{build_context, estimate_chars, estimate_context, estimate_tokens, Context};
-use session_engine::{Session, Value};
+use session_engine::Session;
 use specta::Type;
 
 /// A message's estimated characters by category: the engine's own parts of the estimate

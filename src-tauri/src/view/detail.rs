@@ -1,11 +1,10 @@
 //! Entry detail as typed blocks. The UI renders each block as text nodes (markdown without raw
 //! HTML), so session content can never become markup.
 
+use pi_json::{to_pretty, utf16_len, Value};
 use serde::Serialize;
 use session_engine::blocks::{blocks, Block as ContentBlock};
-use session_engine::json::utf16_len;
-use session_engine::settings::to_pretty;
-use session_engine::{Kind, Session, Value};
+use session_engine::{Kind, Session};
 use specta::Type;
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -139,7 +138,7 @@ pub fn entry_detail(s: &Session, idx: usize, path: &[usize], leaf: Option<usize>
         }
         Kind::Compaction => {
             blocks.push(Block::Summary { title: "Compaction summary".into(), text: str_of("summary") });
-            let tokens = v.get("tokensBefore").map(session_engine::json::to_string).unwrap_or_default();
+            let tokens = v.get("tokensBefore").map(pi_json::to_string).unwrap_or_default();
             blocks.push(Block::Meta { text: format!("firstKeptEntryId: {} · tokensBefore: {tokens}", str_of("firstKeptEntryId")) });
         }
         Kind::BranchSummary => {

@@ -1,20 +1,20 @@
 //! Engine session -> session-graph input, and layout rows -> the DTOs the canvas draws.
 
+use pi_json::Value;
 use serde::Serialize;
 use session_engine::blocks::{blocks, Block};
 use session_engine::context::user_text;
 use session_engine::time::parse_iso_ms;
-use session_engine::{Kind, Session, Value};
-use session_graph::{flags, layout, marks, Layout, LayoutOptions, Node, NodeKind, RowKind};
+use session_engine::{Kind, Session};
+use session_graph::{flags, marks, Layout, Node, NodeKind, RowKind};
 use specta::Type;
-use std::collections::HashSet;
 
 pub fn nodes(s: &Session) -> Vec<Node> {
     nodes_in(s, 0..s.len())
 }
 
 /// The layout nodes of entries `range`.
-fn nodes_in(s: &Session, range: std::ops::Range<usize>) -> Vec<Node> {
+pub fn nodes_in(s: &Session, range: std::ops::Range<usize>) -> Vec<Node> {
     range
         .map(|i| {
             let e = s.entry(i);
@@ -29,10 +29,10 @@ fn nodes_in(s: &Session, range: std::ops::Range<usize>) -> Vec<Node> {
                         Some("bashExecution") => NodeKind::BashExecution,
                         _ => NodeKind::Other,
                     },
-                    // The span count is the engine's (the workbench shows the same number).
+                    // The span count is summary-analysis's (the workbench shows the same number).
                     Kind::Compaction => NodeKind::Compaction {
                         first_kept: s.value(i).str_field("firstKeptEntryId").and_then(|k| s.index_of(k)).map(|k| k as u32),
-                        span: session_engine::summary::span_count(s, i) as u32,
+                        span: summary_analysis::span_count(s, i) as u32,
                     },
                     Kind::BranchSummary => NodeKind::BranchSummary,
                     Kind::CustomMessage => NodeKind::CustomMessage,
@@ -47,86 +47,6 @@ fn nodes_in(s: &Session, range: std::ops::Range<usize>) -> Vec<Node> {
             }
         })
         .collect()
-}
-
-/// How the user folded the graph: runs they expanded, or everything unfolded.
-#[derive(Debug, Clone, Default)]
-pub struct Folding {
-    pub expanded: HashSet<u32>,
-    pub unfold_all: bool,
-}
-
-/// The layout's input for the session as it is, kept between layouts: a leaf move, a fold or a
-/// budget change lays the graph out again without building every node again (most of a layout's
-/// time on a big session). After an append only the new entries' nodes are built (the engine
-/// reads appended lines only when they change no earlier entry's parent), and a new label entry
-/// sets its target's flag; anything else (a re-read) builds them all again.
-#[derive(Debug, Default)]
-pub struct NodeCache {
-    /// (entry count, file length) the nodes were built for.
-    key: (usize, u64),
-    /// The id of the last entry they were built for (an append keeps it at its index).
-    last_id: Option<Box<str>>,
-    nodes: Vec<Node>,
-}
-
-impl NodeCache {
-    pub fn nodes(&mut self, s: &Session) -> &[Node] {
-        let key = (s.len(), s.file_len());
-        if key != self.key || self.nodes.len() != s.len() {
-            let old = self.nodes.len();
-            let appended = old > 0 && old < s.len() && key.1 > self.key.1 && self.last_id.as_deref() == Some(s.id(old - 1));
-            if appended {
-                self.nodes.extend(nodes_in(s, old..s.len()));
-                for i in old..s.len() {
-                    if s.kind(i) != Kind::Label {
-                        continue;
-                    }
-                    let v = s.value(i);
-                    let Some(target) = v.str_field("targetId") else { continue };
-                    if let Some(t) = s.index_of(target) {
-                        self.nodes[t].flags = if s.label_of(target).is_some() { flags::LABELED } else { 0 };
-                    }
-                }
-            } else {
-                self.nodes = nodes(s);
-            }
-            self.key = key;
-            self.last_id = s.len().checked_sub(1).map(|l| s.id(l).into());
-        }
-        &self.nodes
-    }
-    /// Forget the nodes (the session was replaced).
-    pub fn clear(&mut self) {
-        self.nodes.clear();
-        self.key = (0, 0);
-        self.last_id = None;
-    }
-}
-
-pub fn relayout(s: &Session, leaf: Option<usize>, folding: &Folding, cache: &mut NodeCache) -> Layout {
-    layout(cache.nodes(s), leaf.map(|l| l as u32), &options(folding, None))
-}
-
-/// [`relayout`] with entry `reveal` given a row of its own: the fold that would hide it is laid
-/// out expanded and stays so (its first node joins `folding.expanded`, as an unfold by hand
-/// would), in the same single layout.
-pub fn relayout_revealing(s: &Session, leaf: Option<usize>, folding: &mut Folding, cache: &mut NodeCache, reveal: Option<usize>) -> Layout {
-    let l = layout(cache.nodes(s), leaf.map(|l| l as u32), &options(folding, reveal.map(|r| r as u32)));
-    if let Some(first) = l.revealed() {
-        folding.expanded.insert(first);
-    }
-    l
-}
-
-fn options(folding: &Folding, reveal: Option<u32>) -> LayoutOptions {
-    let mut o = LayoutOptions::new();
-    o.expanded = folding.expanded.clone();
-    if folding.unfold_all {
-        o.fold_min = 0;
-    }
-    o.reveal = reveal;
-    o
 }
 
 #[derive(Debug, Clone, Serialize, Type)]

@@ -1,9 +1,9 @@
 //! What the Model and Settings panels show and send: the keyring's state, the model choice, the
-//! catalog and the hooks (the commands that read and write them are in `commands/keys.rs`).
+//! catalog and the hooks (the commands that read and write them are in `commands/keys.rs`, the
+//! files in `state/summarizer.rs`).
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
-use std::path::Path;
 
 #[derive(Debug, Clone, Serialize, Type, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
@@ -46,20 +46,6 @@ pub struct ModelChoice {
 impl Default for ModelChoice {
     fn default() -> Self {
         ModelChoice { provider: "offline".into(), model: None, base_url: None }
-    }
-}
-
-/// `ARBOR_OPENAI_BASE_URL` / `ARBOR_ANTHROPIC_BASE_URL` / `ARBOR_GEMINI_BASE_URL`, read at start.
-pub fn env_base_url(provider: &str) -> Option<String> {
-    std::env::var(format!("ARBOR_{}_BASE_URL", provider.to_ascii_uppercase())).ok().filter(|v| !v.trim().is_empty())
-}
-
-impl ModelChoice {
-    pub fn load(path: &Path) -> ModelChoice {
-        std::fs::read(path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
-    }
-    pub fn effective_base_url(&self) -> Option<String> {
-        self.base_url.clone().filter(|b| !b.trim().is_empty()).or_else(|| env_base_url(&self.provider))
     }
 }
 

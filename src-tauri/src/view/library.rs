@@ -1,6 +1,6 @@
-//! The session library (issue 5) as the UI sees it: picker rows, search hits with their status
-//! badge, and the events of the live follow. Plain conversions from the `library` crate's types;
-//! no Tauri here.
+//! The session library (every session in Pi's folders, indexed) as the UI sees it: picker rows,
+//! search hits with their status badge, and the events of the live follow. Plain conversions from
+//! the `library` crate's types; no Tauri here.
 
 use ::library::{Project, SearchHit, SessionInfo, SessionSort};
 use serde::{Deserialize, Serialize};

@@ -3,6 +3,8 @@
 use crate::view::session::{Navigation, OpenedSession};
 use serde::Serialize;
 use specta::Type;
+use summarizer::offline::Kind;
+use summarizer::Progress;
 
 /// What a progress event reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
@@ -40,6 +42,34 @@ pub struct SummaryProgress {
     pub chars: Option<u32>,
     pub delta: Option<String>,
     pub message: Option<String>,
+}
+
+impl SummaryProgress {
+    /// A summarizer progress event as the UI receives it.
+    pub fn from_progress(p: Progress) -> SummaryProgress {
+        let base = SummaryProgress { kind: ProgressKind::Attempt, call: None, attempt: None, delay_ms: None, chars: None, delta: None, message: None };
+        match p {
+            Progress::Attempt { attempt } => SummaryProgress { kind: ProgressKind::Attempt, attempt: Some(attempt), ..base },
+            Progress::Retrying { attempt, delay, reason } => SummaryProgress {
+                kind: ProgressKind::Retrying,
+                attempt: Some(attempt),
+                delay_ms: Some(delay.as_millis().min(u32::MAX as u128) as u32),
+                message: Some(format!("{reason}; retrying in {:.1} s", delay.as_secs_f64())),
+                ..base
+            },
+            Progress::Text { chars, delta } => {
+                SummaryProgress { kind: ProgressKind::Text, call: Some(SummaryCall::Reply), chars: Some(chars as u32), delta: Some(delta), ..base }
+            }
+            Progress::SummaryText { call, chars, delta } => {
+                let call = match call {
+                    Kind::History => SummaryCall::History,
+                    Kind::TurnPrefix => SummaryCall::TurnPrefix,
+                    Kind::Branch => SummaryCall::Branch,
+                };
+                SummaryProgress { kind: ProgressKind::Text, call: Some(call), chars: Some(chars as u32), delta: Some(delta), ..base }
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Type)]

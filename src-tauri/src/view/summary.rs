@@ -1,14 +1,13 @@
-//! The summary workbench's DTOs: the engine's `session_engine::summary` results (sections,
-//! diff, check, history) turned into specta types, plus the per-compaction marker facts the
-//! graph shows (drop-alarm count, retention score), cached per entry id.
+//! The summary workbench's DTOs: the `summary_analysis` results (sections,
+//! diff, check, history) turned into specta types, and the marker facts of one summary entry
+//! the graph fills in late (their cache is `state::markers`).
 
 use crate::view::session::OpenedSession;
+use pi_json::Value;
 use serde::Serialize;
-use session_engine::summary::{self as sm, Summary};
-use session_engine::{Kind, Session, Value};
+use session_engine::{Kind, Session};
 use specta::Type;
-use std::collections::HashMap;
-use std::sync::Mutex;
+use summary_analysis::{self as sm, Summary};
 
 wire_enum!(ItemMarker from sm::Marker { Bullet, Numbered, Checkbox });
 wire_enum!(
@@ -443,67 +442,6 @@ pub fn diff_view(from_id: Option<String>, to_id: Option<String>, from: &str, to:
         moved: d.moved.iter().map(moved_view).collect(),
         files_added: d.files_added,
         files_removed: d.files_removed,
-    }
-}
-
-/// What a compaction's graph marker shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MarkerFacts {
-    pub dropped: u32,
-    pub mentioned: u32,
-    pub total: u32,
-}
-
-/// Marker facts per summary entry id. Append-only files never change an existing entry's path,
-/// so an entry's facts stay true for as long as the session is open.
-#[derive(Debug, Default)]
-pub struct MarkerCache {
-    map: Mutex<HashMap<String, MarkerFacts>>,
-}
-
-impl MarkerCache {
-    pub fn cached(&self, s: &Session, idx: usize) -> Option<MarkerFacts> {
-        self.map.lock().unwrap_or_else(|p| p.into_inner()).get(s.id(idx)).copied()
-    }
-
-    pub fn facts(&self, s: &Session, idx: usize) -> MarkerFacts {
-        let id = s.id(idx);
-        if let Some(f) = self.cached(s, idx) {
-            return f;
-        }
-        let c = check_of(s, idx);
-        let f = MarkerFacts { dropped: c.dropped.len() as u32, mentioned: c.retention.mentioned, total: c.retention.total };
-        self.map.lock().unwrap_or_else(|p| p.into_inner()).insert(id.to_string(), f);
-        f
-    }
-
-    pub fn len(&self) -> usize {
-        self.map.lock().unwrap_or_else(|p| p.into_inner()).len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-/// How long one `summary_markers` call may spend computing marker facts that are not cached yet
-/// (each costs a check: ~15 ms on a large compaction of the 100k-entry session; computed on a
-/// snapshot, without the session lock). A graph window (on the main thread) only adds the cached
-/// ones: the graph asks `summary_markers` for the rest after drawing.
-pub const MARKER_BUDGET: std::time::Duration = std::time::Duration::from_millis(40);
-
-/// Fills the drop-alarm count and the retention score of the compaction and branch-summary rows
-/// whose facts are cached (a new one costs a check, ~15 ms at 100k: a graph window runs on the
-/// main thread, so `summary_markers` computes the rest, on a snapshot).
-pub fn annotate_rows(s: &Session, cache: &MarkerCache, rows: &mut [super::graph::GraphRow]) {
-    for r in rows.iter_mut() {
-        if !matches!(r.kind, super::graph::GraphRowKind::Compaction | super::graph::GraphRowKind::BranchSummary) {
-            continue;
-        }
-        let Some(f) = s.index_of(&r.entry_id).and_then(|idx| cache.cached(s, idx)) else { continue };
-        r.dropped = Some(f.dropped);
-        r.retained = Some(f.mentioned);
-        r.facts = Some(f.total);
     }
 }
 

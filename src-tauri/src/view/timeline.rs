@@ -1,8 +1,8 @@
-//! The context waterfall (issue 12 §1): the engine's timeline of a path, sent as one binary
-//! answer (an ArrayBuffer in the UI, no JSON and no base64 for the columns): a small JSON head
-//! with the budgets, the legend and the compactions, then the numbers as little-endian `f64`
-//! arrays the UI views in place (`ui/src/timeline/pure.ts`), the ids' bytes with their ends and
-//! one kind code per point. Layout: [`TimelineView::to_bytes`].
+//! The context waterfall (how the context grew along a path): the engine's timeline of a path,
+//! sent as one binary answer (an ArrayBuffer in the UI, no JSON and no base64 for the columns): a
+//! small JSON head with the budgets, the legend and the compactions, then the numbers as
+//! little-endian `f64` arrays the UI views in place (`ui/src/timeline/pure.ts`), the ids' bytes
+//! with their ends and one kind code per point. Layout: [`TimelineView::to_bytes`].
 //!
 //! The numbers are the engine's, exact: a negative usage stays negative, Pi's `NaN` (a string
 //! usage) stays `NaN` in the arrays (JSON never sees it). The drawing scale (`scale_max`) is

@@ -14,7 +14,7 @@
 mod loopback;
 
 use loopback::{max_tokens_of, ok_answer, prompt_of, Fmt, Recorded, Script, Server, ALL_FMTS};
-use session_engine::json::{self, Value};
+use pi_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
@@ -55,7 +55,7 @@ fn cases() -> Vec<Case> {
     names.sort();
     for p in names {
         let text = std::fs::read_to_string(&p).unwrap();
-        let expected = json::parse(&text).unwrap_or_else(|e| panic!("{}: {e:?}", p.display()));
+        let expected = pi_json::parse(&text).unwrap_or_else(|e| panic!("{}: {e:?}", p.display()));
         let name = p.file_name().unwrap().to_string_lossy().trim_end_matches(".expected.json").to_string();
         out.push(Case { name, expected });
     }
@@ -65,7 +65,7 @@ fn cases() -> Vec<Case> {
 fn opt_str(c: &Case, k: &str) -> Option<String> {
     c.expected.get("options").and_then(|o| o.get(k)).and_then(|v| match v {
         Value::Str(s) => Some(s.clone()),
-        Value::Num(n) => Some(json::number_to_string(*n)),
+        Value::Num(n) => Some(pi_json::number_to_string(*n)),
         _ => None,
     })
 }
@@ -144,8 +144,8 @@ const EXTRA_KEYS: [&str; 4] = ["usage", "tokensAfter", "summarizer", "offline"];
 /// Normalizes our appended lines to Pi's ids and timestamps, optionally dropping Arbor's
 /// extra `details` keys, and returns them as JSON text.
 fn normalize(ours: &[String], pis: &[String], strip_extras: bool) -> Vec<String> {
-    let pi_vals: Vec<Value> = pis.iter().map(|l| json::parse(l).unwrap()).collect();
-    let our_vals: Vec<Value> = ours.iter().map(|l| json::parse(l).unwrap()).collect();
+    let pi_vals: Vec<Value> = pis.iter().map(|l| pi_json::parse(l).unwrap()).collect();
+    let our_vals: Vec<Value> = ours.iter().map(|l| pi_json::parse(l).unwrap()).collect();
     let mut map: Vec<(String, String)> = Vec::new();
     for (o, p) in our_vals.iter().zip(pi_vals.iter()) {
         if let (Some(a), Some(b)) = (o.str_field("id"), p.str_field("id")) {
@@ -175,7 +175,7 @@ fn normalize(ours: &[String], pis: &[String], strip_extras: bool) -> Vec<String>
                     _ => {}
                 }
             }
-            json::to_string(&Value::Obj(m))
+            pi_json::to_string(&Value::Obj(m))
         })
         .collect()
 }
@@ -321,7 +321,7 @@ async fn every_conformance_case_writes_pis_lines_through_each_wire_format() {
                         failures.push(format!("{} {sim_name} extras: lines differ once extras are removed\n ours: {norm:?}\n pi:   {pi_lines:?}", case.name));
                     }
                     if uses_model {
-                        let first = json::parse(&ours[0]).unwrap();
+                        let first = pi_json::parse(&ours[0]).unwrap();
                         let d = first.get("details").cloned().unwrap_or_default();
                         if d.get("usage").is_none() || (sim_name == "compact" && d.get("tokensAfter").is_none()) {
                             failures.push(format!("{} {sim_name}: extras missing from details: {}", case.name, ours[0]));

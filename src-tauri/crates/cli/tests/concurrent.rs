@@ -1,7 +1,7 @@
-//! A concurrent writer (issue 10 §3): Pi, driven through its own `SessionManager`
-//! (`pi-check.mjs append-loop`: user + assistant pairs with small random sleeps), and Arbor
-//! (`arbor-cli label` in a loop, and now and then `arbor-cli compact --provider offline`) append
-//! to the same session file at the same time, while a third thread holds the file open in Arbor
+//! A concurrent writer (faults F20 and F24 of docs/RELIABILITY.md): Pi, driven through its own
+//! `SessionManager` (`pi-check.mjs append-loop`: user + assistant pairs with small random sleeps),
+//! and Arbor (`arbor-cli label` in a loop, and now and then `arbor-cli compact --provider offline`)
+//! append to the same session file at the same time, while a third thread holds the file open in Arbor
 //! (`Session::extend_from_file` in a loop) and keeps a library index up to date (`sync_file`).
 //!
 //! Checked afterwards: every line parses and Pi skips none (no torn or interleaved line); every
@@ -20,6 +20,8 @@
 //! Figures go to stderr (`--nocapture`).
 #[path = "support/pi.rs"]
 mod pi;
+#[path = "support/rng.rs"]
+mod rng;
 
 use session_engine::session::Extend;
 use session_engine::Session;
@@ -29,16 +31,6 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n.max(1)
-    }
-}
 
 fn arbor(dir: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_arbor-cli"));
@@ -114,8 +106,8 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
         return;
     }
     let rounds: usize = std::env::var("ARBOR_CONCURRENT_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(150);
-    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
-    let mut rng = Rng(seed);
+    let seed = rng::clock_seed();
+    let mut rng = rng::Rng::new(seed);
     let dir: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("concurrent-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let root = dir.join("sessions");

@@ -1,4 +1,4 @@
-//! Crash injection (issue 10 §2): `arbor-cli label` and `arbor-cli compact --provider offline`
+//! Crash injection (fault F29 of docs/RELIABILITY.md): `arbor-cli label` and `arbor-cli compact --provider offline`
 //! are killed with SIGKILL at random points while they append to one session file, round after
 //! round. After every round the next writer must get the session lock; at the end (and on a
 //! sample of intermediate states) the file must load in Arbor and in Pi, every acknowledged
@@ -10,28 +10,16 @@
 //! `ARBOR_CRASH_SEED` replays a run. Figures go to stderr (`--nocapture` to see them).
 #[path = "support/pi.rs"]
 mod pi;
+#[path = "support/rng.rs"]
+mod rng;
 
-use session_engine::json::Value;
+use pi_json::Value;
 use session_engine::store::SessionLock;
 use session_engine::{DiagnosticKind, Session};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Op {
@@ -93,12 +81,9 @@ fn median_micros(mut v: Vec<u128>) -> u64 {
 #[test]
 fn sigkill_during_appends_loses_nothing_acknowledged() {
     let kills: usize = std::env::var("ARBOR_CRASH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
-    let seed: u64 = std::env::var("ARBOR_CRASH_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1);
+    let seed = rng::seed_from_env("ARBOR_CRASH_SEED");
     eprintln!("crash: until {kills} kills, ARBOR_CRASH_SEED={seed}");
-    let mut rng = Rng(seed);
+    let mut rng = rng::Rng::new(seed);
     let pi_ok = pi::pi_or_skip("sigkill_during_appends_loses_nothing_acknowledged");
 
     let dir: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("crash-{}", std::process::id()));

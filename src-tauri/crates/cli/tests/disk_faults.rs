@@ -1,4 +1,5 @@
-//! Disk and permission faults (issue 10 §4), through the real binary on real files.
+//! Disk and permission faults (the full disk and read-only faults of docs/RELIABILITY.md), through
+//! the real binary on real files.
 //!
 //! * A file-size limit (`prlimit --fsize`, with SIGXFSZ ignored so a write past it would return
 //!   EFBIG instead of killing the process), and a tiny tmpfs filled to the last page (when
@@ -147,15 +148,23 @@ impl Tmpfs {
         let o = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size},mode=0777"), "tmpfs"]).arg(at).output();
         match o {
             Ok(o) if o.status.success() => Some(Tmpfs(at.to_path_buf())),
+            // Mounting needs privileges (root, or CAP_SYS_ADMIN in a container): without them the
+            // tmpfs variant is skipped, loudly, and only for that reason.
             Ok(o) => {
-                eprintln!(
-                    "NOTE: tmpfs variant skipped: `mount -t tmpfs` was refused here ({}); the file-size-limit test covers a full disk.",
-                    stderr(&o).trim()
+                let why = stderr(&o).trim().to_string();
+                let lower = why.to_lowercase();
+                assert!(
+                    lower.contains("superuser") || lower.contains("permission denied") || lower.contains("not permitted"),
+                    "`mount -t tmpfs` failed for another reason than privileges: {why}"
                 );
+                pi::skip_notice(&format!(
+                    "the tmpfs variant: `mount -t tmpfs` needs privileges this run lacks ({why}); the file-size-limit test covers a full disk"
+                ));
                 None
             }
             Err(e) => {
-                eprintln!("NOTE: tmpfs variant skipped: cannot run mount ({e}); the file-size-limit test covers a full disk.");
+                assert_eq!(e.kind(), std::io::ErrorKind::NotFound, "cannot run mount: {e}");
+                pi::skip_notice(&format!("the tmpfs variant: `mount` is not installed ({e}); the file-size-limit test covers a full disk"));
                 None
             }
         }
@@ -188,6 +197,7 @@ fn fill(path: &Path) -> u64 {
 fn full_tmpfs_refuses_whole_appends_and_leaves_no_fragment() {
     let pi_ok = have_pi("full_tmpfs_refuses_whole_appends_and_leaves_no_fragment");
     let dir = scratch("tmpfs");
+    // Without the privilege to mount, `Tmpfs::mount` said so loudly (and checked that this is why).
     let Some(mnt) = Tmpfs::mount(&dir.join("mnt"), "256k") else { return };
     let file = fixture(&mnt.0);
     let fs = file.to_str().unwrap();
@@ -377,6 +387,7 @@ fn index_on_a_full_disk_fails_clearly_and_the_next_run_answers() {
     assert!(aside.is_empty(), "a full disk made the index move aside as damaged: {aside:?}");
 
     // A tiny tmpfs that fills up mid-pass; then the space comes back.
+    // Without the privilege to mount, `Tmpfs::mount` said so loudly (and checked that this is why).
     let Some(mnt) = Tmpfs::mount(&dir.join("mnt"), "4m") else { return };
     let db2 = mnt.0.join("index.sqlite3");
     let filler = mnt.0.join("filler");

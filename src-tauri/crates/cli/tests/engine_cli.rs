@@ -31,7 +31,7 @@ fn inspect_prints_the_oracle_fields() {
     let f = fixture("basic-tool-chain.jsonl");
     let (code, out, err) = run(&["inspect", f.to_str().unwrap(), "--keep-recent-tokens", "800"]);
     assert_eq!(code, 0, "{err}");
-    let v = session_engine::json::parse(&out).unwrap();
+    let v = pi_json::parse(&out).unwrap();
     assert_eq!(v.get("leafId").and_then(|x| x.as_str()), Some("06ee6f65"));
     let c = v.get("compaction").unwrap();
     assert_eq!(c.str_field("firstKeptEntryId"), Some("7d16d009"));
@@ -47,7 +47,7 @@ fn inspect_with_options_json_and_target() {
     let f = fixture("branch-simple-siblings.jsonl");
     let (code, out, err) = run(&["inspect", f.to_str().unwrap(), "--options-json", opts.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
-    let v = session_engine::json::parse(&out).unwrap();
+    let v = pi_json::parse(&out).unwrap();
     assert!(v.get("branch").unwrap().get("entriesToSummarize").unwrap().as_array().unwrap().len() > 3);
 }
 

@@ -1,4 +1,4 @@
-//! Crash injection for the SQLite index (issue 10 §2, the index part): `arbor-cli index` is
+//! Crash injection for the SQLite index (fault F35 of docs/RELIABILITY.md): `arbor-cli index` is
 //! killed with SIGKILL at random points during a first index of 50 generated sessions, round
 //! after round (sometimes killed again during the run after the kill). Then the next run must
 //! complete with no manual repair, and the answers must be right: `arbor-cli search` finds a
@@ -8,6 +8,8 @@
 //!
 //! 50 kills in CI; `ARBOR_CRASH_ROUNDS=N` for N kills (the long run). `ARBOR_CRASH_SEED`
 //! replays a run. Figures go to stderr (`--nocapture`).
+#[path = "support/rng.rs"]
+mod rng;
 #[path = "../../library/tests/support/mod.rs"]
 mod support;
 
@@ -17,16 +19,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const SESSIONS: usize = 50;
-
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n.max(1)
-    }
-}
 
 fn cli() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_arbor-cli"));
@@ -92,12 +84,9 @@ fn new_count(stdout: &str) -> usize {
 #[test]
 fn sigkill_during_first_index_needs_no_repair() {
     let kills: usize = std::env::var("ARBOR_CRASH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(50);
-    let seed: u64 = std::env::var("ARBOR_CRASH_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1);
+    let seed = rng::seed_from_env("ARBOR_CRASH_SEED");
     eprintln!("index_crash: until {kills} kills, ARBOR_CRASH_SEED={seed}");
-    let mut rng = Rng(seed);
+    let mut rng = rng::Rng::new(seed);
     let dir: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("index_crash-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let root = dir.join("sessions");
@@ -120,7 +109,7 @@ fn sigkill_during_first_index_needs_no_repair() {
 
     let mut f = Figures::default();
     let started = Instant::now();
-    let kill_after = |rng: &mut Rng, db: &Path, f: &mut Figures| -> bool {
+    let kill_after = |rng: &mut rng::Rng, db: &Path, f: &mut Figures| -> bool {
         let delay = Duration::from_micros(rng.below(span * 11 / 10 + 1));
         let mut child = index_cmd(&root, db).spawn().unwrap();
         std::thread::sleep(delay);

@@ -38,9 +38,9 @@ fn inspect_output_is_byte_identical_on_every_fixture() {
     let mut got = String::new();
     for (name, session, expected) in cases() {
         // The options in the file's own key order (the report echoes them).
-        let v = session_engine::json::parse_bytes(&std::fs::read(&expected).unwrap()).unwrap();
+        let v = pi_json::parse_bytes(&std::fs::read(&expected).unwrap()).unwrap();
         let opts = tmp.path().join("options.json");
-        std::fs::write(&opts, session_engine::json::to_string(v.get("options").unwrap())).unwrap();
+        std::fs::write(&opts, pi_json::to_string(v.get("options").unwrap())).unwrap();
         let o = Command::new(env!("CARGO_BIN_EXE_arbor-cli")).arg("inspect").arg(&session).arg("--options-json").arg(&opts).output().unwrap();
         assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
         let digest: String = Sha256::digest(&o.stdout).iter().map(|b| format!("{b:02x}")).collect();

@@ -7,7 +7,6 @@ mod pi;
 
 use serde_json::Value as J;
 use session_engine::entries;
-use session_engine::json;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -73,9 +72,9 @@ const NEXT: &str = "## Goal\nBuild the parser.\n\n## Constraints & Preferences\n
 /// header, u1 (user), a1 (read + bash), r1, k1 (user), c1 (PREV), u2, k2, c2 (NEXT), u3.
 fn built(dir: &Path) -> PathBuf {
     let ts = |n: u32| format!("2026-01-01T00:00:{n:02}.000Z");
-    let m = |t: &str| json::parse(t).unwrap();
+    let m = |t: &str| pi_json::parse(t).unwrap();
     let mut lines = vec![entries::line(&entries::header("s1", &ts(0), "/p", None))];
-    let mut add = |v: session_engine::json::Value| lines.push(entries::line(&v));
+    let mut add = |v: pi_json::Value| lines.push(entries::line(&v));
     add(entries::message("u1", None, &ts(1), m(r#"{"role":"user","content":"Use Rust only. You must never rewrite session files.","timestamp":1}"#)));
     add(entries::message(
         "a1",

@@ -8,8 +8,8 @@
 //! When Pi is not installed the calling test fails with a sentence saying to run
 //! `scripts/setup.sh`; with `ARBOR_SKIP_PI=1` it prints a loud skip and returns instead.
 #![allow(dead_code)] // each including test crate uses a different part
+use pi_json::Value;
 use session_engine::context::{build_context, estimate_context, Context};
-use session_engine::json::{self, Value};
 use session_engine::report::sha256_hex;
 use session_engine::session::Extend;
 use session_engine::Session;
@@ -52,10 +52,17 @@ pub fn pi_or_skip(test: &str) -> bool {
     };
     let Some(problem) = problem else { return true };
     if std::env::var("ARBOR_SKIP_PI").as_deref() == Ok("1") {
-        eprintln!("\n!!!!!!!! SKIPPED {test}: {problem}; ARBOR_SKIP_PI=1 is set. Pi-backed checks did NOT run. !!!!!!!!\n");
+        skip_notice(&format!("{test}: {problem}; ARBOR_SKIP_PI=1 is set. Pi-backed checks did NOT run."));
         return false;
     }
     panic!("{test}: {problem}. Run scripts/setup.sh (it installs Pi 0.73.1 into tests/pi), or set ARBOR_SKIP_PI=1 to skip the Pi-backed tests.");
+}
+
+/// Says loudly on the process's stderr that a test skipped part of its checks: written past
+/// libtest's capture, so it shows even when the test passes.
+pub fn skip_notice(what: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "\n!!!!!!!! SKIPPED {what} !!!!!!!!\n");
 }
 
 fn run_pi(args: &[&str], file: &Path) -> Result<Value, String> {
@@ -70,7 +77,7 @@ fn run_pi(args: &[&str], file: &Path) -> Result<Value, String> {
     }
     let text = String::from_utf8(o.stdout).map_err(|e| format!("pi-check printed invalid UTF-8: {e}"))?;
     // The engine's parser: Pi's JSON may carry lone surrogates, which serde_json rejects.
-    json::parse(text.trim()).map_err(|e| format!("pi-check printed invalid JSON ({e:?}): {text}"))
+    pi_json::parse(text.trim()).map_err(|e| format!("pi-check printed invalid JSON ({e:?}): {text}"))
 }
 
 /// One context message, reduced to what both sides compare.
@@ -126,7 +133,7 @@ pub fn message_text(m: &Value) -> String {
 }
 
 fn msg_of(m: &Value) -> Msg {
-    Msg { role: m.str_field("role").unwrap_or("").to_string(), text: message_text(m), sha256: sha256_hex(&json::to_string(m)) }
+    Msg { role: m.str_field("role").unwrap_or("").to_string(), text: message_text(m), sha256: sha256_hex(&pi_json::to_string(m)) }
 }
 
 /// Pi's answer for `file` at its own leaf (or `leaf`: an id, or "null").
@@ -166,7 +173,7 @@ pub fn pi_view(file: &Path, leaf: Option<&str>) -> View {
         labels,
         messages,
         tokens: (num(t, "tokens"), num(t, "usageTokens"), num(t, "trailingTokens"), t.get("lastUsageIndex").and_then(Value::as_f64).map(|n| n as usize)),
-        thinking_level: ctx.get("thinkingLevel").map(json::to_string).unwrap_or_default(),
+        thinking_level: ctx.get("thinkingLevel").map(pi_json::to_string).unwrap_or_default(),
         model,
     }
 }
@@ -197,7 +204,7 @@ pub fn arbor_view_of(s: &Session, leaf: Option<&str>) -> View {
         labels,
         messages: msgs.iter().map(msg_of).collect(),
         tokens: (e.tokens, e.usage_tokens, e.trailing_tokens, e.last_usage_index),
-        thinking_level: json::to_string(&ctx.thinking_level),
+        thinking_level: pi_json::to_string(&ctx.thinking_level),
         model: ctx.model.as_ref().map(|m| (m.provider.as_str().unwrap_or("").to_string(), m.model_id.as_str().unwrap_or("").to_string())),
     }
 }

@@ -1,0 +1,64 @@
+//! The marker facts of the open session's summary entries (drop-alarm count, retention score),
+//! cached per entry id: the graph shows them on compaction and branch-summary rows.
+
+use super::lock;
+use crate::view::graph::{GraphRow, GraphRowKind};
+use crate::view::summary::check_of;
+use session_engine::Session;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// What a compaction's graph marker shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MarkerFacts {
+    pub dropped: u32,
+    pub mentioned: u32,
+    pub total: u32,
+}
+
+/// Marker facts per summary entry id. Append-only files never change an existing entry's path,
+/// so an entry's facts stay true for as long as the session is open.
+#[derive(Debug, Default)]
+pub struct MarkerCache {
+    map: Mutex<HashMap<String, MarkerFacts>>,
+}
+
+impl MarkerCache {
+    pub fn cached(&self, s: &Session, idx: usize) -> Option<MarkerFacts> {
+        lock(&self.map).get(s.id(idx)).copied()
+    }
+
+    pub fn facts(&self, s: &Session, idx: usize) -> MarkerFacts {
+        let id = s.id(idx);
+        if let Some(f) = self.cached(s, idx) {
+            return f;
+        }
+        let c = check_of(s, idx);
+        let f = MarkerFacts { dropped: c.dropped.len() as u32, mentioned: c.retention.mentioned, total: c.retention.total };
+        lock(&self.map).insert(id.to_string(), f);
+        f
+    }
+
+    pub fn len(&self) -> usize {
+        lock(&self.map).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Fills the drop-alarm count and the retention score of the compaction and branch-summary rows
+/// whose facts are cached (a new one costs a check, ~15 ms at 100k: a graph window runs on the
+/// main thread, so `summary_markers` computes the rest, on a snapshot).
+pub fn annotate_rows(s: &Session, cache: &MarkerCache, rows: &mut [GraphRow]) {
+    for r in rows.iter_mut() {
+        if !matches!(r.kind, GraphRowKind::Compaction | GraphRowKind::BranchSummary) {
+            continue;
+        }
+        let Some(f) = s.index_of(&r.entry_id).and_then(|idx| cache.cached(s, idx)) else { continue };
+        r.dropped = Some(f.dropped);
+        r.retained = Some(f.mentioned);
+        r.facts = Some(f.total);
+    }
+}
