@@ -24,6 +24,13 @@ else
   cargo test --workspace --locked
 fi
 
+echo "== Pi extension (node --test pi-extension/test/: the real pi with Arbor's extension and arbor-cli pi serve)"
+if [ "${ARBOR_SKIP_PI:-}" = "1" ]; then
+  echo "!! ARBOR_SKIP_PI=1: the Pi extension's tests are SKIPPED"
+else
+  ARBOR_CLI="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor-cli" node --test "$ROOT/pi-extension/test/unit.test.mjs" "$ROOT/pi-extension/test/pi.test.mjs"
+fi
+
 echo "== fuzz smoke (each engine fuzz target ~20 s, nightly; scripts/fuzz-smoke.sh)"
 bash "$ROOT/scripts/fuzz-smoke.sh"
 

@@ -82,6 +82,8 @@ enum Command {
     Migrate(commands::migrate::MigrateArgs),
     /// Name the session: appends Pi's `session_info` entry (synced before the id is printed)
     Rename(commands::rename::RenameArgs),
+    /// Arbor's Pi extension: install, uninstall, status, and `serve` (review Pi's compactions before Pi writes them)
+    Pi(commands::pi::PiArgs),
 }
 
 #[derive(Args, Debug)]
@@ -144,6 +146,10 @@ pub struct CompactArgs {
     /// Extra focus for the summary
     #[arg(long)]
     pub instructions: Option<String>,
+    /// Compact up to here: keep from this entry (a valid cut point of the path) instead of where
+    /// keepRecentTokens puts the cut; an invalid one is refused, with the nearest valid ones
+    #[arg(long, value_name = "ID")]
+    pub keep_from: Option<String>,
     #[command(flatten)]
     pub provider: ProviderArgs,
 }
@@ -236,6 +242,7 @@ fn main() -> ExitCode {
         Command::Export(a) => commands::export::run(a),
         Command::Migrate(a) => commands::migrate::run(a),
         Command::Rename(a) => commands::rename::run(a),
+        Command::Pi(a) => commands::pi::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -3,8 +3,9 @@
 //! parent for such entries), check the file did not move since it was read, and append it with
 //! the store's planned-length append, synced. The id is returned only after the line is durably
 //! in the file, so exit 0 means acknowledged.
+use pi_json::Value;
 use session_engine::store::{append_entry_planned, SessionLock};
-use session_engine::{ids, json, time, Session, Value};
+use session_engine::{ids, time, Session};
 use std::path::Path;
 
 /// What the entry builder gets: the loaded session, the new entry's id, its parent (the file's
@@ -42,7 +43,7 @@ pub fn append_on_leaf(file: &Path, what: &str, build: impl FnOnce(NewEntry) -> R
 /// Prints the new id: bare, or `{"entryId": …}` with `--json`.
 pub fn print_entry_id(id: &str, as_json: bool) {
     if as_json {
-        println!("{{\"entryId\":{}}}", json::quote(id));
+        println!("{{\"entryId\":{}}}", pi_json::quote(id));
     } else {
         println!("{id}");
     }

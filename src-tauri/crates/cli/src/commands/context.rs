@@ -1,7 +1,7 @@
 use super::{leaf_arg, open_session, preview, CmdResult};
+use pi_json::Value;
 use session_engine::blocks::{blocks, Block};
 use session_engine::context::{build_context, estimate_context, estimate_tokens, should_compact};
-use session_engine::json::Value;
 use std::fmt::Write as _;
 
 /// A readable text of one agent message, for the listing.
@@ -15,7 +15,7 @@ pub fn message_text(m: &Value) -> String {
                     Block::Text(_) => parts.push(b.text().unwrap_or("").to_string()),
                     Block::Thinking(_) => parts.push(format!("(thinking) {}", b.thinking().unwrap_or(""))),
                     Block::ToolCall(_) => {
-                        parts.push(format!("→ {}({})", b.tool_name().unwrap_or("?"), b.arguments().map(session_engine::json::to_string).unwrap_or_default()))
+                        parts.push(format!("→ {}({})", b.tool_name().unwrap_or("?"), b.arguments().map(pi_json::to_string).unwrap_or_default()))
                     }
                     Block::Image(_) | Block::Other(_) => {}
                 }

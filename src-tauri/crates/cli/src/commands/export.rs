@@ -1,14 +1,14 @@
 //! `arbor-cli export FILE --format markdown|html [--leaf ID] [--context] [--out PATH] [--force]`:
 //! the whole session (the path to the leaf first, then every branch), the branch to `--leaf`, or
 //! with `--context` what the model sees at the leaf, as Markdown or as one self-contained HTML
-//! file (`session_engine::export`: no script, no external request, content escaped).
+//! file (`session_export`: no script, no external request, content escaped).
 //!
 //! The export streams through a buffered writer into a temporary file beside PATH, which then
 //! takes PATH's name (refused when PATH exists, unless `--force`; never the session file
 //! itself). Without `--out` it goes to stdout. Big files report progress on stderr.
 use super::CmdResult;
-use session_engine::export::{export, Format, Scope};
 use session_engine::store::{same_file, write_new_file, NewFileError};
+use session_export::{export, Format, Scope};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,4 @@
 use super::CmdResult;
-use session_engine::json;
 use session_engine::report::{self, InspectOptions};
 
 /// Prints the oracle-compatible report. Flags override `--options-json`.
@@ -9,7 +8,8 @@ pub fn run(a: crate::InspectArgs) -> CmdResult {
     let mut o = match &a.options_json {
         Some(p) => {
             let bytes = std::fs::read(p).map_err(|e| format!("{}: cannot read the options file: {e}", p.display()))?;
-            let v = json::parse_bytes(&bytes).map_err(|e| format!("{}: invalid JSON ({e}); pass an object like {{\"keepRecentTokens\": 800}}", p.display()))?;
+            let v =
+                pi_json::parse_bytes(&bytes).map_err(|e| format!("{}: invalid JSON ({e}); pass an object like {{\"keepRecentTokens\": 800}}", p.display()))?;
             InspectOptions::from_oracle_json(&v)
         }
         None => InspectOptions::default(),
@@ -43,7 +43,7 @@ pub fn run(a: crate::InspectArgs) -> CmdResult {
         o.custom_instructions = a.custom_instructions.clone();
     }
     let v = report::inspect(&s, &o).map_err(|e| e.to_string())?;
-    let text = if a.pretty { session_engine::settings::to_pretty(&v) } else { json::to_string(&v) };
+    let text = if a.pretty { pi_json::to_pretty(&v) } else { pi_json::to_string(&v) };
     println!("{text}");
     Ok(())
 }

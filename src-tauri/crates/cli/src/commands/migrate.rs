@@ -36,7 +36,7 @@ pub fn run(args: MigrateArgs) -> CmdResult {
     };
     create_session_file(out, &lines).map_err(|e| format!("{e}; nothing was written to {}", out.display()))?;
     if args.json {
-        println!("{{\"out\":{},\"entries\":{}}}", session_engine::json::quote(&out.display().to_string()), lines.len() - 1);
+        println!("{{\"out\":{},\"entries\":{}}}", pi_json::quote(&out.display().to_string()), lines.len() - 1);
     } else {
         println!("{}", out.display());
     }

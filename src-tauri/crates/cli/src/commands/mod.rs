@@ -9,6 +9,7 @@ pub mod inspect;
 pub mod label;
 pub mod migrate;
 pub mod navigate;
+pub mod pi;
 pub mod rename;
 pub mod search;
 pub mod summary;
@@ -46,7 +47,7 @@ pub fn leaf_arg(s: &Session, leaf: Option<&str>) -> Result<Option<usize>, String
 /// in the caller). A `models.json` Pi ignores is reported on stderr.
 pub fn session_window(s: &Session, leaf: Option<usize>) -> summarizer::pi_models::Resolved {
     let ctx = session_engine::context::build_context(s, leaf);
-    let name = |v: &session_engine::json::Value| v.as_str().map(str::to_string);
+    let name = |v: &pi_json::Value| v.as_str().map(str::to_string);
     let (provider, model) = match &ctx.model {
         Some(m) => (name(&m.provider), name(&m.model_id)),
         None => (None, None),

@@ -1,15 +1,15 @@
 //! `arbor-cli summary show|check|diff|edit|revert` (issue 11 §9): the summary workbench over
-//! `session_engine::summary`, headless. `show`, `check` and `diff` only read; `edit` and
+//! `summary_analysis`, headless. `show`, `check` and `diff` only read; `edit` and
 //! `revert` append one `compaction` entry through `summarizer::summary_ops` (lock, length check,
 //! synced append) and print its id only after the write. Errors are one sentence, exit code 2,
 //! and nothing is written.
 use super::{leaf_arg, open_session, preview, CmdResult};
 use clap::{Args, Subcommand};
 use serde_json::{json, Map, Value as J};
-use session_engine::summary::{self, Section};
 use session_engine::{ids, time, Kind, Session};
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use summary_analysis::Section;
 
 #[derive(Args, Debug)]
 pub struct SummaryArgs {
@@ -112,7 +112,7 @@ fn kind_name(s: &Session, idx: usize) -> &'static str {
 /// Resolves `--entry ID` to a summary entry (compaction or branch summary).
 fn summary_entry(s: &Session, id: &str) -> Result<usize, String> {
     let i = s.index_of(id).ok_or_else(|| format!("no entry with id {id} in this session; run `arbor-cli tree FILE` to see the ids"))?;
-    if !summary::is_summary(s, i) {
+    if !summary_analysis::is_summary(s, i) {
         return Err(format!(
             "entry {id} is a {} entry, not a summary; pick a compaction or branch_summary entry (`arbor-cli tree FILE` marks them)",
             s.entry(i).type_name
@@ -142,12 +142,12 @@ fn show(a: ShowArgs) -> CmdResult {
     let s = open_session(&a.file)?;
     let i = summary_entry(&s, &a.entry)?;
     let v = s.value(i);
-    let text = summary::summary_text(&s, i);
-    let parsed = summary::parse(text);
-    let (read, modified) = summary::file_lists(&s, i);
-    let sp = summary::span(&s, i);
-    let author = summary::author(&s, i);
-    let history = if s.kind(i) == Kind::Compaction { summary::history(&s, i) } else { Vec::new() };
+    let text = summary_analysis::summary_text(&s, i);
+    let parsed = summary_analysis::parse(text);
+    let (read, modified) = summary_analysis::file_lists(&s, i);
+    let sp = summary_analysis::span(&s, i);
+    let author = summary_analysis::author(&s, i);
+    let history = if s.kind(i) == Kind::Compaction { summary_analysis::history(&s, i) } else { Vec::new() };
     let tokens_before = v.get("tokensBefore").and_then(|t| t.as_f64());
     let first_kept = v.str_field("firstKeptEntryId");
     if a.json {
@@ -169,11 +169,13 @@ fn show(a: ShowArgs) -> CmdResult {
     }
     let mut out = String::new();
     let who = match author.kind {
-        summary::AuthorKind::Hook => "a hook".to_string(),
-        summary::AuthorKind::User => "the user (edit)".to_string(),
-        summary::AuthorKind::Offline => "Arbor's offline summarizer".to_string(),
-        summary::AuthorKind::Model => format!("{} {}", author.provider.as_deref().unwrap_or("?"), author.model.as_deref().unwrap_or("")).trim().to_string(),
-        summary::AuthorKind::Unknown => "unknown (Pi or another tool)".to_string(),
+        summary_analysis::AuthorKind::Hook => "a hook".to_string(),
+        summary_analysis::AuthorKind::User => "the user (edit)".to_string(),
+        summary_analysis::AuthorKind::Offline => "Arbor's offline summarizer".to_string(),
+        summary_analysis::AuthorKind::Model => {
+            format!("{} {}", author.provider.as_deref().unwrap_or("?"), author.model.as_deref().unwrap_or("")).trim().to_string()
+        }
+        summary_analysis::AuthorKind::Unknown => "unknown (Pi or another tool)".to_string(),
     };
     let _ = writeln!(out, "{} {} — written by {who}", kind_name(&s, i), s.id(i));
     if let Some(t) = tokens_before {
@@ -227,7 +229,7 @@ fn show(a: ShowArgs) -> CmdResult {
 fn check(a: ShowArgs) -> CmdResult {
     let s = open_session(&a.file)?;
     let i = summary_entry(&s, &a.entry)?;
-    let c = summary::check(&s, i);
+    let c = summary_analysis::check(&s, i);
     if a.json {
         print_json(&serde_json::to_value(&c).expect("JSON"));
         return Ok(());
@@ -257,12 +259,15 @@ fn diff(a: DiffArgs) -> CmdResult {
     let to = summary_entry(&s, &a.to)?;
     let from = match &a.from {
         Some(f) => summary_entry(&s, f)?,
-        None => summary::diff_base(&s, to).ok_or_else(|| {
+        None => summary_analysis::diff_base(&s, to).ok_or_else(|| {
             let what = if s.kind(to) == Kind::Compaction { "compaction" } else { "summary" };
             format!("entry {} has no earlier {what} on its path; pass --from ID to pick the summary to compare with", a.to)
         })?,
     };
-    let d = summary::diff(&summary::parse(summary::summary_text(&s, from)), &summary::parse(summary::summary_text(&s, to)));
+    let d = summary_analysis::diff(
+        &summary_analysis::parse(summary_analysis::summary_text(&s, from)),
+        &summary_analysis::parse(summary_analysis::summary_text(&s, to)),
+    );
     if a.json {
         let mut m = Map::new();
         m.insert("from".into(), J::from(s.id(from)));
@@ -312,7 +317,7 @@ fn compaction_entry(s: &Session, id: &str) -> Result<usize, String> {
     Ok(i)
 }
 
-fn append(a_file: &std::path::Path, s: &Session, entry: &session_engine::json::Value) -> Result<String, String> {
+fn append(a_file: &std::path::Path, s: &Session, entry: &pi_json::Value) -> Result<String, String> {
     match summarizer::summary_ops::append_summary_entry(a_file, s, entry) {
         Ok(done) => Ok(done.entry_id),
         Err(summarizer::Error::Session(msg)) => Err(msg),
@@ -324,13 +329,13 @@ fn edit(a: EditArgs) -> CmdResult {
     let s = open_session(&a.file)?;
     let i = compaction_entry(&s, &a.entry)?;
     let leaf = leaf_arg(&s, a.leaf.as_deref())?;
-    if let Some(r) = summary::edit_refusal(&s, i, leaf) {
+    if let Some(r) = summary_analysis::edit_refusal(&s, i, leaf) {
         return Err(r);
     }
     let bytes = std::fs::read(&a.text_file).map_err(|e| format!("cannot read {} ({e}); check the --text-file path", a.text_file.display()))?;
     let text = String::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8 text; save it as UTF-8 and try again", a.text_file.display()))?;
     let id = ids::new_entry_id(|id| s.index_of(id).is_some());
-    let entry = summary::edit_entry(&s, i, leaf, &text, &id, &time::now_iso())?;
+    let entry = summary_analysis::edit_entry(&s, i, leaf, &text, &id, &time::now_iso())?;
     let written = append(&a.file, &s, &entry)?;
     if a.json {
         println!("{}", json!({"entryId": written, "editedFrom": s.id(i)}));
@@ -345,7 +350,7 @@ fn revert(a: RevertArgs) -> CmdResult {
     let i = compaction_entry(&s, &a.entry)?;
     let leaf = leaf_arg(&s, a.leaf.as_deref())?;
     let id = ids::new_entry_id(|id| s.index_of(id).is_some());
-    let entry = summary::revert_entry(&s, i, leaf, &id, &time::now_iso())?;
+    let entry = summary_analysis::revert_entry(&s, i, leaf, &id, &time::now_iso())?;
     let reverted_to = entry.get("details").and_then(|d| d.str_field("revertedTo")).unwrap_or("").to_string();
     let written = append(&a.file, &s, &entry)?;
     if a.json {

@@ -3,7 +3,7 @@
 //! the usage its assistant message reports (or null), whether it is a compaction, and its cost.
 //! Non-finite numbers (Pi's `NaN` for a malformed usage) are written as `null`.
 use super::CmdResult;
-use session_engine::json::{self, Value};
+use pi_json::Value;
 use session_engine::timeline::timeline;
 use std::io::Write;
 use std::path::PathBuf;
@@ -22,7 +22,7 @@ pub struct TimelineArgs {
 }
 
 fn num(x: f64) -> String {
-    json::to_string(&Value::Num(x))
+    pi_json::to_string(&Value::Num(x))
 }
 
 pub fn run(args: TimelineArgs) -> CmdResult {
@@ -33,15 +33,15 @@ pub fn run(args: TimelineArgs) -> CmdResult {
     let mut w = std::io::BufWriter::new(stdout.lock());
     let io = |e: std::io::Error| format!("cannot write the timeline: {e}");
     if args.json {
-        write!(w, "{{\"leafId\":{},\"points\":[", leaf.map(|i| json::quote(s.id(i))).unwrap_or_else(|| "null".into())).map_err(io)?;
+        write!(w, "{{\"leafId\":{},\"points\":[", leaf.map(|i| pi_json::quote(s.id(i))).unwrap_or_else(|| "null".into())).map_err(io)?;
         for (n, p) in points.iter().enumerate() {
             let e = s.entry(p.entry);
             write!(
                 w,
                 "{}{{\"entryId\":{},\"type\":{},\"contextTokens\":{},\"usageTokens\":{},\"compaction\":{},\"cost\":{}}}",
                 if n == 0 { "" } else { "," },
-                json::quote(&e.id),
-                json::quote(&e.type_name),
+                pi_json::quote(&e.id),
+                pi_json::quote(&e.type_name),
                 num(p.context_tokens),
                 p.usage_tokens.map(num).unwrap_or_else(|| "null".into()),
                 p.compaction,
