@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Coverage-guided fuzzing of the session engine (issue 10): builds the five cargo-fuzz targets of
-# src-tauri/crates/session-engine/fuzz with the nightly toolchain and runs each from the committed
-# seed corpus (fuzz/seeds/<target>, made from the conformance fixtures by fuzz/examples/seed.rs).
+# Coverage-guided fuzzing of the session engine and the summary parser: builds the five cargo-fuzz
+# targets of src-tauri/crates/session-engine/fuzz with the nightly toolchain and runs each from the
+# committed seed corpus (fuzz/seeds/<target>, made from the conformance fixtures by
+# fuzz/examples/seed.rs).
 #
 #   scripts/fuzz-smoke.sh                         # CI: each target for ARBOR_FUZZ_SECONDS (20) s
 #   ARBOR_FUZZ_RUNS=10000000 scripts/fuzz-smoke.sh loader   # the long run: a fixed number of inputs
 #
 # Targets: loader (Session::from_bytes and everything read from it), extend (extend_from_file on a
-# growing file equals a fresh load), summary (summary::parse/print round trip), summary_diff
-# (diff and replace_section on parsed summaries; seeds are the summary target's), settings
+# growing file equals a fresh load), summary (summary_analysis::parse/print round trip),
+# summary_diff (diff and replace_section on parsed summaries; seeds are the summary target's), settings
 # (PiSettings::load, write_setting). A crash fails the script and leaves the input in
-# fuzz/artifacts/<target>/; it then becomes a test in session-engine/tests/fuzz_regressions.rs.
+# fuzz/artifacts/<target>/; it then becomes a test in session-engine/tests/fuzz_regressions.rs
+# (summary-analysis/tests/fuzz_regressions.rs for the summary targets).
 # Needs the nightly toolchain (libFuzzer's instrumentation); installs cargo-fuzz when missing.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
