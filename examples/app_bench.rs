@@ -122,7 +122,11 @@ fn continue_here(file: &Path) {
         all[0].push(ms(t));
         let t = std::time::Instant::now();
         let bytes = serde_json::to_vec(&c).unwrap().len();
-        println!("{bytes} bytes as JSON ({:.1} ms), {} context messages", ms(t), c.selection.as_ref().map_or(0, |s| s.context.messages.len()));
+        println!(
+            "{bytes} bytes as JSON ({:.1} ms), {} context messages",
+            ms(t),
+            c.selection.as_ref().map_or(0, |s| s.context.messages.len())
+        );
         let t = std::time::Instant::now();
         navigate::continue_from(&e.state, &id).unwrap();
         all[1].push(ms(t));
@@ -134,7 +138,8 @@ fn continue_here(file: &Path) {
         budgets::preview(&e.state, 20000, 16384, 200_000, true).unwrap();
         all[3].push(ms(t));
     }
-    for (name, v) in ["continue_here", "leaf move alone", "selection alone", "preview alone"].iter().zip(all.iter_mut()) {
+    for (name, v) in ["continue_here", "leaf move alone", "selection alone", "preview alone"].iter().zip(all.iter_mut())
+    {
         v.sort_by(f64::total_cmp);
         println!("{name}: median {:.1} ms ({:.1}-{:.1})", v[6], v[0], v[11]);
     }
@@ -154,7 +159,8 @@ fn append(file: &Path) {
     let mut label_ms = Vec::new();
     for k in 0..3 {
         let t = std::time::Instant::now();
-        let after = navigate::set_label(&e.state, &leaf, Some(&format!("bench {k}")), 1_740_000_000_000 + k, None).unwrap();
+        let after =
+            navigate::set_label(&e.state, &leaf, Some(&format!("bench {k}")), 1_740_000_000_000 + k, None).unwrap();
         label_ms.push(t.elapsed().as_secs_f64() * 1e3);
         assert_eq!(after.entry_count, opened.entry_count + k as u32 + 1, "the label was read into the open session");
     }
@@ -203,7 +209,11 @@ fn send(file: &Path) {
         let ms = t.elapsed().as_secs_f64() * 1e3;
         assert_eq!(r.reply, "ok");
         assert!(r.compactions.is_empty());
-        assert_eq!(r.session.entry_count as usize, opened.entry_count as usize + 2 * (k + 1), "both lines were read into the open session");
+        assert_eq!(
+            r.session.entry_count as usize,
+            opened.entry_count as usize + 2 * (k + 1),
+            "both lines were read into the open session"
+        );
         // The server records its time right after its last write; give it that moment.
         let deadline = Instant::now() + Duration::from_secs(2);
         while f.served.lock().unwrap().len() == before && Instant::now() < deadline {
@@ -293,7 +303,10 @@ fn workbench(file: &Path) {
     let opened = sessions::open(&e.state, &path, false).unwrap();
     let s = Session::open(&path).unwrap();
     let comps: Vec<usize> = s.compactions().collect();
-    let largest = *comps.iter().max_by_key(|&&i| s.value(i).str_field("summary").map(str::len).unwrap_or(0)).expect("a compaction");
+    let largest = *comps
+        .iter()
+        .max_by_key(|&&i| s.value(i).str_field("summary").map(str::len).unwrap_or(0))
+        .expect("a compaction");
     let id = s.id(largest).to_string();
     let ms = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1000.0;
     let t = std::time::Instant::now();
@@ -313,7 +326,12 @@ fn workbench(file: &Path) {
     let t = std::time::Instant::now();
     let w2 = graph::window(&e.state, 0, opened.total_rows.min(5000)).unwrap();
     let second = ms(t);
-    let missing: Vec<String> = w2.rows.iter().filter(|r| r.kind == GraphRowKind::Compaction && r.facts.is_none()).map(|r| r.entry_id.clone()).collect();
+    let missing: Vec<String> = w2
+        .rows
+        .iter()
+        .filter(|r| r.kind == GraphRowKind::Compaction && r.facts.is_none())
+        .map(|r| r.entry_id.clone())
+        .collect();
     let t = std::time::Instant::now();
     let mut left = missing.clone();
     let mut calls = 0;

@@ -60,7 +60,11 @@ fn continue_from_user_message_moves_leaf_to_parent_and_is_remembered() {
     let opened = sessions::open(&e.state, &path, false).unwrap();
     // A user message that is not on the active path.
     let w = graph::window(&e.state, 0, opened.total_rows).unwrap();
-    let target = w.rows.iter().find(|r| r.kind == GraphRowKind::User && !r.marks.iter().any(|m| m == "active")).expect("an off-path user message");
+    let target = w
+        .rows
+        .iter()
+        .find(|r| r.kind == GraphRowKind::User && !r.marks.iter().any(|m| m == "active"))
+        .expect("an off-path user message");
     let detail = graph::select(&e.state, &target.entry_id, 16_384, true).unwrap().detail;
     let nav = navigate::continue_from(&e.state, &target.entry_id).unwrap();
     assert_eq!(nav.session.leaf_id, detail.parent_id, "leaf = parent of the user message");
@@ -77,7 +81,10 @@ fn continue_from_user_message_moves_leaf_to_parent_and_is_remembered() {
     // The context view of the new leaf differs from Pi's leaf.
     let a = navigate::context(&again, None, 24000, 6000, true).unwrap();
     let b = navigate::context(&again, opened.leaf_id.as_deref(), 24000, 6000, true).unwrap();
-    assert_ne!(a.messages.len() as i64 * 1_000_000 + a.estimated_tokens as i64, b.messages.len() as i64 * 1_000_000 + b.estimated_tokens as i64);
+    assert_ne!(
+        a.messages.len() as i64 * 1_000_000 + a.estimated_tokens as i64,
+        b.messages.len() as i64 * 1_000_000 + b.estimated_tokens as i64
+    );
 }
 
 /// After an append the graph builds only the new entries' nodes (and a new label's target
@@ -87,7 +94,8 @@ fn appended_entries_extend_the_graph_nodes_as_a_full_build_would() {
     let e = env();
     let path = copy_demo_to(&e.agent.join("sessions").join("p"));
     let opened = sessions::open(&e.state, &path, false).unwrap();
-    let ids: Vec<String> = e.state.with_open(|o| Ok((0..o.session.len()).map(|i| o.session.id(i).to_string()).collect())).unwrap();
+    let ids: Vec<String> =
+        e.state.with_open(|o| Ok((0..o.session.len()).map(|i| o.session.id(i).to_string()).collect())).unwrap();
     let same = |why: &str| {
         e.state
             .with_open(|o| {
@@ -116,7 +124,8 @@ fn label_is_an_appended_entry_and_clears() {
     let path = copy_demo_to(&e.agent.join("sessions").join("p"));
     let opened = sessions::open(&e.state, &path, false).unwrap();
     let target = opened.leaf_id.clone().unwrap();
-    let after = navigate::set_label(&e.state, &target, Some("checkpoint"), 1_740_000_000_000, Some("1abe1000")).unwrap();
+    let after =
+        navigate::set_label(&e.state, &target, Some("checkpoint"), 1_740_000_000_000, Some("1abe1000")).unwrap();
     assert_eq!(after.entry_count, opened.entry_count + 1);
     let bytes = std::fs::read(&path).unwrap();
     assert!(bytes.starts_with(sessions::DEMO_SESSION), "append-only: earlier bytes unchanged");
@@ -150,7 +159,8 @@ fn label_is_refused_when_another_program_appended_unseen() {
     );
     std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(pi_line.as_bytes()).unwrap();
     let before = std::fs::read(&path).unwrap();
-    let err: arbor_app::error::IpcError = navigate::set_label(&e.state, &target, Some("stale"), 0, None).unwrap_err().into();
+    let err: arbor_app::error::IpcError =
+        navigate::set_label(&e.state, &target, Some("stale"), 0, None).unwrap_err().into();
     assert_eq!(err.kind, arbor_app::error::ErrorKind::Refused, "{err:?}");
     assert!(err.message.contains("changed while Arbor was writing"), "{}", err.message);
     assert_eq!(std::fs::read(&path).unwrap(), before, "nothing was written on the stale leaf");
@@ -161,7 +171,8 @@ fn budgets_write_in_place_keeping_other_keys() {
     let e = env();
     std::fs::create_dir_all(&e.agent).unwrap();
     let settings = e.agent.join("settings.json");
-    std::fs::write(&settings, "{\"theme\":\"dark\",\"compaction\":{\"enabled\":true,\"other\":1},\"zeta\":[1,2]}").unwrap();
+    std::fs::write(&settings, "{\"theme\":\"dark\",\"compaction\":{\"enabled\":true,\"other\":1},\"zeta\":[1,2]}")
+        .unwrap();
     let b = Budgets { enabled: false, reserve_tokens: 9000, keep_recent_tokens: 7000, branch_reserve_tokens: 5000 };
     let saved = budgets::save(&e.state, SettingsScope::Global, &b).unwrap();
     assert_eq!(saved.budgets, b);
@@ -205,7 +216,11 @@ fn session_header(id: &str) -> String {
 /// `body` as its content, or an assistant message with one text block.
 fn message_line(id: u32, parent: Option<u32>, user: bool, body: &str) -> String {
     let parent = parent.map_or("null".to_string(), |p| format!("\"{p:08x}\""));
-    let (role, content) = if user { ("user", format!("\"{body}\"")) } else { ("assistant", format!(r#"[{{"type":"text","text":"{body}"}}]"#)) };
+    let (role, content) = if user {
+        ("user", format!("\"{body}\""))
+    } else {
+        ("assistant", format!(r#"[{{"type":"text","text":"{body}"}}]"#))
+    };
     format!(
         r#"{{"type":"message","id":"{id:08x}","parentId":{parent},"timestamp":"2025-03-01T09:00:00.000Z","message":{{"role":"{role}","content":{content},"timestamp":1740819600000}}}}"#
     ) + "\n"
@@ -218,7 +233,12 @@ fn the_open_already_gives_the_default_cut_its_row() {
     // the Budgets panel's default settings (global scope, 500 tokens kept) falls in.
     let mut text = session_header("5e551011");
     for i in 0..40u32 {
-        text.push_str(&message_line(i + 1, (i > 0).then_some(i), i.is_multiple_of(2), &format!("message {i} ").repeat(40)));
+        text.push_str(&message_line(
+            i + 1,
+            (i > 0).then_some(i),
+            i.is_multiple_of(2),
+            &format!("message {i} ").repeat(40),
+        ));
     }
     let path = write_session(&e.agent.join("sessions").join("p"), "2025-03-01T09-00-00-000Z_linear.jsonl", &text);
     std::fs::write(e.agent.join("settings.json"), r#"{"compaction":{"keepRecentTokens":500}}"#).unwrap();
@@ -227,7 +247,11 @@ fn the_open_already_gives_the_default_cut_its_row() {
     assert_eq!(p.refusal, None);
     let row = p.first_kept_row.expect("a cut");
     assert_eq!(p.total_rows, opened.total_rows, "the preview had to lay the graph out again");
-    assert_eq!(graph::window(&e.state, row, row + 1).unwrap().rows[0].entry_id, p.first_kept_id.clone().unwrap(), "the cut has a row of its own");
+    assert_eq!(
+        graph::window(&e.state, row, row + 1).unwrap().rows[0].entry_id,
+        p.first_kept_id.clone().unwrap(),
+        "the cut has a row of its own"
+    );
     // Other budgets: the cut has its row too (the run was unfolded whole).
     let other = budgets::preview(&e.state, 1500, 6000, 24000, true).unwrap();
     let row = other.first_kept_row.expect("a cut");
@@ -244,7 +268,9 @@ fn continue_already_gives_the_new_leafs_default_cut_its_row() {
     // so the open unfolds a run of the second line; Continue moves to the end of the first, whose
     // cut (500 tokens kept) lies in a run the open left folded.
     let mut text = session_header("5e551012");
-    let mut line = |id: u32, parent: Option<u32>, i: u32| text.push_str(&message_line(id, parent, i.is_multiple_of(2), &format!("message {id} ").repeat(40)));
+    let mut line = |id: u32, parent: Option<u32>, i: u32| {
+        text.push_str(&message_line(id, parent, i.is_multiple_of(2), &format!("message {id} ").repeat(40)))
+    };
     for i in 0..40u32 {
         line(i + 1, (i > 0).then_some(i), i);
     }
@@ -271,12 +297,18 @@ fn continue_already_gives_the_new_leafs_default_cut_its_row() {
     // The UI's Continue, in one round trip, back to the end of the second line with the panel's
     // own budgets (1500 tokens kept, not the settings' 500): its layout reveals that cut, and it
     // returns what a click on the new leaf and a preview asked for after it return.
-    let args = BudgetArgs { budgets: Budgets { keep_recent_tokens: 1500, reserve_tokens: 6000, ..Budgets::default() }, context_window: 24000 };
+    let args = BudgetArgs {
+        budgets: Budgets { keep_recent_tokens: 1500, reserve_tokens: 6000, ..Budgets::default() },
+        context_window: 24000,
+    };
     let c = navigate::continue_here(&e.state, "00000131", &args).unwrap();
     assert_eq!(c.navigation.session.leaf_id.as_deref(), Some("00000131"));
     let row = c.preview.first_kept_row.expect("a cut");
     assert_eq!(c.preview.total_rows, c.navigation.session.total_rows, "the preview had to lay the graph out again");
-    assert_eq!(graph::window(&e.state, row, row + 1).unwrap().rows[0].entry_id, c.preview.first_kept_id.clone().unwrap());
+    assert_eq!(
+        graph::window(&e.state, row, row + 1).unwrap().rows[0].entry_id,
+        c.preview.first_kept_id.clone().unwrap()
+    );
     fn json(v: &impl serde::Serialize) -> serde_json::Value {
         serde_json::to_value(v).unwrap()
     }
@@ -294,7 +326,8 @@ fn errors_are_tagged_with_hints() {
     assert!(!err.hint.is_empty());
     let v = serde_json::to_value(&err).unwrap();
     assert_eq!(v["kind"], "notFound");
-    let err: arbor_app::error::IpcError = sessions::open(&e.state, Path::new("/nonexistent.jsonl"), false).unwrap_err().into();
+    let err: arbor_app::error::IpcError =
+        sessions::open(&e.state, Path::new("/nonexistent.jsonl"), false).unwrap_err().into();
     assert_eq!(err.kind, arbor_app::error::ErrorKind::Io);
     // The library's and a new file's errors go through the same mapping, each with its own hint.
     use arbor_app::error::{AppError, ErrorKind, IpcError};
@@ -313,7 +346,8 @@ fn errors_are_tagged_with_hints() {
     assert_eq!(exists.kind, ErrorKind::Refused);
     assert!(exists.message.contains("/out.md already exists") && exists.hint.contains("replace"), "{exists:?}");
     assert_eq!(ipc(AppError::NewFile { path: "/out".into(), error: NewFileError::IsDir }).kind, ErrorKind::Invalid);
-    let full = ipc(AppError::NewFile { path: "/out.md".into(), error: NewFileError::Io(std::io::Error::other("no space")) });
+    let full =
+        ipc(AppError::NewFile { path: "/out.md".into(), error: NewFileError::Io(std::io::Error::other("no space")) });
     assert_eq!(full.kind, ErrorKind::Io);
     assert!(full.message.contains("no space"), "{}", full.message);
 }
@@ -330,10 +364,12 @@ fn unfold_all_shows_every_entry_and_folds_back() {
 fn search_finds_rows_and_reveal_expands_folds() {
     let e = env();
     sessions::open_demo(&e.state).unwrap();
-    let hits = e.state.with_open(|o| Ok(arbor_app::view::graph::search(&o.session, &o.layout, "compaction", 50))).unwrap();
+    let hits =
+        e.state.with_open(|o| Ok(arbor_app::view::graph::search(&o.session, &o.layout, "compaction", 50))).unwrap();
     assert!(!hits.is_empty());
     let w = graph::window(&e.state, 0, 5000).unwrap();
-    let fold = w.rows.iter().find(|r| r.kind == GraphRowKind::Fold).expect("the demo session's graph folds a long linear run");
+    let fold =
+        w.rows.iter().find(|r| r.kind == GraphRowKind::Fold).expect("the demo session's graph folds a long linear run");
     let before = w.total_rows;
     let row = graph::reveal(&e.state, &fold.entry_id).unwrap();
     let after = graph::window(&e.state, row, row + 1).unwrap();
@@ -378,7 +414,8 @@ fn legacy_file_opens_read_only_and_refuses_labels() {
     let opened = sessions::open(&e.state, &path, false).unwrap();
     assert!(opened.read_only.is_some(), "a v1 file is read-only in Arbor");
     let target = opened.leaf_id.clone().unwrap();
-    let err: arbor_app::error::IpcError = navigate::set_label(&e.state, &target, Some("x"), 0, None).unwrap_err().into();
+    let err: arbor_app::error::IpcError =
+        navigate::set_label(&e.state, &target, Some("x"), 0, None).unwrap_err().into();
     assert_eq!(err.kind, arbor_app::error::ErrorKind::Refused);
     assert_eq!(std::fs::read(&path).unwrap(), before, "nothing was written");
 }
@@ -396,7 +433,8 @@ fn corrupt_lines_are_reported_not_fatal() {
 #[test]
 fn security_config_stays_strict() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let conf: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(root.join("tauri.conf.json")).unwrap()).unwrap();
+    let conf: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("tauri.conf.json")).unwrap()).unwrap();
     assert_eq!(conf["app"]["withGlobalTauri"], false, "no global Tauri object");
     assert_eq!(conf["app"]["security"]["freezePrototype"], true);
     let csp = &conf["app"]["security"]["csp"];
@@ -412,7 +450,9 @@ fn security_config_stays_strict() {
     }
     assert_eq!(csp["script-src"], "'self'");
     assert_eq!(csp["object-src"], "'none'");
-    let cap: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(root.join("src-tauri/capabilities/default.json")).unwrap()).unwrap();
+    let cap: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("src-tauri/capabilities/default.json")).unwrap())
+            .unwrap();
     assert_eq!(cap["permissions"], serde_json::json!([]), "app commands need no permission; nothing else is granted");
     assert_eq!(cap["windows"], serde_json::json!(["main"]));
 }
@@ -435,7 +475,8 @@ fn save_v3_copy_writes_a_writable_copy_beside_and_never_touches_the_original() {
     assert_eq!(Path::new(&copy.path), copy_path, "the copy is beside the original and is what is open now");
     assert_eq!(copy.read_only, None, "the copy opens writable");
     assert_eq!(std::fs::read(&path).unwrap(), before, "the original is unchanged");
-    let header: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&copy_path).unwrap().lines().next().unwrap()).unwrap();
+    let header: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&copy_path).unwrap().lines().next().unwrap()).unwrap();
     assert_eq!(header["version"], 3);
     let orig = session_engine::Session::open(&path).unwrap();
     let new = session_engine::Session::open(&copy_path).unwrap();
@@ -480,7 +521,13 @@ fn context_categories_add_up_to_the_engine_estimate_everywhere() {
             let engine: u64 = ctx.messages.iter().map(|m| estimate_tokens(&m.message) as u64).sum();
             let cats: u64 = v.categories.iter().map(|c| c.tokens as u64).sum();
             let msgs: u64 = v.messages.iter().map(|m| m.tokens as u64).sum();
-            assert_eq!((cats, msgs, v.estimated_tokens as u64), (engine, engine, engine), "{} at {}", p.display(), s.id(leaf));
+            assert_eq!(
+                (cats, msgs, v.estimated_tokens as u64),
+                (engine, engine, engine),
+                "{} at {}",
+                p.display(),
+                s.id(leaf)
+            );
             split += v.categories.iter().filter(|c| c.tokens > 0).count().saturating_sub(1);
             nodes += 1;
         }

@@ -31,7 +31,9 @@ fn demo_file() -> (tempfile::TempDir, PathBuf) {
 }
 
 fn strings(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array).map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect()).unwrap_or_default()
+    v.and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+        .unwrap_or_default()
 }
 
 /// The user message that starts the branch abandoned at branch summary `bs` (its sibling), and
@@ -55,7 +57,12 @@ fn the_committed_demo_is_what_the_generator_writes() {
     assert!(on_disk == DEMO_SESSION, "the binary embeds another demo than the one on disk; rebuild");
     // The generator runs on Node, which the Pi-backed checks need too (and skip together).
     if pi::pi_or_skip("the_committed_demo_is_what_the_generator_writes") {
-        let o = Command::new("node").arg(root.join("scripts/gen-demo.mjs")).arg("--check").current_dir(&root).output().unwrap();
+        let o = Command::new("node")
+            .arg(root.join("scripts/gen-demo.mjs"))
+            .arg("--check")
+            .current_dir(&root)
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     }
 }
@@ -74,7 +81,10 @@ fn pi_loads_the_demo_as_arbor_does_at_every_leaf() {
     assert_eq!(v.labels.len(), 2, "{:?}", v.labels);
     assert_eq!(v.messages[0].role, "compactionSummary", "the leaf's context starts with the last compaction");
     // The ends of the abandoned branches, and each compaction as the leaf.
-    let mut leaves: Vec<String> = (0..s.len()).filter(|&i| s.kind(i) == Kind::BranchSummary).map(|b| s.id(abandoned_branch(&s, b).1).to_string()).collect();
+    let mut leaves: Vec<String> = (0..s.len())
+        .filter(|&i| s.kind(i) == Kind::BranchSummary)
+        .map(|b| s.id(abandoned_branch(&s, b).1).to_string())
+        .collect();
     leaves.extend(s.compactions().map(|c| s.id(c).to_string()));
     for leaf in &leaves {
         let at = view(Some(leaf));
@@ -110,11 +120,18 @@ fn the_demo_has_two_abandoned_branches_with_pis_branch_summaries() {
         );
         assert!(text.ends_with(&prep.appendix()), "{} ends with Pi's file lists", s.id(b));
         let details = v.get("details").unwrap();
-        assert_eq!((strings(details.get("readFiles")), strings(details.get("modifiedFiles"))), (prep.read_files.clone(), prep.modified_files.clone()));
+        assert_eq!(
+            (strings(details.get("readFiles")), strings(details.get("modifiedFiles"))),
+            (prep.read_files.clone(), prep.modified_files.clone())
+        );
         assert_eq!(v.get("fromHook").and_then(Value::as_bool), Some(false));
         // The user's second try hangs under the summary.
         let next: Vec<usize> = s.children(b).iter().map(|&c| c as usize).collect();
-        assert!(next.len() == 1 && s.role(next[0]) == Some("user"), "{} is followed by the user's new message", s.id(b));
+        assert!(
+            next.len() == 1 && s.role(next[0]) == Some("user"),
+            "{} is followed by the user's new message",
+            s.id(b)
+        );
     }
 }
 
@@ -132,14 +149,26 @@ fn the_three_compactions_are_what_pi_computes_at_their_points() {
         let p = &job.prep;
         let id = s.id(c);
         assert_eq!(v.str_field("firstKeptEntryId"), Some(p.first_kept_entry_id.as_str()), "{id}: Pi's cut point");
-        assert_eq!(v.get("tokensBefore").and_then(Value::as_f64), Some(p.tokens_before), "{id}: Pi's estimate at that point");
+        assert_eq!(
+            v.get("tokensBefore").and_then(Value::as_f64),
+            Some(p.tokens_before),
+            "{id}: Pi's estimate at that point"
+        );
         assert!(p.tokens_before > 8000.0, "{id}: {} tokens before", p.tokens_before);
         let d = v.get("details").unwrap();
-        assert_eq!((strings(d.get("readFiles")), strings(d.get("modifiedFiles"))), (p.read_files.clone(), p.modified_files.clone()), "{id}");
+        assert_eq!(
+            (strings(d.get("readFiles")), strings(d.get("modifiedFiles"))),
+            (p.read_files.clone(), p.modified_files.clone()),
+            "{id}"
+        );
         let text = v.str_field("summary").unwrap();
         assert!(text.starts_with("## Goal\n") && text.ends_with(&p.appendix()), "{id}: Pi's template and file lists");
         assert_eq!(text.contains(SPLIT_TURN_SEPARATOR), p.is_split_turn, "{id}: a split turn has its turn context");
-        assert_eq!(p.is_split_turn, n == 0, "{id}: the first compaction splits a turn, the others cut at a user message");
+        assert_eq!(
+            p.is_split_turn,
+            n == 0,
+            "{id}: the first compaction splits a turn, the others cut at a user message"
+        );
         assert!(!p.messages_to_summarize.is_empty(), "{id} summarizes something");
         assert_eq!(v.get("fromHook").and_then(Value::as_bool), Some(false));
         if n == 2 {
@@ -165,7 +194,12 @@ fn the_last_compaction_drops_a_decision_and_moves_an_item_to_done() {
     assert!(check.dropped[0].text.contains("**Entry API in `allow_at`**"), "{:?}", check.dropped);
     assert_eq!(check.moved.len(), 1, "{:?}", check.moved);
     let m = &check.moved[0];
-    assert!(m.text.starts_with("Bound the memory of `KeyedLimiter`") && m.from.contains("In Progress") && m.to.contains("Done"), "{m:?}");
+    assert!(
+        m.text.starts_with("Bound the memory of `KeyedLimiter`")
+            && m.from.contains("In Progress")
+            && m.to.contains("Done"),
+        "{m:?}"
+    );
     // The one before it carried everything of its predecessor.
     assert!(summary_analysis::check(&s, c2).dropped.is_empty());
     // The diff shows the same two changes.

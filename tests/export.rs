@@ -51,7 +51,9 @@ fn branch_and_context_scopes_hold_only_their_node_s_path() {
     let s = session_engine::Session::open(&e.file).unwrap();
     // A node on a branch that is not the active path: the first leaf that is not the file's leaf.
     let file_leaf = s.file_leaf().unwrap();
-    let other = (0..s.len()).find(|&i| !s.id(i).is_empty() && s.children(i).is_empty() && i != file_leaf).expect("the demo has a second branch");
+    let other = (0..s.len())
+        .find(|&i| !s.id(i).is_empty() && s.children(i).is_empty() && i != file_leaf)
+        .expect("the demo has a second branch");
     let path: std::collections::HashSet<usize> = s.path(Some(other)).into_iter().collect();
     let off = (0..s.len()).find(|i| !path.contains(i) && !s.id(*i).is_empty()).unwrap();
     let job = ExportJob::from_open(&e.state, ExportScope::Branch, Some(s.id(other)), ExportFormat::Markdown).unwrap();
@@ -63,9 +65,15 @@ fn branch_and_context_scopes_hold_only_their_node_s_path() {
     assert!(!md.contains(&format!("<a id=\"e{off}\">")), "an entry off the path is not in the branch export");
     // The context at the file's leaf: what the model sees, so fewer entries than the path when a
     // compaction governs it.
-    let job = ExportJob::from_open(&e.state, ExportScope::Context, Some(s.id(file_leaf)), ExportFormat::Markdown).unwrap();
+    let job =
+        ExportJob::from_open(&e.state, ExportScope::Context, Some(s.id(file_leaf)), ExportFormat::Markdown).unwrap();
     let ctx = job.run(&e.tmp.path().join("ctx.md"), false, &not_cancelled(), &mut |_, _| {}).unwrap();
-    assert!(ctx.entries < s.path(Some(file_leaf)).len() as u32, "the context omits compacted entries ({} of {})", ctx.entries, s.path(Some(file_leaf)).len());
+    assert!(
+        ctx.entries < s.path(Some(file_leaf)).len() as u32,
+        "the context omits compacted entries ({} of {})",
+        ctx.entries,
+        s.path(Some(file_leaf)).len()
+    );
 }
 
 #[test]
@@ -102,13 +110,23 @@ fn a_cancelled_export_leaves_nothing_behind() {
 #[test]
 fn unknown_nodes_are_refused_and_default_paths_name_the_scope() {
     let e = Env::with_demo();
-    let err = ExportJob::from_open(&e.state, ExportScope::Branch, Some("nope1234"), ExportFormat::Html).err().unwrap().to_string();
+    let err = ExportJob::from_open(&e.state, ExportScope::Branch, Some("nope1234"), ExportFormat::Html)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(err.contains("nope1234"), "{err}");
     let s = session_engine::Session::open(&e.file).unwrap();
     let id = s.id(s.file_leaf().unwrap()).to_string();
     let docs = e.tmp.path().join("Documents");
     let job = ExportJob::from_open(&e.state, ExportScope::Context, Some(&id), ExportFormat::Markdown).unwrap();
-    assert_eq!(job.default_path(Some(docs.clone())), docs.join(format!("2025-03-01T09-00-00-000Z_demo-context-{}.md", &id[..8])));
+    assert_eq!(
+        job.default_path(Some(docs.clone())),
+        docs.join(format!("2025-03-01T09-00-00-000Z_demo-context-{}.md", &id[..8]))
+    );
     let job = ExportJob::from_open(&e.state, ExportScope::Session, None, ExportFormat::Html).unwrap();
-    assert_eq!(job.default_path(None), e.dir.join("2025-03-01T09-00-00-000Z_demo.html"), "beside the session without a documents folder");
+    assert_eq!(
+        job.default_path(None),
+        e.dir.join("2025-03-01T09-00-00-000Z_demo.html"),
+        "beside the session without a documents folder"
+    );
 }

@@ -53,11 +53,22 @@ fn the_file_argument_is_the_first_non_option_resolved_against_the_cwd() {
         Some(PathBuf::from("/home/u/work/a.jsonl")),
         "options skipped, the first file wins"
     );
-    assert_eq!(f(&["arbor", "--", "-odd name.jsonl"]), Some(PathBuf::from("/home/u/work/-odd name.jsonl")), "after -- a dash is a name");
+    assert_eq!(
+        f(&["arbor", "--", "-odd name.jsonl"]),
+        Some(PathBuf::from("/home/u/work/-odd name.jsonl")),
+        "after -- a dash is a name"
+    );
     assert_eq!(f(&["arbor", "-"]), Some(PathBuf::from("/home/u/work/-")), "a lone dash is a name, not an option");
     // What a desktop environment passes for %U: a file URI, percent-encoded.
-    assert_eq!(f(&["arbor", "file:///tmp/My%20Sessions/s%C3%A9.jsonl"]), Some(PathBuf::from("/tmp/My Sessions/sé.jsonl")));
-    assert_eq!(f(&["arbor", "file://localhost/tmp/a%2.jsonl"]), Some(PathBuf::from("/tmp/a%2.jsonl")), "a broken escape is kept as written");
+    assert_eq!(
+        f(&["arbor", "file:///tmp/My%20Sessions/s%C3%A9.jsonl"]),
+        Some(PathBuf::from("/tmp/My Sessions/sé.jsonl"))
+    );
+    assert_eq!(
+        f(&["arbor", "file://localhost/tmp/a%2.jsonl"]),
+        Some(PathBuf::from("/tmp/a%2.jsonl")),
+        "a broken escape is kept as written"
+    );
 }
 
 #[test]
@@ -71,10 +82,18 @@ fn the_startup_file_is_given_once_and_later_launches_reach_the_subscribed_ui() {
             true
         })
     };
-    assert_eq!(st.subscribe(sink.clone()).as_deref(), Some("/s/first.jsonl"), "the command line's file, to open at start");
+    assert_eq!(
+        st.subscribe(sink.clone()).as_deref(),
+        Some("/s/first.jsonl"),
+        "the command line's file, to open at start"
+    );
     assert_eq!(st.subscribe(sink), None, "a reload of the window does not reopen it");
     st.request(PathBuf::from("/s/second.jsonl"));
-    assert_eq!(*got.lock().unwrap(), vec![LaunchRequest { path: "/s/second.jsonl".into() }], "a second launch reaches the window at once");
+    assert_eq!(
+        *got.lock().unwrap(),
+        vec![LaunchRequest { path: "/s/second.jsonl".into() }],
+        "a second launch reaches the window at once"
+    );
 
     // The window's channel is gone (the webview reloads): the request waits for the next
     // subscription instead of being lost; the newest launch wins.
@@ -112,7 +131,8 @@ fn a_startup_file_that_is_not_a_session_gives_the_usual_error_and_changes_nothin
 #[test]
 fn a_run_with_its_own_data_dir_has_its_own_single_instance_name() {
     use arbor_app::commands::launch::{instance_dbus_id, APP_IDENTIFIER};
-    let conf: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(root().join("tauri.conf.json")).unwrap()).unwrap();
+    let conf: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root().join("tauri.conf.json")).unwrap()).unwrap();
     assert_eq!(conf["identifier"], APP_IDENTIFIER);
     let a = instance_dbus_id("/tmp/arbor-e2e-a/data".as_ref());
     assert_eq!(a, instance_dbus_id("/tmp/arbor-e2e-a/data".as_ref()), "both launches of one run agree");
@@ -129,11 +149,15 @@ fn a_run_with_its_own_data_dir_has_its_own_single_instance_name() {
 
 #[test]
 fn the_deb_associates_jsonl_files_and_its_desktop_entry_takes_files() {
-    let conf: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(root().join("tauri.conf.json")).unwrap()).unwrap();
+    let conf: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root().join("tauri.conf.json")).unwrap()).unwrap();
     let bundle = &conf["bundle"];
     assert!(bundle["targets"].as_array().unwrap().iter().any(|t| t == "deb"), "the .deb is built");
     let assoc = bundle["fileAssociations"].as_array().expect("bundle.fileAssociations");
-    let jsonl = assoc.iter().find(|a| a["ext"].as_array().is_some_and(|x| x.iter().any(|e| e == "jsonl"))).expect("an association for .jsonl");
+    let jsonl = assoc
+        .iter()
+        .find(|a| a["ext"].as_array().is_some_and(|x| x.iter().any(|e| e == "jsonl")))
+        .expect("an association for .jsonl");
     assert_eq!(jsonl["role"], "Viewer");
     let mime = jsonl["mimeType"].as_str().expect("a MIME type (the .desktop file's MimeType=)");
     assert_eq!(mime, "application/x-ndjson");
@@ -145,7 +169,10 @@ fn the_deb_associates_jsonl_files_and_its_desktop_entry_takes_files() {
     let t = std::fs::read_to_string(&template).unwrap();
     let exec: Vec<&str> = t.lines().filter(|l| l.starts_with("Exec=")).collect();
     assert_eq!(exec, ["Exec={{exec}} %F"], "the file paths are passed");
-    assert!(t.contains("{{#if mime_type}}\nMimeType={{mime_type}};\n{{/if}}"), "MimeType= from the associations, a list ending in ;");
+    assert!(
+        t.contains("{{#if mime_type}}\nMimeType={{mime_type}};\n{{/if}}"),
+        "MimeType= from the associations, a list ending in ;"
+    );
     for key in ["Name={{name}}", "Icon={{icon}}", "Type=Application", "Categories={{categories}}"] {
         assert!(t.lines().any(|l| l == key), "{key} kept from Tauri's template");
     }
@@ -153,7 +180,8 @@ fn the_deb_associates_jsonl_files_and_its_desktop_entry_takes_files() {
     // shared-mime-info maps no type to *.jsonl, so the .deb installs one (dpkg's trigger runs
     // update-mime-database); its type is the association's.
     let files = deb["files"].as_object().expect("bundle.linux.deb.files");
-    let (dest, src) = files.iter().find(|(d, _)| d.starts_with("/usr/share/mime/packages/")).expect("a MIME package installed");
+    let (dest, src) =
+        files.iter().find(|(d, _)| d.starts_with("/usr/share/mime/packages/")).expect("a MIME package installed");
     assert!(dest.ends_with(".xml"));
     let xml = std::fs::read_to_string(root().join(src.as_str().unwrap())).unwrap();
     assert!(xml.contains(&format!("<mime-type type=\"{mime}\">")), "{xml}");

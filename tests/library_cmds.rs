@@ -53,7 +53,8 @@ fn lib_env() -> LibEnv {
     let compacted = proj.join(COMPACTED_FILE);
     std::fs::copy(conformance("compaction-repeated.jsonl"), &compacted).unwrap();
     std::fs::write(proj.join("2025-03-01T09-00-00-000Z_demo.jsonl"), sessions::DEMO_SESSION).unwrap();
-    std::fs::copy(conformance("branch-simple-siblings.jsonl"), proj.join("2025-03-01T09-00-00-000Z_siblings.jsonl")).unwrap();
+    std::fs::copy(conformance("branch-simple-siblings.jsonl"), proj.join("2025-03-01T09-00-00-000Z_siblings.jsonl"))
+        .unwrap();
     other_project_session(&agent.join("sessions").join("--home-dev-other--"));
     let lib = Arc::new(LibraryState::open(lib_state::db_path_for(&e.data), vec![agent.join("sessions")]));
     let (tx, events) = channel();
@@ -97,14 +98,28 @@ fn wait_for(rx: &Receiver<LibraryUiEvent>, what: &str, mut f: impl FnMut(&Librar
     panic!("timed out waiting for {what}");
 }
 
-fn search(env: &LibEnv, text: &str, session: Option<&Path>, statuses: Vec<HitStatus>) -> Vec<arbor_app::view::library::LibraryHit> {
-    let req = SearchRequest { text: text.into(), session_path: session.map(|p| p.display().to_string()), project: None, statuses, limit: Some(200) };
+fn search(
+    env: &LibEnv,
+    text: &str,
+    session: Option<&Path>,
+    statuses: Vec<HitStatus>,
+) -> Vec<arbor_app::view::library::LibraryHit> {
+    let req = SearchRequest {
+        text: text.into(),
+        session_path: session.map(|p| p.display().to_string()),
+        project: None,
+        statuses,
+        limit: Some(200),
+    };
     lib_cmd::search(&env.lib, &req).unwrap()
 }
 
 /// Append one line from another process (`sh -c 'printf … >> file'`), as Pi would.
 fn append_from_other_process(file: &Path, line: &str) {
-    let st = std::process::Command::new("sh").args(["-c", "printf '%s\\n' \"$1\" >> \"$2\"", "sh", line, &file.display().to_string()]).status().unwrap();
+    let st = std::process::Command::new("sh")
+        .args(["-c", "printf '%s\\n' \"$1\" >> \"$2\"", "sh", line, &file.display().to_string()])
+        .status()
+        .unwrap();
     assert!(st.success());
 }
 
@@ -125,7 +140,10 @@ fn picker_lists_from_the_index_with_projects_sorting_and_filters() {
     let big = all.sessions.iter().find(|s| s.path == env.compacted.display().to_string()).unwrap();
     assert_eq!(big.compaction_count, 3);
     assert!(big.message_count > 500 && big.tokens_at_leaf > 30_000.0, "{big:?}");
-    assert_eq!(big.first_message.split_whitespace().take(4).collect::<Vec<_>>().join(" "), "Queue resolve timeout reducer");
+    assert_eq!(
+        big.first_message.split_whitespace().take(4).collect::<Vec<_>>().join(" "),
+        "Queue resolve timeout reducer"
+    );
     // Filter by project.
     let q = ListingQuery { project: Some("/home/dev/other".into()), ..Default::default() };
     let other = lib_cmd::listing(&env.lib, &env.e.state, &q).unwrap();
@@ -142,10 +160,12 @@ fn picker_lists_from_the_index_with_projects_sorting_and_filters() {
     assert_eq!(lib_cmd::listing(&env.lib, &env.e.state, &q).unwrap().sessions.len(), 1);
     // Sort by messages, descending and ascending.
     let q = ListingQuery { sort: SortKey::Messages, ..Default::default() };
-    let counts: Vec<u32> = lib_cmd::listing(&env.lib, &env.e.state, &q).unwrap().sessions.iter().map(|s| s.message_count).collect();
+    let counts: Vec<u32> =
+        lib_cmd::listing(&env.lib, &env.e.state, &q).unwrap().sessions.iter().map(|s| s.message_count).collect();
     assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{counts:?}");
     let q = ListingQuery { sort: SortKey::Messages, ascending: true, ..Default::default() };
-    let asc: Vec<u32> = lib_cmd::listing(&env.lib, &env.e.state, &q).unwrap().sessions.iter().map(|s| s.message_count).collect();
+    let asc: Vec<u32> =
+        lib_cmd::listing(&env.lib, &env.e.state, &q).unwrap().sessions.iter().map(|s| s.message_count).collect();
     assert!(asc.windows(2).all(|w| w[0] <= w[1]), "{asc:?}");
     // Opened sessions show up as recent, from the index.
     sessions::open(&env.e.state, &env.compacted, false).unwrap();
@@ -193,7 +213,9 @@ fn live_follow_reloads_the_open_session_and_keeps_a_moved_leaf() {
         r#"{{"type":"message","id":"fee1f011","parentId":"{leaf}","timestamp":"2025-03-01T10:00:00.000Z","message":{{"role":"user","content":"live follow: a zebra crossing","timestamp":1740823200000}}}}"#
     );
     append_from_other_process(&env.compacted, &line);
-    let ev = wait_for(&env.events, "the open session to change", |e| matches!(e, LibraryUiEvent::SessionChanged { open: Some(_), .. }));
+    let ev = wait_for(&env.events, "the open session to change", |e| {
+        matches!(e, LibraryUiEvent::SessionChanged { open: Some(_), .. })
+    });
     let LibraryUiEvent::SessionChanged { open: Some(o), change, new_entries, .. } = ev else { unreachable!() };
     assert_eq!(change, SessionChange::Appended);
     assert_eq!(new_entries, 1);
@@ -225,18 +247,33 @@ fn live_follow_reloads_the_open_session_and_keeps_a_moved_leaf() {
     assert_eq!(o.file_leaf_id.as_deref(), Some("fee1f012"));
     // Arbor's own append (a label) reloads the session itself: a reload for that append then has
     // nothing to do (no second redraw), unless the watcher got there first.
-    let labelled = navigate::set_label(&env.e.state, "fee1f011", Some("seen"), 1_740_823_300_000, Some("1abe10f1")).unwrap();
+    let labelled =
+        navigate::set_label(&env.e.state, "fee1f011", Some("seen"), 1_740_823_300_000, Some("1abe10f1")).unwrap();
     assert!(lib_state::reload_if_open(&env.e.state, &env.compacted, true).unwrap().is_none());
-    wait_for(&env.events, "the label's change", |e| matches!(e, LibraryUiEvent::SessionChanged { path, .. } if path.ends_with(COMPACTED_FILE)));
+    wait_for(
+        &env.events,
+        "the label's change",
+        |e| matches!(e, LibraryUiEvent::SessionChanged { path, .. } if path.ends_with(COMPACTED_FILE)),
+    );
     assert_eq!(sessions::describe(&env.e.state).unwrap().entry_count, labelled.entry_count);
     // A change to a session that is not open reloads nothing but still reaches the UI (picker).
-    let other = env.compacted.parent().unwrap().parent().unwrap().join("--home-dev-other--").join("2025-04-02T10-00-00-000Z_other.jsonl");
+    let other = env
+        .compacted
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("--home-dev-other--")
+        .join("2025-04-02T10-00-00-000Z_other.jsonl");
     append_from_other_process(
         &other,
         r#"{"type":"message","id":"0a000002","parentId":"0a000001","timestamp":"2025-04-02T10:00:09.000Z","message":{"role":"user","content":"more","timestamp":1743588009000}}"#,
     );
-    let ev =
-        wait_for(&env.events, "the other session's change", |e| matches!(e, LibraryUiEvent::SessionChanged { path, .. } if path.ends_with("_other.jsonl")));
+    let ev = wait_for(
+        &env.events,
+        "the other session's change",
+        |e| matches!(e, LibraryUiEvent::SessionChanged { path, .. } if path.ends_with("_other.jsonl")),
+    );
     assert!(matches!(ev, LibraryUiEvent::SessionChanged { open: None, .. }));
 }
 
@@ -272,7 +309,11 @@ fn a_damaged_index_is_moved_aside_rebuilt_and_reported() {
     let st = lib.status();
     assert_eq!(st.notices.len(), 1, "{st:?}");
     assert!(st.notices[0].contains("moved") && st.notices[0].contains("rebuilt"), "{}", st.notices[0]);
-    let aside: Vec<_> = std::fs::read_dir(&e.data).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().contains(".corrupt-")).collect();
+    let aside: Vec<_> = std::fs::read_dir(&e.data)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".corrupt-"))
+        .collect();
     assert_eq!(aside.len(), 1, "the damaged file is kept aside, not deleted");
     let l = lib_cmd::listing(&lib, &e.state, &ListingQuery::default()).unwrap();
     assert!(l.sessions.is_empty(), "fresh index, before the first pass");
@@ -306,7 +347,9 @@ fn a_session_opened_from_outside_the_roots_is_indexed_and_followed() {
         ),
     );
     lib_state::follow_tick(&env.lib, &env.e.state, &mut st);
-    let ev = wait_for(&env.events, "the outside session to change", |e| matches!(e, LibraryUiEvent::SessionChanged { open: Some(_), .. }));
+    let ev = wait_for(&env.events, "the outside session to change", |e| {
+        matches!(e, LibraryUiEvent::SessionChanged { open: Some(_), .. })
+    });
     let LibraryUiEvent::SessionChanged { open: Some(o), .. } = ev else { unreachable!() };
     assert_eq!(o.entry_count, opened.entry_count + 1);
     assert_eq!(o.leaf_id.as_deref(), Some("feedface"));
@@ -322,7 +365,9 @@ fn a_replaced_open_session_is_read_again_and_reported_as_reindexed() {
     let tmp = demo.with_extension("tmp");
     std::fs::copy(conformance("branch-simple-siblings.jsonl"), &tmp).unwrap();
     std::fs::rename(&tmp, &demo).unwrap();
-    let ev = wait_for(&env.events, "the replaced session", |e| matches!(e, LibraryUiEvent::SessionChanged { open: Some(_), .. }));
+    let ev = wait_for(&env.events, "the replaced session", |e| {
+        matches!(e, LibraryUiEvent::SessionChanged { open: Some(_), .. })
+    });
     let LibraryUiEvent::SessionChanged { open: Some(o), change, .. } = ev else { unreachable!() };
     assert_eq!(change, SessionChange::Reindexed);
     assert_ne!(o.entry_count, opened.entry_count);
@@ -336,7 +381,12 @@ fn a_replaced_open_session_is_read_again_and_reported_as_reindexed() {
 #[test]
 fn queued_changes_of_one_file_are_handled_once() {
     use library::{Change, LibraryEvent, NewEntry};
-    let ne = |id: &str| NewEntry { entry_id: id.into(), parent_id: None, entry_type: "message".into(), status: "in_context" };
+    let ne = |id: &str| NewEntry {
+        entry_id: id.into(),
+        parent_id: None,
+        entry_type: "message".into(),
+        status: "in_context",
+    };
     let ch = |p: &str, c: Change, ids: &[&str]| LibraryEvent::SessionChanged {
         path: PathBuf::from(p),
         session_id: None,

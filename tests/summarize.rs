@@ -21,11 +21,20 @@ use support::Env;
 /// The UI sends the budgets form flat, as the settings commands read and write it, plus the window.
 #[test]
 fn budget_args_read_the_forms_flat_shape() {
-    let b: BudgetArgs = serde_json::from_str(r#"{"enabled":false,"reserveTokens":1,"keepRecentTokens":2,"branchReserveTokens":3,"contextWindow":4}"#).unwrap();
-    assert_eq!(b.budgets, Budgets { enabled: false, reserve_tokens: 1, keep_recent_tokens: 2, branch_reserve_tokens: 3 });
+    let b: BudgetArgs = serde_json::from_str(
+        r#"{"enabled":false,"reserveTokens":1,"keepRecentTokens":2,"branchReserveTokens":3,"contextWindow":4}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        b.budgets,
+        Budgets { enabled: false, reserve_tokens: 1, keep_recent_tokens: 2, branch_reserve_tokens: 3 }
+    );
     assert_eq!(b.context_window, 4);
     assert!(
-        serde_json::from_str::<BudgetArgs>(r#"{"enabled":false,"reserveTokens":1,"keepRecentTokens":2,"contextWindow":4}"#).is_err(),
+        serde_json::from_str::<BudgetArgs>(
+            r#"{"enabled":false,"reserveTokens":1,"keepRecentTokens":2,"contextWindow":4}"#
+        )
+        .is_err(),
         "a missing budget is refused"
     );
 }
@@ -62,7 +71,16 @@ fn default_is_offline_and_compacts_with_instructions() {
 #[test]
 fn compaction_through_a_model_streams_and_cancel_appends_nothing() {
     let e = Env::with_demo();
-    let f = fake(|_, body| if body.contains("STALL") { Reply::Stall } else { Reply::Sse("## Goal\nModel summary one".into(), 100) });
+    let f =
+        fake(
+            |_, body| {
+                if body.contains("STALL") {
+                    Reply::Stall
+                } else {
+                    Reply::Sse("## Goal\nModel summary one".into(), 100)
+                }
+            },
+        );
     use_fake(&e, &f.base, 32000);
     let chunks = Arc::new(Mutex::new(String::new()));
     let c2 = chunks.clone();
@@ -93,11 +111,15 @@ fn compaction_through_a_model_streams_and_cancel_appends_nothing() {
     eprintln!("cancel stopped the run in {stopped_in:?}");
     assert_eq!(std::fs::read(&e.file).unwrap(), before, "nothing appended after cancel");
     assert!(!st.cancel_run(), "the run is no longer registered");
-    let r = block(summarize::compact(&e.state, &e.st, &budgets(32000), Some("focus on tests"), Some(progress))).unwrap();
+    let r =
+        block(summarize::compact(&e.state, &e.st, &budgets(32000), Some("focus on tests"), Some(progress))).unwrap();
     assert!(!r.offline);
     assert!(r.summary.starts_with("## Goal\nModel summary one"), "{}", r.summary);
     assert!(chunks.lock().unwrap().contains("Model summary one"), "progress streamed the text");
-    assert!(f.reqs.lock().unwrap().iter().any(|(b, _)| b.contains("focus on tests")), "the instructions reach the model");
+    assert!(
+        f.reqs.lock().unwrap().iter().any(|(b, _)| b.contains("focus on tests")),
+        "the instructions reach the model"
+    );
 }
 
 /// A user message on another branch than the leaf's.
@@ -126,7 +148,9 @@ fn navigate_with_and_without_summary() {
     let file_leaf = r.navigation.session.file_leaf_id.clone().unwrap();
     let back = block(summarize::navigate(&e.state, &e.st, &file_leaf, false, None, &budgets(24000), None)).unwrap();
     let left_from = back.navigation.session.leaf_id.clone().unwrap();
-    let r = block(summarize::navigate(&e.state, &e.st, &target, true, Some("mention the paths"), &budgets(24000), None)).unwrap();
+    let r =
+        block(summarize::navigate(&e.state, &e.st, &target, true, Some("mention the paths"), &budgets(24000), None))
+            .unwrap();
     let after = lines(&e.file);
     assert_eq!(after.len(), before + 1, "one branch_summary appended");
     let last = after.last().unwrap();
@@ -245,7 +269,11 @@ fn hooks_round_trip_and_a_cancelling_hook_writes_nothing() {
 fn model_choice_is_checked_and_keys_never_travel_back() {
     let e = Env::with_demo();
     assert!(keys::save_choice(&e.st, &ModelChoice { provider: "openai".into(), model: None, base_url: None }).is_err());
-    assert!(keys::save_choice(&e.st, &ModelChoice { provider: "nope".into(), model: Some("x".into()), base_url: None }).is_err());
+    assert!(keys::save_choice(
+        &e.st,
+        &ModelChoice { provider: "nope".into(), model: Some("x".into()), base_url: None }
+    )
+    .is_err());
     assert!(keys::set_key("nope", "sk-x").is_err());
     // The key-state DTO has no field that could carry a key.
     let ks = serde_json::to_value(keys::key_state("openai")).unwrap();
@@ -260,7 +288,10 @@ fn model_choice_is_checked_and_keys_never_travel_back() {
 fn keys_in_the_real_keyring() {
     const NAME: &str = "keys_in_the_real_keyring";
     if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() {
-        assert!(std::env::var_os("ARBOR_KEYRING_RERUN").is_none(), "scripts/with-secret-service.sh started no D-Bus session");
+        assert!(
+            std::env::var_os("ARBOR_KEYRING_RERUN").is_none(),
+            "scripts/with-secret-service.sh started no D-Bus session"
+        );
         let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/with-secret-service.sh");
         let o = std::process::Command::new("bash")
             .arg(&script)
@@ -324,10 +355,19 @@ fn anthropic_sse(text: &str) -> String {
         "message_start",
         serde_json::json!({"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"usage":{"input_tokens":500,"output_tokens":1}}}),
     );
-    out += &ev("content_block_start", serde_json::json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}));
-    out += &ev("content_block_delta", serde_json::json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":text}}));
+    out += &ev(
+        "content_block_start",
+        serde_json::json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
+    );
+    out += &ev(
+        "content_block_delta",
+        serde_json::json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":text}}),
+    );
     out += &ev("content_block_stop", serde_json::json!({"type":"content_block_stop","index":0}));
-    out += &ev("message_delta", serde_json::json!({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":20}}));
+    out += &ev(
+        "message_delta",
+        serde_json::json!({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":20}}),
+    );
     out += &ev("message_stop", serde_json::json!({"type":"message_stop"}));
     out
 }
@@ -347,7 +387,11 @@ fn anthropic_wire_and_retry_progress() {
         Reply::Raw(anthropic_sse("## Goal\nAnthropic summary"))
     });
     let host = f.base.trim_end_matches("/v1").to_string();
-    keys::save_choice(&e.st, &ModelChoice { provider: "anthropic".into(), model: Some("claude-haiku-4-5".into()), base_url: Some(host) }).unwrap();
+    keys::save_choice(
+        &e.st,
+        &ModelChoice { provider: "anthropic".into(), model: Some("claude-haiku-4-5".into()), base_url: Some(host) },
+    )
+    .unwrap();
     let c = keys::config(&e.st).unwrap();
     assert_eq!(c.context_window, Some(200_000), "built-in catalog window");
     let events = Arc::new(Mutex::new(Vec::new()));
@@ -376,7 +420,8 @@ fn bytes_read() -> u64 {
 /// line (a label) back on the demo's path, so the context at the leaf stays the demo's.
 fn big_demo(e: &Env) -> PathBuf {
     let demo = std::str::from_utf8(sessions::DEMO_SESSION).unwrap();
-    let entries: Vec<serde_json::Value> = demo.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect();
+    let entries: Vec<serde_json::Value> =
+        demo.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect();
     let first = entries[1]["id"].as_str().unwrap().to_string();
     let s = session_engine::Session::open(&e.file).unwrap();
     let leaf = s.id(s.file_leaf().unwrap()).to_string();

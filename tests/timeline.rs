@@ -110,7 +110,8 @@ fn dec(v: &TimelineView) -> D {
     let h = r.u32s(8);
     assert_eq!(r.at, HEADER_BYTES);
     assert_eq!((h[0], h[7]), (BYTES_VERSION, 0));
-    let (head_len, n, nu, nc, ni, flags) = (h[1] as usize, h[2] as usize, h[3] as usize, h[4] as usize, h[5] as usize, h[6]);
+    let (head_len, n, nu, nc, ni, flags) =
+        (h[1] as usize, h[2] as usize, h[3] as usize, h[4] as usize, h[5] as usize, h[6]);
     assert!(head_len.is_multiple_of(8));
     assert_eq!(flags & !(FLAG_HEX_IDS | FLAG_COST_AT_USAGE), 0);
     let head: serde_json::Value = serde_json::from_slice(r.take(head_len)).expect("the head is JSON");
@@ -237,7 +238,8 @@ fn a_node_off_the_active_path_gets_its_own_path_and_one_on_it_keeps_the_active_p
     assert_eq!(v_off.ids.last(), Some(&off));
     assert_eq!(v_off.selected_pos, Some(v_off.ids.len() as u32 - 1));
     check_against_pi(&e.state, &v_off);
-    let err: arbor_app::error::IpcError = timeline(&e.state, &cache, Some("nope"), 200_000, 16_384, BIG).unwrap_err().into();
+    let err: arbor_app::error::IpcError =
+        timeline(&e.state, &cache, Some("nope"), 200_000, 16_384, BIG).unwrap_err().into();
     assert!(err.message.contains("nope"), "{}", err.message);
     assert!(timeline(&e.state, &cache, None, 0, 0, BIG).is_err(), "a zero window is refused");
     drop(p);
@@ -246,7 +248,12 @@ fn a_node_off_the_active_path_gets_its_own_path_and_one_on_it_keeps_the_active_p
 #[test]
 fn corpus_sessions_match_pi_filled_in_small_slices_and_after_an_append() {
     let e = env();
-    for name in ["compaction-repeated.jsonl", "branch-summaries-in-context.jsonl", "basic-usage-variants.jsonl", "basic-custom-entries.jsonl"] {
+    for name in [
+        "compaction-repeated.jsonl",
+        "branch-summaries-in-context.jsonl",
+        "basic-usage-variants.jsonl",
+        "basic-custom-entries.jsonl",
+    ] {
         open_copy(&e, name);
         let cache = TimelineCache::new();
         // A zero budget fills the cache one step (3 entries) per slice, letting go of the
@@ -367,7 +374,8 @@ fn warming_fills_the_active_path_and_a_big_session_matches_pi_at_its_leaf() {
     assert!(path_len > 500, "{path_len}");
     assert_eq!(warm(&e.state, &cache, Duration::ZERO).unwrap(), path_len, "every entry of the active path is kept");
     let v = dec(&timeline(&e.state, &cache, None, 16_000, 2_000, BIG).unwrap());
-    let fresh = dec(&timeline_in_steps(&e.state, &TimelineCache::new(), None, 16_000, 2_000, Duration::ZERO, 97).unwrap());
+    let fresh =
+        dec(&timeline_in_steps(&e.state, &TimelineCache::new(), None, 16_000, 2_000, Duration::ZERO, 97).unwrap());
     assert_eq!(format!("{v:?}"), format!("{fresh:?}"));
     let leaf = v.ids.last().unwrap();
     assert!(same(*v.context_tokens.last().unwrap(), pi_estimate(&e.state, leaf)));

@@ -82,7 +82,11 @@ fn pis_models_json_gives_a_custom_models_window_and_is_followed_live() {
     let sel = arbor_app::commands::graph::select(&state, "a0000006", 2_000, true).unwrap();
     assert_eq!((sel.window.tokens, sel.window.source.as_str()), (13_000, "piModels"));
     assert_eq!(sel.window.label, "mystery-model-1 · 13k from Pi's models.json (local)");
-    assert_eq!((sel.context.context_window, sel.context.threshold), (13_000, 11_000), "Pi compacts above 11,000 tokens");
+    assert_eq!(
+        (sel.context.context_window, sel.context.threshold),
+        (13_000, 11_000),
+        "Pi compacts above 11,000 tokens"
+    );
     // The other branch's built-in model is untouched.
     assert_eq!(model_window::context_window(&state, Some("a0000005")).unwrap().tokens, 400_000);
     // Edited while the session is open: the next click sees it.
@@ -108,7 +112,11 @@ fn select_entry_answers_detail_window_and_context_at_once() {
         assert_eq!(sel.window, model_window::context_window(&state, Some(id)).unwrap());
         assert_eq!(sel.window.tokens, window, "{id}");
         assert_eq!(sel.context.leaf_id.as_deref(), Some(id));
-        assert_eq!((sel.context.context_window, sel.context.threshold), (window, window - 16_384), "{id}: the context uses the node's window");
+        assert_eq!(
+            (sel.context.context_window, sel.context.threshold),
+            (window, window - 16_384),
+            "{id}: the context uses the node's window"
+        );
         assert_eq!(sel.context.messages.len(), messages, "{id}");
     }
     let e = arbor_app::commands::graph::select(&state, "nope", 16_384, true).unwrap_err();
@@ -120,7 +128,10 @@ fn an_override_is_remembered_per_model_and_can_be_cleared() {
     let e = models_env();
     let state = e.state.clone();
     let w = model_window::set_context_window(&state, Some("a0000006"), Some(32_768)).unwrap();
-    assert_eq!((w.tokens, w.source.as_str(), w.label.as_str()), (32_768, "override", "mystery-model-1 · 32.8k set by you"));
+    assert_eq!(
+        (w.tokens, w.source.as_str(), w.label.as_str()),
+        (32_768, "override", "mystery-model-1 · 32.8k set by you")
+    );
     // another model is not affected
     assert_eq!(model_window::context_window(&state, Some("a0000005")).unwrap().source, "table");
     // remembered in Arbor's state file, so a later start (a new AppState) sees it
@@ -145,7 +156,11 @@ fn an_override_is_remembered_per_model_and_can_be_cleared() {
 fn the_keyring_notice_is_shown_once_until_dismissed() {
     let e = env();
     let (app, st) = (&e.state, &e.st);
-    let down = KeyringStatus { ok: false, backend: "secret-service".into(), message: "no Secret Service on the session bus".into() };
+    let down = KeyringStatus {
+        ok: false,
+        backend: "secret-service".into(),
+        message: "no Secret Service on the session bus".into(),
+    };
     *st.keyring.lock().unwrap() = Some(down.clone());
     let n = keys::keyring_notice(st, app);
     assert!(n.show);
@@ -156,7 +171,8 @@ fn the_keyring_notice_is_shown_once_until_dismissed() {
     assert!(!keys::keyring_notice(st, &e.restart()).show);
     // a working keyring never shows it
     let fresh = env();
-    *fresh.st.keyring.lock().unwrap() = Some(KeyringStatus { ok: true, backend: "secret-service".into(), message: "ok".into() });
+    *fresh.st.keyring.lock().unwrap() =
+        Some(KeyringStatus { ok: true, backend: "secret-service".into(), message: "ok".into() });
     assert!(!keys::keyring_notice(&fresh.st, &fresh.state).show);
 }
 
@@ -214,10 +230,15 @@ fn cancelling_the_index_pass_keeps_what_was_indexed_and_resume_indexes_the_rest(
     lib.start_watcher(handler.clone()).unwrap();
     wait_for(&events, "progress", |e| matches!(e, LibraryUiEvent::Indexing { .. }));
     lib.cancel_indexing().unwrap();
-    let ev = wait_for(&events, "the end of the pass", |e| matches!(e, LibraryUiEvent::Cancelled { .. } | LibraryUiEvent::Synced { .. }));
+    let ev = wait_for(&events, "the end of the pass", |e| {
+        matches!(e, LibraryUiEvent::Cancelled { .. } | LibraryUiEvent::Synced { .. })
+    });
     let LibraryUiEvent::Cancelled { files, indexed, full_text_left } = ev else { panic!("not cancelled: {ev:?}") };
     assert_eq!(files as usize, N);
-    assert!((indexed as usize) < N || full_text_left > 0, "the pass stopped early: {indexed} indexed, {full_text_left} without full text");
+    assert!(
+        (indexed as usize) < N || full_text_left > 0,
+        "the pass stopped early: {indexed} indexed, {full_text_left} without full text"
+    );
     let st = lib.status();
     assert!(st.cancelled && st.synced && st.full_text_left == full_text_left, "{st:?}");
     // what was indexed is listed; nothing more arrives while cancelled
@@ -228,7 +249,9 @@ fn cancelling_the_index_pass_keeps_what_was_indexed_and_resume_indexes_the_rest(
     // resume: progress again, then the whole index
     let st = lib.resume_indexing().unwrap();
     assert!(!st.synced && !st.cancelled);
-    let ev = wait_for(&events, "the resumed pass", |e| matches!(e, LibraryUiEvent::Synced { .. } | LibraryUiEvent::Cancelled { .. }));
+    let ev = wait_for(&events, "the resumed pass", |e| {
+        matches!(e, LibraryUiEvent::Synced { .. } | LibraryUiEvent::Cancelled { .. })
+    });
     assert!(matches!(ev, LibraryUiEvent::Synced { files, .. } if files as usize == N), "{ev:?}");
     assert_eq!(lib_cmd::listing(&lib, &app, &ListingQuery::default()).unwrap().sessions.len(), N);
     let st = lib.status();
@@ -264,13 +287,23 @@ fn a_session_the_real_pi_wrote_gets_pis_window_threshold_and_quiet_alarms() {
     let sel = arbor_app::commands::graph::select(&state, &leaf, b.reserve_tokens, b.enabled).unwrap();
     assert_eq!((sel.window.tokens, sel.window.source.as_str()), (13_000, "piModels"), "{}", sel.window.label);
     assert_eq!(sel.context.threshold, 11_000);
-    let tl = timeline::timeline(&state, &arbor_app::state::timeline::TimelineCache::new(), None, sel.window.tokens, b.reserve_tokens, Duration::from_secs(60))
-        .unwrap();
+    let tl = timeline::timeline(
+        &state,
+        &arbor_app::state::timeline::TimelineCache::new(),
+        None,
+        sel.window.tokens,
+        b.reserve_tokens,
+        Duration::from_secs(60),
+    )
+    .unwrap();
     assert_eq!((tl.head.context_window, tl.head.threshold), (13_000, 11_000));
 
     let ids: Vec<String> = state
         .with_open(|o| {
-            Ok((0..o.session.len()).filter(|&i| o.session.kind(i) == session_engine::Kind::Compaction).map(|i| o.session.id(i).to_string()).collect())
+            Ok((0..o.session.len())
+                .filter(|&i| o.session.kind(i) == session_engine::Kind::Compaction)
+                .map(|i| o.session.id(i).to_string())
+                .collect())
         })
         .unwrap();
     let marks = summary::markers(&state, &ids, Duration::from_secs(60)).unwrap();

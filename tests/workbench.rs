@@ -52,7 +52,15 @@ fn view_shows_sections_files_span_author_alarm_and_retention() {
     let v = summary::view(&e.state, C3).unwrap();
     assert_eq!(v.kind, SummaryKind::Compaction);
     let names: Vec<&str> = v.sections.iter().map(|s| s.name.as_str()).collect();
-    for want in ["Goal", "Constraints & Preferences", "Progress › Done", "Progress › In Progress", "Key Decisions", "Next Steps", "Critical Context"] {
+    for want in [
+        "Goal",
+        "Constraints & Preferences",
+        "Progress › Done",
+        "Progress › In Progress",
+        "Key Decisions",
+        "Next Steps",
+        "Critical Context",
+    ] {
         assert!(names.contains(&want), "section {want} in {names:?}");
     }
     let done = v.sections.iter().find(|s| s.name == "Progress › Done").unwrap();
@@ -77,14 +85,21 @@ fn view_shows_sections_files_span_author_alarm_and_retention() {
     assert_eq!(v.check.dropped.len(), 1, "{:?}", v.check.dropped);
     assert!(v.check.dropped[0].text.contains("Entry API in `allow_at`"), "{:?}", v.check.dropped);
     assert!(
-        v.check.moved.iter().any(|m| m.text.contains("Bound the memory") && m.from.contains("In Progress") && m.to.contains("Done")),
+        v.check
+            .moved
+            .iter()
+            .any(|m| m.text.contains("Bound the memory") && m.from.contains("In Progress") && m.to.contains("Done")),
         "{:?}",
         v.check.moved
     );
     // Retention: some facts of the span are mentioned, not all (e.g. the clippy command is not).
     let r = &v.check.retention;
     assert!(r.total > 0 && r.mentioned > 0 && r.mentioned < r.total, "{}/{}", r.mentioned, r.total);
-    assert!(r.facts.iter().any(|f| f.kind == FactKind::Path && f.text == "src/keyed.rs" && f.mentioned), "{:?}", r.facts);
+    assert!(
+        r.facts.iter().any(|f| f.kind == FactKind::Path && f.text == "src/keyed.rs" && f.mentioned),
+        "{:?}",
+        r.facts
+    );
     assert!(r.facts.iter().all(|f| !f.source_entry_id.is_empty()));
 
     // C2 carries its predecessor: no alarm; it is not the governing compaction, so it cannot be edited.
@@ -123,7 +138,13 @@ fn graph_rows_carry_the_drop_count_and_retention_score() {
     assert!(missing.len() >= 3, "no facts are computed by a window: {} missing", missing.len());
     summary::markers(&e.state, &missing, std::time::Duration::from_secs(60)).unwrap();
     let w = graph::window(&e.state, 0, total).unwrap();
-    assert!(w.rows.iter().filter(|r| r.kind == GraphRowKind::Compaction || r.kind == GraphRowKind::BranchSummary).all(|r| r.facts.is_some()), "all cached now");
+    assert!(
+        w.rows
+            .iter()
+            .filter(|r| r.kind == GraphRowKind::Compaction || r.kind == GraphRowKind::BranchSummary)
+            .all(|r| r.facts.is_some()),
+        "all cached now"
+    );
     let row = |id: &str| w.rows.iter().find(|r| r.entry_id == id).unwrap_or_else(|| panic!("row of {id}"));
     let r5 = row(C3);
     assert_eq!(r5.dropped, Some(1));
@@ -133,9 +154,17 @@ fn graph_rows_carry_the_drop_count_and_retention_score() {
     let v = summary::view(&e.state, C3).unwrap();
     assert_eq!((r5.retained, r5.facts), (Some(v.check.retention.mentioned), Some(v.check.retention.total)));
     // The late fill (for markers a window had no time for) gives the same facts; non-summaries are skipped.
-    let late = summary::markers(&e.state, &[C3.to_string(), DEMO_LEAF.to_string(), "nope".to_string()], std::time::Duration::from_secs(5)).unwrap();
+    let late = summary::markers(
+        &e.state,
+        &[C3.to_string(), DEMO_LEAF.to_string(), "nope".to_string()],
+        std::time::Duration::from_secs(5),
+    )
+    .unwrap();
     assert_eq!(late.len(), 1);
-    assert_eq!((Some(late[0].dropped), Some(late[0].retained), Some(late[0].facts)), (r5.dropped, r5.retained, r5.facts));
+    assert_eq!(
+        (Some(late[0].dropped), Some(late[0].retained), Some(late[0].facts)),
+        (r5.dropped, r5.retained, r5.facts)
+    );
     // Rows of other kinds carry none.
     assert!(w.rows.iter().filter(|r| r.kind == GraphRowKind::User).all(|r| r.dropped.is_none() && r.facts.is_none()));
     assert!(s.len() > 100);
@@ -161,7 +190,8 @@ fn snapshots_keep_what_they_saw_and_writes_copy_only_while_one_is_alive() {
     let before = snap.len();
     let leaf = e.state.with_open(|o| Ok(o.session.id(o.leaf.unwrap()).to_string())).unwrap();
     navigate::set_label(&e.state, &leaf, Some("while a snapshot is read"), 1_740_000_000_000, None).unwrap();
-    let (held, same) = e.state.with_open(|o| Ok((o.session.len(), std::sync::Arc::ptr_eq(&o.session.snapshot(), &snap)))).unwrap();
+    let (held, same) =
+        e.state.with_open(|o| Ok((o.session.len(), std::sync::Arc::ptr_eq(&o.session.snapshot(), &snap)))).unwrap();
     assert_eq!((snap.len(), held), (before, before + 1), "the snapshot keeps its entries; the session has the label");
     assert!(!same, "the write went to a copy");
     // Facts from the old snapshot are the facts of the session now (an append changes no span).
@@ -193,7 +223,12 @@ fn graph_span_counts_are_the_engines_span() {
     for r in &compactions {
         let v = summary::view(&e.state, &r.entry_id).unwrap();
         let engine = summary_analysis::span(&s, s.index_of(&r.entry_id).unwrap());
-        assert_eq!((r.span, v.span.count), (engine.entry_ids.len() as u32, engine.entry_ids.len() as u32), "compaction {}", r.entry_id);
+        assert_eq!(
+            (r.span, v.span.count),
+            (engine.entry_ids.len() as u32, engine.entry_ids.len() as u32),
+            "compaction {}",
+            r.entry_id
+        );
     }
     assert_eq!(compactions.iter().find(|r| r.entry_id == C3).unwrap().span, 23);
     // A compaction off the active path has its span too (the graph used to show none): continue
@@ -214,31 +249,51 @@ fn diff_defaults_to_the_previous_summary_and_says_when_there_is_none() {
     let s = Session::open(&path).unwrap();
     let v5 = summary::view(&e.state, C3).unwrap();
     assert_eq!(v5.diff_base_id.as_deref(), Some(C2));
-    assert!(v5.diff_base_note.contains("compaction before it") && v5.diff_base_note.contains(C2), "{}", v5.diff_base_note);
+    assert!(
+        v5.diff_base_note.contains("compaction before it") && v5.diff_base_note.contains(C2),
+        "{}",
+        v5.diff_base_note
+    );
     // The first compaction on the demo's main path: nothing before it.
     let vf = summary::view(&e.state, C1).unwrap();
     assert_eq!((vf.check.previous_entry_id.as_deref(), vf.diff_base_id.as_deref()), (None, None));
-    assert!(vf.diff_base_note.starts_with("Nothing to compare with: this is the first compaction"), "{}", vf.diff_base_note);
+    assert!(
+        vf.diff_base_note.starts_with("Nothing to compare with: this is the first compaction"),
+        "{}",
+        vf.diff_base_note
+    );
     // Every branch summary: never itself; the nearest summary above it on its path, else none.
     let mut with_base = 0;
     let mut without = 0;
     for i in (0..s.len()).filter(|&i| s.kind(i) == session_engine::Kind::BranchSummary) {
         let id = s.id(i);
         let v = summary::view(&e.state, id).unwrap();
-        let want =
-            s.path(s.parent_of(i)).into_iter().rev().find(|&j| matches!(s.kind(j), session_engine::Kind::Compaction | session_engine::Kind::BranchSummary));
+        let want = s
+            .path(s.parent_of(i))
+            .into_iter()
+            .rev()
+            .find(|&j| matches!(s.kind(j), session_engine::Kind::Compaction | session_engine::Kind::BranchSummary));
         assert_eq!(v.diff_base_id.as_deref(), want.map(|j| s.id(j)), "branch summary {id}");
         assert_ne!(v.diff_base_id.as_deref(), Some(id), "a branch summary is never compared with itself");
         match want {
             Some(j) => {
                 with_base += 1;
-                assert!(v.diff_base_note.contains(s.id(j)) && v.diff_base_note.contains("summary before it on its path"), "{}", v.diff_base_note);
+                assert!(
+                    v.diff_base_note.contains(s.id(j)) && v.diff_base_note.contains("summary before it on its path"),
+                    "{}",
+                    v.diff_base_note
+                );
                 // The default diff runs.
                 summary::diff(&e.state, s.id(j), id).unwrap();
             }
             None => {
                 without += 1;
-                assert!(v.diff_base_note.starts_with("Nothing to compare with") && v.diff_base_note.contains("branch summary"), "{}", v.diff_base_note);
+                assert!(
+                    v.diff_base_note.starts_with("Nothing to compare with")
+                        && v.diff_base_note.contains("branch summary"),
+                    "{}",
+                    v.diff_base_note
+                );
             }
         }
     }
@@ -257,9 +312,21 @@ fn demo_error_facts_are_the_error_lines() {
     let e = env();
     open_demo_copy(&e);
     let v = summary::view(&e.state, C3).unwrap();
-    let errors: Vec<(&str, &str)> =
-        v.check.retention.facts.iter().filter(|f| f.kind == FactKind::Error).map(|f| (f.text.as_str(), f.source_entry_id.as_str())).collect();
-    assert!(errors.contains(&("error: struct `KeyedLimiter` has a public `len` method, but no `is_empty` method", "8b4704ad")), "{errors:?}");
+    let errors: Vec<(&str, &str)> = v
+        .check
+        .retention
+        .facts
+        .iter()
+        .filter(|f| f.kind == FactKind::Error)
+        .map(|f| (f.text.as_str(), f.source_entry_id.as_str()))
+        .collect();
+    assert!(
+        errors.contains(&(
+            "error: struct `KeyedLimiter` has a public `len` method, but no `is_empty` method",
+            "8b4704ad"
+        )),
+        "{errors:?}"
+    );
     assert!(errors.iter().all(|(t, _)| !t.starts_with("Checking") && t.chars().count() <= 201), "{errors:?}");
 }
 
@@ -271,7 +338,9 @@ fn edit_appends_one_line_and_the_context_keeps_the_same_messages() {
     let s0 = Session::open(&path).unwrap();
     let (_, messages_before) = context_after_summary(&s0, DEMO_LEAF);
     let v = summary::view(&e.state, C3).unwrap();
-    let new_text = v.text.replace("a new `ttl` argument\n\n## Next Steps", &format!("a new `ttl` argument\n{LOST}\n\n## Next Steps"));
+    let new_text = v
+        .text
+        .replace("a new `ttl` argument\n\n## Next Steps", &format!("a new `ttl` argument\n{LOST}\n\n## Next Steps"));
     assert_ne!(new_text, v.text);
     let w = summary::save_edit(&e.state, C3, &new_text, 1_740_822_000_000, Some("ed170001")).unwrap();
     assert_eq!(w.entry_id, "ed170001");
@@ -361,8 +430,12 @@ fn a_compaction_that_does_not_govern_is_refused_and_nothing_is_written() {
 fn a_v1_file_is_read_only_and_refuses_edits() {
     let e = env();
     let path = e.dir.join("legacy.jsonl");
-    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("src-tauri/crates/session-engine/tests/fixtures/conformance/load-v1-legacy.jsonl"), &path)
-        .unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src-tauri/crates/session-engine/tests/fixtures/conformance/load-v1-legacy.jsonl"),
+        &path,
+    )
+    .unwrap();
     let before = std::fs::read(&path).unwrap();
     let opened = sessions::open(&e.state, &path, false).unwrap();
     assert!(opened.read_only.is_some());
@@ -413,21 +486,49 @@ fn resummarize_offline_compares_and_writes_nothing() {
     let path = open_demo_copy(&e);
     let before = std::fs::read(&path).unwrap();
     let v = summary::view(&e.state, C3).unwrap();
-    let r = tauri::async_runtime::block_on(summary::resummarize(&e.state, &e.st, C3, Some("offline"), None, Some("keep every decision"), None)).unwrap();
+    let r = tauri::async_runtime::block_on(summary::resummarize(
+        &e.state,
+        &e.st,
+        C3,
+        Some("offline"),
+        None,
+        Some("keep every decision"),
+        None,
+    ))
+    .unwrap();
     assert!(r.offline);
     assert_eq!(r.summarizer, "offline summarizer");
     assert!(r.text.contains("## Goal"), "{}", r.text);
     // The same file-list appendix as the existing summary, and the requested focus.
-    assert!(r.text.ends_with("<modified-files>\nsrc/args.rs\nsrc/bucket.rs\nsrc/keyed.rs\nsrc/lib.rs\nsrc/main.rs\n</modified-files>"), "{}", r.text);
+    assert!(
+        r.text.ends_with(
+            "<modified-files>\nsrc/args.rs\nsrc/bucket.rs\nsrc/keyed.rs\nsrc/lib.rs\nsrc/main.rs\n</modified-files>"
+        ),
+        "{}",
+        r.text
+    );
     assert!(r.text.contains("keep every decision"), "{}", r.text);
     // Both scores are over the same facts (the existing one equals the view's).
-    assert_eq!((r.retention_existing.mentioned, r.retention_existing.total), (v.check.retention.mentioned, v.check.retention.total));
+    assert_eq!(
+        (r.retention_existing.mentioned, r.retention_existing.total),
+        (v.check.retention.mentioned, v.check.retention.total)
+    );
     assert_eq!(r.retention_new.total, r.retention_existing.total);
     assert_eq!(r.diff.from.as_deref(), Some(C3));
     assert!(!r.sections.is_empty());
     assert_eq!(std::fs::read(&path).unwrap(), before, "re-summarize writes nothing");
     // A non-summary is refused.
-    let err: IpcError = tauri::async_runtime::block_on(summary::resummarize(&e.state, &e.st, DEMO_LEAF, Some("offline"), None, None, None)).unwrap_err().into();
+    let err: IpcError = tauri::async_runtime::block_on(summary::resummarize(
+        &e.state,
+        &e.st,
+        DEMO_LEAF,
+        Some("offline"),
+        None,
+        None,
+        None,
+    ))
+    .unwrap_err()
+    .into();
     assert_eq!(err.kind, ErrorKind::Invalid);
 }
 
@@ -455,7 +556,9 @@ fn one_shot_sse(answer: &'static str) -> (String, std::thread::JoinHandle<String
         r.read_exact(&mut body).unwrap();
         let chunk = |o: serde_json::Value| format!("data: {o}\n\n");
         let mut out = String::from("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n");
-        out += &chunk(serde_json::json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": answer}, "finish_reason": null}]}));
+        out += &chunk(
+            serde_json::json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": answer}, "finish_reason": null}]}),
+        );
         out += &chunk(serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}));
         out += &chunk(serde_json::json!({"choices": [], "usage": {"prompt_tokens": 900, "completion_tokens": 20}}));
         out += "data: [DONE]\n\n";
@@ -472,19 +575,48 @@ fn resummarize_through_a_model_sends_the_span_and_the_previous_summary() {
     let e = env();
     let path = open_demo_copy(&e);
     let (base, server) = one_shot_sse("## Goal\nPer-client limits for throttle.\n\n## Key Decisions\n- **Entry API in `allow_at`**: kept by the model.");
-    keys::add_model(&e.st, &CatalogModel { provider: "openai".into(), id: "fake-small".into(), context_window: 32000, max_output: 2000, user_added: true })
-        .unwrap();
-    keys::save_choice(&e.st, &ModelChoice { provider: "openai".into(), model: Some("fake-small".into()), base_url: Some(base) }).unwrap();
+    keys::add_model(
+        &e.st,
+        &CatalogModel {
+            provider: "openai".into(),
+            id: "fake-small".into(),
+            context_window: 32000,
+            max_output: 2000,
+            user_added: true,
+        },
+    )
+    .unwrap();
+    keys::save_choice(
+        &e.st,
+        &ModelChoice { provider: "openai".into(), model: Some("fake-small".into()), base_url: Some(base) },
+    )
+    .unwrap();
     let before = std::fs::read(&path).unwrap();
-    let r = tauri::async_runtime::block_on(summary::resummarize(&e.state, &e.st, C3, None, None, Some("keep the decisions"), None)).unwrap();
+    let r = tauri::async_runtime::block_on(summary::resummarize(
+        &e.state,
+        &e.st,
+        C3,
+        None,
+        None,
+        Some("keep the decisions"),
+        None,
+    ))
+    .unwrap();
     let body: serde_json::Value = serde_json::from_str(&server.join().unwrap()).unwrap();
     let prompt = body["messages"].as_array().unwrap().iter().map(|m| m["content"].to_string()).collect::<String>();
     assert!(
-        prompt.contains("Clippy wants an `is_empty` next to the public `len`.") && prompt.contains("has a public `len` method, but no `is_empty` method"),
+        prompt.contains("Clippy wants an `is_empty` next to the public `len`.")
+            && prompt.contains("has a public `len` method, but no `is_empty` method"),
         "the span's conversation is sent"
     );
-    assert!(!prompt.contains("Before I hand this back to the ingest team"), "the kept messages are not part of the span");
-    assert!(prompt.contains("<previous-summary>") && prompt.contains("Entry API in `allow_at`"), "C2's summary is the previous summary");
+    assert!(
+        !prompt.contains("Before I hand this back to the ingest team"),
+        "the kept messages are not part of the span"
+    );
+    assert!(
+        prompt.contains("<previous-summary>") && prompt.contains("Entry API in `allow_at`"),
+        "C2's summary is the previous summary"
+    );
     assert!(prompt.contains("keep the decisions"));
     assert!(!r.offline);
     assert_eq!(r.summarizer, "openai fake-small");

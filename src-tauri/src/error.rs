@@ -71,9 +71,14 @@ impl From<AppError> for IpcError {
         let message = e.to_string();
         let (kind, hint) = match &e {
             AppError::NoSession => (ErrorKind::NotFound, "Open a session from the picker first.".to_string()),
-            AppError::UnknownEntry(_) => (ErrorKind::NotFound, "The session may have changed on disk; reopen it.".to_string()),
-            AppError::Open(session_engine::OpenError::NotAFile { .. }) => (ErrorKind::Invalid, "Choose a .jsonl session file.".to_string()),
-            AppError::Open(session_engine::OpenError::NotFound { .. } | session_engine::OpenError::Io { .. }) | AppError::Io { .. } => {
+            AppError::UnknownEntry(_) => {
+                (ErrorKind::NotFound, "The session may have changed on disk; reopen it.".to_string())
+            }
+            AppError::Open(session_engine::OpenError::NotAFile { .. }) => {
+                (ErrorKind::Invalid, "Choose a .jsonl session file.".to_string())
+            }
+            AppError::Open(session_engine::OpenError::NotFound { .. } | session_engine::OpenError::Io { .. })
+            | AppError::Io { .. } => {
                 (ErrorKind::Io, "Check that the file exists and that you may read and write it.".to_string())
             }
             AppError::Store(e) => store_kind_and_hint(e),
@@ -83,10 +88,14 @@ impl From<AppError> for IpcError {
             AppError::Settings(session_engine::settings::SettingsError::Io { .. }) => {
                 (ErrorKind::Io, "Check free disk space and the file's permissions.".to_string())
             }
-            AppError::Settings(session_engine::settings::SettingsError::Invalid { .. }) => {
-                (ErrorKind::Invalid, "Fix the JSON syntax of that settings file (Arbor will not overwrite a file it cannot parse).".to_string())
+            AppError::Settings(session_engine::settings::SettingsError::Invalid { .. }) => (
+                ErrorKind::Invalid,
+                "Fix the JSON syntax of that settings file (Arbor will not overwrite a file it cannot parse)."
+                    .to_string(),
+            ),
+            AppError::ReadOnly(_) => {
+                (ErrorKind::Refused, "This file opens read-only in Arbor; nothing was written to it.".to_string())
             }
-            AppError::ReadOnly(_) => (ErrorKind::Refused, "This file opens read-only in Arbor; nothing was written to it.".to_string()),
             AppError::BadInput(_) => (ErrorKind::Invalid, "Check the value and try again.".to_string()),
             AppError::Refused(_) => (ErrorKind::Refused, "Nothing was changed.".to_string()),
             AppError::Summarizer(e) => summarizer_kind_and_hint(e),
@@ -105,12 +114,21 @@ fn summarizer_kind_and_hint(e: &summarizer::Error) -> (ErrorKind, String) {
     use summarizer::Error as E;
     let (kind, hint) = match e {
         E::Cancelled => (ErrorKind::Cancelled, "Nothing was written."),
-        E::OverflowCompactionDisabled { .. } => {
-            (ErrorKind::CompactionDisabled, "Use \"Compact now\", then send again (or turn compaction.enabled on in Budgets).")
+        E::OverflowCompactionDisabled { .. } => (
+            ErrorKind::CompactionDisabled,
+            "Use \"Compact now\", then send again (or turn compaction.enabled on in Budgets).",
+        ),
+        E::Unauthorized { .. } | E::Keyring(_) => (
+            ErrorKind::Key,
+            "Store a valid key for this provider in the Model panel, or choose the offline summarizer.",
+        ),
+        E::Config(_) => (
+            ErrorKind::Invalid,
+            "Check the provider, model and base URL in the Model panel (the offline summarizer needs no key).",
+        ),
+        E::Hook { .. } | E::HookCancelled => {
+            (ErrorKind::Hook, "Nothing was written. Check the hook command in Settings.")
         }
-        E::Unauthorized { .. } | E::Keyring(_) => (ErrorKind::Key, "Store a valid key for this provider in the Model panel, or choose the offline summarizer."),
-        E::Config(_) => (ErrorKind::Invalid, "Check the provider, model and base URL in the Model panel (the offline summarizer needs no key)."),
-        E::Hook { .. } | E::HookCancelled => (ErrorKind::Hook, "Nothing was written. Check the hook command in Settings."),
         E::Session(_) => (ErrorKind::Refused, "Nothing was written; reopen the session and try again."),
         E::Overflow { .. }
         | E::Quota { .. }
@@ -137,8 +155,14 @@ fn store_kind_and_hint(e: &session_engine::store::StoreError) -> (ErrorKind, Str
     use session_engine::store::StoreError as S;
     let (kind, hint) = match e {
         S::Busy { .. } | S::Rewritten { .. } => (ErrorKind::Refused, "Nothing was written; try again in a moment."),
-        S::Changed { .. } => (ErrorKind::Refused, "Another program appended to the session; nothing was written. Arbor follows the file; try again."),
-        S::Overtaken { .. } => (ErrorKind::Refused, "Your entry was saved beside another program's newest entry; check the graph before continuing from it."),
+        S::Changed { .. } => (
+            ErrorKind::Refused,
+            "Another program appended to the session; nothing was written. Arbor follows the file; try again.",
+        ),
+        S::Overtaken { .. } => (
+            ErrorKind::Refused,
+            "Your entry was saved beside another program's newest entry; check the graph before continuing from it.",
+        ),
         S::NotAFile { .. } => (ErrorKind::Invalid, "Open a regular .jsonl session file."),
         S::Full { .. } | S::Partial { .. } => (ErrorKind::Io, "Free some disk space and try again."),
         S::ReadOnly { .. } => (ErrorKind::Io, "Make the session file writable and try again."),
@@ -156,7 +180,9 @@ fn library_kind_and_hint(e: &::library::LibError) -> (ErrorKind, String) {
         L::Io { .. } | L::Read { .. } | L::IndexFolder { .. } | L::MoveAside { .. } | L::DiskFull(_) => {
             (ErrorKind::Io, "Check that the file exists and that you may read it.")
         }
-        L::Invalid(_) | L::Search(_) | L::Watch(_) | L::WatchThread(_) => (ErrorKind::Invalid, "Check the value and try again."),
+        L::Invalid(_) | L::Search(_) | L::Watch(_) | L::WatchThread(_) => {
+            (ErrorKind::Invalid, "Check the value and try again.")
+        }
         L::Busy(_) => (ErrorKind::Refused, "Nothing was changed; try again in a moment."),
         L::Corrupt(_) | L::SqliteCorrupt(_) | L::Sqlite(_) | L::Inconsistent(_) => {
             (ErrorKind::Refused, "Nothing was changed; the index is rebuilt from the session files on the next pass.")

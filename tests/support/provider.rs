@@ -12,7 +12,15 @@ use std::time::{Duration, Instant};
 
 /// Pi's budgets with a keep-recent budget of 2000 tokens, against a `window`-token context.
 pub fn budgets(window: u32) -> BudgetArgs {
-    BudgetArgs { budgets: Budgets { enabled: true, reserve_tokens: 16384, keep_recent_tokens: 2000, branch_reserve_tokens: 16384 }, context_window: window }
+    BudgetArgs {
+        budgets: Budgets {
+            enabled: true,
+            reserve_tokens: 16384,
+            keep_recent_tokens: 2000,
+            branch_reserve_tokens: 16384,
+        },
+        context_window: window,
+    }
 }
 
 /// Runs an async command body to its end.
@@ -93,11 +101,18 @@ fn serve(sock: TcpStream, reqs: &Mutex<Vec<(String, String)>>, served: &Mutex<Ve
         }
         Reply::Stall => {
             let _ = w.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n");
-            let _ = w.write_all(format!("data: {}\n\n", serde_json::json!({"choices":[{"index":0,"delta":{"content":"thinking slowly"}}]})).as_bytes());
+            let _ = w.write_all(
+                format!(
+                    "data: {}\n\n",
+                    serde_json::json!({"choices":[{"index":0,"delta":{"content":"thinking slowly"}}]})
+                )
+                .as_bytes(),
+            );
             std::thread::sleep(Duration::from_secs(20));
         }
         Reply::Sse(text, prompt_tokens) => {
-            let mut out = String::from("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n");
+            let mut out =
+                String::from("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n");
             for d in [
                 serde_json::json!({"choices":[{"index":0,"delta":{"role":"assistant","content":text},"finish_reason":null}]}),
                 serde_json::json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
@@ -115,8 +130,21 @@ fn serve(sock: TcpStream, reqs: &Mutex<Vec<(String, String)>>, served: &Mutex<Ve
 /// Makes `fake-small` of the fake provider at `base` (with a `window`-token context) the model
 /// of `e`'s summarizer.
 pub fn use_fake(e: &Env, base: &str, window: u32) {
-    keys::add_model(&e.st, &CatalogModel { provider: "openai".into(), id: "fake-small".into(), context_window: window, max_output: 2000, user_added: true })
-        .unwrap();
-    let c = keys::save_choice(&e.st, &ModelChoice { provider: "openai".into(), model: Some("fake-small".into()), base_url: Some(base.into()) }).unwrap();
+    keys::add_model(
+        &e.st,
+        &CatalogModel {
+            provider: "openai".into(),
+            id: "fake-small".into(),
+            context_window: window,
+            max_output: 2000,
+            user_added: true,
+        },
+    )
+    .unwrap();
+    let c = keys::save_choice(
+        &e.st,
+        &ModelChoice { provider: "openai".into(), model: Some("fake-small".into()), base_url: Some(base.into()) },
+    )
+    .unwrap();
     assert_eq!(c.context_window, Some(window), "the catalog's window is reported for the threshold");
 }

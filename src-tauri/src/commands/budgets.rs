@@ -48,7 +48,13 @@ pub fn default_cut(s: &Session, leaf: Option<usize>, keep_recent: Option<f64>) -
     first_kept_position(s, &path, keep_recent?).map(|p| path[p])
 }
 
-pub fn preview(state: &AppState, keep_recent_tokens: u32, reserve_tokens: u32, context_window: u32, enabled: bool) -> Result<CompactionPreview, AppError> {
+pub fn preview(
+    state: &AppState,
+    keep_recent_tokens: u32,
+    reserve_tokens: u32,
+    context_window: u32,
+    enabled: bool,
+) -> Result<CompactionPreview, AppError> {
     // The cut is planned on a snapshot, without the session lock (a click's selection, asked at
     // the same time, goes on meanwhile); rows are looked up under the lock afterwards.
     let (s, leaf) = state.with_open(|o| Ok((o.session.snapshot(), o.leaf)))?;
@@ -67,14 +73,29 @@ pub struct PlannedPreview {
     enabled: bool,
 }
 
-pub fn plan_preview(s: &Session, leaf: Option<usize>, keep_recent_tokens: u32, reserve_tokens: u32, context_window: u32, enabled: bool) -> PlannedPreview {
-    let settings = CompactionSettings { enabled, reserve_tokens: reserve_tokens as f64, keep_recent_tokens: keep_recent_tokens as f64 };
+pub fn plan_preview(
+    s: &Session,
+    leaf: Option<usize>,
+    keep_recent_tokens: u32,
+    reserve_tokens: u32,
+    context_window: u32,
+    enabled: bool,
+) -> PlannedPreview {
+    let settings = CompactionSettings {
+        enabled,
+        reserve_tokens: reserve_tokens as f64,
+        keep_recent_tokens: keep_recent_tokens as f64,
+    };
     let path = s.path(leaf);
     let prepared = prepare_compaction(s, &path, &settings);
     let kept = prepared.as_ref().ok().map(|p| {
         (
             path[p.first_kept_position] as u32,
-            path[p.first_kept_position..].iter().filter_map(|i| context_message(s, *i)).map(|m| estimate_tokens(&m)).sum::<f64>(),
+            path[p.first_kept_position..]
+                .iter()
+                .filter_map(|i| context_message(s, *i))
+                .map(|m| estimate_tokens(&m))
+                .sum::<f64>(),
         )
     });
     PlannedPreview { prepared, kept, threshold: context_window.saturating_sub(reserve_tokens), enabled }

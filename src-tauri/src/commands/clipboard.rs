@@ -10,8 +10,8 @@ use tauri_plugin_clipboard_manager::ClipboardExt;
 #[specta::specta]
 pub fn copy_text(app: tauri::AppHandle, text: String) -> IpcResult<u32> {
     let n = text.chars().count() as u32;
-    app.clipboard()
-        .write_text(text)
-        .map_err(|e| AppError::Refused(format!("the clipboard could not be written ({e}); select the text and press Ctrl+C instead")))?;
+    app.clipboard().write_text(text).map_err(|e| {
+        AppError::Refused(format!("the clipboard could not be written ({e}); select the text and press Ctrl+C instead"))
+    })?;
     Ok(n)
 }

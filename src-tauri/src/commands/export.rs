@@ -30,10 +30,20 @@ pub struct ExportJob {
 }
 
 impl ExportJob {
-    pub fn from_open(state: &AppState, scope: ExportScope, entry_id: Option<&str>, format: ExportFormat) -> Result<ExportJob, AppError> {
+    pub fn from_open(
+        state: &AppState,
+        scope: ExportScope,
+        entry_id: Option<&str>,
+        format: ExportFormat,
+    ) -> Result<ExportJob, AppError> {
         state.with_open(|o| {
             let node = match entry_id {
-                Some(id) => Some(o.session.index_of(id).map(|_| id.to_string()).ok_or_else(|| AppError::UnknownEntry(id.to_string()))?),
+                Some(id) => Some(
+                    o.session
+                        .index_of(id)
+                        .map(|_| id.to_string())
+                        .ok_or_else(|| AppError::UnknownEntry(id.to_string()))?,
+                ),
                 None => o.leaf.map(|i| o.session.id(i).to_string()),
             };
             let file_name = o.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -49,7 +59,8 @@ impl ExportJob {
     /// the home folder, else beside the session), named after the session and the scope.
     pub fn default_path(&self, documents: Option<PathBuf>) -> PathBuf {
         let stem = self.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "session".into());
-        let short = |id: &Option<String>| id.as_deref().map(|i| i.chars().take(8).collect::<String>()).unwrap_or_default();
+        let short =
+            |id: &Option<String>| id.as_deref().map(|i| i.chars().take(8).collect::<String>()).unwrap_or_default();
         let name = match self.scope {
             ExportScope::Session => stem,
             ExportScope::Branch => format!("{stem}-branch-{}", short(&self.node)),
@@ -65,13 +76,22 @@ impl ExportJob {
 
     /// Reads the session file, exports it to `out` and reports progress (bytes of the export's
     /// input done, total). `cancel` stops it between writes; nothing is left at `out` then.
-    pub fn run(&self, out: &Path, replace: bool, cancel: &AtomicBool, progress: &mut dyn FnMut(u64, u64)) -> Result<ExportDone, AppError> {
+    pub fn run(
+        &self,
+        out: &Path,
+        replace: bool,
+        cancel: &AtomicBool,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<ExportDone, AppError> {
         let started = Instant::now();
         if out.as_os_str().is_empty() {
             return Err(AppError::BadInput("choose where to save the export".into()));
         }
         if same_file(out, &self.file) {
-            return Err(AppError::Refused(format!("{} is the session file itself; choose another name", out.display())));
+            return Err(AppError::Refused(format!(
+                "{} is the session file itself; choose another name",
+                out.display()
+            )));
         }
         let s = Session::open(&self.file)?;
         let leaf = match &self.node {
@@ -93,7 +113,9 @@ impl ExportJob {
             export(&s, scope, format, &self.title, &mut w, progress)
         });
         let stats = res.map_err(|e| match e {
-            NewFileError::Io(_) if cancel.load(Ordering::Relaxed) => AppError::Refused("export cancelled; nothing was written".into()),
+            NewFileError::Io(_) if cancel.load(Ordering::Relaxed) => {
+                AppError::Refused("export cancelled; nothing was written".into())
+            }
             error => AppError::NewFile { path: out.to_path_buf(), error },
         })?;
         Ok(ExportDone {

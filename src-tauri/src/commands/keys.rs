@@ -123,7 +123,8 @@ fn hook_line(h: &Option<HookCommand>) -> Option<String> {
 
 pub fn hooks(st: &SummarizerState) -> Result<HooksView, AppError> {
     let s = st.arbor_settings()?;
-    let timeout = s.hooks.before_compact.as_ref().or(s.hooks.before_navigate.as_ref()).map(|h| h.timeout_ms).unwrap_or(30_000);
+    let timeout =
+        s.hooks.before_compact.as_ref().or(s.hooks.before_navigate.as_ref()).map(|h| h.timeout_ms).unwrap_or(30_000);
     Ok(HooksView {
         before_compact: hook_line(&s.hooks.before_compact),
         before_navigate: hook_line(&s.hooks.before_navigate),
@@ -134,7 +135,10 @@ pub fn hooks(st: &SummarizerState) -> Result<HooksView, AppError> {
 }
 
 pub fn save_hooks(st: &SummarizerState, v: &HooksView) -> Result<HooksView, AppError> {
-    let path = st.settings_path.clone().ok_or_else(|| AppError::Refused("no home folder, so Arbor has nowhere to save its settings".into()))?;
+    let path = st
+        .settings_path
+        .clone()
+        .ok_or_else(|| AppError::Refused("no home folder, so Arbor has nowhere to save its settings".into()))?;
     let mut s = st.arbor_settings()?;
     let timeout_ms = if v.timeout_ms == 0 { 30_000 } else { v.timeout_ms as u64 };
     let cmd = |line: &Option<String>| {
@@ -162,7 +166,10 @@ pub async fn get_keyring_notice(st: State<'_, SummarizerState>, app: State<'_, A
 /// The user closed the keyring notice: never show it again (remembered in Arbor's state).
 #[tauri::command]
 #[specta::specta]
-pub async fn dismiss_keyring_notice(st: State<'_, SummarizerState>, app: State<'_, AppState>) -> IpcResult<KeyringNotice> {
+pub async fn dismiss_keyring_notice(
+    st: State<'_, SummarizerState>,
+    app: State<'_, AppState>,
+) -> IpcResult<KeyringNotice> {
     Ok(dismiss_notice(&st, &app)?)
 }
 

@@ -11,7 +11,10 @@ use crate::error::{AppError, IpcResult};
 use crate::state::app::AppState;
 use crate::state::library::{db_path_for, follow_tick, FollowState, LibraryState, RawHandler};
 use crate::state::state_file::ArborStateFile;
-use crate::view::library::{HitStatus, IndexStatus, LibraryHit, LibraryListing, LibraryUiEvent, ListingQuery, ProjectRow, RootRow, SearchRequest, SessionRow};
+use crate::view::library::{
+    HitStatus, IndexStatus, LibraryHit, LibraryListing, LibraryUiEvent, ListingQuery, ProjectRow, RootRow,
+    SearchRequest, SessionRow,
+};
 use ::library::{EntryStatus, SearchQuery, SessionFilter};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,7 +43,11 @@ pub fn listing(lib: &LibraryState, app: &AppState, q: &ListingQuery) -> Result<L
     lib.with_lib(|l| {
         let projects = l.projects()?;
         let sessions = l.sessions(&filter)?;
-        let mut models: Vec<String> = l.sessions(&SessionFilter { limit: Some(5000), ..Default::default() })?.into_iter().filter_map(|s| s.model).collect();
+        let mut models: Vec<String> = l
+            .sessions(&SessionFilter { limit: Some(5000), ..Default::default() })?
+            .into_iter()
+            .filter_map(|s| s.model)
+            .collect();
         models.sort();
         models.dedup();
         let mut recent = Vec::new();
@@ -102,7 +109,11 @@ pub fn remove_root(lib: &LibraryState, path: &Path) -> Result<Vec<RootRow>, AppE
 
 #[tauri::command]
 #[specta::specta]
-pub async fn library_listing(lib: State<'_, LibraryState>, app: State<'_, AppState>, query: ListingQuery) -> IpcResult<LibraryListing> {
+pub async fn library_listing(
+    lib: State<'_, LibraryState>,
+    app: State<'_, AppState>,
+    query: ListingQuery,
+) -> IpcResult<LibraryListing> {
     Ok(listing(&lib, &app, &query)?)
 }
 

@@ -38,11 +38,21 @@ fn model_at(state: &AppState, entry_id: Option<&str>) -> Result<(Option<String>,
 /// The window for the session's model at `entry_id`.
 pub fn context_window(state: &AppState, entry_id: Option<&str>) -> Result<ContextWindowView, AppError> {
     let (provider, model) = model_at(state, entry_id)?;
-    Ok(window_view(provider.as_deref(), model.as_deref(), &ArborStateFile::load(&state.state_file()), &state.pi_models_json()))
+    Ok(window_view(
+        provider.as_deref(),
+        model.as_deref(),
+        &ArborStateFile::load(&state.state_file()),
+        &state.pi_models_json(),
+    ))
 }
 
 /// The window for a provider and model, with the user's overrides in `st` and Pi's `models.json`.
-pub fn window_view(provider: Option<&str>, model: Option<&str>, st: &ArborStateFile, pi: &PiModelsJson) -> ContextWindowView {
+pub fn window_view(
+    provider: Option<&str>,
+    model: Option<&str>,
+    st: &ArborStateFile,
+    pi: &PiModelsJson,
+) -> ContextWindowView {
     let r = pi_models::resolve(provider, model, &st.context_windows, pi);
     ContextWindowView {
         tokens: clamp(r.tokens),
@@ -63,10 +73,16 @@ pub fn window_view(provider: Option<&str>, model: Option<&str>, st: &ArborStateF
 
 /// Remember `tokens` as the window of the session's model at `entry_id` (None: forget the
 /// override, so the table or the default applies again).
-pub fn set_context_window(state: &AppState, entry_id: Option<&str>, tokens: Option<u32>) -> Result<ContextWindowView, AppError> {
+pub fn set_context_window(
+    state: &AppState,
+    entry_id: Option<&str>,
+    tokens: Option<u32>,
+) -> Result<ContextWindowView, AppError> {
     if let Some(n) = tokens {
         if !(1000..=100_000_000).contains(&n) {
-            return Err(AppError::BadInput(format!("a context window of {n} tokens is not plausible: give a number between 1000 and 100000000")));
+            return Err(AppError::BadInput(format!(
+                "a context window of {n} tokens is not plausible: give a number between 1000 and 100000000"
+            )));
         }
     }
     let (provider, model) = model_at(state, entry_id)?;
@@ -85,6 +101,10 @@ pub fn set_context_window(state: &AppState, entry_id: Option<&str>, tokens: Opti
 /// `entry_id`.
 #[tauri::command]
 #[specta::specta]
-pub fn set_context_window_override(state: State<'_, AppState>, entry_id: Option<String>, tokens: Option<u32>) -> IpcResult<ContextWindowView> {
+pub fn set_context_window_override(
+    state: State<'_, AppState>,
+    entry_id: Option<String>,
+    tokens: Option<u32>,
+) -> IpcResult<ContextWindowView> {
     Ok(set_context_window(&state, entry_id.as_deref(), tokens)?)
 }

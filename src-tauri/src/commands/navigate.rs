@@ -38,7 +38,8 @@ pub fn continue_here(state: &AppState, entry_id: &str, budgets: &BudgetArgs) -> 
             (context, plan_preview(s, leaf, b.keep_recent_tokens, b.reserve_tokens, budgets.context_window, b.enabled))
         },
         |o, (context, plan)| {
-            let selection = context.map(|(l, (window, context))| Selection { detail: graph_cmd::detail_of(o, l), window, context });
+            let selection =
+                context.map(|(l, (window, context))| Selection { detail: graph_cmd::detail_of(o, l), window, context });
             (selection, plan.finish(o))
         },
     )?;
@@ -93,7 +94,13 @@ fn move_leaf<T: Send, U>(
 /// Append a `label` entry (as Pi does: a child of the current leaf, which then becomes the leaf).
 /// `label: None` clears the label. `id` is the new entry's id when the caller fixes it (tests);
 /// otherwise a fresh one is drawn.
-pub fn set_label(state: &AppState, entry_id: &str, label: Option<&str>, now_ms: i64, id: Option<&str>) -> Result<OpenedSession, AppError> {
+pub fn set_label(
+    state: &AppState,
+    entry_id: &str,
+    label: Option<&str>,
+    now_ms: i64,
+    id: Option<&str>,
+) -> Result<OpenedSession, AppError> {
     let label = label.map(str::trim).filter(|l| !l.is_empty());
     append_at_leaf(
         state,
@@ -138,7 +145,13 @@ pub(crate) fn append_at_leaf(
     Ok(dto)
 }
 
-pub fn context(state: &AppState, entry_id: Option<&str>, context_window: u32, reserve_tokens: u32, enabled: bool) -> Result<ContextView, AppError> {
+pub fn context(
+    state: &AppState,
+    entry_id: Option<&str>,
+    context_window: u32,
+    reserve_tokens: u32,
+    enabled: bool,
+) -> Result<ContextView, AppError> {
     state.with_open(|o| {
         let leaf = match entry_id {
             Some(id) => Some(o.session.index_of(id).ok_or_else(|| AppError::UnknownEntry(id.to_string()))?),
@@ -153,13 +166,21 @@ pub fn context(state: &AppState, entry_id: Option<&str>, context_window: u32, re
 /// for the webview's painting of the click before it.
 #[tauri::command]
 #[specta::specta]
-pub async fn continue_from_entry(state: State<'_, AppState>, entry_id: String, budgets: BudgetArgs) -> IpcResult<Continued> {
+pub async fn continue_from_entry(
+    state: State<'_, AppState>,
+    entry_id: String,
+    budgets: BudgetArgs,
+) -> IpcResult<Continued> {
     Ok(continue_here(&state, &entry_id, &budgets)?)
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn set_entry_label(state: State<'_, AppState>, entry_id: String, label: Option<String>) -> IpcResult<OpenedSession> {
+pub fn set_entry_label(
+    state: State<'_, AppState>,
+    entry_id: String,
+    label: Option<String>,
+) -> IpcResult<OpenedSession> {
     Ok(set_label(&state, &entry_id, label.as_deref(), time::now_ms(), None)?)
 }
 
@@ -167,7 +188,11 @@ pub fn set_entry_label(state: State<'_, AppState>, entry_id: String, label: Opti
 /// reserve and auto-compaction switch of `budgets` (the Budgets panel's).
 #[tauri::command]
 #[specta::specta]
-pub fn get_context_view(state: State<'_, AppState>, entry_id: Option<String>, budgets: BudgetArgs) -> IpcResult<ContextView> {
+pub fn get_context_view(
+    state: State<'_, AppState>,
+    entry_id: Option<String>,
+    budgets: BudgetArgs,
+) -> IpcResult<ContextView> {
     let b = &budgets.budgets;
     Ok(context(&state, entry_id.as_deref(), budgets.context_window, b.reserve_tokens, b.enabled)?)
 }

@@ -16,9 +16,17 @@ use tauri::State;
 pub fn rename(state: &AppState, name: &str, now_ms: i64, id: Option<&str>) -> Result<OpenedSession, AppError> {
     let name = name.trim();
     if name.is_empty() {
-        return Err(AppError::BadInput("the name is empty, so the session was not renamed; type a name, or press Escape to keep the old one".into()));
+        return Err(AppError::BadInput(
+            "the name is empty, so the session was not renamed; type a name, or press Escape to keep the old one"
+                .into(),
+        ));
     }
-    append_at_leaf(state, id, |_| Ok(()), |id, parent| entries::session_info(id, parent, &time::format_iso_ms(now_ms), name))
+    append_at_leaf(
+        state,
+        id,
+        |_| Ok(()),
+        |id, parent| entries::session_info(id, parent, &time::format_iso_ms(now_ms), name),
+    )
 }
 
 #[tauri::command]

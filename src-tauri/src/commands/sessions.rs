@@ -32,7 +32,16 @@ pub fn open(state: &AppState, path: &Path, is_demo: bool) -> Result<OpenedSessio
     let mut nodes = NodeCache::default();
     let cut = default_cut(&session, leaf, default_keep_recent(&state.agent_dir));
     let layout = relayout_revealing(&session, leaf, &mut folding, &mut nodes, cut);
-    let open = OpenSession { path: path.to_path_buf(), session: session.into(), leaf, layout, nodes, folding, is_demo, markers: Default::default() };
+    let open = OpenSession {
+        path: path.to_path_buf(),
+        session: session.into(),
+        leaf,
+        layout,
+        nodes,
+        folding,
+        is_demo,
+        markers: Default::default(),
+    };
     let dto = describe_open(&open);
     *lock(&state.open) = Some(open);
     if !is_demo {
@@ -80,12 +89,18 @@ pub fn save_v3_copy_of_open(state: &AppState) -> Result<OpenedSession, AppError>
     let original = state.with_open(|o| Ok(o.path.clone()))?;
     let out = v3_copy_path(&original);
     if out.exists() {
-        return Err(AppError::Refused(format!("{} already exists, so no copy was written; open that file, or move it away and try again", out.display())));
+        return Err(AppError::Refused(format!(
+            "{} already exists, so no copy was written; open that file, or move it away and try again",
+            out.display()
+        )));
     }
     let s = Session::open(&original)?;
     let Some(lines) = s.migrated_lines() else {
         return Err(AppError::Refused(match s.version_in_file() {
-            Some(3.0) => format!("{} is already a version 3 session, so there is nothing to migrate and nothing was written", original.display()),
+            Some(3.0) => format!(
+                "{} is already a version 3 session, so there is nothing to migrate and nothing was written",
+                original.display()
+            ),
             _ => format!("{} cannot be migrated by this Arbor, so nothing was written", original.display()),
         }));
     };

@@ -54,7 +54,12 @@ fn chosen(st: &SummarizerState) -> Result<Chosen, AppError> {
     })
 }
 
-fn run_options(st: &SummarizerState, c: &Chosen, instructions: Option<&str>, navigate: bool) -> Result<RunOptions, AppError> {
+fn run_options(
+    st: &SummarizerState,
+    c: &Chosen,
+    instructions: Option<&str>,
+    navigate: bool,
+) -> Result<RunOptions, AppError> {
     let s = st.arbor_settings()?;
     let mut o = RunOptions {
         custom_instructions: instructions.map(str::trim).filter(|t| !t.is_empty()).map(str::to_string),
@@ -100,8 +105,12 @@ impl SessionHost for OpenHost<'_> {
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut Session) -> summarizer::Result<T>) -> summarizer::Result<T> {
-        let swapped =
-            || summarizer::Error::Session(format!("another session was opened while this ran, so nothing more was written to {}", self.path.display()));
+        let swapped = || {
+            summarizer::Error::Session(format!(
+                "another session was opened while this ran, so nothing more was written to {}",
+                self.path.display()
+            ))
+        };
         let r = self.state.with_open(|o| {
             if o.path != self.path {
                 return Ok(None);
@@ -134,7 +143,9 @@ impl SessionHost for OpenHost<'_> {
 fn settle(state: &AppState, path: &Path, leaf_id: Option<&str>) -> Result<OpenedSession, AppError> {
     let (dto, leaf_key, leaf_moved) = state.with_open(|o| {
         if o.path != path {
-            return Err(AppError::Refused("another session was opened meanwhile; the result was written to the first one".into()));
+            return Err(AppError::Refused(
+                "another session was opened meanwhile; the result was written to the first one".into(),
+            ));
         }
         let s = &o.session;
         let leaf = match leaf_id {
@@ -181,7 +192,16 @@ pub async fn compact(
     let c = chosen(st)?;
     let opts = run_options(st, &c, instructions, false)?;
     let (_running, cancel) = Running::start(st)?;
-    let done = compact_on(&OpenHost::new(state, path.clone()), leaf.as_deref(), &budgets.settings(), &c.backend, &opts, &cancel, progress.as_ref()).await?;
+    let done = compact_on(
+        &OpenHost::new(state, path.clone()),
+        leaf.as_deref(),
+        &budgets.settings(),
+        &c.backend,
+        &opts,
+        &cancel,
+        progress.as_ref(),
+    )
+    .await?;
     let session = settle(state, &path, Some(&done.entry_id))?;
     Ok(CompactResult {
         session,
@@ -218,7 +238,19 @@ pub async fn navigate(
     let budget = session_engine::branch::branch_budget(window, budgets.budgets.branch_reserve_tokens as f64).max(0.0);
     let (_running, cancel) = Running::start(st)?;
     let host = OpenHost::new(state, path.clone());
-    let done = navigate_on(&host, leaf.as_deref(), target_id, true, budget, None, &c.backend, &opts, &cancel, progress.as_ref()).await?;
+    let done = navigate_on(
+        &host,
+        leaf.as_deref(),
+        target_id,
+        true,
+        budget,
+        None,
+        &c.backend,
+        &opts,
+        &cancel,
+        progress.as_ref(),
+    )
+    .await?;
     let session = settle(state, &path, done.new_leaf_id.as_deref())?;
     let summary_entry_id = if done.summary.is_some() { done.written.first().map(|(id, _)| id.clone()) } else { None };
     let note = match &summary_entry_id {
@@ -237,7 +269,13 @@ pub async fn navigate(
 
 /// The composer: sends `text` at Arbor's leaf to the chosen model and appends the reply (with
 /// Pi's automatic compaction before sending, on overflow, and after the reply).
-pub async fn send(state: &AppState, st: &SummarizerState, text: &str, budgets: &BudgetArgs, progress: Option<ProgressFn>) -> Result<SendResult, AppError> {
+pub async fn send(
+    state: &AppState,
+    st: &SummarizerState,
+    text: &str,
+    budgets: &BudgetArgs,
+    progress: Option<ProgressFn>,
+) -> Result<SendResult, AppError> {
     let (path, leaf) = target(state)?;
     let c = chosen(st)?;
     let Backend::Model(client) = &c.backend else {
@@ -250,7 +288,12 @@ pub async fn send(state: &AppState, st: &SummarizerState, text: &str, budgets: &
     let compaction = Backend::Model(client.clone());
     let context_window = c.context_window.unwrap_or(budgets.context_window as u64);
     let max_tokens = c.max_output.unwrap_or(4096).clamp(256, 8192) as u32;
-    let opts = ContinueOptions { settings: budgets.settings(), context_window, max_tokens, run: run_options(st, &c, None, false)? };
+    let opts = ContinueOptions {
+        settings: budgets.settings(),
+        context_window,
+        max_tokens,
+        run: run_options(st, &c, None, false)?,
+    };
     let (_running, cancel) = Running::start(st)?;
     let host = OpenHost::new(state, path.clone());
     let done = continue_on(&host, leaf.as_deref(), text, client, &compaction, &opts, &cancel, progress.as_ref()).await;
@@ -274,7 +317,11 @@ pub async fn send(state: &AppState, st: &SummarizerState, text: &str, budgets: &
         compactions: done
             .compactions
             .iter()
-            .map(|a| AutoCompactionInfo { reason: a.reason.into(), entry_id: a.done.entry_id.clone(), tokens_before: a.done.outcome.tokens_before as u32 })
+            .map(|a| AutoCompactionInfo {
+                reason: a.reason.into(),
+                entry_id: a.done.entry_id.clone(),
+                tokens_before: a.done.outcome.tokens_before as u32,
+            })
             .collect(),
         context_window: context_window.min(u32::MAX as u64) as u32,
     })
@@ -307,7 +354,16 @@ pub async fn navigate_with_summary(
     budgets: BudgetArgs,
     on_progress: Channel<SummaryProgress>,
 ) -> IpcResult<NavigateResult> {
-    Ok(navigate(&state, &st, &target_id, summarize, instructions.as_deref(), &budgets, Some(channel_progress(on_progress))).await?)
+    Ok(navigate(
+        &state,
+        &st,
+        &target_id,
+        summarize,
+        instructions.as_deref(),
+        &budgets,
+        Some(channel_progress(on_progress)),
+    )
+    .await?)
 }
 
 /// Send a message at the leaf to the chosen model (Arbor runs no tools).

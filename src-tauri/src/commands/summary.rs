@@ -16,7 +16,8 @@ use crate::state::state_file::ArborStateFile;
 use crate::state::summarizer::{effective_base_url, env_base_url, Running, SummarizerState};
 use crate::view::summarize::SummaryProgress;
 use crate::view::summary::{
-    diff_view, is_summary, retention_view, sections_of, summary_view, MarkerFactsView, ResummaryView, SummaryDiffView, SummaryView, SummaryWrite,
+    diff_view, is_summary, retention_view, sections_of, summary_view, MarkerFactsView, ResummaryView, SummaryDiffView,
+    SummaryView, SummaryWrite,
 };
 use session_engine::session::Extend;
 use session_engine::{time, Session};
@@ -30,7 +31,9 @@ use tauri::State;
 fn summary_idx(o: &OpenSession, entry_id: &str) -> Result<usize, AppError> {
     let i = o.session.index_of(entry_id).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))?;
     if !is_summary(&o.session, i) {
-        return Err(AppError::BadInput(format!("entry {entry_id} is not a summary; select a compaction or branch summary")));
+        return Err(AppError::BadInput(format!(
+            "entry {entry_id} is not a summary; select a compaction or branch summary"
+        )));
     }
     Ok(i)
 }
@@ -57,7 +60,13 @@ type BuildEntry<'a> = dyn FnOnce(&Session, usize, Option<usize>, &str, &str) -> 
 
 /// Builds the entry with `build` on the open session, appends it, extends the session from the
 /// file, moves the leaf to it and relayouts. Nothing is written when any step before the append fails.
-fn append_version(state: &AppState, entry_id: &str, now_ms: i64, id: Option<&str>, build: Box<BuildEntry<'_>>) -> Result<SummaryWrite, AppError> {
+fn append_version(
+    state: &AppState,
+    entry_id: &str,
+    now_ms: i64,
+    id: Option<&str>,
+    build: Box<BuildEntry<'_>>,
+) -> Result<SummaryWrite, AppError> {
     let (write, key) = state.with_open(|o| {
         let idx = summary_idx(o, entry_id)?;
         if let Some(why) = o.session.read_only_reason() {
@@ -79,7 +88,8 @@ fn append_version(state: &AppState, entry_id: &str, now_ms: i64, id: Option<&str
                 o.nodes.clear();
             }
         }
-        let new_idx = o.session.index_of(&done.entry_id).ok_or_else(|| AppError::UnknownEntry(done.entry_id.clone()))?;
+        let new_idx =
+            o.session.index_of(&done.entry_id).ok_or_else(|| AppError::UnknownEntry(done.entry_id.clone()))?;
         o.leaf = Some(new_idx);
         o.layout = relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
         let write = SummaryWrite {
@@ -100,11 +110,25 @@ fn append_version(state: &AppState, entry_id: &str, now_ms: i64, id: Option<&str
 }
 
 /// Appends `text` as an edit of compaction `entry_id` (which must govern the context at the leaf).
-pub fn save_edit(state: &AppState, entry_id: &str, text: &str, now_ms: i64, id: Option<&str>) -> Result<SummaryWrite, AppError> {
+pub fn save_edit(
+    state: &AppState,
+    entry_id: &str,
+    text: &str,
+    now_ms: i64,
+    id: Option<&str>,
+) -> Result<SummaryWrite, AppError> {
     if text.trim().is_empty() {
-        return Err(AppError::BadInput("the edited summary is empty; write the summary text or cancel the edit".into()));
+        return Err(AppError::BadInput(
+            "the edited summary is empty; write the summary text or cancel the edit".into(),
+        ));
     }
-    append_version(state, entry_id, now_ms, id, Box::new(move |s, idx, leaf, id, ts| sm::edit_entry(s, idx, leaf, text, id, ts)))
+    append_version(
+        state,
+        entry_id,
+        now_ms,
+        id,
+        Box::new(move |s, idx, leaf, id, ts| sm::edit_entry(s, idx, leaf, text, id, ts)),
+    )
 }
 
 /// Appends a revert of edited compaction `entry_id` to its original text.
@@ -132,13 +156,20 @@ pub async fn resummarize(
     let provider = provider.map(str::trim).filter(|p| !p.is_empty());
     let (provider, model, base) = match provider {
         Some(p) if p != choice.provider => (p.to_string(), model.map(str::to_string), env_base_url(p)),
-        _ => (choice.provider.clone(), model.map(str::to_string).filter(|m| !m.trim().is_empty()).or(choice.model.clone()), effective_base_url(&choice)),
+        _ => (
+            choice.provider.clone(),
+            model.map(str::to_string).filter(|m| !m.trim().is_empty()).or(choice.model.clone()),
+            effective_base_url(&choice),
+        ),
     };
     let cat = st.catalog()?;
     let prepared = summarizer::setup::prepare_backend(&provider, model.as_deref(), base.as_deref(), &cat)?;
     let max_out = prepared.model.as_ref().map(|m| m.max_output).unwrap_or(4096);
-    let max_tokens =
-        if job.branch { summarizer::prompts::DEFAULT_BRANCH_MAX_TOKENS.min(max_out) } else { summarizer::prompts::history_max_tokens(16384).min(max_out) };
+    let max_tokens = if job.branch {
+        summarizer::prompts::DEFAULT_BRANCH_MAX_TOKENS.min(max_out)
+    } else {
+        summarizer::prompts::history_max_tokens(16384).min(max_out)
+    };
     let describe = match &prepared.backend {
         Backend::Offline => "offline summarizer".to_string(),
         Backend::Model(c) => format!("{} {}", c.config().wire.name(), c.config().model),
@@ -175,13 +206,22 @@ pub const MARKER_BUDGET: std::time::Duration = std::time::Duration::from_millis(
 /// snapshot of the session, without its lock (a check costs ~15 ms on a big compaction of the
 /// 100k-entry session, and clicks must not wait for it), and stop once `budget` is spent (after at
 /// least one entry); the caller asks again for the ids not answered.
-pub fn markers(state: &AppState, entry_ids: &[String], budget: std::time::Duration) -> Result<Vec<MarkerFactsView>, AppError> {
+pub fn markers(
+    state: &AppState,
+    entry_ids: &[String],
+    budget: std::time::Duration,
+) -> Result<Vec<MarkerFactsView>, AppError> {
     let (s, cache) = state.with_open(|o| Ok((o.session.snapshot(), o.markers.clone())))?;
     Ok(markers_in(&s, &cache, entry_ids, budget))
 }
 
 /// [`markers`] on a given session and cache.
-pub fn markers_in(s: &Session, cache: &MarkerCache, entry_ids: &[String], budget: std::time::Duration) -> Vec<MarkerFactsView> {
+pub fn markers_in(
+    s: &Session,
+    cache: &MarkerCache,
+    entry_ids: &[String],
+    budget: std::time::Duration,
+) -> Vec<MarkerFactsView> {
     let t0 = std::time::Instant::now();
     let mut out = Vec::new();
     for id in entry_ids {
@@ -205,7 +245,10 @@ pub async fn summary_markers(state: State<'_, AppState>, entry_ids: Vec<String>)
     let (s, cache) = state.with_open(|o| Ok((o.session.snapshot(), o.markers.clone())))?;
     crate::state::background::run_in_background(move || markers_in(&s, &cache, &entry_ids, MARKER_BUDGET))
         .await
-        .ok_or_else(|| AppError::Refused("checking the summary markers stopped unexpectedly; scroll the graph to ask again".into()).into())
+        .ok_or_else(|| {
+            AppError::Refused("checking the summary markers stopped unexpectedly; scroll the graph to ask again".into())
+                .into()
+        })
 }
 
 /// Sections, files, span, author, history, editability and the check of one summary entry.
@@ -247,5 +290,14 @@ pub async fn resummarize_summary(
     instructions: Option<String>,
     on_progress: Channel<SummaryProgress>,
 ) -> IpcResult<ResummaryView> {
-    Ok(resummarize(&state, &st, &entry_id, provider.as_deref(), model.as_deref(), instructions.as_deref(), Some(channel_progress(on_progress))).await?)
+    Ok(resummarize(
+        &state,
+        &st,
+        &entry_id,
+        provider.as_deref(),
+        model.as_deref(),
+        instructions.as_deref(),
+        Some(channel_progress(on_progress)),
+    )
+    .await?)
 }

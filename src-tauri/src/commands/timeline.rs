@@ -84,7 +84,9 @@ pub fn timeline_in_steps(
     step: usize,
 ) -> Result<TimelineView, AppError> {
     if context_window == 0 {
-        return Err(AppError::BadInput("The context window must be at least 1 token; set it in the Budgets panel.".into()));
+        return Err(AppError::BadInput(
+            "The context window must be at least 1 token; set it in the Budgets panel.".into(),
+        ));
     }
     let snap = snapshot(state, entry_id)?;
     let s = &snap.session;
@@ -93,7 +95,16 @@ pub fn timeline_in_steps(
     loop {
         if let Some(contribs) = c.1.fill_path(s, &snap.path, budget, step) {
             let points = timeline_of(s, &snap.path, &contribs);
-            return Ok(timeline_view(s, &points, &contribs, context_window, reserve_tokens, snap.active, snap.selected, snap.leaf));
+            return Ok(timeline_view(
+                s,
+                &points,
+                &contribs,
+                context_window,
+                reserve_tokens,
+                snap.active,
+                snap.selected,
+                snap.leaf,
+            ));
         }
     }
 }
@@ -136,7 +147,14 @@ pub async fn get_timeline(
     budgets: BudgetArgs,
 ) -> IpcResult<TimelineBytes> {
     let t = Instant::now();
-    let mut v = timeline(&state, &cache, entry_id.as_deref(), budgets.context_window, budgets.budgets.reserve_tokens, FILL_BUDGET)?;
+    let mut v = timeline(
+        &state,
+        &cache,
+        entry_id.as_deref(),
+        budgets.context_window,
+        budgets.budgets.reserve_tokens,
+        FILL_BUDGET,
+    )?;
     v.head.build_ms = t.elapsed().as_secs_f64() * 1000.0;
     Ok(TimelineBytes(v.to_bytes()))
 }
@@ -149,9 +167,15 @@ pub async fn get_timeline(
 #[specta::specta]
 pub async fn warm_timeline(app: tauri::AppHandle) -> IpcResult<u32> {
     use tauri::Manager;
-    let kept = crate::state::background::run_in_background(move || warm(&app.state::<AppState>(), &app.state::<TimelineCache>(), FILL_BUDGET)).await;
+    let kept = crate::state::background::run_in_background(move || {
+        warm(&app.state::<AppState>(), &app.state::<TimelineCache>(), FILL_BUDGET)
+    })
+    .await;
     match kept {
         Some(kept) => Ok(kept? as u32),
-        None => Err(AppError::Refused("reading the waterfall's numbers stopped unexpectedly; open the Timeline tab to read them again".into()).into()),
+        None => Err(AppError::Refused(
+            "reading the waterfall's numbers stopped unexpectedly; open the Timeline tab to read them again".into(),
+        )
+        .into()),
     }
 }

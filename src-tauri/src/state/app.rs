@@ -85,12 +85,25 @@ pub struct AppState {
     pi_models: summarizer::pi_models_json::Cached,
 }
 
-fn trace_lock(file: &std::ffi::OsStr, caller: &std::panic::Location<'_>, wait: std::time::Duration, hold: std::time::Duration) {
+fn trace_lock(
+    file: &std::ffi::OsStr,
+    caller: &std::panic::Location<'_>,
+    wait: std::time::Duration,
+    hold: std::time::Duration,
+) {
     use std::io::Write;
     if let Ok(mut f) = std::fs::OpenOptions::new().append(true).create(true).open(file) {
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         let thread = std::thread::current();
-        let _ = writeln!(f, "{}:{} wait {:.2} hold {:.2} thread {}", caller.file(), caller.line(), ms(wait), ms(hold), thread.name().unwrap_or("?"));
+        let _ = writeln!(
+            f,
+            "{}:{} wait {:.2} hold {:.2} thread {}",
+            caller.file(),
+            caller.line(),
+            ms(wait),
+            ms(hold),
+            thread.name().unwrap_or("?")
+        );
     }
 }
 

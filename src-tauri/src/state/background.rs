@@ -39,7 +39,8 @@ mod tests {
     #[test]
     fn background_work_runs_at_low_priority_and_leaves_the_caller_alone() {
         let before = thread_nice();
-        let (inside, value) = tauri::async_runtime::block_on(run_in_background(|| (thread_nice(), 42))).expect("the work ran");
+        let (inside, value) =
+            tauri::async_runtime::block_on(run_in_background(|| (thread_nice(), 42))).expect("the work ran");
         assert_eq!(value, 42);
         #[cfg(target_os = "linux")]
         assert!(inside >= 10, "the work ran at nice {inside}, not at background priority");

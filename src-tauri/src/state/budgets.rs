@@ -14,7 +14,9 @@ pub fn settings_path(scope: SettingsScope, agent_dir: &Path, cwd: Option<&str>) 
         // cwd, for one, is made up).
         SettingsScope::Project => match cwd {
             Some(c) if !c.is_empty() && Path::new(c).is_dir() => Ok(Path::new(c).join(".pi").join("settings.json")),
-            Some(c) if !c.is_empty() => Err(AppError::BadInput(format!("the project folder {c} of this session does not exist here"))),
+            Some(c) if !c.is_empty() => {
+                Err(AppError::BadInput(format!("the project folder {c} of this session does not exist here")))
+            }
             _ => Err(AppError::BadInput("this session has no project directory (cwd) in its header".into())),
         },
     }
@@ -49,7 +51,12 @@ pub fn load(scope: SettingsScope, agent_dir: &Path, cwd: Option<&str>) -> Result
 
 /// Write the four budget keys into the scope's file in place (the engine keeps every other key
 /// and their order, takes Pi's settings lock, and renames atomically).
-pub fn save(scope: SettingsScope, agent_dir: &Path, cwd: Option<&str>, b: &Budgets) -> Result<BudgetSettings, AppError> {
+pub fn save(
+    scope: SettingsScope,
+    agent_dir: &Path,
+    cwd: Option<&str>,
+    b: &Budgets,
+) -> Result<BudgetSettings, AppError> {
     if b.keep_recent_tokens == 0 || b.reserve_tokens == 0 {
         return Err(AppError::BadInput("reserveTokens and keepRecentTokens must be greater than 0".into()));
     }

@@ -32,7 +32,8 @@ impl NodeCache {
         let key = (s.len(), s.file_len());
         if key != self.key || self.nodes.len() != s.len() {
             let old = self.nodes.len();
-            let appended = old > 0 && old < s.len() && key.1 > self.key.1 && self.last_id.as_deref() == Some(s.id(old - 1));
+            let appended =
+                old > 0 && old < s.len() && key.1 > self.key.1 && self.last_id.as_deref() == Some(s.id(old - 1));
             if appended {
                 self.nodes.extend(nodes_in(s, old..s.len()));
                 for i in old..s.len() {
@@ -68,7 +69,13 @@ pub fn relayout(s: &Session, leaf: Option<usize>, folding: &Folding, cache: &mut
 /// [`relayout`] with entry `reveal` given a row of its own: the fold that would hide it is laid
 /// out expanded and stays so (its first node joins `folding.expanded`, as an unfold by hand
 /// would), in the same single layout.
-pub fn relayout_revealing(s: &Session, leaf: Option<usize>, folding: &mut Folding, cache: &mut NodeCache, reveal: Option<usize>) -> Layout {
+pub fn relayout_revealing(
+    s: &Session,
+    leaf: Option<usize>,
+    folding: &mut Folding,
+    cache: &mut NodeCache,
+    reveal: Option<usize>,
+) -> Layout {
     let l = layout(cache.nodes(s), leaf.map(|l| l as u32), &options(folding, reveal.map(|r| r as u32)));
     if let Some(first) = l.revealed() {
         folding.expanded.insert(first);

@@ -79,7 +79,9 @@ impl LibraryState {
         let mut g = lock(&self.lib);
         match g.as_mut() {
             Some(l) => f(l).map_err(AppError::from),
-            None => Err(AppError::Refused(lock(&self.open_error).clone().unwrap_or_else(|| "the session index is not open".into()))),
+            None => Err(AppError::Refused(
+                lock(&self.open_error).clone().unwrap_or_else(|| "the session index is not open".into()),
+            )),
         }
     }
 
@@ -104,7 +106,11 @@ impl LibraryState {
     }
 
     pub fn root_rows(&self) -> Result<Vec<RootRow>, AppError> {
-        let mut out: Vec<RootRow> = self.pi_roots.iter().map(|p| RootRow { path: p.display().to_string(), user: false, exists: p.is_dir() }).collect();
+        let mut out: Vec<RootRow> = self
+            .pi_roots
+            .iter()
+            .map(|p| RootRow { path: p.display().to_string(), user: false, exists: p.is_dir() })
+            .collect();
         for r in self.with_lib(|l| l.user_roots())? {
             out.push(RootRow { path: r.display().to_string(), user: true, exists: r.is_dir() });
         }
@@ -218,7 +224,11 @@ impl LibraryState {
     pub fn resume_indexing(&self) -> Result<IndexStatus, AppError> {
         match lock(&self.watcher).as_ref() {
             Some(w) => w.resume(),
-            None => return Err(AppError::Refused("the library is not following any folder (see the errors in the picker)".into())),
+            None => {
+                return Err(AppError::Refused(
+                    "the library is not following any folder (see the errors in the picker)".into(),
+                ))
+            }
         }
         let mut st = lock(&self.status);
         st.synced = false;
@@ -296,9 +306,16 @@ impl LibraryState {
                         None
                     }
                 };
-                LibraryUiEvent::SessionChanged { path: path.display().to_string(), change: change.into(), new_entries: new_entries.len() as u32, open }
+                LibraryUiEvent::SessionChanged {
+                    path: path.display().to_string(),
+                    change: change.into(),
+                    new_entries: new_entries.len() as u32,
+                    open,
+                }
             }
-            LibraryEvent::SessionRemoved { path } => LibraryUiEvent::SessionRemoved { path: path.display().to_string() },
+            LibraryEvent::SessionRemoved { path } => {
+                LibraryUiEvent::SessionRemoved { path: path.display().to_string() }
+            }
             LibraryEvent::Notice { notice } => {
                 let message = notice.to_string();
                 lock(&self.status).notices.push(message.clone());
@@ -333,7 +350,8 @@ pub fn coalesce(batch: Vec<LibraryEvent>) -> Vec<LibraryEvent> {
     let mut out: Vec<LibraryEvent> = Vec::with_capacity(batch.len());
     for ev in batch {
         if let LibraryEvent::SessionChanged { path, change, new_entries, session_id } = ev {
-            let prev = out.iter().rposition(|e| matches!(e, LibraryEvent::SessionChanged { path: p, .. } if *p == path));
+            let prev =
+                out.iter().rposition(|e| matches!(e, LibraryEvent::SessionChanged { path: p, .. } if *p == path));
             match prev.map(|i| out.remove(i)) {
                 Some(LibraryEvent::SessionChanged { change: c0, new_entries: mut e0, .. }) => {
                     e0.extend(new_entries);
@@ -399,7 +417,11 @@ pub fn reload_if_open(app: &AppState, path: &Path, keep_folds: bool) -> Result<O
     if o.path != open_path {
         return Ok(None);
     }
-    let leaf = if followed_pi { fresh.file_leaf() } else { kept_leaf.and_then(|id| fresh.index_of(&id)).or(fresh.file_leaf()) };
+    let leaf = if followed_pi {
+        fresh.file_leaf()
+    } else {
+        kept_leaf.and_then(|id| fresh.index_of(&id)).or(fresh.file_leaf())
+    };
     o.session = fresh.into();
     o.nodes.clear();
     o.leaf = leaf;

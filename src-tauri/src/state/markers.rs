@@ -34,7 +34,8 @@ impl MarkerCache {
             return f;
         }
         let c = check_of(s, idx);
-        let f = MarkerFacts { dropped: c.dropped.len() as u32, mentioned: c.retention.mentioned, total: c.retention.total };
+        let f =
+            MarkerFacts { dropped: c.dropped.len() as u32, mentioned: c.retention.mentioned, total: c.retention.total };
         lock(&self.map).insert(id.to_string(), f);
         f
     }

@@ -54,7 +54,8 @@ impl SummarizerState {
         let io = |source| AppError::Io { what: format!("writing {}", path.display()), source };
         std::fs::create_dir_all(&self.data_dir).map_err(io)?;
         let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(choice).map_err(|e| AppError::BadInput(e.to_string()))?).map_err(io)?;
+        std::fs::write(&tmp, serde_json::to_vec_pretty(choice).map_err(|e| AppError::BadInput(e.to_string()))?)
+            .map_err(io)?;
         std::fs::rename(&tmp, &path).map_err(io)
     }
 

@@ -42,7 +42,11 @@ pub struct BudgetArgs {
 impl BudgetArgs {
     pub fn settings(&self) -> CompactionSettings {
         let b = &self.budgets;
-        CompactionSettings { enabled: b.enabled, reserve_tokens: b.reserve_tokens as f64, keep_recent_tokens: b.keep_recent_tokens as f64 }
+        CompactionSettings {
+            enabled: b.enabled,
+            reserve_tokens: b.reserve_tokens as f64,
+            keep_recent_tokens: b.keep_recent_tokens as f64,
+        }
     }
 }
 #[derive(Debug, Clone, Serialize, Type)]

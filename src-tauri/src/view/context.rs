@@ -84,12 +84,25 @@ pub struct ContextView {
     pub over_threshold: bool,
 }
 
-pub fn context_view(s: &Session, leaf: Option<usize>, context_window: u32, reserve_tokens: u32, enabled: bool) -> ContextView {
+pub fn context_view(
+    s: &Session,
+    leaf: Option<usize>,
+    context_window: u32,
+    reserve_tokens: u32,
+    enabled: bool,
+) -> ContextView {
     context_view_of(s, leaf, &build_context(s, leaf), context_window, reserve_tokens, enabled)
 }
 
 /// [`context_view`] of a context the caller already built for `leaf`.
-pub fn context_view_of(s: &Session, leaf: Option<usize>, ctx: &Context, context_window: u32, reserve_tokens: u32, enabled: bool) -> ContextView {
+pub fn context_view_of(
+    s: &Session,
+    leaf: Option<usize>,
+    ctx: &Context,
+    context_window: u32,
+    reserve_tokens: u32,
+    enabled: bool,
+) -> ContextView {
     let mut totals = [0u64; 7];
     let mut messages = Vec::with_capacity(ctx.messages.len());
     for m in &ctx.messages {
@@ -119,16 +132,24 @@ pub fn context_view_of(s: &Session, leaf: Option<usize>, ctx: &Context, context_
         } else {
             super::graph::entry_title(s, m.entry).1
         };
-        messages.push(ContextMessage { entry_id: Some(s.id(m.entry).to_string()), role, tokens: tokens as u32, preview });
+        messages.push(ContextMessage {
+            entry_id: Some(s.id(m.entry).to_string()),
+            role,
+            tokens: tokens as u32,
+            preview,
+        });
     }
     let context_tokens = estimate_context(&ctx.agent_messages()).tokens as u64;
     let threshold = context_window.saturating_sub(reserve_tokens);
     ContextView {
         leaf_id: leaf.map(|l| s.id(l).to_string()),
-        model: ctx
-            .model
-            .as_ref()
-            .map(|m| format!("{}/{}", session_engine::context::js_to_string(&m.provider), session_engine::context::js_to_string(&m.model_id))),
+        model: ctx.model.as_ref().map(|m| {
+            format!(
+                "{}/{}",
+                session_engine::context::js_to_string(&m.provider),
+                session_engine::context::js_to_string(&m.model_id)
+            )
+        }),
         thinking_level: session_engine::context::js_to_string(&ctx.thinking_level),
         messages,
         categories: ORDER.iter().zip(totals).map(|(c, t)| CategoryTokens { category: *c, tokens: t as u32 }).collect(),

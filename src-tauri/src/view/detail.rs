@@ -79,8 +79,11 @@ fn content_blocks(content: &Value, out: &mut Vec<Block>) {
                         name: cb.tool_name().unwrap_or("").to_string(),
                         arguments_json: cb.arguments().map(to_pretty).unwrap_or_default(),
                     }),
-                    ContentBlock::Image(_) => out.push(Block::Image { mime_type: s("mimeType"), bytes: (utf16_len(&s("data")) * 3 / 4) as u32 }),
-                    ContentBlock::Other(_) => out.push(Block::Meta { text: format!("({} block)", b.str_field("type").unwrap_or("")) }),
+                    ContentBlock::Image(_) => out
+                        .push(Block::Image { mime_type: s("mimeType"), bytes: (utf16_len(&s("data")) * 3 / 4) as u32 }),
+                    ContentBlock::Other(_) => {
+                        out.push(Block::Meta { text: format!("({} block)", b.str_field("type").unwrap_or("")) })
+                    }
                 }
             }
         }
@@ -139,16 +142,24 @@ pub fn entry_detail(s: &Session, idx: usize, path: &[usize], leaf: Option<usize>
         Kind::Compaction => {
             blocks.push(Block::Summary { title: "Compaction summary".into(), text: str_of("summary") });
             let tokens = v.get("tokensBefore").map(pi_json::to_string).unwrap_or_default();
-            blocks.push(Block::Meta { text: format!("firstKeptEntryId: {} · tokensBefore: {tokens}", str_of("firstKeptEntryId")) });
+            blocks.push(Block::Meta {
+                text: format!("firstKeptEntryId: {} · tokensBefore: {tokens}", str_of("firstKeptEntryId")),
+            });
         }
         Kind::BranchSummary => {
             blocks.push(Block::Summary { title: "Branch summary".into(), text: str_of("summary") });
             blocks.push(Block::Meta { text: format!("from: {}", str_of("fromId")) });
         }
         Kind::CustomMessage => content_blocks(v.get("content").unwrap_or(&Value::Null), &mut blocks),
-        Kind::Label => blocks.push(Block::Meta { text: format!("label on {}: {}", str_of("targetId"), str_of("label")) }),
-        Kind::ModelChange => blocks.push(Block::Meta { text: format!("model: {}/{}", str_of("provider"), str_of("modelId")) }),
-        Kind::ThinkingLevelChange => blocks.push(Block::Meta { text: format!("thinking level: {}", str_of("thinkingLevel")) }),
+        Kind::Label => {
+            blocks.push(Block::Meta { text: format!("label on {}: {}", str_of("targetId"), str_of("label")) })
+        }
+        Kind::ModelChange => {
+            blocks.push(Block::Meta { text: format!("model: {}/{}", str_of("provider"), str_of("modelId")) })
+        }
+        Kind::ThinkingLevelChange => {
+            blocks.push(Block::Meta { text: format!("thinking level: {}", str_of("thinkingLevel")) })
+        }
         Kind::SessionInfo => blocks.push(Block::Meta { text: format!("session name: {}", str_of("name")) }),
         Kind::Custom | Kind::Other => blocks.push(Block::Meta { text: format!("{} entry", e.type_name) }),
     }

@@ -31,7 +31,11 @@ pub fn nodes_in(s: &Session, range: std::ops::Range<usize>) -> Vec<Node> {
                     },
                     // The span count is summary-analysis's (the workbench shows the same number).
                     Kind::Compaction => NodeKind::Compaction {
-                        first_kept: s.value(i).str_field("firstKeptEntryId").and_then(|k| s.index_of(k)).map(|k| k as u32),
+                        first_kept: s
+                            .value(i)
+                            .str_field("firstKeptEntryId")
+                            .and_then(|k| s.index_of(k))
+                            .map(|k| k as u32),
                         span: summary_analysis::span_count(s, i) as u32,
                     },
                     Kind::BranchSummary => NodeKind::BranchSummary,
@@ -204,7 +208,10 @@ pub fn entry_title(s: &Session, i: usize) -> (GraphRowKind, String) {
                         .collect();
                     (K::Assistant, if parts.is_empty() { "(thinking)".to_string() } else { parts.join(" ") })
                 }
-                Some("toolResult") => (K::ToolResult, format!("{} → {}", m.str_field("toolName").unwrap_or("tool"), content_text(m.get("content")))),
+                Some("toolResult") => (
+                    K::ToolResult,
+                    format!("{} → {}", m.str_field("toolName").unwrap_or("tool"), content_text(m.get("content"))),
+                ),
                 Some("bashExecution") => (K::BashExecution, format!("$ {}", m.str_field("command").unwrap_or(""))),
                 role => {
                     let kind = match role {
@@ -236,7 +243,8 @@ pub fn window(s: &Session, l: &Layout, start: u32, end: u32) -> Vec<GraphRow> {
     rows.iter()
         .enumerate()
         .map(|(k, r)| {
-            let mut mark_names: Vec<Mark> = MARK_NAMES.iter().filter(|(m, _)| r.marks & m != 0).map(|&(_, n)| n).collect();
+            let mut mark_names: Vec<Mark> =
+                MARK_NAMES.iter().filter(|(m, _)| r.marks & m != 0).map(|&(_, n)| n).collect();
             let (entry_id, kind, title, label, fold_count) = match r.kind {
                 RowKind::Node { node } => {
                     let id = s.id(node as usize);

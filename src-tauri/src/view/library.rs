@@ -74,7 +74,11 @@ pub struct ProjectRow {
 
 impl From<&Project> for ProjectRow {
     fn from(p: &Project) -> ProjectRow {
-        ProjectRow { cwd: p.cwd.clone(), session_count: clamp_u32(p.session_count), last_modified: p.last_modified_ms.map(format_iso_ms) }
+        ProjectRow {
+            cwd: p.cwd.clone(),
+            session_count: clamp_u32(p.session_count),
+            last_modified: p.last_modified_ms.map(format_iso_ms),
+        }
     }
 }
 

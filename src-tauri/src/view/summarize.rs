@@ -47,9 +47,19 @@ pub struct SummaryProgress {
 impl SummaryProgress {
     /// A summarizer progress event as the UI receives it.
     pub fn from_progress(p: Progress) -> SummaryProgress {
-        let base = SummaryProgress { kind: ProgressKind::Attempt, call: None, attempt: None, delay_ms: None, chars: None, delta: None, message: None };
+        let base = SummaryProgress {
+            kind: ProgressKind::Attempt,
+            call: None,
+            attempt: None,
+            delay_ms: None,
+            chars: None,
+            delta: None,
+            message: None,
+        };
         match p {
-            Progress::Attempt { attempt } => SummaryProgress { kind: ProgressKind::Attempt, attempt: Some(attempt), ..base },
+            Progress::Attempt { attempt } => {
+                SummaryProgress { kind: ProgressKind::Attempt, attempt: Some(attempt), ..base }
+            }
             Progress::Retrying { attempt, delay, reason } => SummaryProgress {
                 kind: ProgressKind::Retrying,
                 attempt: Some(attempt),
@@ -57,16 +67,26 @@ impl SummaryProgress {
                 message: Some(format!("{reason}; retrying in {:.1} s", delay.as_secs_f64())),
                 ..base
             },
-            Progress::Text { chars, delta } => {
-                SummaryProgress { kind: ProgressKind::Text, call: Some(SummaryCall::Reply), chars: Some(chars as u32), delta: Some(delta), ..base }
-            }
+            Progress::Text { chars, delta } => SummaryProgress {
+                kind: ProgressKind::Text,
+                call: Some(SummaryCall::Reply),
+                chars: Some(chars as u32),
+                delta: Some(delta),
+                ..base
+            },
             Progress::SummaryText { call, chars, delta } => {
                 let call = match call {
                     Kind::History => SummaryCall::History,
                     Kind::TurnPrefix => SummaryCall::TurnPrefix,
                     Kind::Branch => SummaryCall::Branch,
                 };
-                SummaryProgress { kind: ProgressKind::Text, call: Some(call), chars: Some(chars as u32), delta: Some(delta), ..base }
+                SummaryProgress {
+                    kind: ProgressKind::Text,
+                    call: Some(call),
+                    chars: Some(chars as u32),
+                    delta: Some(delta),
+                    ..base
+                }
             }
         }
     }

@@ -180,11 +180,21 @@ pub fn sections_of(sum: &Summary) -> Vec<SectionView> {
             name: s.name.clone(),
             level: s.level as u32,
             role: sm::role_of(s).into(),
-            items: s.items.iter().map(|it| ItemView { text: it.text.clone(), marker: it.marker.into(), checked: it.checked, depth: it.depth as u32 }).collect(),
+            items: s
+                .items
+                .iter()
+                .map(|it| ItemView {
+                    text: it.text.clone(),
+                    marker: it.marker.into(),
+                    checked: it.checked,
+                    depth: it.depth as u32,
+                })
+                .collect(),
             text: s.text.clone(),
             raw: s.raw.clone(),
             // The split turn's part opens with a section named "Turn Context" (the marker), then "Turn Context › …".
-            turn_prefix: sum.turn_prefix.is_some() && (s.name == "Turn Context" || s.name.starts_with("Turn Context › ")),
+            turn_prefix: sum.turn_prefix.is_some()
+                && (s.name == "Turn Context" || s.name.starts_with("Turn Context › ")),
         })
         .collect()
 }
@@ -194,7 +204,12 @@ pub fn retention_view(r: &sm::Retention) -> RetentionView {
         facts: r
             .facts
             .iter()
-            .map(|f| FactView { kind: f.kind.into(), text: f.text.clone(), source_entry_id: f.source_entry_id.clone(), mentioned: f.mentioned })
+            .map(|f| FactView {
+                kind: f.kind.into(),
+                text: f.text.clone(),
+                source_entry_id: f.source_entry_id.clone(),
+                mentioned: f.mentioned,
+            })
             .collect(),
         mentioned: r.mentioned as u32,
         total: r.total as u32,
@@ -234,7 +249,10 @@ pub fn author_of(s: &Session, idx: usize) -> (String, String) {
     if let Some(kind) = d("editKind").and_then(Value::as_str) {
         let from = d("editedFrom").and_then(Value::as_str).unwrap_or("?");
         let detail = if kind == "revert" {
-            format!("revert of {from} to {}", d("revertedTo").or(d("editOrigin")).and_then(Value::as_str).unwrap_or("?"))
+            format!(
+                "revert of {from} to {}",
+                d("revertedTo").or(d("editOrigin")).and_then(Value::as_str).unwrap_or("?")
+            )
         } else {
             format!("edit of {from}")
         };
@@ -323,12 +341,20 @@ pub fn summary_view(s: &Session, idx: usize, leaf: Option<usize>) -> SummaryView
     let others = (0..s.len())
         .filter(|&i| is_summary(s, i))
         .take(500)
-        .map(|i| SummaryRef { entry_id: s.id(i).to_string(), kind: kind_name(s, i), timestamp: s.entry(i).timestamp.to_string(), on_path: on_path[i] })
+        .map(|i| SummaryRef {
+            entry_id: s.id(i).to_string(),
+            kind: kind_name(s, i),
+            timestamp: s.entry(i).timestamp.to_string(),
+            on_path: on_path[i],
+        })
         .collect();
     let refusal = if s.kind(idx) == Kind::Compaction {
         sm::edit_refusal(s, idx, leaf)
     } else {
-        Some("Branch summaries cannot be edited here; only the compaction that governs the context at the leaf can.".to_string())
+        Some(
+            "Branch summaries cannot be edited here; only the compaction that governs the context at the leaf can."
+                .to_string(),
+        )
     };
     let check = check_of(s, idx);
     let is_edit = sm::edit_origin(s, idx).is_some();
@@ -342,11 +368,19 @@ pub fn summary_view(s: &Session, idx: usize, leaf: Option<usize>) -> SummaryView
             if kind_name(s, b) == SummaryKind::Compaction { "compaction" } else { "branch summary" }
         ),
         (None, true) => "Nothing to compare with: this is the first compaction on its path".to_string(),
-        (None, false) => "Nothing to compare with: no compaction or branch summary comes before this branch summary on its path".to_string(),
+        (None, false) => {
+            "Nothing to compare with: no compaction or branch summary comes before this branch summary on its path"
+                .to_string()
+        }
     };
     let history = sm::history(s, idx)
         .into_iter()
-        .map(|h| VersionView { entry_id: h.entry_id, kind: h.kind.into(), edited_from: h.edited_from, timestamp: h.timestamp })
+        .map(|h| VersionView {
+            entry_id: h.entry_id,
+            kind: h.kind.into(),
+            edited_from: h.edited_from,
+            timestamp: h.timestamp,
+        })
         .collect();
     SummaryView {
         entry_id: s.id(idx).to_string(),
@@ -359,7 +393,12 @@ pub fn summary_view(s: &Session, idx: usize, leaf: Option<usize>) -> SummaryView
         tokens_before: v.num_field("tokensBefore"),
         first_kept_found: first_kept.as_deref().is_some_and(|k| s.index_of(k).is_some()),
         first_kept_entry_id: first_kept,
-        span: SpanView { count: span.entry_ids.len() as u32, first_id: span.first_id, last_id: span.last_id, exact: span.exact },
+        span: SpanView {
+            count: span.entry_ids.len() as u32,
+            first_id: span.first_id,
+            last_id: span.last_id,
+            exact: span.exact,
+        },
         author,
         author_detail,
         turn_prefix: parsed.turn_prefix.clone(),
@@ -433,7 +472,11 @@ pub fn diff_view(from_id: Option<String>, to_id: Option<String>, from: &str, to:
                     .map(|r| RewordedView {
                         from: r.from.clone(),
                         to: r.to.clone(),
-                        words: r.words.iter().map(|w| WordChangeView { op: w.op.into(), text: w.text.clone() }).collect(),
+                        words: r
+                            .words
+                            .iter()
+                            .map(|w| WordChangeView { op: w.op.into(), text: w.text.clone() })
+                            .collect(),
                     })
                     .collect(),
                 text_changed: s.text_changed,

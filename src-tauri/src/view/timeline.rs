@@ -65,7 +65,8 @@ pub const FLAG_COST_AT_USAGE: u32 = 2;
 /// `id` as the value of its 8 lowercase hex digits, if it is that.
 fn hex_id(id: &str) -> Option<u32> {
     let b = id.as_bytes();
-    (b.len() == 8 && b.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))).then(|| u32::from_str_radix(id, 16).expect("hex digits"))
+    (b.len() == 8 && b.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')))
+        .then(|| u32::from_str_radix(id, 16).expect("hex digits"))
 }
 
 impl TimelineView {
@@ -98,7 +99,16 @@ impl TimelineView {
         let f64s = n + c.usage_tokens.len() + c.cost.len();
         let u32s = c.usage_at.len() + cost_at.len() + n;
         let mut out = Vec::with_capacity(HEADER_BYTES + head.len() + f64s * 8 + u32s * 4 + n + id_bytes.len());
-        for x in [BYTES_VERSION, head.len() as u32, n as u32, c.usage_tokens.len() as u32, c.cost.len() as u32, id_bytes.len() as u32, flags, 0] {
+        for x in [
+            BYTES_VERSION,
+            head.len() as u32,
+            n as u32,
+            c.usage_tokens.len() as u32,
+            c.cost.len() as u32,
+            id_bytes.len() as u32,
+            flags,
+            0,
+        ] {
             out.extend_from_slice(&x.to_le_bytes());
         }
         out.extend_from_slice(&head);

@@ -57,11 +57,23 @@ fn every_entry_as_the_cut_point_of_three_pi_sessions() {
             let id = s.id(idx).to_string();
             let file = dir.path().join(format!("{name}-{id}.jsonl"));
             std::fs::write(&file, &before).unwrap();
-            let mut args = vec!["compact".to_string(), file.display().to_string(), "--keep-from".into(), id.clone(), "--provider".into(), "offline".into()];
+            let mut args = vec![
+                "compact".to_string(),
+                file.display().to_string(),
+                "--keep-from".into(),
+                id.clone(),
+                "--provider".into(),
+                "offline".into(),
+            ];
             if let Some(l) = leaf {
                 args.extend(["--leaf".to_string(), l.to_string()]);
             }
-            let o = Command::new(BIN).args(&args).env("PI_CODING_AGENT_DIR", dir.path().join("agent")).env("ARBOR_KEYRING", "off").output().unwrap();
+            let o = Command::new(BIN)
+                .args(&args)
+                .env("PI_CODING_AGENT_DIR", dir.path().join("agent"))
+                .env("ARBOR_KEYRING", "off")
+                .output()
+                .unwrap();
             let err = String::from_utf8_lossy(&o.stderr);
             if o.status.success() {
                 valid += 1;
@@ -80,7 +92,10 @@ fn every_entry_as_the_cut_point_of_three_pi_sessions() {
             } else {
                 refused += 1;
                 assert_eq!(o.status.code(), Some(2), "{name} {id}: {err}");
-                assert!(err.contains(&format!("cannot keep from {id}: ")) && err.contains("nothing was written"), "{name} {id}: {err}");
+                assert!(
+                    err.contains(&format!("cannot keep from {id}: ")) && err.contains("nothing was written"),
+                    "{name} {id}: {err}"
+                );
                 assert!(err.contains("nearest valid cut points: "), "{name} {id}: {err}");
                 assert_eq!(std::fs::read(&file).unwrap(), before, "{name} {id}: a refusal writes nothing");
             }
@@ -96,8 +111,18 @@ fn every_entry_as_the_cut_point_of_three_pi_sessions() {
     for ((file, report), pi) in written.iter().zip(pi_views(&files)) {
         assert_eq!(pi["file"], file.display().to_string());
         assert!(pi.get("error").is_none(), "{pi}");
-        let ours: Vec<_> = report["context"]["messages"].as_array().unwrap().iter().map(|m| (m["role"].clone(), m["sha256"].clone())).collect();
-        let theirs: Vec<_> = pi["context"]["messages"].as_array().unwrap().iter().map(|m| (m["role"].clone(), m["sha256"].clone())).collect();
+        let ours: Vec<_> = report["context"]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| (m["role"].clone(), m["sha256"].clone()))
+            .collect();
+        let theirs: Vec<_> = pi["context"]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| (m["role"].clone(), m["sha256"].clone()))
+            .collect();
         assert_eq!(ours, theirs, "{}", file.display());
         assert_eq!(report["tokens"]["estimate"]["tokens"], pi["context"]["tokens"]["tokens"], "{}", file.display());
         assert_eq!(report["leafId"], pi["load"]["fileLeafId"]);

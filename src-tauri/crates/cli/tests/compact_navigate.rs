@@ -50,8 +50,11 @@ struct Case {
 
 fn cases() -> Vec<Case> {
     let mut out = Vec::new();
-    let mut names: Vec<PathBuf> =
-        std::fs::read_dir(fixtures()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().ends_with(".expected.json")).collect();
+    let mut names: Vec<PathBuf> = std::fs::read_dir(fixtures())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".expected.json"))
+        .collect();
     names.sort();
     for p in names {
         let text = std::fs::read_to_string(&p).unwrap();
@@ -103,7 +106,11 @@ async fn server_for(fmt: Fmt, expected_kinds: Vec<String>) -> (Server, Arc<Mutex
         let k = kind_of(&prompt);
         match kinds.iter().position(|x| x == k) {
             Some(i) => ok_answer(fmt, r, &format!("[oracle summary {}]", i + 1)),
-            None => Script::response(400, &[("x-should-retry", "false")], &format!("{{\"error\":{{\"message\":\"unexpected {k} call\"}}}}")),
+            None => Script::response(
+                400,
+                &[("x-should-retry", "false")],
+                &format!("{{\"error\":{{\"message\":\"unexpected {k} call\"}}}}"),
+            ),
         }
     })
     .await;
@@ -113,7 +120,8 @@ async fn server_for(fmt: Fmt, expected_kinds: Vec<String>) -> (Server, Arc<Mutex
 /// Checks the recorded requests against Pi's: same kinds, output limits and conversation size.
 fn check_requests(label: &str, fmt: Fmt, server: &Server, expected: &Value) -> Vec<String> {
     let mut errs = Vec::new();
-    let want: Vec<&Value> = expected.get("requests").and_then(Value::as_array).map(|a| a.iter().collect()).unwrap_or_default();
+    let want: Vec<&Value> =
+        expected.get("requests").and_then(Value::as_array).map(|a| a.iter().collect()).unwrap_or_default();
     let got = server.requests();
     if got.len() != want.len() {
         errs.push(format!("{label}: {} request(s), Pi made {}", got.len(), want.len()));
@@ -131,7 +139,8 @@ fn check_requests(label: &str, fmt: Fmt, server: &Server, expected: &Value) -> V
             errs.push(format!("{label}: {kind} maxTokens {max}, Pi {:?}", w.num_field("maxTokens")));
         }
         let ours = prompt.encode_utf16().count() - instructions_len(kind, &prompt);
-        let pis = w.num_field("promptChars").unwrap_or(0.0) as usize - w.num_field("instructionsChars").unwrap_or(0.0) as usize;
+        let pis = w.num_field("promptChars").unwrap_or(0.0) as usize
+            - w.num_field("instructionsChars").unwrap_or(0.0) as usize;
         if ours != pis {
             errs.push(format!("{label}: {kind} conversation+envelope is {ours} UTF-16 units, Pi's is {pis}"));
         }
@@ -187,15 +196,26 @@ fn appended(file: &Path, before: usize) -> Vec<String> {
 }
 
 fn lines_of(v: &Value) -> Vec<String> {
-    v.get("appendedEntryLines").and_then(Value::as_array).map(|a| a.iter().filter_map(|l| l.as_str().map(str::to_string)).collect()).unwrap_or_default()
+    v.get("appendedEntryLines")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|l| l.as_str().map(str::to_string)).collect())
+        .unwrap_or_default()
 }
 
 fn kinds_of(v: &Value) -> Vec<String> {
-    v.get("requests").and_then(Value::as_array).map(|a| a.iter().filter_map(|r| r.str_field("kind").map(str::to_string)).collect()).unwrap_or_default()
+    v.get("requests")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|r| r.str_field("kind").map(str::to_string)).collect())
+        .unwrap_or_default()
 }
 
 fn show(out: &Output) -> String {
-    format!("exit {:?}\nstdout: {}\nstderr: {}", out.status.code(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    format!(
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }
 
 enum Sim {
@@ -204,7 +224,14 @@ enum Sim {
 }
 
 /// Runs one simulation of one case on a fresh copy; returns the appended lines and output.
-async fn simulate(case: &Case, sim_kind: &Sim, fmt: Option<Fmt>, extras: bool, dir: &Path, expected: &Value) -> (Vec<String>, Output, Option<Server>) {
+async fn simulate(
+    case: &Case,
+    sim_kind: &Sim,
+    fmt: Option<Fmt>,
+    extras: bool,
+    dir: &Path,
+    expected: &Value,
+) -> (Vec<String>, Output, Option<Server>) {
     let file = dir.join(format!("{}.jsonl", case.name));
     std::fs::copy(fixtures().join(format!("{}.jsonl", case.name)), &file).unwrap();
     let _ = std::fs::remove_file(dir.join(format!("{}.jsonl.arbor-lock", case.name)));
@@ -213,7 +240,11 @@ async fn simulate(case: &Case, sim_kind: &Sim, fmt: Option<Fmt>, extras: bool, d
     match sim_kind {
         Sim::Compact => {
             cmd.arg("compact").arg(&file);
-            for (flag, key) in [("--context-window", "contextWindow"), ("--reserve-tokens", "reserveTokens"), ("--keep-recent-tokens", "keepRecentTokens")] {
+            for (flag, key) in [
+                ("--context-window", "contextWindow"),
+                ("--reserve-tokens", "reserveTokens"),
+                ("--keep-recent-tokens", "keepRecentTokens"),
+            ] {
                 if let Some(v) = opt_str(case, key) {
                     cmd.args([flag, &v]);
                 }
@@ -275,11 +306,12 @@ async fn every_conformance_case_writes_pis_lines_through_each_wire_format() {
             let pi_lines = lines_of(expected);
             let pi_ok = expected.get("ok").and_then(Value::as_bool) == Some(true);
             let uses_model = !kinds_of(expected).is_empty();
-            let fmts: Vec<Option<Fmt>> = if matches!(sim_kind, Sim::Navigate { summarize: false }) || !uses_model && pi_lines.is_empty() {
-                vec![None]
-            } else {
-                ALL_FMTS.iter().map(|f| Some(*f)).collect()
-            };
+            let fmts: Vec<Option<Fmt>> =
+                if matches!(sim_kind, Sim::Navigate { summarize: false }) || !uses_model && pi_lines.is_empty() {
+                    vec![None]
+                } else {
+                    ALL_FMTS.iter().map(|f| Some(*f)).collect()
+                };
             for fmt in fmts {
                 let label = format!("{} {sim_name} {:?}", case.name, fmt);
                 let (ours, out, server) = simulate(&case, &sim_kind, fmt, false, &dir, expected).await;
@@ -287,7 +319,11 @@ async fn every_conformance_case_writes_pis_lines_through_each_wire_format() {
                 let stderr = String::from_utf8_lossy(&out.stderr).to_string();
                 if !pi_ok {
                     if out.status.success() || !ours.is_empty() {
-                        failures.push(format!("{label}: Pi refused ({:?}) but Arbor wrote {ours:?}\n{}", expected.str_field("error"), show(&out)));
+                        failures.push(format!(
+                            "{label}: Pi refused ({:?}) but Arbor wrote {ours:?}\n{}",
+                            expected.str_field("error"),
+                            show(&out)
+                        ));
                     }
                     continue;
                 }
@@ -324,7 +360,8 @@ async fn every_conformance_case_writes_pis_lines_through_each_wire_format() {
                         let first = pi_json::parse(&ours[0]).unwrap();
                         let d = first.get("details").cloned().unwrap_or_default();
                         if d.get("usage").is_none() || (sim_name == "compact" && d.get("tokensAfter").is_none()) {
-                            failures.push(format!("{} {sim_name}: extras missing from details: {}", case.name, ours[0]));
+                            failures
+                                .push(format!("{} {sim_name}: extras missing from details: {}", case.name, ours[0]));
                         }
                     }
                 }

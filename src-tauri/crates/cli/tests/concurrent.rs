@@ -34,7 +34,9 @@ use std::time::{Duration, Instant};
 
 fn arbor(dir: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_arbor-cli"));
-    c.env("PI_CODING_AGENT_DIR", dir.join("agent")).env("ARBOR_SETTINGS", dir.join("arbor-settings.json")).env("ARBOR_KEYRING", "off");
+    c.env("PI_CODING_AGENT_DIR", dir.join("agent"))
+        .env("ARBOR_SETTINGS", dir.join("arbor-settings.json"))
+        .env("ARBOR_KEYRING", "off");
     c.stdin(Stdio::null());
     c
 }
@@ -79,7 +81,9 @@ fn classify(op: &str, out: &std::process::Output) -> Outcome {
     if out.status.success() {
         let line = stdout.lines().next().unwrap_or("").trim().to_string();
         let id = if op == "label" {
-            serde_json::from_str::<serde_json::Value>(&line).ok().and_then(|v| v["entryId"].as_str().map(str::to_string))
+            serde_json::from_str::<serde_json::Value>(&line)
+                .ok()
+                .and_then(|v| v["entryId"].as_str().map(str::to_string))
         } else {
             Some(line)
         };
@@ -113,7 +117,12 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
     let root = dir.join("sessions");
     std::fs::create_dir_all(root.join("--p--")).unwrap();
     let file = root.join("--p--/2025-03-01T09-00-00-000Z_concurrent.jsonl");
-    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("../session-engine/tests/fixtures/conformance/basic-tool-chain.jsonl"), &file).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../session-engine/tests/fixtures/conformance/basic-tool-chain.jsonl"),
+        &file,
+    )
+    .unwrap();
     let file = file.canonicalize().unwrap();
     let root = root.canonicalize().unwrap();
     let initial: Vec<String> = {
@@ -132,17 +141,25 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
             let mut lib = library::Library::open(&db).unwrap();
             // Arbor may have appended already: the first pass reports every entry it found.
             let first = lib.sync_file(&file, Some(&root)).unwrap();
-            let (mut calls, mut added, mut syncs, mut indexed, mut rereads) = (0usize, s.len(), 1usize, first.new_entries.len(), 0usize);
+            let (mut calls, mut added, mut syncs, mut indexed, mut rereads) =
+                (0usize, s.len(), 1usize, first.new_entries.len(), 0usize);
             loop {
                 let last = stop.load(Ordering::SeqCst);
                 match s.extend_from_file(&file).unwrap_or_else(|e| panic!("extend_from_file during the run: {e}")) {
                     Extend::Added(n) => added += n,
-                    Extend::Reload => panic!("extend_from_file asked for a reload during the run: the file did not just grow"),
+                    Extend::Reload => {
+                        panic!("extend_from_file asked for a reload during the run: the file did not just grow")
+                    }
                 }
                 calls += 1;
-                assert!(s.diagnostics().is_empty(), "the open view saw a bad line during the run: {:?}", s.diagnostics());
+                assert!(
+                    s.diagnostics().is_empty(),
+                    "the open view saw a bad line during the run: {:?}",
+                    s.diagnostics()
+                );
                 if calls % 20 == 0 || last {
-                    let u = lib.sync_file(&file, Some(&root)).unwrap_or_else(|e| panic!("index sync during the run: {e}"));
+                    let u =
+                        lib.sync_file(&file, Some(&root)).unwrap_or_else(|e| panic!("index sync during the run: {e}"));
                     syncs += 1;
                     indexed += u.new_entries.len();
                     // A pass that met a line still being written (a torn tail) re-reads the file on
@@ -187,9 +204,25 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
             let text = format!("arbor {i} ✓ \"concurrent\"");
             let target = &targets[rng.below(targets.len() as u64) as usize];
             let (op, o) = if compact {
-                ("compact", arbor(&dir).arg("compact").arg(&file).args(["--provider", "offline", "--keep-recent-tokens", "400"]).output().unwrap())
+                (
+                    "compact",
+                    arbor(&dir)
+                        .arg("compact")
+                        .arg(&file)
+                        .args(["--provider", "offline", "--keep-recent-tokens", "400"])
+                        .output()
+                        .unwrap(),
+                )
             } else {
-                ("label", arbor(&dir).arg("label").arg(&file).args(["--entry", target, "--text", &text, "--json"]).output().unwrap())
+                (
+                    "label",
+                    arbor(&dir)
+                        .arg("label")
+                        .arg(&file)
+                        .args(["--entry", target, "--text", &text, "--json"])
+                        .output()
+                        .unwrap(),
+                )
             };
             f.arbor_runs += 1;
             match classify(op, &o) {
@@ -215,12 +248,17 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
     assert!(pi_out.status.success(), "Pi's append loop failed: {}", String::from_utf8_lossy(&pi_out.stderr));
     stop.store(true, Ordering::SeqCst);
     let (view, lib, calls, added, syncs, indexed, rereads) = observer.join().unwrap();
-    (f.extend_calls, f.extend_added, f.index_syncs, f.index_new_entries, f.index_rereads) = (calls, added, syncs, indexed, rereads);
+    (f.extend_calls, f.extend_added, f.index_syncs, f.index_new_entries, f.index_rereads) =
+        (calls, added, syncs, indexed, rereads);
 
     // Pi's own record of what it wrote.
     let pv: serde_json::Value = serde_json::from_slice(&pi_out.stdout).expect("pi-check append-loop prints JSON");
-    let pi_written: Vec<(String, Option<String>)> =
-        pv["ids"].as_array().unwrap().iter().map(|e| (e["id"].as_str().unwrap().to_string(), e["parentId"].as_str().map(str::to_string))).collect();
+    let pi_written: Vec<(String, Option<String>)> = pv["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["id"].as_str().unwrap().to_string(), e["parentId"].as_str().map(str::to_string)))
+        .collect();
     f.pi_entries = pi_written.len();
     assert_eq!(pi_written.len(), f.pi_rounds * 2);
 
@@ -228,9 +266,15 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
     let bytes = std::fs::read(&file).unwrap();
     assert_eq!(bytes.last(), Some(&b'\n'), "the file ends in the middle of a line");
     let text = String::from_utf8(bytes).expect("the file is UTF-8");
-    let lines: Vec<serde_json::Value> =
-        text.lines().enumerate().map(|(n, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("line {} does not parse ({e}): {l:.200}", n + 1))).collect();
-    let ids: Vec<String> = lines[1..].iter().map(|v| v["id"].as_str().expect("every entry line has an id").to_string()).collect();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .enumerate()
+        .map(|(n, l)| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("line {} does not parse ({e}): {l:.200}", n + 1))
+        })
+        .collect();
+    let ids: Vec<String> =
+        lines[1..].iter().map(|v| v["id"].as_str().expect("every entry line has an id").to_string()).collect();
     let parents: Vec<Option<String>> = lines[1..].iter().map(|v| v["parentId"].as_str().map(str::to_string)).collect();
     assert_eq!(ids.iter().collect::<HashSet<_>>().len(), ids.len(), "an id repeats");
     let pos: HashMap<&str, usize> = ids.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
@@ -242,7 +286,11 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
         if i > 0 && parent.as_deref() != Some(ids[i - 1].as_str()) {
             f.pi_past_arbor += 1;
             // Pi parents to its own previous entry; what came in between is Arbor's.
-            assert!(!pi_written.iter().any(|(p, _)| p == &ids[i - 1]), "Pi's {id} skipped over Pi's own {}", ids[i - 1]);
+            assert!(
+                !pi_written.iter().any(|(p, _)| p == &ids[i - 1]),
+                "Pi's {id} skipped over Pi's own {}",
+                ids[i - 1]
+            );
         }
     }
     for (id, op, label) in &acked {
@@ -262,7 +310,12 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
     }
     // Nothing else was written: the refusals wrote nothing; an overtaken write is the only kind
     // of Arbor line not acknowledged, and the only one whose parent is not the line before it.
-    let known: HashSet<&str> = initial.iter().chain(pi_written.iter().map(|(id, _)| id)).chain(acked.iter().map(|(id, _, _)| id)).map(String::as_str).collect();
+    let known: HashSet<&str> = initial
+        .iter()
+        .chain(pi_written.iter().map(|(id, _)| id))
+        .chain(acked.iter().map(|(id, _, _)| id))
+        .map(String::as_str)
+        .collect();
     let unacked: Vec<usize> = (0..ids.len()).filter(|&i| !known.contains(ids[i].as_str())).collect();
     assert_eq!(
         unacked.len(),
@@ -271,7 +324,12 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
         unacked.iter().map(|&i| &ids[i]).collect::<Vec<_>>()
     );
     for &i in &unacked {
-        assert_ne!(parents[i].as_deref(), Some(ids[i - 1].as_str()), "an overtaken write that was not overtaken: {}", ids[i]);
+        assert_ne!(
+            parents[i].as_deref(),
+            Some(ids[i - 1].as_str()),
+            "an overtaken write that was not overtaken: {}",
+            ids[i]
+        );
     }
     assert_eq!(ids.len(), initial.len() + pi_written.len() + acked.len() + f.overtaken);
 
@@ -285,11 +343,19 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
     assert_eq!(view.len(), fresh.len(), "the open view has {} entries, the file {}", view.len(), fresh.len());
     assert!((0..fresh.len()).all(|i| view.id(i) == fresh.id(i)), "the open view's entries differ from a fresh load");
     assert_eq!(view.file_leaf().map(|i| view.id(i)), fresh.file_leaf().map(|i| fresh.id(i)));
-    assert_eq!(f.extend_added, ids.len(), "the open view's first load and extend_from_file's counts do not add up to the file's entries");
+    assert_eq!(
+        f.extend_added,
+        ids.len(),
+        "the open view's first load and extend_from_file's counts do not add up to the file's entries"
+    );
     assert!(f.extend_calls > 10, "the open view was refreshed only {} times", f.extend_calls);
     let statuses = lib.entry_statuses(&file).unwrap();
     let indexed_ids: Vec<&str> = statuses.iter().map(|(id, _)| id.as_str()).collect();
-    assert_eq!(indexed_ids, ids.iter().map(String::as_str).collect::<Vec<_>>(), "the index does not hold the file's entries in file order");
+    assert_eq!(
+        indexed_ids,
+        ids.iter().map(String::as_str).collect::<Vec<_>>(),
+        "the index does not hold the file's entries in file order"
+    );
     if f.index_rereads == 0 {
         assert_eq!(f.index_new_entries, ids.len(), "the index passes did not report every entry once");
     } else {
@@ -300,8 +366,14 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
     assert!(hits.iter().any(|h| h.entry_id == pi_written.last().unwrap().0), "the index does not find Pi's last reply");
 
     // 6. The race was real: Arbor saw the file move under it and refused.
-    assert!(f.arbor_on_pi_entry > 0, "no Arbor entry was written on one of Pi's: the writers did not interleave; {f:?}");
+    assert!(
+        f.arbor_on_pi_entry > 0,
+        "no Arbor entry was written on one of Pi's: the writers did not interleave; {f:?}"
+    );
     assert!(f.pi_past_arbor > 0, "Pi never wrote after an Arbor entry; {f:?}");
-    assert!(f.refused_changed > 0, "Arbor never had to refuse: the race between planning and writing did not happen; {f:?}");
+    assert!(
+        f.refused_changed > 0,
+        "Arbor never had to refuse: the race between planning and writing did not happen; {f:?}"
+    );
     eprintln!("concurrent: {f:?}; {:.1} s, seed {seed}", run_time.as_secs_f64());
 }

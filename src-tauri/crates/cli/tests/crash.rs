@@ -30,7 +30,9 @@ enum Op {
 
 fn command(dir: &Path, file: &Path, op: Op, target: &str, text: &str) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_arbor-cli"));
-    c.env("PI_CODING_AGENT_DIR", dir.join("agent")).env("ARBOR_SETTINGS", dir.join("arbor-settings.json")).env("ARBOR_KEYRING", "off");
+    c.env("PI_CODING_AGENT_DIR", dir.join("agent"))
+        .env("ARBOR_SETTINGS", dir.join("arbor-settings.json"))
+        .env("ARBOR_KEYRING", "off");
     match op {
         Op::Label => c.arg("label").arg(file).args(["--entry", target, "--text", text, "--json"]),
         Op::Clear => c.arg("label").arg(file).args(["--entry", target, "--clear", "--json"]),
@@ -90,7 +92,12 @@ fn sigkill_during_appends_loses_nothing_acknowledged() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("states")).unwrap();
     let file = dir.join("session.jsonl");
-    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("../session-engine/tests/fixtures/conformance/basic-tool-chain.jsonl"), &file).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../session-engine/tests/fixtures/conformance/basic-tool-chain.jsonl"),
+        &file,
+    )
+    .unwrap();
     let targets: Vec<String> = {
         let s = Session::open(&file).unwrap();
         (0..s.len()).step_by(3).map(|i| s.id(i).to_string()).collect()
@@ -120,7 +127,11 @@ fn sigkill_during_appends_loses_nothing_acknowledged() {
     let started = Instant::now();
     let mut round = 0;
     while f.killed < kills {
-        assert!(round < kills * 4, "{round} rounds gave only {} kills: the kill timing does not cover the runs", f.killed);
+        assert!(
+            round < kills * 4,
+            "{round} rounds gave only {} kills: the kill timing does not cover the runs",
+            f.killed
+        );
         let op = match rng.below(8) {
             0 | 1 => Op::Compact,
             2 => Op::Clear,
@@ -174,8 +185,9 @@ fn sigkill_during_appends_loses_nothing_acknowledged() {
             None => f.nothing_written += 1,
         }
         // No lock left behind: the next writer gets it at once.
-        let lock =
-            SessionLock::try_acquire(&file).unwrap_or_else(|e| panic!("round {round}: after a {op:?} kill the session lock blocks the next writer: {e}"));
+        let lock = SessionLock::try_acquire(&file).unwrap_or_else(|e| {
+            panic!("round {round}: after a {op:?} kill the session lock blocks the next writer: {e}")
+        });
         drop(lock);
         if pi_ok && (round + 1) % sample_every == 0 {
             let p = dir.join(format!("states/after-round-{round}.jsonl"));
@@ -190,7 +202,10 @@ fn sigkill_during_appends_loses_nothing_acknowledged() {
     // Arbor: the file loads; the only diagnostics are fragments of writes that were in flight.
     let s = Session::open(&file).unwrap();
     for d in s.diagnostics() {
-        assert!(matches!(d.kind, DiagnosticKind::Malformed | DiagnosticKind::TornTail), "unexpected diagnostic after the crash rounds: {d:?}");
+        assert!(
+            matches!(d.kind, DiagnosticKind::Malformed | DiagnosticKind::TornTail),
+            "unexpected diagnostic after the crash rounds: {d:?}"
+        );
     }
     f.fragments = s.diagnostics().len();
     assert!(f.fragments <= f.killed, "{} fragments from {} kills", f.fragments, f.killed);

@@ -30,7 +30,12 @@ fn scratch(name: &str) -> PathBuf {
 
 fn fixture(dir: &Path) -> PathBuf {
     let f = dir.join("session.jsonl");
-    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("../session-engine/tests/fixtures/conformance/basic-tool-chain.jsonl"), &f).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../session-engine/tests/fixtures/conformance/basic-tool-chain.jsonl"),
+        &f,
+    )
+    .unwrap();
     f
 }
 
@@ -56,7 +61,9 @@ fn cli(dir: &Path, args: &[&str], fsize: Option<u64>, ignore_xfsz: bool, as_nobo
     script.push_str(" \"$@\"");
     let mut c = Command::new("sh");
     c.arg("-c").arg(script).arg("sh").arg(BIN).args(args);
-    c.env("PI_CODING_AGENT_DIR", dir.join("agent")).env("ARBOR_SETTINGS", dir.join("arbor-settings.json")).env("ARBOR_KEYRING", "off");
+    c.env("PI_CODING_AGENT_DIR", dir.join("agent"))
+        .env("ARBOR_SETTINGS", dir.join("arbor-settings.json"))
+        .env("ARBOR_KEYRING", "off");
     c.env_remove("ARBOR_INDEX_DB").stdin(Stdio::null());
     c.output().unwrap()
 }
@@ -111,7 +118,8 @@ fn file_size_limit_refuses_whole_appends_and_leaves_no_fragment() {
     let e = assert_refused(&o, "label at the file-size limit", &says);
     assert!(e.contains("File too large"), "{e}");
     assert_eq!(std::fs::read(&file).unwrap(), before, "the refused label changed the file");
-    let o = cli(&dir, &["compact", fs, "--provider", "offline", "--keep-recent-tokens", "400"], Some(limit), true, false);
+    let o =
+        cli(&dir, &["compact", fs, "--provider", "offline", "--keep-recent-tokens", "400"], Some(limit), true, false);
     assert_refused(&o, "compact at the file-size limit", &says);
     assert_eq!(std::fs::read(&file).unwrap(), before, "the refused compaction changed the file");
     // SIGXFSZ not ignored: Arbor checks the limit before writing, so the signal never comes and
@@ -129,7 +137,12 @@ fn file_size_limit_refuses_whole_appends_and_leaves_no_fragment() {
     let after = std::fs::read(&file).unwrap();
     assert_eq!(&after[..before.len()], &before[..], "earlier bytes changed");
     let tail = std::str::from_utf8(&after[before.len()..]).unwrap();
-    assert!(tail.starts_with(&format!("{{\"type\":\"label\",\"id\":\"{id}\"")) && tail.ends_with('\n') && tail.matches('\n').count() == 1, "{tail}");
+    assert!(
+        tail.starts_with(&format!("{{\"type\":\"label\",\"id\":\"{id}\""))
+            && tail.ends_with('\n')
+            && tail.matches('\n').count() == 1,
+        "{tail}"
+    );
     let o = cli(&dir, &["compact", fs, "--provider", "offline", "--keep-recent-tokens", "400"], None, false, false);
     assert!(o.status.success(), "compact after the limit: {}", stderr(&o));
     if pi_ok {
@@ -145,7 +158,10 @@ struct Tmpfs(PathBuf);
 impl Tmpfs {
     fn mount(at: &Path, size: &str) -> Option<Tmpfs> {
         std::fs::create_dir_all(at).unwrap();
-        let o = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size},mode=0777"), "tmpfs"]).arg(at).output();
+        let o = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0777"), "tmpfs"])
+            .arg(at)
+            .output();
         match o {
             Ok(o) if o.status.success() => Some(Tmpfs(at.to_path_buf())),
             // Mounting needs privileges (root, or CAP_SYS_ADMIN in a container): without them the
@@ -154,7 +170,9 @@ impl Tmpfs {
                 let why = stderr(&o).trim().to_string();
                 let lower = why.to_lowercase();
                 assert!(
-                    lower.contains("superuser") || lower.contains("permission denied") || lower.contains("not permitted"),
+                    lower.contains("superuser")
+                        || lower.contains("permission denied")
+                        || lower.contains("not permitted"),
                     "`mount -t tmpfs` failed for another reason than privileges: {why}"
                 );
                 pi::skip_notice(&format!(
@@ -164,7 +182,9 @@ impl Tmpfs {
             }
             Err(e) => {
                 assert_eq!(e.kind(), std::io::ErrorKind::NotFound, "cannot run mount: {e}");
-                pi::skip_notice(&format!("the tmpfs variant: `mount` is not installed ({e}); the file-size-limit test covers a full disk"));
+                pi::skip_notice(&format!(
+                    "the tmpfs variant: `mount` is not installed ({e}); the file-size-limit test covers a full disk"
+                ));
                 None
             }
         }
@@ -241,7 +261,11 @@ fn full_tmpfs_refuses_whole_appends_and_leaves_no_fragment() {
 #[test]
 fn read_only_session_file_and_folder_are_refused_with_a_sentence() {
     let pi_ok = have_pi("read_only_session_file_and_folder_are_refused_with_a_sentence");
-    let root = std::process::Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0").unwrap_or(false);
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false);
     let dir = scratch("readonly");
     let file = fixture(&dir);
     let fs = file.to_str().unwrap();
@@ -255,7 +279,11 @@ fn read_only_session_file_and_folder_are_refused_with_a_sentence() {
         variants += 1;
         let o = cli(&dir, &label_args(fs, &target, "immutable"), None, false, false);
         let _ = Command::new("chattr").arg("-i").arg(&file).status();
-        assert_refused(&o, "label on an immutable file", &["may not write to this file", "nothing was written", "Make it writable"]);
+        assert_refused(
+            &o,
+            "label on an immutable file",
+            &["may not write to this file", "nothing was written", "Make it writable"],
+        );
         assert_eq!(std::fs::read(&file).unwrap(), before);
     } else {
         eprintln!("NOTE: chattr +i is not available on this file system; the immutable-file variant was skipped.");
@@ -263,7 +291,8 @@ fn read_only_session_file_and_folder_are_refused_with_a_sentence() {
 
     // 2. Mode 0444, written by a process that is not root (root ignores permission bits).
     use std::os::unix::fs::PermissionsExt;
-    let as_nobody = root && Command::new("setpriv").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
+    let as_nobody =
+        root && Command::new("setpriv").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
     if as_nobody {
         // nobody must reach the file and create the sidecar lock: a world-writable folder of its own
         let d = dir.join("shared");
@@ -316,7 +345,9 @@ fn read_only_session_file_and_folder_are_refused_with_a_sentence() {
         assert_refused(&o, "label on a 0444 file", &["may not write to this file", "nothing was written"]);
         assert_eq!(std::fs::read(&file).unwrap(), before);
     } else {
-        eprintln!("NOTE: running as root without setpriv: the 0444 variant was skipped (root ignores permission bits).");
+        eprintln!(
+            "NOTE: running as root without setpriv: the 0444 variant was skipped (root ignores permission bits)."
+        );
     }
     assert!(variants > 0, "no read-only variant could run here");
     if pi_ok {
@@ -334,7 +365,12 @@ fn read_only_session_file_and_folder_are_refused_with_a_sentence() {
 fn sessions(root: &Path) -> usize {
     for i in 0..40 {
         let mut g = support::Gen::new(&format!("disk-{i:03}"), &format!("/proj/{}", i % 4));
-        let mut leaf = g.chain(None, 12, &format!("s{i} lorem ipsum dolor sit amet consectetur {}", "adipiscing elit ".repeat(20)), "m");
+        let mut leaf = g.chain(
+            None,
+            12,
+            &format!("s{i} lorem ipsum dolor sit amet consectetur {}", "adipiscing elit ".repeat(20)),
+            "m",
+        );
         if i == 39 {
             leaf = Some(g.user(leaf.as_deref(), "the quetzal phrase lives here"));
         }
@@ -365,7 +401,10 @@ fn assert_index_full(o: &Output, what: &str) -> String {
     let e = stderr(o);
     assert_eq!(o.status.code(), Some(2), "{what}: expected exit 2, got {:?}: {e}", o.status);
     let last = e.trim().lines().last().unwrap_or("").to_string();
-    assert!(last.contains("full") && last.contains("free"), "{what}: the error does not say the disk is full and what to do: {e}");
+    assert!(
+        last.contains("full") && last.contains("free"),
+        "{what}: the error does not say the disk is full and what to do: {e}"
+    );
     last
 }
 
@@ -382,8 +421,11 @@ fn index_on_a_full_disk_fails_clearly_and_the_next_run_answers() {
     let e = assert_index_full(&o, "index at the file-size limit");
     eprintln!("index at the file-size limit: {e}");
     index_ok(&dir, &root, &db, n);
-    let aside: Vec<_> =
-        std::fs::read_dir(db.parent().unwrap()).unwrap().filter_map(|d| d.ok()).filter(|d| d.file_name().to_string_lossy().contains("corrupt")).collect();
+    let aside: Vec<_> = std::fs::read_dir(db.parent().unwrap())
+        .unwrap()
+        .filter_map(|d| d.ok())
+        .filter(|d| d.file_name().to_string_lossy().contains("corrupt"))
+        .collect();
     assert!(aside.is_empty(), "a full disk made the index move aside as damaged: {aside:?}");
 
     // A tiny tmpfs that fills up mid-pass; then the space comes back.
@@ -414,6 +456,10 @@ fn index_on_a_full_disk_fails_clearly_and_the_next_run_answers() {
     eprintln!("index update on a full tmpfs ({filled} filler bytes): {e}");
     std::fs::remove_file(&filler).unwrap();
     index_ok(&dir, &root, &db2, n + 10);
-    let aside: Vec<_> = std::fs::read_dir(&mnt.0).unwrap().filter_map(|d| d.ok()).filter(|d| d.file_name().to_string_lossy().contains("corrupt")).collect();
+    let aside: Vec<_> = std::fs::read_dir(&mnt.0)
+        .unwrap()
+        .filter_map(|d| d.ok())
+        .filter(|d| d.file_name().to_string_lossy().contains("corrupt"))
+        .collect();
     assert!(aside.is_empty(), "a full disk made the index move aside as damaged: {aside:?}");
 }

@@ -14,7 +14,11 @@ fn fixture(name: &str) -> PathBuf {
 
 fn run(args: &[&str]) -> (i32, String, String) {
     let o = bin().args(args).output().unwrap();
-    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -71,7 +75,8 @@ fn tree_marks_path_leaf_compactions_and_branches() {
 #[test]
 fn context_lists_what_the_model_sees_with_tokens() {
     let f = fixture("compaction-repeated.jsonl");
-    let (code, out, err) = run(&["context", f.to_str().unwrap(), "--context-window", "40000", "--reserve-tokens", "4000"]);
+    let (code, out, err) =
+        run(&["context", f.to_str().unwrap(), "--context-window", "40000", "--reserve-tokens", "4000"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("SUMMARY (compaction)"));
     assert!(out.contains("threshold 36000"));
@@ -116,7 +121,11 @@ fn context_takes_the_window_from_pis_models_json_and_the_reserve_from_its_settin
     assert!(out.contains("threshold 11000 (window 13000 − reserve 2000); OVER the threshold"), "{out}");
     assert!(out.contains("Window: scripted-13k · 13k from Pi's models.json (loopback)"), "{out}");
     let out = run_in(&real.join("agent"), &["--context-window", "64000", "--reserve-tokens", "4000"]);
-    assert!(out.contains("threshold 60000 (window 64000 − reserve 4000); under the threshold") && out.contains("Window: --context-window"), "{out}");
+    assert!(
+        out.contains("threshold 60000 (window 64000 − reserve 4000); under the threshold")
+            && out.contains("Window: --context-window"),
+        "{out}"
+    );
     // Without Pi's files (another agent folder): the unknown model's 200k and Pi's default reserve.
     let empty = tempfile::tempdir().unwrap();
     let out = run_in(empty.path(), &[]);

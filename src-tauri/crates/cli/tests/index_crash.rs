@@ -148,7 +148,13 @@ fn sigkill_during_first_index_needs_no_repair() {
             f.nothing_committed += 1;
         }
         // The answers.
-        let o = cli().args(["search", "resplendent quetzal", "--json", "--root"]).arg(&root).arg("--db").arg(&db).output().unwrap();
+        let o = cli()
+            .args(["search", "resplendent quetzal", "--json", "--root"])
+            .arg(&root)
+            .arg("--db")
+            .arg(&db)
+            .output()
+            .unwrap();
         assert!(o.status.success(), "round {}: search: {}", f.rounds, String::from_utf8_lossy(&o.stderr));
         let hits: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         let hits = hits.as_array().unwrap();
@@ -163,9 +169,18 @@ fn sigkill_during_first_index_needs_no_repair() {
         let s = session_engine::Session::open(sample).unwrap();
         let want: Vec<&str> = (0..s.len()).map(|i| s.id(i)).collect();
         let got = lib.entry_statuses(sample).unwrap();
-        assert_eq!(got.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), want, "round {}: {} indexed entries differ", f.rounds, sample.display());
-        let aside =
-            std::fs::read_dir(db.parent().unwrap()).unwrap().filter_map(|d| d.ok()).filter(|d| d.file_name().to_string_lossy().contains("corrupt")).count();
+        assert_eq!(
+            got.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(),
+            want,
+            "round {}: {} indexed entries differ",
+            f.rounds,
+            sample.display()
+        );
+        let aside = std::fs::read_dir(db.parent().unwrap())
+            .unwrap()
+            .filter_map(|d| d.ok())
+            .filter(|d| d.file_name().to_string_lossy().contains("corrupt"))
+            .count();
         f.moved_aside += aside;
         drop(lib);
         let _ = std::fs::remove_dir_all(db.parent().unwrap());

@@ -23,7 +23,14 @@ fn cases() -> Vec<(String, PathBuf, PathBuf)> {
         let d = engine_fixtures().join(dir);
         for e in std::fs::read_dir(&d).unwrap() {
             let p = e.unwrap().path();
-            let Some(name) = p.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".expected.json")).map(str::to_string) else { continue };
+            let Some(name) = p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".expected.json"))
+                .map(str::to_string)
+            else {
+                continue;
+            };
             let session = d.join(format!("{}.jsonl", name.split('.').next().unwrap()));
             out.push((format!("{dir}/{name}"), session, p));
         }
@@ -41,7 +48,13 @@ fn inspect_output_is_byte_identical_on_every_fixture() {
         let v = pi_json::parse_bytes(&std::fs::read(&expected).unwrap()).unwrap();
         let opts = tmp.path().join("options.json");
         std::fs::write(&opts, pi_json::to_string(v.get("options").unwrap())).unwrap();
-        let o = Command::new(env!("CARGO_BIN_EXE_arbor-cli")).arg("inspect").arg(&session).arg("--options-json").arg(&opts).output().unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_arbor-cli"))
+            .arg("inspect")
+            .arg(&session)
+            .arg("--options-json")
+            .arg(&opts)
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
         let digest: String = Sha256::digest(&o.stdout).iter().map(|b| format!("{b:02x}")).collect();
         let _ = writeln!(got, "{name} {} {digest}", o.stdout.len());

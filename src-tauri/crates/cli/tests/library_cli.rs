@@ -63,8 +63,10 @@ fn search_json_reports_status_against_the_leaf() {
     assert!(search_json(&root, &db, "nothingmatchesthis", &[]).is_empty());
 
     // an append by another process is seen by the next search without an explicit index
-    let l = line(&serde_json::json!({"type":"message","id":"fffffff1","parentId":"0000000a","timestamp":"2025-03-01T12:00:00.000Z",
-        "message":{"role":"user","content":"the capybara came later","timestamp":1740830400000u64}}));
+    let l = line(
+        &serde_json::json!({"type":"message","id":"fffffff1","parentId":"0000000a","timestamp":"2025-03-01T12:00:00.000Z",
+        "message":{"role":"user","content":"the capybara came later","timestamp":1740830400000u64}}),
+    );
     append_from_other_process(&f, &l);
     let hits = search_json(&root, &db, "capybara", &[]);
     assert_eq!(hits.len(), 1);
@@ -122,7 +124,8 @@ fn f35_kill_9_during_index_then_rerun_equals_a_fresh_build() {
     let fresh = d.join("fresh.sqlite3");
     let mut killed_mid_way = 0;
     for delay_ms in [30u64, 80, 150] {
-        let mut child = bin().args(["index", "--root", root.to_str().unwrap(), "--db", db.to_str().unwrap()]).spawn().unwrap();
+        let mut child =
+            bin().args(["index", "--root", root.to_str().unwrap(), "--db", db.to_str().unwrap()]).spawn().unwrap();
         std::thread::sleep(Duration::from_millis(delay_ms));
         if child.try_wait().unwrap().is_none() {
             killed_mid_way += 1;
@@ -134,8 +137,14 @@ fn f35_kill_9_during_index_then_rerun_equals_a_fresh_build() {
     assert!(out.contains("indexed 150 session files"), "{out}");
     ok(&["index", "--root", root.to_str().unwrap(), "--db", fresh.to_str().unwrap()]);
     for q in ["kill3", "common", "\"kill1 common question 29\""] {
-        let mut a: Vec<String> = search_json(&root, &db, q, &[]).iter().map(|h| format!("{}#{}#{}", h["sessionId"], h["entryId"], h["status"])).collect();
-        let mut b: Vec<String> = search_json(&root, &fresh, q, &[]).iter().map(|h| format!("{}#{}#{}", h["sessionId"], h["entryId"], h["status"])).collect();
+        let mut a: Vec<String> = search_json(&root, &db, q, &[])
+            .iter()
+            .map(|h| format!("{}#{}#{}", h["sessionId"], h["entryId"], h["status"]))
+            .collect();
+        let mut b: Vec<String> = search_json(&root, &fresh, q, &[])
+            .iter()
+            .map(|h| format!("{}#{}#{}", h["sessionId"], h["entryId"], h["status"]))
+            .collect();
         a.sort();
         b.sort();
         assert_eq!(a, b, "query {q}");
@@ -150,7 +159,13 @@ fn f35_kill_9_during_index_then_rerun_equals_a_fresh_build() {
 /// aside with a notice on stderr).
 fn rusqlite_free_quick_check(db: &Path) -> &'static str {
     let t = Instant::now();
-    let out = run(&["index", "--root", db.parent().unwrap().join("sessions").to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    let out = run(&[
+        "index",
+        "--root",
+        db.parent().unwrap().join("sessions").to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ]);
     assert!(out.status.success());
     assert!(t.elapsed() < Duration::from_secs(30));
     if String::from_utf8_lossy(&out.stderr).contains("corrupt") {

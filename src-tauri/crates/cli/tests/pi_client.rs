@@ -57,7 +57,9 @@ fn arbor(dir: &Path, file: &Path, args: &[&str]) -> String {
 
 async fn arbor_async(dir: &Path, file: &Path, args: Vec<String>) -> String {
     let (dir, file) = (dir.to_path_buf(), file.to_path_buf());
-    tokio::task::spawn_blocking(move || arbor(&dir, &file, &args.iter().map(String::as_str).collect::<Vec<_>>())).await.unwrap()
+    tokio::task::spawn_blocking(move || arbor(&dir, &file, &args.iter().map(String::as_str).collect::<Vec<_>>()))
+        .await
+        .unwrap()
 }
 
 /// The types of the entries appended after the first `before` bytes (complete lines only).
@@ -65,7 +67,10 @@ fn appended_types(file: &Path, before: usize) -> Vec<String> {
     let bytes = std::fs::read(file).unwrap();
     let added = std::str::from_utf8(&bytes[before..]).expect("appended bytes are UTF-8");
     assert!(added.is_empty() || added.ends_with('\n'), "the write left an unterminated line: {added:?}");
-    added.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"].as_str().unwrap().to_string()).collect()
+    added
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"].as_str().unwrap().to_string())
+        .collect()
 }
 
 /// The checks every write gets. `before` is the file's length before the write, `types` the
@@ -92,7 +97,11 @@ fn len(file: &Path) -> usize {
 fn compaction_offline() {
     let (dir, file) = setup("compact-offline", "cut-over-threshold-basic");
     let before = len(&file);
-    let id = arbor(&dir, &file, &["compact", "--context-window", "48000", "--reserve-tokens", "8000", "--keep-recent-tokens", "12000"]);
+    let id = arbor(
+        &dir,
+        &file,
+        &["compact", "--context-window", "48000", "--reserve-tokens", "8000", "--keep-recent-tokens", "12000"],
+    );
     let Some(v) = check_write("compaction_offline", &file, before, &["compaction"], &id) else { return };
     assert_eq!(v.messages[0].role, "compactionSummary");
     assert!(v.messages[0].text.starts_with("## Goal\n"), "{}", v.messages[0].text);
@@ -114,7 +123,8 @@ async fn compaction_through(fmt: Fmt) {
     let server = Server::start(move |r, _| ok_answer(fmt, r, &s2)).await;
     let base = if fmt == Fmt::OpenAi { server.base_v1() } else { server.base() };
     let before = len(&file);
-    let args = ["compact", "--keep-recent-tokens", "800", "--provider", fmt.provider(), "--model", "m", "--base-url", &base];
+    let args =
+        ["compact", "--keep-recent-tokens", "800", "--provider", fmt.provider(), "--model", "m", "--base-url", &base];
     let id = arbor_async(&dir, &file, args.iter().map(|s| s.to_string()).collect()).await;
     assert!(server.count() >= 1, "the model was asked");
     let Some(v) = check_write(&case, &file, before, &["compaction"], &id) else { return };
@@ -172,7 +182,10 @@ fn navigation_with_offline_branch_summary() {
     let (dir, file) = setup("nav-summary", NAV_FIXTURE);
     let before = len(&file);
     let leaf = arbor(&dir, &file, &["navigate", "--target", NAV_TARGET, "--summarize"]);
-    let Some(v) = check_write("navigation_with_offline_branch_summary", &file, before, &["branch_summary"], &leaf) else { return };
+    let Some(v) = check_write("navigation_with_offline_branch_summary", &file, before, &["branch_summary"], &leaf)
+    else {
+        return;
+    };
     assert_eq!(v.messages.last().unwrap().role, "branchSummary", "the summary closes Pi's context");
 }
 
@@ -181,7 +194,11 @@ fn navigation_with_branch_summary_and_label() {
     let (dir, file) = setup("nav-summary-label", NAV_FIXTURE);
     let before = len(&file);
     let leaf = arbor(&dir, &file, &["navigate", "--target", NAV_TARGET, "--summarize", "--label", "summarized"]);
-    let Some(v) = check_write("navigation_with_branch_summary_and_label", &file, before, &["branch_summary", "label"], &leaf) else { return };
+    let Some(v) =
+        check_write("navigation_with_branch_summary_and_label", &file, before, &["branch_summary", "label"], &leaf)
+    else {
+        return;
+    };
     assert!(v.messages.iter().any(|m| m.role == "branchSummary"));
     assert!(v.labels.iter().any(|(_, l)| l == "summarized"), "{:?}", v.labels);
 }
@@ -191,12 +208,29 @@ async fn navigation_with_model_branch_summary() {
     let (dir, file) = setup("nav-summary-openai", NAV_FIXTURE);
     let server = Server::start(|r, _| ok_answer(Fmt::OpenAi, r, "The branch tried a retry loop and left it.")).await;
     let before = len(&file);
-    let args = ["navigate", "--target", NAV_TARGET, "--summarize", "--provider", "openai", "--model", "m", "--base-url", &server.base_v1()];
+    let args = [
+        "navigate",
+        "--target",
+        NAV_TARGET,
+        "--summarize",
+        "--provider",
+        "openai",
+        "--model",
+        "m",
+        "--base-url",
+        &server.base_v1(),
+    ];
     let leaf = arbor_async(&dir, &file, args.iter().map(|s| s.to_string()).collect()).await;
-    let Some(v) = check_write("navigation_with_model_branch_summary", &file, before, &["branch_summary"], &leaf) else { return };
+    let Some(v) = check_write("navigation_with_model_branch_summary", &file, before, &["branch_summary"], &leaf) else {
+        return;
+    };
     let last = v.messages.last().unwrap();
     assert_eq!(last.role, "branchSummary");
-    assert!(last.text.contains("\n\nThe branch tried a retry loop and left it."), "Pi sees the model's summary after its preamble: {}", last.text);
+    assert!(
+        last.text.contains("\n\nThe branch tried a retry loop and left it."),
+        "Pi sees the model's summary after its preamble: {}",
+        last.text
+    );
 }
 
 // ---- Labels (arbor-cli label) ----------------------------------------------------------------
@@ -272,13 +306,25 @@ fn summary_edit_and_revert() {
     let text_file = dir.join("edited.md");
     std::fs::write(&text_file, edited_text).unwrap();
     let before = len(&file);
-    let edited = entry_id_of(&arbor(&dir, &file, &["summary", "edit", "--entry", &original, "--text-file", text_file.to_str().unwrap(), "--json"]));
+    let edited = entry_id_of(&arbor(
+        &dir,
+        &file,
+        &["summary", "edit", "--entry", &original, "--text-file", text_file.to_str().unwrap(), "--json"],
+    ));
     assert_eq!(appended_types(&file, before), ["compaction"]);
     let v = pi::assert_pi_agrees(&file, None);
     assert_eq!(v.leaf_id.as_deref(), Some(edited.as_str()));
     assert_eq!(v.messages[0].role, "compactionSummary");
-    assert!(v.messages[0].text.starts_with(edited_text), "Pi's context opens with the edited summary: {:?}", v.messages[0].text);
-    assert_eq!(v.messages[1..], compacted.messages[1..], "the messages after the summary are the same as before the edit");
+    assert!(
+        v.messages[0].text.starts_with(edited_text),
+        "Pi's context opens with the edited summary: {:?}",
+        v.messages[0].text
+    );
+    assert_eq!(
+        v.messages[1..],
+        compacted.messages[1..],
+        "the messages after the summary are the same as before the edit"
+    );
 
     // Revert: the original text again, the same messages.
     let before = len(&file);
@@ -322,10 +368,15 @@ fn migrate_case(case: &str, fixture_name: &str) {
     let o = c.args(["migrate"]).arg(&file).arg("--out").arg(&copy).output().unwrap();
     assert!(o.status.success(), "migrate failed: {}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(std::fs::read(&file).unwrap(), original, "the original is never changed");
-    let header: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&copy).unwrap().lines().next().unwrap()).unwrap();
+    let header: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&copy).unwrap().lines().next().unwrap()).unwrap();
     assert_eq!(header["version"], 3);
     let s = session_engine::Session::open(&copy).unwrap();
-    assert!(s.read_only().is_none() && !s.migrated(), "Arbor opens the copy as a writable v3 session: {:?}", s.read_only());
+    assert!(
+        s.read_only().is_none() && !s.migrated(),
+        "Arbor opens the copy as a writable v3 session: {:?}",
+        s.read_only()
+    );
     if !pi::pi_or_skip(case) {
         return;
     }
@@ -333,7 +384,10 @@ fn migrate_case(case: &str, fixture_name: &str) {
     let pi_copy = pi::assert_pi_agrees(&copy, None);
     assert_eq!(pi_copy.messages, pi_original.messages, "Pi's context of the copy is the original's");
     assert_eq!(pi_copy.tokens, pi_original.tokens, "Pi's estimate of the copy is the original's");
-    assert_eq!((pi_copy.entries, &pi_copy.name, &pi_copy.model), (pi_original.entries, &pi_original.name, &pi_original.model));
+    assert_eq!(
+        (pi_copy.entries, &pi_copy.name, &pi_copy.model),
+        (pi_original.entries, &pi_original.name, &pi_original.model)
+    );
     assert_eq!(std::fs::read(&file).unwrap(), original, "Pi's loads did not touch the original");
     pi::assert_arbor_reads_pi_append(&copy);
 }

@@ -64,7 +64,12 @@ impl Serve {
         v
     }
     fn signal(&self, sig: &str) {
-        assert!(Command::new("kill").arg(format!("-{sig}")).arg(self.child.id().to_string()).status().unwrap().success());
+        assert!(Command::new("kill")
+            .arg(format!("-{sig}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .unwrap()
+            .success());
     }
     fn wait(mut self) -> (std::process::ExitStatus, Vec<serde_json::Value>, String) {
         let status = self.child.wait().unwrap();
@@ -89,7 +94,10 @@ fn mode(p: &Path) -> u32 {
 }
 
 fn status(socket: &Path) -> serde_json::Value {
-    let o = cli(&[("ARBOR_REVIEW_SOCKET", socket), ("PI_CODING_AGENT_DIR", &socket.with_file_name("agent"))], &["pi", "status", "--json"]);
+    let o = cli(
+        &[("ARBOR_REVIEW_SOCKET", socket), ("PI_CODING_AGENT_DIR", &socket.with_file_name("agent"))],
+        &["pi", "status", "--json"],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).unwrap()
 }
@@ -129,7 +137,11 @@ fn a_client_of_another_user_is_refused() {
     let mode = std::fs::metadata(socket.parent().unwrap()).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o700, "the socket's folder is the owner's alone");
     // Running a client as another user (nobody) needs root, setpriv and python3.
-    let root = Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0").unwrap_or(false);
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false);
     let setpriv = Command::new("setpriv").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
     let python = Path::new("/usr/bin/python3");
     if !(root && setpriv && python.exists()) {
@@ -143,7 +155,14 @@ fn a_client_of_another_user_is_refused() {
     }
     let client = |sock: &Path| {
         let code = "import socket,sys\ns=socket.socket(socket.AF_UNIX)\ntry:\n s.connect(sys.argv[1])\nexcept PermissionError:\n print('EACCES'); sys.exit(0)\nprint(s.makefile().readline().strip())\n";
-        let o = Command::new("setpriv").args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(python).arg("-c").arg(code).arg(sock).output().unwrap();
+        let o = Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(python)
+            .arg("-c")
+            .arg(code)
+            .arg(sock)
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8_lossy(&o.stdout).trim().to_string()
     };
@@ -157,7 +176,10 @@ fn a_client_of_another_user_is_refused() {
     assert_eq!(line["code"], "peer_refused");
     assert_eq!(line["message"], "this Arbor reviewer accepts only its own user (uid 0); the client runs as uid 65534");
     let logged = serve.next();
-    assert_eq!((logged["event"].as_str(), logged["code"].as_str(), logged["peerUid"].as_u64()), (Some("refused"), Some("peer_refused"), Some(65534)));
+    assert_eq!(
+        (logged["event"].as_str(), logged["code"].as_str(), logged["peerUid"].as_u64()),
+        (Some("refused"), Some("peer_refused"), Some(65534))
+    );
 }
 
 #[test]
@@ -167,7 +189,11 @@ fn a_live_server_is_not_replaced_and_a_killed_ones_socket_is() {
     let first = Serve::start(&socket, &[]);
     let second = Command::new(BIN).args(["pi", "serve", "--socket"]).arg(&socket).output().unwrap();
     assert_eq!(second.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&second.stderr).contains("another Arbor reviewer is already listening on"), "{}", String::from_utf8_lossy(&second.stderr));
+    assert!(
+        String::from_utf8_lossy(&second.stderr).contains("another Arbor reviewer is already listening on"),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
     first.signal("KILL");
     let _ = first.wait();
     assert!(socket.exists(), "SIGKILL leaves the socket file");
@@ -206,7 +232,8 @@ fn ask(socket: &Path, line: &str) -> serde_json::Value {
 fn the_headless_reviewer_edits_decides_and_logs_one_line_per_request() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("s.jsonl");
-    std::fs::copy(repo().join("src-tauri/crates/session-engine/tests/fixtures/real-pi/rpc-manual.jsonl"), &file).unwrap();
+    std::fs::copy(repo().join("src-tauri/crates/session-engine/tests/fixtures/real-pi/rpc-manual.jsonl"), &file)
+        .unwrap();
     let socket = dir.path().join("arbor").join("review.sock");
 
     let mut serve = Serve::start(&socket, &["--edit-command", "sed 's/^## Goal$/## Goal (reviewed)/'"]);
@@ -221,7 +248,8 @@ fn the_headless_reviewer_edits_decides_and_logs_one_line_per_request() {
     assert!(log["ms"].as_f64().unwrap() >= 0.0 && log["time"].as_str().unwrap().ends_with('Z'));
     drop(serve);
 
-    let mut serve = Serve::start(&socket, &["--decide-command", r#"echo '{"decision":"move_cut","firstKeptEntryId":"86dfb0db"}'"#]);
+    let mut serve =
+        Serve::start(&socket, &["--decide-command", r#"echo '{"decision":"move_cut","firstKeptEntryId":"86dfb0db"}'"#]);
     let a = ask(&socket, &request(&file, "5ea325e4"));
     assert_eq!(a["decision"], "accept");
     assert_eq!(
@@ -231,7 +259,11 @@ fn the_headless_reviewer_edits_decides_and_logs_one_line_per_request() {
     assert_eq!(serve.next()["action"], "accept");
     drop(serve);
 
-    let watch = Command::new(BIN).args(["pi", "serve", "--policy", "watch", "--edit-command", "cat", "--socket"]).arg(&socket).output().unwrap();
+    let watch = Command::new(BIN)
+        .args(["pi", "serve", "--policy", "watch", "--edit-command", "cat", "--socket"])
+        .arg(&socket)
+        .output()
+        .unwrap();
     assert_eq!(watch.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&watch.stderr).contains("--policy watch never changes anything"));
 }
@@ -257,9 +289,14 @@ fn install_uninstall_and_status() {
     let p = project.to_str().unwrap();
     let refused = cli(&env, &["pi", "install-extension", "--project", p, "--force"]);
     assert_eq!(refused.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("exists and is not Arbor's extension; it was left as it is"));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("exists and is not Arbor's extension; it was left as it is")
+    );
     assert!(cli(&env, &["pi", "uninstall-extension", "--project", p]).status.code() == Some(2));
-    assert_eq!(std::fs::read_to_string(project.join(".pi/extensions/arbor.ts")).unwrap(), "export default function () {}\n");
+    assert_eq!(
+        std::fs::read_to_string(project.join(".pi/extensions/arbor.ts")).unwrap(),
+        "export default function () {}\n"
+    );
 
     let o = cli(&env, &["pi", "status", "--json", "--project", p]);
     let st: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -274,7 +311,11 @@ fn install_uninstall_and_status() {
     assert_eq!(st["reviewer"]["listening"], false);
     let text = cli(&env, &["pi", "status", "--project", p]);
     let text = String::from_utf8_lossy(&text.stdout);
-    assert!(text.contains(&format!("installed, version {version}")) && text.contains("another file named arbor.ts (not Arbor's)"), "{text}");
+    assert!(
+        text.contains(&format!("installed, version {version}"))
+            && text.contains("another file named arbor.ts (not Arbor's)"),
+        "{text}"
+    );
 
     assert!(cli(&env, &["pi", "uninstall-extension"]).status.success());
     assert!(!global.exists());

@@ -50,10 +50,25 @@ async fn provider_error_writes_nothing_and_says_why() {
     let dir = scratch("http-error");
     let file = copy(&dir, "basic-tool-chain");
     let before = std::fs::read(&file).unwrap();
-    let server =
-        Server::start(|_, _| Script::response(500, &[("x-should-retry", "false"), ("x-request-id", "req_77")], r#"{"error":{"message":"boom"}}"#)).await;
+    let server = Server::start(|_, _| {
+        Script::response(
+            500,
+            &[("x-should-retry", "false"), ("x-request-id", "req_77")],
+            r#"{"error":{"message":"boom"}}"#,
+        )
+    })
+    .await;
     let mut c = bin(&dir);
-    c.args(["compact"]).arg(&file).args(["--keep-recent-tokens", "800", "--provider", "openai", "--model", "m", "--base-url", &server.base_v1()]);
+    c.args(["compact"]).arg(&file).args([
+        "--keep-recent-tokens",
+        "800",
+        "--provider",
+        "openai",
+        "--model",
+        "m",
+        "--base-url",
+        &server.base_v1(),
+    ]);
     let o = output(c).await;
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("HTTP 500") && stderr(&o).contains("req_77"), "{}", stderr(&o));
@@ -80,7 +95,14 @@ async fn offline_is_the_default_and_works_without_network() {
     let file = copy(&dir, "cut-over-threshold-basic");
     let len = std::fs::metadata(&file).unwrap().len() as usize;
     let mut c = bin(&dir);
-    c.args(["compact"]).arg(&file).args(["--context-window", "48000", "--reserve-tokens", "8000", "--keep-recent-tokens", "12000"]);
+    c.args(["compact"]).arg(&file).args([
+        "--context-window",
+        "48000",
+        "--reserve-tokens",
+        "8000",
+        "--keep-recent-tokens",
+        "12000",
+    ]);
     let o = output(c).await;
     assert!(o.status.success(), "{}", stderr(&o));
     let bytes = std::fs::read(&file).unwrap();
@@ -168,7 +190,8 @@ async fn hooks_from_arbor_settings_cancel_or_replace() {
     let hook = dir.join("hook.sh");
     std::fs::write(&hook, "#!/bin/sh\ncat >/dev/null\necho '{\"cancel\":true}'\n").unwrap();
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let settings = serde_json::json!({"hooks": {"beforeCompact": {"command": [hook.display().to_string()], "timeoutMs": 5000}}});
+    let settings =
+        serde_json::json!({"hooks": {"beforeCompact": {"command": [hook.display().to_string()], "timeoutMs": 5000}}});
     std::fs::write(dir.join("arbor-settings.json"), settings.to_string()).unwrap();
     let mut c = bin(&dir);
     c.args(["compact"]).arg(&file);
@@ -214,7 +237,14 @@ async fn prompt_injection_cannot_put_the_key_in_a_summary() {
     })
     .await;
     let mut c = bin(&dir);
-    c.env("ANTHROPIC_API_KEY", key).args(["compact"]).arg(&file).args(["--provider", "anthropic", "--model", "m", "--base-url", &server.base()]);
+    c.env("ANTHROPIC_API_KEY", key).args(["compact"]).arg(&file).args([
+        "--provider",
+        "anthropic",
+        "--model",
+        "m",
+        "--base-url",
+        &server.base(),
+    ]);
     let o = output(c).await;
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&file).unwrap();
@@ -233,14 +263,25 @@ async fn rate_limit_is_retried_and_reported() {
     let file = copy(&dir, "basic-simple-chat");
     let server = Server::start(|r, n| {
         if n == 0 {
-            Script::response(429, &[("retry-after-ms", "300")], r#"{"error":{"type":"rate_limit_error","message":"slow down"}}"#)
+            Script::response(
+                429,
+                &[("retry-after-ms", "300")],
+                r#"{"error":{"type":"rate_limit_error","message":"slow down"}}"#,
+            )
         } else {
             ok_answer(Fmt::OpenAi, r, "S")
         }
     })
     .await;
     let mut c = bin(&dir);
-    c.env("OPENAI_API_KEY", "k").args(["compact"]).arg(&file).args(["--provider", "openai", "--model", "m", "--base-url", &server.base_v1()]);
+    c.env("OPENAI_API_KEY", "k").args(["compact"]).arg(&file).args([
+        "--provider",
+        "openai",
+        "--model",
+        "m",
+        "--base-url",
+        &server.base_v1(),
+    ]);
     let t = std::time::Instant::now();
     let o = output(c).await;
     assert!(o.status.success(), "{}", stderr(&o));

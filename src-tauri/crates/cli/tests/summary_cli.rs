@@ -35,7 +35,8 @@ fn run(args: &[&str]) -> Output {
 fn ok_json(args: &[&str]) -> J {
     let o = run(args);
     assert!(o.status.success(), "arbor-cli {args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}): {}", String::from_utf8_lossy(&o.stdout)))
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}): {}", String::from_utf8_lossy(&o.stdout)))
 }
 
 fn ok_text(args: &[&str]) -> String {
@@ -48,7 +49,12 @@ fn ok_text(args: &[&str]) -> String {
 fn refused(file: &Path, args: &[&str]) -> String {
     let before = std::fs::read(file).unwrap();
     let o = run(args);
-    assert_eq!(o.status.code(), Some(2), "arbor-cli {args:?} must exit 2; stdout {}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "arbor-cli {args:?} must exit 2; stdout {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     assert!(o.stdout.is_empty(), "nothing on stdout: {}", String::from_utf8_lossy(&o.stdout));
     let err = String::from_utf8(o.stderr).unwrap();
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
@@ -75,7 +81,12 @@ fn built(dir: &Path) -> PathBuf {
     let m = |t: &str| pi_json::parse(t).unwrap();
     let mut lines = vec![entries::line(&entries::header("s1", &ts(0), "/p", None))];
     let mut add = |v: pi_json::Value| lines.push(entries::line(&v));
-    add(entries::message("u1", None, &ts(1), m(r#"{"role":"user","content":"Use Rust only. You must never rewrite session files.","timestamp":1}"#)));
+    add(entries::message(
+        "u1",
+        None,
+        &ts(1),
+        m(r#"{"role":"user","content":"Use Rust only. You must never rewrite session files.","timestamp":1}"#),
+    ));
     add(entries::message(
         "a1",
         Some("u1"),
@@ -99,7 +110,9 @@ fn built(dir: &Path) -> PathBuf {
         "k2",
         Some("u2"),
         &ts(7),
-        m(r#"{"role":"assistant","content":[{"type":"text","text":"working"}],"provider":"p","model":"m","timestamp":7}"#),
+        m(
+            r#"{"role":"assistant","content":[{"type":"text","text":"working"}],"provider":"p","model":"m","timestamp":7}"#,
+        ),
     ));
     add(entries::compaction("c2", Some("k2"), &ts(8), NEXT, "k2", 600.0, None, false));
     add(entries::message("u3", Some("c2"), &ts(9), m(r#"{"role":"user","content":"continue","timestamp":9}"#)));
@@ -152,7 +165,11 @@ fn show_json_has_the_issue_shape() {
     let f = fixture("branch-summaries-in-context");
     let text = std::fs::read_to_string(&f).unwrap();
     let id =
-        text.lines().filter_map(|l| serde_json::from_str::<J>(l).ok()).find(|e| e["type"] == "branch_summary").unwrap()["id"].as_str().unwrap().to_string();
+        text.lines().filter_map(|l| serde_json::from_str::<J>(l).ok()).find(|e| e["type"] == "branch_summary").unwrap()
+            ["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
     let v = ok_json(&["summary", "show", p(&f), "--entry", &id, "--json"]);
     assert_eq!(v["kind"], "branch_summary");
     assert!(v["tokensBefore"].is_null() && v["firstKeptEntryId"].is_null());
@@ -170,8 +187,19 @@ fn check_json_has_the_issue_shape_and_known_answers() {
     let v = ok_json(&["summary", "check", p(&f), "--entry", "c2", "--json"]);
     assert_eq!(v["entryId"], "c2");
     assert_eq!(v["previousEntryId"], "c1");
-    let dropped: Vec<(&str, &str)> = v["dropped"].as_array().unwrap().iter().map(|d| (d["section"].as_str().unwrap(), d["text"].as_str().unwrap())).collect();
-    assert_eq!(dropped, [("Constraints & Preferences", "Use Rust only"), ("Key Decisions", "**similar crate**: word diffs come from a maintained library")]);
+    let dropped: Vec<(&str, &str)> = v["dropped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["section"].as_str().unwrap(), d["text"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        dropped,
+        [
+            ("Constraints & Preferences", "Use Rust only"),
+            ("Key Decisions", "**similar crate**: word diffs come from a maintained library")
+        ]
+    );
     let moved = &v["moved"].as_array().unwrap()[0];
     assert_eq!(
         (moved["text"].as_str(), moved["from"].as_str(), moved["to"].as_str()),
@@ -187,7 +215,14 @@ fn check_json_has_the_issue_shape_and_known_answers() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|x| (x["kind"].as_str().unwrap(), x["text"].as_str().unwrap(), x["sourceEntryId"].as_str().unwrap(), x["mentioned"].as_bool().unwrap()))
+        .map(|x| {
+            (
+                x["kind"].as_str().unwrap(),
+                x["text"].as_str().unwrap(),
+                x["sourceEntryId"].as_str().unwrap(),
+                x["mentioned"].as_bool().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         facts,
@@ -210,7 +245,15 @@ fn diff_json_has_the_issue_shape() {
     let f = built(&dir);
     let v = ok_json(&["summary", "diff", p(&f), "--from", "c1", "--to", "c2", "--json"]);
     assert_eq!((v["from"].as_str(), v["to"].as_str()), (Some("c1"), Some("c2")));
-    let sec = |t: &str| v["sections"].as_array().unwrap().iter().find(|s| s["title"] == t).unwrap_or_else(|| panic!("no {t}: {v}")).clone();
+    let sec = |t: &str| {
+        v["sections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["title"] == t)
+            .unwrap_or_else(|| panic!("no {t}: {v}"))
+            .clone()
+    };
     let c = sec("Constraints & Preferences");
     assert_eq!(strs(&c["removed"]), ["Use Rust only"]);
     assert!(strs(&c["added"]).is_empty());
@@ -234,7 +277,11 @@ fn an_edit_is_checked_as_its_original() {
     let dir = tmp("check-edit");
     let f = built(&dir);
     let tf = dir.join("restored.md");
-    std::fs::write(&tf, NEXT.replace("- Never rewrite the session files\n", "- Never rewrite the session files\n- Use Rust only\n")).unwrap();
+    std::fs::write(
+        &tf,
+        NEXT.replace("- Never rewrite the session files\n", "- Never rewrite the session files\n- Use Rust only\n"),
+    )
+    .unwrap();
     let v = ok_json(&["summary", "edit", p(&f), "--entry", "c2", "--text-file", p(&tf), "--json"]);
     let edit = v["entryId"].as_str().unwrap().to_string();
     let c = ok_json(&["summary", "check", p(&f), "--entry", &edit, "--json"]);
@@ -242,13 +289,23 @@ fn an_edit_is_checked_as_its_original() {
     assert_eq!(keys, ["entryId", "previousEntryId", "dropped", "moved", "retention"], "the issue's shape");
     assert_eq!(c["entryId"], edit.as_str());
     assert_eq!(c["previousEntryId"], "c1", "the compaction c2 replaced, not c2 itself");
-    let dropped: Vec<(&str, &str)> = c["dropped"].as_array().unwrap().iter().map(|d| (d["section"].as_str().unwrap(), d["text"].as_str().unwrap())).collect();
+    let dropped: Vec<(&str, &str)> = c["dropped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["section"].as_str().unwrap(), d["text"].as_str().unwrap()))
+        .collect();
     assert_eq!(dropped, [("Key Decisions", "**similar crate**: word diffs come from a maintained library")]);
     assert_eq!(c["moved"][0]["text"], "Write the section parser");
     // Retention over c2's span: the same facts as c2's (c2's span k1..u2 has none to find).
     let c2 = ok_json(&["summary", "check", p(&f), "--entry", "c2", "--json"]);
     let facts = |v: &J| {
-        v["retention"]["facts"].as_array().unwrap().iter().map(|x| (x["kind"].clone(), x["text"].clone(), x["sourceEntryId"].clone())).collect::<Vec<_>>()
+        v["retention"]["facts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| (x["kind"].clone(), x["text"].clone(), x["sourceEntryId"].clone()))
+            .collect::<Vec<_>>()
     };
     assert_eq!(facts(&c), facts(&c2));
     // The span shown is c2's.
@@ -286,11 +343,17 @@ fn edit_then_revert_shows_in_context_and_pi_agrees() {
     // The appended line: a compaction under the old leaf with the same firstKeptEntryId.
     let text = std::fs::read_to_string(&f).unwrap();
     let last: J = serde_json::from_str(text.lines().last().unwrap()).unwrap();
-    assert_eq!((last["type"].as_str(), last["id"].as_str(), last["parentId"].as_str()), (Some("compaction"), Some(edit_id.as_str()), Some("c9d4d100")));
+    assert_eq!(
+        (last["type"].as_str(), last["id"].as_str(), last["parentId"].as_str()),
+        (Some("compaction"), Some(edit_id.as_str()), Some("c9d4d100"))
+    );
     assert_eq!(last["firstKeptEntryId"], "cf9fefdd");
     assert_eq!(last["summary"], edited);
     assert_eq!(last["details"]["editKind"], "edit");
-    assert!(text.starts_with(&std::fs::read_to_string(fixture("compaction-repeated")).unwrap()), "nothing earlier changed");
+    assert!(
+        text.starts_with(&std::fs::read_to_string(fixture("compaction-repeated")).unwrap()),
+        "nothing earlier changed"
+    );
     // The context: the edited summary, then the same verbatim messages as before.
     let after = listing(&f);
     assert!(after[0].contains(&format!("SUMMARY (compaction)   {edit_id}")), "{}", after[0]);
@@ -345,7 +408,8 @@ fn errors_exit_2_with_one_sentence_and_write_nothing() {
     assert!(e.contains("is a message entry, not a summary"), "{e}");
     let e = refused(&f, &["summary", "diff", p(&f), "--to", "6ff09278", "--json"]);
     assert!(e.contains("pass --from ID"), "{e}");
-    let e = refused(&f, &["summary", "edit", p(&f), "--entry", "f546dee3", "--text-file", p(&tf), "--leaf", "8660612b"]);
+    let e =
+        refused(&f, &["summary", "edit", p(&f), "--entry", "f546dee3", "--text-file", p(&tf), "--leaf", "8660612b"]);
     assert!(e.contains("is not on the path to the leaf"), "{e}");
     std::fs::write(&tf, "").unwrap();
     let e = refused(&f, &["summary", "edit", p(&f), "--entry", "f546dee3", "--text-file", p(&tf)]);

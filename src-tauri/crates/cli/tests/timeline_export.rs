@@ -70,7 +70,8 @@ const TIMELINE_CASES: &[&str] = &[
 fn timeline_ends_on_the_corpus_estimate() {
     for case in TIMELINE_CASES {
         let file = conformance(case);
-        let expected: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file.with_extension("expected.json")).unwrap()).unwrap();
+        let expected: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(file.with_extension("expected.json")).unwrap()).unwrap();
         let t = timeline(&file, None);
         let pts = points(&t);
         assert_eq!(t["leafId"], expected["leafId"], "{case}");
@@ -79,7 +80,11 @@ fn timeline_ends_on_the_corpus_estimate() {
         let want: Vec<&str> = expected["activePath"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
         assert_eq!(ids, want, "{case}: the points follow the active path");
         let last = pts.last().unwrap();
-        assert_eq!(last["contextTokens"].as_f64(), expected["tokens"]["estimate"]["tokens"].as_f64(), "{case}: Pi's estimate at the leaf");
+        assert_eq!(
+            last["contextTokens"].as_f64(),
+            expected["tokens"]["estimate"]["tokens"].as_f64(),
+            "{case}: Pi's estimate at the leaf"
+        );
         // Compaction points are flagged, and only they.
         for p in pts {
             assert_eq!(p["compaction"].as_bool().unwrap(), p["type"] == "compaction", "{case}: {p}");
@@ -92,9 +97,16 @@ fn timeline_ends_on_the_corpus_estimate() {
 fn timeline_equals_pi_at_several_leaves() {
     // Pi's estimates; when Pi cannot run here (a loud skip), the engine's own.
     let pi_runs = pi::pi_or_skip("timeline_equals_pi_at_several_leaves");
-    let view = |file: &Path, leaf: Option<&str>| if pi_runs { pi::pi_view(file, leaf) } else { pi::arbor_view(file, leaf) };
+    let view =
+        |file: &Path, leaf: Option<&str>| if pi_runs { pi::pi_view(file, leaf) } else { pi::arbor_view(file, leaf) };
     let mut compared = 0;
-    for case in ["compaction-repeated", "branch-summaries-in-context", "basic-usage-variants", "cut-split-turn", "compaction-first-kept-on-other-branch"] {
+    for case in [
+        "compaction-repeated",
+        "branch-summaries-in-context",
+        "basic-usage-variants",
+        "cut-split-turn",
+        "compaction-first-kept-on-other-branch",
+    ] {
         let file = conformance(case);
         let t = timeline(&file, None);
         let pts = points(&t);
@@ -127,7 +139,8 @@ fn timeline_equals_pi_at_several_leaves() {
 fn timeline_on_a_branch_leaf_equals_pi() {
     // Pi's estimates; when Pi cannot run here (a loud skip), the engine's own.
     let pi_runs = pi::pi_or_skip("timeline_on_a_branch_leaf_equals_pi");
-    let view = |file: &Path, leaf: Option<&str>| if pi_runs { pi::pi_view(file, leaf) } else { pi::arbor_view(file, leaf) };
+    let view =
+        |file: &Path, leaf: Option<&str>| if pi_runs { pi::pi_view(file, leaf) } else { pi::arbor_view(file, leaf) };
     let file = conformance("branch-simple-siblings");
     let s = session_engine::Session::open(&file).unwrap();
     let on_path: std::collections::HashSet<usize> = s.path(s.file_leaf()).into_iter().collect();
@@ -183,7 +196,11 @@ fn timeline_of_absurd_numbers_is_valid_json() {
     assert!(!text.contains("NaN") && !text.contains("Infinity"), "{}", &text[..text.len().min(400)]);
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let t: Vec<Option<f64>> = points(&v).iter().map(|p| p["contextTokens"].as_f64()).collect();
-    assert_eq!(t, [Some(2.0), Some(-901.0), Some(-901.0 + 10_000_000.0), None, None], "Pi's NaN for a string usage is null");
+    assert_eq!(
+        t,
+        [Some(2.0), Some(-901.0), Some(-901.0 + 10_000_000.0), None, None],
+        "Pi's NaN for a string usage is null"
+    );
     assert_eq!(points(&v)[1]["usageTokens"].as_f64(), Some(-901.0));
 }
 
@@ -207,10 +224,12 @@ fn assert_inert_html(html: &str) {
     let lower = html.to_ascii_lowercase();
     assert!(!lower.contains("<script"), "a <script> tag");
     const TAGS: &[&str] = &[
-        "!doctype", "html", "head", "meta", "title", "style", "body", "main", "h1", "h2", "h4", "dl", "dt", "dd", "nav", "b", "details", "summary", "a", "ol",
-        "ul", "li", "span", "section", "p", "article", "header", "pre", "div",
+        "!doctype", "html", "head", "meta", "title", "style", "body", "main", "h1", "h2", "h4", "dl", "dt", "dd",
+        "nav", "b", "details", "summary", "a", "ol", "ul", "li", "span", "section", "p", "article", "header", "pre",
+        "div",
     ];
-    const ATTRS: &[&str] = &["lang", "charset", "http-equiv", "content", "name", "class", "id", "href", "open", "style"];
+    const ATTRS: &[&str] =
+        &["lang", "charset", "http-equiv", "content", "name", "class", "id", "href", "open", "style"];
     let mut i = 0;
     let mut in_style = false;
     while let Some(off) = html[i..].find('<') {
@@ -240,7 +259,11 @@ fn assert_inert_html(html: &str) {
         let mut rest = tag[name.len()..].trim();
         while !rest.is_empty() {
             let an: String = rest.chars().take_while(|c| *c != '=' && !c.is_whitespace()).collect();
-            assert!(ATTRS.contains(&an.to_ascii_lowercase().as_str()), "unexpected attribute {an:?} in {}", &html[start..end + 1]);
+            assert!(
+                ATTRS.contains(&an.to_ascii_lowercase().as_str()),
+                "unexpected attribute {an:?} in {}",
+                &html[start..end + 1]
+            );
             assert!(!an.to_ascii_lowercase().starts_with("on"));
             rest = rest[an.len()..].trim_start();
             if let Some(r) = rest.strip_prefix('=') {
@@ -250,7 +273,10 @@ fn assert_inert_html(html: &str) {
                 if an == "href" {
                     assert!(value.starts_with('#'), "a link out of the page: {value}");
                 }
-                assert!(!value.to_ascii_lowercase().contains("javascript:") && !value.contains("//"), "attribute value {value:?}");
+                assert!(
+                    !value.to_ascii_lowercase().contains("javascript:") && !value.contains("//"),
+                    "attribute value {value:?}"
+                );
                 rest = r[close + 1..].trim_start();
             }
         }
@@ -264,11 +290,18 @@ fn html_export_of_the_f47_session_is_inert() {
         args.extend(extra);
         let html = export(&f47(), &args);
         assert_inert_html(&html);
-        assert!(html.contains("Content-Security-Policy") && html.contains("default-src 'none'"), "{extra:?}: the page forbids every fetch");
+        assert!(
+            html.contains("Content-Security-Policy") && html.contains("default-src 'none'"),
+            "{extra:?}: the page forbids every fetch"
+        );
         // The payloads are there, as text.
         assert!(html.contains("&lt;script&gt;"), "{extra:?}: the payloads are shown escaped");
         // Handlers and sources occur only as escaped text (the scan above checked every tag).
-        assert!(html.contains("&lt;svg onload=alert(1)&gt;") && html.contains("&lt;img src=x onerror=\"window.hacked=1\"&gt;"), "{extra:?}");
+        assert!(
+            html.contains("&lt;svg onload=alert(1)&gt;")
+                && html.contains("&lt;img src=x onerror=\"window.hacked=1\"&gt;"),
+            "{extra:?}"
+        );
     }
     let html = export(&f47(), &["--format", "html"]);
     // Escaped-looking text stays literal text (double escaped), the hostile id is text too.
@@ -287,7 +320,11 @@ fn the_scan_itself_catches_active_content() {
         good.replacen("<main>", "<main><a href=\"https://evil.example\">x</a>", 1),
         good.replacen("<main>", "<main><a href=\"javascript:x()\">x</a>", 1),
     ] {
-        assert!(std::panic::catch_unwind(|| assert_inert_html(&bad)).is_err(), "the scan let through: {}", &bad[bad.find("<main").unwrap()..][..60]);
+        assert!(
+            std::panic::catch_unwind(|| assert_inert_html(&bad)).is_err(),
+            "the scan let through: {}",
+            &bad[bad.find("<main").unwrap()..][..60]
+        );
     }
 }
 
@@ -301,9 +338,15 @@ fn html_export_structure() {
     // Every path entry has its article and anchor; the outline links to them.
     assert_eq!(html.matches("<article ").count(), s.len(), "one article per entry");
     for &i in &path {
-        assert!(html.contains(&format!("\" id=\"e{i}\"><header><a href=\"#e{i}\">")), "entry {i} has its anchored article");
+        assert!(
+            html.contains(&format!("\" id=\"e{i}\"><header><a href=\"#e{i}\">")),
+            "entry {i} has its anchored article"
+        );
     }
-    assert!(html.contains("<nav><b>Outline</b><details open><summary><a href=\"#b0\">Active path"), "the outline opens with the active path");
+    assert!(
+        html.contains("<nav><b>Outline</b><details open><summary><a href=\"#b0\">Active path"),
+        "the outline opens with the active path"
+    );
     assert!(html.contains("<details><summary>tool call: "), "tool calls are collapsed");
     assert!(html.contains("<details><summary>tool result: "), "tool results are collapsed");
     // Summaries with their sections; the compaction marker and what the model no longer sees.
@@ -311,12 +354,18 @@ fn html_export_structure() {
     assert!(html.contains("class=\"cut\""), "the compaction cut marker");
     assert!(html.contains("compacted: the model no longer sees this"));
     let all = html.matches("<article class=\"").count();
-    assert!(html.matches(" gone\" id=\"e").count() >= 2 && html.matches(" gone\" id=\"e").count() < all, "some, not all, entries are marked compacted");
+    assert!(
+        html.matches(" gone\" id=\"e").count() >= 2 && html.matches(" gone\" id=\"e").count() < all,
+        "some, not all, entries are marked compacted"
+    );
     // A branch: only the path, no other branch.
     let off_branch = export(&conformance("branch-simple-siblings"), &["--format", "html", "--leaf", "55732918"]);
     assert!(off_branch.contains("Branch") && !off_branch.contains("not on the active path"));
     let whole = export(&conformance("branch-simple-siblings"), &["--format", "html"]);
-    assert!(whole.contains("not on the active path") && whole.contains("branches here:"), "the whole session shows the other branches and where they fork");
+    assert!(
+        whole.contains("not on the active path") && whole.contains("branches here:"),
+        "the whole session shows the other branches and where they fork"
+    );
 }
 
 #[test]
@@ -346,9 +395,13 @@ fn markdown_export_structure_and_escaping() {
         }
         out
     };
-    let unescaped = |needle: &str| outside.match_indices(needle).any(|(i, _)| i == 0 || outside.as_bytes()[i - 1] != b'\\');
+    let unescaped =
+        |needle: &str| outside.match_indices(needle).any(|(i, _)| i == 0 || outside.as_bytes()[i - 1] != b'\\');
     assert!(!unescaped("<script") && !unescaped("<img") && !unescaped("<svg") && !unescaped("<iframe"), "{outside}");
-    assert!(!outside.contains("](javascript") && !outside.contains("](data") && !outside.contains("https://"), "no link from content: {outside}");
+    assert!(
+        !outside.contains("](javascript") && !outside.contains("](data") && !outside.contains("https://"),
+        "no link from content: {outside}"
+    );
     assert!(outside.contains("\\<script\\>"), "names and ids are shown, escaped");
     // Our own anchors are the only raw HTML outside the fences.
     for l in outside.lines().filter(|l| l.contains('<') && !l.contains("\\<")) {
@@ -388,7 +441,15 @@ fn export_to_a_file_refuses_to_overwrite_and_never_writes_the_session() {
     let link = dir.join("alias.jsonl");
     std::fs::hard_link(&file, &link).unwrap();
     for target in [&file, &link] {
-        let e = fails(&["export", file.to_str().unwrap(), "--format", "html", "--out", target.to_str().unwrap(), "--force"]);
+        let e = fails(&[
+            "export",
+            file.to_str().unwrap(),
+            "--format",
+            "html",
+            "--out",
+            target.to_str().unwrap(),
+            "--force",
+        ]);
         assert!(e.contains("the session file itself"), "{e}");
     }
     assert_eq!(std::fs::read(&file).unwrap(), before, "the session is unchanged");
@@ -409,7 +470,8 @@ fn export_to_a_file_refuses_to_overwrite_and_never_writes_the_session() {
 fn export_of_a_big_session_reports_progress() {
     let dir = scratch("export-progress");
     let file = dir.join("big.jsonl");
-    let mut text = String::from(r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#);
+    let mut text =
+        String::from(r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#);
     text.push('\n');
     let chunk = "<p>".repeat(300_000); // 900 kB a message
     let mut parent = "null".to_string();
@@ -453,7 +515,12 @@ fn migrate_refuses_an_existing_path_and_a_v3_file() {
     let e = fails(&["migrate", v1.to_str().unwrap(), "--out", v1.to_str().unwrap()]);
     assert!(e.contains("already exists"), "{e}");
     assert_eq!(std::fs::read(&v1).unwrap(), before, "the original is unchanged");
-    let e = fails(&["migrate", conformance("basic-tool-chain").to_str().unwrap(), "--out", dir.join("new.jsonl").to_str().unwrap()]);
+    let e = fails(&[
+        "migrate",
+        conformance("basic-tool-chain").to_str().unwrap(),
+        "--out",
+        dir.join("new.jsonl").to_str().unwrap(),
+    ]);
     assert!(e.contains("already a version 3"), "{e}");
     assert!(!dir.join("new.jsonl").exists());
 }

@@ -68,8 +68,13 @@ fn dir_bytes(dir: &Path) -> u64 {
 fn fts_floor(src: &Path, out: &Path) -> (usize, f64, f64, f64) {
     let src = rusqlite::Connection::open(src).unwrap();
     let def: String = src.query_row("SELECT sql FROM sqlite_master WHERE name = 'fts'", [], |r| r.get(0)).unwrap();
-    let bodies: Vec<(i64, String)> =
-        src.prepare("SELECT rowid, body FROM fts").unwrap().query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
+    let bodies: Vec<(i64, String)> = src
+        .prepare("SELECT rowid, body FROM fts")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     drop(src);
     let mb = bodies.iter().map(|b| b.1.len()).sum::<usize>() as f64 / 1e6;
     wipe(out);
@@ -99,9 +104,15 @@ fn fts_floor(src: &Path, out: &Path) -> (usize, f64, f64, f64) {
 /// number of sessions listed.
 fn listing(lib: &Library, root: &Path) -> usize {
     let projects = lib.projects().unwrap();
-    let sessions = lib.sessions(&SessionFilter { limit: Some(500), roots: vec![root.to_path_buf()], ..Default::default() }).unwrap();
-    let mut models: Vec<String> =
-        lib.sessions(&SessionFilter { limit: Some(5000), ..Default::default() }).unwrap().into_iter().filter_map(|s| s.model).collect();
+    let sessions = lib
+        .sessions(&SessionFilter { limit: Some(500), roots: vec![root.to_path_buf()], ..Default::default() })
+        .unwrap();
+    let mut models: Vec<String> = lib
+        .sessions(&SessionFilter { limit: Some(5000), ..Default::default() })
+        .unwrap()
+        .into_iter()
+        .filter_map(|s| s.model)
+        .collect();
     models.sort();
     models.dedup();
     assert!(!projects.is_empty() || sessions.is_empty());
@@ -117,7 +128,9 @@ fn cpu_s(which: &str) -> f64 {
 }
 
 fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg").map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" ")).unwrap_or_default()
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
 }
 
 fn main() {
@@ -135,13 +148,19 @@ fn main() {
             }
             let t = Instant::now();
             let mut lib = Library::open(&db).unwrap();
-            let mut opts = library::SyncOptions { full_text: a.get(3).map(String::as_str) != Some("catalog"), ..Default::default() };
+            let mut opts = library::SyncOptions {
+                full_text: a.get(3).map(String::as_str) != Some("catalog"),
+                ..Default::default()
+            };
             if let Some(t) = std::env::var("BENCH_THREADS").ok().and_then(|t| t.parse().ok()) {
                 opts.threads = t;
             }
             let rep = lib.sync_roots_with(std::slice::from_ref(&dir), opts, &mut |_| {}).unwrap();
             let took = ms(t);
-            println!("phases: catalog (phase 1) {:.0} ms, full text (phase 2) {:.0} ms", rep.catalog_ms, rep.fulltext_ms);
+            println!(
+                "phases: catalog (phase 1) {:.0} ms, full text (phase 2) {:.0} ms",
+                rep.catalog_ms, rep.fulltext_ms
+            );
             let t2 = Instant::now();
             let n = lib.sessions(&SessionFilter::default()).unwrap().len();
             let list_ms = ms(t2);
@@ -242,7 +261,11 @@ fn main() {
                 let mut ok = 0;
                 for d in &data {
                     for l in d.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-                        let r = if which.starts_with("scan_line_fast") { pi_json::scan_line_fast(l) } else { pi_json::scan_line(l) };
+                        let r = if which.starts_with("scan_line_fast") {
+                            pi_json::scan_line_fast(l)
+                        } else {
+                            pi_json::scan_line(l)
+                        };
                         ok += r.is_ok() as usize;
                     }
                 }
@@ -278,10 +301,20 @@ fn main() {
             let (dir, db) = (PathBuf::from(&a[1]), PathBuf::from(&a[2]));
             wipe(&db);
             let mut lib = Library::open(&db).unwrap();
-            lib.sync_roots_with(std::slice::from_ref(&dir), library::SyncOptions { full_text: false, ..Default::default() }, &mut |_| {}).unwrap();
+            lib.sync_roots_with(
+                std::slice::from_ref(&dir),
+                library::SyncOptions { full_text: false, ..Default::default() },
+                &mut |_| {},
+            )
+            .unwrap();
             let (t, cpu, cpu_w) = (Instant::now(), cpu_s("self"), cpu_s("thread-self"));
             let files = lib.complete_fulltext().unwrap();
-            println!("phase 2 ({files} files): {:.0} ms, CPU {:.2} s ({:.2} s on the writer thread)", ms(t), cpu_s("self") - cpu, cpu_s("thread-self") - cpu_w);
+            println!(
+                "phase 2 ({files} files): {:.0} ms, CPU {:.2} s ({:.2} s on the writer thread)",
+                ms(t),
+                cpu_s("self") - cpu,
+                cpu_s("thread-self") - cpu_w
+            );
         }
         "fts-ratio" => {
             let dir = PathBuf::from(&a[1]);
@@ -299,8 +332,13 @@ fn main() {
                 let load = loadavg();
                 wipe(&db);
                 let mut lib = Library::open(&db).unwrap();
-                let cat =
-                    lib.sync_roots_with(std::slice::from_ref(&dir), library::SyncOptions { full_text: false, ..Default::default() }, &mut |_| {}).unwrap();
+                let cat = lib
+                    .sync_roots_with(
+                        std::slice::from_ref(&dir),
+                        library::SyncOptions { full_text: false, ..Default::default() },
+                        &mut |_| {},
+                    )
+                    .unwrap();
                 let (t, cpu, cpu_w) = (Instant::now(), cpu_s("self"), cpu_s("thread-self"));
                 let files = lib.complete_fulltext().unwrap();
                 let (phase2, cpu, cpu_w) = (ms(t), cpu_s("self") - cpu, cpu_s("thread-self") - cpu_w);
@@ -338,7 +376,8 @@ fn main() {
             let shared = std::env::var("SHARED_BENCH").expect("set SHARED_BENCH to the folder of pi-bench-op.mjs");
             std::env::var("PI_DIR").expect("set PI_DIR to the folder with node_modules/@mariozechner/pi-coding-agent");
             // Pi lists one folder (not recursive): the folder holding DIR's sessions
-            let folders: std::collections::BTreeSet<PathBuf> = library::roots::scan(&dir).iter().filter_map(|p| p.parent().map(Path::to_path_buf)).collect();
+            let folders: std::collections::BTreeSet<PathBuf> =
+                library::roots::scan(&dir).iter().filter_map(|p| p.parent().map(Path::to_path_buf)).collect();
             assert!(folders.len() == 1, "DIR must hold its sessions in one folder (Pi's list reads one): {folders:?}");
             let pi_folder = folders.into_iter().next().unwrap();
             let db = scratch.join("list.sqlite3");
@@ -346,16 +385,26 @@ fn main() {
             for round in 1..=rounds {
                 let load = loadavg();
                 let pi = || {
-                    let out = std::process::Command::new("node").arg(format!("{shared}/pi-bench-op.mjs")).arg("list").arg(&pi_folder).output().unwrap();
-                    let v: serde_json::Value =
-                        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("pi-bench-op: {}", String::from_utf8_lossy(&out.stderr)));
+                    let out = std::process::Command::new("node")
+                        .arg(format!("{shared}/pi-bench-op.mjs"))
+                        .arg("list")
+                        .arg(&pi_folder)
+                        .output()
+                        .unwrap();
+                    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+                        .unwrap_or_else(|_| panic!("pi-bench-op: {}", String::from_utf8_lossy(&out.stderr)));
                     (v["ms"].as_f64().unwrap(), v["sessions"].as_u64().unwrap())
                 };
                 let cold = || {
                     wipe(&db);
                     let t = Instant::now();
                     let mut lib = Library::open(&db).unwrap();
-                    lib.sync_roots_with(std::slice::from_ref(&dir), library::SyncOptions { full_text: false, ..Default::default() }, &mut |_| {}).unwrap();
+                    lib.sync_roots_with(
+                        std::slice::from_ref(&dir),
+                        library::SyncOptions { full_text: false, ..Default::default() },
+                        &mut |_| {},
+                    )
+                    .unwrap();
                     let n = listing(&lib, &dir);
                     (ms(t), n)
                 };
@@ -464,7 +513,8 @@ fn main() {
         "query" => {
             let db = PathBuf::from(&a[1]);
             let runs: usize = a[2].parse().unwrap();
-            let lib = Library::open_with(&db, library::OpenOptions { quick_check: false, ..Default::default() }).unwrap();
+            let lib =
+                Library::open_with(&db, library::OpenOptions { quick_check: false, ..Default::default() }).unwrap();
             for q in &a[3..] {
                 let mut times = Vec::new();
                 let mut n = 0;
@@ -474,7 +524,11 @@ fn main() {
                     times.push(ms(t));
                 }
                 times.sort_by(|x, y| x.partial_cmp(y).unwrap());
-                println!("query {q:?}: {n} hits (limit 50), median {:.2} ms, max {:.2} ms over {runs} runs", times[times.len() / 2], times[times.len() - 1]);
+                println!(
+                    "query {q:?}: {n} hits (limit 50), median {:.2} ms, max {:.2} ms over {runs} runs",
+                    times[times.len() / 2],
+                    times[times.len() - 1]
+                );
             }
         }
         _ => {

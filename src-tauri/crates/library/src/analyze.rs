@@ -108,11 +108,19 @@ pub fn catalog(l: &Loaded) -> Catalog {
                 }
                 // The walk's role must be the open's (a repeated `role` key can stop the walk
                 // early); else the DOM decides.
-                let head = if s.migrated() { None } else { pi_json::message_head(s.raw(i)).filter(|h| h.0.as_deref() == role_now) };
+                let head = if s.migrated() {
+                    None
+                } else {
+                    pi_json::message_head(s.raw(i)).filter(|h| h.0.as_deref() == role_now)
+                };
                 let (role, has_content, ts) = match head {
                     Some(h) => h,
                     None => match s.message(i) {
-                        Some(m) => (m.str_field("role").map(str::to_string), m.get("content").is_some(), m.num_field("timestamp")),
+                        Some(m) => (
+                            m.str_field("role").map(str::to_string),
+                            m.get("content").is_some(),
+                            m.num_field("timestamp"),
+                        ),
                         None => continue,
                     },
                 };
@@ -457,7 +465,9 @@ fn facts_first_kept(s: &Session, c: usize) -> Option<String> {
 
 /// A stand-in session made of the stored rows (type, id, parentId, firstKeptEntryId): loaded by
 /// the engine, it gives the same tree, path and compaction as the file, without re-reading it.
-pub fn skeleton<'a>(rows: impl ExactSizeIterator<Item = (&'a str, Option<&'a str>, &'a str, Option<&'a str>)>) -> Session {
+pub fn skeleton<'a>(
+    rows: impl ExactSizeIterator<Item = (&'a str, Option<&'a str>, &'a str, Option<&'a str>)>,
+) -> Session {
     let mut text = String::with_capacity(rows.len() * 96 + 128);
     text.push_str("{\"type\":\"session\",\"version\":3,\"id\":\"skeleton\",\"timestamp\":\"1970-01-01T00:00:00.000Z\",\"cwd\":\"\"}\n");
     for (id, parent, ty, fk) in rows {

@@ -107,7 +107,9 @@ pub(crate) fn classify_err(e: rusqlite::Error) -> LibError {
         match f.code {
             ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase => return LibError::SqliteCorrupt(e),
             ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
-                return LibError::Busy("the index is busy: another Arbor instance is writing it; try again in a moment".into())
+                return LibError::Busy(
+                    "the index is busy: another Arbor instance is writing it; try again in a moment".into(),
+                )
             }
             // A full disk, a file-size limit (EFBIG comes back as an I/O write error) or a write
             // that failed: the index is not damaged (the transaction rolls back), it needs space.
@@ -139,10 +141,13 @@ fn try_open(path: &Path, opts: &OpenOptions) -> Result<Connection, OpenFail> {
     conn.busy_timeout(opts.busy_timeout).map_err(bad)?;
     let v: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(bad)?;
     if v > SCHEMA_VERSION {
-        return Err(OpenFail::Bad(format!("the index was written by a newer Arbor (schema {v}, this build knows {SCHEMA_VERSION})")));
+        return Err(OpenFail::Bad(format!(
+            "the index was written by a newer Arbor (schema {v}, this build knows {SCHEMA_VERSION})"
+        )));
     }
     let _: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)).map_err(bad)?;
-    conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-16000;").map_err(bad)?;
+    conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-16000;")
+        .map_err(bad)?;
     if opts.quick_check && v > 0 {
         // Only the small tables: a whole-file quick_check also runs FTS5's integrity check,
         // which re-tokenizes every row (about 1 s per 100 MB of index). Damage elsewhere shows
@@ -159,11 +164,12 @@ fn try_open(path: &Path, opts: &OpenOptions) -> Result<Connection, OpenFail> {
         migrate(&conn, v).map_err(bad)?;
     }
     // The schema may be damaged without quick_check noticing (or it was off): touch every table.
-    conn.query_row("SELECT (SELECT count(*) FROM files LIMIT 1) + (SELECT count(*) FROM user_roots)", [], |r| r.get::<_, i64>(0)).map_err(|e| {
-        match classify_err(e) {
-            LibError::Sqlite(e) | LibError::SqliteCorrupt(e) => OpenFail::Bad(e.to_string()),
-            other => OpenFail::Other(other),
-        }
+    conn.query_row("SELECT (SELECT count(*) FROM files LIMIT 1) + (SELECT count(*) FROM user_roots)", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .map_err(|e| match classify_err(e) {
+        LibError::Sqlite(e) | LibError::SqliteCorrupt(e) => OpenFail::Bad(e.to_string()),
+        other => OpenFail::Other(other),
     })?;
     Ok(conn)
 }
@@ -236,12 +242,19 @@ pub(crate) fn write_tx<T>(conn: &Connection, f: impl FnOnce() -> Result<T, LibEr
 }
 
 /// [`write_tx`] that also rolls back when `f` gives `Ok(None)` (nothing to keep).
-pub(crate) fn write_tx_some<T>(conn: &Connection, f: impl FnOnce() -> Result<Option<T>, LibError>) -> Result<Option<T>, LibError> {
+pub(crate) fn write_tx_some<T>(
+    conn: &Connection,
+    f: impl FnOnce() -> Result<Option<T>, LibError>,
+) -> Result<Option<T>, LibError> {
     write_tx_if(conn, f, Option::is_some)
 }
 
 /// [`write_tx`], committing only an `Ok` value that `keep` accepts (the others roll back).
-fn write_tx_if<T>(conn: &Connection, f: impl FnOnce() -> Result<T, LibError>, keep: impl FnOnce(&T) -> bool) -> Result<T, LibError> {
+fn write_tx_if<T>(
+    conn: &Connection,
+    f: impl FnOnce() -> Result<T, LibError>,
+    keep: impl FnOnce(&T) -> bool,
+) -> Result<T, LibError> {
     let nested = !conn.is_autocommit();
     conn.execute_batch(if nested { "SAVEPOINT file" } else { "BEGIN IMMEDIATE" }).map_err(classify_err)?;
     let roll_back = || {

@@ -41,7 +41,8 @@ impl Library {
     }
 
     pub fn open_default() -> Result<Library, LibError> {
-        let p = default_db_path().ok_or_else(|| LibError::Invalid("no app-data folder on this system; pass an index path (--db)".into()))?;
+        let p = default_db_path()
+            .ok_or_else(|| LibError::Invalid("no app-data folder on this system; pass an index path (--db)".into()))?;
         Self::open(&p)
     }
 
@@ -70,7 +71,8 @@ impl Library {
     /// Full `PRAGMA quick_check` (includes FTS5's own check; about 1 s per 100 MB of index).
     /// On damage the index is moved aside and rebuilt empty (a notice says so); sync refills it.
     pub fn check(&mut self) -> Result<bool, LibError> {
-        let res: Result<String, LibError> = self.conn.query_row("PRAGMA quick_check(1)", [], |r| r.get(0)).map_err(db::classify_err);
+        let res: Result<String, LibError> =
+            self.conn.query_row("PRAGMA quick_check(1)", [], |r| r.get(0)).map_err(db::classify_err);
         match res {
             Ok(s) if s == "ok" => Ok(true),
             Ok(s) => {
@@ -118,11 +120,20 @@ impl Library {
 
     /// Bring every `*.jsonl` under `roots` up to date (both phases), and drop rows of files that
     /// vanished. A file that cannot be read is reported in `errors`; the pass goes on.
-    pub fn sync_roots(&mut self, roots: &[PathBuf], progress: &mut dyn FnMut(Progress)) -> Result<SyncReport, LibError> {
+    pub fn sync_roots(
+        &mut self,
+        roots: &[PathBuf],
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<SyncReport, LibError> {
         self.sync_roots_with(roots, SyncOptions::default(), progress)
     }
 
-    pub fn sync_roots_with(&mut self, roots: &[PathBuf], opts: SyncOptions, progress: &mut dyn FnMut(Progress)) -> Result<SyncReport, LibError> {
+    pub fn sync_roots_with(
+        &mut self,
+        roots: &[PathBuf],
+        opts: SyncOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<SyncReport, LibError> {
         self.sync_roots_cancellable(roots, opts, None, progress)
     }
 
@@ -156,7 +167,10 @@ impl Library {
 
     /// How many session files still wait for phase 2 (their search results are missing).
     pub fn pending_fulltext_count(&self) -> Result<usize, LibError> {
-        self.conn.query_row("SELECT count(*) FROM files WHERE fts_done = 0", [], |r| r.get::<_, i64>(0)).map(|n| n as usize).map_err(db::classify_err)
+        self.conn
+            .query_row("SELECT count(*) FROM files WHERE fts_done = 0", [], |r| r.get::<_, i64>(0))
+            .map(|n| n as usize)
+            .map_err(db::classify_err)
     }
 
     fn sync_roots_once(
@@ -187,7 +201,8 @@ impl Library {
             }
         }
         // files recorded under these roots that are gone
-        let known: std::collections::HashSet<String> = files.iter().map(|(p, _)| p.to_string_lossy().to_string()).collect();
+        let known: std::collections::HashSet<String> =
+            files.iter().map(|(p, _)| p.to_string_lossy().to_string()).collect();
         for root in roots {
             let rs = root.to_string_lossy().to_string();
             let gone: Vec<String> = {
@@ -215,20 +230,30 @@ impl Library {
 
     pub fn add_user_root(&mut self, path: &Path) -> Result<(), LibError> {
         if !path.is_dir() {
-            return Err(LibError::Invalid(format!("{} is not a folder; choose a folder that holds .jsonl session files", path.display())));
+            return Err(LibError::Invalid(format!(
+                "{} is not a folder; choose a folder that holds .jsonl session files",
+                path.display()
+            )));
         }
         let p = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let c = &self.conn;
         write_tx(c, || {
-            c.execute("INSERT OR IGNORE INTO user_roots(path, added_ms) VALUES (?1, ?2)", rusqlite::params![p.to_string_lossy(), db::now()])
-                .map(|_| ())
-                .map_err(db::classify_err)
+            c.execute(
+                "INSERT OR IGNORE INTO user_roots(path, added_ms) VALUES (?1, ?2)",
+                rusqlite::params![p.to_string_lossy(), db::now()],
+            )
+            .map(|_| ())
+            .map_err(db::classify_err)
         })
     }
 
     pub fn remove_user_root(&mut self, path: &Path) -> Result<(), LibError> {
         let c = &self.conn;
-        write_tx(c, || c.execute("DELETE FROM user_roots WHERE path = ?1", [path.to_string_lossy()]).map(|_| ()).map_err(db::classify_err))
+        write_tx(c, || {
+            c.execute("DELETE FROM user_roots WHERE path = ?1", [path.to_string_lossy()])
+                .map(|_| ())
+                .map_err(db::classify_err)
+        })
     }
 
     /// Pi's roots (that exist) plus the user's folders.

@@ -195,7 +195,8 @@ fn under_roots(sql: &mut String, args: &mut Vec<SqlValue>, col: &str, roots: &[P
     sql.push_str(&format!(" AND ({})", ors.join(" OR ")));
 }
 
-const SESSION_COLS: &str = "f.path, f.header_id, f.cwd, f.name, f.created, f.created_ms, f.modified_ms, f.entry_count, f.message_count,
+const SESSION_COLS: &str =
+    "f.path, f.header_id, f.cwd, f.name, f.created, f.created_ms, f.modified_ms, f.entry_count, f.message_count,
   f.branch_count, f.compaction_count, f.model, f.first_message, COALESCE(f.ctx_usage, 0) + f.ctx_trailing, f.id,
   f.id, f.leaf_id, f.parent_session, f.size, f.size - f.offset, f.bad_lines, f.valid = 1,
   (f.header_id IS NOT NULL AND EXISTS (SELECT 1 FROM files g WHERE g.header_id = f.header_id AND g.id != f.id))";
@@ -238,7 +239,9 @@ impl Library {
                  GROUP BY COALESCE(cwd, '') ORDER BY max(modified_ms) DESC",
             )
             .map_err(classify_err)?;
-        let rows = q.query_map([], |r| Ok(Project { cwd: r.get(0)?, session_count: r.get(1)?, last_modified_ms: r.get(2)? })).map_err(classify_err)?;
+        let rows = q
+            .query_map([], |r| Ok(Project { cwd: r.get(0)?, session_count: r.get(1)?, last_modified_ms: r.get(2)? }))
+            .map_err(classify_err)?;
         rows.collect::<Result<_, _>>().map_err(classify_err)
     }
 
@@ -286,9 +289,11 @@ impl Library {
         use rusqlite::OptionalExtension;
         let found = self
             .conn
-            .query_row(&format!("SELECT {SESSION_COLS}, f.id FROM files f WHERE f.path = ?1"), [path.to_string_lossy()], |r| {
-                Ok((session_row(r)?, r.get::<_, i64>(23)?))
-            })
+            .query_row(
+                &format!("SELECT {SESSION_COLS}, f.id FROM files f WHERE f.path = ?1"),
+                [path.to_string_lossy()],
+                |r| Ok((session_row(r)?, r.get::<_, i64>(23)?)),
+            )
             .optional()
             .map_err(classify_err)?;
         let Some((mut info, id)) = found else { return Ok(None) };
@@ -311,7 +316,9 @@ impl Library {
             .conn
             .prepare("SELECT e.entry_id, e.status FROM entries e JOIN files f ON f.id = e.file_id WHERE f.path = ?1 ORDER BY e.rowid")
             .map_err(classify_err)?;
-        let rows = q.query_map([path.to_string_lossy()], |r| Ok((r.get::<_, String>(0)?, r.get::<_, EntryStatus>(1)?))).map_err(classify_err)?;
+        let rows = q
+            .query_map([path.to_string_lossy()], |r| Ok((r.get::<_, String>(0)?, r.get::<_, EntryStatus>(1)?)))
+            .map_err(classify_err)?;
         rows.collect::<Result<_, _>>().map_err(classify_err)
     }
 
@@ -320,8 +327,11 @@ impl Library {
     /// indexed first.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>, LibError> {
         let m = if q.raw { q.text.clone() } else { fts_query(&q.text)? };
-        let pending: bool =
-            q.complete_pending && self.conn.query_row("SELECT EXISTS (SELECT 1 FROM files WHERE fts_done = 0)", [], |r| r.get(0)).map_err(classify_err)?;
+        let pending: bool = q.complete_pending
+            && self
+                .conn
+                .query_row("SELECT EXISTS (SELECT 1 FROM files WHERE fts_done = 0)", [], |r| r.get(0))
+                .map_err(classify_err)?;
         if pending {
             match self.complete_fulltext() {
                 // another instance is writing (probably this very work): answer from what is there
@@ -333,8 +343,12 @@ impl Library {
             SearchOrder::Relevance => true,
             SearchOrder::Newest => false,
             SearchOrder::Auto => {
-                let n: i64 =
-                    self.conn.query_row("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 LIMIT 1001)", [&m], |r| r.get(0)).map_err(search_err)?;
+                let n: i64 = self
+                    .conn
+                    .query_row("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 LIMIT 1001)", [&m], |r| {
+                        r.get(0)
+                    })
+                    .map_err(search_err)?;
                 n <= 1000
             }
         };

@@ -70,7 +70,11 @@ pub fn scan(root: &Path) -> Vec<PathBuf> {
             if ft.is_dir() {
                 stack.push(p);
             } else if p.extension().is_some_and(|e| e == "jsonl") {
-                let is_file = if ft.is_symlink() { std::fs::metadata(&p).map(|m| m.is_file()).unwrap_or(false) } else { ft.is_file() };
+                let is_file = if ft.is_symlink() {
+                    std::fs::metadata(&p).map(|m| m.is_file()).unwrap_or(false)
+                } else {
+                    ft.is_file()
+                };
                 if is_file {
                     out.push(p);
                 }

@@ -78,7 +78,11 @@ mod tests {
     /// The stored numbers and the names are the index's and the API's format.
     #[test]
     fn codes_and_names_are_fixed() {
-        let all = [(EntryStatus::InContext, 0, "in_context"), (EntryStatus::Compacted, 1, "compacted"), (EntryStatus::Abandoned, 2, "abandoned")];
+        let all = [
+            (EntryStatus::InContext, 0, "in_context"),
+            (EntryStatus::Compacted, 1, "compacted"),
+            (EntryStatus::Abandoned, 2, "abandoned"),
+        ];
         for (s, code, name) in all {
             assert_eq!((s.code(), s.name()), (code, name));
             assert_eq!(EntryStatus::from_code(code), s);

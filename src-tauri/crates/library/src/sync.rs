@@ -55,7 +55,10 @@ pub struct SyncOptions {
 
 impl Default for SyncOptions {
     fn default() -> Self {
-        SyncOptions { full_text: true, threads: std::thread::available_parallelism().map(|n| n.get().min(4)).unwrap_or(2) }
+        SyncOptions {
+            full_text: true,
+            threads: std::thread::available_parallelism().map(|n| n.get().min(4)).unwrap_or(2),
+        }
     }
 }
 
@@ -302,13 +305,23 @@ pub(crate) fn fulltext_pass(
         threads,
         cancel,
         // a big file is streamed on this thread (bounded memory), not loaded by a worker
-        |(_, path, offset, hh, th)| if opts.is_big(path) { None } else { Some(index::fulltext_file(path, *offset, *hh, *th)) },
+        |(_, path, offset, hh, th)| {
+            if opts.is_big(path) {
+                None
+            } else {
+                Some(index::fulltext_file(path, *offset, *hh, *th))
+            }
+        },
         |k, res| {
             let (id, path, offset, hh, th) = &pending[k];
             progress(Progress { done: k + 1, total, path: path.clone(), full_text: true });
             batch.begin(conn)?;
             // changed since phase 1, or unreadable: the next pass re-reads it in full
-            let reread_later = || conn.execute("UPDATE files SET fts_done = 2 WHERE id = ?1 AND fts_done = 0", [id]).map(|_| ()).map_err(classify_err);
+            let reread_later = || {
+                conn.execute("UPDATE files SET fts_done = 2 WHERE id = ?1 AND fts_done = 0", [id])
+                    .map(|_| ())
+                    .map_err(classify_err)
+            };
             let Some(res) = res else {
                 match index::fulltext_big(conn, *id, path, opts) {
                     Ok(done) => n += done as usize,

@@ -95,7 +95,11 @@ fn emit(subs: &Subs, ev: LibraryEvent) {
 impl Watcher {
     /// Start following `roots`, indexing into the index at `db_path`. The first receiver gets
     /// everything from the initial pass on; more can be made with [`Watcher::subscribe`].
-    pub fn start(db_path: &Path, roots: Vec<PathBuf>, opts: WatchOptions) -> Result<(Watcher, Receiver<LibraryEvent>), LibError> {
+    pub fn start(
+        db_path: &Path,
+        roots: Vec<PathBuf>,
+        opts: WatchOptions,
+    ) -> Result<(Watcher, Receiver<LibraryEvent>), LibError> {
         let mut lib = Library::open_with(db_path, opts.open.clone())?;
         lib.set_index_options(opts.index);
         let subs: Subs = Arc::new(Mutex::new(Vec::new()));
@@ -110,7 +114,8 @@ impl Watcher {
                 if matches!(ev.kind, notify::EventKind::Access(_)) {
                     return;
                 }
-                let paths: Vec<PathBuf> = ev.paths.into_iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")).collect();
+                let paths: Vec<PathBuf> =
+                    ev.paths.into_iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")).collect();
                 if !paths.is_empty() {
                     let _ = fs_tx.send(Msg::Paths(paths));
                 }
@@ -129,7 +134,10 @@ impl Watcher {
                     &subs,
                     LibraryEvent::Error {
                         path: Some(r.clone()),
-                        message: format!("cannot watch this folder ({e}); it is rescanned every {:?}", opts.rescan_every),
+                        message: format!(
+                            "cannot watch this folder ({e}); it is rescanned every {:?}",
+                            opts.rescan_every
+                        ),
                     },
                 );
             }
@@ -202,13 +210,17 @@ fn root_of<'a>(roots: &'a [PathBuf], p: &Path) -> Option<&'a Path> {
 fn watch_new_roots(fs: &Fs, unwatched: &mut Vec<PathBuf>, subs: &Subs, rescan_every: Duration) -> bool {
     let mut g = fs.lock().unwrap_or_else(|p| p.into_inner());
     let Some(w) = g.as_mut() else { return false };
-    let (appeared, missing): (Vec<PathBuf>, Vec<PathBuf>) = std::mem::take(unwatched).into_iter().partition(|r| r.is_dir());
+    let (appeared, missing): (Vec<PathBuf>, Vec<PathBuf>) =
+        std::mem::take(unwatched).into_iter().partition(|r| r.is_dir());
     *unwatched = missing;
     for r in &appeared {
         if let Err(e) = w.watch(r, RecursiveMode::Recursive) {
             emit(
                 subs,
-                LibraryEvent::Error { path: Some(r.clone()), message: format!("cannot watch this folder ({e}); it is rescanned every {rescan_every:?}") },
+                LibraryEvent::Error {
+                    path: Some(r.clone()),
+                    message: format!("cannot watch this folder ({e}); it is rescanned every {rescan_every:?}"),
+                },
             );
         }
     }
@@ -216,7 +228,16 @@ fn watch_new_roots(fs: &Fs, unwatched: &mut Vec<PathBuf>, subs: &Subs, rescan_ev
 }
 
 #[allow(clippy::too_many_arguments)]
-fn run(mut lib: Library, roots: Vec<PathBuf>, mut unwatched: Vec<PathBuf>, fs: Fs, rx: Receiver<Msg>, subs: Subs, opts: WatchOptions, paused: Arc<AtomicBool>) {
+fn run(
+    mut lib: Library,
+    roots: Vec<PathBuf>,
+    mut unwatched: Vec<PathBuf>,
+    fs: Fs,
+    rx: Receiver<Msg>,
+    subs: Subs,
+    opts: WatchOptions,
+    paused: Arc<AtomicBool>,
+) {
     for n in lib.take_notices() {
         emit(&subs, LibraryEvent::Notice { notice: n });
     }
@@ -243,7 +264,10 @@ fn run(mut lib: Library, roots: Vec<PathBuf>, mut unwatched: Vec<PathBuf>, fs: F
     };
     let loud_pass = |lib: &mut Library, subs: &Subs| {
         if let Some(report) = full_pass(lib, subs, true) {
-            emit(subs, if report.cancelled { LibraryEvent::Cancelled { report } } else { LibraryEvent::Synced { report } });
+            emit(
+                subs,
+                if report.cancelled { LibraryEvent::Cancelled { report } } else { LibraryEvent::Synced { report } },
+            );
         }
     };
     if paused.load(Ordering::SeqCst) {
@@ -316,7 +340,15 @@ fn run(mut lib: Library, roots: Vec<PathBuf>, mut unwatched: Vec<PathBuf>, fs: F
                 Ok(u) => match u.change {
                     Change::Unchanged => {}
                     Change::Removed => emit(&subs, LibraryEvent::SessionRemoved { path: p }),
-                    c => emit(&subs, LibraryEvent::SessionChanged { path: p, session_id: u.session_id, change: c, new_entries: u.new_entries }),
+                    c => emit(
+                        &subs,
+                        LibraryEvent::SessionChanged {
+                            path: p,
+                            session_id: u.session_id,
+                            change: c,
+                            new_entries: u.new_entries,
+                        },
+                    ),
                 },
                 Err(e) => emit(&subs, LibraryEvent::Error { path: Some(p), message: e.to_string() }),
             }

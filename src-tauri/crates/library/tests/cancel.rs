@@ -135,7 +135,10 @@ fn the_watcher_cancels_holds_its_rescans_and_resumes() {
     // no rescan runs while cancelled (one would every 100 ms)
     std::thread::sleep(Duration::from_millis(600));
     for ev in rx.try_iter() {
-        assert!(!matches!(ev, LibraryEvent::Synced { .. } | LibraryEvent::Indexing { .. }), "a pass ran while cancelled: {ev:?}");
+        assert!(
+            !matches!(ev, LibraryEvent::Synced { .. } | LibraryEvent::Indexing { .. }),
+            "a pass ran while cancelled: {ev:?}"
+        );
     }
     assert_eq!(count(&lib), after_cancel);
     // resume: a pass with progress indexes the rest

@@ -84,13 +84,24 @@ fn statuses_and_tokens_agree_with_the_engine() {
                 continue; // on the path, sends nothing (label, model change...): either is fine
             };
             if *our_status != want {
-                failures.push(format!("{}: entry {} ({}) is {} here, engine says {want}", p.display(), s.id(idx), idx, our_status));
+                failures.push(format!(
+                    "{}: entry {} ({}) is {} here, engine says {want}",
+                    p.display(),
+                    s.id(idx),
+                    idx,
+                    our_status
+                ));
             }
         }
         let est = estimate_context(&ctx.agent_messages());
         let info = lib.session(&p).unwrap().unwrap();
         if (info.tokens_at_leaf as f64 - est.tokens).abs() > 0.5 {
-            failures.push(format!("{}: tokens at leaf {} here, engine {}", p.display(), info.tokens_at_leaf, est.tokens));
+            failures.push(format!(
+                "{}: tokens at leaf {} here, engine {}",
+                p.display(),
+                info.tokens_at_leaf,
+                est.tokens
+            ));
         }
         compared += 1;
     }
@@ -115,7 +126,11 @@ fn statuses_and_tokens_agree_with_the_engine() {
     cat_streamed.complete_fulltext().unwrap(); // phase 2, streamed
     let mut cat_whole = Library::open(&dir.path().join("cat-whole.sqlite3")).unwrap();
     cat_whole.sync_roots_with(std::slice::from_ref(&root), catalog_only, &mut |_| {}).unwrap();
-    assert_eq!(pending_streamed, cat_whole.pending_fulltext_count().unwrap(), "streamed catalogs leave the same files to phase 2");
+    assert_eq!(
+        pending_streamed,
+        cat_whole.pending_fulltext_count().unwrap(),
+        "streamed catalogs leave the same files to phase 2"
+    );
     assert!(pending_streamed > 20, "{pending_streamed}");
     let all = SessionFilter { include_invalid: true, ..Default::default() };
     let listed = cat_whole.sessions(&all).unwrap();
@@ -123,13 +138,22 @@ fn statuses_and_tokens_agree_with_the_engine() {
     assert_eq!(listed, {
         let mut lib2 = Library::open(&dir.path().join("cat-streamed-2.sqlite3")).unwrap();
         lib2.set_index_options(stream_all);
-        lib2.sync_roots_with(std::slice::from_ref(&root), SyncOptions { full_text: false, ..Default::default() }, &mut |_| {}).unwrap();
+        lib2.sync_roots_with(
+            std::slice::from_ref(&root),
+            SyncOptions { full_text: false, ..Default::default() },
+            &mut |_| {},
+        )
+        .unwrap();
         lib2.sessions(&all).unwrap()
     });
     // the entry and full-text rows: whole-file phase 2, streamed both phases, streamed phase 2
     // after a streamed catalog; the same rows, bodies and search hits
     let whole_rows = text_rows(&dir.path().join("i.sqlite3"));
-    assert!(whole_rows.iter().filter(|r| r.4.as_deref().is_some_and(|b| b.len() > 20)).count() > 500, "{}", whole_rows.len());
+    assert!(
+        whole_rows.iter().filter(|r| r.4.as_deref().is_some_and(|b| b.len() > 20)).count() > 500,
+        "{}",
+        whole_rows.len()
+    );
     for other in ["streamed.sqlite3", "cat-streamed.sqlite3"] {
         let rows = text_rows(&dir.path().join(other));
         assert_eq!(rows.len(), whole_rows.len(), "{other}");
@@ -138,9 +162,19 @@ fn statuses_and_tokens_agree_with_the_engine() {
         }
     }
     for q in ["the", "error", "file", "\"summary\""] {
-        let a: Vec<_> = lib.search(&SearchQuery::new(q)).unwrap().into_iter().map(|h| (h.session_path, h.entry_id, h.status, h.snippet)).collect();
+        let a: Vec<_> = lib
+            .search(&SearchQuery::new(q))
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.session_path, h.entry_id, h.status, h.snippet))
+            .collect();
         for other in [&streamed, &cat_streamed] {
-            let b: Vec<_> = other.search(&SearchQuery::new(q)).unwrap().into_iter().map(|h| (h.session_path, h.entry_id, h.status, h.snippet)).collect();
+            let b: Vec<_> = other
+                .search(&SearchQuery::new(q))
+                .unwrap()
+                .into_iter()
+                .map(|h| (h.session_path, h.entry_id, h.status, h.snippet))
+                .collect();
             assert_eq!(a, b, "{q}");
         }
     }

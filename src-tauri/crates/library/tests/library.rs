@@ -74,7 +74,8 @@ fn appended_bytes_are_read_from_the_offset_and_statuses_move_with_the_leaf() {
 
     // linear append by another process: only the new bytes are read
     let u = "aaaaaaa1".to_string();
-    let extra = line(&serde_json::json!({"type":"message","id":u,"parentId":last,"timestamp":"2025-03-01T09:30:00.000Z",
+    let extra =
+        line(&serde_json::json!({"type":"message","id":u,"parentId":last,"timestamp":"2025-03-01T09:30:00.000Z",
         "message":{"role":"user","content":"the wombat arrives","timestamp":1740821400000u64}}));
     append_from_other_process(&f, &extra);
     let up = lib.sync_file(&f, Some(&root)).unwrap();
@@ -219,7 +220,10 @@ fn f32_corrupt_index_is_moved_aside_and_rebuilt() {
 
     type Damage = Box<dyn FnOnce(&Path)>;
     let cases: Vec<(&str, Damage)> = vec![
-        ("not a database", Box::new(|p: &Path| std::fs::write(p, b"this is not sqlite at all, just text".repeat(200)).unwrap())),
+        (
+            "not a database",
+            Box::new(|p: &Path| std::fs::write(p, b"this is not sqlite at all, just text".repeat(200)).unwrap()),
+        ),
         (
             "truncated",
             Box::new(|p: &Path| {
@@ -310,7 +314,8 @@ fn f34_index_from_a_newer_version_is_never_written() {
 fn f33_locked_index_waits_then_says_busy() {
     let (_d, root, db) = setup();
     three_status_session(&root.join("s1.jsonl"), "sess-1", "/p");
-    let mut lib = Library::open_with(&db, OpenOptions { busy_timeout: Duration::from_millis(300), quick_check: true }).unwrap();
+    let mut lib =
+        Library::open_with(&db, OpenOptions { busy_timeout: Duration::from_millis(300), quick_check: true }).unwrap();
     // another "instance" holds a write transaction
     let other = rusqlite::Connection::open(&db).unwrap();
     other.execute_batch("BEGIN IMMEDIATE; INSERT INTO meta(key, value) VALUES ('x', 'y');").unwrap();
@@ -454,7 +459,10 @@ fn five_hundred_sessions() {
 }
 
 /// The next event of `rx` that `pred` accepts, skipping the others; panics after 15 s.
-fn wait(rx: &std::sync::mpsc::Receiver<library::LibraryEvent>, pred: &dyn Fn(&library::LibraryEvent) -> bool) -> library::LibraryEvent {
+fn wait(
+    rx: &std::sync::mpsc::Receiver<library::LibraryEvent>,
+    pred: &dyn Fn(&library::LibraryEvent) -> bool,
+) -> library::LibraryEvent {
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -488,14 +496,20 @@ fn watcher_follows_appends_written_by_another_process() {
     let second = w.subscribe();
 
     // a second process appends two entries, in two writes, while the watcher runs
-    let l1 = line(&serde_json::json!({"type":"message","id":"eeeeeee1","parentId":last,"timestamp":"2025-03-01T11:00:00.000Z",
-        "message":{"role":"user","content":"live follow of the axolotl","timestamp":1740826800000u64}}));
-    let l2 = line(&serde_json::json!({"type":"label","id":"eeeeeee2","parentId":"eeeeeee1","timestamp":"2025-03-01T11:00:01.000Z",
-        "targetId":"eeeeeee1","label":"bookmark"}));
+    let l1 = line(
+        &serde_json::json!({"type":"message","id":"eeeeeee1","parentId":last,"timestamp":"2025-03-01T11:00:00.000Z",
+        "message":{"role":"user","content":"live follow of the axolotl","timestamp":1740826800000u64}}),
+    );
+    let l2 = line(
+        &serde_json::json!({"type":"label","id":"eeeeeee2","parentId":"eeeeeee1","timestamp":"2025-03-01T11:00:01.000Z",
+        "targetId":"eeeeeee1","label":"bookmark"}),
+    );
     append_from_other_process(&f, &l1);
     let mut got: Vec<String> = Vec::new();
     while got.is_empty() {
-        if let LibraryEvent::SessionChanged { path, new_entries, change, session_id } = wait(&rx, &|e| matches!(e, LibraryEvent::SessionChanged { .. })) {
+        if let LibraryEvent::SessionChanged { path, new_entries, change, session_id } =
+            wait(&rx, &|e| matches!(e, LibraryEvent::SessionChanged { .. }))
+        {
             assert_eq!(path, f);
             assert_eq!(change, Change::Appended);
             assert_eq!(session_id.as_deref(), Some("sess-live"));
@@ -504,7 +518,9 @@ fn watcher_follows_appends_written_by_another_process() {
     }
     append_from_other_process(&f, &l2);
     while got.len() < 2 {
-        if let LibraryEvent::SessionChanged { new_entries, .. } = wait(&rx, &|e| matches!(e, LibraryEvent::SessionChanged { .. })) {
+        if let LibraryEvent::SessionChanged { new_entries, .. } =
+            wait(&rx, &|e| matches!(e, LibraryEvent::SessionChanged { .. }))
+        {
             got.extend(new_entries.into_iter().map(|e| e.entry_id));
         }
     }
@@ -560,8 +576,10 @@ fn watcher_follows_a_root_that_appears_after_start() {
     assert_eq!(lib.sessions(&SessionFilter::default()).unwrap().len(), 1);
 
     // and the folder is now followed live: an append shows up as a change of that file
-    let l = line(&serde_json::json!({"type":"message","id":"ffffff01","parentId":last,"timestamp":"2025-03-01T11:00:00.000Z",
-        "message":{"role":"user","content":"the okapi stays","timestamp":1740826800000u64}}));
+    let l = line(
+        &serde_json::json!({"type":"message","id":"ffffff01","parentId":last,"timestamp":"2025-03-01T11:00:00.000Z",
+        "message":{"role":"user","content":"the okapi stays","timestamp":1740826800000u64}}),
+    );
     append_from_other_process(&f, &l);
     let ev = wait(&rx, &|e| matches!(e, LibraryEvent::SessionChanged { .. }));
     let LibraryEvent::SessionChanged { path, change, new_entries, .. } = ev else { unreachable!() };
@@ -582,8 +600,10 @@ fn f16_a_huge_line_is_an_entry_as_pi_loads_it_with_its_text_capped() {
     let blob = "A".repeat(40 << 20);
     let big = format!("{{\"type\":\"message\",\"id\":\"b1000000\",\"parentId\":\"{last}\",\"timestamp\":\"2025-03-01T12:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{blob}\"}}}}\n");
     append_from_other_process(&f, &big);
-    let after = line(&serde_json::json!({"type":"message","id":"b2000000","parentId":last,"timestamp":"2025-03-01T12:00:01.000Z",
-        "message":{"role":"user","content":"the line after the blob mentions a pelican","timestamp":1740830401000u64}}));
+    let after = line(
+        &serde_json::json!({"type":"message","id":"b2000000","parentId":last,"timestamp":"2025-03-01T12:00:01.000Z",
+        "message":{"role":"user","content":"the line after the blob mentions a pelican","timestamp":1740830401000u64}}),
+    );
     append_from_other_process(&f, &after);
     let mut lib = Library::open(&db).unwrap();
     lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
@@ -604,8 +624,10 @@ fn f02_a_complete_last_line_without_newline_is_an_entry_and_a_later_append_rerea
     let mut g = Gen::new("sess-u", "/u");
     let last = g.chain(None, 1, "u", "m").unwrap();
     g.write(&f);
-    let l1 = line(&serde_json::json!({"type":"message","id":"c0000001","parentId":last,"timestamp":"2025-03-01T12:00:00.000Z",
-        "message":{"role":"user","content":"an unterminated line about the gecko","timestamp":1740830400000u64}}));
+    let l1 = line(
+        &serde_json::json!({"type":"message","id":"c0000001","parentId":last,"timestamp":"2025-03-01T12:00:00.000Z",
+        "message":{"role":"user","content":"an unterminated line about the gecko","timestamp":1740830400000u64}}),
+    );
     append_from_other_process(&f, l1.trim_end_matches('\n'));
     let mut lib = Library::open(&db).unwrap();
     lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
@@ -615,8 +637,10 @@ fn f02_a_complete_last_line_without_newline_is_an_entry_and_a_later_append_rerea
     assert_eq!((s.pending_bytes, s.entry_count), (0, 3));
     // a writer that adds the newline and then another entry: the file is re-read, and agrees
     // with the engine
-    let l2 = line(&serde_json::json!({"type":"message","id":"c0000002","parentId":"c0000001","timestamp":"2025-03-01T12:00:01.000Z",
-        "message":{"role":"user","content":"and then the iguana","timestamp":1740830401000u64}}));
+    let l2 = line(
+        &serde_json::json!({"type":"message","id":"c0000002","parentId":"c0000001","timestamp":"2025-03-01T12:00:01.000Z",
+        "message":{"role":"user","content":"and then the iguana","timestamp":1740830401000u64}}),
+    );
     append_from_other_process(&f, &format!("\n{l2}"));
     let up = lib.sync_file(&f, Some(&root)).unwrap();
     assert_eq!(up.change, Change::Reindexed);
@@ -634,7 +658,8 @@ fn f02_a_complete_last_line_without_newline_is_an_entry_and_a_later_append_rerea
 #[test]
 fn version_1_files_are_migrated_by_the_engine() {
     let (_d, root, db) = setup();
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../session-engine/tests/fixtures/conformance/load-v1-legacy.jsonl");
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../session-engine/tests/fixtures/conformance/load-v1-legacy.jsonl");
     let f = root.join("old.jsonl");
     std::fs::create_dir_all(&root).unwrap();
     std::fs::copy(&src, &f).unwrap();
@@ -665,7 +690,13 @@ fn catalog_first_then_search_brings_the_full_text_up_to_date() {
     let (_d, root, db) = setup();
     three_status_session(&root.join("s1.jsonl"), "sess-1", "/p");
     let mut lib = Library::open(&db).unwrap();
-    let rep = lib.sync_roots_with(std::slice::from_ref(&root), library::SyncOptions { full_text: false, threads: 2 }, &mut |_| {}).unwrap();
+    let rep = lib
+        .sync_roots_with(
+            std::slice::from_ref(&root),
+            library::SyncOptions { full_text: false, threads: 2 },
+            &mut |_| {},
+        )
+        .unwrap();
     assert_eq!(rep.new, 1);
     assert_eq!(rep.fulltext_ms, 0.0);
     // the picker facts are there already
@@ -716,9 +747,11 @@ fn files_read_and_modified_follow_pis_rule_across_appends() {
     assert_eq!(s.files_read, vec!["src/00000002.rs".to_string(), "src/00000004.rs".to_string()]);
     assert!(s.files_modified.is_empty());
     // an appended edit of a file read earlier moves it to "modified"
-    let l = line(&serde_json::json!({"type":"message","id":"dddddd01","parentId":a,"timestamp":"2025-03-01T12:00:00.000Z",
+    let l = line(
+        &serde_json::json!({"type":"message","id":"dddddd01","parentId":a,"timestamp":"2025-03-01T12:00:00.000Z",
         "message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"edit","arguments":{"path":"src/00000002.rs","edits":[]}}],
-        "provider":"p","model":"m","stopReason":"toolUse","timestamp":1740830400000u64}}));
+        "provider":"p","model":"m","stopReason":"toolUse","timestamp":1740830400000u64}}),
+    );
     append_from_other_process(&f, &l);
     lib.sync_file(&f, Some(&root)).unwrap();
     let s = lib.session(&f).unwrap().unwrap();

@@ -8,7 +8,11 @@ fn roots_come_from_the_agent_dir_and_pis_settings() {
     let custom = d.path().join("custom-sessions");
     std::fs::create_dir_all(agent.join("sessions/--home-u-proj--")).unwrap();
     std::fs::create_dir_all(&custom).unwrap();
-    std::fs::write(agent.join("settings.json"), format!("{{\"sessionDir\":{:?},\"other\":1}}", custom.to_str().unwrap())).unwrap();
+    std::fs::write(
+        agent.join("settings.json"),
+        format!("{{\"sessionDir\":{:?},\"other\":1}}", custom.to_str().unwrap()),
+    )
+    .unwrap();
     std::env::set_var("PI_CODING_AGENT_DIR", &agent);
     std::env::remove_var("PI_CODING_AGENT_SESSION_DIR");
     assert_eq!(pi_roots(), vec![agent.join("sessions"), custom.clone()]);
@@ -18,11 +22,19 @@ fn roots_come_from_the_agent_dir_and_pis_settings() {
     std::env::remove_var("PI_CODING_AGENT_SESSION_DIR");
     // read as JSON.parse reads it: a lone surrogate elsewhere in the file (which serde_json
     // refuses) does not hide the folder; a file that does not parse gives no sessionDir
-    std::fs::write(agent.join("settings.json"), format!("{{\"note\":\"\\ud800\",\"sessionDir\":{:?}}}", custom.to_str().unwrap())).unwrap();
+    std::fs::write(
+        agent.join("settings.json"),
+        format!("{{\"note\":\"\\ud800\",\"sessionDir\":{:?}}}", custom.to_str().unwrap()),
+    )
+    .unwrap();
     assert_eq!(pi_roots(), vec![agent.join("sessions"), custom.clone()]);
     std::fs::write(agent.join("settings.json"), format!("{{\"sessionDir\":{:?},}}", custom.to_str().unwrap())).unwrap();
     assert_eq!(pi_roots(), vec![agent.join("sessions")]);
-    std::fs::write(agent.join("settings.json"), format!("{{\"sessionDir\":{:?},\"other\":1}}", custom.to_str().unwrap())).unwrap();
+    std::fs::write(
+        agent.join("settings.json"),
+        format!("{{\"sessionDir\":{:?},\"other\":1}}", custom.to_str().unwrap()),
+    )
+    .unwrap();
 
     // scanning: nested *.jsonl files, not folders named *.jsonl, not other files
     std::fs::write(agent.join("sessions/--home-u-proj--/a.jsonl"), b"").unwrap();

@@ -223,7 +223,11 @@ mod tests {
             for e in std::fs::read_dir(base.join(sub)).unwrap().flatten() {
                 if e.path().extension().is_some_and(|x| x == "jsonl") {
                     let text = std::fs::read(e.path()).unwrap();
-                    lines.extend(text.split(|&c| c == b'\n').filter(|l| l.windows(9).any(|w| w == b"\"message\"")).map(<[u8]>::to_vec));
+                    lines.extend(
+                        text.split(|&c| c == b'\n')
+                            .filter(|l| l.windows(9).any(|w| w == b"\"message\""))
+                            .map(<[u8]>::to_vec),
+                    );
                 }
             }
         }

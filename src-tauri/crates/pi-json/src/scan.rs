@@ -225,7 +225,10 @@ fn read_key(s: &[u8], i: &mut usize, level: u8) -> Result<u8, JsonError> {
         which(key)
     } else {
         // Rare: an escaped key such as "\u0069d". Decode to be exact.
-        let decoded = parse(std::str::from_utf8(&s[start - 1..end]).unwrap_or("\"\"")).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let decoded = parse(std::str::from_utf8(&s[start - 1..end]).unwrap_or("\"\""))
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
         which(decoded.as_bytes())
     };
     *i = end;
@@ -308,7 +311,12 @@ pub fn scan_line_fast(s: &[u8]) -> Result<ScannedLine, JsonError> {
             // exact scanner takes over): their bytes are in the line.
             let mut out = ScannedLine { is_object: true, role: Some(Field::Absent), ..Default::default() };
             let role = l.message.and_then(|m| m.role);
-            for (f, slot) in [(l.ty, &mut out.type_), (l.id, &mut out.id), (l.parent_id, &mut out.parent_id), (l.timestamp, &mut out.timestamp)] {
+            for (f, slot) in [
+                (l.ty, &mut out.type_),
+                (l.id, &mut out.id),
+                (l.parent_id, &mut out.parent_id),
+                (l.timestamp, &mut out.timestamp),
+            ] {
                 if let Some(b) = f {
                     let start = b.as_ptr() as usize - s.as_ptr() as usize;
                     *slot = Field::Str(RawStr { start: start as u32, end: (start + b.len()) as u32, escaped: false });
@@ -316,7 +324,8 @@ pub fn scan_line_fast(s: &[u8]) -> Result<ScannedLine, JsonError> {
             }
             if let Some(b) = role {
                 let start = b.as_ptr() as usize - s.as_ptr() as usize;
-                out.role = Some(Field::Str(RawStr { start: start as u32, end: (start + b.len()) as u32, escaped: false }));
+                out.role =
+                    Some(Field::Str(RawStr { start: start as u32, end: (start + b.len()) as u32, escaped: false }));
             }
             // `null` and absent both read as None here; the loader treats them alike.
             return Ok(out);

@@ -30,8 +30,13 @@ pub(crate) fn units_fast<const ESCAPED: bool>(bytes: &[u8]) -> Option<usize> {
         if !ESCAPED {
             return lead + four;
         }
-        let short =
-            (b == b'"') as u8 | (b == b'\\') as u8 | (b == b'\n') as u8 | (b == b'\r') as u8 | (b == b'\t') as u8 | (b == 0x08) as u8 | (b == 0x0C) as u8;
+        let short = (b == b'"') as u8
+            | (b == b'\\') as u8
+            | (b == b'\n') as u8
+            | (b == b'\r') as u8
+            | (b == b'\t') as u8
+            | (b == 0x08) as u8
+            | (b == 0x0C) as u8;
         let long = (b < 0x20) as u8 & (short ^ 1);
         lead + four + short + 5 * long
     }
@@ -207,12 +212,30 @@ mod tests {
     /// without characters at or above U+E000 (private use, U+FFFF, pairs, stand-ins).
     #[test]
     fn sort_utf16_is_the_utf16_sort() {
-        let alphabet = ["a", "b", "src/", "z", "é", "\u{7ff}", "\u{800}", "\u{d7ff}", "\u{e000}", "ﬁ", "\u{ffff}", "😀", "𝔘", "\u{10f800}", "\u{10fbff}", "/"];
+        let alphabet = [
+            "a",
+            "b",
+            "src/",
+            "z",
+            "é",
+            "\u{7ff}",
+            "\u{800}",
+            "\u{d7ff}",
+            "\u{e000}",
+            "ﬁ",
+            "\u{ffff}",
+            "😀",
+            "𝔘",
+            "\u{10f800}",
+            "\u{10fbff}",
+            "/",
+        ];
         let mut next = crate::testing::xorshift_usize(0x9e37_79b9_7f4a_7c15);
         for round in 0..2000 {
             // Half the lists stay below U+E000 (the shortcut), half may not.
             let pool = if round % 2 == 0 { &alphabet[..8] } else { &alphabet[..] };
-            let mut v: Vec<String> = (0..next() % 12).map(|_| (0..next() % 6).map(|_| pool[next() % pool.len()]).collect()).collect();
+            let mut v: Vec<String> =
+                (0..next() % 12).map(|_| (0..next() % 6).map(|_| pool[next() % pool.len()]).collect()).collect();
             let mut want = v.clone();
             want.sort_by(|a, b| cmp_utf16(a, b));
             super::sort_utf16(&mut v);

@@ -68,7 +68,10 @@ pub fn stringified_utf16_len(v: &Value) -> usize {
         Value::Num(n) => number_to_string(*n).len(),
         Value::Str(s) => quoted_utf16_len(s),
         Value::Arr(a) => 2 + a.len().saturating_sub(1) + a.iter().map(stringified_utf16_len).sum::<usize>(),
-        Value::Obj(m) => 2 + m.len().saturating_sub(1) + m.0.iter().map(|(k, x)| quoted_utf16_len(k) + 1 + stringified_utf16_len(x)).sum::<usize>(),
+        Value::Obj(m) => {
+            2 + m.len().saturating_sub(1)
+                + m.0.iter().map(|(k, x)| quoted_utf16_len(k) + 1 + stringified_utf16_len(x)).sum::<usize>()
+        }
     }
 }
 
@@ -97,7 +100,10 @@ fn find_escape(s: &[u8], mut i: usize) -> usize {
         let q = w ^ (LO * b'"' as u64);
         let b = w ^ (LO * b'\\' as u64);
         let f = w ^ (LO * 0xF4);
-        let hits = (q.wrapping_sub(LO) & !q) | (b.wrapping_sub(LO) & !b) | (f.wrapping_sub(LO) & !f) | (w.wrapping_sub(LO * 0x20) & !w);
+        let hits = (q.wrapping_sub(LO) & !q)
+            | (b.wrapping_sub(LO) & !b)
+            | (f.wrapping_sub(LO) & !f)
+            | (w.wrapping_sub(LO * 0x20) & !w);
         let m = hits & HI;
         if m != 0 {
             return i + (m.trailing_zeros() / 8) as usize;
@@ -263,8 +269,27 @@ mod tests {
     /// escapes, control characters, 2-, 3- and 4-byte chars, lone-surrogate stand-ins.
     #[test]
     fn fast_utf16_length_and_order_equal_the_exact_ones() {
-        let pieces =
-            ["a", "\"", "\\", "\n", "\r", "\t", "\u{8}", "\u{c}", "\u{1}", "\u{1f}", " ", "é", "€", "\u{e000}", "\u{ffff}", "😀", "\u{10000}", "z", "/"];
+        let pieces = [
+            "a",
+            "\"",
+            "\\",
+            "\n",
+            "\r",
+            "\t",
+            "\u{8}",
+            "\u{c}",
+            "\u{1}",
+            "\u{1f}",
+            " ",
+            "é",
+            "€",
+            "\u{e000}",
+            "\u{ffff}",
+            "😀",
+            "\u{10000}",
+            "z",
+            "/",
+        ];
         let mut strings = vec![String::new()];
         let mut next = crate::testing::xorshift(0x9E37_79B9_7F4A_7C15);
         for _ in 0..3000 {
@@ -296,12 +321,19 @@ mod tests {
             let ub: Vec<u16> = b.chars().flat_map(u).collect();
             ua.cmp(&ub)
         };
-        for w in strings.windows(2).chain([["aé".to_string(), "a😀".to_string()].as_slice(), ["a\u{ffff}b".to_string(), "a😀".to_string()].as_slice()]) {
+        for w in strings.windows(2).chain([
+            ["aé".to_string(), "a😀".to_string()].as_slice(),
+            ["a\u{ffff}b".to_string(), "a😀".to_string()].as_slice(),
+        ]) {
             assert_eq!(cmp_utf16(&w[0], &w[1]), by_chars(&w[0], &w[1]), "{:?} {:?}", w[0], w[1]);
             assert_eq!(cmp_utf16(&w[1], &w[0]), by_chars(&w[1], &w[0]));
             assert_eq!(cmp_utf16(&w[0], &w[0]), std::cmp::Ordering::Equal);
         }
-        assert_eq!(cmp_utf16("a\u{ffff}", "a😀"), std::cmp::Ordering::Greater, "UTF-16 puts U+FFFF after a surrogate pair");
+        assert_eq!(
+            cmp_utf16("a\u{ffff}", "a😀"),
+            std::cmp::Ordering::Greater,
+            "UTF-16 puts U+FFFF after a surrogate pair"
+        );
     }
 
     #[test]

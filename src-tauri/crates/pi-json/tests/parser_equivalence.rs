@@ -307,7 +307,9 @@ fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Num(x), Value::Num(y)) => x.to_bits() == y.to_bits(),
         (Value::Arr(x), Value::Arr(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q)),
-        (Value::Obj(Map(x)), Value::Obj(Map(y))) => x.len() == y.len() && x.iter().zip(y).all(|((k, p), (l, q))| k == l && same(p, q)),
+        (Value::Obj(Map(x)), Value::Obj(Map(y))) => {
+            x.len() == y.len() && x.iter().zip(y).all(|((k, p), (l, q))| k == l && same(p, q))
+        }
         _ => a == b,
     }
 }
@@ -329,9 +331,15 @@ fn check(bytes: &[u8]) -> Result<(), TestCaseError> {
         );
     }
     match (&new, &old) {
-        (Ok(n), Ok(o)) => prop_assert!(same(n, o), "values differ on {:?}:\n new {n:?}\n old {o:?}", String::from_utf8_lossy(bytes)),
+        (Ok(n), Ok(o)) => {
+            prop_assert!(same(n, o), "values differ on {:?}:\n new {n:?}\n old {o:?}", String::from_utf8_lossy(bytes))
+        }
         (Err(_), Err(_)) => {}
-        _ => prop_assert!(false, "accepted differently on {:?}: new {new:?}, old {old:?}", String::from_utf8_lossy(bytes)),
+        _ => prop_assert!(
+            false,
+            "accepted differently on {:?}: new {new:?}, old {old:?}",
+            String::from_utf8_lossy(bytes)
+        ),
     }
     Ok(())
 }
@@ -376,10 +384,18 @@ fn text() -> impl Strategy<Value = String> {
     ];
     leaf.prop_recursive(4, 64, 8, |inner| {
         prop_oneof![
-            (prop::collection::vec((inner.clone(), ws()), 0..8))
-                .prop_map(|v| format!("[{}]", v.into_iter().map(|(x, w)| format!("{w}{x}{w}")).collect::<Vec<_>>().join(","))),
-            (prop::collection::vec((prop::sample::select(vec!["id", "type", "a", "ab", "", "role", "@", "\\u0069d", "A"]), inner, ws()), 0..8))
-                .prop_map(|v| format!("{{{}}}", v.into_iter().map(|(k, x, w)| format!("{w}\"{k}\"{w}:{w}{x}{w}")).collect::<Vec<_>>().join(","))),
+            (prop::collection::vec((inner.clone(), ws()), 0..8)).prop_map(|v| format!(
+                "[{}]",
+                v.into_iter().map(|(x, w)| format!("{w}{x}{w}")).collect::<Vec<_>>().join(",")
+            )),
+            (prop::collection::vec(
+                (prop::sample::select(vec!["id", "type", "a", "ab", "", "role", "@", "\\u0069d", "A"]), inner, ws()),
+                0..8
+            ))
+            .prop_map(|v| format!(
+                "{{{}}}",
+                v.into_iter().map(|(k, x, w)| format!("{w}\"{k}\"{w}:{w}{x}{w}")).collect::<Vec<_>>().join(",")
+            )),
         ]
     })
 }

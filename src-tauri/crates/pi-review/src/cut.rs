@@ -17,7 +17,10 @@ use std::fmt;
 /// `is_valid_cut_point`, which is private).
 pub fn is_cut_point_kind(s: &Session, idx: usize) -> bool {
     match s.kind(idx) {
-        Kind::Message => matches!(s.role(idx), Some("bashExecution" | "custom" | "branchSummary" | "compactionSummary" | "user" | "assistant")),
+        Kind::Message => matches!(
+            s.role(idx),
+            Some("bashExecution" | "custom" | "branchSummary" | "compactionSummary" | "user" | "assistant")
+        ),
         Kind::BranchSummary | Kind::CustomMessage => true,
         _ => false,
     }
@@ -35,7 +38,8 @@ fn gives_message(s: &Session, idx: usize) -> bool {
 /// The span a compaction on `path` may summarize starts at this position (Pi's `boundaryStart`);
 /// `Err` when Pi would refuse to compact there at all.
 pub fn span_start(s: &Session, path: &[usize]) -> Result<usize, Refusal> {
-    prepare_compaction(s, path, &CompactionSettings { keep_recent_tokens: 0.0, ..Default::default() }).map(|p| p.boundary_start)
+    prepare_compaction(s, path, &CompactionSettings { keep_recent_tokens: 0.0, ..Default::default() })
+        .map(|p| p.boundary_start)
 }
 
 /// The valid cut points of `path`, as positions in it (see the module doc).
@@ -138,7 +142,8 @@ fn nearest(s: &Session, path: &[usize], valid: &[usize], near: Near) -> Vec<Stri
 /// first, ending at the leaf).
 pub fn check_cut(s: &Session, path: &[usize], id: &str) -> Result<Cut, InvalidCut> {
     let valid = valid_cut_positions(s, path);
-    let refuse = |reason: String, near: Near| InvalidCut { id: id.to_string(), reason, nearest: nearest(s, path, &valid, near) };
+    let refuse =
+        |reason: String, near: Near| InvalidCut { id: id.to_string(), reason, nearest: nearest(s, path, &valid, near) };
     let start = match span_start(s, path) {
         Ok(start) => start,
         Err(r) => return Err(InvalidCut { id: id.to_string(), reason: r.message().to_string(), nearest: Vec::new() }),
@@ -164,7 +169,13 @@ pub fn check_cut(s: &Session, path: &[usize], id: &str) -> Result<Cut, InvalidCu
     }
     let is_user = s.kind(idx) == Kind::Message && s.role(idx) == Some("user");
     let turn_start = if is_user { None } else { find_turn_start(s, path, position, start) };
-    Ok(Cut { position, first_kept_entry_id: id.to_string(), span_start: start, is_split_turn: !is_user && turn_start.is_some(), turn_start })
+    Ok(Cut {
+        position,
+        first_kept_entry_id: id.to_string(),
+        span_start: start,
+        is_split_turn: !is_user && turn_start.is_some(),
+        turn_start,
+    })
 }
 
 /// Why a cut could not be checked against a session file.
@@ -180,9 +191,13 @@ pub enum CheckError {
 
 /// [`check_cut`] on the session file Pi is writing, on the path to Pi's leaf.
 pub fn check_cut_in_file(file: &std::path::Path, leaf_id: Option<&str>, id: &str) -> Result<Cut, CheckError> {
-    let s = Session::open(file).map_err(|e| CheckError::Unreadable { path: file.display().to_string(), message: e.to_string() })?;
+    let s = Session::open(file)
+        .map_err(|e| CheckError::Unreadable { path: file.display().to_string(), message: e.to_string() })?;
     if !s.header_accepted() {
-        return Err(CheckError::Unreadable { path: file.display().to_string(), message: "no valid session header".to_string() });
+        return Err(CheckError::Unreadable {
+            path: file.display().to_string(),
+            message: "no valid session header".to_string(),
+        });
     }
     let leaf = match leaf_id {
         Some(l) => Some(s.index_of(l).ok_or_else(|| CheckError::NoLeaf(l.to_string()))?),
@@ -220,7 +235,10 @@ pub fn plan_compaction_keep_from(
     let history_end = if cut.is_split_turn { cut.turn_start.unwrap_or(cut.position) } else { cut.position };
     let collect = |from: usize, to: usize| -> Vec<PlannedMessage> {
         (from..to)
-            .filter_map(|p| session_engine::compaction::compaction_message(s, path[p]).map(|message| PlannedMessage { entry: path[p], message }))
+            .filter_map(|p| {
+                session_engine::compaction::compaction_message(s, path[p])
+                    .map(|message| PlannedMessage { entry: path[p], message })
+            })
             .collect()
     };
     prep.first_kept_entry_id = cut.first_kept_entry_id.clone();
@@ -228,7 +246,8 @@ pub fn plan_compaction_keep_from(
     prep.is_split_turn = cut.is_split_turn;
     prep.turn_start = cut.turn_start;
     prep.messages_to_summarize = collect(prep.boundary_start, history_end);
-    prep.turn_prefix_messages = if cut.is_split_turn { collect(cut.turn_start.unwrap_or(cut.position), cut.position) } else { Vec::new() };
+    prep.turn_prefix_messages =
+        if cut.is_split_turn { collect(cut.turn_start.unwrap_or(cut.position), cut.position) } else { Vec::new() };
     let mut ops = FileOps::default();
     if let Some(prev) = prep.previous_compaction {
         let v = s.value(prev);
@@ -243,6 +262,7 @@ pub fn plan_compaction_keep_from(
     }
     (prep.read_files, prep.modified_files) = ops.file_lists();
     prep.file_ops = ops;
-    job.kept_messages = path[cut.position..].iter().filter_map(|&i| session_engine::context::context_message(s, i)).collect();
+    job.kept_messages =
+        path[cut.position..].iter().filter_map(|&i| session_engine::context::context_message(s, i)).collect();
     Ok(job)
 }

@@ -43,7 +43,10 @@ pub struct Location {
 
 /// `$PI_CODING_AGENT_DIR/extensions/arbor.ts`, else `~/.pi/agent/extensions/arbor.ts`.
 pub fn global_location() -> Location {
-    Location { scope: Scope::Global, path: session_engine::store::agent_dir().join("extensions").join(EXTENSION_FILE_NAME) }
+    Location {
+        scope: Scope::Global,
+        path: session_engine::store::agent_dir().join("extensions").join(EXTENSION_FILE_NAME),
+    }
 }
 
 /// `<project>/.pi/extensions/arbor.ts`.
@@ -59,7 +62,9 @@ pub enum InstallError {
     Foreign { path: PathBuf },
     #[error("{path} holds Arbor's extension {found}, not this Arbor's {ours}; it was left as it is (run again with --force to replace it)")]
     OtherVersion { path: PathBuf, found: String, ours: String },
-    #[error("{path} holds a changed copy of Arbor's extension; it was left as it is (run again with --force to replace it)")]
+    #[error(
+        "{path} holds a changed copy of Arbor's extension; it was left as it is (run again with --force to replace it)"
+    )]
     Changed { path: PathBuf },
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
@@ -101,7 +106,13 @@ pub fn install(loc: &Location, force: bool) -> Result<InstallOutcome, InstallErr
             None => return Err(InstallError::Foreign { path: loc.path.clone() }),
             Some(_) if force => {}
             Some(v) if v == extension_version() => return Err(InstallError::Changed { path: loc.path.clone() }),
-            Some(v) => return Err(InstallError::OtherVersion { path: loc.path.clone(), found: v.to_string(), ours: extension_version().to_string() }),
+            Some(v) => {
+                return Err(InstallError::OtherVersion {
+                    path: loc.path.clone(),
+                    found: v.to_string(),
+                    ours: extension_version().to_string(),
+                })
+            }
         }
     }
     let dir = loc.path.parent().unwrap_or(Path::new("."));
@@ -199,8 +210,15 @@ pub struct ReviewerStatus {
 #[cfg(unix)]
 pub fn reviewer_status(socket: &Path) -> ReviewerStatus {
     use crate::protocol::ServerMessage;
-    let mut st =
-        ReviewerStatus { socket: socket.display().to_string(), listening: false, server: None, policy: None, protocol: None, timeout_ms: None, problem: None };
+    let mut st = ReviewerStatus {
+        socket: socket.display().to_string(),
+        listening: false,
+        server: None,
+        policy: None,
+        protocol: None,
+        timeout_ms: None,
+        problem: None,
+    };
     match crate::server::Client::connect(socket, std::time::Duration::from_secs(2)) {
         Ok(c) => match c.hello {
             ServerMessage::Hello(h) => {
@@ -211,10 +229,16 @@ pub fn reviewer_status(socket: &Path) -> ReviewerStatus {
                 st.timeout_ms = Some(h.timeout_ms);
             }
             ServerMessage::Error(e) => st.problem = Some(format!("the reviewer refused: {}", e.message)),
-            ServerMessage::Answer(_) => st.problem = Some("the program on the socket does not greet as Arbor does".into()),
+            ServerMessage::Answer(_) => {
+                st.problem = Some("the program on the socket does not greet as Arbor does".into())
+            }
         },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => st.problem = Some("no socket: no reviewer is running".into()),
-        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => st.problem = Some("a socket file is left, but no reviewer is running".into()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            st.problem = Some("no socket: no reviewer is running".into())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            st.problem = Some("a socket file is left, but no reviewer is running".into())
+        }
         Err(e) => st.problem = Some(e.to_string()),
     }
     st
@@ -265,15 +289,22 @@ mod tests {
     fn the_embedded_extension_declares_its_version_and_protocol() {
         let v = extension_version();
         assert!(v.split('.').count() == 3 && v.split('.').all(|p| p.parse::<u32>().is_ok()), "{v}");
-        assert!(EXTENSION_SOURCE.contains(&format!("export const PROTOCOL_VERSION = {};", crate::protocol::PROTOCOL_VERSION)));
-        assert!(EXTENSION_SOURCE.contains(&format!("export const MAX_LINE_BYTES = {} * 1024 * 1024;", crate::protocol::MAX_LINE_BYTES / (1024 * 1024))));
+        assert!(EXTENSION_SOURCE
+            .contains(&format!("export const PROTOCOL_VERSION = {};", crate::protocol::PROTOCOL_VERSION)));
+        assert!(EXTENSION_SOURCE.contains(&format!(
+            "export const MAX_LINE_BYTES = {} * 1024 * 1024;",
+            crate::protocol::MAX_LINE_BYTES / (1024 * 1024)
+        )));
     }
 
     #[test]
     fn the_extension_imports_only_what_pi_ships() {
         for line in EXTENSION_SOURCE.lines().filter(|l| l.starts_with("import ")) {
             let from = line.rsplit("from ").next().unwrap().trim().trim_end_matches(';').trim_matches('"');
-            assert!(matches!(from, "@mariozechner/pi-coding-agent" | "node:fs" | "node:net" | "node:os" | "node:path"), "{line}");
+            assert!(
+                matches!(from, "@mariozechner/pi-coding-agent" | "node:fs" | "node:net" | "node:os" | "node:path"),
+                "{line}"
+            );
         }
         assert!(!EXTENSION_SOURCE.contains("require("), "no CommonJS requires");
         assert!(!EXTENSION_SOURCE.contains("import("), "no dynamic imports");
@@ -294,7 +325,12 @@ mod tests {
         assert!(matches!(uninstall(&loc), Err(InstallError::Foreign { .. })));
         assert_eq!(std::fs::read_to_string(&loc.path).unwrap(), "export default function () {}\n");
 
-        std::fs::write(&loc.path, EXTENSION_SOURCE.replace(&format!("{VERSION_MARK}{}", extension_version()), &format!("{VERSION_MARK}0.0.1"))).unwrap();
+        std::fs::write(
+            &loc.path,
+            EXTENSION_SOURCE
+                .replace(&format!("{VERSION_MARK}{}", extension_version()), &format!("{VERSION_MARK}0.0.1")),
+        )
+        .unwrap();
         assert!(matches!(install(&loc, false), Err(InstallError::OtherVersion { .. })));
         assert_eq!(location_status(&loc).version.as_deref(), Some("0.0.1"));
         assert_eq!(install(&loc, true).unwrap(), InstallOutcome::Replaced);
@@ -302,6 +338,9 @@ mod tests {
         assert_eq!(uninstall(&loc).unwrap(), UninstallOutcome::NotInstalled);
         let leftovers: Vec<_> = std::fs::read_dir(loc.path.parent().unwrap()).unwrap().collect();
         assert!(leftovers.is_empty(), "{leftovers:?}");
-        assert!(matches!(install(&project_location(&dir.path().join("missing")), false), Err(InstallError::NoProject(_))));
+        assert!(matches!(
+            install(&project_location(&dir.path().join("missing")), false),
+            Err(InstallError::NoProject(_))
+        ));
     }
 }

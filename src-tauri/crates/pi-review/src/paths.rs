@@ -61,7 +61,11 @@ pub fn prepare_folder(dir: &Path) -> Result<Option<String>, FolderError> {
         Ok(m) if m.uid() != uid() => Err(FolderError::NotOurs { path: dir.to_path_buf(), owner: m.uid(), me: uid() }),
         Ok(m) if m.mode() & 0o077 != 0 => {
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
-            Ok(Some(format!("{} was open to other users (mode {:o}); it is 700 again", dir.display(), m.mode() & 0o777)))
+            Ok(Some(format!(
+                "{} was open to other users (mode {:o}); it is 700 again",
+                dir.display(),
+                m.mode() & 0o777
+            )))
         }
         Ok(_) => Ok(None),
     }

@@ -259,7 +259,8 @@ impl Refusal {
 /// Reads a request line: the protocol version first (so another version gets a clear answer,
 /// whatever else changed), then the fields, then their consistency.
 pub fn parse_request(line: &[u8]) -> Result<ReviewRequest, Refusal> {
-    let v: serde_json::Value = serde_json::from_slice(line).map_err(|e| Refusal::new(ErrorCode::BadRequest, format!("the request is not JSON ({e})")))?;
+    let v: serde_json::Value = serde_json::from_slice(line)
+        .map_err(|e| Refusal::new(ErrorCode::BadRequest, format!("the request is not JSON ({e})")))?;
     let obj = v.as_object().ok_or_else(|| Refusal::new(ErrorCode::BadRequest, "the request is not a JSON object"))?;
     match obj.get("protocol") {
         Some(p) if p.as_u64() == Some(PROTOCOL_VERSION as u64) => {}
@@ -274,8 +275,8 @@ pub fn parse_request(line: &[u8]) -> Result<ReviewRequest, Refusal> {
     if obj.get("type").and_then(|t| t.as_str()) != Some("review") {
         return Err(Refusal::new(ErrorCode::BadRequest, "the request's type is not \"review\""));
     }
-    let ClientMessage::Review(req) =
-        serde_json::from_value::<ClientMessage>(v).map_err(|e| Refusal::new(ErrorCode::BadRequest, format!("the request is malformed ({e})")))?;
+    let ClientMessage::Review(req) = serde_json::from_value::<ClientMessage>(v)
+        .map_err(|e| Refusal::new(ErrorCode::BadRequest, format!("the request is malformed ({e})")))?;
     check_request(&req)?;
     Ok(req)
 }
@@ -394,12 +395,17 @@ mod tests {
 
     #[test]
     fn malformed_requests_are_refused() {
-        for bad in
-            [&b"not json"[..], b"[1]", br#"{"type":"review"}"#, br#"{"type":"hello","protocol":1}"#, br#"{"type":"review","protocol":1,"requestId":"r"}"#]
-        {
+        for bad in [
+            &b"not json"[..],
+            b"[1]",
+            br#"{"type":"review"}"#,
+            br#"{"type":"hello","protocol":1}"#,
+            br#"{"type":"review","protocol":1,"requestId":"r"}"#,
+        ] {
             assert_eq!(parse_request(bad).unwrap_err().code, ErrorCode::BadRequest, "{}", String::from_utf8_lossy(bad));
         }
-        let mismatch = req_json("").replace(r#""summary":"S","firstKeptEntryId":"k1""#, r#""summary":"S","firstKeptEntryId":"k2""#);
+        let mismatch = req_json("")
+            .replace(r#""summary":"S","firstKeptEntryId":"k1""#, r#""summary":"S","firstKeptEntryId":"k2""#);
         assert_eq!(parse_request(mismatch.as_bytes()).unwrap_err().code, ErrorCode::BadRequest);
     }
 
@@ -439,7 +445,8 @@ mod tests {
         assert!(read_line_limited(&mut ok).unwrap().is_none());
         let mut big = std::io::BufReader::new(std::io::Cursor::new(vec![b'x'; MAX_LINE_BYTES + 1]));
         assert_eq!(read_line_limited(&mut big).unwrap_err().kind(), std::io::ErrorKind::InvalidData);
-        let mut exact = std::io::BufReader::new(std::io::Cursor::new([vec![b'x'; MAX_LINE_BYTES], b"\n".to_vec()].concat()));
+        let mut exact =
+            std::io::BufReader::new(std::io::Cursor::new([vec![b'x'; MAX_LINE_BYTES], b"\n".to_vec()].concat()));
         assert_eq!(read_line_limited(&mut exact).unwrap().unwrap().len(), MAX_LINE_BYTES);
     }
 }

@@ -154,11 +154,18 @@ impl Reviewer for DecideCommand {
         input.push(b'\n');
         let out = match run_command(&self.command, &input, &review.request, review) {
             Ok(out) => out,
-            Err(why) => return Verdict::with_note(Decision::Accept, format!("decide command: {why}; Pi's draft is used")),
+            Err(why) => {
+                return Verdict::with_note(Decision::Accept, format!("decide command: {why}; Pi's draft is used"))
+            }
         };
         let d: CommandDecision = match serde_json::from_slice(&out) {
             Ok(d) => d,
-            Err(e) => return Verdict::with_note(Decision::Accept, format!("decide command printed no decision ({e}); Pi's draft is used")),
+            Err(e) => {
+                return Verdict::with_note(
+                    Decision::Accept,
+                    format!("decide command printed no decision ({e}); Pi's draft is used"),
+                )
+            }
         };
         let decision = match (d.decision, d.summary, d.first_kept_entry_id) {
             (DecisionTag::Accept, _, _) => Decision::Accept,
@@ -166,9 +173,17 @@ impl Reviewer for DecideCommand {
             (DecisionTag::PiDecides, _, _) => Decision::LetPiDecide,
             (DecisionTag::Edit, Some(s), _) => Decision::Edit(s),
             (DecisionTag::MoveCut, _, Some(id)) => Decision::MoveCut(id),
-            (DecisionTag::Edit, None, _) => return Verdict::with_note(Decision::Accept, "decide command chose edit without a summary; Pi's draft is used"),
+            (DecisionTag::Edit, None, _) => {
+                return Verdict::with_note(
+                    Decision::Accept,
+                    "decide command chose edit without a summary; Pi's draft is used",
+                )
+            }
             (DecisionTag::MoveCut, _, None) => {
-                return Verdict::with_note(Decision::Accept, "decide command chose move_cut without firstKeptEntryId; Pi's draft is used")
+                return Verdict::with_note(
+                    Decision::Accept,
+                    "decide command chose move_cut without firstKeptEntryId; Pi's draft is used",
+                )
             }
         };
         Verdict { decision, note: d.note }

@@ -147,7 +147,10 @@ impl Server {
         listener.set_nonblocking(true).map_err(io)?;
         let stop = Arc::new(AtomicBool::new(false));
         let shared = Arc::new(Shared { config, reviewer, log, stop: stop.clone() });
-        let thread = std::thread::Builder::new().name("arbor-review-accept".into()).spawn(move || accept_loop(listener, shared)).map_err(io)?;
+        let thread = std::thread::Builder::new()
+            .name("arbor-review-accept".into())
+            .spawn(move || accept_loop(listener, shared))
+            .map_err(io)?;
         Ok(Server { identity: identity(&path), socket: path, stop, thread: Some(thread), notes })
     }
 
@@ -202,7 +205,8 @@ fn accept_loop(listener: UnixListener, shared: Arc<Shared>) {
             match listener.accept() {
                 Ok((stream, _)) => {
                     let s = shared.clone();
-                    let _ = std::thread::Builder::new().name("arbor-review-conn".into()).spawn(move || handle(stream, &s));
+                    let _ =
+                        std::thread::Builder::new().name("arbor-review-conn".into()).spawn(move || handle(stream, &s));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -228,7 +232,14 @@ pub fn peer_uid(_stream: &UnixStream) -> std::io::Result<u32> {
     Ok(crate::paths::uid())
 }
 
-fn refuse(stream: &mut UnixStream, shared: &Shared, r: &Refusal, req: Option<&ReviewRequest>, peer: Option<u32>, started: Instant) {
+fn refuse(
+    stream: &mut UnixStream,
+    shared: &Shared,
+    r: &Refusal,
+    req: Option<&ReviewRequest>,
+    peer: Option<u32>,
+    started: Instant,
+) {
     let _ = write_message(stream, &r.to_message());
     // Closing with unread input would reset the connection and could lose the error line on the
     // way: end the writing side, then drop what the client still sends (briefly, boundedly).
@@ -256,8 +267,11 @@ fn record_for(event: &'static str, req: Option<&ReviewRequest>) -> LogRecord {
         rec.session = r.session.file.clone();
         rec.session_id = r.session.id.clone();
         if let Some(c) = &r.compaction {
-            rec.entries =
-                Some(EntryCounts { branch: Some(c.branch_entries), to_summarize: c.messages_to_summarize, turn_prefix: Some(c.turn_prefix_messages) });
+            rec.entries = Some(EntryCounts {
+                branch: Some(c.branch_entries),
+                to_summarize: c.messages_to_summarize,
+                turn_prefix: Some(c.turn_prefix_messages),
+            });
             rec.tokens_before = c.tokens_before;
             rec.first_kept_entry_id = Some(c.first_kept_entry_id.clone());
         }
@@ -275,7 +289,10 @@ fn handle(mut stream: UnixStream, shared: &Shared) {
     match peer_uid(&stream) {
         Ok(uid) if uid == me => {}
         Ok(uid) => {
-            let r = Refusal::new(ErrorCode::PeerRefused, format!("this Arbor reviewer accepts only its own user (uid {me}); the client runs as uid {uid}"));
+            let r = Refusal::new(
+                ErrorCode::PeerRefused,
+                format!("this Arbor reviewer accepts only its own user (uid {me}); the client runs as uid {uid}"),
+            );
             return refuse(&mut stream, shared, &r, None, Some(uid), accepted);
         }
         Err(e) => {
@@ -319,14 +336,20 @@ fn handle(mut stream: UnixStream, shared: &Shared) {
             Some(f) => req.round == expected_round && req.request_id == f.request_id && req.kind == f.kind,
         };
         if !consistent {
-            let r =
-                Refusal::new(ErrorCode::BadRequest, format!("expected round {expected_round} of this request, got round {} of {}", req.round, req.request_id));
+            let r = Refusal::new(
+                ErrorCode::BadRequest,
+                format!(
+                    "expected round {expected_round} of this request, got round {} of {}",
+                    req.round, req.request_id
+                ),
+            );
             return refuse(&mut stream, shared, &r, Some(&req), None, started);
         }
         let (verdict, timed_out) = decide(&mut stream, shared, &req);
         let Some(verdict) = verdict else {
             let mut rec = record_for("gone", Some(&req));
-            rec.note = Some("the client closed the connection before the answer (Pi aborted or stopped waiting)".into());
+            rec.note =
+                Some("the client closed the connection before the answer (Pi aborted or stopped waiting)".into());
             rec.ms = ms(started);
             (shared.log)(&rec, Some(&req));
             return;
@@ -393,12 +416,18 @@ fn decide(stream: &mut UnixStream, shared: &Shared, req: &ReviewRequest) -> (Opt
         if left.is_zero() {
             cancelled.store(true, Ordering::SeqCst);
             let secs = shared.config.timeout.as_secs_f64();
-            return (Some(Verdict::with_note(Decision::Accept, format!("no decision within {secs} s; Pi's draft is used"))), true);
+            return (
+                Some(Verdict::with_note(Decision::Accept, format!("no decision within {secs} s; Pi's draft is used"))),
+                true,
+            );
         }
         match rx.recv_timeout(left.min(Duration::from_millis(50))) {
             Ok(v) => return (Some(v), false),
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return (Some(Verdict::with_note(Decision::Accept, "the reviewer gave no decision; Pi's draft is used")), false)
+                return (
+                    Some(Verdict::with_note(Decision::Accept, "the reviewer gave no decision; Pi's draft is used")),
+                    false,
+                )
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 if client_gone(stream) {
@@ -433,11 +462,19 @@ fn client_gone(stream: &UnixStream) -> bool {
 fn settle(v: Verdict, req: &ReviewRequest) -> Verdict {
     let keep = |why: String| Verdict::with_note(Decision::Accept, format!("{why}; Pi's draft is used"));
     match &v.decision {
-        Decision::MoveCut(_) if req.kind != ReviewKind::Compaction => keep("a branch summary has no cut to move".into()),
-        Decision::MoveCut(_) if req.round >= MAX_ROUNDS => keep(format!("the cut was moved {} times already", MAX_ROUNDS - 1)),
-        Decision::MoveCut(id) if req.compaction.as_ref().is_some_and(|c| &c.first_kept_entry_id == id) => Verdict { decision: Decision::Accept, note: v.note },
+        Decision::MoveCut(_) if req.kind != ReviewKind::Compaction => {
+            keep("a branch summary has no cut to move".into())
+        }
+        Decision::MoveCut(_) if req.round >= MAX_ROUNDS => {
+            keep(format!("the cut was moved {} times already", MAX_ROUNDS - 1))
+        }
+        Decision::MoveCut(id) if req.compaction.as_ref().is_some_and(|c| &c.first_kept_entry_id == id) => {
+            Verdict { decision: Decision::Accept, note: v.note }
+        }
         Decision::MoveCut(id) => {
-            let Some(file) = req.session.file.as_deref() else { return keep("the session has no file to check the new cut against".into()) };
+            let Some(file) = req.session.file.as_deref() else {
+                return keep("the session has no file to check the new cut against".into());
+            };
             match check_cut_in_file(Path::new(file), req.session.leaf_id.as_deref(), id) {
                 Ok(_) => v,
                 Err(CheckError::Invalid(e)) => keep(e.to_string()),
@@ -445,7 +482,9 @@ fn settle(v: Verdict, req: &ReviewRequest) -> Verdict {
             }
         }
         Decision::Edit(s) if s.trim().is_empty() => keep("the edited summary is empty".into()),
-        Decision::Edit(s) if s.len() + 4096 > MAX_LINE_BYTES => keep(format!("the edited summary is larger than {} bytes", MAX_LINE_BYTES - 4096)),
+        Decision::Edit(s) if s.len() + 4096 > MAX_LINE_BYTES => {
+            keep(format!("the edited summary is larger than {} bytes", MAX_LINE_BYTES - 4096))
+        }
         Decision::Edit(s) if *s == req.draft.summary => Verdict { decision: Decision::Accept, note: v.note },
         _ => v,
     }
@@ -464,8 +503,10 @@ impl Client {
         let stream = UnixStream::connect(socket)?;
         stream.set_read_timeout(Some(timeout))?;
         let mut reader = BufReader::new(stream.try_clone()?);
-        let line = read_line_limited(&mut reader)?.ok_or_else(|| std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "closed before greeting"))?;
-        let hello = serde_json::from_slice(&line).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        let line = read_line_limited(&mut reader)?
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "closed before greeting"))?;
+        let hello =
+            serde_json::from_slice(&line).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
         Ok(Client { stream, reader, hello })
     }
 
@@ -488,7 +529,9 @@ impl Client {
     pub fn receive(&mut self) -> std::io::Result<Option<ServerMessage>> {
         match read_line_limited(&mut self.reader)? {
             None => Ok(None),
-            Some(line) => serde_json::from_slice(&line).map(Some).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e)),
+            Some(line) => serde_json::from_slice(&line)
+                .map(Some)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e)),
         }
     }
 

@@ -5,7 +5,9 @@ use session_engine::{CompactionSettings, Kind, Session};
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../session-engine/tests/fixtures/real-pi").join(format!("{name}.jsonl"))
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../session-engine/tests/fixtures/real-pi")
+        .join(format!("{name}.jsonl"))
 }
 
 fn open(name: &str) -> (Session, Vec<usize>) {
@@ -57,10 +59,18 @@ fn pis_own_cut_is_valid_where_it_cuts_at_a_message() {
         for leaf in 0..s.len() {
             let path = s.path(Some(leaf));
             for keep in [0.0, 500.0, 3500.0, 20000.0] {
-                let Ok(prep) = prepare_compaction(&s, &path, &CompactionSettings { keep_recent_tokens: keep, ..Default::default() }) else { continue };
+                let Ok(prep) = prepare_compaction(
+                    &s,
+                    &path,
+                    &CompactionSettings { keep_recent_tokens: keep, ..Default::default() },
+                ) else {
+                    continue;
+                };
                 let idx = path[prep.first_kept_position];
                 let has_message_before = prep.messages_to_summarize.len() + prep.turn_prefix_messages.len() > 0;
-                if matches!(s.kind(idx), Kind::Message | Kind::BranchSummary | Kind::CustomMessage) && has_message_before {
+                if matches!(s.kind(idx), Kind::Message | Kind::BranchSummary | Kind::CustomMessage)
+                    && has_message_before
+                {
                     let cut = check_cut(&s, &path, &prep.first_kept_entry_id).unwrap_or_else(|e| panic!("{name}: {e}"));
                     assert_eq!(cut.is_split_turn, prep.is_split_turn);
                     assert_eq!(cut.span_start, prep.boundary_start);
@@ -84,8 +94,14 @@ fn refusals_say_why_and_name_the_nearest_valid_points() {
         err("69176e28"),
         "cannot keep from 69176e28: it is before the previous compaction's first kept entry (already summarized); nearest valid cut points: c956afba"
     );
-    assert_eq!(err("2a0c6cde"), "cannot keep from 2a0c6cde: nothing before it is left to summarize; nearest valid cut points: c956afba");
-    assert_eq!(err("7e4d8172"), "cannot keep from 7e4d8172: it is a compaction entry; nearest valid cut points: 0d9ae6d9, 5ea325e4");
+    assert_eq!(
+        err("2a0c6cde"),
+        "cannot keep from 2a0c6cde: nothing before it is left to summarize; nearest valid cut points: c956afba"
+    );
+    assert_eq!(
+        err("7e4d8172"),
+        "cannot keep from 7e4d8172: it is a compaction entry; nearest valid cut points: 0d9ae6d9, 5ea325e4"
+    );
     assert_eq!(err("nope0000"), "cannot keep from nope0000: no entry has this id in the session; nearest valid cut points: 90847218, 190461d2, 8d25023b");
     let user = check_cut(&s, &path, "5ea325e4").unwrap();
     assert!(!user.is_split_turn);

@@ -12,7 +12,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../session-engine/tests/fixtures/real-pi").join(format!("{name}.jsonl"))
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../session-engine/tests/fixtures/real-pi")
+        .join(format!("{name}.jsonl"))
 }
 
 struct Fixture {
@@ -62,7 +64,12 @@ fn request(f: &Fixture, id: &str, round: u32, first_kept: &str) -> ReviewRequest
         kind: ReviewKind::Compaction,
         extension: Versioned { version: Some("0.1.0".into()) },
         pi: Versioned { version: Some("0.73.1".into()) },
-        session: SessionRef { file: Some(f.session.display().to_string()), id: Some("sid".into()), cwd: None, leaf_id: Some("8d25023b".into()) },
+        session: SessionRef {
+            file: Some(f.session.display().to_string()),
+            id: Some("sid".into()),
+            cwd: None,
+            leaf_id: Some("8d25023b".into()),
+        },
         model: ModelRef::default(),
         wait_ms: None,
         compaction: Some(CompactionFacts {
@@ -73,7 +80,12 @@ fn request(f: &Fixture, id: &str, round: u32, first_kept: &str) -> ReviewRequest
             ..Default::default()
         }),
         branch: None,
-        draft: Draft { summary: "Pi's draft".into(), first_kept_entry_id: Some(first_kept.into()), tokens_before: Some(4000.0), details: None },
+        draft: Draft {
+            summary: "Pi's draft".into(),
+            first_kept_entry_id: Some(first_kept.into()),
+            tokens_before: Some(4000.0),
+            details: None,
+        },
     }
 }
 
@@ -118,7 +130,11 @@ fn each_decision_reaches_the_client_and_the_log() {
     let f = fixture_dir();
     let choice = Arc::new(Mutex::new(Decision::Accept));
     let c2 = choice.clone();
-    let _server = serve(&f, move |_: &Review| Verdict { decision: c2.lock().unwrap().clone(), note: Some("n".into()) }, Duration::from_secs(10));
+    let _server = serve(
+        &f,
+        move |_: &Review| Verdict { decision: c2.lock().unwrap().clone(), note: Some("n".into()) },
+        Duration::from_secs(10),
+    );
     for (d, tag) in [
         (Decision::Accept, DecisionTag::Accept),
         (Decision::Edit("better".into()), DecisionTag::Edit),
@@ -147,7 +163,13 @@ fn a_moved_cut_is_checked_on_the_session_file_and_takes_a_second_round() {
     let t2 = target.clone();
     let _server = serve(
         &f,
-        move |r: &Review| if r.request.round == 1 { Decision::MoveCut(t2.lock().unwrap().clone()).into() } else { Decision::Accept.into() },
+        move |r: &Review| {
+            if r.request.round == 1 {
+                Decision::MoveCut(t2.lock().unwrap().clone()).into()
+            } else {
+                Decision::Accept.into()
+            }
+        },
         Duration::from_secs(10),
     );
     // A valid cut: answered as is; round 2 of the same request is reviewed again.
@@ -164,12 +186,19 @@ fn a_moved_cut_is_checked_on_the_session_file_and_takes_a_second_round() {
     assert_eq!(c.receive().unwrap(), None, "the connection ends after the last answer");
 
     // Invalid cuts: Pi's draft, with the reason and the nearest valid points.
-    for (bad, why) in [("86dfb0db", "tool result"), ("69176e28", "before the previous compaction"), ("nope0000", "no entry has this id")] {
+    for (bad, why) in [
+        ("86dfb0db", "tool result"),
+        ("69176e28", "before the previous compaction"),
+        ("nope0000", "no entry has this id"),
+    ] {
         *target.lock().unwrap() = bad.into();
         let a = ask(&f, &request(&f, "m2", 1, "5ea325e4"));
         assert_eq!(a.decision, DecisionTag::Accept, "{bad}");
         let note = a.note.unwrap();
-        assert!(note.contains(why) && note.contains("nearest valid cut points") && note.ends_with("; Pi's draft is used"), "{note}");
+        assert!(
+            note.contains(why) && note.contains("nearest valid cut points") && note.ends_with("; Pi's draft is used"),
+            "{note}"
+        );
     }
     // A round out of order is refused.
     let mut c = Client::connect(&f.socket, Duration::from_secs(10)).unwrap();
@@ -185,10 +214,15 @@ fn bad_lines_get_an_error_answer_with_a_clear_message() {
     let mut v2 = serde_json::to_value(ClientMessage::Review(request(&f, "v", 1, "5ea325e4"))).unwrap();
     v2["protocol"] = 2.into();
     let cases: Vec<(Vec<u8>, ErrorCode, &str)> = vec![
-        (serde_json::to_vec(&v2).unwrap(), ErrorCode::ProtocolVersion, "this Arbor speaks review protocol 1 and the client speaks 2"),
+        (
+            serde_json::to_vec(&v2).unwrap(),
+            ErrorCode::ProtocolVersion,
+            "this Arbor speaks review protocol 1 and the client speaks 2",
+        ),
         (b"{oops".to_vec(), ErrorCode::BadRequest, "not JSON"),
         (
-            br#"{"type":"review","protocol":1,"requestId":"x","round":1,"kind":"compaction","draft":{"summary":"s"}}"#.to_vec(),
+            br#"{"type":"review","protocol":1,"requestId":"x","round":1,"kind":"compaction","draft":{"summary":"s"}}"#
+                .to_vec(),
             ErrorCode::BadRequest,
             "needs its `compaction` facts",
         ),
@@ -297,7 +331,9 @@ fn watch_accepts_at_once_without_asking() {
     let f = fixture_dir();
     let mut c = ServerConfig::new(f.socket.clone());
     c.policy = Policy::Watch;
-    let _server = Server::bind(c, Arc::new(|_: &Review| -> Verdict { panic!("watch never asks the reviewer") }), logger(&f)).unwrap();
+    let _server =
+        Server::bind(c, Arc::new(|_: &Review| -> Verdict { panic!("watch never asks the reviewer") }), logger(&f))
+            .unwrap();
     let t0 = Instant::now();
     assert_eq!(ask(&f, &request(&f, "w", 1, "5ea325e4")).decision, DecisionTag::Accept);
     assert!(t0.elapsed() < Duration::from_millis(500));
@@ -311,8 +347,13 @@ fn stale_sockets_are_replaced_and_live_ones_refused() {
     drop(std::os::unix::net::UnixListener::bind(&f.socket).unwrap());
     assert!(f.socket.exists());
     let server = serve(&f, |_: &Review| Decision::Accept.into(), Duration::from_secs(5));
-    assert!(server.notes().iter().any(|n| n.contains("left by a reviewer that is no longer running")), "{:?}", server.notes());
-    let second = Server::bind(ServerConfig::new(f.socket.clone()), Arc::new(pi_review::reviewer::AcceptAll), logger(&f));
+    assert!(
+        server.notes().iter().any(|n| n.contains("left by a reviewer that is no longer running")),
+        "{:?}",
+        server.notes()
+    );
+    let second =
+        Server::bind(ServerConfig::new(f.socket.clone()), Arc::new(pi_review::reviewer::AcceptAll), logger(&f));
     assert!(matches!(second, Err(ServeError::AlreadyRunning(_))));
     drop(server);
     std::fs::write(&f.socket, b"not a socket").unwrap();
@@ -333,7 +374,10 @@ fn a_folder_open_to_others_is_closed_and_one_of_another_user_refused() {
     drop(server);
     if rustix_uid() == 0 {
         std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).unwrap();
-        let e = Server::bind(ServerConfig::new(f.socket.clone()), Arc::new(pi_review::reviewer::AcceptAll), logger(&f)).err().unwrap().to_string();
+        let e = Server::bind(ServerConfig::new(f.socket.clone()), Arc::new(pi_review::reviewer::AcceptAll), logger(&f))
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("belongs to uid 65534, not to you (uid 0)"), "{e}");
     }
 }
@@ -345,8 +389,9 @@ fn rustix_uid() -> u32 {
 #[test]
 fn edit_and_decide_commands() {
     let f = fixture_dir();
-    let review =
-        |cmd: Box<dyn Reviewer>, req: ReviewRequest, limit: Duration| cmd.review(&Review::new(req, Instant::now() + limit, Arc::new(AtomicBool::new(false))));
+    let review = |cmd: Box<dyn Reviewer>, req: ReviewRequest, limit: Duration| {
+        cmd.review(&Review::new(req, Instant::now() + limit, Arc::new(AtomicBool::new(false))))
+    };
     let req = request(&f, "e", 1, "5ea325e4");
     let edit = |c: &str| Box::new(EditCommand { command: c.into() }) as Box<dyn Reviewer>;
     let s = Duration::from_secs(10);
@@ -357,7 +402,10 @@ fn edit_and_decide_commands() {
     );
     assert_eq!(review(edit("cat"), req.clone(), s).decision, Decision::Accept);
     let v = review(edit("true"), req.clone(), s);
-    assert_eq!((v.decision, v.note.as_deref()), (Decision::Accept, Some("edit command printed nothing; Pi's draft is used")));
+    assert_eq!(
+        (v.decision, v.note.as_deref()),
+        (Decision::Accept, Some("edit command printed nothing; Pi's draft is used"))
+    );
     let v = review(edit("echo x; exit 3"), req.clone(), s);
     assert_eq!(v.decision, Decision::Accept);
     assert!(v.note.unwrap().contains("exit status: 3"));
@@ -374,7 +422,10 @@ fn edit_and_decide_commands() {
         review(decide(r#"echo '{"decision":"move_cut","firstKeptEntryId":"90847218"}'"#), req.clone(), s).decision,
         Decision::MoveCut("90847218".into())
     );
-    assert_eq!(review(decide(r#"grep -q '"requestId":"e"' && echo '{"decision":"cancel"}'"#), req.clone(), s).decision, Decision::Cancel);
+    assert_eq!(
+        review(decide(r#"grep -q '"requestId":"e"' && echo '{"decision":"cancel"}'"#), req.clone(), s).decision,
+        Decision::Cancel
+    );
     let v = review(decide("echo maybe"), req.clone(), s);
     assert_eq!(v.decision, Decision::Accept);
     assert!(v.note.unwrap().starts_with("decide command printed no decision"));

@@ -42,7 +42,19 @@ impl Rng {
     }
 }
 
-const CLASSES: [&str; 11] = ["flip", "dupline", "header", "dupflush", "dupid", "truncate", "deepnest", "surrogate", "lookalike", "whitespace", "nonobject"];
+const CLASSES: [&str; 11] = [
+    "flip",
+    "dupline",
+    "header",
+    "dupflush",
+    "dupid",
+    "truncate",
+    "deepnest",
+    "surrogate",
+    "lookalike",
+    "whitespace",
+    "nonobject",
+];
 
 fn lines_of(b: &[u8]) -> Vec<Vec<u8>> {
     b.split(|&c| c == b'\n').map(<[u8]>::to_vec).collect()
@@ -135,7 +147,8 @@ fn mutate(r: &mut Rng, src: &[u8], class: &str) -> Vec<u8> {
             }
         }
         "dupid" => {
-            let ids: Vec<(usize, String)> = ls.iter().enumerate().filter_map(|(i, l)| id_of(l).map(|id| (i, id))).collect();
+            let ids: Vec<(usize, String)> =
+                ls.iter().enumerate().filter_map(|(i, l)| id_of(l).map(|id| (i, id))).collect();
             if ids.len() >= 2 {
                 let (a, _) = ids[r.below(ids.len())].clone();
                 let (_, idb) = ids[r.below(ids.len())].clone();
@@ -167,7 +180,8 @@ fn mutate(r: &mut Rng, src: &[u8], class: &str) -> Vec<u8> {
         }
         "whitespace" => {
             let i = r.below(n + 1);
-            let ins: &[u8] = [&b"   "[..], b"\r", b"\t\t", b"\xEF\xBB\xBF", b"\x0B", b"\xC2\xA0", b"\xE2\x80\xA8"][r.below(7)];
+            let ins: &[u8] =
+                [&b"   "[..], b"\r", b"\t\t", b"\xEF\xBB\xBF", b"\x0B", b"\xC2\xA0", b"\xE2\x80\xA8"][r.below(7)];
             match r.below(3) {
                 0 => ls.insert(i.min(n), ins.to_vec()),
                 1 => {
@@ -181,9 +195,16 @@ fn mutate(r: &mut Rng, src: &[u8], class: &str) -> Vec<u8> {
             }
         }
         _ => {
-            let l: &[u8] =
-                [&b"[]"[..], b"42", b"null", b"\"x\"", b"true", b"{}", b"{\"type\":\"custom\",\"parentId\":null}", b"{\"type\":\"session\",\"id\":\"again\"}"]
-                    [r.below(8)];
+            let l: &[u8] = [
+                &b"[]"[..],
+                b"42",
+                b"null",
+                b"\"x\"",
+                b"true",
+                b"{}",
+                b"{\"type\":\"custom\",\"parentId\":null}",
+                b"{\"type\":\"session\",\"id\":\"again\"}",
+            ][r.below(8)];
             ls.insert(1 + r.below(n), l.to_vec());
         }
     }
@@ -191,9 +212,26 @@ fn mutate(r: &mut Rng, src: &[u8], class: &str) -> Vec<u8> {
 }
 
 /// The comparable fields of Pi's answer (from pi-differential.mjs) or of Arbor's report.
-fn fields(load: &Value, ctx_msgs: Vec<(Value, Value)>, tokens: Value, thinking: Value, model: Value) -> BTreeMap<&'static str, String> {
+fn fields(
+    load: &Value,
+    ctx_msgs: Vec<(Value, Value)>,
+    tokens: Value,
+    thinking: Value,
+    model: Value,
+) -> BTreeMap<&'static str, String> {
     let mut m = BTreeMap::new();
-    for k in ["nonEmptyLines", "malformedLines", "headerAccepted", "versionInFile", "migrated", "entryCount", "fileLeafId", "sessionName", "labels", "roots"] {
+    for k in [
+        "nonEmptyLines",
+        "malformedLines",
+        "headerAccepted",
+        "versionInFile",
+        "migrated",
+        "entryCount",
+        "fileLeafId",
+        "sessionName",
+        "labels",
+        "roots",
+    ] {
         m.insert(k, pi_json::to_string(load.get(k).unwrap_or(&Value::Null)));
     }
     m.insert("context.roles", pi_json::to_string(&Value::Arr(ctx_msgs.iter().map(|(r, _)| r.clone()).collect())));
@@ -209,7 +247,13 @@ fn pi_fields(v: &Value) -> BTreeMap<&'static str, String> {
     let msgs = ctx
         .get("messages")
         .and_then(Value::as_array)
-        .map(|a| a.iter().map(|m| (m.get("role").cloned().unwrap_or(Value::Null), m.get("sha256").cloned().unwrap_or(Value::Null))).collect())
+        .map(|a| {
+            a.iter()
+                .map(|m| {
+                    (m.get("role").cloned().unwrap_or(Value::Null), m.get("sha256").cloned().unwrap_or(Value::Null))
+                })
+                .collect()
+        })
         .unwrap_or_default();
     fields(
         v.get("load").unwrap_or(&Value::Null),
@@ -226,7 +270,13 @@ fn arbor_fields(s: &Session) -> (BTreeMap<&'static str, String>, Value) {
     let msgs = ctx
         .get("messages")
         .and_then(Value::as_array)
-        .map(|a| a.iter().map(|m| (m.get("role").cloned().unwrap_or(Value::Null), m.get("sha256").cloned().unwrap_or(Value::Null))).collect())
+        .map(|a| {
+            a.iter()
+                .map(|m| {
+                    (m.get("role").cloned().unwrap_or(Value::Null), m.get("sha256").cloned().unwrap_or(Value::Null))
+                })
+                .collect()
+        })
         .unwrap_or_default();
     let tokens = r.get("tokens").and_then(|t| t.get("estimate")).cloned().unwrap_or(Value::Null);
     let f = fields(
@@ -288,12 +338,25 @@ fn documented(bytes: &[u8], s: &Session, pi: &BTreeMap<&str, String>, field: &st
     if migrated && matches!(field, "fileLeafId" | "roots" | "labels" | "context.sha256") {
         return Some("v1/v2 file: migrated with fixed ids (Pi: random ids)");
     }
-    if field == "model" && pi.get("model").is_some_and(|m| m.starts_with('{') && !(m.contains("\"modelId\"") && m.contains("\"provider\""))) {
+    if field == "model"
+        && pi
+            .get("model")
+            .is_some_and(|m| m.starts_with('{') && !(m.contains("\"modelId\"") && m.contains("\"provider\"")))
+    {
         return Some("a model_change without provider or modelId: Pi's model lacks the key, the report says null");
     }
     let tree_or_context = matches!(
         field,
-        "entryCount" | "roots" | "fileLeafId" | "labels" | "sessionName" | "context.roles" | "context.sha256" | "tokens" | "thinkingLevel" | "model"
+        "entryCount"
+            | "roots"
+            | "fileLeafId"
+            | "labels"
+            | "sessionName"
+            | "context.roles"
+            | "context.sha256"
+            | "tokens"
+            | "thinkingLevel"
+            | "model"
     );
     if has(K::InvalidEntry) && tree_or_context {
         return Some("a line that is valid JSON but not an entry object with a string id");
@@ -322,17 +385,25 @@ fn documented(bytes: &[u8], s: &Session, pi: &BTreeMap<&str, String>, field: &st
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let opt = |k: &str, d: &str| args.iter().position(|a| a == k).and_then(|i| args.get(i + 1)).cloned().unwrap_or_else(|| d.to_string());
+    let opt = |k: &str, d: &str| {
+        args.iter().position(|a| a == k).and_then(|i| args.get(i + 1)).cloned().unwrap_or_else(|| d.to_string())
+    };
     let mutants: usize = opt("--mutants", "2000").parse().expect("--mutants N");
     let seed: u64 = opt("--seed", "1").parse().expect("--seed S");
     let max_bytes: usize = opt("--max-bytes", "120000").parse().expect("--max-bytes B");
     let out = PathBuf::from(opt("--out", "/tmp/arbor-differential"));
     let engine = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let repo = engine.ancestors().find(|d| d.join("tests/pi/pi-differential.mjs").is_file()).expect("tests/pi/pi-differential.mjs above the engine");
+    let repo = engine
+        .ancestors()
+        .find(|d| d.join("tests/pi/pi-differential.mjs").is_file())
+        .expect("tests/pi/pi-differential.mjs above the engine");
     let mut corpus: Vec<PathBuf> = ["conformance", "random"]
         .iter()
         .flat_map(|d| std::fs::read_dir(engine.join("tests/fixtures").join(d)).unwrap().map(|e| e.unwrap().path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl") && std::fs::metadata(p).map(|m| m.len() as usize <= max_bytes).unwrap_or(false))
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "jsonl")
+                && std::fs::metadata(p).map(|m| m.len() as usize <= max_bytes).unwrap_or(false)
+        })
         .collect();
     corpus.sort();
     let _ = std::fs::remove_dir_all(&out);
@@ -349,7 +420,8 @@ fn main() {
         let f = out.join("m").join(format!("{i:05}-{class}.jsonl"));
         // Pi never finishes a file with a parentId cycle (a 5 s timeout each): the first 20
         // confirm it, the rest are counted without asking Pi.
-        if Session::from_bytes(m.clone()).diagnostics().iter().any(|d| d.kind == session_engine::DiagnosticKind::Cycle) {
+        if Session::from_bytes(m.clone()).diagnostics().iter().any(|d| d.kind == session_engine::DiagnosticKind::Cycle)
+        {
             cycles += 1;
             if cycles > 20 {
                 continue;
@@ -388,47 +460,70 @@ fn main() {
     let mut kept: BTreeMap<(String, String), usize> = BTreeMap::new();
     for (line, (file, class)) in reader.lines().zip(plan.iter()) {
         let line = line.unwrap();
-        let v = pi_json::parse(&line).unwrap_or_else(|e| panic!("pi-differential printed invalid JSON ({e:?}): {line}"));
+        let v =
+            pi_json::parse(&line).unwrap_or_else(|e| panic!("pi-differential printed invalid JSON ({e:?}): {line}"));
         assert_eq!(v.str_field("file"), Some(file.to_str().unwrap()), "answers out of order");
         let bytes = std::fs::read(file).unwrap();
         let s = Session::from_bytes(bytes.clone());
         let (a, report) = arbor_fields(&s);
         if v.get("timeout").is_some() {
             if s.diagnostics().iter().any(|d| d.kind == session_engine::DiagnosticKind::Cycle) {
-                *documented_count.entry("(whole file): parentId cycle, Pi never finishes loading".into()).or_default() += 1;
+                *documented_count
+                    .entry("(whole file): parentId cycle, Pi never finishes loading".into())
+                    .or_default() += 1;
                 differ += 1;
             } else if pi_tree_loops(&s) {
-                *documented_count.entry("(whole file): a repeated id under its own descendant, Pi's getTree never finishes".into()).or_default() += 1;
+                *documented_count
+                    .entry("(whole file): a repeated id under its own descendant, Pi's getTree never finishes".into())
+                    .or_default() += 1;
                 differ += 1;
             } else {
                 undecided += 1;
                 differ += 1;
                 *by_field.entry("pi-timeout".into()).or_default() += 1;
                 *by_class_field.entry((class.clone(), "pi-timeout".into())).or_default() += 1;
-                let _ = std::fs::copy(file, out.join("diff").join(format!("{class}-pi-timeout-{}.jsonl", by_field["pi-timeout"])));
+                let _ = std::fs::copy(
+                    file,
+                    out.join("diff").join(format!("{class}-pi-timeout-{}.jsonl", by_field["pi-timeout"])),
+                );
             }
             continue;
         }
         if let Some(e) = v.str_field("error") {
             pi_errors += 1;
-            let no_message = (0..s.len()).any(|i| s.kind(i) == session_engine::Kind::Message && s.value(i).get("message").and_then(Value::as_object).is_none());
+            let no_message = (0..s.len()).any(|i| {
+                s.kind(i) == session_engine::Kind::Message
+                    && s.value(i).get("message").and_then(Value::as_object).is_none()
+            });
             let odd_message = (0..s.len()).any(|i| {
                 s.kind(i) == session_engine::Kind::Message
-                    && s.value(i).get("message").and_then(|m| m.get("content")).is_some_and(|c| !matches!(c, Value::Arr(_) | Value::Str(_)))
+                    && s.value(i)
+                        .get("message")
+                        .and_then(|m| m.get("content"))
+                        .is_some_and(|c| !matches!(c, Value::Arr(_) | Value::Str(_)))
             });
             if (no_message && e.contains("reading 'role'")) || (odd_message && e.contains("is not iterable")) {
-                *documented_count.entry("(whole file): Pi throws on a message entry of the wrong shape".into()).or_default() += 1;
+                *documented_count
+                    .entry("(whole file): Pi throws on a message entry of the wrong shape".into())
+                    .or_default() += 1;
                 differ += 1;
                 continue;
             }
             if s.diagnostics().iter().any(|d| d.kind == session_engine::DiagnosticKind::InvalidEntry) {
-                *documented_count.entry(format!("(whole file): Pi throws ({}) on a non-object line", e.chars().take(50).collect::<String>())).or_default() += 1;
+                *documented_count
+                    .entry(format!(
+                        "(whole file): Pi throws ({}) on a non-object line",
+                        e.chars().take(50).collect::<String>()
+                    ))
+                    .or_default() += 1;
                 differ += 1;
                 continue;
             }
             undecided += 1;
             differ += 1;
-            *by_class_field.entry((class.clone(), format!("pi-throws: {}", e.chars().take(60).collect::<String>()))).or_default() += 1;
+            *by_class_field
+                .entry((class.clone(), format!("pi-throws: {}", e.chars().take(60).collect::<String>())))
+                .or_default() += 1;
             continue;
         }
         let p = pi_fields(&v);

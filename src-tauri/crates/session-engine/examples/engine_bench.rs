@@ -59,7 +59,12 @@ fn main() {
             }
             let t2 = Instant::now();
             let est = context::estimate_context(&ctx.agent_messages());
-            format!("{{\"op\":\"context\",\"ms\":{first},\"messages\":{},\"estimateMs\":{},\"contextTokens\":{}}}", ctx.messages.len(), ms(t2), est.tokens)
+            format!(
+                "{{\"op\":\"context\",\"ms\":{first},\"messages\":{},\"estimateMs\":{},\"contextTokens\":{}}}",
+                ctx.messages.len(),
+                ms(t2),
+                est.tokens
+            )
         }
         "compact" => {
             let s = Session::open(file).expect("open");
@@ -124,8 +129,11 @@ fn main() {
             for i in 0..n {
                 let id = session_engine::ids::new_entry_id(|c| s.index_of(c).is_some() || taken.contains(c));
                 taken.insert(id.clone());
-                let msg =
-                    pi_json::obj([("role", "user".into()), ("content", format!("bench message {i}").into()), ("timestamp", pi_json::Value::Num(i as f64))]);
+                let msg = pi_json::obj([
+                    ("role", "user".into()),
+                    ("content", format!("bench message {i}").into()),
+                    ("timestamp", pi_json::Value::Num(i as f64)),
+                ]);
                 let e = entries::message(&id, parent.as_deref(), &session_engine::time::now_iso(), msg);
                 let t = Instant::now();
                 store::append_entry(file, &e, false).expect("append");
@@ -134,8 +142,14 @@ fn main() {
             }
             let mut sorted = times.clone();
             sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
-            let p = |q: f64| sorted[((q / 100.0) * sorted.len() as f64).floor().min(sorted.len() as f64 - 1.0) as usize];
-            format!("{{\"op\":\"append\",\"n\":{n},\"medianUs\":{:.1},\"p99Us\":{:.1},\"maxUs\":{:.1}}}", p(50.0), p(99.0), sorted[sorted.len() - 1])
+            let p =
+                |q: f64| sorted[((q / 100.0) * sorted.len() as f64).floor().min(sorted.len() as f64 - 1.0) as usize];
+            format!(
+                "{{\"op\":\"append\",\"n\":{n},\"medianUs\":{:.1},\"p99Us\":{:.1},\"maxUs\":{:.1}}}",
+                p(50.0),
+                p(99.0),
+                sorted[sorted.len() - 1]
+            )
         }
         other => {
             eprintln!("unknown op {other}");

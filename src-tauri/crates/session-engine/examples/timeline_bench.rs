@@ -23,7 +23,13 @@ fn main() {
     let warm_ms = t.elapsed().as_secs_f64() * 1e3;
     let peak_timeline_mb = peak_rss_mb();
     // NaN points (absurd usages) are equal for this check.
-    assert!(pts.len() == again.len() && pts.iter().zip(&again).all(|(a, b)| a.entry == b.entry && a.context_tokens.to_bits() == b.context_tokens.to_bits()));
+    assert!(
+        pts.len() == again.len()
+            && pts
+                .iter()
+                .zip(&again)
+                .all(|(a, b)| a.entry == b.entry && a.context_tokens.to_bits() == b.context_tokens.to_bits())
+    );
     let t = Instant::now();
     let est = estimate_context(&build_context(&s, s.file_leaf()).agent_messages());
     let one_ms = t.elapsed().as_secs_f64() * 1e3;

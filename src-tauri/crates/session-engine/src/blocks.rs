@@ -92,7 +92,10 @@ mod tests {
         assert_eq!((b[0].text(), b[1].thinking(), b[2].tool_name()), (Some("hi"), Some("hmm"), Some("read")));
         assert_eq!(b[2].arguments().and_then(|a| a.str_field("path")), Some("a.rs"));
         assert!(matches!(b[3], Block::Image(i) if i.str_field("mimeType") == Some("image/png")));
-        assert!(matches!(b[4], Block::Text(_)) && b[4].text().is_none(), "a non-string text is a text block without a str");
+        assert!(
+            matches!(b[4], Block::Text(_)) && b[4].text().is_none(),
+            "a non-string text is a text block without a str"
+        );
         assert!(matches!((b[5], b[6], b[7]), (Block::Other(_), Block::Other(_), Block::Other(_))));
         assert_eq!(b[6].value(), &Value::Str("plain".into()));
         assert_eq!((b[0].thinking(), b[1].text(), b[0].tool_name(), b[0].arguments()), (None, None, None, None));

@@ -19,7 +19,8 @@ use crate::entries;
 use crate::session::{DiagnosticKind, Kind, Session};
 use pi_json::Value;
 
-pub const BRANCH_SUMMARY_PREAMBLE: &str = "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n";
+pub const BRANCH_SUMMARY_PREAMBLE: &str =
+    "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n";
 pub const NO_CONTENT: &str = "No content to summarize";
 
 #[derive(Clone, Debug, PartialEq)]
@@ -140,10 +141,16 @@ impl BranchPreparation {
     /// empty file lists (§13.5 step 2).
     pub fn summary(&self, llm_text: Option<&str>) -> BranchSummary {
         match llm_text {
-            Some(t) => {
-                BranchSummary { summary: branch_summary_text(self, t), details: Some(file_details(&self.read_files, &self.modified_files)), from_hook: false }
-            }
-            None => BranchSummary { summary: NO_CONTENT.to_string(), details: Some(file_details(&[], &[])), from_hook: false },
+            Some(t) => BranchSummary {
+                summary: branch_summary_text(self, t),
+                details: Some(file_details(&self.read_files, &self.modified_files)),
+                from_hook: false,
+            },
+            None => BranchSummary {
+                summary: NO_CONTENT.to_string(),
+                details: Some(file_details(&[], &[])),
+                from_hook: false,
+            },
         }
     }
 }
@@ -286,7 +293,12 @@ impl<'a> PickChunks<'a> {
 /// the helper while this thread starts the picking, then the helper parses the picking's entries
 /// ahead of it. What is picked and the file operations are the same either way: the tool calls'
 /// operations are added after the summaries', in the order Pi adds them.
-pub(crate) fn prepare_branch_entries_with(s: &Session, entries: &[usize], budget: f64, parallel_min: usize) -> BranchPreparation {
+pub(crate) fn prepare_branch_entries_with(
+    s: &Session,
+    entries: &[usize],
+    budget: f64,
+    parallel_min: usize,
+) -> BranchPreparation {
     // Newest first, until the budget is spent; `message(p)` gives the message at newest-first
     // position p.
     let pick = |ops: &mut FileOps, message: &mut dyn FnMut(usize) -> Option<Value>| {
@@ -386,11 +398,17 @@ pub fn navigation_target(s: &Session, target: usize) -> NavigationTarget {
     };
     if to_parent {
         let text = match s.kind(target) {
-            Kind::Message => context::user_text(v.get("message").and_then(|m| m.get("content")).unwrap_or(&Value::Null)),
+            Kind::Message => {
+                context::user_text(v.get("message").and_then(|m| m.get("content")).unwrap_or(&Value::Null))
+            }
             _ => context::user_text(v.get("content").unwrap_or(&Value::Null)),
         };
         let pid = s.entry(target).parent_id.as_deref().map(str::to_string);
-        NavigationTarget { new_leaf: s.parent_of(target), new_leaf_id: pid.filter(|p| !p.is_empty()), editor_text: Some(text) }
+        NavigationTarget {
+            new_leaf: s.parent_of(target),
+            new_leaf_id: pid.filter(|p| !p.is_empty()),
+            editor_text: Some(text),
+        }
     } else {
         NavigationTarget { new_leaf: Some(target), new_leaf_id: Some(s.id(target).to_string()), editor_text: None }
     }
@@ -415,7 +433,13 @@ pub struct NavigationJob {
 
 /// Plans Pi's `navigateTree` from `old_leaf` to `target` (§13.5 steps 1-3). `budget` limits the
 /// selected branch messages (0 = unlimited).
-pub fn plan_navigation(s: &Session, old_leaf: Option<usize>, target: usize, summarize: bool, budget: f64) -> NavigationJob {
+pub fn plan_navigation(
+    s: &Session,
+    old_leaf: Option<usize>,
+    target: usize,
+    summarize: bool,
+    budget: f64,
+) -> NavigationJob {
     let nav = navigation_target(s, target);
     let mut job = NavigationJob {
         old_leaf_id: old_leaf.map(|o| s.id(o).to_string()),
@@ -467,7 +491,14 @@ pub fn navigation_entries(
     match summary.filter(|b| !b.summary.is_empty()) {
         Some(b) => {
             let id = new_id();
-            out.push(entries::branch_summary(&id, job.new_leaf_id.as_deref(), timestamp, &b.summary, b.details.clone(), b.from_hook));
+            out.push(entries::branch_summary(
+                &id,
+                job.new_leaf_id.as_deref(),
+                timestamp,
+                &b.summary,
+                b.details.clone(),
+                b.from_hook,
+            ));
             if let Some(l) = label {
                 out.push(entries::label(&new_id(), Some(&id), timestamp, &id, Some(l)));
             }
@@ -510,7 +541,11 @@ mod tests {
             assert!(!s.diagnostics().iter().any(|d| d.kind == DiagnosticKind::Cycle));
             for old in 0..s.len() {
                 for target in 0..s.len() {
-                    assert_eq!(collect_branch_entries(&s, Some(old), target), collect_by_common_ancestor(&s, old, target), "{old} -> {target}");
+                    assert_eq!(
+                        collect_branch_entries(&s, Some(old), target),
+                        collect_by_common_ancestor(&s, old, target),
+                        "{old} -> {target}"
+                    );
                     pairs += 1;
                 }
             }
@@ -525,7 +560,9 @@ mod tests {
     /// open (a small file) or when read (a big one).
     #[test]
     fn the_two_thread_preparation_equals_the_one_thread_one() {
-        let mut text = String::from(r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#);
+        let mut text = String::from(
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
+        );
         text.push('\n');
         let mut parent = "null".to_string();
         for k in 0..300 {
@@ -543,10 +580,14 @@ mod tests {
                     k % 11,
                     k % 5
                 ),
-                4 => format!(r#""type":"branch_summary","fromId":"x","summary":"h{k}","fromHook":true,"details":{{"readFiles":["hook{k}.rs"]}}"#),
+                4 => format!(
+                    r#""type":"branch_summary","fromId":"x","summary":"h{k}","fromHook":true,"details":{{"readFiles":["hook{k}.rs"]}}"#
+                ),
                 _ => format!(r#""type":"compaction","summary":"c{k}","firstKeptEntryId":"e00000","tokensBefore":1"#),
             };
-            text.push_str(&format!(r#"{{"id":"{id}","parentId":{parent},"timestamp":"2025-01-01T00:00:01.000Z",{body}}}"#));
+            text.push_str(&format!(
+                r#"{{"id":"{id}","parentId":{parent},"timestamp":"2025-01-01T00:00:01.000Z",{body}}}"#
+            ));
             text.push('\n');
             parent = format!("\"{id}\"");
         }

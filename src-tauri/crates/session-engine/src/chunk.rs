@@ -106,7 +106,11 @@ pub fn scan(chunk: &[u8], at_eof: bool) -> Scan {
                 if !terminated {
                     break; // pending: an append in progress or a torn tail
                 }
-                let kind = if line.iter().all(|&b| b == 0 || b == b'\r') { DiagnosticKind::NulBytes } else { DiagnosticKind::Malformed };
+                let kind = if line.iter().all(|&b| b == 0 || b == b'\r') {
+                    DiagnosticKind::NulBytes
+                } else {
+                    DiagnosticKind::Malformed
+                };
                 out.skipped.push((start, kind));
                 out.consumed = next;
                 pos = next;
@@ -123,7 +127,16 @@ pub fn scan(chunk: &[u8], at_eof: bool) -> Scan {
                 continue;
             }
         };
-        out.entries.push(ChunkEntry { start, end, kind: Kind::from_type(&type_name), type_name, id, parent_id, timestamp, lossy });
+        out.entries.push(ChunkEntry {
+            start,
+            end,
+            kind: Kind::from_type(&type_name),
+            type_name,
+            id,
+            parent_id,
+            timestamp,
+            lossy,
+        });
     }
     out
 }

@@ -94,7 +94,12 @@ impl FileOps {
     pub fn file_lists(&self) -> (Vec<String>, Vec<String>) {
         let mut modified: Vec<String> = self.edited.clone();
         modified.extend(self.written.iter().filter(|f| !self.seen[EDITED].contains(*f)).cloned());
-        let mut read: Vec<String> = self.read.iter().filter(|f| !self.seen[EDITED].contains(*f) && !self.seen[WRITTEN].contains(*f)).cloned().collect();
+        let mut read: Vec<String> = self
+            .read
+            .iter()
+            .filter(|f| !self.seen[EDITED].contains(*f) && !self.seen[WRITTEN].contains(*f))
+            .cloned()
+            .collect();
         pi_json::sort_utf16(&mut read);
         pi_json::sort_utf16(&mut modified);
         (read, modified)
@@ -124,7 +129,11 @@ fn truncate_for_summary(text: &str) -> String {
     if len <= TOOL_RESULT_MAX {
         return text.to_string();
     }
-    format!("{}\n\n[... {} more characters truncated]", pi_json::utf16_prefix(text, TOOL_RESULT_MAX), len - TOOL_RESULT_MAX)
+    format!(
+        "{}\n\n[... {} more characters truncated]",
+        pi_json::utf16_prefix(text, TOOL_RESULT_MAX),
+        len - TOOL_RESULT_MAX
+    )
 }
 
 #[cfg(test)]
@@ -361,7 +370,10 @@ pub fn compaction_message(s: &Session, idx: usize) -> Option<Value> {
 
 fn is_valid_cut_point(s: &Session, idx: usize) -> bool {
     match s.kind(idx) {
-        Kind::Message => matches!(s.role(idx), Some("bashExecution" | "custom" | "branchSummary" | "compactionSummary" | "user" | "assistant")),
+        Kind::Message => matches!(
+            s.role(idx),
+            Some("bashExecution" | "custom" | "branchSummary" | "compactionSummary" | "user" | "assistant")
+        ),
         Kind::BranchSummary | Kind::CustomMessage => true,
         _ => false,
     }
@@ -496,7 +508,11 @@ impl CompactionPreparation {
     }
     /// Tokens in the messages to summarize and in the kept part (for the live preview).
     pub fn tokens_summarized(&self) -> f64 {
-        self.messages_to_summarize.iter().chain(self.turn_prefix_messages.iter()).map(|m| estimate_tokens(&m.message)).sum()
+        self.messages_to_summarize
+            .iter()
+            .chain(self.turn_prefix_messages.iter())
+            .map(|m| estimate_tokens(&m.message))
+            .sum()
     }
 }
 
@@ -527,7 +543,11 @@ pub fn first_kept_position(s: &Session, path: &[usize], keep_recent_tokens: f64)
 }
 
 /// `prepareCompaction(path, settings)` (§11).
-pub fn prepare_compaction(s: &Session, path: &[usize], settings: &CompactionSettings) -> Result<CompactionPreparation, Refusal> {
+pub fn prepare_compaction(
+    s: &Session,
+    path: &[usize],
+    settings: &CompactionSettings,
+) -> Result<CompactionPreparation, Refusal> {
     if let Some(&last) = path.last() {
         if s.kind(last) == Kind::Compaction {
             return Err(Refusal::LastEntryIsCompaction);
@@ -545,10 +565,13 @@ pub fn prepare_compaction(s: &Session, path: &[usize], settings: &CompactionSett
     let first_kept_entry_id = s.id(path[cut.first_kept]).to_string();
     let history_end = if cut.is_split_turn { cut.turn_start.unwrap_or(cut.first_kept) } else { cut.first_kept };
     let collect = |from: usize, to: usize| -> Vec<PlannedMessage> {
-        (from..to).filter_map(|p| compaction_message(s, path[p]).map(|m| PlannedMessage { entry: path[p], message: m })).collect()
+        (from..to)
+            .filter_map(|p| compaction_message(s, path[p]).map(|m| PlannedMessage { entry: path[p], message: m }))
+            .collect()
     };
     let messages_to_summarize = collect(boundary_start, history_end);
-    let turn_prefix_messages = if cut.is_split_turn { collect(cut.turn_start.unwrap_or(cut.first_kept), cut.first_kept) } else { Vec::new() };
+    let turn_prefix_messages =
+        if cut.is_split_turn { collect(cut.turn_start.unwrap_or(cut.first_kept), cut.first_kept) } else { Vec::new() };
     let mut ops = FileOps::default();
     if let Some(p) = prev {
         let v = s.value(path[p]);
@@ -640,10 +663,15 @@ pub struct CompactionSummary {
 }
 
 /// Plans a manual compaction at `leaf` (None = before the first entry), with Pi's refusals.
-pub fn plan_compaction(s: &Session, leaf: Option<usize>, settings: &CompactionSettings) -> Result<CompactionJob, Refusal> {
+pub fn plan_compaction(
+    s: &Session,
+    leaf: Option<usize>,
+    settings: &CompactionSettings,
+) -> Result<CompactionJob, Refusal> {
     let path = s.path(leaf);
     let prep = prepare_compaction(s, &path, settings)?;
-    let kept_messages = path[prep.first_kept_position..].iter().filter_map(|&i| context::context_message(s, i)).collect();
+    let kept_messages =
+        path[prep.first_kept_position..].iter().filter_map(|&i| context::context_message(s, i)).collect();
     Ok(CompactionJob { leaf_id: leaf.map(|l| s.id(l).to_string()), prep, kept_messages })
 }
 
@@ -662,7 +690,13 @@ impl CompactionJob {
     }
 
     /// A hook's replacement: its summary, and the planned cut and size where it gave none.
-    pub fn from_hook(&self, summary: String, first_kept_entry_id: Option<String>, tokens_before: Option<f64>, details: Option<Value>) -> CompactionSummary {
+    pub fn from_hook(
+        &self,
+        summary: String,
+        first_kept_entry_id: Option<String>,
+        tokens_before: Option<f64>,
+        details: Option<Value>,
+    ) -> CompactionSummary {
         CompactionSummary {
             summary,
             first_kept_entry_id: first_kept_entry_id.unwrap_or_else(|| self.prep.first_kept_entry_id.clone()),
@@ -675,14 +709,27 @@ impl CompactionJob {
     /// The estimated context right after the compaction: the summary message plus the kept
     /// messages, each estimated as Pi estimates a message (Arbor's `tokensAfter`).
     pub fn tokens_after(&self, summary: &str, tokens_before: f64) -> f64 {
-        let m = obj([("role", "compactionSummary".into()), ("summary", summary.into()), ("tokensBefore", Value::Num(tokens_before))]);
+        let m = obj([
+            ("role", "compactionSummary".into()),
+            ("summary", summary.into()),
+            ("tokensBefore", Value::Num(tokens_before)),
+        ]);
         estimate_tokens(&m) + self.kept_messages.iter().map(estimate_tokens).sum::<f64>()
     }
 }
 
 /// The `compaction` entry, a child of the job's leaf, in Pi's key order.
 pub fn compaction_entry(job: &CompactionJob, c: &CompactionSummary, id: &str, timestamp: &str) -> Value {
-    entries::compaction(id, job.leaf_id.as_deref(), timestamp, &c.summary, &c.first_kept_entry_id, c.tokens_before, c.details.clone(), c.from_hook)
+    entries::compaction(
+        id,
+        job.leaf_id.as_deref(),
+        timestamp,
+        &c.summary,
+        &c.first_kept_entry_id,
+        c.tokens_before,
+        c.details.clone(),
+        c.from_hook,
+    )
 }
 
 /// Output limits Pi uses for the two summary calls.
@@ -712,7 +759,10 @@ mod tests {
             for _ in 0..(1 + next() % 6) {
                 let text = |next: &mut dyn FnMut() -> usize| -> String {
                     match next() % 8 {
-                        0 => format!(r#""{}""#, long(1990 + next() % 20, ["é", "🚀", "a", "\u{2028}"][next() % 4]).replace('\n', "\\n")),
+                        0 => format!(
+                            r#""{}""#,
+                            long(1990 + next() % 20, ["é", "🚀", "a", "\u{2028}"][next() % 4]).replace('\n', "\\n")
+                        ),
                         1 => "7".into(),
                         2 => "null".into(),
                         _ => pi_json::quote(texts[next() % texts.len()]),
@@ -723,7 +773,10 @@ mod tests {
                         0 => format!(r#"{{"type":"text","text":{}}}"#, text(next)),
                         1 => r#"{"type":"text"}"#.into(),
                         2 => format!(r#"{{"type":"thinking","thinking":{}}}"#, text(next)),
-                        3 => r#"{"type":"toolCall","name":"read","arguments":{"path":"a.rs","n":1.5,"o":{"x":[1,"é"]}}}"#.into(),
+                        3 => {
+                            r#"{"type":"toolCall","name":"read","arguments":{"path":"a.rs","n":1.5,"o":{"x":[1,"é"]}}}"#
+                                .into()
+                        }
                         4 => r#"{"type":"toolCall","arguments":"no object"}"#.into(),
                         5 => r#"{"type":"image","data":"AA=="}"#.into(),
                         _ => r#""plain""#.into(),

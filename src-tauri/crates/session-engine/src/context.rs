@@ -13,9 +13,11 @@ use crate::time::parse_iso_ms;
 use pi_json::{obj, Value};
 use std::borrow::Cow;
 
-pub const COMPACTION_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+pub const COMPACTION_PREFIX: &str =
+    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
 pub const COMPACTION_SUFFIX: &str = "\n</summary>";
-pub const BRANCH_PREFIX: &str = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+pub const BRANCH_PREFIX: &str =
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
 pub const BRANCH_SUFFIX: &str = "</summary>";
 
 /// One message of the context and the entry it came from.
@@ -105,7 +107,9 @@ pub fn context_message_of(kind: Kind, v: &Value, ts: impl FnOnce() -> Value) -> 
     match kind {
         Kind::Message => v.get("message").cloned(),
         Kind::CustomMessage => Some(message_of("custom", v, CUSTOM_KEYS, Some(ts()))),
-        Kind::BranchSummary if v.get("summary").is_some_and(Value::truthy) => Some(message_of("branchSummary", v, BRANCH_KEYS, Some(ts()))),
+        Kind::BranchSummary if v.get("summary").is_some_and(Value::truthy) => {
+            Some(message_of("branchSummary", v, BRANCH_KEYS, Some(ts())))
+        }
         _ => None,
     }
 }
@@ -199,7 +203,9 @@ impl Settings {
     /// Takes what entry `idx` sets, unless a newer entry set it already.
     fn see(&mut self, s: &Session, idx: usize) {
         match s.kind(idx) {
-            Kind::ThinkingLevelChange if self.thinking.is_none() => self.thinking = Some(field(s.value(idx), "thinkingLevel")),
+            Kind::ThinkingLevelChange if self.thinking.is_none() => {
+                self.thinking = Some(field(s.value(idx), "thinkingLevel"))
+            }
             Kind::ModelChange if self.model.is_none() => {
                 let v = s.value(idx);
                 self.model = Some(Model { provider: field(v, "provider"), model_id: field(v, "modelId") });
@@ -215,7 +221,12 @@ impl Settings {
         }
     }
     fn into_context<'a>(self) -> Context<'a> {
-        Context { messages: Vec::new(), thinking_level: self.thinking.unwrap_or_else(|| Value::Str("off".into())), model: self.model, compaction: None }
+        Context {
+            messages: Vec::new(),
+            thinking_level: self.thinking.unwrap_or_else(|| Value::Str("off".into())),
+            model: self.model,
+            compaction: None,
+        }
     }
 }
 
@@ -321,7 +332,9 @@ pub fn js_to_string(v: &Value) -> String {
             }
         }
         Value::Str(s) => s.clone(),
-        Value::Arr(a) => a.iter().map(|x| if x.is_null() { String::new() } else { js_to_string(x) }).collect::<Vec<_>>().join(","),
+        Value::Arr(a) => {
+            a.iter().map(|x| if x.is_null() { String::new() } else { js_to_string(x) }).collect::<Vec<_>>().join(",")
+        }
         Value::Obj(_) => "[object Object]".into(),
     }
 }
@@ -451,7 +464,13 @@ pub struct EstimateChars {
 
 impl EstimateChars {
     pub fn total(&self) -> f64 {
-        self.summary + self.user + self.assistant_text + self.thinking + self.tool_calls + self.tool_results + self.other
+        self.summary
+            + self.user
+            + self.assistant_text
+            + self.thinking
+            + self.tool_calls
+            + self.tool_results
+            + self.other
     }
 }
 
@@ -559,7 +578,12 @@ pub fn estimate_context(messages: &[Value]) -> Estimate {
         Some(u) => {
             let usage = context_tokens_of_usage(assistant_usage(&messages[u]).unwrap_or(&Value::Null));
             let trailing: f64 = messages[u + 1..].iter().map(estimate_tokens).sum();
-            Estimate { tokens: usage + trailing, usage_tokens: usage, trailing_tokens: trailing, last_usage_index: Some(u) }
+            Estimate {
+                tokens: usage + trailing,
+                usage_tokens: usage,
+                trailing_tokens: trailing,
+                last_usage_index: Some(u),
+            }
         }
     }
 }
@@ -609,8 +633,12 @@ fn overflow_patterns() -> &'static (regex::RegexSet, regex::RegexSet) {
             r"(?i)^4(?:00|13)\s*(?:status code)?\s*\(no body\)",
         ])
         .expect("static patterns compile");
-        let non = regex::RegexSet::new([r"(?i)^(Throttling error|Service unavailable):", r"(?i)rate limit", r"(?i)too many requests"])
-            .expect("static patterns compile");
+        let non = regex::RegexSet::new([
+            r"(?i)^(Throttling error|Service unavailable):",
+            r"(?i)rate limit",
+            r"(?i)too many requests",
+        ])
+        .expect("static patterns compile");
         (over, non)
     })
 }
@@ -636,7 +664,8 @@ pub fn is_context_overflow(m: &Value, context_window: f64) -> bool {
     if context_window > 0.0 && stop == Some("stop") && input > context_window {
         return true;
     }
-    if context_window > 0.0 && stop == Some("length") && num(&usage, "output") == 0.0 && input >= context_window * 0.99 {
+    if context_window > 0.0 && stop == Some("length") && num(&usage, "output") == 0.0 && input >= context_window * 0.99
+    {
         return true;
     }
     false
@@ -683,9 +712,15 @@ pub fn auto_compaction_check(
         return None;
     }
     let window = model.map(|m| m.context_window).unwrap_or(0.0);
-    let same_model = model.is_some_and(|m| assistant.str_field("provider") == Some(m.provider.as_str()) && assistant.str_field("model") == Some(m.id.as_str()));
-    let latest_compaction_ms =
-        path.iter().rev().find(|&&i| s.kind(i) == Kind::Compaction).map(|&i| parse_iso_ms(&s.entry(i).timestamp).map(|v| v as f64).unwrap_or(f64::NAN));
+    let same_model = model.is_some_and(|m| {
+        assistant.str_field("provider") == Some(m.provider.as_str())
+            && assistant.str_field("model") == Some(m.id.as_str())
+    });
+    let latest_compaction_ms = path
+        .iter()
+        .rev()
+        .find(|&&i| s.kind(i) == Kind::Compaction)
+        .map(|&i| parse_iso_ms(&s.entry(i).timestamp).map(|v| v as f64).unwrap_or(f64::NAN));
     let assistant_ts = num(assistant, "timestamp");
     if let Some(c) = latest_compaction_ms {
         if assistant_ts <= c {
@@ -731,7 +766,9 @@ mod tests {
         for round in 0..300 {
             let n = 1 + next() % 60;
             let id = |k: usize| format!("e{k}");
-            let mut text = String::from(r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#);
+            let mut text = String::from(
+                r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
+            );
             text.push('\n');
             for k in 0..n {
                 let parent = match next() % 12 {
@@ -753,15 +790,21 @@ mod tests {
                             1 => "7".to_string(),
                             _ => format!("\"{}\"", id(next() % n)),
                         };
-                        format!(r#""type":"compaction","summary":"c{k}","firstKeptEntryId":{first_kept},"tokensBefore":5"#)
+                        format!(
+                            r#""type":"compaction","summary":"c{k}","firstKeptEntryId":{first_kept},"tokensBefore":5"#
+                        )
                     }
                     4 => format!(r#""type":"custom_message","customType":"x","content":"c{k}","display":true"#),
                     5 => format!(r#""type":"branch_summary","fromId":"x","summary":"b{k}""#),
                     6 => r#""type":"label","targetId":"e0","label":"l""#.to_string(),
-                    7 => format!(r#""type":"message","message":{{"role":"assistant","provider":"q{k}","model":"m{k}","content":[]}}"#),
+                    7 => format!(
+                        r#""type":"message","message":{{"role":"assistant","provider":"q{k}","model":"m{k}","content":[]}}"#
+                    ),
                     _ => format!(r#""type":"message","message":{{"role":"user","content":"u{k}"}}"#),
                 };
-                text.push_str(&format!(r#"{{"id":"{me}","parentId":{parent},"timestamp":"2025-01-01T00:00:01.000Z",{body}}}"#));
+                text.push_str(&format!(
+                    r#"{{"id":"{me}","parentId":{parent},"timestamp":"2025-01-01T00:00:01.000Z",{body}}}"#
+                ));
                 text.push('\n');
             }
             let s = Session::from_bytes(text.into_bytes());

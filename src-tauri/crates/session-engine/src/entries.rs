@@ -59,7 +59,14 @@ pub fn compaction(
 }
 
 /// A `branch_summary` whose parent is the new leaf; `fromId` is that same id, or `"root"`.
-pub fn branch_summary(id: &str, new_leaf: Option<&str>, timestamp: &str, summary: &str, details: Option<Value>, from_hook: bool) -> Value {
+pub fn branch_summary(
+    id: &str,
+    new_leaf: Option<&str>,
+    timestamp: &str,
+    summary: &str,
+    details: Option<Value>,
+    from_hook: bool,
+) -> Value {
     let mut m = base("branch_summary", id, new_leaf, timestamp);
     m.insert("fromId", new_leaf.unwrap_or("root").into());
     m.insert("summary", summary.into());

@@ -4,7 +4,9 @@
 
 use crate::branch;
 use crate::compaction;
-use crate::context::{self, build_context_on_path, estimate_context, to_llm, AutoCompaction, CompactionSettings, CurrentModel};
+use crate::context::{
+    self, build_context_on_path, estimate_context, to_llm, AutoCompaction, CompactionSettings, CurrentModel,
+};
 use crate::session::{Kind, Session};
 use pi_json::{obj, Map, Value};
 use sha2::{Digest, Sha256};
@@ -120,7 +122,11 @@ fn message_refs(s: &Session, msgs: &[(usize, &Value)]) -> Value {
     Value::Arr(
         msgs.iter()
             .map(|(e, m)| {
-                obj([("entryId", s.id(*e).into()), ("entryType", entry_type_of(s, *e).into()), ("role", m.get("role").cloned().unwrap_or(Value::Null))])
+                obj([
+                    ("entryId", s.id(*e).into()),
+                    ("entryType", entry_type_of(s, *e).into()),
+                    ("role", m.get("role").cloned().unwrap_or(Value::Null)),
+                ])
             })
             .collect(),
     )
@@ -200,7 +206,11 @@ pub fn branch_section(s: &Session, leaf: Option<usize>, target: usize, budget: f
     let col = branch::collect_branch_entries(s, leaf, target);
     let prep = branch::prepare_branch_entries(s, &col.entries, budget);
     let sel: Vec<(usize, &Value)> = prep.messages.iter().map(|(e, m)| (*e, m)).collect();
-    let target_type = if s.kind(target) == Kind::Message { format!("message:{}", s.role(target).unwrap_or("")) } else { entry_type_of(s, target) };
+    let target_type = if s.kind(target) == Kind::Message {
+        format!("message:{}", s.role(target).unwrap_or(""))
+    } else {
+        entry_type_of(s, target)
+    };
     obj([
         ("oldLeafId", opt_id(s, leaf)),
         ("targetId", s.id(target).into()),
@@ -386,7 +396,12 @@ pub fn navigate(
 }
 
 /// The check Pi runs before sending the next prompt, at `leaf`.
-pub fn pre_prompt_check(s: &Session, leaf: Option<usize>, model: Option<&CurrentModel>, settings: &CompactionSettings) -> Option<AutoCompaction> {
+pub fn pre_prompt_check(
+    s: &Session,
+    leaf: Option<usize>,
+    model: Option<&CurrentModel>,
+    settings: &CompactionSettings,
+) -> Option<AutoCompaction> {
     let path = s.path(leaf);
     let ctx = build_context_on_path(s, &path);
     let agent = ctx.agent_messages();

@@ -36,7 +36,10 @@ fn read_obj(path: &Path, errors: &mut Vec<String>) -> Value {
                 Value::Obj(Map::new())
             }
             Err(e) => {
-                errors.push(format!("{}: invalid JSON ({e}); ignored. Fix the file to use these settings.", path.display()));
+                errors.push(format!(
+                    "{}: invalid JSON ({e}); ignored. Fix the file to use these settings.",
+                    path.display()
+                ));
                 Value::Obj(Map::new())
             }
         },

@@ -27,7 +27,9 @@ pub enum StoreError {
         "{path}: another program appended at the same instant, so Arbor's entry was saved beside that program's newest entry instead of after it; check the session's tree (`arbor-cli tree FILE`) before continuing from it."
     )]
     Overtaken { path: String },
-    #[error("{path}: the entry was written but flushing it to disk failed ({source}); it may not survive a power cut.")]
+    #[error(
+        "{path}: the entry was written but flushing it to disk failed ({source}); it may not survive a power cut."
+    )]
     Sync { path: String, source: std::io::Error },
     #[error("{path}: the session was rewritten by another program while Arbor appended; your entry was not saved. Reopen the session and try again.")]
     Rewritten { path: String },
@@ -123,16 +125,26 @@ pub fn append_line(path: &Path, line: &str, sync: bool) -> Result<Appended, Stor
 /// Linux reserved) first, and a refused line writes nothing. If a write still fails halfway
 /// ([`StoreError::Partial`]), the fragment stays (nothing is ever truncated) and the next
 /// append starts with `\n`, so the fragment is a separate malformed line that Pi skips.
-pub fn append_line_planned(path: &Path, line: &str, sync: bool, planned_len: Option<u64>) -> Result<Appended, StoreError> {
+pub fn append_line_planned(
+    path: &Path,
+    line: &str,
+    sync: bool,
+    planned_len: Option<u64>,
+) -> Result<Appended, StoreError> {
     let p = path.display().to_string();
     let meta = std::fs::symlink_metadata(path).map_err(|e| StoreError::Io { path: p.clone(), source: e })?;
-    let meta = if meta.file_type().is_symlink() { std::fs::metadata(path).map_err(|e| StoreError::Io { path: p.clone(), source: e })? } else { meta };
+    let meta = if meta.file_type().is_symlink() {
+        std::fs::metadata(path).map_err(|e| StoreError::Io { path: p.clone(), source: e })?
+    } else {
+        meta
+    };
     if !meta.is_file() {
         return Err(StoreError::NotAFile { path: p });
     }
     debug_assert!(!line.contains('\n'), "an entry line never contains a raw newline");
     let mut f = OpenOptions::new().read(true).append(true).open(path).map_err(|e| write_error(p.clone(), 0, e))?;
-    let needs_sep = matches!(last_byte(&mut f).map_err(|e| StoreError::Io { path: p.clone(), source: e })?, Some(b) if b != b'\n');
+    let needs_sep =
+        matches!(last_byte(&mut f).map_err(|e| StoreError::Io { path: p.clone(), source: e })?, Some(b) if b != b'\n');
     let mut buf = Vec::with_capacity(line.len() + 2);
     if needs_sep {
         buf.push(b'\n');
@@ -212,11 +224,13 @@ impl SessionLock {
     pub fn try_acquire(session: &Path) -> Result<SessionLock, StoreError> {
         let path = Self::lock_path(session);
         let p = session.display().to_string();
-        let f = OpenOptions::new().create(true).truncate(false).read(true).write(true).open(&path).map_err(|e| StoreError::Lock {
-            path: p.clone(),
-            lock: path.display().to_string(),
-            source: e,
-        })?;
+        let f = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| StoreError::Lock { path: p.clone(), lock: path.display().to_string(), source: e })?;
         match fs4::fs_std::FileExt::try_lock_exclusive(&f) {
             Ok(true) => Ok(SessionLock { _file: f, path }),
             Ok(false) => Err(StoreError::Busy { path: p }),
@@ -295,7 +309,10 @@ pub fn create_session_file(path: &Path, lines: &[String]) -> Result<(), StoreErr
     if path.exists() {
         return Err(StoreError::Io {
             path: p,
-            source: std::io::Error::new(std::io::ErrorKind::AlreadyExists, "a file with this name already exists; nothing was overwritten"),
+            source: std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "a file with this name already exists; nothing was overwritten",
+            ),
         });
     }
     if let Some(dir) = path.parent() {
@@ -357,7 +374,11 @@ pub enum NewFileError {
 /// temporary file beside `out`, synced, which then takes `out`'s name: linked when `replace` is
 /// false (so a file that appeared meanwhile is never replaced), renamed over it otherwise. On any
 /// error, including one `body` returns, the temporary file is removed and `out` is untouched.
-pub fn write_new_file<T>(out: &Path, replace: bool, body: impl FnOnce(&mut dyn Write) -> std::io::Result<T>) -> Result<T, NewFileError> {
+pub fn write_new_file<T>(
+    out: &Path,
+    replace: bool,
+    body: impl FnOnce(&mut dyn Write) -> std::io::Result<T>,
+) -> Result<T, NewFileError> {
     if out.is_dir() {
         return Err(NewFileError::IsDir);
     }
@@ -379,8 +400,13 @@ pub fn write_new_file<T>(out: &Path, replace: bool, body: impl FnOnce(&mut dyn W
         if replace {
             std::fs::rename(&tmp, out).map_err(NewFileError::Io)?;
         } else {
-            std::fs::hard_link(&tmp, out)
-                .map_err(|e| if e.kind() == std::io::ErrorKind::AlreadyExists { NewFileError::Exists } else { NewFileError::Io(e) })?;
+            std::fs::hard_link(&tmp, out).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    NewFileError::Exists
+                } else {
+                    NewFileError::Io(e)
+                }
+            })?;
             let _ = std::fs::remove_file(&tmp);
         }
         Ok(v)
@@ -418,10 +444,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let name = session_file_name("2025-03-01T09:00:00.000Z", "019550ef-1280-7e3a-9c34-90cb73af3be4");
         let p = dir.path().join("--p--").join(&name);
-        let header = crate::entries::line(&crate::entries::header("019550ef-1280-7e3a-9c34-90cb73af3be4", "2025-03-01T09:00:00.000Z", "/p", None));
+        let header = crate::entries::line(&crate::entries::header(
+            "019550ef-1280-7e3a-9c34-90cb73af3be4",
+            "2025-03-01T09:00:00.000Z",
+            "/p",
+            None,
+        ));
         create_session_file(&p, std::slice::from_ref(&header)).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), format!("{header}\n"));
-        assert_eq!(header, r#"{"type":"session","version":3,"id":"019550ef-1280-7e3a-9c34-90cb73af3be4","timestamp":"2025-03-01T09:00:00.000Z","cwd":"/p"}"#);
+        assert_eq!(
+            header,
+            r#"{"type":"session","version":3,"id":"019550ef-1280-7e3a-9c34-90cb73af3be4","timestamp":"2025-03-01T09:00:00.000Z","cwd":"/p"}"#
+        );
     }
 
     #[test]
@@ -442,7 +476,8 @@ mod tests {
         assert!(!cancelled.exists());
         write_new_file(&out, true, |w| w.write_all(b"two")).unwrap();
         assert_eq!(std::fs::read(&out).unwrap(), b"two");
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        let names: Vec<_> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         assert_eq!(names, vec!["e.html".to_string()], "no temporary file is left behind");
         assert!(same_file(&out, &dir.path().join(".").join("e.html")) && !same_file(&out, &cancelled));
     }

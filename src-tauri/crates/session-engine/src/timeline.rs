@@ -13,7 +13,9 @@
 //! unclamped: negative or absurd usages stay as they are, and a usage Pi would turn into `NaN`
 //! is `NaN` here (JSON writes it as `null`).
 
-use crate::context::{assistant_usage, compaction_summary_of, context_message_of, context_tokens_of_usage, estimate_tokens};
+use crate::context::{
+    assistant_usage, compaction_summary_of, context_message_of, context_tokens_of_usage, estimate_tokens,
+};
 use crate::session::{Kind, Session};
 use pi_json::Value;
 use rustc_hash::FxHashMap;
@@ -80,7 +82,13 @@ pub fn contribution(s: &Session, idx: usize) -> Contribution {
     }
     let v = s.value_transient(idx);
     if kind == Kind::Compaction {
-        return Contribution { usage: None, estimate: estimate_tokens(&compaction_summary_of(&v)), cost: None, in_context: false, code: b'c' };
+        return Contribution {
+            usage: None,
+            estimate: estimate_tokens(&compaction_summary_of(&v)),
+            cost: None,
+            in_context: false,
+            code: b'c',
+        };
     }
     let of_message = |m: &Value| {
         let usage = assistant_usage(m).map(context_tokens_of_usage);
@@ -172,9 +180,14 @@ pub fn timeline_of(s: &Session, path: &[usize], contribs: &[Contribution]) -> Ve
     // buildSessionContext finds the kept entries by the first path position whose id is
     // firstKeptEntryId, before the compaction. Only the ids some compaction keeps from are
     // looked up (a map of every id on a 77k-entry path was a third of the pass).
-    let kept_ids: Vec<(usize, Option<String>)> =
-        path.iter().enumerate().filter(|&(_, &idx)| s.kind(idx) == Kind::Compaction).map(|(pos, &idx)| (pos, first_kept(s, idx))).collect();
-    let mut first_pos: FxHashMap<&str, usize> = kept_ids.iter().filter_map(|(_, id)| id.as_deref()).map(|id| (id, usize::MAX)).collect();
+    let kept_ids: Vec<(usize, Option<String>)> = path
+        .iter()
+        .enumerate()
+        .filter(|&(_, &idx)| s.kind(idx) == Kind::Compaction)
+        .map(|(pos, &idx)| (pos, first_kept(s, idx)))
+        .collect();
+    let mut first_pos: FxHashMap<&str, usize> =
+        kept_ids.iter().filter_map(|(_, id)| id.as_deref()).map(|id| (id, usize::MAX)).collect();
     if !first_pos.is_empty() {
         for (pos, &idx) in path.iter().enumerate() {
             if let Some(p) = first_pos.get_mut(s.id(idx)) {
@@ -259,7 +272,13 @@ impl ContributionCache {
     /// The contributions of `path` once every entry is kept: one pass over the path finds the
     /// kept ones and reads the missing ones `step` at a time until done or `budget` is spent (at
     /// least one step). None when some are still missing (call again).
-    pub fn fill_path(&mut self, s: &Session, path: &[usize], budget: std::time::Duration, step: usize) -> Option<Vec<Contribution>> {
+    pub fn fill_path(
+        &mut self,
+        s: &Session,
+        path: &[usize],
+        budget: std::time::Duration,
+        step: usize,
+    ) -> Option<Vec<Contribution>> {
         let t = std::time::Instant::now();
         if self.entries.len() < s.len() {
             self.entries.resize(s.len(), None);
@@ -398,7 +417,12 @@ mod tests {
                 // The big cases: every leaf would be quadratic in the check itself; take the file leaf.
                 let pts = timeline(&s, s.file_leaf());
                 let want = estimate_context(&build_context(&s, s.file_leaf()).agent_messages()).tokens;
-                assert_eq!(pts.last().map(|p| p.context_tokens), Some(want).filter(|_| s.file_leaf().is_some()), "{}", p.display());
+                assert_eq!(
+                    pts.last().map(|p| p.context_tokens),
+                    Some(want).filter(|_| s.file_leaf().is_some()),
+                    "{}",
+                    p.display()
+                );
                 continue;
             }
             total += agrees_everywhere(&s);
@@ -452,8 +476,9 @@ mod tests {
     #[test]
     fn absurd_numbers_do_not_panic_and_follow_pi() {
         let big = "x".repeat(40_000_000);
-        let line_d =
-            format!(r#"{{"type":"message","id":"d","parentId":"c","timestamp":"2025-01-01T00:00:04.000Z","message":{{"role":"user","content":"{big}"}}}}"#);
+        let line_d = format!(
+            r#"{{"type":"message","id":"d","parentId":"c","timestamp":"2025-01-01T00:00:04.000Z","message":{{"role":"user","content":"{big}"}}}}"#
+        );
         let s = load(&format!(
             "{H}\n{}\n{}\n{}\n{}\n{}\n",
             r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}"#,

@@ -38,14 +38,28 @@ fn get<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
 /// Projects an array of objects onto the given keys.
 fn project(v: Option<&Value>, keys: &[&str]) -> Option<Value> {
     let arr = v?.as_array()?;
-    Some(Value::Arr(arr.iter().map(|o| Value::Obj(pi_json::Map(keys.iter().filter_map(|k| o.get(k).map(|x| (k.to_string(), x.clone()))).collect()))).collect()))
+    Some(Value::Arr(
+        arr.iter()
+            .map(|o| {
+                Value::Obj(pi_json::Map(
+                    keys.iter().filter_map(|k| o.get(k).map(|x| (k.to_string(), x.clone()))).collect(),
+                ))
+            })
+            .collect(),
+    ))
 }
 
 fn cmp(errors: &mut Vec<String>, case: &str, field: &str, want: Option<Value>, got: Option<Value>) {
     if want != got {
         let w = want.map(|v| pi_json::to_string(&v)).unwrap_or_else(|| "<absent>".into());
         let g = got.map(|v| pi_json::to_string(&v)).unwrap_or_else(|| "<absent>".into());
-        let cut = |s: &str| if s.len() > 600 { format!("{}…", &s[..s.char_indices().nth(600).map(|x| x.0).unwrap_or(s.len())]) } else { s.to_string() };
+        let cut = |s: &str| {
+            if s.len() > 600 {
+                format!("{}…", &s[..s.char_indices().nth(600).map(|x| x.0).unwrap_or(s.len())])
+            } else {
+                s.to_string()
+            }
+        };
         errors.push(format!("{case}: {field}\n   want {}\n   got  {}", cut(&w), cut(&g)));
     }
 }
@@ -65,7 +79,8 @@ struct Tally {
 
 fn check_case(jsonl: &Path, exp_path: &Path, errors: &mut Vec<String>, tally: &mut Tally) {
     let name = exp_path.file_name().unwrap().to_string_lossy().trim_end_matches(".expected.json").to_string();
-    let expected = pi_json::parse_bytes(&std::fs::read(exp_path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", exp_path.display()));
+    let expected = pi_json::parse_bytes(&std::fs::read(exp_path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", exp_path.display()));
     let bytes = std::fs::read(jsonl).unwrap();
     let s = Session::from_bytes_with_ids(bytes.clone(), &mut CounterIds { prefix: 'a', next: 0 });
     let opts = InspectOptions::from_oracle_json(expected.get("options").unwrap());
@@ -124,7 +139,13 @@ fn check_case(jsonl: &Path, exp_path: &Path, errors: &mut Vec<String>, tally: &m
         project(get(&got, "context.messages"), &["role", "entryId", "entryType", "estimatedTokens", "sha256"]),
     );
     for f in ["compaction.messagesToSummarize", "compaction.turnPrefixMessages", "branch.selectedMessages"] {
-        cmp(errors, &name, f, project(get(&expected, f), &["entryId", "entryType", "role"]), project(get(&got, f), &["entryId", "entryType", "role"]));
+        cmp(
+            errors,
+            &name,
+            f,
+            project(get(&expected, f), &["entryId", "entryType", "role"]),
+            project(get(&got, f), &["entryId", "entryType", "role"]),
+        );
     }
     // Legacy files: the exact lines Pi would write back after migrating.
     if let Some(Value::Arr(lines)) = get(&expected, "load.migratedFileLines") {
@@ -149,7 +170,14 @@ fn check_case(jsonl: &Path, exp_path: &Path, errors: &mut Vec<String>, tally: &m
     check_simulations(&s, &name, &expected, &opts, errors, tally);
 }
 
-fn check_simulations(s: &Session, name: &str, expected: &Value, opts: &InspectOptions, errors: &mut Vec<String>, tally: &mut Tally) {
+fn check_simulations(
+    s: &Session,
+    name: &str,
+    expected: &Value,
+    opts: &InspectOptions,
+    errors: &mut Vec<String>,
+    tally: &mut Tally,
+) {
     let Some(sim) = expected.get("simulation") else { return };
     tally.simulated_cases += 1;
     let leaf = report::resolve_leaf(s, &opts.leaf).unwrap();
@@ -188,7 +216,13 @@ fn check_simulations(s: &Session, name: &str, expected: &Value, opts: &InspectOp
                 vec![]
             }
         };
-        cmp(errors, name, "simulation.compact.appendedEntryLines", Some(strings(&normalize_lines(&want))), Some(strings(&got)));
+        cmp(
+            errors,
+            name,
+            "simulation.compact.appendedEntryLines",
+            Some(strings(&normalize_lines(&want))),
+            Some(strings(&got)),
+        );
     }
     let model = sim.get("fakeModel").map(|m| CurrentModel {
         provider: m.str_field("provider").unwrap_or("").to_string(),
@@ -201,15 +235,34 @@ fn check_simulations(s: &Session, name: &str, expected: &Value, opts: &InspectOp
         let target = s.index_of(opts.target.as_deref().unwrap()).unwrap();
         let mut summ = summarizer();
         let mut ids = counter(prefix);
-        let nav = report::navigate(s, leaf, target, summarize, budget, opts.label.as_deref(), &mut summ, &mut ids, SIM_CLOCK);
+        let nav =
+            report::navigate(s, leaf, target, summarize, budget, opts.label.as_deref(), &mut summ, &mut ids, SIM_CLOCK);
         let got: Vec<String> = nav.appended.iter().map(pi_json::to_string).collect();
         tally.appended_lines += lines_of(Some(n)).len();
-        cmp(errors, name, &format!("simulation.{key}.appendedEntryLines"), Some(strings(&lines_of(Some(n)))), Some(strings(&got)));
+        cmp(
+            errors,
+            name,
+            &format!("simulation.{key}.appendedEntryLines"),
+            Some(strings(&lines_of(Some(n)))),
+            Some(strings(&got)),
+        );
         let want_editor = n.get("result").and_then(|r| r.get("editorText")).cloned().unwrap_or(Value::Null);
-        cmp(errors, name, &format!("simulation.{key}.editorText"), Some(want_editor), Some(nav.editor_text.map(Value::Str).unwrap_or(Value::Null)));
+        cmp(
+            errors,
+            name,
+            &format!("simulation.{key}.editorText"),
+            Some(want_editor),
+            Some(nav.editor_text.map(Value::Str).unwrap_or(Value::Null)),
+        );
         let want_leaf = n.get("after").and_then(|a| a.get("leafId")).cloned();
         if want_leaf.is_some() {
-            cmp(errors, name, &format!("simulation.{key}.after.leafId"), want_leaf, Some(nav.leaf_id.map(Value::Str).unwrap_or(Value::Null)));
+            cmp(
+                errors,
+                name,
+                &format!("simulation.{key}.after.leafId"),
+                want_leaf,
+                Some(nav.leaf_id.map(Value::Str).unwrap_or(Value::Null)),
+            );
         }
     }
     if let Some(p) = sim.get("prePromptAutoCompaction") {
@@ -230,7 +283,13 @@ fn check_simulations(s: &Session, name: &str, expected: &Value, opts: &InspectOp
             }
         }
         tally.appended_lines += lines_of(Some(p)).len();
-        cmp(errors, name, "simulation.prePromptAutoCompaction.appendedEntryLines", Some(strings(&lines_of(Some(p)))), Some(strings(&got)));
+        cmp(
+            errors,
+            name,
+            "simulation.prePromptAutoCompaction.appendedEntryLines",
+            Some(strings(&lines_of(Some(p)))),
+            Some(strings(&got)),
+        );
     }
 }
 
@@ -249,9 +308,22 @@ fn run_dir(dir: &str, min_cases: usize, min_simulated: usize, min_lines: usize) 
     if !errors.is_empty() {
         panic!("{} mismatches in {} cases of {dir}:\n{}", errors.len(), files.len(), errors.join("\n"));
     }
-    eprintln!("{dir}: {} cases agree with Pi ({} with simulations, {} appended lines compared)", files.len(), tally.simulated_cases, tally.appended_lines);
-    assert!(tally.simulated_cases >= min_simulated, "{dir}: only {} cases had a simulation section (expected {min_simulated})", tally.simulated_cases);
-    assert!(tally.appended_lines >= min_lines, "{dir}: only {} appended lines compared (expected {min_lines})", tally.appended_lines);
+    eprintln!(
+        "{dir}: {} cases agree with Pi ({} with simulations, {} appended lines compared)",
+        files.len(),
+        tally.simulated_cases,
+        tally.appended_lines
+    );
+    assert!(
+        tally.simulated_cases >= min_simulated,
+        "{dir}: only {} cases had a simulation section (expected {min_simulated})",
+        tally.simulated_cases
+    );
+    assert!(
+        tally.appended_lines >= min_lines,
+        "{dir}: only {} appended lines compared (expected {min_lines})",
+        tally.appended_lines
+    );
 }
 
 #[test]

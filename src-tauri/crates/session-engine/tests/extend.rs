@@ -67,7 +67,8 @@ fn extending_equals_a_fresh_load_on_every_fixture() {
             // After a Reload the session is stale: every later call says Reload too.
             let second = s.extend_from_file(&f).unwrap();
             let fresh = Session::open(&f).unwrap();
-            let expect_reload = fresh.diagnostics().iter().any(|d| d.kind == session_engine::DiagnosticKind::DuplicateId);
+            let expect_reload =
+                fresh.diagnostics().iter().any(|d| d.kind == session_engine::DiagnosticKind::DuplicateId);
             if first == Extend::Reload || second == Extend::Reload {
                 assert!(expect_reload, "{}: unexpected reload", p.display());
                 continue;
@@ -153,7 +154,9 @@ fn a_big_file_extended_past_its_buffer_equals_a_fresh_load() {
             r#"{{"type":"message","id":"e{i}","parentId":{parent},"timestamp":"2025-01-01T00:00:00.000Z","message":{{"role":"{role}","content":[{{"type":"text","text":"{i} {pad}"}}],"timestamp":1}}}}"#
         )
     };
-    let mut body = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n");
+    let mut body = String::from(
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n",
+    );
     let mut n = 0;
     while body.len() < (9 << 20) {
         body += &line(n);

@@ -131,7 +131,10 @@ fn f08_raw_newline_inside_a_string_reports_both_fragments() {
 
 #[test]
 fn f09_non_objects_and_entries_without_string_ids_are_skipped() {
-    let text = format!("{H}\n[]\n42\n\"x\"\nnull\n{{\"type\":\"message\"}}\n{{\"type\":\"custom\",\"id\":7}}\n{}\n", entry("a", None, "x"));
+    let text = format!(
+        "{H}\n[]\n42\n\"x\"\nnull\n{{\"type\":\"message\"}}\n{{\"type\":\"custom\",\"id\":7}}\n{}\n",
+        entry("a", None, "x")
+    );
     let s = load(text.as_bytes());
     assert_eq!(s.len(), 1);
     assert_eq!(kinds(&s).iter().filter(|k| **k == K::InvalidEntry).count(), 6);
@@ -139,19 +142,24 @@ fn f09_non_objects_and_entries_without_string_ids_are_skipped() {
 
 #[test]
 fn f10_unknown_types_are_kept_and_newer_versions_are_read_only() {
-    let text = format!("{H}\n{}\n{{\"type\":\"future_thing\",\"id\":\"u\",\"parentId\":\"a\",\"timestamp\":\"t\"}}\n", entry("a", None, "x"));
+    let text = format!(
+        "{H}\n{}\n{{\"type\":\"future_thing\",\"id\":\"u\",\"parentId\":\"a\",\"timestamp\":\"t\"}}\n",
+        entry("a", None, "x")
+    );
     let s = load(text.as_bytes());
     assert_eq!(s.len(), 2);
     assert_eq!(s.path_ids(s.file_leaf()), vec!["a", "u"]);
     assert_eq!(context::build_context(&s, s.file_leaf()).messages.len(), 1);
-    let newer = load(format!("{}\n{}\n", H.replace("\"version\":3", "\"version\":4"), entry("a", None, "x")).as_bytes());
+    let newer =
+        load(format!("{}\n{}\n", H.replace("\"version\":3", "\"version\":4"), entry("a", None, "x")).as_bytes());
     assert!(matches!(newer.read_only(), Some(ReadOnly::Newer { .. })));
     assert!(newer.read_only_reason().unwrap().contains("read-only"));
 }
 
 #[test]
 fn f11_duplicate_ids_last_wins_with_a_warning() {
-    let text = format!("{H}\n{}\n{}\n{}\n", entry("a", None, "first"), entry("a", None, "second"), entry("b", Some("a"), "y"));
+    let text =
+        format!("{H}\n{}\n{}\n{}\n", entry("a", None, "first"), entry("a", None, "second"), entry("b", Some("a"), "y"));
     let s = load(text.as_bytes());
     assert_eq!(s.len(), 3);
     assert!(kinds(&s).contains(&K::DuplicateId));
@@ -173,7 +181,12 @@ fn f12_missing_parent_is_an_orphan_root_and_never_a_compaction_anchor() {
 
 #[test]
 fn f13_cycles_and_self_parents_do_not_hang() {
-    let text = format!("{H}\n{}\n{}\n{}\n", entry("a", Some("c"), "x"), entry("b", Some("a"), "y"), entry("c", Some("b"), "z"));
+    let text = format!(
+        "{H}\n{}\n{}\n{}\n",
+        entry("a", Some("c"), "x"),
+        entry("b", Some("a"), "y"),
+        entry("c", Some("b"), "z")
+    );
     let s = load(text.as_bytes());
     assert!(kinds(&s).contains(&K::Cycle));
     assert_eq!(s.read_only(), Some(&ReadOnly::Cycle));
@@ -188,7 +201,9 @@ fn f13_cycles_and_self_parents_do_not_hang() {
 
 #[test]
 fn f14_bad_header_or_empty_file_is_rejected_and_never_rewritten() {
-    for bytes in [&b""[..], b"{\"type\":\"message\",\"id\":\"a\"}\n", b"not json at all\n", b"{\"type\":\"session\",\"id\":5}\n"] {
+    for bytes in
+        [&b""[..], b"{\"type\":\"message\",\"id\":\"a\"}\n", b"not json at all\n", b"{\"type\":\"session\",\"id\":5}\n"]
+    {
         let (s, _d) = load_file(bytes);
         assert!(!s.header_accepted());
         assert_eq!(s.read_only(), Some(&ReadOnly::Rejected));
@@ -198,8 +213,7 @@ fn f14_bad_header_or_empty_file_is_rejected_and_never_rewritten() {
 
 #[test]
 fn f15_missing_first_kept_keeps_nothing_like_pi() {
-    let comp =
-        r#"{"type":"compaction","id":"c","parentId":"a","timestamp":"2025-03-01T09:00:02.000Z","summary":"S","firstKeptEntryId":"nowhere","tokensBefore":5}"#;
+    let comp = r#"{"type":"compaction","id":"c","parentId":"a","timestamp":"2025-03-01T09:00:02.000Z","summary":"S","firstKeptEntryId":"nowhere","tokensBefore":5}"#;
     let text = format!("{H}\n{}\n{comp}\n{}\n", entry("a", None, "x"), entry("b", Some("c"), "y"));
     let s = load(text.as_bytes());
     let ctx = context::build_context(&s, s.file_leaf());
@@ -223,7 +237,11 @@ fn f16_a_100_mb_line_loads_without_a_dom() {
 fn f17_deep_nesting_neither_overflows_the_stack_nor_hides_later_lines() {
     // V8's JSON.parse accepts any depth, so Pi loads this entry; Arbor keeps it in the tree and
     // its DOM (past json::MAX_DEPTH) reads as null instead of recursing 100k frames.
-    let deep = format!("{{\"type\":\"custom\",\"id\":\"d\",\"parentId\":\"a\",\"timestamp\":\"t\",\"data\":{}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+    let deep = format!(
+        "{{\"type\":\"custom\",\"id\":\"d\",\"parentId\":\"a\",\"timestamp\":\"t\",\"data\":{}{}}}",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
     let text = format!("{H}\n{}\n{deep}\n{}\n", entry("a", None, "x"), entry("b", Some("d"), "y"));
     let s = load(text.as_bytes());
     assert_eq!(s.len(), 3);

@@ -85,9 +85,11 @@ fn extending_after_a_trimmed_tail_equals_a_fresh_load() {
     use session_engine::Session;
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("s.jsonl");
-    let h = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}";
-    let e =
-        |id: &str, p: &str| format!("{{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"{id}\",\"parentId\":{p},\"timestamp\":\"2025-01-01T00:00:01.000Z\"}}");
+    let h =
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}";
+    let e = |id: &str, p: &str| {
+        format!("{{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"{id}\",\"parentId\":{p},\"timestamp\":\"2025-01-01T00:00:01.000Z\"}}")
+    };
     let first = format!("{h}\r\n{}\r\n \r\n\r\n", e("a", "null"));
     let more = format!("not json\r\n{}\r\n", e("b", "\"a\""));
     std::fs::write(&f, &first).unwrap();
@@ -135,9 +137,11 @@ fn an_appended_parent_of_an_earlier_orphan_asks_for_a_reload() {
     use session_engine::Session;
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("s.jsonl");
-    let h = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}";
-    let e =
-        |id: &str, p: &str| format!("{{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"{id}\",\"parentId\":{p},\"timestamp\":\"2025-01-01T00:00:01.000Z\"}}");
+    let h =
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}";
+    let e = |id: &str, p: &str| {
+        format!("{{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"{id}\",\"parentId\":{p},\"timestamp\":\"2025-01-01T00:00:01.000Z\"}}")
+    };
     let first = format!("{h}\n{}\n{}\n", e("a", "null"), e("c", "\"b\""));
     std::fs::write(&f, &first).unwrap();
     let mut s = Session::open(&f).unwrap();
@@ -153,7 +157,8 @@ fn an_appended_parent_of_an_earlier_orphan_asks_for_a_reload() {
     let c = fresh.index_of("c").unwrap();
     assert_eq!(fresh.path_ids(Some(c)), ["a", "b", "c"]);
     for name in ["orphan-diagnostic-order", "parent-arrives-after-its-child"] {
-        let data = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz/extend").join(name)).unwrap();
+        let data =
+            std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz/extend").join(name)).unwrap();
         fuzz_checks::extend(&data);
     }
 }
@@ -167,7 +172,8 @@ fn an_appended_nul_line_is_reported_as_the_loader_reports_it() {
     use session_engine::{DiagnosticKind, Session};
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("s.jsonl");
-    let h = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n";
+    let h =
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n";
     std::fs::write(&f, h).unwrap();
     let mut s = Session::open(&f).unwrap();
     std::fs::write(&f, format!("{h}\0\0\0\n{{\"type\":\"custom\",\"id\":\"a\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\"}}\n")).unwrap();
@@ -175,7 +181,9 @@ fn an_appended_nul_line_is_reported_as_the_loader_reports_it() {
     let fresh = Session::open(&f).unwrap();
     assert_eq!(s.diagnostics(), fresh.diagnostics());
     assert_eq!(s.diagnostics()[0].kind, DiagnosticKind::NulBytes);
-    let data = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz/extend/nul-line-appended")).unwrap();
+    let data =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz/extend/nul-line-appended"))
+            .unwrap();
     fuzz_checks::extend(&data);
 }
 
@@ -196,6 +204,9 @@ fn a_malformed_last_line_is_described_again_once_it_is_whole() {
     assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(1));
     let fresh = Session::open(&f).unwrap();
     assert_eq!(s.diagnostics(), fresh.diagnostics());
-    let data = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz/extend/malformed-crlf-last-line")).unwrap();
+    let data = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz/extend/malformed-crlf-last-line"),
+    )
+    .unwrap();
     fuzz_checks::extend(&data);
 }

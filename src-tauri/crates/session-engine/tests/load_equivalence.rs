@@ -50,10 +50,18 @@ fn text() -> impl Strategy<Value = String> {
     ];
     leaf.prop_recursive(4, 64, 8, |inner| {
         prop_oneof![
-            (prop::collection::vec((inner.clone(), ws()), 0..8))
-                .prop_map(|v| format!("[{}]", v.into_iter().map(|(x, w)| format!("{w}{x}{w}")).collect::<Vec<_>>().join(","))),
-            (prop::collection::vec((prop::sample::select(vec!["id", "type", "a", "ab", "", "role", "@", "\\u0069d", "A"]), inner, ws()), 0..8))
-                .prop_map(|v| format!("{{{}}}", v.into_iter().map(|(k, x, w)| format!("{w}\"{k}\"{w}:{w}{x}{w}")).collect::<Vec<_>>().join(","))),
+            (prop::collection::vec((inner.clone(), ws()), 0..8)).prop_map(|v| format!(
+                "[{}]",
+                v.into_iter().map(|(x, w)| format!("{w}{x}{w}")).collect::<Vec<_>>().join(",")
+            )),
+            (prop::collection::vec(
+                (prop::sample::select(vec!["id", "type", "a", "ab", "", "role", "@", "\\u0069d", "A"]), inner, ws()),
+                0..8
+            ))
+            .prop_map(|v| format!(
+                "{{{}}}",
+                v.into_iter().map(|(k, x, w)| format!("{w}\"{k}\"{w}:{w}{x}{w}")).collect::<Vec<_>>().join(",")
+            )),
         ]
     })
 }
@@ -82,7 +90,15 @@ fn entry_line() -> impl Strategy<Value = String> {
         r#""name":" n ""#,
         "",
     ]);
-    let kind = prop::sample::select(vec!["message", "label", "session_info", "compaction", "session", "custom", "branch_summary"]);
+    let kind = prop::sample::select(vec![
+        "message",
+        "label",
+        "session_info",
+        "compaction",
+        "session",
+        "custom",
+        "branch_summary",
+    ]);
     prop_oneof![
         6 => (kind, field("id"), field("parentId"), field("timestamp"), role, text(), field("id"))
             .prop_map(|(k, id, p, t, r, x, id2)| {
@@ -132,7 +148,8 @@ proptest! {
 /// results, compactions and branch summaries.
 #[test]
 fn a_lazy_branch_preparation_equals_a_parsed_one() {
-    let mut text = String::from(r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#);
+    let mut text =
+        String::from(r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#);
     text.push('\n');
     let ts = "2025-01-01T00:00:01.000Z";
     let mut parent = "null".to_string();
@@ -145,21 +162,31 @@ fn a_lazy_branch_preparation_equals_a_parsed_one() {
                 k % 13
             ),
             2 => {
-                format!(r#""type":"message","message":{{"role":"toolResult","toolCallId":"c{k}","content":[{{"type":"text","text":"{}"}}]}}"#, "r".repeat(300))
+                format!(
+                    r#""type":"message","message":{{"role":"toolResult","toolCallId":"c{k}","content":[{{"type":"text","text":"{}"}}]}}"#,
+                    "r".repeat(300)
+                )
             }
             3 => format!(
                 r#""type":"message","message":{{"role":"user","content":"first"}},"message":{{"role":"assistant","content":[{{"type":"text","text":"second {k}"}}]}}"#
             ),
-            4 => format!(r#""type":"branch_summary","fromId":"x","summary":"went off {k}","details":{{"readFiles":["a{k}.rs"],"modifiedFiles":["m.rs"]}}"#),
+            4 => format!(
+                r#""type":"branch_summary","fromId":"x","summary":"went off {k}","details":{{"readFiles":["a{k}.rs"],"modifiedFiles":["m.rs"]}}"#
+            ),
             5 => format!(r#""type":"compaction","summary":"s{k}","firstKeptEntryId":"e0000000","tokensBefore":{k}"#),
-            _ => format!(r#""type":"message","message":{{"role":"bashExecution","command":"ls {k}","output":"o","exitCode":0}}"#),
+            _ => format!(
+                r#""type":"message","message":{{"role":"bashExecution","command":"ls {k}","output":"o","exitCode":0}}"#
+            ),
         };
         text.push_str(&format!(r#"{{"id":"{id}","parentId":{parent},"timestamp":"{ts}",{body}}}"#));
         text.push('\n');
         parent = format!("\"{id}\"");
     }
     // Padding past the eager limit, on a branch of its own, makes the file lazy.
-    text.push_str(&format!(r#"{{"type":"custom","id":"pad","parentId":null,"timestamp":"{ts}","data":"{}"}}"#, "x".repeat(EAGER_PARSE_MAX_BYTES)));
+    text.push_str(&format!(
+        r#"{{"type":"custom","id":"pad","parentId":null,"timestamp":"{ts}","data":"{}"}}"#,
+        "x".repeat(EAGER_PARSE_MAX_BYTES)
+    ));
     text.push('\n');
     let lazy = Session::from_bytes(text.clone().into_bytes());
     let parsed = Session::from_bytes(text.into_bytes());

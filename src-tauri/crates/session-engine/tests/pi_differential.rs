@@ -25,8 +25,18 @@ fn fixture(name: &str) -> (Session, Value) {
     (s, pi)
 }
 
-const LOAD: [&str; 10] =
-    ["nonEmptyLines", "malformedLines", "headerAccepted", "versionInFile", "migrated", "entryCount", "fileLeafId", "sessionName", "labels", "roots"];
+const LOAD: [&str; 10] = [
+    "nonEmptyLines",
+    "malformedLines",
+    "headerAccepted",
+    "versionInFile",
+    "migrated",
+    "entryCount",
+    "fileLeafId",
+    "sessionName",
+    "labels",
+    "roots",
+];
 
 /// Field → JSON text, for Pi's answer or Arbor's report, in the same shape.
 fn view(load: &Value, messages: &[Value], tokens: &Value, thinking: &Value, model: &Value) -> BTreeMap<String, String> {
@@ -34,7 +44,9 @@ fn view(load: &Value, messages: &[Value], tokens: &Value, thinking: &Value, mode
     for k in LOAD {
         m.insert(k.to_string(), pi_json::to_string(load.get(k).unwrap_or(&Value::Null)));
     }
-    let pick = |k: &str| pi_json::to_string(&Value::Arr(messages.iter().map(|x| x.get(k).cloned().unwrap_or(Value::Null)).collect()));
+    let pick = |k: &str| {
+        pi_json::to_string(&Value::Arr(messages.iter().map(|x| x.get(k).cloned().unwrap_or(Value::Null)).collect()))
+    };
     m.insert("context.roles".into(), pick("role"));
     m.insert("context.sha256".into(), pick("sha256"));
     m.insert("tokens".into(), pi_json::to_string(tokens));
@@ -116,9 +128,11 @@ fn an_id_repeated_under_another_parent_matches_pi() {
 
 #[test]
 fn a_rejected_header_still_reports_every_line_that_fails_to_parse() {
-    for (name, malformed, non_empty, version) in
-        [("rejected-header-id", "[5,8]", "11", "3"), ("rejected-header-no-id", "[1,5]", "11", "3"), ("rejected-torn-header", "[1,6]", "10", "null")]
-    {
+    for (name, malformed, non_empty, version) in [
+        ("rejected-header-id", "[5,8]", "11", "3"),
+        ("rejected-header-no-id", "[1,5]", "11", "3"),
+        ("rejected-torn-header", "[1,6]", "10", "null"),
+    ] {
         assert_same_as_pi(name);
         let (s, _) = fixture(name);
         let a = arbor_view(&s);
@@ -129,8 +143,12 @@ fn a_rejected_header_still_reports_every_line_that_fails_to_parse() {
         assert_eq!(a["entryCount"], "0");
         assert!(s.read_only().is_some());
         assert!(s.is_empty(), "{name}: a rejected file has no entries");
-        let diag_malformed: Vec<usize> =
-            s.diagnostics().iter().filter(|d| matches!(d.kind, DiagnosticKind::Malformed | DiagnosticKind::TornTail)).map(|d| d.line).collect();
+        let diag_malformed: Vec<usize> = s
+            .diagnostics()
+            .iter()
+            .filter(|d| matches!(d.kind, DiagnosticKind::Malformed | DiagnosticKind::TornTail))
+            .map(|d| d.line)
+            .collect();
         assert_eq!(
             pi_json::to_string(&Value::Arr(diag_malformed.iter().map(|&l| Value::Num(l as f64)).collect())),
             malformed,
@@ -162,7 +180,14 @@ fn deeper_nesting_and_plane_16_look_alikes_differ_only_as_documented() {
     let (s, pi) = fixture("plane16-lookalike");
     let r = report::inspect(&s, &InspectOptions::default()).unwrap();
     let shas = |v: &Value| -> Vec<String> {
-        v.get("context").unwrap().get("messages").and_then(Value::as_array).unwrap().iter().map(|m| m.str_field("sha256").unwrap().to_string()).collect()
+        v.get("context")
+            .unwrap()
+            .get("messages")
+            .and_then(Value::as_array)
+            .unwrap()
+            .iter()
+            .map(|m| m.str_field("sha256").unwrap().to_string())
+            .collect()
     };
     let (a, p) = (shas(&r), shas(&pi));
     assert_eq!(a.len(), p.len());
@@ -175,7 +200,8 @@ fn a_repeated_id_under_its_own_descendant_loads_without_a_loop() {
     // earlier line) under c, which is x's own child. Its tree then loops and its timestamp sort
     // never ends (recorded as a timeout). Arbor's graph holds the later copy once: a → x → c.
     let s = Session::open(&dir().join("tree-loop-through-repeated-id.jsonl")).unwrap();
-    let pi = pi_json::parse(&std::fs::read_to_string(dir().join("tree-loop-through-repeated-id.pi.json")).unwrap()).unwrap();
+    let pi =
+        pi_json::parse(&std::fs::read_to_string(dir().join("tree-loop-through-repeated-id.pi.json")).unwrap()).unwrap();
     assert!(pi.get("timeout").is_some());
     let (a, x, c) = (s.index_of("a").unwrap(), s.index_of("x").unwrap(), s.index_of("c").unwrap());
     assert_eq!(s.roots(), [a as u32]);
@@ -195,8 +221,11 @@ fn the_recorded_answers_are_what_pi_says_today() {
     if !pi::pi_or_skip("the_recorded_answers_are_what_pi_says_today") {
         return;
     }
-    let mut names: Vec<PathBuf> =
-        std::fs::read_dir(dir()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "jsonl")).collect();
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
     names.sort();
     let input: String = names.iter().map(|p| format!("{}\n", p.display())).collect();
     let mut child = std::process::Command::new("node")
@@ -218,7 +247,11 @@ fn the_recorded_answers_are_what_pi_says_today() {
         let live = pi_json::parse(line).unwrap();
         let rec = pi_json::parse(&std::fs::read_to_string(p.with_extension("pi.json")).unwrap()).unwrap();
         if rec.get("timeout").is_some() {
-            assert!(live.get("timeout").is_some(), "{}: Pi used to hang on this file and now answers: {line}", p.display());
+            assert!(
+                live.get("timeout").is_some(),
+                "{}: Pi used to hang on this file and now answers: {line}",
+                p.display()
+            );
             continue;
         }
         assert_eq!(pi_view(&live), pi_view(&rec), "{}: Pi's answer changed", p.display());

@@ -26,19 +26,35 @@ fn build(ops: &[Op]) -> (Vec<String>, Vec<(String, Option<String>)>) {
     for (n, o) in ops.iter().enumerate() {
         let id = format!("{:08x}", n + 1);
         let ts = session_engine::time::format_iso_ms(1_735_689_600_000 + n as i64 * 1000);
-        let pick = |back: usize| if ids.is_empty() { None } else { Some(ids[ids.len() - 1 - back.min(ids.len() - 1)].clone()) };
+        let pick = |back: usize| {
+            if ids.is_empty() {
+                None
+            } else {
+                Some(ids[ids.len() - 1 - back.min(ids.len() - 1)].clone())
+            }
+        };
         let (v, parent) = match o {
             Op::Message { parent_back, text, assistant } => {
                 let parent = pick(*parent_back);
                 let msg = if *assistant {
                     pi_json::obj([
                         ("role", "assistant".into()),
-                        ("content", pi_json::Value::Arr(vec![pi_json::obj([("type", "text".into()), ("text", text.as_str().into())])])),
+                        (
+                            "content",
+                            pi_json::Value::Arr(vec![pi_json::obj([
+                                ("type", "text".into()),
+                                ("text", text.as_str().into()),
+                            ])]),
+                        ),
                         ("stopReason", "stop".into()),
                         ("timestamp", pi_json::Value::Num(n as f64)),
                     ])
                 } else {
-                    pi_json::obj([("role", "user".into()), ("content", text.as_str().into()), ("timestamp", pi_json::Value::Num(n as f64))])
+                    pi_json::obj([
+                        ("role", "user".into()),
+                        ("content", text.as_str().into()),
+                        ("timestamp", pi_json::Value::Num(n as f64)),
+                    ])
                 };
                 (entries::message(&id, parent.as_deref(), &ts, msg), parent)
             }

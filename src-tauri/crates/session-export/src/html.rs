@@ -85,7 +85,12 @@ impl Html<'_> {
             }
         }
         if !p.read_files.is_empty() || !p.modified_files.is_empty() {
-            write!(self.w, "<details><summary>files: {} read, {} modified</summary><pre>", p.read_files.len(), p.modified_files.len())?;
+            write!(
+                self.w,
+                "<details><summary>files: {} read, {} modified</summary><pre>",
+                p.read_files.len(),
+                p.modified_files.len()
+            )?;
             for f in &p.read_files {
                 write!(self.w, "read      ")?;
                 esc(self.w, f)?;

@@ -58,7 +58,14 @@ pub struct Stats {
 
 /// Streams the export to `w`. `progress(done, total)` is called every few hundred entries with
 /// bytes of the session read so far.
-pub fn export(s: &Session, scope: Scope, format: Format, title: &str, w: &mut dyn Write, progress: &mut dyn FnMut(u64, u64)) -> io::Result<Stats> {
+pub fn export(
+    s: &Session,
+    scope: Scope,
+    format: Format,
+    title: &str,
+    w: &mut dyn Write,
+    progress: &mut dyn FnMut(u64, u64),
+) -> io::Result<Stats> {
     let mut out = renderer(format, w);
     let total = s.file_len();
     match scope {
@@ -195,7 +202,11 @@ fn body(
         let mut done_bytes = 0u64;
         let mut reported = 0u64;
         for (j, &(c, bytes)) in chunks.iter().enumerate() {
-            let buf = if j % 2 == 0 { render(c)? } else { rx.recv().map_err(|_| io::Error::other("the export's second thread stopped"))?? };
+            let buf = if j % 2 == 0 {
+                render(c)?
+            } else {
+                rx.recv().map_err(|_| io::Error::other("the export's second thread stopped"))??
+            };
             out.raw(&buf)?;
             done_bytes += bytes;
             if done_bytes - reported >= 1 << 20 || j + 1 == chunks.len() {
@@ -229,7 +240,8 @@ fn render_item(s: &Session, p: &Plan, out: &mut dyn Renderer, item: Item) -> io:
             let v = entry_value(s, i);
             out.entry(s, i, &v, p.status[i])?;
             // Branches that start here.
-            let forks: Vec<usize> = s.children(i).iter().map(|&c| p.seg_of[c as usize]).filter(|&t| t != k && t != usize::MAX).collect();
+            let forks: Vec<usize> =
+                s.children(i).iter().map(|&c| p.seg_of[c as usize]).filter(|&t| t != k && t != usize::MAX).collect();
             if !forks.is_empty() {
                 out.forks(&forks)?;
             }
@@ -254,7 +266,10 @@ fn export_context(s: &Session, leaf: Option<usize>, title: &str, out: &mut dyn R
         let gone = s.path(leaf).iter().take_while(|&&i| !in_ctx.contains(&i) && i != c).count();
         facts.push((
             "Compacted".into(),
-            format!("compaction {} summarizes {gone} of the {path_len} entries on the path, which the model no longer sees", s.id(c)),
+            format!(
+                "compaction {} summarizes {gone} of the {path_len} entries on the path, which the model no longer sees",
+                s.id(c)
+            ),
         ));
     }
     out.begin(title, &facts)?;
@@ -323,10 +338,14 @@ mod tests {
                         let mut buf = Vec::new();
                         let mut r = renderer(format, &mut buf);
                         let mut last = (0, 0);
-                        let n = body(&s, &p, format, r.as_mut(), s.file_len(), &mut |d, t| last = (d, t), chunk).unwrap();
+                        let n =
+                            body(&s, &p, format, r.as_mut(), s.file_len(), &mut |d, t| last = (d, t), chunk).unwrap();
                         drop(r);
                         assert_eq!(n, p.segments.iter().map(|g| g.entries.len()).sum::<usize>(), "{name}");
-                        assert!(buf == want, "{name} {format:?} whole={whole} chunk={chunk}: the output differs from the sequential one");
+                        assert!(
+                            buf == want,
+                            "{name} {format:?} whole={whole} chunk={chunk}: the output differs from the sequential one"
+                        );
                         assert!(last.0 > 0 && last.0 <= last.1, "{name}: progress {last:?}");
                         tried += 1;
                     }

@@ -67,7 +67,11 @@ pub(crate) fn plan(s: &Session, leaf: Option<usize>, whole: bool) -> Plan {
         let mut queue: VecDeque<(usize, Option<usize>)> = VecDeque::new();
         let roots: Vec<usize> = s.roots().iter().map(|&r| r as usize).collect();
         // The root of the active path first.
-        for &r in roots.iter().filter(|&&r| path.first() == Some(&r)).chain(roots.iter().filter(|&&r| path.first() != Some(&r))) {
+        for &r in roots
+            .iter()
+            .filter(|&&r| path.first() == Some(&r))
+            .chain(roots.iter().filter(|&&r| path.first() != Some(&r)))
+        {
             queue.push_back((r, None));
         }
         while let Some((start, from)) = queue.pop_front() {
@@ -85,7 +89,11 @@ pub(crate) fn plan(s: &Session, leaf: Option<usize>, whole: bool) -> Plan {
                     break;
                 }
                 // Follow the path to the leaf, else the newest child (children are sorted by time).
-                let next = ch.iter().map(|&c| c as usize).find(|&c| status[c] != Status::OffPath).unwrap_or(*ch.last().unwrap() as usize);
+                let next = ch
+                    .iter()
+                    .map(|&c| c as usize)
+                    .find(|&c| status[c] != Status::OffPath)
+                    .unwrap_or(*ch.last().unwrap() as usize);
                 for &c in ch {
                     if c as usize != next {
                         queue.push_back((c as usize, Some(cur)));
@@ -120,7 +128,10 @@ pub(crate) fn preview(text: &str, max: usize) -> String {
             if count >= max {
                 break;
             }
-            let bad = c.is_control() || ('\u{202A}'..='\u{202E}').contains(&c) || ('\u{2066}'..='\u{2069}').contains(&c) || c == '\u{200B}';
+            let bad = c.is_control()
+                || ('\u{202A}'..='\u{202E}').contains(&c)
+                || ('\u{2066}'..='\u{2069}').contains(&c)
+                || c == '\u{200B}';
             out.push(if bad { '�' } else { c });
             count += 1;
         }
@@ -132,10 +143,16 @@ pub(crate) fn content_text(content: Option<&Value>) -> Cow<'_, str> {
     match content {
         Some(Value::Str(s)) => Cow::Borrowed(s),
         // The common tool result: one text block, shown without a copy.
-        Some(Value::Arr(list)) if list.len() == 1 && Block::of(&list[0]).text().is_some() => Cow::Borrowed(Block::of(&list[0]).text().unwrap_or("")),
+        Some(Value::Arr(list)) if list.len() == 1 && Block::of(&list[0]).text().is_some() => {
+            Cow::Borrowed(Block::of(&list[0]).text().unwrap_or(""))
+        }
         Some(Value::Arr(_)) => blocks(content)
             .filter_map(|b| match b {
-                Block::Text(b) => Some(b.get("text").map(|t| t.as_str().map(str::to_string).unwrap_or_else(|| js_to_string(t))).unwrap_or_default()),
+                Block::Text(b) => Some(
+                    b.get("text")
+                        .map(|t| t.as_str().map(str::to_string).unwrap_or_else(|| js_to_string(t)))
+                        .unwrap_or_default(),
+                ),
                 _ => None,
             })
             .collect::<Vec<_>>()
@@ -186,7 +203,10 @@ pub(crate) fn head_facts(s: &Session, p: &Plan, what: &str) -> Vec<(String, Stri
     }
     if let Some((first_kept, comp)) = p.cut {
         let gone = p.status.iter().filter(|&&x| x == Status::Compacted).count();
-        f.push(("Compacted".into(), format!("{gone} entries before {} are summarized by compaction {}", s.id(first_kept), s.id(comp))));
+        f.push((
+            "Compacted".into(),
+            format!("{gone} entries before {} are summarized by compaction {}", s.id(first_kept), s.id(comp)),
+        ));
     }
     f
 }
@@ -281,7 +301,10 @@ pub(crate) fn parts_of<'a>(s: &'a Session, idx: usize, v: &'a Value) -> (String,
                                     parts.push(Part::Text(t));
                                 }
                             }
-                            Block::Thinking(_) => parts.push(Part::Folded { title: "thinking".into(), body: Cow::Borrowed(b.thinking().unwrap_or("")) }),
+                            Block::Thinking(_) => parts.push(Part::Folded {
+                                title: "thinking".into(),
+                                body: Cow::Borrowed(b.thinking().unwrap_or("")),
+                            }),
                             Block::ToolCall(_) => parts.push(Part::Folded {
                                 title: format!("tool call: {}", preview(b.tool_name().unwrap_or("?"), 60)),
                                 body: b.arguments().map(tool_args).unwrap_or_default().into(),
@@ -298,7 +321,10 @@ pub(crate) fn parts_of<'a>(s: &'a Session, idx: usize, v: &'a Value) -> (String,
                         meta.push(format!("model {}", preview(model, 60)));
                     }
                     if let Some(u) = context::assistant_usage(m) {
-                        meta.push(format!("usage {} tokens", pi_json::number_to_string(context::context_tokens_of_usage(u))));
+                        meta.push(format!(
+                            "usage {} tokens",
+                            pi_json::number_to_string(context::context_tokens_of_usage(u))
+                        ));
                         if let Some(c) = u.get("cost").and_then(|c| c.get("total")).and_then(Value::as_f64) {
                             meta.push(format!("cost ${}", pi_json::number_to_string(c)));
                         }
@@ -321,7 +347,10 @@ pub(crate) fn parts_of<'a>(s: &'a Session, idx: usize, v: &'a Value) -> (String,
                             body.to_mut().push_str(&format!("\n[image {}]", b.str_field("mimeType").unwrap_or("")));
                         }
                     }
-                    parts.push(Part::Folded { title: format!("tool result: {}{err}", preview(m.str_field("toolName").unwrap_or("?"), 60)), body });
+                    parts.push(Part::Folded {
+                        title: format!("tool result: {}{err}", preview(m.str_field("toolName").unwrap_or("?"), 60)),
+                        body,
+                    });
                 }
                 "bashExecution" => {
                     parts.push(Part::Folded {
@@ -364,7 +393,11 @@ pub(crate) fn parts_of<'a>(s: &'a Session, idx: usize, v: &'a Value) -> (String,
             "session name".into()
         }
         Kind::ModelChange => {
-            parts.push(Part::Meta(format!("model: {} / {}", v.str_field("provider").unwrap_or("?"), v.str_field("modelId").unwrap_or("?"))));
+            parts.push(Part::Meta(format!(
+                "model: {} / {}",
+                v.str_field("provider").unwrap_or("?"),
+                v.str_field("modelId").unwrap_or("?")
+            )));
             "model change".into()
         }
         Kind::ThinkingLevelChange => {
@@ -390,7 +423,9 @@ fn push_content<'a>(parts: &mut Vec<Part<'a>>, content: Option<&'a Value>) {
                             parts.push(Part::Text(t));
                         }
                     }
-                    Block::Image(v) => parts.push(Part::Meta(format!("[image {}]", v.str_field("mimeType").unwrap_or("")))),
+                    Block::Image(v) => {
+                        parts.push(Part::Meta(format!("[image {}]", v.str_field("mimeType").unwrap_or(""))))
+                    }
                     Block::Thinking(v) | Block::ToolCall(v) | Block::Other(v) => {
                         if let Some(other) = v.str_field("type") {
                             parts.push(Part::Meta(format!("[{} block]", preview(other, 30))));

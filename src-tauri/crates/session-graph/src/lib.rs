@@ -281,7 +281,9 @@ pub fn layout(nodes: &[Node], leaf: Option<u32>, options: &LayoutOptions) -> Lay
         root_lane_pending[r as usize] = true;
     }
     let foldable = |i: u32, marks_i: u16| -> bool {
-        kids(i).len() == 1 && parent_of[i as usize].is_some() && marks_i & !(marks::ACTIVE | marks::SUMMARIZED | marks::BEYOND_HORIZON) == 0
+        kids(i).len() == 1
+            && parent_of[i as usize].is_some()
+            && marks_i & !(marks::ACTIVE | marks::SUMMARIZED | marks::BEYOND_HORIZON) == 0
     };
 
     // While an expanded run is being emitted, no fold starts inside it.

@@ -19,7 +19,10 @@ fn nodes(spec: &[(&str, &str, char)], keep: &[(&str, &str, u32)], labeled: &[&st
                 't' => NodeKind::ToolResult,
                 'c' => {
                     let k = keep.iter().find(|(c, _, _)| c == name);
-                    NodeKind::Compaction { first_kept: k.and_then(|(_, k, _)| idx(k)), span: k.map_or(0, |(_, _, n)| *n) }
+                    NodeKind::Compaction {
+                        first_kept: k.and_then(|(_, k, _)| idx(k)),
+                        span: k.map_or(0, |(_, _, n)| *n),
+                    }
                 }
                 'b' => NodeKind::BranchSummary,
                 _ => NodeKind::Other,
@@ -30,7 +33,14 @@ fn nodes(spec: &[(&str, &str, char)], keep: &[(&str, &str, u32)], labeled: &[&st
     (nodes, names)
 }
 
-fn check(spec: &[(&str, &str, char)], keep: &[(&str, &str, u32)], labeled: &[&str], leaf: &str, opts: LayoutOptions, expect: &str) {
+fn check(
+    spec: &[(&str, &str, char)],
+    keep: &[(&str, &str, u32)],
+    labeled: &[&str],
+    leaf: &str,
+    opts: LayoutOptions,
+    expect: &str,
+) {
     let (ns, names) = nodes(spec, keep, labeled);
     let leaf = names.iter().position(|x| x == leaf).map(|i| i as u32);
     let l = layout(&ns, leaf, &opts);
@@ -61,7 +71,14 @@ fn linear_chain() {
 #[test]
 fn fork_gets_a_lane_until_its_row() {
     check(
-        &[("u1", "", 'u'), ("a1", "u1", 'a'), ("u2", "a1", 'u'), ("a2", "u2", 'a'), ("u3", "a1", 'u'), ("a3", "u3", 'a')],
+        &[
+            ("u1", "", 'u'),
+            ("a1", "u1", 'a'),
+            ("u2", "a1", 'u'),
+            ("a2", "u2", 'a'),
+            ("u3", "a1", 'u'),
+            ("a3", "u3", 'a'),
+        ],
         &[],
         &["u3"],
         "a3",
@@ -79,7 +96,15 @@ o | a2
 #[test]
 fn compaction_span_first_kept_and_horizon() {
     check(
-        &[("u1", "", 'u'), ("a1", "u1", 'a'), ("u2", "a1", 'u'), ("a2", "u2", 'a'), ("c1", "a2", 'c'), ("u3", "c1", 'u'), ("a3", "u3", 'a')],
+        &[
+            ("u1", "", 'u'),
+            ("a1", "u1", 'a'),
+            ("u2", "a1", 'u'),
+            ("a2", "u2", 'a'),
+            ("c1", "a2", 'c'),
+            ("u3", "c1", 'u'),
+            ("a3", "u3", 'a'),
+        ],
         &[("c1", "u2", 2)],
         &[],
         "a3",
@@ -98,7 +123,15 @@ C c1  [compaction span=2]
 #[test]
 fn repeated_compaction_moves_the_horizon() {
     check(
-        &[("u1", "", 'u'), ("a1", "u1", 'a'), ("c1", "a1", 'c'), ("u2", "c1", 'u'), ("a2", "u2", 'a'), ("c2", "a2", 'c'), ("u3", "c2", 'u')],
+        &[
+            ("u1", "", 'u'),
+            ("a1", "u1", 'a'),
+            ("c1", "a1", 'c'),
+            ("u2", "c1", 'u'),
+            ("a2", "u2", 'a'),
+            ("c2", "a2", 'c'),
+            ("u3", "c2", 'u'),
+        ],
         &[("c1", "a1", 1), ("c2", "u2", 1)],
         &[],
         "u3",

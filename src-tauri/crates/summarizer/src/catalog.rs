@@ -69,8 +69,9 @@ impl Catalog {
         let mut cat = Catalog::builtin();
         match std::fs::read(path) {
             Ok(bytes) => {
-                let file: UserFile = serde_json::from_slice(&bytes)
-                    .map_err(|e| Error::Config(format!("{} is not a valid model list ({e}); fix or delete it", path.display())))?;
+                let file: UserFile = serde_json::from_slice(&bytes).map_err(|e| {
+                    Error::Config(format!("{} is not a valid model list ({e}); fix or delete it", path.display()))
+                })?;
                 for mut m in file.models {
                     m.user_added = true;
                     cat.upsert(m);
@@ -148,7 +149,14 @@ mod tests {
         })
         .unwrap();
         assert!(c
-            .add_user_model(ModelInfo { provider: "x".into(), id: "y".into(), context_window: 1, max_output: 1, base_url: None, user_added: true })
+            .add_user_model(ModelInfo {
+                provider: "x".into(),
+                id: "y".into(),
+                context_window: 1,
+                max_output: 1,
+                base_url: None,
+                user_added: true
+            })
             .is_err());
         c.save_user(&path).unwrap();
         let c2 = Catalog::load(&path).unwrap();

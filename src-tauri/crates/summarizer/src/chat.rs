@@ -8,7 +8,8 @@ use crate::run::wire_text;
 use pi_json::Value;
 use session_engine::blocks::{blocks, Block};
 
-pub const SYSTEM: &str = "You are continuing a coding session that was recorded by the Pi coding agent and is now viewed in Arbor. \
+pub const SYSTEM: &str =
+    "You are continuing a coding session that was recorded by the Pi coding agent and is now viewed in Arbor. \
 Arbor cannot run tools: earlier tool calls and their results appear as text in the conversation. \
 Answer in text; when a step needs a tool, say exactly what to run or change.";
 
@@ -30,7 +31,9 @@ fn text_blocks(content: Option<&Value>, sep: &str) -> String {
 fn tool_call_text(b: &Value) -> String {
     let name = b.str_field("name").unwrap_or("tool");
     let args = match b.get("arguments") {
-        Some(Value::Obj(m)) => m.0.iter().map(|(k, v)| format!("{k}={}", pi_json::to_string(v))).collect::<Vec<_>>().join(", "),
+        Some(Value::Obj(m)) => {
+            m.0.iter().map(|(k, v)| format!("{k}={}", pi_json::to_string(v))).collect::<Vec<_>>().join(", ")
+        }
         _ => String::new(),
     };
     format!("[Tool call] {name}({args})")

@@ -77,9 +77,9 @@ impl ArborSettings {
     /// A missing file gives the defaults; a broken one is an error that names the file.
     pub fn load(path: &Path) -> Result<ArborSettings> {
         match std::fs::read(path) {
-            Ok(b) => {
-                serde_json::from_slice(&b).map_err(|e| Error::Config(format!("{} is not valid Arbor settings JSON ({e}); fix or delete it", path.display())))
-            }
+            Ok(b) => serde_json::from_slice(&b).map_err(|e| {
+                Error::Config(format!("{} is not valid Arbor settings JSON ({e}); fix or delete it", path.display()))
+            }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ArborSettings::default()),
             Err(e) => Err(Error::Config(format!("cannot read {}: {e}", path.display()))),
         }
@@ -161,13 +161,17 @@ pub async fn run_hook(hook: &HookCommand, input: &Value, cancel: &CancellationTo
     let status = status.map_err(|e| fail(format!("could not wait for it: {e}")))?;
     if !status.success() {
         let code = status.code().map(|c| c.to_string()).unwrap_or_else(|| "a signal".into());
-        return Err(fail(format!("exited with {code}; the operation was aborted. stderr: {}", if stderr_text.is_empty() { "(empty)" } else { &stderr_text })));
+        return Err(fail(format!(
+            "exited with {code}; the operation was aborted. stderr: {}",
+            if stderr_text.is_empty() { "(empty)" } else { &stderr_text }
+        )));
     }
     let text = String::from_utf8_lossy(&out);
     if text.trim().is_empty() {
         return Ok(HookAnswer::Continue);
     }
-    let v = pi_json::parse(text.trim()).map_err(|e| fail(format!("printed something that is not JSON ({e:?}); stderr: {stderr_text}")))?;
+    let v = pi_json::parse(text.trim())
+        .map_err(|e| fail(format!("printed something that is not JSON ({e:?}); stderr: {stderr_text}")))?;
     if v.get("cancel").is_some_and(Value::truthy) {
         return Ok(HookAnswer::Cancel);
     }

@@ -27,7 +27,10 @@ pub fn validate_key(key: &str) -> Result<()> {
         )));
     }
     if let Some(pos) = key.chars().position(|c| c.is_control()) {
-        return Err(Error::Keyring(format!("the key contains a newline or control character (at character {}); paste it again without line breaks", pos + 1)));
+        return Err(Error::Keyring(format!(
+            "the key contains a newline or control character (at character {}); paste it again without line breaks",
+            pos + 1
+        )));
     }
     if key != key.trim() {
         return Err(Error::Keyring("the key starts or ends with spaces; paste it again without them".into()));
@@ -36,7 +39,9 @@ pub fn validate_key(key: &str) -> Result<()> {
 }
 
 fn validate_provider(provider: &str) -> Result<()> {
-    let ok = !provider.is_empty() && provider.len() <= 64 && provider.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+    let ok = !provider.is_empty()
+        && provider.len() <= 64
+        && provider.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
     if ok {
         Ok(())
     } else {
@@ -156,7 +161,9 @@ pub fn lookup_key_named(provider: &str, var: &'static str, env: impl Fn(&str) ->
                 return KeyLookup {
                     key: None,
                     source: None,
-                    keyring_problem: Some(format!("{var} is set but is not a valid key (too long or has control characters)")),
+                    keyring_problem: Some(format!(
+                        "{var} is set but is not a valid key (too long or has control characters)"
+                    )),
                 };
             }
             KeyLookup { key: Some(ApiKey::new(v)), source: Some(KeySource::Env(var)), keyring_problem: problem }
@@ -203,7 +210,13 @@ pub fn self_test() -> SelfTest {
     let probe_user = "__arbor_self_test__";
     let e = match keyring::Entry::new(SERVICE, probe_user) {
         Ok(e) => e,
-        Err(err) => return SelfTest { ok: false, backend: "unknown".into(), message: format!("no keyring backend works: {}", describe(&err)) },
+        Err(err) => {
+            return SelfTest {
+                ok: false,
+                backend: "unknown".into(),
+                message: format!("no keyring backend works: {}", describe(&err)),
+            }
+        }
     };
     let backend = backend_name(&e).to_string();
     if backend == "mock" {
@@ -220,9 +233,19 @@ pub fn self_test() -> SelfTest {
     let back = e.get_password();
     let _ = e.delete_credential();
     match back {
-        Ok(b) if b == probe => SelfTest { ok: true, backend: backend.clone(), message: format!("keyring works ({backend})") },
-        Ok(_) => SelfTest { ok: false, backend, message: "the keyring returned a different value than was stored; it is not usable".into() },
-        Err(err) => SelfTest { ok: false, backend, message: format!("the keyring stored the probe but could not read it back: {}", describe(&err)) },
+        Ok(b) if b == probe => {
+            SelfTest { ok: true, backend: backend.clone(), message: format!("keyring works ({backend})") }
+        }
+        Ok(_) => SelfTest {
+            ok: false,
+            backend,
+            message: "the keyring returned a different value than was stored; it is not usable".into(),
+        },
+        Err(err) => SelfTest {
+            ok: false,
+            backend,
+            message: format!("the keyring stored the probe but could not read it back: {}", describe(&err)),
+        },
     }
 }
 

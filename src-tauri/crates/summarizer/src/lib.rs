@@ -45,7 +45,9 @@ pub mod sse;
 pub mod summary_ops;
 
 pub use error::{Error, Result};
-pub use provider::{Client, Completion, CompletionRequest, Progress, ProgressFn, ProviderConfig, Timeouts, Usage, Wire};
+pub use provider::{
+    Client, Completion, CompletionRequest, Progress, ProgressFn, ProviderConfig, Timeouts, Usage, Wire,
+};
 pub use retry::RetryPolicy;
 pub use secret::ApiKey;
 pub use tokio_util::sync::CancellationToken;

@@ -17,7 +17,21 @@ pub enum Kind {
 }
 
 const MAX_ITEMS: usize = 20;
-const CONSTRAINT_WORDS: &[&str] = &["must", "don't", "do not", "never", "always", "prefer", "should", "only", "without", "avoid", "keep", "make sure", "no "];
+const CONSTRAINT_WORDS: &[&str] = &[
+    "must",
+    "don't",
+    "do not",
+    "never",
+    "always",
+    "prefer",
+    "should",
+    "only",
+    "without",
+    "avoid",
+    "keep",
+    "make sure",
+    "no ",
+];
 const NEXT_WORDS: &[&str] = &["next", "then i", "i will", "i'll", "todo", "remaining", "still need", "let me"];
 
 pub fn summarize(kind: Kind, messages: &[Value], previous_summary: Option<&str>, custom: Option<&str>) -> String {
@@ -26,7 +40,12 @@ pub fn summarize(kind: Kind, messages: &[Value], previous_summary: Option<&str>,
     match kind {
         Kind::TurnPrefix => {
             let mut out = String::new();
-            section(&mut out, "## Original Request", &f.requests.first().cloned().into_iter().collect::<Vec<_>>(), false);
+            section(
+                &mut out,
+                "## Original Request",
+                &f.requests.first().cloned().into_iter().collect::<Vec<_>>(),
+                false,
+            );
             let mut early: Vec<String> = f.done.clone();
             early.extend(f.errors.iter().map(|e| format!("Error: {e}")));
             section(&mut out, "## Early Progress", &bullets(&early), false);
@@ -156,7 +175,12 @@ impl Facts {
                             let out = m.str_field("output").unwrap_or("");
                             push_unique(
                                 &mut f.errors,
-                                format!("`{}` exited with {}: {}", clip(first_line(cmd), 80), code.unwrap_or(0.0), clip(last_line(out), 160)),
+                                format!(
+                                    "`{}` exited with {}: {}",
+                                    clip(first_line(cmd), 80),
+                                    code.unwrap_or(0.0),
+                                    clip(last_line(out), 160)
+                                ),
                             );
                         } else {
                             push_unique(&mut f.done, format!("Ran `{}`", clip(first_line(cmd), 160)));
@@ -166,7 +190,11 @@ impl Facts {
                 Some("compactionSummary" | "branchSummary") => {
                     // An earlier summary inside the range: keep its goal line as context.
                     if let Some(s) = m.str_field("summary") {
-                        if let Some(goal) = parse_sections(s).into_iter().find(|(h, _)| h == "Goal").and_then(|(_, l)| l.into_iter().next()) {
+                        if let Some(goal) = parse_sections(s)
+                            .into_iter()
+                            .find(|(h, _)| h == "Goal")
+                            .and_then(|(_, l)| l.into_iter().next())
+                        {
                             push_unique(&mut f.requests, goal.trim_start_matches("- ").to_string());
                             f.last_request_open = false;
                         }
@@ -319,7 +347,15 @@ mod tests {
         assert!(s.contains("`bash` failed: error[E0308]: mismatched types"));
         assert!(s.contains("1. Next I will fix the type mismatch in client"), "{s}");
         assert!(s.contains("## Critical Context\n- `src/net/client.rs`"));
-        for h in ["## Constraints & Preferences", "## Progress", "### Done", "### In Progress", "### Blocked", "## Key Decisions", "## Next Steps"] {
+        for h in [
+            "## Constraints & Preferences",
+            "## Progress",
+            "### Done",
+            "### In Progress",
+            "### Blocked",
+            "## Key Decisions",
+            "## Next Steps",
+        ] {
             assert!(s.contains(h), "{h}");
         }
         // Deterministic.

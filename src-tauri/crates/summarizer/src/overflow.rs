@@ -26,12 +26,18 @@ const OVERFLOW: &[&str] = &[
     r"(?i)^4(?:00|13)\s*(?:status code)?\s*\(no body\)", // Cerebras
 ];
 
-const NOT_OVERFLOW: &[&str] = &[r"(?i)^(Throttling error|Service unavailable):", r"(?i)rate limit", r"(?i)too many requests"];
+const NOT_OVERFLOW: &[&str] =
+    &[r"(?i)^(Throttling error|Service unavailable):", r"(?i)rate limit", r"(?i)too many requests"];
 
 fn sets() -> &'static (RegexSet, RegexSet) {
     static SETS: OnceLock<(RegexSet, RegexSet)> = OnceLock::new();
     // The patterns are literals checked by the unit tests below, so they always compile.
-    SETS.get_or_init(|| (RegexSet::new(OVERFLOW).expect("overflow patterns compile"), RegexSet::new(NOT_OVERFLOW).expect("non-overflow patterns compile")))
+    SETS.get_or_init(|| {
+        (
+            RegexSet::new(OVERFLOW).expect("overflow patterns compile"),
+            RegexSet::new(NOT_OVERFLOW).expect("non-overflow patterns compile"),
+        )
+    })
 }
 
 /// True when an error message means "the input does not fit the model's context".
@@ -41,7 +47,14 @@ pub fn is_overflow_message(message: &str) -> bool {
 }
 
 /// Pi's silent-overflow rules for a *successful* answer (§10.2 of the format spec).
-pub fn is_silent_overflow(stop_ok: bool, stop_length: bool, input: u64, cache_read: u64, output: u64, context_window: u64) -> bool {
+pub fn is_silent_overflow(
+    stop_ok: bool,
+    stop_length: bool,
+    input: u64,
+    cache_read: u64,
+    output: u64,
+    context_window: u64,
+) -> bool {
     if context_window == 0 {
         return false;
     }

@@ -35,7 +35,9 @@ struct TableFile {
 
 fn file() -> &'static TableFile {
     static T: OnceLock<TableFile> = OnceLock::new();
-    T.get_or_init(|| serde_json::from_str(TABLE_JSON).expect("pi-models.json is valid (scripts/gen-models.mjs writes it)"))
+    T.get_or_init(|| {
+        serde_json::from_str(TABLE_JSON).expect("pi-models.json is valid (scripts/gen-models.mjs writes it)")
+    })
 }
 
 /// Whether Pi ships this provider (its table lists a model of it).
@@ -124,7 +126,12 @@ pub fn override_key(provider: Option<&str>, model: Option<&str>) -> String {
 /// The context window of `provider`/`model`: the user's override > Pi's `models.json` > Pi's
 /// table > the default. Without a provider (or when the named provider has no such model), the
 /// id alone decides among `models.json`'s models and the table's, the smallest window winning.
-pub fn resolve(provider: Option<&str>, model: Option<&str>, overrides: &BTreeMap<String, u64>, pi: &PiModelsJson) -> Resolved {
+pub fn resolve(
+    provider: Option<&str>,
+    model: Option<&str>,
+    overrides: &BTreeMap<String, u64>,
+    pi: &PiModelsJson,
+) -> Resolved {
     let found = model.and_then(|m| lookup(provider, m));
     let mut r = Resolved {
         tokens: DEFAULT_WINDOW,
@@ -152,9 +159,11 @@ pub fn resolve(provider: Option<&str>, model: Option<&str>, overrides: &BTreeMap
         });
         exact.or_else(|| {
             let custom = pi.custom.iter().filter(|c| c.id == id).map(|c| (c.context_window, true, c.provider.clone()));
-            let rows = table().iter().filter(|m| m.id == id && pi.custom_model(&m.provider, id).is_none()).map(|m| match pi.override_of(&m.provider, id) {
-                Some(w) => (w, true, m.provider.clone()),
-                None => (m.context_window, false, m.provider.clone()),
+            let rows = table().iter().filter(|m| m.id == id && pi.custom_model(&m.provider, id).is_none()).map(|m| {
+                match pi.override_of(&m.provider, id) {
+                    Some(w) => (w, true, m.provider.clone()),
+                    None => (m.context_window, false, m.provider.clone()),
+                }
             });
             custom.chain(rows).min_by_key(|(w, _, _)| *w)
         })
@@ -194,12 +203,16 @@ impl Resolved {
         match self.source {
             WindowSource::Override => format!("{who} · {k} set by you"),
             WindowSource::Table => match (self.by_id_only, &self.table_provider) {
-                (Some(n), Some(p)) if n > 1 => format!("{who} · {k} from Pi's model table (smallest of {n} providers; {p})"),
+                (Some(n), Some(p)) if n > 1 => {
+                    format!("{who} · {k} from Pi's model table (smallest of {n} providers; {p})")
+                }
                 (Some(_), Some(p)) => format!("{who} · {k} from Pi's model table ({p})"),
                 _ => format!("{who} · {k} from Pi's model table"),
             },
             WindowSource::PiModels => match (&self.models_json_provider, self.table_tokens) {
-                (Some(p), Some(t)) if t != self.tokens => format!("{who} · {k} from Pi's models.json ({p}; Pi's table says {})", short_tokens(t)),
+                (Some(p), Some(t)) if t != self.tokens => {
+                    format!("{who} · {k} from Pi's models.json ({p}; Pi's table says {})", short_tokens(t))
+                }
                 (Some(p), _) => format!("{who} · {k} from Pi's models.json ({p})"),
                 _ => format!("{who} · {k} from Pi's models.json"),
             },
@@ -234,7 +247,8 @@ mod tests {
 
     #[test]
     fn unknown_model_gets_the_default() {
-        let r = resolve(Some("anthropic"), Some("claude-from-the-future-9"), &BTreeMap::new(), &PiModelsJson::default());
+        let r =
+            resolve(Some("anthropic"), Some("claude-from-the-future-9"), &BTreeMap::new(), &PiModelsJson::default());
         assert_eq!((r.tokens, r.source), (DEFAULT_WINDOW, WindowSource::Default));
         assert_eq!(r.table_tokens, None);
         assert_eq!(r.label(), "claude-from-the-future-9: unknown model, 200k default");
@@ -272,7 +286,10 @@ mod tests {
         assert_eq!(r.table_tokens, Some(200_000), "the table's number is still reported");
         assert_eq!(r.label(), "claude-sonnet-4-5 · 24k set by you");
         // another model of the same session is not affected
-        assert_eq!(resolve(Some("anthropic"), Some("claude-opus-4-5"), &o, &PiModelsJson::default()).source, WindowSource::Table);
+        assert_eq!(
+            resolve(Some("anthropic"), Some("claude-opus-4-5"), &o, &PiModelsJson::default()).source,
+            WindowSource::Table
+        );
         // an unknown model with an override
         let l = resolve(Some("local"), Some("llama-9"), &o, &PiModelsJson::default());
         assert_eq!((l.tokens, l.source), (8_192, WindowSource::Override));

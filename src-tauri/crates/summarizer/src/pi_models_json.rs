@@ -183,7 +183,11 @@ impl PiModelsJson {
             };
             let is_builtin = builtin(name);
             if models.is_empty() {
-                if base_url.is_none() && cfg.get("headers").is_none() && cfg.get("compat").is_none() && model_overrides.is_empty() {
+                if base_url.is_none()
+                    && cfg.get("headers").is_none()
+                    && cfg.get("compat").is_none()
+                    && model_overrides.is_empty()
+                {
                     return Err(format!("provider {name}: must specify \"baseUrl\", \"headers\", \"compat\", \"modelOverrides\", or \"models\""));
                 }
             } else if !is_builtin {
@@ -204,7 +208,12 @@ impl PiModelsJson {
                 }
                 let name_field = nonempty_str(m, "name", &mat)?;
                 let window = window_of(m.get("contextWindow"), &mat)?.unwrap_or(CUSTOM_DEFAULT_WINDOW);
-                custom.push(CustomModel { provider: name.clone(), name: name_field.unwrap_or_else(|| id.clone()), id, context_window: window });
+                custom.push(CustomModel {
+                    provider: name.clone(),
+                    name: name_field.unwrap_or_else(|| id.clone()),
+                    id,
+                    context_window: window,
+                });
             }
             for (id, o) in &model_overrides {
                 let oat = format!("{at}.modelOverrides.{id}");
@@ -225,7 +234,10 @@ impl PiModelsJson {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => PiModelsJson::default(),
             Err(e) => PiModelsJson {
                 path: Some(path.clone()),
-                error: Some(format!("Pi's {} cannot be read ({e}); Arbor uses Pi's built-in models meanwhile", path.display())),
+                error: Some(format!(
+                    "Pi's {} cannot be read ({e}); Arbor uses Pi's built-in models meanwhile",
+                    path.display()
+                )),
                 ..Default::default()
             },
         }
@@ -303,10 +315,19 @@ mod tests {
     fn a_file_pi_rejects_is_ignored_whole_with_a_reason() {
         for (t, why) in [
             ("{not json", "invalid JSON"),
-            (r#"{"providers": {"local": {"api": "openai-completions", "apiKey": "k", "models": [{"id": "m"}]}}}"#, "\"baseUrl\" is required"),
-            (r#"{"providers": {"local": {"baseUrl": "u", "api": "a", "models": [{"id": "m"}]}}}"#, "\"apiKey\" is required"),
+            (
+                r#"{"providers": {"local": {"api": "openai-completions", "apiKey": "k", "models": [{"id": "m"}]}}}"#,
+                "\"baseUrl\" is required",
+            ),
+            (
+                r#"{"providers": {"local": {"baseUrl": "u", "api": "a", "models": [{"id": "m"}]}}}"#,
+                "\"apiKey\" is required",
+            ),
             (r#"{"providers": {"local": {"baseUrl": "u", "apiKey": "k", "models": [{"id": "m"}]}}}"#, "no \"api\""),
-            (r#"{"providers": {"local": {"baseUrl": "u", "apiKey": "k", "api": "a", "models": [{"id": "m", "contextWindow": 0}]}}}"#, "invalid contextWindow"),
+            (
+                r#"{"providers": {"local": {"baseUrl": "u", "apiKey": "k", "api": "a", "models": [{"id": "m", "contextWindow": 0}]}}}"#,
+                "invalid contextWindow",
+            ),
             (r#"{"providers": {"local": {}}}"#, "must specify"),
             (r#"{"models": []}"#, "\"providers\" must be an object"),
         ] {
@@ -316,7 +337,11 @@ mod tests {
             assert!(m.custom.is_empty() && m.overrides.is_empty());
         }
         // A built-in provider may add models without baseUrl, apiKey or api.
-        let ok = PiModelsJson::parse(r#"{"providers": {"openai": {"models": [{"id": "gpt-x", "contextWindow": 5000}]}}}"#, None, &builtin);
+        let ok = PiModelsJson::parse(
+            r#"{"providers": {"openai": {"models": [{"id": "gpt-x", "contextWindow": 5000}]}}}"#,
+            None,
+            &builtin,
+        );
         assert_eq!((ok.error, ok.custom.len()), (None, 1));
     }
 
@@ -326,7 +351,9 @@ mod tests {
         let cache = Cached::default();
         assert_eq!(cache.get(dir.path(), &builtin), PiModelsJson::default());
         let write = |w: u64| {
-            let t = format!(r#"{{"providers": {{"l": {{"baseUrl": "u", "apiKey": "k", "api": "a", "models": [{{"id": "m", "contextWindow": {w}}}]}}}}}}"#);
+            let t = format!(
+                r#"{{"providers": {{"l": {{"baseUrl": "u", "apiKey": "k", "api": "a", "models": [{{"id": "m", "contextWindow": {w}}}]}}}}}}"#
+            );
             std::fs::write(path_in(dir.path()), t).unwrap();
         };
         write(13_000);

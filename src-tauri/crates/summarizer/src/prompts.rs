@@ -124,7 +124,8 @@ Use exactly these sections, in this order:
 Write \"(none)\" under a section that has nothing to report. Be brief. Keep file paths, function names and error messages exactly as written.";
 
 /// Pi's wrapper for a branch summary (format spec §13.4), byte-exact.
-pub const BRANCH_PREAMBLE: &str = "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n";
+pub const BRANCH_PREAMBLE: &str =
+    "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n";
 /// Pi's fixed texts in what is appended, defined once in the engine (which writes them).
 pub use session_engine::branch::NO_CONTENT;
 pub use session_engine::compaction::{NO_PRIOR_HISTORY, SPLIT_TURN_SEPARATOR};
@@ -191,7 +192,9 @@ mod tests {
     #[test]
     fn envelopes_match_pi() {
         let p = history_prompt("[User]: hi", Some("old"), Some("focus on tests"));
-        assert!(p.starts_with("<conversation>\n[User]: hi\n</conversation>\n\n<previous-summary>\nold\n</previous-summary>\n\n"));
+        assert!(p.starts_with(
+            "<conversation>\n[User]: hi\n</conversation>\n\n<previous-summary>\nold\n</previous-summary>\n\n"
+        ));
         assert!(p.ends_with("\n\nAdditional focus: focus on tests"));
         assert!(p.contains("## Critical Context"));
         let p = branch_prompt("c", Some("ONLY THIS"), true);

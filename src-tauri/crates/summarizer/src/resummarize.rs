@@ -42,7 +42,12 @@ pub fn plan_resummarize(s: &Session, idx: usize) -> Result<ResummarizeJob> {
     let branch = match s.kind(idx) {
         Kind::Compaction => false,
         Kind::BranchSummary => true,
-        _ => return Err(Error::Session(format!("entry {} is not a summary; choose a compaction or branch summary entry", s.id(idx)))),
+        _ => {
+            return Err(Error::Session(format!(
+                "entry {} is not a summary; choose a compaction or branch summary entry",
+                s.id(idx)
+            )))
+        }
     };
     // The engine judges an edit or revert by its original's span and predecessor.
     let (messages, previous) = summary_analysis::span_messages(s, idx);
@@ -50,7 +55,8 @@ pub fn plan_resummarize(s: &Session, idx: usize) -> Result<ResummarizeJob> {
     let details = v.get("details");
     let parsed = summary_analysis::parse(v.str_field("summary").unwrap_or(""));
     let read_files = strings(details.and_then(|d| d.get("readFiles"))).unwrap_or_else(|| parsed.read_files.clone());
-    let modified_files = strings(details.and_then(|d| d.get("modifiedFiles"))).unwrap_or_else(|| parsed.modified_files.clone());
+    let modified_files =
+        strings(details.and_then(|d| d.get("modifiedFiles"))).unwrap_or_else(|| parsed.modified_files.clone());
     Ok(ResummarizeJob { entry_id: s.id(idx).to_string(), branch, messages, previous, read_files, modified_files })
 }
 
@@ -113,6 +119,7 @@ pub async fn resummarize(
         }
     };
     let appendix = file_ops_appendix(&job.read_files, &job.modified_files);
-    let text = if job.branch { format!("{BRANCH_SUMMARY_PREAMBLE}{body}{appendix}") } else { format!("{body}{appendix}") };
+    let text =
+        if job.branch { format!("{BRANCH_SUMMARY_PREAMBLE}{body}{appendix}") } else { format!("{body}{appendix}") };
     Ok(Resummary { text, usage, offline })
 }

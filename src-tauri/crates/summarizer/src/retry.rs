@@ -16,7 +16,12 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy { max_retries: 4, base_delay: Duration::from_millis(1000), max_delay: Duration::from_secs(30), max_server_wait: Duration::from_secs(60) }
+        RetryPolicy {
+            max_retries: 4,
+            base_delay: Duration::from_millis(1000),
+            max_delay: Duration::from_secs(30),
+            max_server_wait: Duration::from_secs(60),
+        }
     }
 }
 
@@ -88,7 +93,11 @@ mod tests {
     }
     #[test]
     fn backoff_is_bounded() {
-        let p = RetryPolicy { base_delay: Duration::from_millis(100), max_delay: Duration::from_millis(250), ..Default::default() };
+        let p = RetryPolicy {
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(250),
+            ..Default::default()
+        };
         for a in 0..40 {
             assert!(p.backoff(a) <= Duration::from_millis(250));
         }

@@ -38,12 +38,19 @@ pub enum Backend {
 impl Backend {
     fn describe(&self) -> Value {
         match self {
-            Backend::Model(c) => obj([("provider", c.config().wire.name().into()), ("model", c.config().model.as_str().into())]),
+            Backend::Model(c) => {
+                obj([("provider", c.config().wire.name().into()), ("model", c.config().model.as_str().into())])
+            }
             Backend::Offline => obj([("provider", "offline".into())]),
         }
     }
 
-    async fn call(&self, c: Call<'_>, cancel: &CancellationToken, progress: Option<&ProgressFn>) -> Result<(String, Usage)> {
+    async fn call(
+        &self,
+        c: Call<'_>,
+        cancel: &CancellationToken,
+        progress: Option<&ProgressFn>,
+    ) -> Result<(String, Usage)> {
         let Call { kind, prompt, max_tokens, messages, previous, custom } = c;
         match self {
             Backend::Offline => {
@@ -57,7 +64,9 @@ impl Backend {
                 let tagged: Option<ProgressFn> = progress.map(|p| {
                     let p = p.clone();
                     let f: ProgressFn = std::sync::Arc::new(move |ev| match ev {
-                        crate::provider::Progress::Text { chars, delta } => p(crate::provider::Progress::SummaryText { call, chars, delta }),
+                        crate::provider::Progress::Text { chars, delta } => {
+                            p(crate::provider::Progress::SummaryText { call, chars, delta })
+                        }
                         other => p(other),
                     });
                     f
@@ -140,9 +149,9 @@ impl RunOptions {
 fn leaf_of(s: &Session, leaf_id: Option<&str>) -> Result<Option<usize>> {
     match leaf_id {
         None => Ok(s.file_leaf()),
-        Some(id) => {
-            s.index_of(id).map(Some).ok_or_else(|| Error::Session(format!("no entry with id `{id}` in this session; list ids with `arbor-cli tree FILE`")))
-        }
+        Some(id) => s.index_of(id).map(Some).ok_or_else(|| {
+            Error::Session(format!("no entry with id `{id}` in this session; list ids with `arbor-cli tree FILE`"))
+        }),
     }
 }
 
@@ -183,7 +192,14 @@ pub fn compaction_hook_input(job: &CompactionJob, custom: Option<&str>) -> Value
                 ("isSplitTurn", Value::Bool(p.is_split_turn)),
                 ("tokensBefore", Value::Num(p.tokens_before)),
                 ("previousSummary", p.previous_summary.clone().unwrap_or(Value::Null)),
-                ("fileOps", obj([("read", strs(&p.file_ops.read)), ("written", strs(&p.file_ops.written)), ("edited", strs(&p.file_ops.edited))])),
+                (
+                    "fileOps",
+                    obj([
+                        ("read", strs(&p.file_ops.read)),
+                        ("written", strs(&p.file_ops.written)),
+                        ("edited", strs(&p.file_ops.edited)),
+                    ]),
+                ),
                 (
                     "settings",
                     obj([
@@ -231,7 +247,16 @@ fn usage_value(u: &Usage) -> Value {
 impl CompactionOutcome {
     fn new(c: CompactionSummary, usage: Usage, calls: u32, tokens_after: f64) -> CompactionOutcome {
         let CompactionSummary { summary, first_kept_entry_id, tokens_before, details, from_hook } = c;
-        CompactionOutcome { summary, first_kept_entry_id, tokens_before, details, from_hook, usage, calls, tokens_after }
+        CompactionOutcome {
+            summary,
+            first_kept_entry_id,
+            tokens_before,
+            details,
+            from_hook,
+            usage,
+            calls,
+            tokens_after,
+        }
     }
 }
 
@@ -252,7 +277,11 @@ fn extras(backend: &Backend, usage: &Usage, tokens_after: Option<f64>) -> Vec<(&
     e
 }
 
-fn with_extras(details: Option<Value>, opts: &RunOptions, extras: impl FnOnce() -> Vec<(&'static str, Value)>) -> Option<Value> {
+fn with_extras(
+    details: Option<Value>,
+    opts: &RunOptions,
+    extras: impl FnOnce() -> Vec<(&'static str, Value)>,
+) -> Option<Value> {
     match details {
         Some(d) if opts.record_extras => Some(details_with_extras(d, extras())),
         d => d,
@@ -292,7 +321,14 @@ pub async fn summarize_compaction(
         let max = opts.cap(prompts::history_max_tokens(reserve));
         backend
             .call(
-                Call { kind: offline::Kind::History, prompt, max_tokens: max, messages: &history_msgs, previous: previous.as_deref(), custom },
+                Call {
+                    kind: offline::Kind::History,
+                    prompt,
+                    max_tokens: max,
+                    messages: &history_msgs,
+                    previous: previous.as_deref(),
+                    custom,
+                },
                 cancel,
                 progress,
             )
@@ -305,7 +341,14 @@ pub async fn summarize_compaction(
         }
         let prompt = prompts::turn_prefix_prompt(&p.serialized_turn_prefix());
         let max = opts.cap(prompts::prefix_max_tokens(reserve));
-        let call = Call { kind: offline::Kind::TurnPrefix, prompt, max_tokens: max, messages: &prefix_msgs, previous: None, custom: None };
+        let call = Call {
+            kind: offline::Kind::TurnPrefix,
+            prompt,
+            max_tokens: max,
+            messages: &prefix_msgs,
+            previous: None,
+            custom: None,
+        };
         backend.call(call, cancel, progress).await.map(Some)
     };
     // Both calls in parallel; the first error wins and drops (cancels) the other request.
@@ -347,10 +390,17 @@ pub use session_engine::branch::NavigationJob;
 /// Plans a navigation to `target_id` from `old_leaf_id` (None = the file's leaf) with the
 /// engine's `plan_navigation`. `budget` is the token budget for the selected branch messages
 /// (0 = unlimited).
-pub fn plan_navigation(s: &Session, old_leaf_id: Option<&str>, target_id: &str, summarize: bool, budget: f64) -> Result<NavigationJob> {
+pub fn plan_navigation(
+    s: &Session,
+    old_leaf_id: Option<&str>,
+    target_id: &str,
+    summarize: bool,
+    budget: f64,
+) -> Result<NavigationJob> {
     let old = leaf_of(s, old_leaf_id)?;
-    let target =
-        s.index_of(target_id).ok_or_else(|| Error::Session(format!("no entry with id `{target_id}` in this session; list ids with `arbor-cli tree FILE`")))?;
+    let target = s.index_of(target_id).ok_or_else(|| {
+        Error::Session(format!("no entry with id `{target_id}` in this session; list ids with `arbor-cli tree FILE`"))
+    })?;
     Ok(branch::plan_navigation(s, old, target, summarize, budget))
 }
 
@@ -394,7 +444,11 @@ pub async fn summarize_branch(
         match run_hook(hook, &navigation_hook_input(job, custom, label), cancel).await? {
             HookAnswer::Cancel => return Err(Error::HookCancelled),
             HookAnswer::Replace { summary, details, .. } => {
-                return Ok(Some(BranchOutcome::new(BranchSummary { summary, details, from_hook: true }, Usage::default(), 0)));
+                return Ok(Some(BranchOutcome::new(
+                    BranchSummary { summary, details, from_hook: true },
+                    Usage::default(),
+                    0,
+                )));
             }
             HookAnswer::Continue => {}
         }

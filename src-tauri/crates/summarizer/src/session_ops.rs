@@ -19,8 +19,8 @@ use crate::chat;
 use crate::error::{Error, Result};
 use crate::provider::{Client, CompletionRequest, ProgressFn, Usage};
 use crate::run::{
-    compaction_entry, navigation_entries, plan_compaction, plan_navigation, summarize_branch, summarize_compaction, Backend, BranchOutcome, CompactionOutcome,
-    RunOptions,
+    compaction_entry, navigation_entries, plan_compaction, plan_navigation, summarize_branch, summarize_compaction,
+    Backend, BranchOutcome, CompactionOutcome, RunOptions,
 };
 use pi_json::{obj, Value};
 use session_engine::compaction::CompactionJob;
@@ -298,7 +298,13 @@ pub async fn navigate_on(
         Ok((job, s.file_len()))
     })?;
     if job.no_op {
-        return Ok(NavigateDone { new_leaf_id: job.old_leaf_id.clone(), editor_text: None, written: Vec::new(), summary: None, no_op: true });
+        return Ok(NavigateDone {
+            new_leaf_id: job.old_leaf_id.clone(),
+            editor_text: None,
+            written: Vec::new(),
+            summary: None,
+            no_op: true,
+        });
     }
     let writes = job.prep.is_some() || label.is_some();
     let _lock = if writes { Some(lock(path)?) } else { None };
@@ -391,7 +397,13 @@ fn now_ms() -> f64 {
 }
 
 /// Pi's automatic check for the last assistant of the context at `leaf_id`.
-fn auto_check(s: &Session, leaf_id: Option<&str>, model: &CurrentModel, settings: &CompactionSettings, skip_aborted: bool) -> Option<AutoCompaction> {
+fn auto_check(
+    s: &Session,
+    leaf_id: Option<&str>,
+    model: &CurrentModel,
+    settings: &CompactionSettings,
+    skip_aborted: bool,
+) -> Option<AutoCompaction> {
     let leaf = match leaf_id {
         Some(id) => s.index_of(id),
         None => s.file_leaf(),
@@ -471,7 +483,11 @@ async fn continue_locked(
 ) -> Result<ContinueDone> {
     let path = host.path();
     let cfg = client.config();
-    let model = CurrentModel { provider: cfg.wire.name().to_string(), id: cfg.model.clone(), context_window: opts.context_window as f64 };
+    let model = CurrentModel {
+        provider: cfg.wire.name().to_string(),
+        id: cfg.model.clone(),
+        context_window: opts.context_window as f64,
+    };
     let mut compactions = Vec::new();
     let user_message = |user_id: &str, parent: Option<&str>| {
         let msg = obj([
@@ -492,7 +508,11 @@ async fn continue_locked(
         read_appended(s, path)?;
         refuse_read_only(s)?;
         let leaf: Option<String> = match leaf_id {
-            Some(id) => Some(s.index_of(id).map(|_| id.to_string()).ok_or_else(|| Error::Session(format!("no entry with id `{id}`")))?),
+            Some(id) => Some(
+                s.index_of(id)
+                    .map(|_| id.to_string())
+                    .ok_or_else(|| Error::Session(format!("no entry with id `{id}`")))?,
+            ),
             None => file_leaf_id(s),
         };
         if let Some(a) = auto_check(s, leaf.as_deref(), &model, &opts.settings, false) {
@@ -506,7 +526,9 @@ async fn continue_locked(
     let (user_id, mut req) = match first {
         First::Sent(user_id, req) => (user_id, req),
         First::Compact(leaf, a) => {
-            let done = compact_locked(host, leaf.as_deref(), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
+            let done =
+                compact_locked(host, leaf.as_deref(), &opts.settings, compaction_backend, &opts.run, cancel, progress)
+                    .await?;
             let parent = done.entry_id.clone();
             compactions.push(AutoCompacted { reason: a, done });
             host.with(|s| {
@@ -536,10 +558,14 @@ async fn continue_locked(
                     return Err(Error::OverflowCompactionDisabled { message });
                 }
                 if retried {
-                    return Err(Error::Overflow { message: format!("{message} (still too large after one automatic compaction)") });
+                    return Err(Error::Overflow {
+                        message: format!("{message} (still too large after one automatic compaction)"),
+                    });
                 }
                 retried = true;
-                let done = compact_locked(host, Some(&at), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
+                let done =
+                    compact_locked(host, Some(&at), &opts.settings, compaction_backend, &opts.run, cancel, progress)
+                        .await?;
                 at = done.entry_id.clone();
                 compactions.push(AutoCompacted { reason: AutoCompaction::Overflow, done });
                 req = host.with(|s| Ok(chat_request(s, &at, opts.max_tokens)))?;
@@ -567,7 +593,16 @@ async fn continue_locked(
                 ("cacheRead", Value::Num(u.cache_read as f64)),
                 ("cacheWrite", Value::Num(u.cache_write as f64)),
                 ("totalTokens", Value::Num(total as f64)),
-                ("cost", obj([("input", zero()), ("output", zero()), ("cacheRead", zero()), ("cacheWrite", zero()), ("total", zero())])),
+                (
+                    "cost",
+                    obj([
+                        ("input", zero()),
+                        ("output", zero()),
+                        ("cacheRead", zero()),
+                        ("cacheWrite", zero()),
+                        ("total", zero()),
+                    ]),
+                ),
             ]),
         ),
         ("stopReason", "stop".into()),
@@ -582,8 +617,16 @@ async fn continue_locked(
         Ok((assistant_id, after))
     })?;
     if let Some(AutoCompaction::Threshold) = after {
-        let done = compact_locked(host, Some(&assistant_id), &opts.settings, compaction_backend, &opts.run, cancel, progress).await?;
+        let done =
+            compact_locked(host, Some(&assistant_id), &opts.settings, compaction_backend, &opts.run, cancel, progress)
+                .await?;
         compactions.push(AutoCompacted { reason: AutoCompaction::Threshold, done });
     }
-    Ok(ContinueDone { user_entry_id: user_id, assistant_entry_id: assistant_id, reply: completion.text, usage: completion.usage, compactions })
+    Ok(ContinueDone {
+        user_entry_id: user_id,
+        assistant_entry_id: assistant_id,
+        reply: completion.text,
+        usage: completion.usage,
+        compactions,
+    })
 }

@@ -21,16 +21,28 @@ pub struct Prepared {
 /// `provider` is `openai | anthropic | gemini | offline`. For a model provider the key comes from
 /// the keyring, then the environment; without one this is an error that says how to set one
 /// (or to use `--provider offline`). Set `ARBOR_KEYRING=off` to skip the keyring lookup.
-pub fn prepare_backend(provider: &str, model: Option<&str>, base_url: Option<&str>, catalog: &Catalog) -> Result<Prepared> {
+pub fn prepare_backend(
+    provider: &str,
+    model: Option<&str>,
+    base_url: Option<&str>,
+    catalog: &Catalog,
+) -> Result<Prepared> {
     if provider.eq_ignore_ascii_case("offline") {
         return Ok(Prepared { backend: Backend::Offline, model: None, key_source: None, notices: Vec::new() });
     }
-    let wire = Wire::parse(provider).ok_or_else(|| Error::Config(format!("unknown provider `{provider}`: use openai, anthropic, gemini or offline")))?;
-    let model = model.ok_or_else(|| Error::Config(format!("--model is required with --provider {provider} (for example {})", example_model(wire))))?;
+    let wire = Wire::parse(provider).ok_or_else(|| {
+        Error::Config(format!("unknown provider `{provider}`: use openai, anthropic, gemini or offline"))
+    })?;
+    let model = model.ok_or_else(|| {
+        Error::Config(format!("--model is required with --provider {provider} (for example {})", example_model(wire)))
+    })?;
     let info = catalog.find(wire.name(), model).cloned();
     let mut notices = Vec::new();
     let (key, source) = if std::env::var("ARBOR_KEYRING").is_ok_and(|v| v == "off") {
-        let k = std::env::var(wire.env_var()).ok().filter(|v| !v.trim().is_empty()).map(|v| crate::secret::ApiKey::new(v.trim()));
+        let k = std::env::var(wire.env_var())
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| crate::secret::ApiKey::new(v.trim()));
         let src = k.as_ref().map(|_| KeySource::Env(wire.env_var()));
         (k, src)
     } else {
@@ -41,7 +53,9 @@ pub fn prepare_backend(provider: &str, model: Option<&str>, base_url: Option<&st
         (look.key, look.source)
     };
     let base = base_url.map(str::to_string).or_else(|| info.as_ref().and_then(|m| m.base_url.clone()));
-    let local = base.as_deref().is_some_and(|b| b.contains("://127.0.0.1") || b.contains("://localhost") || b.contains("://[::1]"));
+    let local = base
+        .as_deref()
+        .is_some_and(|b| b.contains("://127.0.0.1") || b.contains("://localhost") || b.contains("://[::1]"));
     if key.is_none() && !local {
         return Err(Error::Config(format!(
             "no API key for {provider}: store one in Arbor's settings (OS keyring) or set {}; or use --provider offline",

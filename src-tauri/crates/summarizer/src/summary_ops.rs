@@ -33,7 +33,9 @@ pub fn append_summary_entry(path: &Path, s: &Session, entry: &Value) -> Result<E
             path.display()
         ))
     };
-    let len = std::fs::metadata(path).map_err(|e| Error::Session(format!("{}: {e}; nothing was written.", path.display())))?.len();
+    let len = std::fs::metadata(path)
+        .map_err(|e| Error::Session(format!("{}: {e}; nothing was written.", path.display())))?
+        .len();
     if len != s.file_len() {
         return Err(changed());
     }

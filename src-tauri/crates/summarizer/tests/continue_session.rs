@@ -108,15 +108,35 @@ async fn overflow_compacts_and_retries_once() {
     // The retried request starts from the summary and still ends with the user's text.
     let body = server.requests()[1].json();
     let first = body["messages"][0]["content"][0]["text"].as_str().unwrap();
-    assert!(first.starts_with("The conversation history before this point was compacted into the following summary:\n\n<summary>\n"), "{first}");
-    assert!(body["messages"].as_array().unwrap().last().unwrap()["content"][0]["text"].as_str().unwrap().ends_with("continue"));
+    assert!(
+        first.starts_with(
+            "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
+        ),
+        "{first}"
+    );
+    assert!(body["messages"].as_array().unwrap().last().unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .ends_with("continue"));
 
     // A second overflow after the compaction: a clear error, no second compaction.
     let file2 = support::copy_case(dir.path(), "basic-simple-chat");
-    let server = Server::start(|_, _| Script::json(400, &serde_json::json!({"error":{"type":"invalid_request_error","message":"prompt is too long"}}))).await;
-    let e = continue_session(&file2, None, "go", &support::anthropic_client(&server), &Backend::Offline, &opts(true, 200_000), &CancellationToken::new(), None)
-        .await
-        .unwrap_err();
+    let server = Server::start(|_, _| {
+        Script::json(400, &serde_json::json!({"error":{"type":"invalid_request_error","message":"prompt is too long"}}))
+    })
+    .await;
+    let e = continue_session(
+        &file2,
+        None,
+        "go",
+        &support::anthropic_client(&server),
+        &Backend::Offline,
+        &opts(true, 200_000),
+        &CancellationToken::new(),
+        None,
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(e, Error::Overflow { .. }) && e.to_string().contains("after one automatic compaction"), "{e}");
     assert_eq!(server.count(), 2);
 }
@@ -126,10 +146,25 @@ async fn overflow_with_compaction_disabled_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let file = support::copy_case(dir.path(), "basic-simple-chat");
     let n0 = lines(&file).len();
-    let server = Server::start(|_, _| Script::json(400, &serde_json::json!({"error":{"message":"This model's maximum context length is 8192 tokens"}}))).await;
-    let e = continue_session(&file, None, "go", &support::anthropic_client(&server), &Backend::Offline, &opts(false, 200_000), &CancellationToken::new(), None)
-        .await
-        .unwrap_err();
+    let server = Server::start(|_, _| {
+        Script::json(
+            400,
+            &serde_json::json!({"error":{"message":"This model's maximum context length is 8192 tokens"}}),
+        )
+    })
+    .await;
+    let e = continue_session(
+        &file,
+        None,
+        "go",
+        &support::anthropic_client(&server),
+        &Backend::Offline,
+        &opts(false, 200_000),
+        &CancellationToken::new(),
+        None,
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(e, Error::OverflowCompactionDisabled { .. }), "{e:?}");
     assert!(e.to_string().contains("compact now"));
     assert_eq!(e.kind(), "overflowCompactionDisabled");
@@ -145,10 +180,18 @@ async fn threshold_compacts_before_sending_and_after_the_reply() {
     let n0 = lines(&file).len();
     let server = Server::start(|r, _| ok_answer(Fmt::Anthropic, r, "short reply")).await;
     // Window 16500 - reserve 16384 = 116: the fixture's last usage and the reply's (127) cross it.
-    let done =
-        continue_session(&file, None, "next", &support::anthropic_client(&server), &Backend::Offline, &opts(true, 16_500), &CancellationToken::new(), None)
-            .await
-            .unwrap();
+    let done = continue_session(
+        &file,
+        None,
+        "next",
+        &support::anthropic_client(&server),
+        &Backend::Offline,
+        &opts(true, 16_500),
+        &CancellationToken::new(),
+        None,
+    )
+    .await
+    .unwrap();
     let reasons: Vec<&str> = done.compactions.iter().map(|c| c.reason.as_str()).collect();
     assert_eq!(reasons, ["threshold", "threshold"]);
     let after = lines(&file);
@@ -157,9 +200,18 @@ async fn threshold_compacts_before_sending_and_after_the_reply() {
     // Disabled: no automatic compaction at all.
     let file2 = support::copy_case(dir.path(), "basic-user-only");
     let n2 = lines(&file2).len();
-    continue_session(&file2, None, "next", &support::anthropic_client(&server), &Backend::Offline, &opts(false, 16_500), &CancellationToken::new(), None)
-        .await
-        .unwrap();
+    continue_session(
+        &file2,
+        None,
+        "next",
+        &support::anthropic_client(&server),
+        &Backend::Offline,
+        &opts(false, 16_500),
+        &CancellationToken::new(),
+        None,
+    )
+    .await
+    .unwrap();
     assert_eq!(lines(&file2).len(), n2 + 2);
 }
 
@@ -198,5 +250,7 @@ async fn bench_send_on_a_big_session() {
         assert_eq!(done.reply, "Noted.");
     }
     assert_eq!(lines(&file).len(), n + 1 + 6, "header, the entries, three user and three assistant messages");
-    println!("{n} entries: continue_session (loopback answers at once) {ms:.1?} ms; one full open of the file {open:.1} ms");
+    println!(
+        "{n} entries: continue_session (loopback answers at once) {ms:.1?} ms; one full open of the file {open:.1} ms"
+    );
 }

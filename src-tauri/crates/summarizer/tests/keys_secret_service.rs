@@ -41,7 +41,8 @@ async fn keys_round_trip_through_the_real_secret_service() {
     assert!(keys::has_key(p).unwrap());
 
     // The stored key is visible to other Secret Service clients (it really is in the keyring).
-    let out = std::process::Command::new("secret-tool").args(["lookup", "service", keys::SERVICE, "username", p]).output();
+    let out =
+        std::process::Command::new("secret-tool").args(["lookup", "service", keys::SERVICE, "username", p]).output();
     match out {
         Ok(out) => {
             assert!(out.status.success(), "secret-tool could not find the key Arbor stored");
@@ -62,7 +63,11 @@ async fn keys_round_trip_through_the_real_secret_service() {
     cfg.timeouts.read_idle = Duration::from_secs(5);
     let c = Client::new(cfg).unwrap();
     let got = c
-        .complete(&CompletionRequest { system: "s".into(), prompt: "p".into(), max_tokens: 10, ..Default::default() }, &CancellationToken::new(), None)
+        .complete(
+            &CompletionRequest { system: "s".into(), prompt: "p".into(), max_tokens: 10, ..Default::default() },
+            &CancellationToken::new(),
+            None,
+        )
         .await
         .unwrap();
     assert_eq!(got.text, "summary");
@@ -78,7 +83,8 @@ async fn keys_round_trip_through_the_real_secret_service() {
     assert!(!keys::delete_key(p).unwrap(), "deleting twice reports that nothing was there");
 
     // Without a keyring key the environment is used.
-    let look = keys::lookup_key_named(p, "ANTHROPIC_API_KEY", |v| (v == "ANTHROPIC_API_KEY").then(|| "sk-from-env".into()));
+    let look =
+        keys::lookup_key_named(p, "ANTHROPIC_API_KEY", |v| (v == "ANTHROPIC_API_KEY").then(|| "sk-from-env".into()));
     assert_eq!(look.source, Some(KeySource::Env("ANTHROPIC_API_KEY")));
     let look = keys::lookup_key_named(p, "ANTHROPIC_API_KEY", |_| None);
     assert!(look.key.is_none() && look.source.is_none());

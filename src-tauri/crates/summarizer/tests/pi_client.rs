@@ -27,7 +27,10 @@ fn opts(window: u64) -> ContinueOptions {
 fn appended_types(file: &Path, before: usize) -> Vec<String> {
     let text = std::fs::read_to_string(file).unwrap();
     assert!(text.ends_with('\n'));
-    text.lines().skip(before).map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"].as_str().unwrap().to_string()).collect()
+    text.lines()
+        .skip(before)
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"].as_str().unwrap().to_string())
+        .collect()
 }
 
 fn line_count(file: &Path) -> usize {
@@ -51,10 +54,18 @@ async fn reply() {
     let file = support::copy_case(dir.path(), "basic-tool-chain");
     let n0 = line_count(&file);
     let server = Server::start(|r, _| ok_answer(Fmt::Anthropic, r, "Here is the plan ✓")).await;
-    let done =
-        continue_session(&file, None, "What next?", &support::anthropic_client(&server), &Backend::Offline, &opts(200_000), &CancellationToken::new(), None)
-            .await
-            .unwrap();
+    let done = continue_session(
+        &file,
+        None,
+        "What next?",
+        &support::anthropic_client(&server),
+        &Backend::Offline,
+        &opts(200_000),
+        &CancellationToken::new(),
+        None,
+    )
+    .await
+    .unwrap();
     assert!(done.compactions.is_empty());
     assert_eq!(appended_types(&file, n0), ["message", "message"]);
     let Some(v) = check("reply", &file, &done.assistant_entry_id) else { return };
@@ -72,13 +83,24 @@ async fn automatic_compaction_at_the_threshold() {
     let n0 = line_count(&file);
     let server = Server::start(|r, _| ok_answer(Fmt::Anthropic, r, "short reply")).await;
     // Window 16500 - reserve 16384 = 116: the fixture's last usage and the reply's (127) cross it.
-    let done = continue_session(&file, None, "next", &support::anthropic_client(&server), &Backend::Offline, &opts(16_500), &CancellationToken::new(), None)
-        .await
-        .unwrap();
+    let done = continue_session(
+        &file,
+        None,
+        "next",
+        &support::anthropic_client(&server),
+        &Backend::Offline,
+        &opts(16_500),
+        &CancellationToken::new(),
+        None,
+    )
+    .await
+    .unwrap();
     let reasons: Vec<&str> = done.compactions.iter().map(|c| c.reason.as_str()).collect();
     assert_eq!(reasons, ["threshold", "threshold"]);
     assert_eq!(appended_types(&file, n0), ["compaction", "message", "message", "compaction"]);
-    let Some(v) = check("automatic_compaction_at_the_threshold", &file, &done.compactions[1].done.entry_id) else { return };
+    let Some(v) = check("automatic_compaction_at_the_threshold", &file, &done.compactions[1].done.entry_id) else {
+        return;
+    };
     assert_eq!(v.messages[0].role, "compactionSummary", "Pi's context opens with the second compaction's summary");
 }
 
@@ -98,10 +120,18 @@ async fn overflow_compacts_and_retries() {
         }
     })
     .await;
-    let done =
-        continue_session(&file, None, "continue", &support::anthropic_client(&server), &Backend::Offline, &opts(200_000), &CancellationToken::new(), None)
-            .await
-            .unwrap();
+    let done = continue_session(
+        &file,
+        None,
+        "continue",
+        &support::anthropic_client(&server),
+        &Backend::Offline,
+        &opts(200_000),
+        &CancellationToken::new(),
+        None,
+    )
+    .await
+    .unwrap();
     assert_eq!(server.count(), 2, "one retry");
     assert_eq!(done.compactions.len(), 1);
     assert_eq!(done.compactions[0].reason.as_str(), "overflow");
@@ -126,7 +156,8 @@ async fn reply_on_a_held_session_with_an_append_meanwhile() {
         let text = std::fs::read_to_string(&f2).unwrap();
         let user: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
         let user = user["id"].as_str().unwrap();
-        let label = session_engine::entries::label("feed0004", Some(user), "2025-03-01T10:00:00.000Z", user, Some("asked"));
+        let label =
+            session_engine::entries::label("feed0004", Some(user), "2025-03-01T10:00:00.000Z", user, Some("asked"));
         let mut f = std::fs::OpenOptions::new().append(true).open(&f2).unwrap();
         f.write_all(format!("{}\n", session_engine::entries::line(&label)).as_bytes()).unwrap();
         ok_answer(Fmt::Anthropic, r, "Answered meanwhile")
@@ -146,8 +177,14 @@ async fn reply_on_a_held_session_with_an_append_meanwhile() {
     .await
     .unwrap();
     assert_eq!(appended_types(&file, n0), ["message", "label", "message"]);
-    assert_eq!(host.into_session().len(), session_engine::Session::open(&file).unwrap().len(), "the held session read all three lines");
-    let Some(v) = check("reply_on_a_held_session_with_an_append_meanwhile", &file, &done.assistant_entry_id) else { return };
+    assert_eq!(
+        host.into_session().len(),
+        session_engine::Session::open(&file).unwrap().len(),
+        "the held session read all three lines"
+    );
+    let Some(v) = check("reply_on_a_held_session_with_an_append_meanwhile", &file, &done.assistant_entry_id) else {
+        return;
+    };
     let last = v.messages.last().unwrap();
     assert_eq!((last.role.as_str(), last.text.as_str()), ("assistant", "Answered meanwhile"));
 }

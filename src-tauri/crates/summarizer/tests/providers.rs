@@ -5,7 +5,9 @@ mod support;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use summarizer::{ApiKey, CancellationToken, Client, CompletionRequest, Error, Progress, ProviderConfig, RetryPolicy, Timeouts, Wire};
+use summarizer::{
+    ApiKey, CancellationToken, Client, CompletionRequest, Error, Progress, ProviderConfig, RetryPolicy, Timeouts, Wire,
+};
 use support::loopback::{ok_answer, ok_answer_as, Fmt, Script, Server, Step, ALL_FMTS};
 
 const CANARY: &str = "sk-canary-0123456789abcdefDEADBEEF";
@@ -16,8 +18,12 @@ fn config(fmt: Fmt, server: &Server, stream: bool) -> ProviderConfig {
     cfg.base_url = if fmt == Fmt::OpenAi { server.base_v1() } else { server.base() };
     cfg.stream = stream;
     cfg.timeouts = Timeouts { connect: Duration::from_secs(2), read_idle: Duration::from_millis(400) };
-    cfg.retry =
-        RetryPolicy { max_retries: 3, base_delay: Duration::from_millis(20), max_delay: Duration::from_millis(80), max_server_wait: Duration::from_secs(60) };
+    cfg.retry = RetryPolicy {
+        max_retries: 3,
+        base_delay: Duration::from_millis(20),
+        max_delay: Duration::from_millis(80),
+        max_server_wait: Duration::from_secs(60),
+    };
     cfg.context_window = 200_000;
     cfg
 }
@@ -27,7 +33,12 @@ fn client(fmt: Fmt, server: &Server, stream: bool) -> Client {
 }
 
 fn req() -> CompletionRequest {
-    CompletionRequest { system: "SYSTEM PROMPT".into(), prompt: "<conversation>\nhi\n</conversation>".into(), max_tokens: 1234, ..Default::default() }
+    CompletionRequest {
+        system: "SYSTEM PROMPT".into(),
+        prompt: "<conversation>\nhi\n</conversation>".into(),
+        max_tokens: 1234,
+        ..Default::default()
+    }
 }
 
 async fn run(c: &Client) -> Result<summarizer::Completion, Error> {
@@ -71,7 +82,11 @@ async fn each_format_streams_and_answers_whole_with_key_in_headers_only() {
                     assert_eq!(body["max_tokens"], 1234);
                 }
                 Fmt::Gemini => {
-                    let want = if stream { "/v1beta/models/test-model:streamGenerateContent?alt=sse" } else { "/v1beta/models/test-model:generateContent" };
+                    let want = if stream {
+                        "/v1beta/models/test-model:streamGenerateContent?alt=sse"
+                    } else {
+                        "/v1beta/models/test-model:generateContent"
+                    };
                     assert_eq!(r.target, want);
                     assert_eq!(r.header("x-goog-api-key"), Some(CANARY));
                     assert_eq!(body["generationConfig"]["maxOutputTokens"], 1234);
@@ -93,9 +108,17 @@ async fn f37_429_retry_after_seconds_ms_and_http_date_are_honoured() {
     for (name, value, min_wait) in cases {
         let v = value.clone();
         let server = Server::start(move |r, n| {
-            let v = if v == "DATE+2" { httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(2)) } else { v.clone() };
+            let v = if v == "DATE+2" {
+                httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(2))
+            } else {
+                v.clone()
+            };
             if n == 0 {
-                Script::response(429, &[(name, &v), ("content-type", "application/json")], r#"{"error":{"type":"rate_limit_error","message":"slow down"}}"#)
+                Script::response(
+                    429,
+                    &[(name, &v), ("content-type", "application/json")],
+                    r#"{"error":{"type":"rate_limit_error","message":"slow down"}}"#,
+                )
             } else {
                 ok_answer(Fmt::Anthropic, r, "done")
             }
@@ -126,7 +149,10 @@ async fn f37_429_retry_after_seconds_ms_and_http_date_are_honoured() {
 #[tokio::test]
 async fn f38_long_retry_after_quota_and_should_retry_false_are_not_retried() {
     // retry-after 3600 s is above the 60 s cap: fail at once with "try later".
-    let server = Server::start(|_, _| Script::response(429, &[("retry-after", "3600")], r#"{"error":{"message":"rate limited"}}"#)).await;
+    let server = Server::start(|_, _| {
+        Script::response(429, &[("retry-after", "3600")], r#"{"error":{"message":"rate limited"}}"#)
+    })
+    .await;
     let t = Instant::now();
     let e = run(&client(Fmt::OpenAi, &server, true)).await.unwrap_err();
     assert!(matches!(e, Error::RetryTooLong { .. }), "{e:?}");
@@ -145,7 +171,9 @@ async fn f38_long_retry_after_quota_and_should_retry_false_are_not_retried() {
         assert_eq!(server.count(), 1, "quota errors are never retried");
     }
 
-    let server = Server::start(|_, _| Script::response(503, &[("x-should-retry", "false")], r#"{"error":{"message":"nope"}}"#)).await;
+    let server =
+        Server::start(|_, _| Script::response(503, &[("x-should-retry", "false")], r#"{"error":{"message":"nope"}}"#))
+            .await;
     let e = run(&client(Fmt::Anthropic, &server, true)).await.unwrap_err();
     assert!(matches!(e, Error::Http { status: 503, retryable: false, .. }), "{e:?}");
     assert_eq!(server.count(), 1);
@@ -175,7 +203,14 @@ async fn f39_5xx_retried_up_to_the_limit_then_overloaded_with_request_id() {
         assert!(e.to_string().contains("req_abc123") && e.to_string().contains("overloaded"), "{e}");
     }
     // Transient then fine.
-    let server = Server::start(|r, n| if n < 2 { Script::response(502, &[], "bad gateway") } else { ok_answer(Fmt::Gemini, r, "ok now") }).await;
+    let server = Server::start(|r, n| {
+        if n < 2 {
+            Script::response(502, &[], "bad gateway")
+        } else {
+            ok_answer(Fmt::Gemini, r, "ok now")
+        }
+    })
+    .await;
     let got = run(&client(Fmt::Gemini, &server, true)).await.unwrap();
     assert_eq!((got.text.as_str(), got.attempts), ("ok now", 3));
 }
@@ -183,14 +218,26 @@ async fn f39_5xx_retried_up_to_the_limit_then_overloaded_with_request_id() {
 #[tokio::test]
 async fn f40_overflow_in_each_providers_wording_is_classified_and_never_retried() {
     let bodies = [
-        (Fmt::Anthropic, 400, json!({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}})),
-        (Fmt::Anthropic, 413, json!({"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum size"}})),
+        (
+            Fmt::Anthropic,
+            400,
+            json!({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}),
+        ),
+        (
+            Fmt::Anthropic,
+            413,
+            json!({"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}),
+        ),
         (
             Fmt::OpenAi,
             400,
             json!({"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}),
         ),
-        (Fmt::OpenAi, 400, json!({"error":{"message":"Your input exceeds the context window of this model.","type":"invalid_request_error"}})),
+        (
+            Fmt::OpenAi,
+            400,
+            json!({"error":{"message":"Your input exceeds the context window of this model.","type":"invalid_request_error"}}),
+        ),
         (
             Fmt::Gemini,
             400,
@@ -227,8 +274,11 @@ async fn f40_overflow_in_each_providers_wording_is_classified_and_never_retried(
 #[tokio::test]
 async fn f41_401_403_413_are_not_retried_and_never_echo_the_key() {
     for (status, want) in [(401u16, "unauthorized"), (403, "forbidden"), (413, "tooLarge")] {
-        let body = format!(r#"{{"error":{{"message":"Incorrect API key provided: {CANARY}. Find your key at https://example"}}}}"#);
-        let server = Server::start(move |_, _| Script::response(status, &[("content-type", "application/json")], &body)).await;
+        let body = format!(
+            r#"{{"error":{{"message":"Incorrect API key provided: {CANARY}. Find your key at https://example"}}}}"#
+        );
+        let server =
+            Server::start(move |_, _| Script::response(status, &[("content-type", "application/json")], &body)).await;
         let e = run(&client(Fmt::OpenAi, &server, true)).await.unwrap_err();
         assert_eq!(e.kind(), want, "{e:?}");
         assert_eq!(server.count(), 1);
@@ -283,7 +333,8 @@ async fn f42_no_headers_and_mid_stream_stall_fail_within_the_idle_timeout() {
             d2.lock().unwrap().push(delta);
         }
     });
-    let got = client(Fmt::OpenAi, &server, true).complete(&req(), &CancellationToken::new(), Some(&progress)).await.unwrap();
+    let got =
+        client(Fmt::OpenAi, &server, true).complete(&req(), &CancellationToken::new(), Some(&progress)).await.unwrap();
     assert_eq!(got.text, "w0 w1 w2 w3 w4 w5 ");
     let deltas = deltas.lock().unwrap().clone();
     assert_eq!(deltas.concat(), got.text, "streamed pieces add up to the answer");
@@ -314,7 +365,9 @@ async fn f43_truncated_streams_are_incomplete_in_each_format() {
     }
     // A body shorter than its content-length (connection cut).
     let server = Server::start(|_, _| {
-        Script(vec![Step::Write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{\"choices\":[".to_vec())])
+        Script(vec![Step::Write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{\"choices\":[".to_vec(),
+        )])
     })
     .await;
     let mut cfg = config(Fmt::OpenAi, &server, false);
@@ -328,8 +381,15 @@ async fn f43_error_event_after_200() {
     let server = Server::start(|_, _| {
         Script::sse_head(200)
             .event("message_start", &json!({"type":"message_start","message":{"usage":{"input_tokens":5}}}).to_string())
-            .event("content_block_delta", &json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"so far"}}).to_string())
-            .event("error", &json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}).to_string())
+            .event(
+                "content_block_delta",
+                &json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"so far"}})
+                    .to_string(),
+            )
+            .event(
+                "error",
+                &json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}).to_string(),
+            )
     })
     .await;
     let mut cfg = config(Fmt::Anthropic, &server, true);
@@ -364,9 +424,14 @@ async fn f43_malformed_sse_json_and_html_pages() {
     let e = run(&client(Fmt::Gemini, &server, false)).await.unwrap_err();
     assert!(matches!(e, Error::HtmlPage { status: 200 }), "{e:?}");
     // HTML 502 from a proxy: transient, retried, then fine.
-    let server =
-        Server::start(move |r, n| if n == 0 { Script::response(502, &[("content-type", "text/html")], html) } else { ok_answer(Fmt::Anthropic, r, "ok") })
-            .await;
+    let server = Server::start(move |r, n| {
+        if n == 0 {
+            Script::response(502, &[("content-type", "text/html")], html)
+        } else {
+            ok_answer(Fmt::Anthropic, r, "ok")
+        }
+    })
+    .await;
     assert_eq!(run(&client(Fmt::Anthropic, &server, false)).await.unwrap().text, "ok");
     // HTML 404: wrong base URL, not retried.
     let server = Server::start(move |_, _| Script::response(404, &[("content-type", "text/html")], html)).await;

@@ -9,12 +9,16 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use summarizer::hooks::HookCommand;
-use summarizer::run::{compaction_entry, navigation_entries, plan_compaction, plan_navigation, summarize_branch, summarize_compaction, Backend, RunOptions};
+use summarizer::run::{
+    compaction_entry, navigation_entries, plan_compaction, plan_navigation, summarize_branch, summarize_compaction,
+    Backend, RunOptions,
+};
 use summarizer::{ApiKey, CancellationToken, Client, Error, ProviderConfig, Wire};
 use support::loopback::{ok_answer, prompt_of, Fmt, Script, Server, Step};
 
 fn case(name: &str) -> Session {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../session-engine/tests/fixtures/conformance/{name}.jsonl"));
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../session-engine/tests/fixtures/conformance/{name}.jsonl"));
     Session::open(&p).unwrap()
 }
 
@@ -66,18 +70,28 @@ async fn split_turn_runs_both_calls_in_parallel_and_merges_like_pi() {
         }
     });
     let t = Instant::now();
-    let out = summarize_compaction(&job, &model(&server), &no_extras(), &CancellationToken::new(), Some(&progress)).await.unwrap();
+    let out = summarize_compaction(&job, &model(&server), &no_extras(), &CancellationToken::new(), Some(&progress))
+        .await
+        .unwrap();
     let took = t.elapsed();
     let seen = calls_seen.lock().unwrap().clone();
     use summarizer::offline::Kind;
     let text_of = |c: Kind| seen.iter().filter(|(k, _)| *k == c).map(|(_, d)| d.as_str()).collect::<String>();
-    assert_eq!((text_of(Kind::History).as_str(), text_of(Kind::TurnPrefix).as_str()), ("HISTORY", "PREFIX"), "streamed progress is tagged per call");
+    assert_eq!(
+        (text_of(Kind::History).as_str(), text_of(Kind::TurnPrefix).as_str()),
+        ("HISTORY", "PREFIX"),
+        "streamed progress is tagged per call"
+    );
     let a = arrivals.lock().unwrap().clone();
     assert_eq!(a.len(), 2);
     let gap = if a[1] > a[0] { a[1] - a[0] } else { a[0] - a[1] };
     assert!(gap < Duration::from_millis(300), "second call started {gap:?} after the first: not parallel");
     assert!(took < Duration::from_millis(780), "took {took:?}: the two 400 ms calls ran one after the other");
-    assert!(out.summary.starts_with("HISTORY\n\n---\n\n**Turn Context (split turn):**\n\nPREFIX\n\n<read-files>\n"), "{}", out.summary);
+    assert!(
+        out.summary.starts_with("HISTORY\n\n---\n\n**Turn Context (split turn):**\n\nPREFIX\n\n<read-files>\n"),
+        "{}",
+        out.summary
+    );
     assert_eq!(out.calls, 2);
     assert_eq!(out.usage.output, 14);
 }
@@ -94,7 +108,8 @@ async fn one_failed_call_fails_the_whole_compaction() {
         }
     })
     .await;
-    let e = summarize_compaction(&job, &model(&server), &no_extras(), &CancellationToken::new(), None).await.unwrap_err();
+    let e =
+        summarize_compaction(&job, &model(&server), &no_extras(), &CancellationToken::new(), None).await.unwrap_err();
     assert!(matches!(e, Error::Unauthorized { .. }), "{e:?}");
 }
 
@@ -109,11 +124,19 @@ async fn history_call_carries_previous_summary_and_custom_instructions() {
     let opts = RunOptions { custom_instructions: Some("keep test names".into()), ..no_extras() };
     summarize_compaction(&job, &backend, &opts, &CancellationToken::new(), None).await.unwrap();
     let reqs = server.requests();
-    let history = reqs.iter().map(|r| prompt_of(Fmt::OpenAi, r)).find(|p| !p.ends_with(summarizer::prompts::TURN_PREFIX)).expect("update prompt");
+    let history = reqs
+        .iter()
+        .map(|r| prompt_of(Fmt::OpenAi, r))
+        .find(|p| !p.ends_with(summarizer::prompts::TURN_PREFIX))
+        .expect("update prompt");
     assert!(history.contains(summarizer::prompts::UPDATE));
     assert!(history.ends_with("\n\nAdditional focus: keep test names"));
     assert!(history.contains("</previous-summary>\n\n"));
-    let prefix = reqs.iter().map(|r| prompt_of(Fmt::OpenAi, r)).find(|p| p.ends_with(summarizer::prompts::TURN_PREFIX)).expect("prefix prompt");
+    let prefix = reqs
+        .iter()
+        .map(|r| prompt_of(Fmt::OpenAi, r))
+        .find(|p| p.ends_with(summarizer::prompts::TURN_PREFIX))
+        .expect("prefix prompt");
     assert!(
         !prefix.contains("Additional focus") && !prefix.contains("<previous-summary>"),
         "the prefix call never gets them: {}",
@@ -130,8 +153,14 @@ async fn extras_record_usage_and_tokens_after_behind_pis_keys() {
     let mut cfg = ProviderConfig::new(Wire::Gemini, "g", Some(ApiKey::new("k")));
     cfg.base_url = server.base();
     let backend = Backend::Model(Client::new(cfg).unwrap());
-    let out = summarize_compaction(&job, &backend, &RunOptions::default(), &CancellationToken::new(), None).await.unwrap();
-    assert!(out.tokens_after > 0.0 && out.tokens_after < out.tokens_before, "{} vs {}", out.tokens_after, out.tokens_before);
+    let out =
+        summarize_compaction(&job, &backend, &RunOptions::default(), &CancellationToken::new(), None).await.unwrap();
+    assert!(
+        out.tokens_after > 0.0 && out.tokens_after < out.tokens_before,
+        "{} vs {}",
+        out.tokens_after,
+        out.tokens_before
+    );
     let entry = compaction_entry(&job, &out, "abcd1234", "2030-01-01T00:00:00.000Z");
     let d = entry.get("details").unwrap();
     let Value::Obj(m) = d else { panic!() };
@@ -146,7 +175,9 @@ async fn extras_record_usage_and_tokens_after_behind_pis_keys() {
 async fn offline_compaction_is_marked_and_needs_no_network() {
     let s = case("basic-tool-chain");
     let job = plan_compaction(&s, None, &settings(16384.0, 800.0)).unwrap();
-    let out = summarize_compaction(&job, &Backend::Offline, &RunOptions::default(), &CancellationToken::new(), None).await.unwrap();
+    let out = summarize_compaction(&job, &Backend::Offline, &RunOptions::default(), &CancellationToken::new(), None)
+        .await
+        .unwrap();
     assert!(out.summary.starts_with("## Goal\n"), "{}", out.summary);
     assert!(out.summary.contains("## Critical Context"));
     let d = out.details.unwrap();
@@ -179,7 +210,10 @@ async fn before_compact_hook_can_cancel_replace_or_fail() {
     let p = script(
         dir.path(),
         "replace.sh",
-        &format!("cat > '{}'; echo '{{\"summary\":\"from hook\",\"tokensBefore\":42,\"details\":{{\"by\":\"hook\"}}}}'", seen.display()),
+        &format!(
+            "cat > '{}'; echo '{{\"summary\":\"from hook\",\"tokensBefore\":42,\"details\":{{\"by\":\"hook\"}}}}'",
+            seen.display()
+        ),
     );
     let out = run(hook(&p, 5000)).await.unwrap();
     assert_eq!(server.count(), 0);
@@ -228,7 +262,8 @@ async fn navigation_hook_replaces_the_branch_summary_and_failure_writes_nothing(
     assert!(job.prep.as_ref().is_some_and(|p| !p.messages.is_empty()));
     let p = script(dir.path(), "nav.sh", "grep -q session_before_tree && echo '{\"summary\":\"hooked branch\"}'");
     let opts = RunOptions { hook: hook(&p, 5000), ..no_extras() };
-    let out = summarize_branch(&job, &Backend::Offline, &opts, None, &CancellationToken::new(), None).await.unwrap().unwrap();
+    let out =
+        summarize_branch(&job, &Backend::Offline, &opts, None, &CancellationToken::new(), None).await.unwrap().unwrap();
     assert!(out.from_hook);
     let mut n = 0;
     let lines = navigation_entries(&job, Some(&out), Some("here"), "2030-01-01T00:00:00.000Z", || {
@@ -246,7 +281,10 @@ async fn navigation_hook_replaces_the_branch_summary_and_failure_writes_nothing(
     assert!(e.is_err());
 
     // Offline branch summary: Pi's wrapper, then sections without Critical Context.
-    let out = summarize_branch(&job, &Backend::Offline, &RunOptions::default(), None, &CancellationToken::new(), None).await.unwrap().unwrap();
+    let out = summarize_branch(&job, &Backend::Offline, &RunOptions::default(), None, &CancellationToken::new(), None)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(out.summary.starts_with("The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n## Goal\n"));
     assert!(!out.summary.contains("## Critical Context"));
 }

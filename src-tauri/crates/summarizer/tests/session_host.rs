@@ -20,7 +20,12 @@ fn settings(keep: f64) -> CompactionSettings {
 }
 
 fn opts() -> ContinueOptions {
-    ContinueOptions { settings: settings(2000.0), context_window: 200_000, max_tokens: 4096, run: RunOptions { record_extras: false, ..RunOptions::default() } }
+    ContinueOptions {
+        settings: settings(2000.0),
+        context_window: 200_000,
+        max_tokens: 4096,
+        run: RunOptions { record_extras: false, ..RunOptions::default() },
+    }
 }
 
 fn lines(p: &Path) -> Vec<J> {
@@ -77,8 +82,18 @@ async fn the_held_session_is_free_while_the_model_answers_and_ends_equal_to_the_
         ok_answer(Fmt::Anthropic, r, "Noted.")
     })
     .await;
-    let done =
-        continue_on(&*host, None, "Go on", &support::anthropic_client(&server), &Backend::Offline, &opts(), &CancellationToken::new(), None).await.unwrap();
+    let done = continue_on(
+        &*host,
+        None,
+        "Go on",
+        &support::anthropic_client(&server),
+        &Backend::Offline,
+        &opts(),
+        &CancellationToken::new(),
+        None,
+    )
+    .await
+    .unwrap();
     assert!(!busy.load(Ordering::SeqCst), "the session was locked while the model answered");
     assert_eq!(server.count(), 1);
     let held = host.session.lock().unwrap();
@@ -102,14 +117,32 @@ async fn a_pi_append_during_the_reply_is_read_and_the_reply_keeps_its_parent() {
     })
     .await;
     let host = FileHost::open(&file).unwrap();
-    let done =
-        continue_on(&host, None, "Go on", &support::anthropic_client(&server), &Backend::Offline, &opts(), &CancellationToken::new(), None).await.unwrap();
+    let done = continue_on(
+        &host,
+        None,
+        "Go on",
+        &support::anthropic_client(&server),
+        &Backend::Offline,
+        &opts(),
+        &CancellationToken::new(),
+        None,
+    )
+    .await
+    .unwrap();
     let after = lines(&file);
     assert_eq!(after.len(), n0 + 3, "user, Pi's label, assistant");
     assert_eq!(after[n0 + 1]["id"], "feed0001");
-    assert_eq!(after[n0 + 2]["parentId"], done.user_entry_id.as_str(), "the reply answers the request built at the user message");
+    assert_eq!(
+        after[n0 + 2]["parentId"],
+        done.user_entry_id.as_str(),
+        "the reply answers the request built at the user message"
+    );
     let held = host.into_session();
-    assert_eq!(shape(&held), shape(&Session::open(&file).unwrap()), "Pi's line and the reply were both read into the held session");
+    assert_eq!(
+        shape(&held),
+        shape(&Session::open(&file).unwrap()),
+        "Pi's line and the reply were both read into the held session"
+    );
 }
 
 #[tokio::test]
@@ -128,15 +161,39 @@ async fn a_compaction_whose_parent_went_stale_meanwhile_is_refused_with_nothing_
     .await;
     let host = FileHost::open(&file).unwrap();
     let before = std::fs::read(&file).unwrap();
-    let e = compact_on(&host, None, &settings(2000.0), &model(&server), &RunOptions::default(), &CancellationToken::new(), None).await.unwrap_err();
-    assert!(e.to_string().contains("changed while the summary was being written") && e.to_string().contains("nothing was written"), "{e}");
+    let e = compact_on(
+        &host,
+        None,
+        &settings(2000.0),
+        &model(&server),
+        &RunOptions::default(),
+        &CancellationToken::new(),
+        None,
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("changed while the summary was being written")
+            && e.to_string().contains("nothing was written"),
+        "{e}"
+    );
     let after = std::fs::read(&file).unwrap();
     assert_eq!(&after[..before.len()], &before[..]);
     let added = lines(&file).len() - before.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count();
     assert_eq!(added, 1, "only Pi's line");
     assert!(lines(&file).iter().all(|l| l["type"] != "compaction"));
     // The held session read Pi's line; the next compaction plans on it and is written.
-    let done = compact_on(&host, None, &settings(2000.0), &model(&server), &RunOptions::default(), &CancellationToken::new(), None).await.unwrap();
+    let done = compact_on(
+        &host,
+        None,
+        &settings(2000.0),
+        &model(&server),
+        &RunOptions::default(),
+        &CancellationToken::new(),
+        None,
+    )
+    .await
+    .unwrap();
     let last = lines(&file).pop().unwrap();
     assert_eq!(last["id"], done.entry_id.as_str());
     assert_eq!(last["parentId"], "feed0002");
@@ -161,12 +218,26 @@ async fn a_compaction_off_the_file_leaf_is_checked_again_and_written_when_its_pl
     .await;
     let host = FileHost::open(&file).unwrap();
     let n0 = all.len();
-    let done = compact_on(&host, Some(&inner), &settings(500.0), &model(&server), &RunOptions::default(), &CancellationToken::new(), None).await.unwrap();
+    let done = compact_on(
+        &host,
+        Some(&inner),
+        &settings(500.0),
+        &model(&server),
+        &RunOptions::default(),
+        &CancellationToken::new(),
+        None,
+    )
+    .await
+    .unwrap();
     let after = lines(&file);
     assert_eq!(after.len(), n0 + 2, "Pi's line, then the compaction");
     assert_eq!(after[n0]["id"], "feed0003");
     assert_eq!(after[n0 + 1]["type"], "compaction");
-    assert_eq!(after[n0 + 1]["parentId"], inner.as_str(), "the path to the compacted entry did not change, so its plan held");
+    assert_eq!(
+        after[n0 + 1]["parentId"],
+        inner.as_str(),
+        "the path to the compacted entry did not change, so its plan held"
+    );
     assert_eq!(after[n0 + 1]["id"], done.entry_id.as_str());
     assert_eq!(shape(&host.into_session()), shape(&Session::open(&file).unwrap()));
 }
@@ -187,7 +258,9 @@ impl SessionHost for Swapped {
         let mut n = self.calls.lock().unwrap();
         *n += 1;
         if *n > self.allowed {
-            return Err(summarizer::Error::Session("another session was opened while this ran, so nothing more was written".into()));
+            return Err(summarizer::Error::Session(
+                "another session was opened while this ran, so nothing more was written".into(),
+            ));
         }
         f(&mut self.session.lock().unwrap())
     }
@@ -200,9 +273,24 @@ async fn a_host_that_lets_go_between_steps_stops_the_send_with_nothing_more_writ
     let n0 = lines(&file).len();
     let server = Server::start(|r, _| ok_answer(Fmt::Anthropic, r, "Noted.")).await;
     // One step: the user message and the request; the reply's step is refused.
-    let host = Swapped { path: file.clone(), session: Mutex::new(Session::open(&file).unwrap()), calls: Mutex::new(0), allowed: 1 };
-    let e =
-        continue_on(&host, None, "Go on", &support::anthropic_client(&server), &Backend::Offline, &opts(), &CancellationToken::new(), None).await.unwrap_err();
+    let host = Swapped {
+        path: file.clone(),
+        session: Mutex::new(Session::open(&file).unwrap()),
+        calls: Mutex::new(0),
+        allowed: 1,
+    };
+    let e = continue_on(
+        &host,
+        None,
+        "Go on",
+        &support::anthropic_client(&server),
+        &Backend::Offline,
+        &opts(),
+        &CancellationToken::new(),
+        None,
+    )
+    .await
+    .unwrap_err();
     assert!(e.to_string().contains("another session was opened"), "{e}");
     assert_eq!(server.count(), 1);
     let after = lines(&file);
@@ -221,5 +309,16 @@ fn host_operations_are_send() {
     let c = Client::new(ProviderConfig::new(Wire::Anthropic, "m", Some(ApiKey::new("k")))).unwrap();
     assert_send(&compact_on(&host, None, &settings(2000.0), &backend, &RunOptions::default(), &cancel, None));
     assert_send(&continue_on(&host, None, "x", &c, &backend, &opts(), &cancel, None));
-    assert_send(&summarizer::session_ops::navigate_on(&host, None, "x", true, 0.0, None, &backend, &RunOptions::default(), &cancel, None));
+    assert_send(&summarizer::session_ops::navigate_on(
+        &host,
+        None,
+        "x",
+        true,
+        0.0,
+        None,
+        &backend,
+        &RunOptions::default(),
+        &cancel,
+        None,
+    ));
 }

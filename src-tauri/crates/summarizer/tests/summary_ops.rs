@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use summarizer::summary_ops::append_summary_entry;
 
 fn copy(dir: &Path, name: &str) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../session-engine/tests/fixtures/conformance/{name}.jsonl"));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../session-engine/tests/fixtures/conformance/{name}.jsonl"));
     let f = dir.join(format!("{name}.jsonl"));
     std::fs::copy(src, &f).unwrap();
     f

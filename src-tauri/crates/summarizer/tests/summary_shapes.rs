@@ -7,7 +7,9 @@ use serde_json::json;
 use session_engine::context::CompactionSettings;
 use session_engine::{entries, Session};
 use std::path::{Path, PathBuf};
-use summarizer::run::{compaction_entry, plan_compaction, plan_navigation, summarize_branch, summarize_compaction, Backend, RunOptions};
+use summarizer::run::{
+    compaction_entry, plan_compaction, plan_navigation, summarize_branch, summarize_compaction, Backend, RunOptions,
+};
 use summarizer::{ApiKey, CancellationToken, Client, ProviderConfig, Wire};
 use summary_analysis::{parse, print, SectionRole, Summary};
 use support::loopback::{ok_answer, prompt_of, Fmt, Script, Server};
@@ -47,8 +49,10 @@ const TEMPLATE: [(&str, SectionRole); 9] = [
 ];
 
 fn assert_template(p: &Summary, with_critical: bool, what: &str) {
-    let want: Vec<(&str, SectionRole)> = TEMPLATE.iter().copied().filter(|(n, _)| with_critical || *n != "Critical Context").collect();
-    let got: Vec<(&str, SectionRole)> = p.history_sections().filter(|s| s.level > 0).map(|s| (s.name.as_str(), s.role)).collect();
+    let want: Vec<(&str, SectionRole)> =
+        TEMPLATE.iter().copied().filter(|(n, _)| with_critical || *n != "Critical Context").collect();
+    let got: Vec<(&str, SectionRole)> =
+        p.history_sections().filter(|s| s.level > 0).map(|s| (s.name.as_str(), s.role)).collect();
     assert_eq!(got, want, "{what}");
 }
 
@@ -56,8 +60,11 @@ fn assert_template(p: &Summary, with_critical: bool, what: &str) {
 async fn offline_summaries_of_every_case_parse_into_pis_template() {
     let mut compactions = 0;
     let mut split = 0;
-    let mut files: Vec<PathBuf> =
-        std::fs::read_dir(conformance()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "jsonl")).collect();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(conformance())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
     files.sort();
     for f in files {
         let s = Session::open(&f).unwrap();
@@ -66,7 +73,8 @@ async fn offline_summaries_of_every_case_parse_into_pis_template() {
         }
         for keep in [800.0, 6000.0] {
             let Ok(job) = plan_compaction(&s, None, &settings(keep)) else { continue };
-            let out = summarize_compaction(&job, &Backend::Offline, &opts(), &CancellationToken::new(), None).await.unwrap();
+            let out =
+                summarize_compaction(&job, &Backend::Offline, &opts(), &CancellationToken::new(), None).await.unwrap();
             let what = format!("{} keep {keep}", f.display());
             let p = roundtrip(&out.summary);
             let history_empty = job.prep.messages_to_summarize.is_empty() && job.prep.needs_prefix_call();
@@ -82,7 +90,12 @@ async fn offline_summaries_of_every_case_parse_into_pis_template() {
                 let turn: Vec<&str> = p.sections.iter().filter(|x| x.turn_prefix).map(|x| x.name.as_str()).collect();
                 assert_eq!(
                     turn,
-                    ["Turn Context", "Turn Context › Original Request", "Turn Context › Early Progress", "Turn Context › Context for Suffix"],
+                    [
+                        "Turn Context",
+                        "Turn Context › Original Request",
+                        "Turn Context › Early Progress",
+                        "Turn Context › Context for Suffix"
+                    ],
                     "{what}"
                 );
             }
@@ -108,7 +121,10 @@ async fn compact_offline(file: &Path, keep: f64, turn: usize) -> String {
         &format!("usr{turn:05}"),
         Some(&id),
         "2030-01-01T00:00:01.000Z",
-        pi_json::parse(&format!(r#"{{"role":"user","content":"Turn {turn}: you must keep the CLI output stable.","timestamp":1}}"#)).unwrap(),
+        pi_json::parse(&format!(
+            r#"{{"role":"user","content":"Turn {turn}: you must keep the CLI output stable.","timestamp":1}}"#
+        ))
+        .unwrap(),
     );
     text.push_str(&entries::line(&u));
     text.push('\n');
@@ -148,13 +164,25 @@ async fn repeated_offline_compactions_carry_the_watched_sections() {
         "the prefix's progress is there to be left out"
     );
     // The new user constraint is a fact of the second span, and the offline summary keeps it.
-    let f = ch.retention.facts.iter().find(|f| f.text == "Turn 1: you must keep the CLI output stable.").expect("the constraint is a fact");
+    let f = ch
+        .retention
+        .facts
+        .iter()
+        .find(|f| f.text == "Turn 1: you must keep the CLI output stable.")
+        .expect("the constraint is a fact");
     assert_eq!(f.source_entry_id, "usr00001");
     assert!(f.mentioned, "{:?}", f);
-    let d = summary_analysis::diff(&parse(summary_analysis::summary_text(&s, i1)), &parse(summary_analysis::summary_text(&s, i2)));
+    let d = summary_analysis::diff(
+        &parse(summary_analysis::summary_text(&s, i1)),
+        &parse(summary_analysis::summary_text(&s, i2)),
+    );
     // The new constraint shows as added (in the split turn's part, where the offline summarizer puts the turn's request).
-    let added: Vec<(&str, &str)> =
-        d.sections.iter().flat_map(|x| x.added.iter().map(move |a| (x.title.as_str(), a.as_str()))).filter(|(_, a)| a.contains("Turn 1")).collect();
+    let added: Vec<(&str, &str)> = d
+        .sections
+        .iter()
+        .flat_map(|x| x.added.iter().map(move |a| (x.title.as_str(), a.as_str())))
+        .filter(|(_, a)| a.contains("Turn 1"))
+        .collect();
     assert_eq!(added, [("Turn Context › Original Request", "Turn 1: you must keep the CLI output stable.")]);
 }
 
@@ -162,10 +190,16 @@ async fn repeated_offline_compactions_carry_the_watched_sections() {
 async fn offline_branch_summary_parses_with_pis_preamble() {
     let s = Session::open(&conformance().join("branch-simple-siblings.jsonl")).unwrap();
     let job = plan_navigation(&s, None, "55732918", true, 0.0).unwrap();
-    let out = summarize_branch(&job, &Backend::Offline, &opts(), None, &CancellationToken::new(), None).await.unwrap().unwrap();
+    let out = summarize_branch(&job, &Backend::Offline, &opts(), None, &CancellationToken::new(), None)
+        .await
+        .unwrap()
+        .unwrap();
     let p = roundtrip(&out.summary);
     assert_eq!(p.sections[0].name, "(untitled)");
-    assert_eq!(p.sections[0].text, "The user explored a different conversation branch before returning here.\nSummary of that exploration:");
+    assert_eq!(
+        p.sections[0].text,
+        "The user explored a different conversation branch before returning here.\nSummary of that exploration:"
+    );
     assert_template(&p, false, "branch");
 }
 
@@ -250,14 +284,27 @@ async fn provider_split_turn(fmt: Fmt) {
     let p = roundtrip(&out.summary);
     assert_template(&p, true, &what);
     let done = p.sections.iter().find(|x| x.role == SectionRole::Done && !x.turn_prefix).unwrap();
-    assert_eq!(done.items.iter().map(|i| i.text.as_str()).collect::<Vec<_>>(), ["Profiled `src/index.rs`", "Replaced the JSON parser"], "{what}");
+    assert_eq!(
+        done.items.iter().map(|i| i.text.as_str()).collect::<Vec<_>>(),
+        ["Profiled `src/index.rs`", "Replaced the JSON parser"],
+        "{what}"
+    );
     let turn: Vec<&str> = p.sections.iter().filter(|x| x.turn_prefix && x.level > 0).map(|x| x.name.as_str()).collect();
-    assert_eq!(turn, ["Turn Context › Original Request", "Turn Context › Early Progress", "Turn Context › Context for Suffix"], "{what}");
+    assert_eq!(
+        turn,
+        ["Turn Context › Original Request", "Turn Context › Early Progress", "Turn Context › Context for Suffix"],
+        "{what}"
+    );
     assert!(p.turn_prefix.is_some());
     assert_eq!(p.read_files, job.prep.read_files, "{what}");
     assert_eq!(p.modified_files, job.prep.modified_files, "{what}");
     assert!(!p.read_files.is_empty() || !p.modified_files.is_empty(), "the case has file lists");
-    assert_eq!(names(&p).iter().filter(|n| n.starts_with("(untitled)")).count(), if fmt == Fmt::OpenAi { 0 } else { 1 }, "{what}: {:?}", names(&p));
+    assert_eq!(
+        names(&p).iter().filter(|n| n.starts_with("(untitled)")).count(),
+        if fmt == Fmt::OpenAi { 0 } else { 1 },
+        "{what}: {:?}",
+        names(&p)
+    );
 }
 
 #[tokio::test]

@@ -70,10 +70,16 @@ fn main() {
     println!("median of {runs} runs:");
     println!("  parse      {parse_ms:>8.3} ms");
     println!("  diff       {diff_ms:>8.3} ms  ({} moved, {} section diffs)", d.moved.len(), d.sections.len());
-    println!("  retention  {ret_ms:>8.3} ms  (first, cold run {ret_cold:.3} ms; {}/{} facts mentioned)", r.mentioned, r.total);
+    println!(
+        "  retention  {ret_ms:>8.3} ms  (first, cold run {ret_cold:.3} ms; {}/{} facts mentioned)",
+        r.mentioned, r.total
+    );
     println!("    of which span {span_ms:.3} ms, previous_compaction {prevc_ms:.3} ms");
     println!("  together   {total:>8.3} ms  (target < 20 ms)");
-    println!("  check      {check_ms:>8.3} ms  (parse both + drop alarm + moved + retention; {} dropped)", c.dropped.len());
+    println!(
+        "  check      {check_ms:>8.3} ms  (parse both + drop alarm + moved + retention; {} dropped)",
+        c.dropped.len()
+    );
     // Stress: the same text repeated to 1 MB (many sections and items), parsed and diffed
     // against a variant with every tenth line changed.
     let mut big = String::new();
@@ -83,7 +89,11 @@ fn main() {
         big.push_str(&text.replace("## ", &format!("## {k} ")));
         big.push('\n');
     }
-    let variant: String = big.lines().enumerate().map(|(i, l)| if i % 10 == 3 { format!("{l} (changed)\n") } else { format!("{l}\n") }).collect();
+    let variant: String = big
+        .lines()
+        .enumerate()
+        .map(|(i, l)| if i % 10 == 3 { format!("{l} (changed)\n") } else { format!("{l}\n") })
+        .collect();
     let (_, big_parse_ms, bp) = time(5, || parse(&big));
     let bv = parse(&variant);
     let (_, big_diff_ms, _) = time(5, || diff(&bp, &bv));

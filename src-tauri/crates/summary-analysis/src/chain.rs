@@ -23,7 +23,10 @@ pub fn is_summary(s: &Session, idx: usize) -> bool {
 pub fn file_lists(s: &Session, idx: usize) -> (Vec<String>, Vec<String>) {
     let v = s.value(idx);
     let from_details = |key: &str| -> Option<Vec<String>> {
-        v.get("details")?.get(key)?.as_array().map(|a| a.iter().map(|f| f.as_str().map(str::to_string).unwrap_or_else(|| js_to_string(f))).collect())
+        v.get("details")?
+            .get(key)?
+            .as_array()
+            .map(|a| a.iter().map(|f| f.as_str().map(str::to_string).unwrap_or_else(|| js_to_string(f))).collect())
     };
     match (from_details("readFiles"), from_details("modifiedFiles")) {
         (None, None) => {

@@ -134,7 +134,8 @@ pub fn diff_base(s: &Session, idx: usize) -> Option<usize> {
     }
 }
 
-const WATCHED: [SectionRole; 4] = [SectionRole::Constraints, SectionRole::Done, SectionRole::Decisions, SectionRole::CriticalContext];
+const WATCHED: [SectionRole; 4] =
+    [SectionRole::Constraints, SectionRole::Done, SectionRole::Decisions, SectionRole::CriticalContext];
 
 /// Roles of a split turn's part whose rule-stating lines outlive the turn (rule 2 above).
 const TURN_OWING: [SectionRole; 3] = [SectionRole::Constraints, SectionRole::Done, SectionRole::Decisions];
@@ -176,7 +177,8 @@ pub fn owed(sec: &Section, text: &str, checked: Option<bool>) -> bool {
 pub fn dropped_items(prev: &Summary, new: &Summary) -> Vec<Dropped> {
     // The new summary's units, with an inverted index word → units, so each candidate is
     // compared only with the units that share a word with it.
-    let carriers: Vec<FxHashSet<String>> = new.sections.iter().flat_map(|s| units(s).into_iter().map(words::word_set)).collect();
+    let carriers: Vec<FxHashSet<String>> =
+        new.sections.iter().flat_map(|s| units(s).into_iter().map(words::word_set)).collect();
     let keys: FxHashSet<String> = new.sections.iter().flat_map(|s| units(s).into_iter().map(words::key)).collect();
     let mut index: FxHashMap<&str, Vec<u32>> = FxHashMap::default();
     for (ci, cw) in carriers.iter().enumerate() {
@@ -364,7 +366,11 @@ fn without_paths(text: &str) -> String {
         w.contains('/')
             || w.contains('\\')
             || w.rsplit_once('.').is_some_and(|(a, b)| {
-                !a.is_empty() && !b.is_empty() && b.len() <= 5 && b.chars().all(|c| c.is_ascii_alphanumeric()) && !b.chars().all(|c| c.is_ascii_digit())
+                !a.is_empty()
+                    && !b.is_empty()
+                    && b.len() <= 5
+                    && b.chars().all(|c| c.is_ascii_alphanumeric())
+                    && !b.chars().all(|c| c.is_ascii_digit())
             })
     };
     text.split_whitespace().filter(|w| !is_path(w)).collect::<Vec<_>>().join(" ")
@@ -382,8 +388,21 @@ pub fn leading_words(command: &str) -> String {
     rest.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
 }
 
-const CONSTRAINT_WORDS: &[&str] =
-    &["must", "never", "always", "don't", "dont", "do not", "make sure", "only", "should not", "shouldn't", "avoid", "ensure", "mustn't"];
+const CONSTRAINT_WORDS: &[&str] = &[
+    "must",
+    "never",
+    "always",
+    "don't",
+    "dont",
+    "do not",
+    "make sure",
+    "only",
+    "should not",
+    "shouldn't",
+    "avoid",
+    "ensure",
+    "mustn't",
+];
 const ERROR_WORDS: &[&str] = &[
     "failed",
     "failure",
@@ -538,7 +557,11 @@ pub fn tool_error_lines(text: &str) -> Vec<String> {
 }
 
 fn file_list_values(details: &Value, key: &str) -> Vec<String> {
-    details.get(key).and_then(Value::as_array).map(|a| a.iter().filter_map(|f| f.as_str().map(str::to_string)).collect()).unwrap_or_default()
+    details
+        .get(key)
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|f| f.as_str().map(str::to_string)).collect())
+        .unwrap_or_default()
 }
 
 /// The retention probe of the summary at `idx`, judged against `summary_text` (the entry's own

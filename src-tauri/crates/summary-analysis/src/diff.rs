@@ -87,7 +87,10 @@ impl SummaryDiff {
         self.moved.is_empty()
             && self.files_added.is_empty()
             && self.files_removed.is_empty()
-            && self.sections.iter().all(|s| s.added.is_empty() && s.removed.is_empty() && s.reworded.is_empty() && !s.text_changed)
+            && self
+                .sections
+                .iter()
+                .all(|s| s.added.is_empty() && s.removed.is_empty() && s.reworded.is_empty() && !s.text_changed)
     }
 }
 
@@ -205,7 +208,9 @@ pub fn diff(from: &Summary, to: &Summary) -> SummaryDiff {
             removed: Vec::new(),
             unchanged: Vec::new(),
             reworded: Vec::new(),
-            text_changed: pairs[j].map(|i| words::key(&from.sections[i].text) != words::key(&t.text)).unwrap_or(!t.text.trim().is_empty()),
+            text_changed: pairs[j]
+                .map(|i| words::key(&from.sections[i].text) != words::key(&t.text))
+                .unwrap_or(!t.text.trim().is_empty()),
             from_title: pairs[j].map(|i| from.sections[i].name.clone()),
         });
     }
@@ -323,12 +328,18 @@ pub fn diff(from: &Summary, to: &Summary) -> SummaryDiff {
     for (ri, k) in pairs_exact {
         removed[ri].done = true;
         added[k].done = true;
-        moved.push(Moved { text: added[k].text.to_string(), from: out[removed[ri].sec].title.clone(), to: out[added[k].sec].title.clone() });
+        moved.push(Moved {
+            text: added[k].text.to_string(),
+            from: out[removed[ri].sec].title.clone(),
+            to: out[added[k].sec].title.clone(),
+        });
     }
 
     // Fuzzy pairs: same section → reworded; other section → moved.
-    let rsets: Vec<FxHashSet<String>> = removed.iter().map(|r| if r.done { FxHashSet::default() } else { words::word_set(r.text) }).collect();
-    let asets: Vec<FxHashSet<String>> = added.iter().map(|a| if a.done { FxHashSet::default() } else { words::word_set(a.text) }).collect();
+    let rsets: Vec<FxHashSet<String>> =
+        removed.iter().map(|r| if r.done { FxHashSet::default() } else { words::word_set(r.text) }).collect();
+    let asets: Vec<FxHashSet<String>> =
+        added.iter().map(|a| if a.done { FxHashSet::default() } else { words::word_set(a.text) }).collect();
     let live_r = removed.iter().filter(|r| !r.done).count();
     let live_a = added.iter().filter(|a| !a.done).count();
     if live_r.saturating_mul(live_a) <= FUZZY_LIMIT {
@@ -339,7 +350,11 @@ pub fn diff(from: &Summary, to: &Summary) -> SummaryDiff {
                 }
                 let mut best: Option<(f64, usize)> = None;
                 for (k, a) in added.iter().enumerate() {
-                    if a.done || asets[k].is_empty() || (a.sec == removed[ri].sec) != same_section || (!same_section && words::is_placeholder(a.text)) {
+                    if a.done
+                        || asets[k].is_empty()
+                        || (a.sec == removed[ri].sec) != same_section
+                        || (!same_section && words::is_placeholder(a.text))
+                    {
                         continue;
                     }
                     let d = words::dice(&rsets[ri], &asets[k]);
@@ -352,9 +367,17 @@ pub fn diff(from: &Summary, to: &Summary) -> SummaryDiff {
                     added[k].done = true;
                     if same_section {
                         let (f, t) = (removed[ri].text, added[k].text);
-                        out[added[k].sec].reworded.push(Reworded { from: f.to_string(), to: t.to_string(), words: word_changes(f, t) });
+                        out[added[k].sec].reworded.push(Reworded {
+                            from: f.to_string(),
+                            to: t.to_string(),
+                            words: word_changes(f, t),
+                        });
                     } else {
-                        moved.push(Moved { text: added[k].text.to_string(), from: out[removed[ri].sec].title.clone(), to: out[added[k].sec].title.clone() });
+                        moved.push(Moved {
+                            text: added[k].text.to_string(),
+                            from: out[removed[ri].sec].title.clone(),
+                            to: out[added[k].sec].title.clone(),
+                        });
                     }
                 }
             }
@@ -372,7 +395,8 @@ pub fn diff(from: &Summary, to: &Summary) -> SummaryDiff {
         s.read_files.iter().chain(s.modified_files.iter()).filter(|f| seen.insert(f.as_str())).cloned().collect()
     };
     let (ff, tf) = (files(from), files(to));
-    let (fs, ts): (FxHashSet<&str>, FxHashSet<&str>) = (ff.iter().map(String::as_str).collect(), tf.iter().map(String::as_str).collect());
+    let (fs, ts): (FxHashSet<&str>, FxHashSet<&str>) =
+        (ff.iter().map(String::as_str).collect(), tf.iter().map(String::as_str).collect());
     SummaryDiff {
         sections: out,
         moved,

@@ -84,7 +84,9 @@ pub fn author(s: &Session, idx: usize) -> Author {
     let sm = d.and_then(|d| d.get("summarizer"));
     let provider = sm.and_then(|x| x.str_field("provider")).map(str::to_string);
     let model = sm.and_then(|x| x.str_field("model")).map(str::to_string);
-    if d.and_then(|d| d.get("offline")).is_some_and(|o| o.as_bool() == Some(true)) || provider.as_deref() == Some("offline") {
+    if d.and_then(|d| d.get("offline")).is_some_and(|o| o.as_bool() == Some(true))
+        || provider.as_deref() == Some("offline")
+    {
         return Author { kind: AuthorKind::Offline, provider, model };
     }
     if sm.is_some() {
@@ -115,7 +117,9 @@ pub fn edit_refusal(s: &Session, idx: usize, leaf: Option<usize>) -> Option<Stri
         ));
     }
     let Some(leaf) = leaf.filter(|&l| l < s.len()) else {
-        return Some(format!("The session has no leaf to append the edit to; select a leaf at or after entry {id} first."));
+        return Some(format!(
+            "The session has no leaf to append the edit to; select a leaf at or after entry {id} first."
+        ));
     };
     let path = s.path(Some(leaf));
     let on_path = path.contains(&idx);
@@ -149,7 +153,17 @@ fn origin_of(s: &Session, idx: usize) -> String {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn build(s: &Session, idx: usize, leaf: usize, text: &str, id: &str, timestamp: &str, files_from: usize, kind: &str, reverted_to: Option<&str>) -> Value {
+fn build(
+    s: &Session,
+    idx: usize,
+    leaf: usize,
+    text: &str,
+    id: &str,
+    timestamp: &str,
+    files_from: usize,
+    kind: &str,
+    reverted_to: Option<&str>,
+) -> Value {
     let (read, modified) = files_of(s, files_from);
     let mut d = Map::new();
     d.insert("readFiles", Value::Arr(read.into_iter().map(Value::Str).collect()));
@@ -167,7 +181,14 @@ fn build(s: &Session, idx: usize, leaf: usize, text: &str, id: &str, timestamp: 
 
 /// The new `compaction` entry for an edit of `idx` at `leaf` (see the module docs).
 /// Err = the refusal sentence.
-pub fn edit_entry(s: &Session, idx: usize, leaf: Option<usize>, text: &str, id: &str, timestamp: &str) -> Result<Value, String> {
+pub fn edit_entry(
+    s: &Session,
+    idx: usize,
+    leaf: Option<usize>,
+    text: &str,
+    id: &str,
+    timestamp: &str,
+) -> Result<Value, String> {
     if let Some(r) = edit_refusal(s, idx, leaf) {
         return Err(r);
     }
@@ -189,7 +210,9 @@ pub fn revert_entry(s: &Session, idx: usize, leaf: Option<usize>, id: &str, time
     let leaf = leaf.expect("checked by edit_refusal");
     let eid = s.id(idx);
     if details_str(s.value(idx), "editKind").is_none() {
-        return Err(format!("Entry {eid} is an original summary, not an edit, so there is nothing to revert; edit it instead."));
+        return Err(format!(
+            "Entry {eid} is an original summary, not an edit, so there is nothing to revert; edit it instead."
+        ));
     }
     let origin = origin_of(s, idx);
     let Some(o) = s.index_of(&origin).filter(|&o| s.kind(o) == Kind::Compaction) else {
@@ -212,7 +235,12 @@ pub fn history(s: &Session, idx: usize) -> Vec<Version> {
     let origin = origin_of(s, idx);
     let mut out = Vec::new();
     if let Some(o) = s.index_of(&origin) {
-        out.push(Version { entry_id: origin.clone(), kind: EditKind::Original, edited_from: None, timestamp: s.entry(o).timestamp.to_string() });
+        out.push(Version {
+            entry_id: origin.clone(),
+            kind: EditKind::Original,
+            edited_from: None,
+            timestamp: s.entry(o).timestamp.to_string(),
+        });
     }
     for j in s.compactions() {
         let v = s.value(j);

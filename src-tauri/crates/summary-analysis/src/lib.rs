@@ -38,6 +38,11 @@ mod words;
 pub use chain::{edit_origin, file_lists, is_summary, previous_compaction, summary_text};
 pub use check::{check, diff_base, retention, Check, Dropped, Fact, FactKind, Retention};
 pub use diff::{diff, similar_items, Moved, Reworded, SectionDiff, SummaryDiff, WordChange, WordOp};
-pub use edit::{author, edit_entry, edit_refusal, governing_compaction, history, revert_entry, Author, AuthorKind, EditKind, Version};
-pub use parse::{parse, print, replace_section, role_of, Item, Marker, Section, SectionRole, Summary, TURN_CONTEXT_MARKER};
+pub use edit::{
+    author, edit_entry, edit_refusal, governing_compaction, history, revert_entry, Author, AuthorKind, EditKind,
+    Version,
+};
+pub use parse::{
+    parse, print, replace_section, role_of, Item, Marker, Section, SectionRole, Summary, TURN_CONTEXT_MARKER,
+};
 pub use span::{span, span_count, span_messages, Span};

@@ -125,7 +125,13 @@ pub fn parse(text: &str) -> Summary {
     let (mut r, mut m) = (p.read, p.modified);
     r.extend(read_files);
     m.extend(modified_files);
-    Summary { sections: p.sections, read_files: r, modified_files: m, appendix_raw: text[body_end..].to_string(), turn_prefix }
+    Summary {
+        sections: p.sections,
+        read_files: r,
+        modified_files: m,
+        appendix_raw: text[body_end..].to_string(),
+        turn_prefix,
+    }
 }
 
 /// The text again: every section's `raw`, then the appendix.
@@ -205,7 +211,8 @@ pub fn role_of(section: &Section) -> SectionRole {
 }
 
 fn normalize_title(title: &str) -> String {
-    let mut t: String = title.chars().filter(|c| !matches!(c, '*' | '_' | '`' | '#')).collect::<String>().to_lowercase();
+    let mut t: String =
+        title.chars().filter(|c| !matches!(c, '*' | '_' | '`' | '#')).collect::<String>().to_lowercase();
     // Leading numbering ("1. Goal", "2) Done") and trailing punctuation.
     let trimmed = t.trim_start();
     let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
@@ -297,7 +304,17 @@ fn role_of_title(title: &str) -> SectionRole {
         "en cours",
         "进行中",
     ];
-    const BLOCKED: &[&str] = &["blocked", "blockers", "blocking issues", "open issues", "blockiert", "ブロック", "ブロック中", "bloqué", "阻塞"];
+    const BLOCKED: &[&str] = &[
+        "blocked",
+        "blockers",
+        "blocking issues",
+        "open issues",
+        "blockiert",
+        "ブロック",
+        "ブロック中",
+        "bloqué",
+        "阻塞",
+    ];
     const DECISIONS: &[&str] = &[
         "key decisions",
         "decisions",
@@ -370,7 +387,9 @@ fn find_appendix(text: &str) -> (usize, Vec<String>, Vec<String>) {
     loop {
         let t = &text[..cut];
         let mut matched = false;
-        for (open, close, is_read) in [("<modified-files>", "</modified-files>", false), ("<read-files>", "</read-files>", true)] {
+        for (open, close, is_read) in
+            [("<modified-files>", "</modified-files>", false), ("<read-files>", "</read-files>", true)]
+        {
             if !t.ends_with(close) {
                 continue;
             }
@@ -380,7 +399,8 @@ fn find_appendix(text: &str) -> (usize, Vec<String>, Vec<String>) {
                 continue;
             }
             let inner = &t[at + open.len()..inner_end];
-            let files: Vec<String> = inner.split('\n').map(|l| l.trim()).filter(|l| !l.is_empty()).map(str::to_string).collect();
+            let files: Vec<String> =
+                inner.split('\n').map(|l| l.trim()).filter(|l| !l.is_empty()).map(str::to_string).collect();
             if is_read {
                 read.push(files);
             } else {
@@ -427,7 +447,8 @@ impl Parts {
         let turn = marker.is_some();
         let prefix = if turn { "Turn Context › " } else { "" };
         let first_new = self.sections.len();
-        let mut cur: Option<Builder> = marker.map(|m| Builder::new(m.to_string(), "Turn Context (split turn)".into(), 0, SectionRole::Other));
+        let mut cur: Option<Builder> =
+            marker.map(|m| Builder::new(m.to_string(), "Turn Context (split turn)".into(), 0, SectionRole::Other));
         let mut lead_start = 0usize; // start of pending text not yet owned by a section
         let mut stack: Vec<(u8, String)> = Vec::new();
         let mut fence: Option<(u8, usize)> = None;
@@ -525,7 +546,16 @@ impl Parts {
         self.read.extend(b.read);
         self.modified.extend(b.modified);
         let items = b.items;
-        self.sections.push(Section { title: b.title, name, level: b.level, items, text: b.text.join("\n"), raw: b.raw, role: b.role, turn_prefix: turn });
+        self.sections.push(Section {
+            title: b.title,
+            name,
+            level: b.level,
+            items,
+            text: b.text.join("\n"),
+            raw: b.raw,
+            role: b.role,
+            turn_prefix: turn,
+        });
     }
 }
 

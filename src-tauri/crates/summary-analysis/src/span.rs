@@ -56,7 +56,15 @@ pub(crate) fn span_indices(s: &Session, idx: usize) -> (Vec<usize>, bool, Option
         // An edit or revert stands for its original's span (see `chain::edit_origin`).
         Kind::Compaction => compaction_span(s, edit_origin(s, idx).unwrap_or(idx)),
         Kind::BranchSummary => branch_span(s, idx),
-        _ => (Vec::new(), false, Some(format!("entry {} is a {}, not a summary; pick a compaction or branch summary", s.id(idx), s.entry(idx).type_name))),
+        _ => (
+            Vec::new(),
+            false,
+            Some(format!(
+                "entry {} is a {}, not a summary; pick a compaction or branch summary",
+                s.id(idx),
+                s.entry(idx).type_name
+            )),
+        ),
     }
 }
 
@@ -133,7 +141,11 @@ fn span_on(s: &Session, idx: usize, path: &[usize], complete: bool) -> Option<(V
             ),
         },
     };
-    let entries: Vec<usize> = if start < end { path[start..end].iter().copied().filter(|&i| s.kind(i) != Kind::Compaction).collect() } else { Vec::new() };
+    let entries: Vec<usize> = if start < end {
+        path[start..end].iter().copied().filter(|&i| s.kind(i) != Kind::Compaction).collect()
+    } else {
+        Vec::new()
+    };
     Some((entries, exact, note))
 }
 
@@ -146,13 +158,27 @@ fn branch_span(s: &Session, idx: usize) -> (Vec<usize>, bool, Option<String>) {
     on_path[idx] = true;
     let old_leaf = (0..idx).rev().find(|&i| !on_path[i] && s.kind(i) != Kind::Label);
     let Some(old) = old_leaf else {
-        return (Vec::new(), false, Some(format!("no entry before branch summary {} lies off its path, so the branch it left cannot be found", s.id(idx))));
+        return (
+            Vec::new(),
+            false,
+            Some(format!(
+                "no entry before branch summary {} lies off its path, so the branch it left cannot be found",
+                s.id(idx)
+            )),
+        );
     };
     let entries = match parent {
         Some(p) => branch::collect_branch_entries(s, Some(old), p).entries,
         None => s.path(Some(old)),
     };
-    (entries, false, Some(format!("inferred: the branch that ended at {} (the latest entry before the summary that is not on its path)", s.id(old))))
+    (
+        entries,
+        false,
+        Some(format!(
+            "inferred: the branch that ended at {} (the latest entry before the summary that is not on its path)",
+            s.id(old)
+        )),
+    )
 }
 
 /// The span of the summary at `idx` (see the module docs). Never panics; a non-summary entry
@@ -177,7 +203,10 @@ pub fn span_messages(s: &Session, idx: usize) -> (Vec<Value>, Option<String>) {
     }
     let (entries, _, _) = span_indices(s, idx);
     let branch = s.kind(idx) == Kind::BranchSummary;
-    let messages = entries.iter().filter_map(|&i| if branch { branch::branch_message(s, i) } else { compaction::compaction_message(s, i) }).collect();
+    let messages = entries
+        .iter()
+        .filter_map(|&i| if branch { branch::branch_message(s, i) } else { compaction::compaction_message(s, i) })
+        .collect();
     let previous = if branch { None } else { previous_compaction(s, idx).map(|p| summary_text(s, p).to_string()) };
     (messages, previous)
 }
@@ -200,7 +229,13 @@ mod tests {
             for idx in s.compactions().collect::<Vec<_>>() {
                 let mut path = s.path(Some(idx));
                 path.pop();
-                assert_eq!(compaction_span(&s, idx), span_on(&s, idx, &path, true).unwrap(), "{} {}", p.display(), s.id(idx));
+                assert_eq!(
+                    compaction_span(&s, idx),
+                    span_on(&s, idx, &path, true).unwrap(),
+                    "{} {}",
+                    p.display(),
+                    s.id(idx)
+                );
                 n += 1;
             }
         }

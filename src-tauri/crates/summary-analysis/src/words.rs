@@ -5,11 +5,12 @@
 use rustc_hash::FxHashSet;
 
 const STOPWORDS: &[&str] = &[
-    "a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "by", "from", "as", "is", "are", "was", "were", "be", "been", "it",
-    "its", "this", "that", "these", "those", "into", "onto", "then", "than", "so", "we", "i", "you", "he", "she", "they", "our", "your", "my", "me", "us",
-    "will", "has", "have", "had", "do", "does", "did", "not", "no", "yes", "can", "could", "should", "would", "all", "any", "some", "each", "also", "now",
-    "there", "here", "which", "who", "what", "when", "where", "how", "via", "per", "etc", "none", "der", "die", "das", "und", "oder", "ein", "eine", "mit",
-    "für", "von", "zu", "im", "ist", "den", "dem",
+    "a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "by", "from", "as", "is", "are",
+    "was", "were", "be", "been", "it", "its", "this", "that", "these", "those", "into", "onto", "then", "than", "so",
+    "we", "i", "you", "he", "she", "they", "our", "your", "my", "me", "us", "will", "has", "have", "had", "do", "does",
+    "did", "not", "no", "yes", "can", "could", "should", "would", "all", "any", "some", "each", "also", "now", "there",
+    "here", "which", "who", "what", "when", "where", "how", "via", "per", "etc", "none", "der", "die", "das", "und",
+    "oder", "ein", "eine", "mit", "für", "von", "zu", "im", "ist", "den", "dem",
 ];
 
 fn is_cjk(c: char) -> bool {

@@ -48,14 +48,19 @@ const NAMES: [&str; 3] = ["print-autocompact", "rpc-manual", "rpc-branch"];
 #[test]
 fn each_compaction_pi_wrote_is_the_one_arbor_plans_at_that_point() {
     let settings = PiSettings::load(&dir().join("agent"), None).compaction();
-    assert_eq!((settings.reserve_tokens, settings.keep_recent_tokens), (2000.0, 3500.0), "the recording's settings.json");
+    assert_eq!(
+        (settings.reserve_tokens, settings.keep_recent_tokens),
+        (2000.0, 3500.0),
+        "the recording's settings.json"
+    );
     let mut seen = 0;
     for name in NAMES {
         let s = open(name);
         for c in compactions(&s) {
             let v = s.value(c);
             let parent = s.parent_of(c).expect("a compaction has a parent");
-            let prep = prepare_compaction(&s, &s.path(Some(parent)), &settings).unwrap_or_else(|r| panic!("{name} {}: {r:?}", s.id(c)));
+            let prep = prepare_compaction(&s, &s.path(Some(parent)), &settings)
+                .unwrap_or_else(|r| panic!("{name} {}: {r:?}", s.id(c)));
             assert_eq!(Some(prep.first_kept_entry_id.as_str()), v.str_field("firstKeptEntryId"), "{name} {}", s.id(c));
             assert_eq!(Some(prep.tokens_before), v.get("tokensBefore").and_then(Value::as_f64), "{name} {}", s.id(c));
             // Every cut in these long tool-heavy turns fell inside a turn, as Pi's summary says.
@@ -63,7 +68,10 @@ fn each_compaction_pi_wrote_is_the_one_arbor_plans_at_that_point() {
             assert!(summary_analysis::summary_text(&s, c).contains(TURN_CONTEXT_MARKER.trim()), "{name} {}", s.id(c));
             // Pi's answer at the same point agrees (the oracle's run beside the recording).
             let want = expected(&format!("{name}.before-{}.expected.json", s.id(c)));
-            assert_eq!(want.get("compaction").and_then(|x| x.str_field("firstKeptEntryId")), v.str_field("firstKeptEntryId"));
+            assert_eq!(
+                want.get("compaction").and_then(|x| x.str_field("firstKeptEntryId")),
+                v.str_field("firstKeptEntryId")
+            );
             seen += 1;
         }
     }
@@ -84,7 +92,11 @@ fn the_timeline_ends_on_pis_estimate() {
         for (leaf, file) in cases {
             let want = expected(&file);
             let points = timeline(&s, leaf);
-            assert_eq!(points.last().map(|p| p.context_tokens), Some(num(&want, &["tokens", "estimate", "tokens"])), "{file}");
+            assert_eq!(
+                points.last().map(|p| p.context_tokens),
+                Some(num(&want, &["tokens", "estimate", "tokens"])),
+                "{file}"
+            );
             compared += 1;
         }
     }
@@ -107,7 +119,13 @@ fn the_drop_alarm_is_quiet_on_turn_noise_and_rings_for_a_lost_constraint() {
     assert_eq!(c.len(), 3);
     assert!(check(&s, c[0]).previous_entry_id.is_none() && dropped(&s, c[0]).is_empty());
     assert_eq!(dropped(&s, c[1]), []);
-    assert_eq!(dropped(&s, c[2]), [("Constraints & Preferences".to_string(), "Never touch `ledger/legacy.py`; it is frozen for the auditors.".to_string())]);
+    assert_eq!(
+        dropped(&s, c[2]),
+        [(
+            "Constraints & Preferences".to_string(),
+            "Never touch `ledger/legacy.py`; it is frozen for the auditors.".to_string()
+        )]
+    );
     let m = open("rpc-manual");
     let mc = compactions(&m);
     assert_eq!(mc.len(), 2);
@@ -118,8 +136,10 @@ fn the_drop_alarm_is_quiet_on_turn_noise_and_rings_for_a_lost_constraint() {
     // shows on the third compaction: the second one's "Context for Suffix" lines (files changed so
     // far in the turn, the last step before the kept part).
     let flat = summary_analysis::summary_text(&s, c[1]).replace(TURN_CONTEXT_MARKER, "\n\n");
-    let old_rule = summary_analysis::check::dropped_items(&parse(&flat), &parse(summary_analysis::summary_text(&s, c[2])));
-    let noise: Vec<&str> = old_rule.iter().filter(|d| d.section != "Constraints & Preferences").map(|d| d.section.as_str()).collect();
+    let old_rule =
+        summary_analysis::check::dropped_items(&parse(&flat), &parse(summary_analysis::summary_text(&s, c[2])));
+    let noise: Vec<&str> =
+        old_rule.iter().filter(|d| d.section != "Constraints & Preferences").map(|d| d.section.as_str()).collect();
     assert!(!noise.is_empty() && noise.iter().all(|n| *n == "Context for Suffix"), "{old_rule:?}");
 
     // Moved: the turn part's progress folded into Done is not reported as a move.
@@ -136,7 +156,12 @@ fn the_workbench_reads_every_summary_pi_wrote() {
         let s = open(name);
         for i in (0..s.len()).filter(|&i| summary_analysis::is_summary(&s, i)) {
             let p = parse(summary_analysis::summary_text(&s, i));
-            assert_eq!(summary_analysis::print(&p), summary_analysis::summary_text(&s, i), "{name} {}: lossless", s.id(i));
+            assert_eq!(
+                summary_analysis::print(&p),
+                summary_analysis::summary_text(&s, i),
+                "{name} {}: lossless",
+                s.id(i)
+            );
             let ch = check(&s, i);
             assert!(ch.retention.total > 0 && ch.retention.mentioned > 0, "{name} {}: {:?}", s.id(i), ch.retention);
             if s.kind(i) == Kind::Compaction {
@@ -151,7 +176,11 @@ fn the_workbench_reads_every_summary_pi_wrote() {
                     assert!(p.history_sections().any(|x| x.role == role), "{name} {}: no {role:?} section", s.id(i));
                 }
                 let turn: Vec<&str> = p.sections.iter().filter(|x| x.turn_prefix).map(|x| x.name.as_str()).collect();
-                for want in ["Turn Context › Original Request", "Turn Context › Early Progress", "Turn Context › Context for Suffix"] {
+                for want in [
+                    "Turn Context › Original Request",
+                    "Turn Context › Early Progress",
+                    "Turn Context › Context for Suffix",
+                ] {
                     assert!(turn.contains(&want), "{name} {}: {turn:?}", s.id(i));
                 }
             }
@@ -161,11 +190,16 @@ fn the_workbench_reads_every_summary_pi_wrote() {
     let c = compactions(&s);
     // The third summary: the importer test it wrote and the error it hit are retained.
     let r = check(&s, c[2]).retention;
-    let fact = |text: &str| r.facts.iter().find(|f| f.text.contains(text)).unwrap_or_else(|| panic!("no fact {text}: {:?}", r.facts));
+    let fact = |text: &str| {
+        r.facts.iter().find(|f| f.text.contains(text)).unwrap_or_else(|| panic!("no fact {text}: {:?}", r.facts))
+    };
     assert!(fact("tests/test_csv_import.py").mentioned);
     assert!(fact("239 != 240").mentioned);
     // The diff says where the constraint went: removed, not moved.
-    let d = summary_analysis::diff(&parse(summary_analysis::summary_text(&s, c[1])), &parse(summary_analysis::summary_text(&s, c[2])));
+    let d = summary_analysis::diff(
+        &parse(summary_analysis::summary_text(&s, c[1])),
+        &parse(summary_analysis::summary_text(&s, c[2])),
+    );
     let cons = d.sections.iter().find(|x| x.title == "Constraints & Preferences").unwrap();
     assert_eq!(cons.removed, ["Never touch `ledger/legacy.py`; it is frozen for the auditors."]);
     // The branch summary Pi wrote on leaving the float experiment: no previous summary to drop.

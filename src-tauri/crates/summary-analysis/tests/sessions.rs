@@ -19,8 +19,15 @@ fn facts_session() -> (B, [String; 4]) {
     let u1 = b.user("Please refactor the parser. You must keep the public API stable. Never touch the session files directly! Thanks.");
     b.calls(&[("read", r#"{"path":"src/parse.rs"}"#), ("bash", r#"{"command":"cargo test -p engine"}"#)]);
     b.result("read", "fn parse() {}", false);
-    b.result("bash", "running 3 tests\nerror[E0425]: cannot find value `x` in this scope\ntest result: FAILED. 2 passed; 1 failed", false);
-    b.calls(&[("edit", r#"{"path":"src/lib/render.ts","oldText":"a","newText":"b"}"#), ("write", r#"{"path":"docs/notes.md","content":"x"}"#)]);
+    b.result(
+        "bash",
+        "running 3 tests\nerror[E0425]: cannot find value `x` in this scope\ntest result: FAILED. 2 passed; 1 failed",
+        false,
+    );
+    b.calls(&[
+        ("edit", r#"{"path":"src/lib/render.ts","oldText":"a","newText":"b"}"#),
+        ("write", r#"{"path":"docs/notes.md","content":"x"}"#),
+    ]);
     b.result("edit", "Could not find the text to replace in src/lib/render.ts", true);
     b.bash("npm run build", "ok");
     let kept = b.user("continue");
@@ -108,7 +115,10 @@ fn branch_summary_span_is_the_branch_that_was_left() {
     assert_eq!(msgs.len(), 2);
     assert!(prev.is_none());
     let p = parse(summary_analysis::summary_text(&s, idx(&s, &bs)));
-    assert_eq!(p.sections[0].text, "The user explored a different conversation branch before returning here.\nSummary of that exploration:");
+    assert_eq!(
+        p.sections[0].text,
+        "The user explored a different conversation branch before returning here.\nSummary of that exploration:"
+    );
 }
 
 #[test]
@@ -193,9 +203,13 @@ fn edit_then_revert_append_compactions_that_pi_reads_normally() {
     assert_eq!(governing_compaction(&s, leaf), Some(ci));
     assert!(edit_refusal(&s, ci, leaf).is_none());
     let before = build_context(&s, leaf);
-    let text = summary_analysis::summary_text(&s, ci).replace("Keep the public API stable", "Keep the public API stable and documented");
+    let text = summary_analysis::summary_text(&s, ci)
+        .replace("Keep the public API stable", "Keep the public API stable and documented");
     let e = edit_entry(&s, ci, leaf, &text, "edit0001", "2026-01-02T00:00:00.000Z").unwrap();
-    assert_eq!(keys(&e), ["type", "id", "parentId", "timestamp", "summary", "firstKeptEntryId", "tokensBefore", "details", "fromHook"]);
+    assert_eq!(
+        keys(&e),
+        ["type", "id", "parentId", "timestamp", "summary", "firstKeptEntryId", "tokensBefore", "details", "fromHook"]
+    );
     assert_eq!(e.str_field("parentId"), Some(leaf_before.as_str()));
     assert_eq!(e.str_field("firstKeptEntryId"), Some(kept.as_str()));
     assert_eq!(e.get("fromHook").and_then(Value::as_bool), Some(false));
@@ -211,7 +225,9 @@ fn edit_then_revert_append_compactions_that_pi_reads_normally() {
     assert_eq!(governing_compaction(&s2, s2.file_leaf()), Some(ei));
     let after = build_context(&s2, s2.file_leaf());
     assert_eq!(after.messages[0].message.str_field("summary"), Some(text.as_str()));
-    let verbatim = |c: &session_engine::Context| c.messages[1..].iter().map(|m| pi_json::to_string(&m.message)).collect::<Vec<_>>();
+    let verbatim = |c: &session_engine::Context| {
+        c.messages[1..].iter().map(|m| pi_json::to_string(&m.message)).collect::<Vec<_>>()
+    };
     assert_eq!(verbatim(&after), verbatim(&before), "the same verbatim messages follow the edited summary");
     assert_eq!(author(&s2, ei).kind, AuthorKind::User);
 
@@ -226,14 +242,18 @@ fn edit_then_revert_append_compactions_that_pi_reads_normally() {
     assert_eq!(rv.str_field("summary"), Some(summary_analysis::summary_text(&s, ci)));
     let d = rv.get("details").unwrap();
     assert_eq!(keys(d), ["readFiles", "modifiedFiles", "editedFrom", "editOrigin", "editKind", "revertedTo"]);
-    assert_eq!((d.str_field("editedFrom"), d.str_field("editKind"), d.str_field("revertedTo")), (Some("edit0001"), Some("revert"), Some(c1.as_str())));
+    assert_eq!(
+        (d.str_field("editedFrom"), d.str_field("editKind"), d.str_field("revertedTo")),
+        (Some("edit0001"), Some("revert"), Some(c1.as_str()))
+    );
     b.lines.push(entries::line(&rv));
     let s3 = b.session();
     let ri = idx(&s3, "rev00001");
     let after = build_context(&s3, s3.file_leaf());
     assert_eq!(after.messages[0].message.str_field("summary"), Some(summary_analysis::summary_text(&s, ci)));
     assert_eq!(verbatim(&after), verbatim(&before));
-    let h: Vec<(String, EditKind, Option<String>)> = history(&s3, ri).into_iter().map(|v| (v.entry_id, v.kind, v.edited_from)).collect();
+    let h: Vec<(String, EditKind, Option<String>)> =
+        history(&s3, ri).into_iter().map(|v| (v.entry_id, v.kind, v.edited_from)).collect();
     assert_eq!(
         h,
         [
@@ -266,8 +286,14 @@ fn edit_refusals_are_one_sentence_that_says_what_to_do() {
     let r = edit_refusal(&s, idx(&s, &u1), leaf).unwrap();
     assert_eq!(r, format!("Entry {u1} is a message entry, not a compaction; only compaction summaries can be edited — select a compaction entry."));
     let r = revert_entry(&s, ci, leaf, "x", TS).unwrap_err();
-    assert_eq!(r, format!("Entry {c1} is an original summary, not an edit, so there is nothing to revert; edit it instead."));
-    assert_eq!(edit_entry(&s, ci, leaf, "   ", "x", TS).unwrap_err(), "The new summary is empty; write a summary, or cancel the edit.");
+    assert_eq!(
+        r,
+        format!("Entry {c1} is an original summary, not an edit, so there is nothing to revert; edit it instead.")
+    );
+    assert_eq!(
+        edit_entry(&s, ci, leaf, "   ", "x", TS).unwrap_err(),
+        "The new summary is empty; write a summary, or cancel the edit."
+    );
     let same = summary_analysis::summary_text(&s, ci).to_string();
     assert!(edit_entry(&s, ci, leaf, &same, "x", TS).unwrap_err().contains("change something"));
     // Off the path: a leaf on a branch before the compaction.
@@ -282,7 +308,12 @@ fn edit_refusals_are_one_sentence_that_says_what_to_do() {
     let legacy = Session::open(&fixtures().join("conformance/load-v1-legacy.jsonl")).unwrap();
     let lc = legacy.compactions().next().unwrap();
     let r = edit_refusal(&legacy, lc, legacy.file_leaf()).unwrap();
-    assert!(r.starts_with("Summaries of this session cannot be edited because it is read-only: This is a version 1 session file."), "{r}");
+    assert!(
+        r.starts_with(
+            "Summaries of this session cannot be edited because it is read-only: This is a version 1 session file."
+        ),
+        "{r}"
+    );
     // A cycle (read-only) refuses too.
     b.lines.push(r#"{"type":"custom","id":"ca","parentId":"cb","timestamp":"2026-01-01T00:00:00.000Z"}"#.into());
     b.lines.push(r#"{"type":"custom","id":"cb","parentId":"ca","timestamp":"2026-01-01T00:00:00.000Z"}"#.into());
@@ -312,8 +343,16 @@ fn edit_keeps_file_lists_from_details_or_from_the_appendix() {
 fn author_reads_the_entry() {
     let mut b = B::new();
     let k = b.user("a");
-    let off = b.compaction("x", &k, Some(v(r#"{"readFiles":[],"modifiedFiles":[],"summarizer":{"provider":"offline"},"offline":true}"#)));
-    let m = b.compaction("x", &k, Some(v(r#"{"readFiles":[],"modifiedFiles":[],"summarizer":{"provider":"anthropic","model":"claude"}}"#)));
+    let off = b.compaction(
+        "x",
+        &k,
+        Some(v(r#"{"readFiles":[],"modifiedFiles":[],"summarizer":{"provider":"offline"},"offline":true}"#)),
+    );
+    let m = b.compaction(
+        "x",
+        &k,
+        Some(v(r#"{"readFiles":[],"modifiedFiles":[],"summarizer":{"provider":"anthropic","model":"claude"}}"#)),
+    );
     let pi = b.compaction("x", &k, Some(v(r#"{"readFiles":[],"modifiedFiles":[]}"#)));
     b.lines.push(r#"{"type":"compaction","id":"hk","parentId":"e001","timestamp":"2026-01-01T00:00:09.000Z","summary":"s","firstKeptEntryId":"e001","tokensBefore":1,"fromHook":true}"#.into());
     let s = b.session();
@@ -335,7 +374,10 @@ fn two_compactions() -> (B, String, String) {
     let k1 = b.user("next");
     let c1 = b.compaction(PREV, &k1, None);
     b.user("go on");
-    b.calls(&[("edit", r#"{"path":"src/parse.rs","oldText":"a","newText":"b"}"#), ("bash", r#"{"command":"cargo bench"}"#)]);
+    b.calls(&[
+        ("edit", r#"{"path":"src/parse.rs","oldText":"a","newText":"b"}"#),
+        ("bash", r#"{"command":"cargo bench"}"#),
+    ]);
     let k2 = b.user("and on");
     let c2 = b.compaction(NEXT, &k2, None);
     b.user("continue");
@@ -359,12 +401,16 @@ fn an_edit_is_judged_as_its_origin_span_previous_retention_and_drop_alarm() {
     assert_eq!(original.previous_entry_id.as_deref(), Some(c1.as_str()));
     assert_eq!(
         dropped_texts(&original),
-        [("Constraints & Preferences", "Use Rust only"), ("Key Decisions", "**similar crate**: word diffs come from a maintained library")]
+        [
+            ("Constraints & Preferences", "Use Rust only"),
+            ("Key Decisions", "**similar crate**: word diffs come from a maintained library")
+        ]
     );
     assert!(span(&s, i2).entry_ids.len() >= 3);
 
     // The user restores the constraint: the edit no longer drops it, only the decision.
-    let restored = NEXT.replace("- Never rewrite the session files\n", "- Never rewrite the session files\n- Use Rust only\n");
+    let restored =
+        NEXT.replace("- Never rewrite the session files\n", "- Never rewrite the session files\n- Use Rust only\n");
     let e1 = append_entry(&mut b, edit_entry(&s, i2, s.file_leaf(), &restored, "edit0001", TS));
     let s = b.session();
     let ei = idx(&s, &e1);
@@ -382,7 +428,11 @@ fn an_edit_is_judged_as_its_origin_span_previous_retention_and_drop_alarm() {
     assert!(ch.moved.iter().any(|m| m.text == "Write the section parser"), "{:?}", ch.moved);
     // Retention over the origin's span (and the origin's predecessor's file lists), probed with the edit's text.
     assert_eq!(ch.retention, retention(&s, i2, &restored));
-    assert!(ch.retention.facts.iter().any(|f| f.kind == FactKind::Command && f.text == "cargo bench"), "{:?}", ch.retention.facts);
+    assert!(
+        ch.retention.facts.iter().any(|f| f.kind == FactKind::Command && f.text == "cargo bench"),
+        "{:?}",
+        ch.retention.facts
+    );
     // The default diff of an edit is against its original; of an original, the compaction before it.
     assert_eq!(diff_base(&s, ei), Some(i2));
     assert_eq!(diff_base(&s, i2), Some(i1));
@@ -417,7 +467,9 @@ fn an_edit_is_judged_as_its_origin_span_previous_retention_and_drop_alarm() {
     let side_c = b2.compaction(PREV, &side_k, None);
     b2.at(&root);
     let k = b2.user("main");
-    let d = v(&format!(r#"{{"readFiles":[],"modifiedFiles":[],"editedFrom":"{side_c}","editOrigin":"{side_c}","editKind":"edit"}}"#));
+    let d = v(&format!(
+        r#"{{"readFiles":[],"modifiedFiles":[],"editedFrom":"{side_c}","editOrigin":"{side_c}","editKind":"edit"}}"#
+    ));
     let stray = b2.compaction(NEXT, &k, Some(d));
     let s2 = b2.session();
     let si = idx(&s2, &stray);
@@ -464,13 +516,25 @@ fn a_branch_summary_compares_with_the_summary_before_it_and_has_no_drop_alarm() 
 fn error_facts_are_the_lines_that_carry_the_error() {
     use summary_analysis::check::{error_lines, tool_error_lines};
     let npm = "> arbor-demo@1.0.0 build\n> tsc -p .\n\nsrc/cli/flags.ts(41,5): error TS2741: Property 'retryBudget' is missing in type '{ timeout: number; }'.";
-    assert_eq!(tool_error_lines(npm), ["src/cli/flags.ts(41,5): error TS2741: Property 'retryBudget' is missing in type '{ timeout: number; }'."]);
+    assert_eq!(
+        tool_error_lines(npm),
+        ["src/cli/flags.ts(41,5): error TS2741: Property 'retryBudget' is missing in type '{ timeout: number; }'."]
+    );
     // A TypeScript code without the word "error" (tsc --pretty false output of some tools).
-    assert_eq!(error_lines("> build\nsrc/a.ts:3:1 - TS2304: Cannot find name 'x'.\n"), ["src/a.ts:3:1 - TS2304: Cannot find name 'x'."]);
+    assert_eq!(
+        error_lines("> build\nsrc/a.ts:3:1 - TS2304: Cannot find name 'x'.\n"),
+        ["src/a.ts:3:1 - TS2304: Cannot find name 'x'."]
+    );
     assert!(error_lines("TSX files: 12\nSTATUS ok\nTS123 is not a code").is_empty());
     for (out, want) in [
-        ("   Compiling x v0.1.0\nerror[E0425]: cannot find value `y` in this scope\n", "error[E0425]: cannot find value `y` in this scope"),
-        ("running 2 tests\nthread 'main' panicked at src/lib.rs:3:5:\nboom", "thread 'main' panicked at src/lib.rs:3:5:"),
+        (
+            "   Compiling x v0.1.0\nerror[E0425]: cannot find value `y` in this scope\n",
+            "error[E0425]: cannot find value `y` in this scope",
+        ),
+        (
+            "running 2 tests\nthread 'main' panicked at src/lib.rs:3:5:\nboom",
+            "thread 'main' panicked at src/lib.rs:3:5:",
+        ),
         ("$ python x.py\nTraceback (most recent call last):\n  File \"x.py\"", "Traceback (most recent call last):"),
         ("   ERROR  in ./src/a.js\n", "ERROR  in ./src/a.js"),
         ("java.lang.IllegalStateException: bad\n", "java.lang.IllegalStateException: bad"),
@@ -482,7 +546,10 @@ fn error_facts_are_the_lines_that_carry_the_error() {
     let got = &error_lines(&long)[0];
     assert!(got.starts_with("error: xxx") && got.ends_with('…') && got.chars().count() == 201, "{got}");
     // An isError result without an error word: its first non-empty line.
-    assert_eq!(tool_error_lines("\n\n  Could not find the text to replace in a.ts  \nmore"), ["Could not find the text to replace in a.ts"]);
+    assert_eq!(
+        tool_error_lines("\n\n  Could not find the text to replace in a.ts  \nmore"),
+        ["Could not find the text to replace in a.ts"]
+    );
     assert!(tool_error_lines("  \n").is_empty());
 
     // In a built session: the isError bash result gives its error line, not its banner.
@@ -492,7 +559,20 @@ fn error_facts_are_the_lines_that_carry_the_error() {
     let k = b.user("go");
     let c = b.compaction("Fixed the error TS2741: property retryBudget was missing in the flags type.", &k, None);
     let s = b.session();
-    let errors: Vec<(String, String, bool)> =
-        check(&s, idx(&s, &c)).retention.facts.into_iter().filter(|f| f.kind == FactKind::Error).map(|f| (f.text, f.source_entry_id, f.mentioned)).collect();
-    assert_eq!(errors, [("src/cli/flags.ts(41,5): error TS2741: Property 'retryBudget' is missing in type '{ timeout: number; }'.".to_string(), r, true)]);
+    let errors: Vec<(String, String, bool)> = check(&s, idx(&s, &c))
+        .retention
+        .facts
+        .into_iter()
+        .filter(|f| f.kind == FactKind::Error)
+        .map(|f| (f.text, f.source_entry_id, f.mentioned))
+        .collect();
+    assert_eq!(
+        errors,
+        [(
+            "src/cli/flags.ts(41,5): error TS2741: Property 'retryBudget' is missing in type '{ timeout: number; }'."
+                .to_string(),
+            r,
+            true
+        )]
+    );
 }

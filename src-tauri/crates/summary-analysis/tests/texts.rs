@@ -52,7 +52,8 @@ fn every_summary_of_the_conformance_corpus_round_trips_and_keeps_its_structure()
             let Some(text) = s.value(i).str_field("summary") else { continue };
             seen += 1;
             let parsed = roundtrip(text);
-            let joined: String = parsed.sections.iter().map(|x| x.raw.as_str()).collect::<String>() + &parsed.appendix_raw;
+            let joined: String =
+                parsed.sections.iter().map(|x| x.raw.as_str()).collect::<String>() + &parsed.appendix_raw;
             assert_eq!(joined, text);
             if !text.trim().is_empty() {
                 assert!(!parsed.sections.is_empty(), "{}: {text:?}", p.display());
@@ -79,16 +80,25 @@ fn every_summary_of_the_conformance_corpus_round_trips_and_keeps_its_structure()
                 }
                 // Pi's Done items are checked checkboxes.
                 if let Some(done) = parsed.sections.iter().find(|x| x.name == "Progress › Done") {
-                    assert!(done.items.iter().all(|it| it.marker == Marker::Checkbox && it.checked == Some(true)), "{:?}", done.items);
+                    assert!(
+                        done.items.iter().all(|it| it.marker == Marker::Checkbox && it.checked == Some(true)),
+                        "{:?}",
+                        done.items
+                    );
                 }
             }
             if text.contains(TURN_CONTEXT_MARKER) {
                 split += 1;
                 let tp = parsed.turn_prefix.as_deref().expect("split-turn part");
                 if tp.starts_with("## Original Request") {
-                    assert!(parsed.sections.iter().any(|x| x.name == "Turn Context › Original Request" && x.turn_prefix && x.role == SectionRole::Goal));
+                    assert!(parsed.sections.iter().any(|x| x.name == "Turn Context › Original Request"
+                        && x.turn_prefix
+                        && x.role == SectionRole::Goal));
                 }
-                assert!(parsed.sections.iter().any(|x| x.name == "Turn Context" && x.raw.starts_with(TURN_CONTEXT_MARKER)));
+                assert!(parsed
+                    .sections
+                    .iter()
+                    .any(|x| x.name == "Turn Context" && x.raw.starts_with(TURN_CONTEXT_MARKER)));
             }
             // Pi writes the appendix from details: the lists agree (in order).
             let d = s.value(i).get("details");
@@ -108,7 +118,10 @@ fn every_summary_of_the_conformance_corpus_round_trips_and_keeps_its_structure()
         }
     }
     assert!(seen >= 40, "the corpus has 44 summaries, saw {seen}");
-    assert!(templated >= 20 && with_appendix >= 5 && split >= 3, "templated {templated}, appendix {with_appendix}, split {split}");
+    assert!(
+        templated >= 20 && with_appendix >= 5 && split >= 3,
+        "templated {templated}, appendix {with_appendix}, split {split}"
+    );
 }
 
 #[test]
@@ -143,7 +156,10 @@ fn context_checkpoint_branch_and_completed_work_shapes() {
     assert_eq!(done.items.len(), 5);
     assert_eq!(done.items[0].marker, Marker::Numbered);
     assert_eq!(done.items[1].text, "Wired `arbor-cli summary show` into the CLI");
-    assert_eq!((done.items[2].depth, done.items[2].marker, done.items[2].text.as_str()), (1, Marker::Bullet, "JSON output matches issue 11"));
+    assert_eq!(
+        (done.items[2].depth, done.items[2].marker, done.items[2].text.as_str()),
+        (1, Marker::Bullet, "JSON output matches issue 11")
+    );
     assert_eq!(done.items[4].depth, 0);
     assert_eq!(section(&p, "Context Checkpoint › Branch").text, "feature/summary-workbench (3 commits ahead of main)");
     assert_eq!(p.sections[0].level, 1);
@@ -167,7 +183,10 @@ fn german_and_japanese_headings_get_roles() {
             ("Nächste Schritte", NextSteps)
         ]
     );
-    assert_eq!(item_texts(section(&p, "Fortschritt › Erledigt")), ["Parser geschrieben (`parse.rs`)", "Tests für CRLF"]);
+    assert_eq!(
+        item_texts(section(&p, "Fortschritt › Erledigt")),
+        ["Parser geschrieben (`parse.rs`)", "Tests für CRLF"]
+    );
     let p = roundtrip(&std::fs::read_to_string(own_fixtures().join("summaries/japanese.md")).unwrap());
     let roles: Vec<(&str, SectionRole)> = p.sections.iter().map(|s| (s.name.as_str(), s.role)).collect();
     assert_eq!(roles, [("目標", Goal), ("制約", Constraints), ("完了", Done), ("次のステップ", NextSteps)]);
@@ -194,7 +213,8 @@ fn odd_nesting_fences_and_non_headings() {
     let t = std::fs::read_to_string(own_fixtures().join("summaries/odd-nesting.md")).unwrap();
     let p = roundtrip(&t);
     assert_eq!(names(&p), ["Progress", "Closing hashes", "Closing hashes › Three spaces ok"]);
-    let items: Vec<(u8, Marker, Option<bool>, &str)> = p.sections[0].items.iter().map(|i| (i.depth, i.marker, i.checked, i.text.as_str())).collect();
+    let items: Vec<(u8, Marker, Option<bool>, &str)> =
+        p.sections[0].items.iter().map(|i| (i.depth, i.marker, i.checked, i.text.as_str())).collect();
     assert_eq!(
         items,
         [
@@ -203,7 +223,12 @@ fn odd_nesting_fences_and_non_headings() {
             (2, Marker::Bullet, None, "six spaces"),
             (2, Marker::Bullet, None, "three spaces"),
             (3, Marker::Bullet, None, "a tab"),
-            (0, Marker::Checkbox, Some(true), "done item\ncontinuation line of the done item\nindented paragraph after a blank line"),
+            (
+                0,
+                Marker::Checkbox,
+                Some(true),
+                "done item\ncontinuation line of the done item\nindented paragraph after a blank line"
+            ),
             (0, Marker::Bullet, None, "star bullet"),
             (0, Marker::Bullet, None, "plus bullet"),
             (0, Marker::Numbered, None, "paren numbered"),
@@ -213,7 +238,15 @@ fn odd_nesting_fences_and_non_headings() {
         ]
     );
     let text = &p.sections[0].text;
-    for line in ["-not an item", "---", "***", "#not a heading", "####### seven hashes is text", "## not a heading inside a fence", "# also not a heading"] {
+    for line in [
+        "-not an item",
+        "---",
+        "***",
+        "#not a heading",
+        "####### seven hashes is text",
+        "## not a heading inside a fence",
+        "# also not a heading",
+    ] {
         assert!(text.lines().any(|l| l == line), "{line:?} is free text: {text:?}");
     }
     assert_eq!(item_texts(&p.sections[2]), ["item after heading"]);
@@ -255,7 +288,9 @@ fn a_one_megabyte_summary_parses_in_linear_time() {
     let mut k = 0;
     while t.len() < 1 << 20 {
         k += 1;
-        t.push_str(&format!("- [x] step {k} edited `src/module_{k}.rs` and ran `cargo test`\n  with a continuation line\n"));
+        t.push_str(&format!(
+            "- [x] step {k} edited `src/module_{k}.rs` and ran `cargo test`\n  with a continuation line\n"
+        ));
         if k % 500 == 0 {
             t.push_str(&format!("### Batch {k}\n```\n# code {k}\n```\n"));
         }
@@ -283,7 +318,10 @@ fn a_one_megabyte_summary_parses_in_linear_time() {
 fn replace_section_replaces_one_body_and_keeps_the_rest() {
     let t = "## Goal\nOld goal.\n\n## Constraints & Preferences\n- a\n\n<read-files>\nx\n</read-files>";
     let out = replace_section(t, 0, "New goal.\n- with an item");
-    assert_eq!(out, "## Goal\nNew goal.\n- with an item\n\n## Constraints & Preferences\n- a\n\n<read-files>\nx\n</read-files>");
+    assert_eq!(
+        out,
+        "## Goal\nNew goal.\n- with an item\n\n## Constraints & Preferences\n- a\n\n<read-files>\nx\n</read-files>"
+    );
     let out = replace_section(t, 1, "- a\n- b");
     assert_eq!(out, "## Goal\nOld goal.\n\n## Constraints & Preferences\n- a\n- b\n\n<read-files>\nx\n</read-files>");
     assert_eq!(replace_section(t, 9, "x"), t);
@@ -351,7 +389,10 @@ proptest! {
 // ---- diff and drop alarm ------------------------------------------------------------------
 
 fn sd<'a>(d: &'a SummaryDiff, title: &str) -> &'a SectionDiff {
-    d.sections.iter().find(|s| s.title == title).unwrap_or_else(|| panic!("no {title} in {:?}", d.sections.iter().map(|s| &s.title).collect::<Vec<_>>()))
+    d.sections
+        .iter()
+        .find(|s| s.title == title)
+        .unwrap_or_else(|| panic!("no {title} in {:?}", d.sections.iter().map(|s| &s.title).collect::<Vec<_>>()))
 }
 
 #[test]
@@ -361,8 +402,12 @@ fn diff_reports_added_removed_reworded_and_moved_per_section() {
     assert_eq!(c.removed, ["Use Rust only"]);
     assert!(c.added.is_empty());
     assert_eq!(c.reworded.len(), 1);
-    assert_eq!((c.reworded[0].from.as_str(), c.reworded[0].to.as_str()), ("Never rewrite session files", "Never rewrite the session files"));
-    let inserted: String = c.reworded[0].words.iter().filter(|w| w.op == WordOp::Insert).map(|w| w.text.as_str()).collect();
+    assert_eq!(
+        (c.reworded[0].from.as_str(), c.reworded[0].to.as_str()),
+        ("Never rewrite session files", "Never rewrite the session files")
+    );
+    let inserted: String =
+        c.reworded[0].words.iter().filter(|w| w.op == WordOp::Insert).map(|w| w.text.as_str()).collect();
     assert_eq!(inserted.trim(), "the");
     let done = sd(&d, "Progress › Done");
     assert_eq!(done.unchanged, ["Read the format docs"]);
@@ -370,16 +415,23 @@ fn diff_reports_added_removed_reworded_and_moved_per_section() {
     let ip = sd(&d, "Progress › In Progress");
     assert_eq!(ip.added, ["Benchmark the parser"]);
     assert!(ip.removed.is_empty(), "moved items are not removals: {:?}", ip.removed);
-    let moved: Vec<(&str, &str, &str)> = d.moved.iter().map(|m| (m.text.as_str(), m.from.as_str(), m.to.as_str())).collect();
+    let moved: Vec<(&str, &str, &str)> =
+        d.moved.iter().map(|m| (m.text.as_str(), m.from.as_str(), m.to.as_str())).collect();
     assert_eq!(
         moved,
-        [("Write the section parser", "Progress › In Progress", "Progress › Done"), ("CRLF support added", "Progress › In Progress", "Progress › Done")]
+        [
+            ("Write the section parser", "Progress › In Progress", "Progress › Done"),
+            ("CRLF support added", "Progress › In Progress", "Progress › Done")
+        ]
     );
     let kd = sd(&d, "Key Decisions");
     assert_eq!(kd.removed, ["**similar crate**: word diffs come from a maintained library"]);
     assert_eq!(kd.added, ["**Parser**: one pass over lines"]);
     let ns = sd(&d, "Next Steps");
-    assert_eq!((ns.unchanged.as_slice(), ns.added.as_slice()), (&["Write tests".to_string()][..], &["Run the benchmark".to_string()][..]));
+    assert_eq!(
+        (ns.unchanged.as_slice(), ns.added.as_slice()),
+        (&["Write tests".to_string()][..], &["Run the benchmark".to_string()][..])
+    );
     assert_eq!(sd(&d, "Progress › Blocked").removed, ["(none)"]);
     assert_eq!(sd(&d, "Goal").unchanged, ["Build the parser."]);
     assert!(!sd(&d, "Goal").text_changed);
@@ -414,11 +466,20 @@ fn sections_match_by_role_across_writers() {
 fn drop_alarm_lists_what_the_new_summary_no_longer_carries() {
     let dropped = summary_analysis::check::dropped_items(&parse(PREV), &parse(NEXT));
     let got: Vec<(&str, &str)> = dropped.iter().map(|d| (d.section.as_str(), d.text.as_str())).collect();
-    assert_eq!(got, [("Constraints & Preferences", "Use Rust only"), ("Key Decisions", "**similar crate**: word diffs come from a maintained library")]);
+    assert_eq!(
+        got,
+        [
+            ("Constraints & Preferences", "Use Rust only"),
+            ("Key Decisions", "**similar crate**: word diffs come from a maintained library")
+        ]
+    );
     // Merged into a longer line, or reworded: still carried.
+    let merged = NEXT.replace(
+        "- **Parser**: one pass over lines",
+        "- **Parser**: one pass over lines; word diffs come from the maintained similar crate library",
+    );
     let merged =
-        NEXT.replace("- **Parser**: one pass over lines", "- **Parser**: one pass over lines; word diffs come from the maintained similar crate library");
-    let merged = merged.replace("- Never rewrite the session files", "- Never rewrite the session files, use only Rust");
+        merged.replace("- Never rewrite the session files", "- Never rewrite the session files, use only Rust");
     assert!(summary_analysis::check::dropped_items(&parse(PREV), &parse(&merged)).is_empty());
 }
 
@@ -477,12 +538,19 @@ Fix the ledger's rounding bug.
 #[test]
 fn a_split_turns_prefix_owes_the_next_summary_only_its_rules() {
     let prev = parse(SPLIT_PREV);
-    assert!(prev.sections.iter().any(|s| s.turn_prefix && s.name == "Turn Context › Context for Suffix"), "{:?}", prev.sections);
+    assert!(
+        prev.sections.iter().any(|s| s.turn_prefix && s.name == "Turn Context › Context for Suffix"),
+        "{:?}",
+        prev.sections
+    );
     // Only the prefix's decision outlives the turn: its progress, the request and the
     // context for the suffix are owed nothing.
     let dropped = summary_analysis::check::dropped_items(&prev, &parse(SPLIT_NEXT));
     let got: Vec<(&str, &str)> = dropped.iter().map(|d| (d.section.as_str(), d.text.as_str())).collect();
-    assert_eq!(got, [("Turn Context › Early Progress", "Decided to keep the rounding in `total()` instead of `add()`")]);
+    assert_eq!(
+        got,
+        [("Turn Context › Early Progress", "Decided to keep the rounding in `total()` instead of `add()`")]
+    );
     // Carried into Key Decisions: nothing dropped, and that move is reported.
     let carried = SPLIT_NEXT.replace(
         "- **Decimal**: amounts are `Decimal`, not float",
@@ -490,27 +558,44 @@ fn a_split_turns_prefix_owes_the_next_summary_only_its_rules() {
     );
     assert!(summary_analysis::check::dropped_items(&prev, &parse(&carried)).is_empty());
     let moved = summary_analysis::check::moved_items(&prev, &parse(&carried));
-    assert_eq!(moved.iter().map(|m| (m.from.as_str(), m.to.as_str())).collect::<Vec<_>>(), [("Turn Context › Early Progress", "Key Decisions")]);
+    assert_eq!(
+        moved.iter().map(|m| (m.from.as_str(), m.to.as_str())).collect::<Vec<_>>(),
+        [("Turn Context › Early Progress", "Key Decisions")]
+    );
     // A prefix item folded into Done is the expected path, not a move worth reporting; the
     // same diff still shows it as moved.
     let folded = SPLIT_NEXT.replace("- [x] `total()` rounds half up; all tests pass", "- [x] Edited `ledger/core.py`");
-    assert!(summary_analysis::check::moved_items(&prev, &parse(&folded)).iter().all(|m| !m.from.starts_with("Turn Context")));
+    assert!(summary_analysis::check::moved_items(&prev, &parse(&folded))
+        .iter()
+        .all(|m| !m.from.starts_with("Turn Context")));
     assert!(diff(&prev, &parse(&folded)).moved.iter().any(|m| m.from == "Turn Context › Early Progress"));
     // The history's own items stay watched: dropping the constraint is reported.
     let lost = SPLIT_NEXT.replace("- Never touch `ledger/legacy.py`\n", "");
     let dropped = summary_analysis::check::dropped_items(&prev, &parse(&lost));
-    assert!(dropped.iter().any(|d| d.section == "Constraints & Preferences" && d.text == "Never touch `ledger/legacy.py`"), "{dropped:?}");
+    assert!(
+        dropped.iter().any(|d| d.section == "Constraints & Preferences" && d.text == "Never touch `ledger/legacy.py`"),
+        "{dropped:?}"
+    );
 }
 
 #[test]
 fn states_rule_reads_constraints_and_decisions_not_progress() {
     use summary_analysis::check::states_rule;
-    for t in
-        ["Never touch legacy.py", "Decided to use Decimal", "Chose sqlite instead of files", "don\u{2019}t log secrets", "Use dataclasses rather than dicts"]
-    {
+    for t in [
+        "Never touch legacy.py",
+        "Decided to use Decimal",
+        "Chose sqlite instead of files",
+        "don\u{2019}t log secrets",
+        "Use dataclasses rather than dicts",
+    ] {
         assert!(states_rule(t), "{t}");
     }
-    for t in ["Ran `mypy ledger` → command not found", "Edited core.py", "Last note before the cut: the test fails", "Read the docs"] {
+    for t in [
+        "Ran `mypy ledger` → command not found",
+        "Edited core.py",
+        "Last note before the cut: the test fails",
+        "Read the docs",
+    ] {
         assert!(!states_rule(t), "{t}");
     }
 }

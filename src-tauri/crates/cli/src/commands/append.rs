@@ -19,7 +19,11 @@ pub struct NewEntry<'a> {
 
 /// Appends the entry `build` makes (or its error, before anything is written). `what` names
 /// the write in the error sentences ("the label", "the name").
-pub fn append_on_leaf(file: &Path, what: &str, build: impl FnOnce(NewEntry) -> Result<Value, String>) -> Result<String, String> {
+pub fn append_on_leaf(
+    file: &Path,
+    what: &str,
+    build: impl FnOnce(NewEntry) -> Result<Value, String>,
+) -> Result<String, String> {
     // The sidecar lock first: another Arbor writer waits its turn instead of racing on the leaf.
     let _lock = SessionLock::try_acquire(file).map_err(|e| e.to_string())?;
     let s = super::open_session(file)?;

@@ -9,7 +9,12 @@ use summarizer::session_ops::{compact_file, compact_file_planned};
 
 /// `--keep-from ID`: Pi's plan at the leaf (its refusals, read-only sessions), with the cut moved
 /// to `id` when that is a valid cut point (`pi_review::cut`), else why not and the nearest ones.
-fn keep_from_plan(s: &Session, leaf: Option<&str>, settings: &CompactionSettings, id: &str) -> Result<CompactionJob, String> {
+fn keep_from_plan(
+    s: &Session,
+    leaf: Option<&str>,
+    settings: &CompactionSettings,
+    id: &str,
+) -> Result<CompactionJob, String> {
     let job = summarizer::run::plan_compaction(s, leaf, settings).map_err(|e| e.to_string())?;
     let leaf = job.leaf_id.as_deref().and_then(|l| s.index_of(l));
     pi_review::cut::plan_compaction_keep_from(s, leaf, settings, id).map_err(|e| e.to_string())
@@ -34,7 +39,9 @@ pub fn run(args: crate::CompactArgs) -> CmdResult {
     let done = ctx.block_on(|cancel, progress| async move {
         match keep_from {
             None => compact_file(file, leaf, &settings, backend, &opts, &cancel, Some(&progress)).await,
-            Some(_) => compact_file_planned(file, leaf, &settings, &planner, backend, &opts, &cancel, Some(&progress)).await,
+            Some(_) => {
+                compact_file_planned(file, leaf, &settings, &planner, backend, &opts, &cancel, Some(&progress)).await
+            }
         }
     })?;
     let out = &done.outcome;

@@ -7,16 +7,20 @@ use std::fmt::Write as _;
 /// A readable text of one agent message, for the listing.
 pub fn message_text(m: &Value) -> String {
     match m.str_field("role") {
-        Some("user") | Some("custom") | Some("toolResult") => session_engine::context::user_text(m.get("content").unwrap_or(&Value::Null)),
+        Some("user") | Some("custom") | Some("toolResult") => {
+            session_engine::context::user_text(m.get("content").unwrap_or(&Value::Null))
+        }
         Some("assistant") => {
             let mut parts = Vec::new();
             for b in blocks(m.get("content")) {
                 match b {
                     Block::Text(_) => parts.push(b.text().unwrap_or("").to_string()),
                     Block::Thinking(_) => parts.push(format!("(thinking) {}", b.thinking().unwrap_or(""))),
-                    Block::ToolCall(_) => {
-                        parts.push(format!("→ {}({})", b.tool_name().unwrap_or("?"), b.arguments().map(pi_json::to_string).unwrap_or_default()))
-                    }
+                    Block::ToolCall(_) => parts.push(format!(
+                        "→ {}({})",
+                        b.tool_name().unwrap_or("?"),
+                        b.arguments().map(pi_json::to_string).unwrap_or_default()
+                    )),
                     Block::Image(_) | Block::Other(_) => {}
                 }
             }
@@ -48,7 +52,13 @@ pub fn run(a: crate::ContextArgs) -> CmdResult {
     let model = ctx
         .model
         .as_ref()
-        .map(|m| format!("{}/{}", session_engine::context::js_to_string(&m.provider), session_engine::context::js_to_string(&m.model_id)))
+        .map(|m| {
+            format!(
+                "{}/{}",
+                session_engine::context::js_to_string(&m.provider),
+                session_engine::context::js_to_string(&m.model_id)
+            )
+        })
         .unwrap_or_else(|| "(none)".into());
     let _ = writeln!(
         out,

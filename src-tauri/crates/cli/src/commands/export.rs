@@ -45,10 +45,16 @@ pub fn run(args: ExportArgs) -> CmdResult {
     };
     if let Some(out) = &args.out {
         if same_file(out, &args.file) {
-            return Err(format!("{} is the session file itself; nothing was written. Pick another --out path.", out.display()));
+            return Err(format!(
+                "{} is the session file itself; nothing was written. Pick another --out path.",
+                out.display()
+            ));
         }
         if out.exists() && !args.force {
-            return Err(format!("{} already exists; nothing was written. Pick another --out path, or pass --force to replace it.", out.display()));
+            return Err(format!(
+                "{} already exists; nothing was written. Pick another --out path, or pass --force to replace it.",
+                out.display()
+            ));
         }
         if out.is_dir() {
             return Err(format!("{} is a folder; nothing was written. Give --out a file name.", out.display()));
@@ -78,22 +84,32 @@ pub fn run(args: ExportArgs) -> CmdResult {
             eprintln!("arbor-cli: exporting {}: {pct}%", args.file.display());
         }
     };
-    let io_err = |what: &Path, e: std::io::Error| format!("cannot write {}: {e}; nothing was written there", what.display());
+    let io_err =
+        |what: &Path, e: std::io::Error| format!("cannot write {}: {e}; nothing was written there", what.display());
     match &args.out {
         None => {
             let stdout = std::io::stdout();
             let mut w = BufWriter::with_capacity(1 << 20, stdout.lock());
-            export(&s, scope, format, &title, &mut w, &mut progress).and_then(|_| w.flush()).map_err(|e| format!("cannot write the export to stdout: {e}"))?;
+            export(&s, scope, format, &title, &mut w, &mut progress)
+                .and_then(|_| w.flush())
+                .map_err(|e| format!("cannot write the export to stdout: {e}"))?;
         }
         Some(out) => {
             // Checked again just before writing: the session file is never the target.
             if args.force && same_file(out, &args.file) {
                 return Err(format!("{} is the session file itself; nothing was written.", out.display()));
             }
-            write_new_file(out, args.force, |w| export(&s, scope, format, &title, w, &mut progress)).map_err(|e| match e {
-                NewFileError::Exists => format!("{} appeared while exporting; nothing was written. Pass --force to replace it.", out.display()),
-                NewFileError::IsDir => format!("{} is a folder; nothing was written. Give --out a file name.", out.display()),
-                NewFileError::Io(e) => io_err(out, e),
+            write_new_file(out, args.force, |w| export(&s, scope, format, &title, w, &mut progress)).map_err(|e| {
+                match e {
+                    NewFileError::Exists => format!(
+                        "{} appeared while exporting; nothing was written. Pass --force to replace it.",
+                        out.display()
+                    ),
+                    NewFileError::IsDir => {
+                        format!("{} is a folder; nothing was written. Give --out a file name.", out.display())
+                    }
+                    NewFileError::Io(e) => io_err(out, e),
+                }
             })?;
             if big {
                 eprintln!("arbor-cli: wrote {}", out.display());

@@ -26,7 +26,10 @@ pub(crate) fn resolve_roots(lib: &Library, given: &[PathBuf]) -> Result<Vec<Path
     if given.is_empty() {
         let r = lib.all_roots().map_err(|e| e.to_string())?;
         if r.is_empty() {
-            return Err("no Pi sessions folder found (~/.pi/agent/sessions or $PI_CODING_AGENT_DIR/sessions); pass --root DIR".into());
+            return Err(
+                "no Pi sessions folder found (~/.pi/agent/sessions or $PI_CODING_AGENT_DIR/sessions); pass --root DIR"
+                    .into(),
+            );
         }
         return Ok(r);
     }
@@ -34,7 +37,10 @@ pub(crate) fn resolve_roots(lib: &Library, given: &[PathBuf]) -> Result<Vec<Path
         .iter()
         .map(|r| {
             if !r.is_dir() {
-                return Err(format!("{} is not a folder; pass --root with a folder that holds .jsonl session files", r.display()));
+                return Err(format!(
+                    "{} is not a folder; pass --root with a folder that holds .jsonl session files",
+                    r.display()
+                ));
             }
             Ok(std::fs::canonicalize(r).unwrap_or_else(|_| r.clone()))
         })
@@ -43,7 +49,10 @@ pub(crate) fn resolve_roots(lib: &Library, given: &[PathBuf]) -> Result<Vec<Path
 
 /// Sync the roots, with a progress bar on a terminal.
 pub(crate) fn sync(lib: &mut Library, roots: &[PathBuf], show_bar: bool) -> Result<SyncReport, String> {
-    let bar = ProgressBar::with_draw_target(None, if show_bar { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() });
+    let bar = ProgressBar::with_draw_target(
+        None,
+        if show_bar { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() },
+    );
     bar.set_style(
         ProgressStyle::with_template("{spinner} {prefix} [{bar:30}] {pos}/{len} files {wide_msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar())

@@ -8,8 +8,9 @@ pub fn run(a: crate::InspectArgs) -> CmdResult {
     let mut o = match &a.options_json {
         Some(p) => {
             let bytes = std::fs::read(p).map_err(|e| format!("{}: cannot read the options file: {e}", p.display()))?;
-            let v =
-                pi_json::parse_bytes(&bytes).map_err(|e| format!("{}: invalid JSON ({e}); pass an object like {{\"keepRecentTokens\": 800}}", p.display()))?;
+            let v = pi_json::parse_bytes(&bytes).map_err(|e| {
+                format!("{}: invalid JSON ({e}); pass an object like {{\"keepRecentTokens\": 800}}", p.display())
+            })?;
             InspectOptions::from_oracle_json(&v)
         }
         None => InspectOptions::default(),

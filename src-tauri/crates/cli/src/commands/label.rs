@@ -7,14 +7,19 @@ use session_engine::entries;
 
 pub fn run(args: crate::LabelArgs) -> CmdResult {
     let label = match (&args.text, args.clear) {
-        (Some(t), false) if t.is_empty() => return Err("the label text is empty; pass --clear to remove a label".into()),
+        (Some(t), false) if t.is_empty() => {
+            return Err("the label text is empty; pass --clear to remove a label".into())
+        }
         (Some(t), false) => Some(t.as_str()),
         (None, true) => None,
         _ => return Err("pass exactly one of --text T and --clear".into()),
     };
     let id = append_on_leaf(&args.file, "the label", |n| {
         if n.session.index_of(&args.entry).is_none() {
-            return Err(format!("no entry with id {} in this session; run `arbor-cli tree FILE` to see the ids", args.entry));
+            return Err(format!(
+                "no entry with id {} in this session; run `arbor-cli tree FILE` to see the ids",
+                args.entry
+            ));
         }
         Ok(entries::label(n.id, n.parent, n.timestamp, &args.entry, label))
     })?;

@@ -22,12 +22,18 @@ pub struct MigrateArgs {
 pub fn run(args: MigrateArgs) -> CmdResult {
     let (file, out) = (&args.file, &args.out);
     if out.exists() {
-        return Err(format!("{} already exists; nothing was written. Pick a path that does not exist yet.", out.display()));
+        return Err(format!(
+            "{} already exists; nothing was written. Pick a path that does not exist yet.",
+            out.display()
+        ));
     }
     let s = super::open_session(file)?;
     let Some(lines) = s.migrated_lines() else {
         return Err(match s.version_in_file() {
-            Some(3.0) => format!("{} is already a version 3 session; there is nothing to migrate and nothing was written.", file.display()),
+            Some(3.0) => format!(
+                "{} is already a version 3 session; there is nothing to migrate and nothing was written.",
+                file.display()
+            ),
             Some(v) => {
                 format!("{} is a version {v} session, which this Arbor cannot migrate; nothing was written. Open it with a newer Arbor.", file.display())
             }

@@ -38,7 +38,10 @@ pub fn leaf_arg(s: &Session, leaf: Option<&str>) -> Result<Option<usize>, String
     match leaf {
         None => Ok(s.file_leaf()),
         Some("null") => Ok(None),
-        Some(id) => s.index_of(id).map(Some).ok_or_else(|| format!("no entry with id {id} in this session; run `arbor-cli tree FILE` to see the ids")),
+        Some(id) => s
+            .index_of(id)
+            .map(Some)
+            .ok_or_else(|| format!("no entry with id {id} in this session; run `arbor-cli tree FILE` to see the ids")),
     }
 }
 
@@ -67,5 +70,13 @@ pub fn preview(text: &str, max: usize) -> String {
         out.push('…');
     }
     // Control characters (ANSI escapes, bidi overrides) are shown escaped, never interpreted.
-    out.chars().map(|c| if c.is_control() || ('\u{202A}'..='\u{202E}').contains(&c) || ('\u{2066}'..='\u{2069}').contains(&c) { '�' } else { c }).collect()
+    out.chars()
+        .map(|c| {
+            if c.is_control() || ('\u{202A}'..='\u{202E}').contains(&c) || ('\u{2066}'..='\u{2069}').contains(&c) {
+                '�'
+            } else {
+                c
+            }
+        })
+        .collect()
 }

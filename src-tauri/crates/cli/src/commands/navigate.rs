@@ -26,7 +26,8 @@ pub fn run(args: crate::NavigateArgs) -> CmdResult {
     let budget = match args.budget.branch_budget {
         Some(b) => b as f64,
         None => {
-            let reserve = args.budget.branch_reserve_tokens.map(|r| r as f64).unwrap_or_else(|| pi.branch_reserve_tokens());
+            let reserve =
+                args.budget.branch_reserve_tokens.map(|r| r as f64).unwrap_or_else(|| pi.branch_reserve_tokens());
             session_engine::branch::branch_budget(window as f64, reserve)
         }
     };
@@ -34,7 +35,19 @@ pub fn run(args: crate::NavigateArgs) -> CmdResult {
     let backend = &ctx.backend;
     let a = &args;
     let done = ctx.block_on(|cancel, progress| async move {
-        navigate_file(&a.file, a.leaf.as_deref(), &a.target, a.summarize, budget, a.label.as_deref(), backend, &opts, &cancel, Some(&progress)).await
+        navigate_file(
+            &a.file,
+            a.leaf.as_deref(),
+            &a.target,
+            a.summarize,
+            budget,
+            a.label.as_deref(),
+            backend,
+            &opts,
+            &cancel,
+            Some(&progress),
+        )
+        .await
     })?;
     if done.no_op {
         eprintln!("the target is already the leaf; nothing to do");
@@ -86,7 +99,9 @@ impl Ctx {
             Some(path) => Catalog::load(&path).map_err(|e| e.to_string())?,
             None => Catalog::builtin(),
         };
-        let prepared = summarizer::setup::prepare_backend(&p.provider, p.model.as_deref(), p.base_url.as_deref(), &catalog).map_err(|e| e.to_string())?;
+        let prepared =
+            summarizer::setup::prepare_backend(&p.provider, p.model.as_deref(), p.base_url.as_deref(), &catalog)
+                .map_err(|e| e.to_string())?;
         for n in &prepared.notices {
             eprintln!("note: {n}");
         }
@@ -110,7 +125,10 @@ impl Ctx {
         RunOptions {
             custom_instructions: instructions,
             replace_instructions: replace,
-            branch_max_tokens: self.arbor.branch_summary_max_tokens.unwrap_or(summarizer::prompts::DEFAULT_BRANCH_MAX_TOKENS),
+            branch_max_tokens: self
+                .arbor
+                .branch_summary_max_tokens
+                .unwrap_or(summarizer::prompts::DEFAULT_BRANCH_MAX_TOKENS),
             model_max_output: self.model_max_output,
             record_extras: env_extras.or(self.arbor.record_details_extras).unwrap_or(default_extras),
             hook,
@@ -123,8 +141,11 @@ impl Ctx {
         F: FnOnce(CancellationToken, ProgressFn) -> Fut,
         Fut: Future<Output = summarizer::Result<T>>,
     {
-        let rt =
-            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| format!("cannot start the async runtime: {e}"))?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the async runtime: {e}"))?;
         let cancel = CancellationToken::new();
         let progress: ProgressFn = Arc::new(|p| {
             if let Progress::Retrying { attempt, delay, reason } = p {

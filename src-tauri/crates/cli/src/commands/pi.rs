@@ -101,8 +101,12 @@ fn install_extension(a: InstallArgs) -> CmdResult {
     let v = install::extension_version();
     match outcome {
         InstallOutcome::Installed => println!("installed Arbor's Pi extension {v} at {}", loc.path.display()),
-        InstallOutcome::Replaced => println!("replaced the extension at {} with Arbor's Pi extension {v}", loc.path.display()),
-        InstallOutcome::AlreadyInstalled => println!("Arbor's Pi extension {v} is already installed at {}", loc.path.display()),
+        InstallOutcome::Replaced => {
+            println!("replaced the extension at {} with Arbor's Pi extension {v}", loc.path.display())
+        }
+        InstallOutcome::AlreadyInstalled => {
+            println!("Arbor's Pi extension {v} is already installed at {}", loc.path.display())
+        }
     }
     if outcome != InstallOutcome::AlreadyInstalled {
         eprintln!("Pi loads it when it starts; a Pi that is running now needs /reload or a restart.");
@@ -132,7 +136,10 @@ fn status(a: StatusArgs) -> CmdResult {
             (true, false, _) => "another file named arbor.ts (not Arbor's)".to_string(),
             (true, true, true) => format!("installed, version {}", l.version.as_deref().unwrap_or("?")),
             (true, true, false) => {
-                format!("installed, version {} (differs from this Arbor's; install-extension --force replaces it)", l.version.as_deref().unwrap_or("?"))
+                format!(
+                    "installed, version {} (differs from this Arbor's; install-extension --force replaces it)",
+                    l.version.as_deref().unwrap_or("?")
+                )
             }
         };
         let scope = match l.scope {
@@ -178,7 +185,10 @@ fn serve(a: ServeArgs) -> CmdResult {
         PolicyArg::Watch => Policy::Watch,
     };
     if policy == Policy::Watch && (a.edit_command.is_some() || a.decide_command.is_some()) {
-        return Err("--policy watch never changes anything: drop --edit-command / --decide-command, or use --policy review".to_string());
+        return Err(
+            "--policy watch never changes anything: drop --edit-command / --decide-command, or use --policy review"
+                .to_string(),
+        );
     }
     let reviewer: Arc<dyn Reviewer> = match (&a.edit_command, &a.decide_command) {
         (Some(c), _) => Arc::new(EditCommand { command: c.clone() }),
@@ -240,7 +250,9 @@ fn wait_for_stop() -> &'static str {
         Err(_) => return "none",
     };
     rt.block_on(async {
-        let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt()), signal(SignalKind::hangup())) else {
+        let (Ok(mut term), Ok(mut int), Ok(mut hup)) =
+            (signal(SignalKind::terminate()), signal(SignalKind::interrupt()), signal(SignalKind::hangup()))
+        else {
             return "none";
         };
         tokio::select! {

@@ -111,7 +111,9 @@ fn kind_name(s: &Session, idx: usize) -> &'static str {
 
 /// Resolves `--entry ID` to a summary entry (compaction or branch summary).
 fn summary_entry(s: &Session, id: &str) -> Result<usize, String> {
-    let i = s.index_of(id).ok_or_else(|| format!("no entry with id {id} in this session; run `arbor-cli tree FILE` to see the ids"))?;
+    let i = s
+        .index_of(id)
+        .ok_or_else(|| format!("no entry with id {id} in this session; run `arbor-cli tree FILE` to see the ids"))?;
     if !summary_analysis::is_summary(s, i) {
         return Err(format!(
             "entry {id} is a {} entry, not a summary; pick a compaction or branch_summary entry (`arbor-cli tree FILE` marks them)",
@@ -173,7 +175,9 @@ fn show(a: ShowArgs) -> CmdResult {
         summary_analysis::AuthorKind::User => "the user (edit)".to_string(),
         summary_analysis::AuthorKind::Offline => "Arbor's offline summarizer".to_string(),
         summary_analysis::AuthorKind::Model => {
-            format!("{} {}", author.provider.as_deref().unwrap_or("?"), author.model.as_deref().unwrap_or("")).trim().to_string()
+            format!("{} {}", author.provider.as_deref().unwrap_or("?"), author.model.as_deref().unwrap_or(""))
+                .trim()
+                .to_string()
         }
         summary_analysis::AuthorKind::Unknown => "unknown (Pi or another tool)".to_string(),
     };
@@ -192,11 +196,13 @@ fn show(a: ShowArgs) -> CmdResult {
         sp.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default()
     );
     if history.len() > 1 {
-        let chain: Vec<String> = history.iter().map(|v| format!("{} ({:?})", v.entry_id, v.kind).to_lowercase()).collect();
+        let chain: Vec<String> =
+            history.iter().map(|v| format!("{} ({:?})", v.entry_id, v.kind).to_lowercase()).collect();
         let _ = writeln!(out, "versions: {}", chain.join(" → "));
     }
     for sec in &parsed.sections {
-        let title = if sec.level == 0 { sec.name.clone() } else { format!("{} {}", "#".repeat(sec.level as usize), sec.name) };
+        let title =
+            if sec.level == 0 { sec.name.clone() } else { format!("{} {}", "#".repeat(sec.level as usize), sec.name) };
         let _ = writeln!(out, "\n{title}  ({} item{})", sec.items.len(), if sec.items.len() == 1 { "" } else { "s" });
         for line in sec.text.lines() {
             let _ = writeln!(out, "  {}", preview(line, 200));
@@ -235,7 +241,13 @@ fn check(a: ShowArgs) -> CmdResult {
         return Ok(());
     }
     let mut out = String::new();
-    let _ = writeln!(out, "{} {} — previous compaction on the path: {}", kind_name(&s, i), c.entry_id, c.previous_entry_id.as_deref().unwrap_or("none"));
+    let _ = writeln!(
+        out,
+        "{} {} — previous compaction on the path: {}",
+        kind_name(&s, i),
+        c.entry_id,
+        c.previous_entry_id.as_deref().unwrap_or("none")
+    );
     let _ = writeln!(out, "\ndropped ({}):", c.dropped.len());
     for d in &c.dropped {
         let _ = writeln!(out, "  [{}] {}", d.section, preview(&d.text, 200));
@@ -248,7 +260,14 @@ fn check(a: ShowArgs) -> CmdResult {
     let _ = writeln!(out, "\nretention: {}/{} facts mentioned", r.mentioned, r.total);
     for f in &r.facts {
         let kind = serde_json::to_value(f.kind).ok().and_then(|k| k.as_str().map(str::to_string)).unwrap_or_default();
-        let _ = writeln!(out, "  {} {:<10} {}  ({})", if f.mentioned { "✓" } else { "✗" }, kind, preview(&f.text, 160), f.source_entry_id);
+        let _ = writeln!(
+            out,
+            "  {} {:<10} {}  ({})",
+            if f.mentioned { "✓" } else { "✗" },
+            kind,
+            preview(&f.text, 160),
+            f.source_entry_id
+        );
     }
     print!("{out}");
     Ok(())
@@ -261,7 +280,10 @@ fn diff(a: DiffArgs) -> CmdResult {
         Some(f) => summary_entry(&s, f)?,
         None => summary_analysis::diff_base(&s, to).ok_or_else(|| {
             let what = if s.kind(to) == Kind::Compaction { "compaction" } else { "summary" };
-            format!("entry {} has no earlier {what} on its path; pass --from ID to pick the summary to compare with", a.to)
+            format!(
+                "entry {} has no earlier {what} on its path; pass --from ID to pick the summary to compare with",
+                a.to
+            )
         })?,
     };
     let d = summary_analysis::diff(
@@ -282,7 +304,13 @@ fn diff(a: DiffArgs) -> CmdResult {
     let _ = writeln!(out, "diff {} → {}", s.id(from), s.id(to));
     for sec in &d.sections {
         if sec.added.is_empty() && sec.removed.is_empty() && sec.reworded.is_empty() && !sec.text_changed {
-            let _ = writeln!(out, "\n  {} (unchanged, {} item{})", sec.title, sec.unchanged.len(), if sec.unchanged.len() == 1 { "" } else { "s" });
+            let _ = writeln!(
+                out,
+                "\n  {} (unchanged, {} item{})",
+                sec.title,
+                sec.unchanged.len(),
+                if sec.unchanged.len() == 1 { "" } else { "s" }
+            );
             continue;
         }
         let _ = writeln!(out, "\n  {}{}", sec.title, if sec.text_changed { " (text changed)" } else { "" });
@@ -313,7 +341,9 @@ fn diff(a: DiffArgs) -> CmdResult {
 }
 
 fn compaction_entry(s: &Session, id: &str) -> Result<usize, String> {
-    let i = s.index_of(id).ok_or_else(|| format!("no entry with id {id} in this session; run `arbor-cli tree FILE` to see the ids"))?;
+    let i = s
+        .index_of(id)
+        .ok_or_else(|| format!("no entry with id {id} in this session; run `arbor-cli tree FILE` to see the ids"))?;
     Ok(i)
 }
 
@@ -332,8 +362,10 @@ fn edit(a: EditArgs) -> CmdResult {
     if let Some(r) = summary_analysis::edit_refusal(&s, i, leaf) {
         return Err(r);
     }
-    let bytes = std::fs::read(&a.text_file).map_err(|e| format!("cannot read {} ({e}); check the --text-file path", a.text_file.display()))?;
-    let text = String::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8 text; save it as UTF-8 and try again", a.text_file.display()))?;
+    let bytes = std::fs::read(&a.text_file)
+        .map_err(|e| format!("cannot read {} ({e}); check the --text-file path", a.text_file.display()))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("{} is not UTF-8 text; save it as UTF-8 and try again", a.text_file.display()))?;
     let id = ids::new_entry_id(|id| s.index_of(id).is_some());
     let entry = summary_analysis::edit_entry(&s, i, leaf, &text, &id, &time::now_iso())?;
     let written = append(&a.file, &s, &entry)?;

@@ -33,7 +33,12 @@ pub fn run(args: TimelineArgs) -> CmdResult {
     let mut w = std::io::BufWriter::new(stdout.lock());
     let io = |e: std::io::Error| format!("cannot write the timeline: {e}");
     if args.json {
-        write!(w, "{{\"leafId\":{},\"points\":[", leaf.map(|i| pi_json::quote(s.id(i))).unwrap_or_else(|| "null".into())).map_err(io)?;
+        write!(
+            w,
+            "{{\"leafId\":{},\"points\":[",
+            leaf.map(|i| pi_json::quote(s.id(i))).unwrap_or_else(|| "null".into())
+        )
+        .map_err(io)?;
         for (n, p) in points.iter().enumerate() {
             let e = s.entry(p.entry);
             write!(
@@ -56,8 +61,14 @@ pub fn run(args: TimelineArgs) -> CmdResult {
             let e = s.entry(p.entry);
             let usage = p.usage_tokens.map(num).unwrap_or_default();
             let mark = if p.compaction { "  ▼ compaction" } else { "" };
-            writeln!(w, "{n:>8}  {:<10} {:<22} {:>12} {usage:>12}{mark}", super::preview(&e.id, 10), super::preview(&e.type_name, 22), num(p.context_tokens))
-                .map_err(io)?;
+            writeln!(
+                w,
+                "{n:>8}  {:<10} {:<22} {:>12} {usage:>12}{mark}",
+                super::preview(&e.id, 10),
+                super::preview(&e.type_name, 22),
+                num(p.context_tokens)
+            )
+            .map_err(io)?;
         }
     }
     w.flush().map_err(io)?;

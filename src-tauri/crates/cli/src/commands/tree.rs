@@ -19,9 +19,15 @@ pub fn describe(s: &Session, i: usize) -> String {
             v.num_field("tokensBefore").map(|n| n.to_string()).unwrap_or_else(|| "?".into())
         ),
         Kind::BranchSummary => format!("[BRANCH SUMMARY] {}", preview(v.str_field("summary").unwrap_or(""), 50)),
-        Kind::ModelChange => format!("model → {}/{}", v.str_field("provider").unwrap_or("?"), v.str_field("modelId").unwrap_or("?")),
+        Kind::ModelChange => {
+            format!("model → {}/{}", v.str_field("provider").unwrap_or("?"), v.str_field("modelId").unwrap_or("?"))
+        }
         Kind::ThinkingLevelChange => format!("thinking → {}", v.str_field("thinkingLevel").unwrap_or("?")),
-        Kind::Label => format!("label {} = {}", v.str_field("targetId").unwrap_or("?"), v.str_field("label").unwrap_or("(cleared)")),
+        Kind::Label => format!(
+            "label {} = {}",
+            v.str_field("targetId").unwrap_or("?"),
+            v.str_field("label").unwrap_or("(cleared)")
+        ),
         Kind::SessionInfo => format!("name = {}", v.str_field("name").unwrap_or("")),
         Kind::CustomMessage => format!("custom message ({})", v.str_field("customType").unwrap_or("?")),
         Kind::Custom => format!("custom ({})", v.str_field("customType").unwrap_or("?")),
@@ -94,7 +100,12 @@ fn render_chain(
         if kids.is_empty() {
             return;
         }
-        let main = kids.iter().rev().find(|&&k| on_path.contains(&(k as usize))).copied().unwrap_or(*kids.last().unwrap_or(&kids[0]));
+        let main = kids
+            .iter()
+            .rev()
+            .find(|&&k| on_path.contains(&(k as usize)))
+            .copied()
+            .unwrap_or(*kids.last().unwrap_or(&kids[0]));
         for &o in kids.iter().filter(|&&k| k != main) {
             let _ = writeln!(out, "{}├─ branch:", "│ ".repeat(depth));
             render_chain(s, o as usize, depth + 1, leaf, on_path, horizon, seen, out);

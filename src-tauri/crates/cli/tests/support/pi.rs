@@ -73,7 +73,13 @@ fn run_pi(args: &[&str], file: &Path) -> Result<Value, String> {
     c.env_remove("PI_CODING_AGENT_DIR").env_remove("PI_CODING_AGENT_SESSION_DIR");
     let o = c.output().map_err(|e| format!("cannot run node: {e}"))?;
     if !o.status.success() {
-        return Err(format!("pi-check {} {} exited with {}: {}", args[0], file.display(), o.status, String::from_utf8_lossy(&o.stderr)));
+        return Err(format!(
+            "pi-check {} {} exited with {}: {}",
+            args[0],
+            file.display(),
+            o.status,
+            String::from_utf8_lossy(&o.stderr)
+        ));
     }
     let text = String::from_utf8(o.stdout).map_err(|e| format!("pi-check printed invalid UTF-8: {e}"))?;
     // The engine's parser: Pi's JSON may carry lone surrogates, which serde_json rejects.
@@ -124,16 +130,23 @@ pub fn message_text(m: &Value) -> String {
         Some("bashExecution") => m.str_field("command").unwrap_or("").to_string(),
         _ => match m.get("content") {
             Some(Value::Str(t)) => t.clone(),
-            Some(Value::Arr(blocks)) => {
-                blocks.iter().filter(|b| b.str_field("type") == Some("text")).filter_map(|b| b.str_field("text")).collect::<Vec<_>>().join("\n")
-            }
+            Some(Value::Arr(blocks)) => blocks
+                .iter()
+                .filter(|b| b.str_field("type") == Some("text"))
+                .filter_map(|b| b.str_field("text"))
+                .collect::<Vec<_>>()
+                .join("\n"),
             _ => String::new(),
         },
     }
 }
 
 fn msg_of(m: &Value) -> Msg {
-    Msg { role: m.str_field("role").unwrap_or("").to_string(), text: message_text(m), sha256: sha256_hex(&pi_json::to_string(m)) }
+    Msg {
+        role: m.str_field("role").unwrap_or("").to_string(),
+        text: message_text(m),
+        sha256: sha256_hex(&pi_json::to_string(m)),
+    }
 }
 
 /// Pi's answer for `file` at its own leaf (or `leaf`: an id, or "null").
@@ -163,7 +176,10 @@ pub fn pi_view(file: &Path, leaf: Option<&str>) -> View {
         _ => Vec::new(),
     };
     labels.sort();
-    let model = ctx.get("model").filter(|m| !m.is_null()).map(|m| (s(m.get("provider")).unwrap_or_default(), s(m.get("modelId")).unwrap_or_default()));
+    let model = ctx
+        .get("model")
+        .filter(|m| !m.is_null())
+        .map(|m| (s(m.get("provider")).unwrap_or_default(), s(m.get("modelId")).unwrap_or_default()));
     View {
         header_accepted: v.get("headerAccepted").and_then(Value::as_bool).unwrap_or(false),
         entries: num(&v, "entries") as usize,
@@ -172,7 +188,12 @@ pub fn pi_view(file: &Path, leaf: Option<&str>) -> View {
         name: s(v.get("name")),
         labels,
         messages,
-        tokens: (num(t, "tokens"), num(t, "usageTokens"), num(t, "trailingTokens"), t.get("lastUsageIndex").and_then(Value::as_f64).map(|n| n as usize)),
+        tokens: (
+            num(t, "tokens"),
+            num(t, "usageTokens"),
+            num(t, "trailingTokens"),
+            t.get("lastUsageIndex").and_then(Value::as_f64).map(|n| n as usize),
+        ),
         thinking_level: ctx.get("thinkingLevel").map(pi_json::to_string).unwrap_or_default(),
         model,
     }
@@ -205,7 +226,10 @@ pub fn arbor_view_of(s: &Session, leaf: Option<&str>) -> View {
         messages: msgs.iter().map(msg_of).collect(),
         tokens: (e.tokens, e.usage_tokens, e.trailing_tokens, e.last_usage_index),
         thinking_level: pi_json::to_string(&ctx.thinking_level),
-        model: ctx.model.as_ref().map(|m| (m.provider.as_str().unwrap_or("").to_string(), m.model_id.as_str().unwrap_or("").to_string())),
+        model: ctx
+            .model
+            .as_ref()
+            .map(|m| (m.provider.as_str().unwrap_or("").to_string(), m.model_id.as_str().unwrap_or("").to_string())),
     }
 }
 
@@ -274,7 +298,11 @@ pub fn pi_append(file: &Path, text: &str, reply: Option<&str>) -> PiAppend {
     let v = run_pi(&args, file).unwrap_or_else(|e| panic!("{e}"));
     PiAppend {
         parent_id: s(v.get("parentId")),
-        ids: v.get("ids").and_then(Value::as_array).map(|a| a.iter().filter_map(|x| s(Some(x))).collect()).unwrap_or_default(),
+        ids: v
+            .get("ids")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(|x| s(Some(x))).collect())
+            .unwrap_or_default(),
         leaf_id: s(v.get("leafId")).expect("pi-check append prints leafId"),
     }
 }

@@ -35,7 +35,9 @@ pub(crate) fn append(conn: &Connection, path: &Path, mut r: Row, st: Stat) -> Re
         r.offset = size_now as i64;
     } else {
         let scan = session_engine::chunk::scan(&buf, true);
-        r.bad_lines += scan.skipped.iter().filter(|(_, k)| !matches!(k, session_engine::DiagnosticKind::ExtraHeader)).count() as i64;
+        r.bad_lines +=
+            scan.skipped.iter().filter(|(_, k)| !matches!(k, session_engine::DiagnosticKind::ExtraHeader)).count()
+                as i64;
         r.offset = (start + scan.consumed as u64) as i64;
         r.open_tail = scan.unterminated;
         if !scan.entries.is_empty() {
@@ -60,7 +62,12 @@ pub(crate) fn append(conn: &Connection, path: &Path, mut r: Row, st: Stat) -> Re
 
 /// Insert entry rows for appended chunk entries, their statuses, and update the session facts in
 /// `r` and its row.
-fn append_entries(conn: &Connection, r: &mut Row, buf: &[u8], entries: &[session_engine::chunk::ChunkEntry]) -> Result<Vec<NewEntry>, LibError> {
+fn append_entries(
+    conn: &Connection,
+    r: &mut Row,
+    buf: &[u8],
+    entries: &[session_engine::chunk::ChunkEntry],
+) -> Result<Vec<NewEntry>, LibError> {
     let mut ins_e = conn
         .prepare_cached(
             "INSERT INTO entries(file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status)
@@ -68,8 +75,12 @@ fn append_entries(conn: &Connection, r: &mut Row, buf: &[u8], entries: &[session
         )
         .map_err(classify_err)?;
     let mut ins_f = conn.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").map_err(classify_err)?;
-    let mut ins_t = conn.prepare_cached("INSERT OR IGNORE INTO touched(file_id, op, path) VALUES (?1, ?2, ?3)").map_err(classify_err)?;
-    let mut dup = conn.prepare_cached("SELECT 1 FROM entries WHERE file_id = ?1 AND entry_id = ?2 LIMIT 1").map_err(classify_err)?;
+    let mut ins_t = conn
+        .prepare_cached("INSERT OR IGNORE INTO touched(file_id, op, path) VALUES (?1, ?2, ?3)")
+        .map_err(classify_err)?;
+    let mut dup = conn
+        .prepare_cached("SELECT 1 FROM entries WHERE file_id = ?1 AND entry_id = ?2 LIMIT 1")
+        .map_err(classify_err)?;
     let old_leaf = r.leaf_id.clone();
     let mut linear = true;
     let mut prev = old_leaf.clone();
@@ -88,8 +99,21 @@ fn append_entries(conn: &Connection, r: &mut Row, buf: &[u8], entries: &[session
         prev = Some(e.id.clone());
         session_facts(r, &mut sf, e, &v);
         let seq = r.entry_count - 1;
-        let rowid =
-            ins_e.insert(params![r.id, seq, e.id, e.parent_id, e.type_name, f.role, e.timestamp, f.first_kept, f.ctx, f.tok, f.usage]).map_err(classify_err)?;
+        let rowid = ins_e
+            .insert(params![
+                r.id,
+                seq,
+                e.id,
+                e.parent_id,
+                e.type_name,
+                f.role,
+                e.timestamp,
+                f.first_kept,
+                f.ctx,
+                f.tok,
+                f.usage
+            ])
+            .map_err(classify_err)?;
         if !f.body.is_empty() {
             ins_f.execute(params![rowid, f.body]).map_err(classify_err)?;
         }
@@ -123,7 +147,12 @@ fn append_entries(conn: &Connection, r: &mut Row, buf: &[u8], entries: &[session
         statuses = recompute(conn, r, &rows.iter().map(|x| x.0).collect::<Vec<_>>())?;
     }
     write_session_facts(conn, r, &sf)?;
-    Ok(entries.iter().zip(statuses).take(MAX_EVENT_ENTRIES).map(|(e, st)| NewEntry::new(&e.id, e.parent_id.as_deref(), &e.type_name, st)).collect())
+    Ok(entries
+        .iter()
+        .zip(statuses)
+        .take(MAX_EVENT_ENTRIES)
+        .map(|(e, st)| NewEntry::new(&e.id, e.parent_id.as_deref(), &e.type_name, st))
+        .collect())
 }
 
 /// Recompute every status of a file from its stored rows, through a skeleton session loaded by
@@ -141,7 +170,12 @@ fn recompute(conn: &Connection, r: &mut Row, new_rowids: &[i64]) -> Result<Vec<E
         .query_map([r.id], |x| {
             Ok((
                 x.get::<_, i64>(0)?,
-                (x.get::<_, String>(1)?, x.get::<_, Option<String>>(2)?, x.get::<_, String>(3)?, x.get::<_, Option<String>>(4)?),
+                (
+                    x.get::<_, String>(1)?,
+                    x.get::<_, Option<String>>(2)?,
+                    x.get::<_, String>(3)?,
+                    x.get::<_, Option<String>>(4)?,
+                ),
                 (x.get::<_, bool>(5)?, x.get::<_, i64>(6)?, x.get::<_, Option<i64>>(7)?),
                 x.get::<_, i64>(8)?,
             ))
@@ -154,7 +188,9 @@ fn recompute(conn: &Connection, r: &mut Row, new_rowids: &[i64]) -> Result<Vec<E
         light.push(c);
         old.push(d);
     }
-    let s = analyze::skeleton(skel.iter().map(|(id, parent, ty, fk)| (id.as_str(), parent.as_deref(), ty.as_str(), fk.as_deref())));
+    let s = analyze::skeleton(
+        skel.iter().map(|(id, parent, ty, fk)| (id.as_str(), parent.as_deref(), ty.as_str(), fk.as_deref())),
+    );
     if s.len() != rowids.len() {
         return Err(LibError::Inconsistent(format!(
             "the stored entries of file {} do not load back ({} of {}); delete the index to rebuild it",

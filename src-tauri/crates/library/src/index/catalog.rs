@@ -32,7 +32,12 @@ impl CatalogOut {
 
 /// The id of `path`'s session row, made if there is none yet, with its entry rows dropped (the
 /// file is about to be read in full).
-pub(crate) fn fresh_file_row(conn: &Connection, path: &Path, root: Option<&str>, old: Option<&Row>) -> Result<i64, LibError> {
+pub(crate) fn fresh_file_row(
+    conn: &Connection,
+    path: &Path,
+    root: Option<&str>,
+    old: Option<&Row>,
+) -> Result<i64, LibError> {
     let id = match old {
         Some(o) => o.id,
         // another writer (the watcher, a second window) may have added it since the plan
@@ -46,7 +51,13 @@ pub(crate) fn fresh_file_row(conn: &Connection, path: &Path, root: Option<&str>,
 }
 
 /// Write phase 1 of a file: (re)create its session row; old entry rows are dropped.
-pub(crate) fn write_catalog(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<&Row>, c: &CatalogOut) -> Result<i64, LibError> {
+pub(crate) fn write_catalog(
+    conn: &Connection,
+    path: &Path,
+    root: Option<&Path>,
+    old: Option<&Row>,
+    c: &CatalogOut,
+) -> Result<i64, LibError> {
     let root_s = root.map(|r| r.to_string_lossy().to_string());
     let id = fresh_file_row(conn, path, root_s.as_deref(), old)?;
     let h = c.header.as_ref();

@@ -26,7 +26,9 @@ pub(crate) fn session_facts(r: &mut Row, sf: &mut SessionFacts, e: &session_engi
             if let Some(m) = v.get("message") {
                 let role = m.str_field("role");
                 if m.get("content").is_some() && matches!(role, Some("user" | "assistant")) {
-                    let t = m.num_field("timestamp").or_else(|| session_engine::time::parse_iso_ms(&e.timestamp).map(|x| x as f64));
+                    let t = m
+                        .num_field("timestamp")
+                        .or_else(|| session_engine::time::parse_iso_ms(&e.timestamp).map(|x| x as f64));
                     if let Some(t) = t.filter(|t| *t > 0.0) {
                         r.modified_ms = Some(r.modified_ms.map_or(t as i64, |x| x.max(t as i64)));
                     }

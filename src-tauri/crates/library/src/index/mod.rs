@@ -50,13 +50,24 @@ use rusqlite::Connection;
 use std::path::Path;
 
 /// Bring one file up to date, both phases (the watcher, single-file callers).
-pub(crate) fn sync_file(conn: &Connection, path: &Path, root: Option<&Path>, opts: &IndexOptions) -> Result<FileUpdate, LibError> {
+pub(crate) fn sync_file(
+    conn: &Connection,
+    path: &Path,
+    root: Option<&Path>,
+    opts: &IndexOptions,
+) -> Result<FileUpdate, LibError> {
     match plan(conn, path)? {
         Plan::Nothing => Ok(FileUpdate::unchanged(None)),
         Plan::Unchanged(id) => Ok(FileUpdate::unchanged(id)),
         Plan::Removed(r) => {
             write_tx(conn, || remove_file_rows(conn, r.id, false).map_err(classify_err))?;
-            Ok(FileUpdate { change: Change::Removed, session_id: r.header_id, new_entries: vec![], bytes_read: 0, reason: None })
+            Ok(FileUpdate {
+                change: Change::Removed,
+                session_id: r.header_id,
+                new_entries: vec![],
+                bytes_read: 0,
+                reason: None,
+            })
         }
         Plan::FullTextOnly(r) if opts.is_big(path) => {
             let mut u = full(conn, path, root, Some(r), None, opts)?;
@@ -67,9 +78,17 @@ pub(crate) fn sync_file(conn: &Connection, path: &Path, root: Option<&Path>, opt
             let out = fulltext_file(path, r.offset as u64, r.head_hash, r.tail_hash)?;
             match out {
                 Some(out) => {
-                    let ev = write_tx(conn, || write_fulltext_checked(conn, r.id, (r.offset as u64, r.head_hash, r.tail_hash), out))?;
+                    let ev = write_tx(conn, || {
+                        write_fulltext_checked(conn, r.id, (r.offset as u64, r.head_hash, r.tail_hash), out)
+                    })?;
                     let change = if ev.is_some() { Change::New } else { Change::Unchanged };
-                    Ok(FileUpdate { change, session_id: r.header_id, new_entries: ev.unwrap_or_default(), bytes_read: r.offset as u64, reason: None })
+                    Ok(FileUpdate {
+                        change,
+                        session_id: r.header_id,
+                        new_entries: ev.unwrap_or_default(),
+                        bytes_read: r.offset as u64,
+                        reason: None,
+                    })
                 }
                 None => {
                     // changed since phase 1: re-read in full
@@ -115,7 +134,12 @@ pub(crate) fn catalog_file(path: &Path, opts: &IndexOptions) -> Result<CatalogOu
 /// Phase 2 of a big file whose row is still the one phase 1 wrote (`fts_done = 0`): both phases
 /// again, streamed (the file is re-read in full, so a change since phase 1 is simply indexed).
 /// `Ok(false)`: another writer did it meanwhile.
-pub(crate) fn fulltext_big(conn: &Connection, file_id: i64, path: &Path, opts: &IndexOptions) -> Result<bool, LibError> {
+pub(crate) fn fulltext_big(
+    conn: &Connection,
+    file_id: i64,
+    path: &Path,
+    opts: &IndexOptions,
+) -> Result<bool, LibError> {
     match row::load_row(conn, &path.to_string_lossy()).map_err(classify_err)? {
         Some(r) if r.id == file_id && r.fts_done == 0 => {
             full(conn, path, None, Some(r), None, opts)?;

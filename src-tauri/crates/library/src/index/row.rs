@@ -53,7 +53,12 @@ pub(crate) fn stat(md: &std::fs::Metadata) -> Stat {
     };
     #[cfg(not(unix))]
     let (dev, ino) = (0i64, 0i64);
-    let mtime_ns = md.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_nanos() as i64).unwrap_or(0);
+    let mtime_ns = md
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0);
     Stat { dev, ino, size: md.len() as i64, mtime_ns }
 }
 
@@ -128,7 +133,8 @@ pub(crate) fn load_row(conn: &Connection, path: &str) -> rusqlite::Result<Option
 /// Drop every row of a file (entries, full-text rows, file lists, and the file row itself unless
 /// `keep_file_row`).
 pub(crate) fn remove_file_rows(conn: &Connection, file_id: i64, keep_file_row: bool) -> rusqlite::Result<()> {
-    conn.prepare_cached("DELETE FROM fts WHERE rowid IN (SELECT rowid FROM entries WHERE file_id = ?1)")?.execute([file_id])?;
+    conn.prepare_cached("DELETE FROM fts WHERE rowid IN (SELECT rowid FROM entries WHERE file_id = ?1)")?
+        .execute([file_id])?;
     conn.prepare_cached("DELETE FROM entries WHERE file_id = ?1")?.execute([file_id])?;
     conn.prepare_cached("DELETE FROM touched WHERE file_id = ?1")?.execute([file_id])?;
     if !keep_file_row {
@@ -142,9 +148,19 @@ pub(crate) type Pending = (i64, PathBuf, u64, i64, i64);
 
 /// Every file with phase 2 pending, in id order.
 pub(crate) fn pending_fulltext(conn: &Connection) -> Result<Vec<Pending>, LibError> {
-    let mut q = conn.prepare_cached("SELECT id, path, offset, head_hash, tail_hash FROM files WHERE fts_done = 0 ORDER BY id").map_err(classify_err)?;
+    let mut q = conn
+        .prepare_cached("SELECT id, path, offset, head_hash, tail_hash FROM files WHERE fts_done = 0 ORDER BY id")
+        .map_err(classify_err)?;
     let rows = q
-        .query_map([], |r| Ok((r.get::<_, i64>(0)?, PathBuf::from(r.get::<_, String>(1)?), r.get::<_, i64>(2)? as u64, r.get(3)?, r.get(4)?)))
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                PathBuf::from(r.get::<_, String>(1)?),
+                r.get::<_, i64>(2)? as u64,
+                r.get(3)?,
+                r.get(4)?,
+            ))
+        })
         .map_err(classify_err)?;
     rows.collect::<Result<_, _>>().map_err(classify_err)
 }

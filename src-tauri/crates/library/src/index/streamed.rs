@@ -35,7 +35,13 @@ type WindowSink<'a> = dyn FnMut(&mut Row, &[u8], &[session_engine::chunk::ChunkE
 /// entries to `sink`. `Ok(None)`: the file needs the whole-file loader (a legacy version,
 /// JavaScript whitespace such as a BOM before the header, or one line longer than
 /// [`MAX_PENDING_LINE`]).
-fn stream_windows(path: &Path, f: &mut File, id: i64, window: usize, sink: &mut WindowSink<'_>) -> Result<Option<StreamRead>, LibError> {
+fn stream_windows(
+    path: &Path,
+    f: &mut File,
+    id: i64,
+    window: usize,
+    sink: &mut WindowSink<'_>,
+) -> Result<Option<StreamRead>, LibError> {
     stream_range(path, f, id, (0, u64::MAX), false, window, sink)
 }
 
@@ -86,7 +92,8 @@ fn stream_range(
             }
             // the first line that is JSON decides (the loader's rule)
             let first_entry = scan.entries.first().map(|e| e.start);
-            let first_skip = scan.skipped.iter().filter(|(_, k)| matches!(k, D::InvalidEntry | D::ExtraHeader)).map(|x| x.0).next();
+            let first_skip =
+                scan.skipped.iter().filter(|(_, k)| matches!(k, D::InvalidEntry | D::ExtraHeader)).map(|x| x.0).next();
             let first = match (first_entry, first_skip) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -96,7 +103,8 @@ fn stream_range(
             }
             if let Some(at) = first {
                 let end = memchr::memchr(b'\n', &buf[at..filled]).map(|o| at + o).unwrap_or(filled);
-                let v = pi_json::parse_bytes(&String::from_utf8_lossy(&buf[at..end]).into_owned().into_bytes()).unwrap_or(Value::Null);
+                let v = pi_json::parse_bytes(&String::from_utf8_lossy(&buf[at..end]).into_owned().into_bytes())
+                    .unwrap_or(Value::Null);
                 if v.str_field("type") == Some("session") && v.str_field("id").is_some() {
                     let version = v.num_field("version");
                     if version.unwrap_or(1.0) < session_engine::session::CURRENT_VERSION as f64 {
@@ -114,7 +122,10 @@ fn stream_range(
                 } else {
                     // rejected, as the loader counts it: the lines skipped before it, and it
                     valid = 2;
-                    r.bad_lines = scan.skipped.iter().filter(|(o, k)| *o < at && matches!(k, D::Malformed | D::NulBytes)).count() as i64 + 1;
+                    r.bad_lines =
+                        scan.skipped.iter().filter(|(o, k)| *o < at && matches!(k, D::Malformed | D::NulBytes)).count()
+                            as i64
+                            + 1;
                 }
             }
         }
@@ -161,8 +172,12 @@ impl<'c> StreamRows<'c> {
     }
 
     fn add(&mut self, batch: &TextBatch) -> Result<(), LibError> {
-        let mut ins_f = self.conn.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").map_err(classify_err)?;
-        let mut ins_t = self.conn.prepare_cached("INSERT OR IGNORE INTO touched(file_id, op, path) VALUES (?1, ?2, ?3)").map_err(classify_err)?;
+        let mut ins_f =
+            self.conn.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").map_err(classify_err)?;
+        let mut ins_t = self
+            .conn
+            .prepare_cached("INSERT OR IGNORE INTO touched(file_id, op, path) VALUES (?1, ?2, ?3)")
+            .map_err(classify_err)?;
         let mut touched = batch.touched.iter().peekable();
         for i in 0..batch.len() {
             let body = batch.body(i);
@@ -189,7 +204,21 @@ impl<'c> StreamRows<'c> {
         for (seq, &(ctx, tok, usage)) in rows.light.iter().enumerate() {
             let (id, parent, ty, fk, ts, role) = rows.row(seq);
             ins_e
-                .execute(params![self.first_rowid + seq as i64, self.file_id, seq as i64, id, parent, ty, role, ts, fk, ctx, tok, usage, o.status[seq]])
+                .execute(params![
+                    self.first_rowid + seq as i64,
+                    self.file_id,
+                    seq as i64,
+                    id,
+                    parent,
+                    ty,
+                    role,
+                    ts,
+                    fk,
+                    ctx,
+                    tok,
+                    usage,
+                    o.status[seq]
+                ])
                 .map_err(classify_err)?;
         }
         Ok(())
@@ -257,7 +286,9 @@ pub(crate) fn stream_full(
                 let _ = back_tx.send(batch);
             }
             drop(rx); // a reader blocked on a full channel gets an error and stops
-            let read = reader.join().unwrap_or_else(|_| (Err(LibError::Invalid("the file reader panicked".into())), SessionFacts::default()));
+            let read = reader.join().unwrap_or_else(|_| {
+                (Err(LibError::Invalid("the file reader panicked".into())), SessionFacts::default())
+            });
             (read, werr)
         });
         if let Some(e) = werr {
@@ -345,7 +376,13 @@ impl StreamCatalog {
                     r.message_count += 1;
                     let head = pi_json::message_head(&e.text(buf)).or_else(|| {
                         let v = e.value(buf);
-                        v.get("message").map(|m| (m.str_field("role").map(str::to_string), m.get("content").is_some(), m.num_field("timestamp")))
+                        v.get("message").map(|m| {
+                            (
+                                m.str_field("role").map(str::to_string),
+                                m.get("content").is_some(),
+                                m.num_field("timestamp"),
+                            )
+                        })
                     });
                     let Some((role, has_content, ts)) = head else { continue };
                     if !has_content || !matches!(role.as_deref(), Some("user" | "assistant")) {
@@ -357,7 +394,11 @@ impl StreamCatalog {
                     }
                     if r.first_message.is_none() && role.as_deref() == Some("user") {
                         let v = e.value(buf);
-                        let t = v.get("message").and_then(|m| m.get("content")).map(analyze::text_content).unwrap_or_default();
+                        let t = v
+                            .get("message")
+                            .and_then(|m| m.get("content"))
+                            .map(analyze::text_content)
+                            .unwrap_or_default();
                         if !t.is_empty() {
                             r.first_message = Some(analyze::cut(&t, analyze::MAX_FIRST_MESSAGE).to_string());
                         }
@@ -366,7 +407,8 @@ impl StreamCatalog {
                 Kind::Compaction => r.compaction_count += 1,
                 Kind::SessionInfo => {
                     let v = e.value(buf);
-                    self.name = Some(v.str_field("name").map(|s| analyze::js_trim(s).to_string()).filter(|s| !s.is_empty()));
+                    self.name =
+                        Some(v.str_field("name").map(|s| analyze::js_trim(s).to_string()).filter(|s| !s.is_empty()));
                 }
                 _ => {}
             }
@@ -387,7 +429,10 @@ impl StreamCatalog {
             let v = e.value(buf);
             let found = match e.kind {
                 Kind::ModelChange => v.str_field("provider").zip(v.str_field("modelId")),
-                _ => v.get("message").filter(|m| m.str_field("role") == Some("assistant")).and_then(|m| m.str_field("provider").zip(m.str_field("model"))),
+                _ => v
+                    .get("message")
+                    .filter(|m| m.str_field("role") == Some("assistant"))
+                    .and_then(|m| m.str_field("provider").zip(m.str_field("model"))),
             };
             if let Some((p, m)) = found {
                 self.model = Some(format!("{p}/{m}"));
@@ -412,7 +457,10 @@ fn line_start_near(f: &mut File, at: u64) -> std::io::Result<Option<u64>> {
 
 /// The facts of a file read in two halves, in file order: counts add up, the later half's name,
 /// model, leaf, offset and tail win, the earlier half's first message and header.
-fn join_halves((a, ca): (StreamRead, StreamCatalog), (b, cb): (StreamRead, StreamCatalog)) -> (StreamRead, StreamCatalog) {
+fn join_halves(
+    (a, ca): (StreamRead, StreamCatalog),
+    (b, cb): (StreamRead, StreamCatalog),
+) -> (StreamRead, StreamCatalog) {
     let (mut r, rb) = (a.r, b.r);
     r.entry_count += rb.entry_count;
     r.message_count += rb.message_count;

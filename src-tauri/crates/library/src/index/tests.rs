@@ -7,8 +7,22 @@ use crate::status::EntryStatus;
 use rusqlite::Connection;
 
 /// Every column of every entry row, its full-text body, and the file's `touched` rows.
-type Rows =
-    (Vec<(String, Option<String>, String, Option<String>, Option<String>, Option<String>, bool, i64, Option<i64>, i64, Option<String>)>, Vec<(i64, String)>);
+type Rows = (
+    Vec<(
+        String,
+        Option<String>,
+        String,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        bool,
+        i64,
+        Option<i64>,
+        i64,
+        Option<String>,
+    )>,
+    Vec<(i64, String)>,
+);
 
 fn rows(conn: &Connection) -> Rows {
     let mut q = conn
@@ -18,7 +32,21 @@ fn rows(conn: &Connection) -> Rows {
         )
         .unwrap();
     let entries = q
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?)))
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                r.get(7)?,
+                r.get(8)?,
+                r.get(9)?,
+                r.get(10)?,
+            ))
+        })
         .unwrap()
         .map(Result::unwrap)
         .collect();
@@ -50,12 +78,16 @@ fn entry_rows_keep_every_string_on_both_write_paths() {
         r#"[{"type":"text","text":"reading"},{"type":"toolCall","id":"t1","name":"read","arguments":{"path":"src/é.rs"}},{"type":"toolCall","id":"t2","name":"edit","arguments":{"path":"src/b.rs"}}]"#,
     ));
     lines.push(msg("a3", r#""a2""#, "", r#""a message whose role is empty""#));
-    lines.push(r#"{"type":"label","id":"l1","parentId":"","timestamp":"","targetId":"a1","label":"orphan label"}"#.to_string());
+    lines.push(
+        r#"{"type":"label","id":"l1","parentId":"","timestamp":"","targetId":"a1","label":"orphan label"}"#.to_string(),
+    );
     lines.push(format!(
         r#"{{"type":"compaction","id":"c1","parentId":"a3","timestamp":"{ts}","summary":"summary ✓","firstKeptEntryId":"a2","tokensBefore":10}}"#
     ));
     lines.push(format!(r#"{{"type":"compaction","id":"c2","parentId":"c1","timestamp":"{ts}","summary":"second","firstKeptEntryId":"","tokensBefore":10}}"#));
-    lines.push(format!(r#"{{"type":"model_change","id":"m1","parentId":"c2","timestamp":"{ts}","provider":"p","modelId":"m"}}"#));
+    lines.push(format!(
+        r#"{{"type":"model_change","id":"m1","parentId":"c2","timestamp":"{ts}","provider":"p","modelId":"m"}}"#
+    ));
     for i in 0..40 {
         let parent = if i == 0 { r#""m1""#.to_string() } else { format!(r#""u{}""#, i - 1) };
         lines.push(msg(&format!("u{i}"), &parent, "user", &format!(r#""question {i} ✓ {}""#, "x".repeat(i * 7))));
@@ -90,7 +122,12 @@ fn entry_rows_keep_every_string_on_both_write_paths() {
 
     let mut got = Vec::new();
     for streamed in [false, true] {
-        let conn = crate::db::open(&dir.path().join(format!("i{streamed}.sqlite3")), &crate::db::OpenOptions::default(), &mut vec![]).unwrap();
+        let conn = crate::db::open(
+            &dir.path().join(format!("i{streamed}.sqlite3")),
+            &crate::db::OpenOptions::default(),
+            &mut vec![],
+        )
+        .unwrap();
         let u = if streamed {
             let opts = IndexOptions { window: 300, ..Default::default() }; // many windows, some lines longer than one
             let u = write_tx(&conn, || streamed::stream_full(&conn, &path, None, None, None, &opts)).unwrap();
@@ -99,16 +136,41 @@ fn entry_rows_keep_every_string_on_both_write_paths() {
             whole::full(&conn, &path, None, None, None).unwrap()
         };
         let (entries, touched) = rows(&conn);
-        let stripped: Vec<_> =
-            entries.iter().map(|r| (r.0.clone(), r.1.clone(), r.2.clone(), r.3.clone(), r.4.clone(), r.5.clone(), r.6, r.7, r.8, r.10.clone())).collect();
+        let stripped: Vec<_> = entries
+            .iter()
+            .map(|r| {
+                (
+                    r.0.clone(),
+                    r.1.clone(),
+                    r.2.clone(),
+                    r.3.clone(),
+                    r.4.clone(),
+                    r.5.clone(),
+                    r.6,
+                    r.7,
+                    r.8,
+                    r.10.clone(),
+                )
+            })
+            .collect();
         assert_eq!(stripped, want, "streamed: {streamed}");
         assert_eq!(touched, vec![(0, "src/é.rs".to_string()), (1, "src/b.rs".to_string())], "streamed: {streamed}");
         // the events are the first entries with their statuses, as stored
-        let stored: Vec<_> = entries.iter().map(|r| (r.0.clone(), r.1.clone(), r.2.clone(), EntryStatus::from_code(r.9).name())).collect();
-        let events: Vec<_> = u.new_entries.iter().map(|e| (e.entry_id.clone(), e.parent_id.clone(), e.entry_type.clone(), e.status)).collect();
+        let stored: Vec<_> = entries
+            .iter()
+            .map(|r| (r.0.clone(), r.1.clone(), r.2.clone(), EntryStatus::from_code(r.9).name()))
+            .collect();
+        let events: Vec<_> = u
+            .new_entries
+            .iter()
+            .map(|e| (e.entry_id.clone(), e.parent_id.clone(), e.entry_type.clone(), e.status))
+            .collect();
         assert_eq!(events, stored, "streamed: {streamed}");
         got.push(entries);
     }
     assert_eq!(got[0], got[1], "the same statuses both ways");
-    assert!(got[0].iter().any(|r| r.9 != EntryStatus::InContext.code()), "the compactions leave some entries out of the context");
+    assert!(
+        got[0].iter().any(|r| r.9 != EntryStatus::InContext.code()),
+        "the compactions leave some entries out of the context"
+    );
 }

@@ -52,6 +52,11 @@ pub struct NewEntry {
 
 impl NewEntry {
     pub(crate) fn new(entry_id: &str, parent_id: Option<&str>, entry_type: &str, status: EntryStatus) -> NewEntry {
-        NewEntry { entry_id: entry_id.to_string(), parent_id: parent_id.map(str::to_string), entry_type: entry_type.to_string(), status: status.name() }
+        NewEntry {
+            entry_id: entry_id.to_string(),
+            parent_id: parent_id.map(str::to_string),
+            entry_type: entry_type.to_string(),
+            status: status.name(),
+        }
     }
 }

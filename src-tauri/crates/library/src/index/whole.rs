@@ -60,7 +60,12 @@ pub(crate) struct FullTextOut {
 
 /// Re-read a file for phase 2, checking that the bytes up to `offset` are those of phase 1.
 /// `Ok(None)`: they changed; the next pass re-reads the file in full.
-pub(crate) fn fulltext_file(path: &Path, offset: u64, head_hash: i64, tail_hash: i64) -> Result<Option<FullTextOut>, LibError> {
+pub(crate) fn fulltext_file(
+    path: &Path,
+    offset: u64,
+    head_hash: i64,
+    tail_hash: i64,
+) -> Result<Option<FullTextOut>, LibError> {
     let mut f = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -108,7 +113,12 @@ pub(crate) fn fulltext_of(l: &Loaded) -> FullTextOut {
 /// Write phase 2 of a file if its row is still the one phase 2 read (`fts_done = 0`, same offset
 /// and hashes): another writer (the watcher, another window) may have done it meanwhile. Call
 /// inside the write transaction. Returns the first [`super::MAX_EVENT_ENTRIES`] entries as events.
-pub(crate) fn write_fulltext_checked(conn: &Connection, file_id: i64, seen: (u64, i64, i64), out: FullTextOut) -> Result<Option<Vec<NewEntry>>, LibError> {
+pub(crate) fn write_fulltext_checked(
+    conn: &Connection,
+    file_id: i64,
+    seen: (u64, i64, i64),
+    out: FullTextOut,
+) -> Result<Option<Vec<NewEntry>>, LibError> {
     let now: Option<(i64, i64, i64, i64)> = conn
         .prepare_cached("SELECT fts_done, offset, head_hash, tail_hash FROM files WHERE id = ?1")
         .and_then(|mut q| q.query_row([file_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).optional())
@@ -128,13 +138,17 @@ pub(crate) fn write_fulltext(conn: &Connection, file_id: i64, out: FullTextOut) 
         )
         .map_err(classify_err)?;
     let mut ins_f = conn.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").map_err(classify_err)?;
-    let mut ins_t = conn.prepare_cached("INSERT OR IGNORE INTO touched(file_id, op, path) VALUES (?1, ?2, ?3)").map_err(classify_err)?;
+    let mut ins_t = conn
+        .prepare_cached("INSERT OR IGNORE INTO touched(file_id, op, path) VALUES (?1, ?2, ?3)")
+        .map_err(classify_err)?;
     let FullTextOut { rows, text, outcome } = out;
     let events = rows.events(&outcome.status);
     let mut touched = text.touched.iter().peekable();
     for (seq, (&(ctx, tok, usage), &status)) in rows.light.iter().zip(&outcome.status).enumerate() {
         let (id, parent, ty, fk, ts, role) = rows.row(seq);
-        let rowid = ins_e.insert(params![file_id, seq as i64, id, parent, ty, role, ts, fk, ctx, tok, usage, status]).map_err(classify_err)?;
+        let rowid = ins_e
+            .insert(params![file_id, seq as i64, id, parent, ty, role, ts, fk, ctx, tok, usage, status])
+            .map_err(classify_err)?;
         let body = text.body(seq);
         if !body.is_empty() {
             ins_f.execute(params![rowid, body]).map_err(classify_err)?;
@@ -143,14 +157,22 @@ pub(crate) fn write_fulltext(conn: &Connection, file_id: i64, out: FullTextOut) 
             ins_t.execute(params![file_id, op, p]).map_err(classify_err)?;
         }
     }
-    conn.prepare_cached("UPDATE files SET ctx_usage = ?2, ctx_trailing = ?3, branch_count = ?4, fts_done = 1 WHERE id = ?1")
-        .and_then(|mut s| s.execute(params![file_id, outcome.ctx_usage, outcome.ctx_trailing, outcome.branches]))
-        .map_err(classify_err)?;
+    conn.prepare_cached(
+        "UPDATE files SET ctx_usage = ?2, ctx_trailing = ?3, branch_count = ?4, fts_done = 1 WHERE id = ?1",
+    )
+    .and_then(|mut s| s.execute(params![file_id, outcome.ctx_usage, outcome.ctx_trailing, outcome.branches]))
+    .map_err(classify_err)?;
     Ok(events)
 }
 
 /// Both phases of a file loaded whole, in one transaction.
-pub(crate) fn full(conn: &Connection, path: &Path, root: Option<&Path>, old: Option<Row>, reason: Option<&'static str>) -> Result<FileUpdate, LibError> {
+pub(crate) fn full(
+    conn: &Connection,
+    path: &Path,
+    root: Option<&Path>,
+    old: Option<Row>,
+    reason: Option<&'static str>,
+) -> Result<FileUpdate, LibError> {
     let mut c = catalog_whole(path, true)?;
     let loaded = c.loaded.take();
     let ft = loaded.as_ref().filter(|l| l.valid == 1).map(fulltext_of);

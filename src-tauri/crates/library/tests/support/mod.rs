@@ -12,7 +12,8 @@ pub struct Gen {
 
 impl Gen {
     pub fn new(session_id: &str, cwd: &str) -> Gen {
-        let header = json!({"type":"session","version":3,"id":session_id,"timestamp":"2025-03-01T09:00:00.000Z","cwd":cwd});
+        let header =
+            json!({"type":"session","version":3,"id":session_id,"timestamp":"2025-03-01T09:00:00.000Z","cwd":cwd});
         Gen { lines: vec![header], n: 0, t: 0 }
     }
     fn next_id(&mut self) -> String {
@@ -91,8 +92,14 @@ pub fn line(v: &Value) -> String {
 
 /// Append bytes from a SECOND PROCESS (`sh -c 'cat >> file'`), as Pi would.
 pub fn append_from_other_process(path: &Path, bytes: &str) {
-    let mut child =
-        std::process::Command::new("sh").arg("-c").arg("cat >> \"$1\"").arg("sh").arg(path).stdin(std::process::Stdio::piped()).spawn().expect("spawn sh");
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("cat >> \"$1\"")
+        .arg("sh")
+        .arg(path)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn sh");
     child.stdin.take().unwrap().write_all(bytes.as_bytes()).unwrap();
     assert!(child.wait().unwrap().success());
 }

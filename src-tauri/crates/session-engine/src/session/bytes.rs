@@ -109,7 +109,8 @@ impl FileBytes {
         if let Inner::Mapped { map, len } = &self.0 {
             if map.len() - len < extra {
                 let whole = len + extra;
-                let mut bigger = FileBytes::mapped(whole + whole / 8).unwrap_or_else(|| FileBytes(Inner::Heap(Vec::with_capacity(whole))));
+                let mut bigger = FileBytes::mapped(whole + whole / 8)
+                    .unwrap_or_else(|| FileBytes(Inner::Heap(Vec::with_capacity(whole))));
                 bigger.extend_from_slice(self);
                 *self = bigger;
             }
@@ -222,6 +223,9 @@ mod tests {
         assert!(matches!(b.0, Inner::Heap(_)));
         b.extend_from_slice(b"x");
         assert_eq!(&b[..], b"{\"type\":\"session\"}\nx");
-        assert_eq!(&FileBytes::read(&dir.path().join("empty")).map(|_| ()).unwrap_err().kind(), &io::ErrorKind::NotFound);
+        assert_eq!(
+            &FileBytes::read(&dir.path().join("empty")).map(|_| ()).unwrap_err().kind(),
+            &io::ErrorKind::NotFound
+        );
     }
 }

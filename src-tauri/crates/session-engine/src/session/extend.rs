@@ -65,7 +65,9 @@ impl Session {
         if self.malformed_lines.last() == Some(&last_line) {
             // Its diagnostic speaks of the trimmed line; say it again of the whole line.
             if let Some(d) =
-                self.diagnostics.iter_mut().rev().find(|d| d.line == last_line && matches!(d.kind, DiagnosticKind::Malformed | DiagnosticKind::NulBytes))
+                self.diagnostics.iter_mut().rev().find(|d| {
+                    d.line == last_line && matches!(d.kind, DiagnosticKind::Malformed | DiagnosticKind::NulBytes)
+                })
             {
                 let whole = String::from_utf8_lossy(&self.buf[d.offset as usize..last_end as usize]).into_owned();
                 if let Err(e) = pi_json::scan_line_fast(whole.as_bytes()) {
@@ -102,7 +104,9 @@ impl Session {
         let n = self.entries.len();
         for i in first_new..n {
             // A repeated id, or the parent an earlier orphan was waiting for.
-            if self.missing_parents.contains(&self.entries[i].id) || self.by_id.insert(self.entries[i].id.clone(), i as u32).is_some() {
+            if self.missing_parents.contains(&self.entries[i].id)
+                || self.by_id.insert(self.entries[i].id.clone(), i as u32).is_some()
+            {
                 self.stale = true;
                 return Ok(Extend::Reload);
             }
@@ -116,7 +120,11 @@ impl Session {
             if par == NONE && self.entries[i].parent_id.as_deref().is_some_and(|p| !p.is_empty()) {
                 let e = &self.entries[i];
                 self.missing_parents.insert(e.parent_id.clone().unwrap_or_default());
-                let msg = format!("entry {} has parent {} which is not in the file; shown as an extra root", e.id, e.parent_id.as_deref().unwrap_or(""));
+                let msg = format!(
+                    "entry {} has parent {} which is not in the file; shown as an extra root",
+                    e.id,
+                    e.parent_id.as_deref().unwrap_or("")
+                );
                 let (l, o) = (e.line as usize, e.start as usize);
                 self.diag(l, o, DiagnosticKind::Orphan, msg);
             }

@@ -12,7 +12,14 @@ pub(crate) const PARALLEL_PARSE_MIN_BYTES: usize = 1 << 20;
 /// them (a line that is not UTF-8 is read decoded with U+FFFD, as the walk decodes it): the
 /// second half of a split open, parsed (`pi_json::parse_bytes`) or validated (`pi_json::scan_line_fast`);
 /// `kib_per_line` guesses the lines' size for the first allocation.
-fn read_lines<T>(buf: &[u8], from: usize, to: usize, all_utf8: bool, kib_per_line: usize, read: impl Fn(&[u8]) -> T) -> Vec<T> {
+fn read_lines<T>(
+    buf: &[u8],
+    from: usize,
+    to: usize,
+    all_utf8: bool,
+    kib_per_line: usize,
+    read: impl Fn(&[u8]) -> T,
+) -> Vec<T> {
     let mut out = Vec::with_capacity((to - from) / (kib_per_line * 1024) + 16);
     let mut pos = from;
     while pos <= to {
@@ -103,7 +110,10 @@ pub(crate) fn entry_fields_of_value(v: &Value) -> Result<EntryFields, NotAnEntry
 /// How a malformed whole line (ended by `\n`) is reported, as the loader reports it.
 pub(super) fn whole_line_diag(text: &[u8], e: &pi_json::JsonError) -> (DiagnosticKind, String) {
     if text.iter().all(|&b| b == 0 || b == b'\r') {
-        (DiagnosticKind::NulBytes, format!("{} NUL bytes (a tail left by a power cut?); skipped, file untouched", text.len()))
+        (
+            DiagnosticKind::NulBytes,
+            format!("{} NUL bytes (a tail left by a power cut?); skipped, file untouched", text.len()),
+        )
     } else {
         (DiagnosticKind::Malformed, format!("not valid JSON ({e}); skipped, as Pi does"))
     }
@@ -138,7 +148,12 @@ impl Session {
     /// [`Session::open`]'s and [`Session::from_bytes`]'s load: the same deterministic ids (the
     /// library indexes with one, the app opens with the other) and the default splits.
     fn load_bytes(buf: FileBytes) -> Session {
-        Session::from_file_bytes(buf, &mut CounterIds { prefix: 'm', next: 0 }, PARALLEL_MIN_BYTES, PARALLEL_PARSE_MIN_BYTES)
+        Session::from_file_bytes(
+            buf,
+            &mut CounterIds { prefix: 'm', next: 0 },
+            PARALLEL_MIN_BYTES,
+            PARALLEL_PARSE_MIN_BYTES,
+        )
     }
 
     /// Loads from bytes, drawing any ids a v1 migration needs from `ids`.
@@ -156,11 +171,21 @@ impl Session {
     /// bytes or more has its second half parsed on another thread (the result is the same; tests
     /// force it with 0).
     #[doc(hidden)]
-    pub fn from_bytes_with_splits(buf: Vec<u8>, ids: &mut dyn IdSource, parallel_min: usize, parse_parallel_min: usize) -> Session {
+    pub fn from_bytes_with_splits(
+        buf: Vec<u8>,
+        ids: &mut dyn IdSource,
+        parallel_min: usize,
+        parse_parallel_min: usize,
+    ) -> Session {
         Session::from_file_bytes(buf.into(), ids, parallel_min, parse_parallel_min)
     }
 
-    fn from_file_bytes(buf: FileBytes, ids: &mut dyn IdSource, parallel_min: usize, parse_parallel_min: usize) -> Session {
+    fn from_file_bytes(
+        buf: FileBytes,
+        ids: &mut dyn IdSource,
+        parallel_min: usize,
+        parse_parallel_min: usize,
+    ) -> Session {
         let mut s = Session {
             buf,
             header: None,
@@ -232,9 +257,11 @@ impl Session {
         };
         let bufr: &[u8] = &buf;
         std::thread::scope(|scope| {
-            let mut worker = split.map(|sp| scope.spawn(move || read_lines(bufr, sp + 1, t1, all_utf8, 2, pi_json::scan_line_fast)));
+            let mut worker =
+                split.map(|sp| scope.spawn(move || read_lines(bufr, sp + 1, t1, all_utf8, 2, pi_json::scan_line_fast)));
             let mut pre: Option<std::vec::IntoIter<Result<pi_json::ScannedLine, pi_json::JsonError>>> = None;
-            let mut parse_worker = parse_split.map(|sp| scope.spawn(move || read_lines(bufr, sp + 1, t1, all_utf8, 1, pi_json::parse_bytes)));
+            let mut parse_worker = parse_split
+                .map(|sp| scope.spawn(move || read_lines(bufr, sp + 1, t1, all_utf8, 1, pi_json::parse_bytes)));
             let mut pre_parsed: Option<std::vec::IntoIter<Result<Value, pi_json::JsonError>>> = None;
             while pos <= t1 && t0 < t1 {
                 let nl = memchr::memchr(b'\n', &buf[pos..t1]).map(|o| pos + o).unwrap_or(t1);
@@ -266,7 +293,8 @@ impl Session {
                         Some(sp) if line_start > sp => {
                             if pre_parsed.is_none() {
                                 // A panicked worker leaves nothing: every line is then parsed here.
-                                let done = parse_worker.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default();
+                                let done =
+                                    parse_worker.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default();
                                 pre_parsed = Some(done.into_iter());
                             }
                             pre_parsed.as_mut().and_then(Iterator::next).unwrap_or_else(|| pi_json::parse_bytes(text))
@@ -286,7 +314,13 @@ impl Session {
                     Err(e) => {
                         self.malformed_lines.push(line_no);
                         let (kind, msg) = if line.iter().all(|&b| b == 0 || b == b'\r') {
-                            (DiagnosticKind::NulBytes, format!("{} NUL bytes (a tail left by a power cut?); skipped, file untouched", line.len()))
+                            (
+                                DiagnosticKind::NulBytes,
+                                format!(
+                                    "{} NUL bytes (a tail left by a power cut?); skipped, file untouched",
+                                    line.len()
+                                ),
+                            )
                         } else if is_last && !self.ends_with_newline_at(t1, &buf) {
                             (
                                 DiagnosticKind::TornTail,
@@ -397,8 +431,17 @@ impl Session {
     /// Adds one validated line of a current-version file as an entry, or reports why it is
     /// not one (not an object, a repeated header, no string id). Shared by the loader and
     /// [`Session::extend_from_file`].
-    pub(super) fn add_entry_line(&mut self, text: &[u8], scanned: &pi_json::ScannedLine, line_start: usize, nl: usize, line_no: usize, unterminated: bool) {
-        let Some(EntryFields { type_name, id, parent_id, timestamp }) = self.entry_or_diag(entry_fields(text, scanned), line_start, line_no, unterminated)
+    pub(super) fn add_entry_line(
+        &mut self,
+        text: &[u8],
+        scanned: &pi_json::ScannedLine,
+        line_start: usize,
+        nl: usize,
+        line_no: usize,
+        unterminated: bool,
+    ) {
+        let Some(EntryFields { type_name, id, parent_id, timestamp }) =
+            self.entry_or_diag(entry_fields(text, scanned), line_start, line_no, unterminated)
         else {
             return;
         };
@@ -441,14 +484,17 @@ impl Session {
     /// [`Session::add_entry_line`] for a line parsed whole (the single pass of a small file's
     /// open): the same entry, diagnostics and role, with the value kept.
     fn add_entry_value(&mut self, v: Value, line_start: usize, nl: usize, line_no: usize, unterminated: bool) {
-        let Some(EntryFields { type_name, id, parent_id, timestamp }) = self.entry_or_diag(entry_fields_of_value(&v), line_start, line_no, unterminated) else {
+        let Some(EntryFields { type_name, id, parent_id, timestamp }) =
+            self.entry_or_diag(entry_fields_of_value(&v), line_start, line_no, unterminated)
+        else {
             return;
         };
         // A common role as its code, without copying the name; another one as its text.
-        let role = v.get("message").and_then(|m| m.str_field("role")).map(|r| match ROLE_NAMES.iter().position(|n| *n == r) {
-            Some(k) => Err(k as u8 + 1),
-            None => Ok(Box::<str>::from(r)),
-        });
+        let role =
+            v.get("message").and_then(|m| m.str_field("role")).map(|r| match ROLE_NAMES.iter().position(|n| *n == r) {
+                Some(k) => Err(k as u8 + 1),
+                None => Ok(Box::<str>::from(r)),
+            });
         self.push_entry(line_start as u64, nl as u64, line_no, &type_name, id, parent_id, timestamp, Some(v));
         match role {
             Some(Err(code)) => {
@@ -463,24 +509,50 @@ impl Session {
 
     /// The entry's fields, or the diagnostic that says why the line is not an entry (and the
     /// one for an unterminated last line).
-    fn entry_or_diag(&mut self, fields: Result<EntryFields, NotAnEntry>, line_start: usize, line_no: usize, unterminated: bool) -> Option<EntryFields> {
+    fn entry_or_diag(
+        &mut self,
+        fields: Result<EntryFields, NotAnEntry>,
+        line_start: usize,
+        line_no: usize,
+        unterminated: bool,
+    ) -> Option<EntryFields> {
         let f = match fields {
             Ok(f) => f,
             Err(NotAnEntry::NotObject) => {
-                self.diag(line_no, line_start, DiagnosticKind::InvalidEntry, "valid JSON but not an object; skipped".into());
+                self.diag(
+                    line_no,
+                    line_start,
+                    DiagnosticKind::InvalidEntry,
+                    "valid JSON but not an object; skipped".into(),
+                );
                 return None;
             }
             Err(NotAnEntry::Header) => {
-                self.diag(line_no, line_start, DiagnosticKind::ExtraHeader, "a repeated session header; ignored, as Pi does".into());
+                self.diag(
+                    line_no,
+                    line_start,
+                    DiagnosticKind::ExtraHeader,
+                    "a repeated session header; ignored, as Pi does".into(),
+                );
                 return None;
             }
             Err(NotAnEntry::NoId) => {
-                self.diag(line_no, line_start, DiagnosticKind::InvalidEntry, "an object without a string id; skipped".into());
+                self.diag(
+                    line_no,
+                    line_start,
+                    DiagnosticKind::InvalidEntry,
+                    "an object without a string id; skipped".into(),
+                );
                 return None;
             }
         };
         if unterminated {
-            self.diag(line_no, line_start, DiagnosticKind::Unterminated, "the last line has no trailing newline; Arbor's next append starts with one".into());
+            self.diag(
+                line_no,
+                line_start,
+                DiagnosticKind::Unterminated,
+                "the last line has no trailing newline; Arbor's next append starts with one".into(),
+            );
         }
         Some(f)
     }
@@ -532,7 +604,13 @@ impl Session {
     /// A line as the text Pi reads: itself when it is UTF-8 (`all_utf8`: the whole buffer is),
     /// else its lossy decoding, reported as a diagnostic. Shared by the loader and
     /// [`Session::extend_from_file`].
-    pub(super) fn utf8_text<'l>(&mut self, line: &'l [u8], all_utf8: bool, line_no: usize, line_start: usize) -> std::borrow::Cow<'l, [u8]> {
+    pub(super) fn utf8_text<'l>(
+        &mut self,
+        line: &'l [u8],
+        all_utf8: bool,
+        line_no: usize,
+        line_start: usize,
+    ) -> std::borrow::Cow<'l, [u8]> {
         if all_utf8 || std::str::from_utf8(line).is_ok() {
             return std::borrow::Cow::Borrowed(line);
         }
@@ -557,7 +635,10 @@ impl Session {
         }
         for (i, prev) in dups {
             let e = &self.entries[i];
-            let msg = format!("id {} repeats line {}; the later entry wins, as in Pi", e.id, self.entries[prev as usize].line);
+            let msg = format!(
+                "id {} repeats line {}; the later entry wins, as in Pi",
+                e.id, self.entries[prev as usize].line
+            );
             let (line, start) = (e.line as usize, e.start as usize);
             self.diag(line, start, DiagnosticKind::DuplicateId, msg);
         }
@@ -619,7 +700,8 @@ impl Session {
         if !cyclic.is_empty() {
             for c in cyclic {
                 let e = &self.entries[c];
-                let msg = format!("the parentId chain through {} loops; Arbor stops the walk here (Pi would hang)", e.id);
+                let msg =
+                    format!("the parentId chain through {} loops; Arbor stops the walk here (Pi would hang)", e.id);
                 let (l, o) = (e.line as usize, e.start as usize);
                 self.diag(l, o, DiagnosticKind::Cycle, msg);
             }

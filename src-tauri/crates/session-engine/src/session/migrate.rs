@@ -32,7 +32,11 @@ impl Session {
                                 if t.str_field("type") != Some("session") {
                                     // Earlier objects already carry their new id; a forward index
                                     // sees the old one (usually absent, i.e. `undefined`).
-                                    target = if (k as usize) == i { Some(Value::Str(id.clone())) } else { t.get("id").cloned() };
+                                    target = if (k as usize) == i {
+                                        Some(Value::Str(id.clone()))
+                                    } else {
+                                        t.get("id").cloned()
+                                    };
                                 }
                             }
                             Some(target)
@@ -75,13 +79,23 @@ impl Session {
         for (line, start, end, v) in vals {
             if v.str_field("type") == Some("session") {
                 if header_done {
-                    self.diag(line, start as usize, DiagnosticKind::ExtraHeader, "a repeated session header; ignored, as Pi does".into());
+                    self.diag(
+                        line,
+                        start as usize,
+                        DiagnosticKind::ExtraHeader,
+                        "a repeated session header; ignored, as Pi does".into(),
+                    );
                 }
                 header_done = true;
                 continue;
             }
             let Some(id) = v.str_field("id").map(str::to_string) else {
-                self.diag(line, start as usize, DiagnosticKind::InvalidEntry, "an object without a string id; skipped".into());
+                self.diag(
+                    line,
+                    start as usize,
+                    DiagnosticKind::InvalidEntry,
+                    "an object without a string id; skipped".into(),
+                );
                 continue;
             };
             if !matches!(v, Value::Obj(_)) {

@@ -386,7 +386,9 @@ impl Session {
             ROLE_ABSENT => return None,
             c => return Some(ROLE_NAMES[c as usize - 1]),
         }
-        self.roles[idx].get_or_init(|| self.value_transient(idx).get("message").and_then(|m| m.str_field("role")).map(Into::into)).as_deref()
+        self.roles[idx]
+            .get_or_init(|| self.value_transient(idx).get("message").and_then(|m| m.str_field("role")).map(Into::into))
+            .as_deref()
     }
     pub fn index_of(&self, id: &str) -> Option<usize> {
         self.by_id.get(id).map(|&i| i as usize)
@@ -502,7 +504,9 @@ mod tests {
     fn tricky_session_text() -> String {
         let mut text = format!("{H}\n");
         for (k, l) in TRICKY_ROLES.iter().enumerate() {
-            text.push_str(&format!(r#"{{"type":"message","id":"m{k}","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z",{l}}}"#));
+            text.push_str(&format!(
+                r#"{{"type":"message","id":"m{k}","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z",{l}}}"#
+            ));
             text.push('\n');
         }
         text
@@ -519,13 +523,19 @@ mod tests {
     fn roles_read_at_load_equal_the_parsed_roles() {
         let text = tricky_session_text();
         // Small: parsed at load; big (padding lines past the eager limit): scanned.
-        let pad =
-            format!(r#"{{"type":"custom","id":"pad","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","data":"{}"}}"#, "x".repeat(EAGER_PARSE_MAX_BYTES));
+        let pad = format!(
+            r#"{{"type":"custom","id":"pad","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","data":"{}"}}"#,
+            "x".repeat(EAGER_PARSE_MAX_BYTES)
+        );
         for t in [text.clone(), format!("{text}{pad}\n")] {
             let big = t.len() > EAGER_PARSE_MAX_BYTES;
             // One thread and two (the second half of a big file validated on another one).
             for parallel_min in [usize::MAX, 0] {
-                let s = Session::from_bytes_with(t.clone().into_bytes(), &mut CounterIds { prefix: 'm', next: 0 }, parallel_min);
+                let s = Session::from_bytes_with(
+                    t.clone().into_bytes(),
+                    &mut CounterIds { prefix: 'm', next: 0 },
+                    parallel_min,
+                );
                 assert_eq!(s.len(), TRICKY_ROLES.len() + usize::from(big));
                 for (i, line) in TRICKY_ROLES.iter().enumerate() {
                     assert!(s.role_codes[i] != 0 || s.roles[i].get().is_some(), "not read at open: {line}");
@@ -544,7 +554,8 @@ mod tests {
             let line = format!(r#"{{"type":"message","id":"m{k}",{l}}}"#);
             let spaced = line.replace(':', " :\t").replace(',', "\r\n, ").replace('{', "{ ").replace('}', " }");
             for line in [line, spaced] {
-                let want = pi_json::parse(&line).unwrap().get("message").and_then(|m| m.str_field("role")).map(str::to_string);
+                let want =
+                    pi_json::parse(&line).unwrap().get("message").and_then(|m| m.str_field("role")).map(str::to_string);
                 let sc = pi_json::scan_line(line.as_bytes()).unwrap();
                 let got = match sc.role {
                     Some(Field::Str(r)) => Some(pi_json::raw_str(line.as_bytes(), r)),
@@ -578,7 +589,8 @@ mod tests {
     fn cycles_are_cut_and_reported() {
         let s = load(&format!(
             "{H}\n{}\n{}\n",
-            r#"{"type":"custom","id":"a","parentId":"b","timestamp":"t"}"#, r#"{"type":"custom","id":"b","parentId":"a","timestamp":"t"}"#,
+            r#"{"type":"custom","id":"a","parentId":"b","timestamp":"t"}"#,
+            r#"{"type":"custom","id":"b","parentId":"a","timestamp":"t"}"#,
         ));
         assert_eq!(s.path(Some(1)).len(), 3); // bounded
         assert!(s.diagnostics().iter().any(|d| d.kind == DiagnosticKind::Cycle));
@@ -587,7 +599,10 @@ mod tests {
 
     #[test]
     fn torn_tail_is_reported_not_fatal() {
-        let s = load(&format!("{H}\n{}\n{{\"type\":\"mess", r#"{"type":"custom","id":"a","parentId":null,"timestamp":"t"}"#));
+        let s = load(&format!(
+            "{H}\n{}\n{{\"type\":\"mess",
+            r#"{"type":"custom","id":"a","parentId":null,"timestamp":"t"}"#
+        ));
         assert_eq!(s.len(), 1);
         assert!(s.diagnostics().iter().any(|d| d.kind == DiagnosticKind::TornTail));
         assert!(!s.ends_with_newline());

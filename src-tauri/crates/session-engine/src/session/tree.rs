@@ -98,7 +98,9 @@ impl Session {
             for i in 0..n {
                 let slice = &mut list[start[i] as usize..start[i + 1] as usize];
                 if slice.len() > 1 {
-                    slice.sort_by_key(|&c| crate::time::parse_iso_ms(&self.entries[c as usize].timestamp).unwrap_or(i64::MIN));
+                    slice.sort_by_key(|&c| {
+                        crate::time::parse_iso_ms(&self.entries[c as usize].timestamp).unwrap_or(i64::MIN)
+                    });
                 }
             }
             Children { start, list, roots }

@@ -45,7 +45,11 @@ pub fn loader(data: &[u8]) {
             assert_eq!(s.raw(i), two.raw(i));
             let (a, b) = (s.entry(i), two.entry(i));
             assert_eq!((a.start, a.end, a.line, a.kind), (b.start, b.end, b.line, b.kind), "entry {i}");
-            assert_eq!((&a.type_name, &a.id, &a.parent_id, &a.timestamp), (&b.type_name, &b.id, &b.parent_id, &b.timestamp), "entry {i}");
+            assert_eq!(
+                (&a.type_name, &a.id, &a.parent_id, &a.timestamp),
+                (&b.type_name, &b.id, &b.parent_id, &b.timestamp),
+                "entry {i}"
+            );
             assert_eq!(s.parent_of(i), two.parent_of(i));
             assert_eq!(pi_json::to_string(s.value(i)), pi_json::to_string(two.value(i)), "entry {i}");
             assert_eq!(s.role(i), two.role(i), "entry {i}");
@@ -132,7 +136,10 @@ fn state(s: &Session) -> Vec<(&'static str, String)> {
         }),
         ("read_only", format!("{:?}", s.read_only())),
         ("non_empty_lines", s.non_empty_lines().to_string()),
-        ("raw lines", format!("{:?}", (0..s.len()).map(|i| String::from_utf8_lossy(s.raw(i)).into_owned()).collect::<Vec<_>>())),
+        (
+            "raw lines",
+            format!("{:?}", (0..s.len()).map(|i| String::from_utf8_lossy(s.raw(i)).into_owned()).collect::<Vec<_>>()),
+        ),
         ("context", pi_json::to_string(&ctx_v)),
     ]
 }
@@ -184,8 +191,15 @@ pub fn extend(data: &[u8]) {
             // The first differing position, so the message stays readable.
             let at = a.bytes().zip(b.bytes()).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
             let from = at.saturating_sub(200);
-            let (a, b) = (String::from_utf8_lossy(&a.as_bytes()[from..]).into_owned(), String::from_utf8_lossy(&b.as_bytes()[from..]).into_owned());
-            panic!("cut {cut}, consumed {consumed}: {k} differs after extend\nextended: {}\nfresh:    {}", short(&a), short(&b));
+            let (a, b) = (
+                String::from_utf8_lossy(&a.as_bytes()[from..]).into_owned(),
+                String::from_utf8_lossy(&b.as_bytes()[from..]).into_owned(),
+            );
+            panic!(
+                "cut {cut}, consumed {consumed}: {k} differs after extend\nextended: {}\nfresh:    {}",
+                short(&a),
+                short(&b)
+            );
         }
     }
     // Nothing more to add: a second call adds nothing.
@@ -234,7 +248,11 @@ pub fn settings(data: &[u8]) {
     let after = std::fs::read(&g).unwrap();
     match res {
         Ok(()) => {
-            let old = if before.iter().all(u8::is_ascii_whitespace) { pi_json::parse("{}").unwrap() } else { pi_json::parse_bytes(&before).unwrap() };
+            let old = if before.iter().all(u8::is_ascii_whitespace) {
+                pi_json::parse("{}").unwrap()
+            } else {
+                pi_json::parse_bytes(&before).unwrap()
+            };
             let new = pi_json::parse_bytes(&after).expect("write_setting writes valid JSON");
             let (o, n) = (old.as_object().unwrap(), new.as_object().unwrap());
             assert_eq!(n.get("compaction").and_then(|c| c.num_field("keepRecentTokens")), Some(12345.0));

@@ -5,7 +5,12 @@ use crate::error::Error;
 use serde_json::{json, Value};
 
 /// The request body.
-pub(super) fn body(cfg: &ProviderConfig, req: &CompletionRequest, turns: &[Turn], role: impl Fn(&Turn, &'static str) -> &'static str) -> Value {
+pub(super) fn body(
+    cfg: &ProviderConfig,
+    req: &CompletionRequest,
+    turns: &[Turn],
+    role: impl Fn(&Turn, &'static str) -> &'static str,
+) -> Value {
     json!({
         "model": cfg.model,
         "max_tokens": req.max_tokens,

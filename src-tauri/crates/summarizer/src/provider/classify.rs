@@ -38,13 +38,18 @@ pub(super) fn stream_error(v: &Value, key: Option<&ApiKey>) -> Error {
     }
     let lower = message.to_ascii_lowercase();
     let retryable =
-        ["overloaded", "api_error", "rate_limit", "internal", "unavailable", "timeout", "server_error", "503", "500"].iter().any(|p| lower.contains(p));
+        ["overloaded", "api_error", "rate_limit", "internal", "unavailable", "timeout", "server_error", "503", "500"]
+            .iter()
+            .any(|p| lower.contains(p));
     Error::StreamError { message, retryable }
 }
 
 pub(super) fn looks_like_html(body: &[u8]) -> bool {
     let head = String::from_utf8_lossy(&body[..body.len().min(512)]).trim_start().to_ascii_lowercase();
-    head.starts_with("<!doctype html") || head.starts_with("<html") || head.starts_with("<head") || head.starts_with("<body")
+    head.starts_with("<!doctype html")
+        || head.starts_with("<html")
+        || head.starts_with("<head")
+        || head.starts_with("<body")
 }
 
 const QUOTA_PATTERNS: &[&str] = &[
@@ -68,8 +73,9 @@ pub(super) fn classify_status(
     policy: &RetryPolicy,
     hint: Option<Duration>,
 ) -> Failure {
-    let request_id =
-        ["x-request-id", "request-id", "x-goog-request-id", "cf-ray"].iter().find_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()).map(str::to_string));
+    let request_id = ["x-request-id", "request-id", "x-goog-request-id", "cf-ray"]
+        .iter()
+        .find_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()).map(str::to_string));
     let html = content_type.contains("text/html") || looks_like_html(body);
     let text = String::from_utf8_lossy(body);
     let message = if html {
@@ -102,7 +108,10 @@ pub(super) fn classify_status(
         if retryable {
             if let Some(h) = hint {
                 if h > policy.max_server_wait {
-                    return Failure { error: Error::RetryTooLong { wait: h, cap: policy.max_server_wait, message }, hint: None };
+                    return Failure {
+                        error: Error::RetryTooLong { wait: h, cap: policy.max_server_wait, message },
+                        hint: None,
+                    };
                 }
             }
         }

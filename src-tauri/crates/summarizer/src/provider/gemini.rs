@@ -5,7 +5,12 @@ use crate::error::Error;
 use serde_json::{json, Value};
 
 /// The request body (the model goes in the URL, see `Client::url`).
-pub(super) fn body(_cfg: &ProviderConfig, req: &CompletionRequest, turns: &[Turn], role: impl Fn(&Turn, &'static str) -> &'static str) -> Value {
+pub(super) fn body(
+    _cfg: &ProviderConfig,
+    req: &CompletionRequest,
+    turns: &[Turn],
+    role: impl Fn(&Turn, &'static str) -> &'static str,
+) -> Value {
     json!({
         "systemInstruction": {"parts": [{"text": req.system}]},
         "contents": turns.iter().map(|t| json!({"role": role(t, "model"), "parts": [{"text": t.text}]})).collect::<Vec<_>>(),

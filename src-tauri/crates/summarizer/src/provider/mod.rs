@@ -46,7 +46,9 @@ pub enum Wire {
 impl Wire {
     pub fn parse(name: &str) -> Option<Wire> {
         match name.to_ascii_lowercase().as_str() {
-            "openai" | "openai-compatible" | "openrouter" | "ollama" | "groq" | "vllm" | "lmstudio" => Some(Wire::OpenAi),
+            "openai" | "openai-compatible" | "openrouter" | "ollama" | "groq" | "vllm" | "lmstudio" => {
+                Some(Wire::OpenAi)
+            }
             "anthropic" => Some(Wire::Anthropic),
             "gemini" | "google" => Some(Wire::Gemini),
             _ => None,
@@ -226,17 +228,29 @@ impl Client {
             cfg.base_url.pop();
         }
         if !(cfg.base_url.starts_with("http://") || cfg.base_url.starts_with("https://")) {
-            return Err(Error::Config(format!("base URL `{}` must start with http:// or https:// (e.g. {})", cfg.base_url, cfg.wire.default_base_url())));
+            return Err(Error::Config(format!(
+                "base URL `{}` must start with http:// or https:// (e.g. {})",
+                cfg.base_url,
+                cfg.wire.default_base_url()
+            )));
         }
         if cfg.base_url.contains('?') || cfg.base_url.contains('#') {
-            return Err(Error::Config("the base URL must not contain `?` or `#`; keys go in headers, never in URLs".into()));
+            return Err(Error::Config(
+                "the base URL must not contain `?` or `#`; keys go in headers, never in URLs".into(),
+            ));
         }
-        let model_ok = !cfg.model.is_empty() && cfg.model.chars().all(|c| c.is_ascii_alphanumeric() || "-._:/@".contains(c));
+        let model_ok =
+            !cfg.model.is_empty() && cfg.model.chars().all(|c| c.is_ascii_alphanumeric() || "-._:/@".contains(c));
         if !model_ok {
-            return Err(Error::Config(format!("model id `{}` is empty or has characters a model id cannot have", cfg.model)));
+            return Err(Error::Config(format!(
+                "model id `{}` is empty or has characters a model id cannot have",
+                cfg.model
+            )));
         }
         if cfg.key.as_ref().is_some_and(|k| reqwest::header::HeaderValue::from_str(k.expose()).is_err()) {
-            return Err(Error::Config("the API key contains characters that cannot go in an HTTP header; set it again".into()));
+            return Err(Error::Config(
+                "the API key contains characters that cannot go in an HTTP header; set it again".into(),
+            ));
         }
         let http = reqwest::Client::builder()
             .connect_timeout(cfg.timeouts.connect)
@@ -310,7 +324,12 @@ impl Client {
 
     /// Sends the request with retries. Cancellation is honoured during the request and during
     /// backoff sleeps; dropping the in-flight future closes the connection.
-    pub async fn complete(&self, req: &CompletionRequest, cancel: &CancellationToken, progress: Option<&ProgressFn>) -> Result<Completion> {
+    pub async fn complete(
+        &self,
+        req: &CompletionRequest,
+        cancel: &CancellationToken,
+        progress: Option<&ProgressFn>,
+    ) -> Result<Completion> {
         let policy = &self.cfg.retry;
         let mut attempt: u32 = 0;
         loop {
@@ -352,12 +371,22 @@ impl Client {
         }
     }
 
-    async fn attempt(&self, req: &CompletionRequest, progress: Option<&ProgressFn>) -> std::result::Result<Completion, Failure> {
+    async fn attempt(
+        &self,
+        req: &CompletionRequest,
+        progress: Option<&ProgressFn>,
+    ) -> std::result::Result<Completion, Failure> {
         let idle = self.cfg.timeouts.read_idle;
         let key = self.cfg.key.as_ref();
         let send = self.request(req).send();
         let resp = match tokio::time::timeout(self.cfg.timeouts.connect + idle, send).await {
-            Err(_) => return Err(Error::Timeout { what: "waiting for the response headers", after: self.cfg.timeouts.connect + idle }.into()),
+            Err(_) => {
+                return Err(Error::Timeout {
+                    what: "waiting for the response headers",
+                    after: self.cfg.timeouts.connect + idle,
+                }
+                .into())
+            }
             Ok(Err(e)) => return Err(reqwest_error(e, key, "sending the request", &self.cfg.timeouts).into()),
             Ok(Ok(r)) => r,
         };
@@ -368,7 +397,16 @@ impl Client {
         if !(200..300).contains(&status) {
             let body = reader.read_prefix(64 * 1024).await.unwrap_or_default();
             let hint = server_hint(&headers, SystemTime::now());
-            return Err(classify_status(status, &headers, &content_type, &body, key, self.cfg.wire, &self.cfg.retry, hint));
+            return Err(classify_status(
+                status,
+                &headers,
+                &content_type,
+                &body,
+                key,
+                self.cfg.wire,
+                &self.cfg.retry,
+                hint,
+            ));
         }
         if content_type.contains("text/html") {
             return Err(Error::HtmlPage { status }.into());
@@ -402,7 +440,11 @@ impl Client {
                 let clean_end = !dec.has_pending();
                 if !(acc.stop.is_some() && clean_end) {
                     return Err(Error::Incomplete {
-                        detail: if acc.stop.is_some() { "a partial event was left at the end".into() } else { "no end-of-answer marker".into() },
+                        detail: if acc.stop.is_some() {
+                            "a partial event was left at the end".into()
+                        } else {
+                            "no end-of-answer marker".into()
+                        },
                     }
                     .into());
                 }
@@ -421,7 +463,13 @@ impl Client {
         self.finish(acc, req.max_tokens).map_err(Failure::from)
     }
 
-    fn on_event(&self, acc: &mut Acc, event: Option<&str>, data: &str, key: Option<&ApiKey>) -> std::result::Result<(), Failure> {
+    fn on_event(
+        &self,
+        acc: &mut Acc,
+        event: Option<&str>,
+        data: &str,
+        key: Option<&ApiKey>,
+    ) -> std::result::Result<(), Failure> {
         let data = data.trim();
         if data.is_empty() {
             return Ok(());
@@ -430,8 +478,12 @@ impl Client {
             acc.done = true;
             return Ok(());
         }
-        let v: Value = serde_json::from_str(data).map_err(|e| Error::Invalid { detail: format!("malformed JSON in a stream event ({e})") })?;
-        if event == Some("error") || v.get("error").is_some_and(|e| !e.is_null()) || v.get("type").and_then(Value::as_str) == Some("error") {
+        let v: Value = serde_json::from_str(data)
+            .map_err(|e| Error::Invalid { detail: format!("malformed JSON in a stream event ({e})") })?;
+        if event == Some("error")
+            || v.get("error").is_some_and(|e| !e.is_null())
+            || v.get("type").and_then(Value::as_str) == Some("error")
+        {
             return Err(stream_error(&v, key).into());
         }
         match self.cfg.wire {
@@ -460,7 +512,10 @@ impl Client {
         match acc.stop {
             Some(Stop::MaxTokens) => {
                 if is_silent_overflow(false, true, u.input, u.cache_read, u.output, self.cfg.context_window) {
-                    return Err(Error::Overflow { message: "the provider filled the context window with the input (length stop, no output)".into() });
+                    return Err(Error::Overflow {
+                        message: "the provider filled the context window with the input (length stop, no output)"
+                            .into(),
+                    });
                 }
                 return Err(Error::MaxTokens { limit: max_tokens });
             }
@@ -469,7 +524,11 @@ impl Client {
         }
         if is_silent_overflow(true, false, u.input, u.cache_read, u.output, self.cfg.context_window) {
             return Err(Error::Overflow {
-                message: format!("usage reports {} input tokens, above the {}-token window", u.input + u.cache_read, self.cfg.context_window),
+                message: format!(
+                    "usage reports {} input tokens, above the {}-token window",
+                    u.input + u.cache_read,
+                    self.cfg.context_window
+                ),
             });
         }
         if acc.text.trim().is_empty() {
@@ -493,7 +552,9 @@ impl From<Error> for Failure {
 
 fn with_attempts(err: Error, n: u32) -> Error {
     match err {
-        Error::Http { status, message, request_id, retryable, .. } => Error::Http { status, message, request_id, attempts: n, retryable },
+        Error::Http { status, message, request_id, retryable, .. } => {
+            Error::Http { status, message, request_id, attempts: n, retryable }
+        }
         e => e,
     }
 }

@@ -5,7 +5,12 @@ use crate::error::Error;
 use serde_json::{json, Value};
 
 /// The request body (`messages` with the system prompt first).
-pub(super) fn body(cfg: &ProviderConfig, req: &CompletionRequest, turns: &[Turn], role: impl Fn(&Turn, &'static str) -> &'static str) -> Value {
+pub(super) fn body(
+    cfg: &ProviderConfig,
+    req: &CompletionRequest,
+    turns: &[Turn],
+    role: impl Fn(&Turn, &'static str) -> &'static str,
+) -> Value {
     let mut messages = vec![json!({"role": "system", "content": req.system})];
     messages.extend(turns.iter().map(|t| json!({"role": role(t, "assistant"), "content": t.text})));
     let mut b = json!({
@@ -60,7 +65,12 @@ fn openai_stop(r: &str) -> Stop {
 
 fn openai_usage(u: &Value) -> Usage {
     let cached = num(u.pointer("/prompt_tokens_details/cached_tokens"));
-    Usage { input: num(u.get("prompt_tokens")).saturating_sub(cached), output: num(u.get("completion_tokens")), cache_read: cached, cache_write: 0 }
+    Usage {
+        input: num(u.get("prompt_tokens")).saturating_sub(cached),
+        output: num(u.get("completion_tokens")),
+        cache_read: cached,
+        cache_write: 0,
+    }
 }
 
 pub(super) fn openai_chunk(acc: &mut Acc, v: &Value) {

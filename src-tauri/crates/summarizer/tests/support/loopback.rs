@@ -41,7 +41,8 @@ pub struct Script(pub Vec<Step>);
 impl Script {
     /// A complete response with a body and content-length.
     pub fn response(status: u16, headers: &[(&str, &str)], body: &str) -> Script {
-        let mut head = format!("HTTP/1.1 {status} {}\r\ncontent-length: {}\r\nconnection: close\r\n", reason(status), body.len());
+        let mut head =
+            format!("HTTP/1.1 {status} {}\r\ncontent-length: {}\r\nconnection: close\r\n", reason(status), body.len());
         for (k, v) in headers {
             head.push_str(&format!("{k}: {v}\r\n"));
         }
@@ -55,7 +56,10 @@ impl Script {
     }
     /// The head of a close-delimited event stream; add events with `event`/`raw`.
     pub fn sse_head(status: u16) -> Script {
-        let head = format!("HTTP/1.1 {status} {}\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n", reason(status));
+        let head = format!(
+            "HTTP/1.1 {status} {}\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
+            reason(status)
+        );
         Script(vec![Step::Write(head.into_bytes())])
     }
     pub fn data(mut self, data: &str) -> Script {
@@ -163,7 +167,9 @@ async fn serve(mut sock: TcpStream, handler: Handler, reqs: Arc<Mutex<Vec<Record
     let mut parts = first.split(' ');
     let method = parts.next().unwrap_or("").to_string();
     let target = parts.next().unwrap_or("").to_string();
-    let headers: Vec<(String, String)> = lines.filter_map(|l| l.split_once(':').map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))).collect();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':').map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string())))
+        .collect();
     let len: usize = headers.iter().find(|(k, _)| k == "content-length").and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
     let mut body = buf[head_end + 4..].to_vec();
     while body.len() < len {

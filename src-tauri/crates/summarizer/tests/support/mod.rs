@@ -15,7 +15,8 @@ pub fn cancel_after(ms: u64) -> summarizer::CancellationToken {
 /// A copy of conformance case `name` in `dir`, to write on.
 #[allow(dead_code)] // not every test crate that includes `support` writes sessions
 pub fn copy_case(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../session-engine/tests/fixtures/conformance/{name}.jsonl"));
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../session-engine/tests/fixtures/conformance/{name}.jsonl"));
     let p = dir.join(format!("{name}.jsonl"));
     std::fs::copy(src, &p).unwrap();
     p
@@ -24,7 +25,11 @@ pub fn copy_case(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
 /// An Anthropic-wire client of the loopback `server`: no retries, a 5 s read-idle timeout.
 #[allow(dead_code)] // not every test crate that includes `support` talks to a model
 pub fn anthropic_client(server: &loopback::Server) -> summarizer::Client {
-    let mut cfg = summarizer::ProviderConfig::new(summarizer::Wire::Anthropic, "test-model", Some(summarizer::ApiKey::new("sk-test")));
+    let mut cfg = summarizer::ProviderConfig::new(
+        summarizer::Wire::Anthropic,
+        "test-model",
+        Some(summarizer::ApiKey::new("sk-test")),
+    );
     cfg.base_url = server.base();
     cfg.timeouts.read_idle = std::time::Duration::from_secs(5);
     cfg.retry.max_retries = 0;

@@ -65,9 +65,15 @@ impl B {
     }
     /// An assistant message with tool calls: (name, arguments JSON).
     pub fn calls(&mut self, calls: &[(&str, &str)]) -> String {
-        let blocks: Vec<String> =
-            calls.iter().enumerate().map(|(i, (n, a))| format!(r#"{{"type":"toolCall","id":"c{i}","name":"{n}","arguments":{a}}}"#)).collect();
-        self.msg(v(&format!(r#"{{"role":"assistant","content":[{}],"provider":"p","model":"m","timestamp":1}}"#, blocks.join(","))))
+        let blocks: Vec<String> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, (n, a))| format!(r#"{{"type":"toolCall","id":"c{i}","name":"{n}","arguments":{a}}}"#))
+            .collect();
+        self.msg(v(&format!(
+            r#"{{"role":"assistant","content":[{}],"provider":"p","model":"m","timestamp":1}}"#,
+            blocks.join(",")
+        )))
     }
     pub fn result(&mut self, tool: &str, text: &str, is_error: bool) -> String {
         self.msg(v(&format!(
