@@ -1,4 +1,4 @@
-// Interaction benchmark in the real webview (issue 9's app targets; not part of the test run).
+// Interaction benchmark in the real webview (the app's targets in docs/PERFORMANCE.md; not part of the test run).
 //
 //   node scripts/gen-sessions.mjs --entries 100000 --seed 42 --out $DIR/agent/sessions/--p--/s100k.jsonl
 //   ARBOR_BIN=<release arbor> ARBOR_BENCH_AGENT_DIR=$DIR/agent node tests/e2e/bench-interact.mjs

@@ -5,7 +5,7 @@
 //
 // Measures (1) click on the session in the picker -> first painted graph rows, (2) the
 // open_session command alone (engine open + layout + IPC), (3) frame times while scrolling,
-// against (4) a static text list scrolled the same way in the same window (issue 9's ratio).
+// against (4) a static text list scrolled the same way in the same window (the scrolling ratio of docs/PERFORMANCE.md).
 
 import fs from "node:fs";
 import path from "node:path";

@@ -1,4 +1,4 @@
-// End-to-end test of the everyday desktop features (issue 12) in the real window, under Xvfb:
+// End-to-end test of the everyday desktop features in the real window, under Xvfb:
 // themes (switch, remembered across a reload and a restart, dark native dropdowns), Escape closing
 // the picker and dialogs, and "Save as v3 copy" from the read-only banner of a version 1 session.
 //

@@ -1,4 +1,4 @@
-// End-to-end test of export from the app (issue 12 item 2) in the real window, under Xvfb:
+// End-to-end test of export from the app in the real window, under Xvfb:
 // the Export dialog (prefilled path, scope and format, progress, an existing file refused until
 // confirmed, Escape), the files it writes, and the HTML export of the hostile F47 session loaded
 // in the real webview: no script runs, nothing is fetched, no handler or outside link survives.

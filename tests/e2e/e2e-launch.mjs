@@ -1,5 +1,5 @@
 // End-to-end test of starting on a file, handing a file to the running window, renaming the
-// session from its title and the Copy buttons (issue 12 items 5, 6 and 7), in the real window
+// session from its title and the Copy buttons, in the real window
 // under Xvfb, with a private D-Bus session bus (the single-instance plugin finds the running
 // Arbor on it) and xclip reading the X clipboard back.
 //

@@ -1,4 +1,4 @@
-// End-to-end test of the session library (issue 5) in the real Arbor window under Xvfb, driven
+// End-to-end test of the session library in the real Arbor window under Xvfb, driven
 // through WebDriver (same plumbing as e2e.mjs):
 //
 //   ARBOR_BIN=/path/to/arbor node tests/e2e/e2e-library.mjs

@@ -1,4 +1,4 @@
-// End-to-end test of issue 12 item 7 in the real window, under Xvfb: keyboard shortcuts and the
+// End-to-end test of the keyboard in the real window, under Xvfb: keyboard shortcuts and the
 // `?` overlay (ui/src/shortcuts.ts), the context window of the session's model from Pi's model
 // table with an override, the one-time keyring notice (no Secret Service here), and cancelling
 // and resuming the first index pass from the session picker.

@@ -1,4 +1,4 @@
-// End-to-end test of the context waterfall (issue 12 §1) in the real window, under Xvfb: the
+// End-to-end test of the context waterfall in the real window, under Xvfb: the
 // Timeline tab draws the demo session's active path (canvas pixels, point and drop counts checked
 // against the session file itself; far below its window, it opens fitted to its data), hovering
 // a compaction shows its tooltip, a click and the keyboard (arrows, Enter) select the entry on

@@ -1,4 +1,4 @@
-// End-to-end test of the summary workbench (issue 11) in the real Arbor window (Xvfb +
+// End-to-end test of the summary workbench in the real Arbor window (Xvfb +
 // tauri-driver), on the bundled demo session:
 //
 //   ARBOR_BIN=/path/to/arbor node tests/e2e/e2e-workbench.mjs

@@ -1,4 +1,4 @@
-//! The contract of issue 4: for every conformance case with a compaction or a navigation,
+//! The contract of compaction and navigation: for every conformance case with a compaction or a navigation,
 //! `arbor-cli compact` / `arbor-cli navigate` (the real binary) against a loopback server of
 //! each wire format write the same lines as Pi's simulation, once `id` and `timestamp` are
 //! normalized (and `parentId`/`targetId` references to new ids follow the same mapping).

@@ -1,5 +1,5 @@
 //! `arbor-cli summary show|check|diff|edit|revert` through the real binary: the JSON shapes of
-//! issue 11 §9, errors (exit 2, one sentence, the file byte-identical), edit → revert with the
+//! the workbench's commands, errors (exit 2, one sentence, the file byte-identical), edit → revert with the
 //! context shown by `arbor-cli context` and checked by Pi itself, and an edit refused because
 //! another program appended to the file meanwhile.
 #[path = "support/pi.rs"]

@@ -1,4 +1,4 @@
-//! Continuing a session (issue 4 §7) against a loopback model: the reply is appended with
+//! Continuing a session against a loopback model: the reply is appended with
 //! usage; an overflow compacts and retries once (never when compaction is off); the threshold
 //! check compacts before sending and after the reply.
 mod support;

@@ -1,4 +1,4 @@
-//! Pi as the real client of the writes `continue_session` makes (issue 10 §1): a reply, the
+//! Pi as the real client of the writes `continue_session` makes: a reply, the
 //! automatic compaction at the threshold (before sending and after the reply), and the
 //! composer's overflow retry (compact, then send again). Each result is handed to Pi itself
 //! (tests/pi/pi-check.mjs through the shared support module of arbor-cli's tests): Pi loads it

@@ -1,4 +1,4 @@
-//! `arbor-cli summary show|check|diff|edit|revert` (issue 11 §9): the summary workbench over
+//! `arbor-cli summary show|check|diff|edit|revert`: the summary workbench over
 //! `summary_analysis`, headless. `show`, `check` and `diff` only read; `edit` and
 //! `revert` append one `compaction` entry through `summarizer::summary_ops` (lock, length check,
 //! synced append) and print its id only after the write. Errors are one sentence, exit code 2,
