@@ -385,7 +385,7 @@ fn queued_changes_of_one_file_are_handled_once() {
         entry_id: id.into(),
         parent_id: None,
         entry_type: "message".into(),
-        status: "in_context",
+        status: library::EntryStatus::InContext,
     };
     let ch = |p: &str, c: Change, ids: &[&str]| LibraryEvent::SessionChanged {
         path: PathBuf::from(p),

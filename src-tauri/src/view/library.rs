@@ -181,14 +181,17 @@ pub enum HitStatus {
     Abandoned,
 }
 
-impl HitStatus {
-    pub fn from_name(s: &str) -> HitStatus {
+impl From<library::EntryStatus> for HitStatus {
+    fn from(s: library::EntryStatus) -> HitStatus {
         match s {
-            "compacted" => HitStatus::Compacted,
-            "abandoned" => HitStatus::Abandoned,
-            _ => HitStatus::InContext,
+            library::EntryStatus::InContext => HitStatus::InContext,
+            library::EntryStatus::Compacted => HitStatus::Compacted,
+            library::EntryStatus::Abandoned => HitStatus::Abandoned,
         }
     }
+}
+
+impl HitStatus {
     pub fn name(self) -> &'static str {
         match self {
             HitStatus::InContext => "in_context",
@@ -226,7 +229,7 @@ pub struct LibraryHit {
 
 impl From<&SearchHit> for LibraryHit {
     fn from(h: &SearchHit) -> LibraryHit {
-        let status = HitStatus::from_name(h.status);
+        let status = HitStatus::from(h.status);
         LibraryHit {
             session_path: h.session_path.display().to_string(),
             session_id: h.session_id.clone(),

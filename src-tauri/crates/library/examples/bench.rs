@@ -213,7 +213,7 @@ fn main() {
                 u.change,
                 u.bytes_read,
                 u.new_entries.len(),
-                u.new_entries.first().map(|e| e.status).unwrap_or("-"),
+                u.new_entries.first().map(|e| e.status.name()).unwrap_or("-"),
                 took
             );
             let t = Instant::now();

@@ -142,9 +142,8 @@ pub struct SearchHit {
     pub entry_type: String,
     pub role: Option<String>,
     pub timestamp: Option<String>,
-    /// The [`EntryStatus::name`] of the entry's status against the file's leaf as indexed:
-    /// "in_context" | "compacted" | "abandoned".
-    pub status: &'static str,
+    /// The entry's status against the file's leaf as indexed.
+    pub status: EntryStatus,
     /// Excerpt with the matches between `«` and `»`.
     pub snippet: String,
 }
@@ -386,7 +385,7 @@ impl Library {
                     entry_type: r.get(5)?,
                     role: r.get(6)?,
                     timestamp: r.get(7)?,
-                    status: r.get::<_, EntryStatus>(8)?.name(),
+                    status: r.get::<_, EntryStatus>(8)?,
                     snippet: r.get(9)?,
                 })
             })

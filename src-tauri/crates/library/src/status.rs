@@ -53,6 +53,13 @@ impl EntryStatus {
     }
 }
 
+/// Compares with the status's name ("in_context", ...), as the CLI's JSON and the tests spell it.
+impl PartialEq<&str> for EntryStatus {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
 impl fmt::Display for EntryStatus {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str(self.name())

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use support::*;
 
 fn hits(lib: &Library, q: &str) -> Vec<(String, &'static str)> {
-    lib.search(&SearchQuery::new(q)).unwrap().into_iter().map(|h| (h.entry_id, h.status)).collect()
+    lib.search(&SearchQuery::new(q)).unwrap().into_iter().map(|h| (h.entry_id, h.status.name())).collect()
 }
 
 fn setup() -> (tempfile::TempDir, PathBuf, PathBuf) {

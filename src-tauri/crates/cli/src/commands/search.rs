@@ -35,7 +35,7 @@ fn print_hits(out: &mut impl Write, args: &crate::SearchArgs, hits: &[library::S
                     "sessionPath": h.session_path,
                     "sessionId": h.session_id,
                     "entryId": h.entry_id,
-                    "status": h.status,
+                    "status": h.status.name(),
                     "snippet": h.snippet,
                     "entryType": h.entry_type,
                     "role": h.role,
@@ -54,9 +54,9 @@ fn print_hits(out: &mut impl Write, args: &crate::SearchArgs, hits: &[library::S
     }
     for h in hits {
         let badge = match h.status {
-            "in_context" => "in context",
-            "compacted" => "compacted",
-            _ => "abandoned branch",
+            library::EntryStatus::InContext => "in context",
+            library::EntryStatus::Compacted => "compacted",
+            library::EntryStatus::Abandoned => "abandoned branch",
         };
         writeln!(out, "[{badge}] {} #{}", h.session_path.display(), h.entry_id)?;
         writeln!(out, "    {}", h.snippet.replace('\n', " "))?;

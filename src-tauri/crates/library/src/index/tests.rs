@@ -156,10 +156,8 @@ fn entry_rows_keep_every_string_on_both_write_paths() {
         assert_eq!(stripped, want, "streamed: {streamed}");
         assert_eq!(touched, vec![(0, "src/é.rs".to_string()), (1, "src/b.rs".to_string())], "streamed: {streamed}");
         // the events are the first entries with their statuses, as stored
-        let stored: Vec<_> = entries
-            .iter()
-            .map(|r| (r.0.clone(), r.1.clone(), r.2.clone(), EntryStatus::from_code(r.9).name()))
-            .collect();
+        let stored: Vec<_> =
+            entries.iter().map(|r| (r.0.clone(), r.1.clone(), r.2.clone(), EntryStatus::from_code(r.9))).collect();
         let events: Vec<_> = u
             .new_entries
             .iter()

@@ -46,8 +46,8 @@ pub struct NewEntry {
     pub entry_id: String,
     pub parent_id: Option<String>,
     pub entry_type: String,
-    /// The [`EntryStatus::name`] of the entry's status: "in_context" | "compacted" | "abandoned".
-    pub status: &'static str,
+    /// The entry's status after the pass.
+    pub status: EntryStatus,
 }
 
 impl NewEntry {
@@ -56,7 +56,7 @@ impl NewEntry {
             entry_id: entry_id.to_string(),
             parent_id: parent_id.map(str::to_string),
             entry_type: entry_type.to_string(),
-            status: status.name(),
+            status,
         }
     }
 }
