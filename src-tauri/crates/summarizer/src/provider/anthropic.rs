@@ -1,6 +1,6 @@
 //! Anthropic Messages.
 
-use super::{Acc, CompletionRequest, Failure, ProviderConfig, Stop, Turn, Usage};
+use super::types::{Acc, CompletionRequest, Failure, ProviderConfig, Stop, Turn, Usage};
 use crate::error::Error;
 use serde_json::{json, Value};
 

@@ -1,6 +1,6 @@
 //! Errors: HTTP statuses, error bodies and events, transport failures.
 
-use super::{Failure, Timeouts, Wire};
+use super::types::{Failure, Timeouts, Wire};
 use crate::error::Error;
 use crate::overflow::is_overflow_message;
 use crate::retry::{should_retry_header, RetryPolicy};

@@ -1,6 +1,6 @@
 //! Google Gemini `generateContent`.
 
-use super::{num, Acc, CompletionRequest, Failure, ProviderConfig, Stop, Turn, Usage};
+use super::types::{num, Acc, CompletionRequest, Failure, ProviderConfig, Stop, Turn, Usage};
 use crate::error::Error;
 use serde_json::{json, Value};
 

@@ -1,6 +1,6 @@
 //! OpenAI-compatible chat completions.
 
-use super::{num, Acc, CompletionRequest, Failure, ProviderConfig, Stop, Turn, Usage};
+use super::types::{num, Acc, CompletionRequest, Failure, ProviderConfig, Stop, Turn, Usage};
 use crate::error::Error;
 use serde_json::{json, Value};
 
