@@ -67,6 +67,15 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         clipboard::copy_text,
         timeline::get_timeline,
         timeline::warm_timeline,
+        review::review_subscribe,
+        review::get_review_view,
+        review::review_cut_preview,
+        review::review_decide,
+        review::review_arbor_draft,
+        review::get_pi_extension_status,
+        review::install_pi_extension,
+        review::remove_pi_extension,
+        review::save_review_prefs,
     ])
 }
 
@@ -106,7 +115,13 @@ pub fn run() {
                 summarizer::hooks::ArborSettings::default_path(),
             ));
             app.manage(state::export::ExportState::default());
-            app.manage(state::app::AppState::new(state::app::agent_dir_from_env(), data_dir.clone()));
+            let app_state = state::app::AppState::new(state::app::agent_dir_from_env(), data_dir.clone());
+            // Pi's extension finds the reviewer as soon as the window is up; the policy "off"
+            // binds no socket, and a socket held by another reviewer is reported in the Pi tab.
+            let review = state::review::ReviewState::default();
+            review.apply(commands::review::load_prefs(&app_state));
+            app.manage(review);
+            app.manage(app_state);
             app.manage(state::timeline::TimelineCache::new());
             commands::library::setup(app, &data_dir);
             Ok(())

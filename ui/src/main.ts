@@ -9,6 +9,7 @@ import "./summary/summary.css";
 import "./shortcuts.css";
 import "./session/session.css";
 import "./timeline/timeline.css";
+import "./review/review.css";
 
 import { $ } from "./dom";
 import { GraphView } from "./graph/view";
@@ -32,6 +33,8 @@ import { budgetArgs, loadBudgets, preview, saveBudgets, stepSlider } from "./vie
 import { escapeClosesDialog } from "./views/dialogs";
 import { showTab } from "./views/tabs";
 import { initWindow } from "./views/window";
+import { initPiTab } from "./views/pi";
+import { startReview } from "./review/dialog";
 
 initTheme(document.getElementById("theme-select") as HTMLSelectElement | null);
 
@@ -125,4 +128,9 @@ initSummarize({
   budgets: budgetArgs,
 });
 
-void startSessions();
+// The Pi tab, and Pi's requests for review: taken once the first session is up, so a request
+// that waited for the window opens its session after, not under, the start-up one.
+initPiTab();
+void startSessions()
+  .catch(report)
+  .finally(() => void startReview().catch(report));

@@ -10,6 +10,7 @@ pub mod library;
 pub mod model_window;
 pub mod navigate;
 pub mod rename;
+pub mod review;
 pub mod sessions;
 pub mod summarize;
 pub mod summary;

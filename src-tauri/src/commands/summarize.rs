@@ -32,15 +32,15 @@ pub(crate) fn channel_progress(ch: Channel<SummaryProgress>) -> ProgressFn {
 }
 
 /// The backend of the user's choice, with what the UI should say about it.
-struct Chosen {
-    backend: Backend,
+pub(crate) struct Chosen {
+    pub(crate) backend: Backend,
     choice: ModelChoice,
     context_window: Option<u64>,
     max_output: Option<u64>,
     notices: Vec<String>,
 }
 
-fn chosen(st: &SummarizerState) -> Result<Chosen, AppError> {
+pub(crate) fn chosen(st: &SummarizerState) -> Result<Chosen, AppError> {
     let choice = st.choice();
     let cat = st.catalog()?;
     let base = effective_base_url(&choice);
@@ -54,7 +54,7 @@ fn chosen(st: &SummarizerState) -> Result<Chosen, AppError> {
     })
 }
 
-fn run_options(
+pub(crate) fn run_options(
     st: &SummarizerState,
     c: &Chosen,
     instructions: Option<&str>,

@@ -21,6 +21,9 @@ pub struct ArborStateFile {
     /// The user dismissed the "keyring unavailable" notice; it is not shown again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keyring_notice_dismissed: bool,
+    /// How Arbor reviews Pi's compactions (absent: review, 5 minutes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<crate::view::review::ReviewPrefs>,
 }
 
 impl ArborStateFile {

@@ -132,6 +132,15 @@ export const commands = {
 	 *  are not slowed by it on a machine with few cores.
 	 */
 	warmTimeline: () => typedError<number, IpcError>(__TAURI_INVOKE("warm_timeline")),
+	reviewSubscribe: (onEvent: Channel<ReviewEvent_Deserialize>) => typedError<ReviewStatus_Serialize, IpcError>(__TAURI_INVOKE("review_subscribe", { onEvent })),
+	getReviewView: (reviewId: number) => typedError<ReviewView_Serialize, IpcError>(__TAURI_INVOKE("get_review_view", { reviewId })),
+	reviewCutPreview: (reviewId: number, entryId: string) => typedError<CutPreview_Serialize, IpcError>(__TAURI_INVOKE("review_cut_preview", { reviewId, entryId })),
+	reviewDecide: (reviewId: number, choice: ReviewChoice) => typedError<null, IpcError>(__TAURI_INVOKE("review_decide", { reviewId, choice })),
+	reviewArborDraft: (reviewId: number, firstKeptEntryId: string | null, onProgress: Channel<SummaryProgress_Deserialize>) => typedError<string, IpcError>(__TAURI_INVOKE("review_arbor_draft", { reviewId, firstKeptEntryId, onProgress })),
+	getPiExtensionStatus: (project: string | null) => typedError<PiExtensionStatus_Serialize, IpcError>(__TAURI_INVOKE("get_pi_extension_status", { project })),
+	installPiExtension: (project: string | null) => typedError<PiExtensionStatus_Serialize, IpcError>(__TAURI_INVOKE("install_pi_extension", { project })),
+	removePiExtension: (project: string | null) => typedError<PiExtensionStatus_Serialize, IpcError>(__TAURI_INVOKE("remove_pi_extension", { project })),
+	saveReviewPrefs: (prefs: ReviewPrefs) => typedError<ReviewStatus_Serialize, IpcError>(__TAURI_INVOKE("save_review_prefs", { prefs })),
 };
 
 /* Types */
@@ -397,6 +406,40 @@ export type Continued_Serialize = {
 	preview: CompactionPreview_Serialize,
 };
 
+/**
+ *  A cut the person points at, before it is sent: valid (with what it summarizes and keeps) or
+ *  why not, with the nearest valid ones.
+ */
+export type CutPreview = CutPreview_Serialize | CutPreview_Deserialize;
+
+/**
+ *  A cut the person points at, before it is sent: valid (with what it summarizes and keeps) or
+ *  why not, with the nearest valid ones.
+ */
+export type CutPreview_Deserialize = {
+	entryId: string,
+	valid: boolean,
+	reason?: string | null,
+	nearest: string[],
+	summarizedEntries: number,
+	keptTokens?: number | null,
+	isSplitTurn: boolean,
+};
+
+/**
+ *  A cut the person points at, before it is sent: valid (with what it summarizes and keeps) or
+ *  why not, with the nearest valid ones.
+ */
+export type CutPreview_Serialize = {
+	entryId: string,
+	valid: boolean,
+	reason: string | null,
+	nearest: string[],
+	summarizedEntries: number,
+	keptTokens: number | null,
+	isSplitTurn: boolean,
+};
+
 export type DroppedView = {
 	/**  The previous summary's section name. */
 	section: string,
@@ -473,6 +516,35 @@ export type ExportProgress = {
 
 /**  What to export: the whole tree, the branch to a node, or what the model sees at a node. */
 export type ExportScope = "session" | "branch" | "context";
+
+/**  One place the extension can live, as the Pi tab shows it. */
+export type ExtensionLocation = ExtensionLocation_Serialize | ExtensionLocation_Deserialize;
+
+/**  One place the extension can live, as the Pi tab shows it. */
+export type ExtensionLocation_Deserialize = {
+	/**  "global" | "project". */
+	scope: string,
+	path: string,
+	present: boolean,
+	/**  The file there is Arbor's extension (any version). */
+	arbor: boolean,
+	version?: string | null,
+	/**  It is this Arbor's extension, byte for byte. */
+	current: boolean,
+};
+
+/**  One place the extension can live, as the Pi tab shows it. */
+export type ExtensionLocation_Serialize = {
+	/**  "global" | "project". */
+	scope: string,
+	path: string,
+	present: boolean,
+	/**  The file there is Arbor's extension (any version). */
+	arbor: boolean,
+	version: string | null,
+	/**  It is this Arbor's extension, byte for byte. */
+	current: boolean,
+};
 
 export type FactKind = "path" | "command" | "error" | "constraint";
 
@@ -978,6 +1050,20 @@ export type OpenedSession_Serialize = {
 	readOnly: string | null,
 };
 
+export type PiExtensionStatus = PiExtensionStatus_Serialize | PiExtensionStatus_Deserialize;
+
+export type PiExtensionStatus_Deserialize = {
+	extensionVersion: string,
+	locations: ExtensionLocation_Deserialize[],
+	reviewer: ReviewStatus_Deserialize,
+};
+
+export type PiExtensionStatus_Serialize = {
+	extensionVersion: string,
+	locations: ExtensionLocation_Serialize[],
+	reviewer: ReviewStatus_Serialize,
+};
+
 /**  What a progress event reports. */
 export type ProgressKind = 
 /**  A call starts (`attempt` > 1: a retry). */
@@ -1042,6 +1128,182 @@ export type RetentionView = {
 	facts: FactView[],
 	mentioned: number,
 	total: number,
+};
+
+/**  The person's choice, sent back to Pi. */
+export type ReviewChoice = { action: "accept" } | { action: "edit"; summary: string } | { action: "moveCut"; firstKeptEntryId: string } | { action: "cancel" } | { action: "letPiDecide" };
+
+export type ReviewEvent = ReviewEvent_Serialize | ReviewEvent_Deserialize;
+
+export type ReviewEvent_Deserialize = 
+/**  Pi asks: the dialog opens (or shows this round). */
+{ type: "request"; prompt: ReviewPrompt_Deserialize } | 
+/**  A review is over: decided here, the time limit passed, or Pi stopped waiting. */
+{ type: "ended"; reviewId: number; reason: string } | 
+/**  Under the *watch* policy: Pi was answered at once; the UI tells the person. */
+{ type: "watched"; kind: string; sessionFile?: string | null; tokensBefore?: number | null; summaryChars: number };
+
+export type ReviewEvent_Serialize = 
+/**  Pi asks: the dialog opens (or shows this round). */
+{ type: "request"; prompt: ReviewPrompt_Serialize } | 
+/**  A review is over: decided here, the time limit passed, or Pi stopped waiting. */
+{ type: "ended"; reviewId: number; reason: string } | 
+/**  Under the *watch* policy: Pi was answered at once; the UI tells the person. */
+{ type: "watched"; kind: string; sessionFile: string | null; tokensBefore: number | null; summaryChars: number };
+
+/**
+ *  How Arbor answers Pi: *review* (wait for the person up to the time limit), *watch* (accept
+ *  at once; show and notify), *off* (no socket: Pi goes on by itself at once).
+ */
+export type ReviewPolicy = "review" | "watch" | "off";
+
+export type ReviewPrefs = {
+	policy: ReviewPolicy,
+	/**  How long Pi waits for the person, in seconds (default 300). */
+	timeoutSecs: number,
+};
+
+/**  One request of Pi's, as the dialog's first paint needs it. */
+export type ReviewPrompt = ReviewPrompt_Serialize | ReviewPrompt_Deserialize;
+
+/**  One request of Pi's, as the dialog's first paint needs it. */
+export type ReviewPrompt_Deserialize = {
+	reviewId: number,
+	round: number,
+	/**  "compaction" | "branch_summary". */
+	kind: string,
+	sessionFile?: string | null,
+	leafId?: string | null,
+	/**  Milliseconds since the Unix epoch when Pi stops waiting (Pi's draft is used then). */
+	deadlineEpochMs: number | null,
+};
+
+/**  One request of Pi's, as the dialog's first paint needs it. */
+export type ReviewPrompt_Serialize = {
+	reviewId: number,
+	round: number,
+	/**  "compaction" | "branch_summary". */
+	kind: string,
+	sessionFile: string | null,
+	leafId: string | null,
+	/**  Milliseconds since the Unix epoch when Pi stops waiting (Pi's draft is used then). */
+	deadlineEpochMs: number | null,
+};
+
+/**  The reviewer as it runs now. */
+export type ReviewStatus = ReviewStatus_Serialize | ReviewStatus_Deserialize;
+
+/**  The reviewer as it runs now. */
+export type ReviewStatus_Deserialize = {
+	prefs: ReviewPrefs,
+	/**  The socket Pi's extension connects to. */
+	socket: string,
+	listening: boolean,
+	/**
+	 *  Why Arbor is not listening though the policy says it should (another reviewer holds the
+	 *  socket, a folder with the wrong owner, …), as one sentence with what to do.
+	 */
+	problem?: string | null,
+	/**  Notes of the start, e.g. a socket left by a reviewer that is no longer running. */
+	notes: string[],
+};
+
+/**  The reviewer as it runs now. */
+export type ReviewStatus_Serialize = {
+	prefs: ReviewPrefs,
+	/**  The socket Pi's extension connects to. */
+	socket: string,
+	listening: boolean,
+	/**
+	 *  Why Arbor is not listening though the policy says it should (another reviewer holds the
+	 *  socket, a folder with the wrong owner, …), as one sentence with what to do.
+	 */
+	problem: string | null,
+	/**  Notes of the start, e.g. a socket left by a reviewer that is no longer running. */
+	notes: string[],
+};
+
+/**  What the review dialog shows. */
+export type ReviewView = ReviewView_Serialize | ReviewView_Deserialize;
+
+/**  What the review dialog shows. */
+export type ReviewView_Deserialize = {
+	prompt: ReviewPrompt_Deserialize,
+	/**
+	 *  The open session after reading what Pi appended (the UI redraws the graph from it); None
+	 *  when it was already up to date.
+	 */
+	opened?: OpenedSession_Deserialize | null,
+	model?: string | null,
+	piVersion?: string | null,
+	/**  Pi's draft, whole. */
+	summary: string,
+	sections: SectionView_Deserialize[],
+	/**
+	 *  The drop alarm against the previous compaction and the retention of the span (a branch
+	 *  summary: retention only).
+	 */
+	check?: CheckView_Deserialize | null,
+	/**
+	 *  Why the draft could not be analysed (the session file is not readable, the cut is not on
+	 *  the path, …); the dialog still offers every choice.
+	 */
+	analysisNote?: string | null,
+	/**  Compactions: the entry Pi would keep from; the span is what it summarizes. */
+	firstKeptEntryId?: string | null,
+	/**  The cut before the person moved it (round 2 and later). */
+	movedFrom?: string | null,
+	tokensBefore?: number | null,
+	isSplitTurn: boolean,
+	spanEntryIds: string[],
+	/**  Estimated tokens of the kept part (first kept entry → leaf), Pi's estimate. */
+	keptTokens?: number | null,
+	/**  Branch summaries: where Pi navigates to. */
+	targetId?: string | null,
+	customInstructions?: string | null,
+	/**  Valid cut points on the path (entry ids, oldest first) for "Move the cut". */
+	validCuts: string[],
+	computeMs: number | null,
+};
+
+/**  What the review dialog shows. */
+export type ReviewView_Serialize = {
+	prompt: ReviewPrompt_Serialize,
+	/**
+	 *  The open session after reading what Pi appended (the UI redraws the graph from it); None
+	 *  when it was already up to date.
+	 */
+	opened: OpenedSession_Serialize | null,
+	model: string | null,
+	piVersion: string | null,
+	/**  Pi's draft, whole. */
+	summary: string,
+	sections: SectionView_Serialize[],
+	/**
+	 *  The drop alarm against the previous compaction and the retention of the span (a branch
+	 *  summary: retention only).
+	 */
+	check: CheckView_Serialize | null,
+	/**
+	 *  Why the draft could not be analysed (the session file is not readable, the cut is not on
+	 *  the path, …); the dialog still offers every choice.
+	 */
+	analysisNote: string | null,
+	/**  Compactions: the entry Pi would keep from; the span is what it summarizes. */
+	firstKeptEntryId: string | null,
+	/**  The cut before the person moved it (round 2 and later). */
+	movedFrom: string | null,
+	tokensBefore: number | null,
+	isSplitTurn: boolean,
+	spanEntryIds: string[],
+	/**  Estimated tokens of the kept part (first kept entry → leaf), Pi's estimate. */
+	keptTokens: number | null,
+	/**  Branch summaries: where Pi navigates to. */
+	targetId: string | null,
+	customInstructions: string | null,
+	/**  Valid cut points on the path (entry ids, oldest first) for "Move the cut". */
+	validCuts: string[],
+	computeMs: number | null,
 };
 
 export type RewordedView = {

@@ -6,11 +6,13 @@ import type {
   CheckView_Serialize,
   CompactResult_Serialize,
   CompactionPreview_Serialize,
+  CutPreview_Serialize,
   ContextMessage_Serialize,
   ContextView_Serialize,
   ContextWindowView_Serialize,
   Continued_Serialize,
   EntryDetail_Serialize,
+  ExtensionLocation_Serialize,
   GraphRow_Serialize,
   GraphWindow_Serialize,
   HooksView_Serialize,
@@ -25,8 +27,13 @@ import type {
   NavigateResult_Serialize,
   Navigation_Serialize,
   OpenedSession_Serialize,
+  PiExtensionStatus_Serialize,
   ProjectRow_Serialize,
   ResummaryView_Serialize,
+  ReviewEvent_Serialize,
+  ReviewPrompt_Serialize,
+  ReviewStatus_Serialize,
+  ReviewView_Serialize,
   SearchRequest_Serialize,
   SectionView_Serialize,
   Selection_Serialize,
@@ -53,11 +60,13 @@ export type CatalogModel = CatalogModel_Serialize;
 export type CheckView = CheckView_Serialize;
 export type CompactResult = CompactResult_Serialize;
 export type CompactionPreview = CompactionPreview_Serialize;
+export type CutPreview = CutPreview_Serialize;
 export type ContextMessage = ContextMessage_Serialize;
 export type ContextView = ContextView_Serialize;
 export type ContextWindowView = ContextWindowView_Serialize;
 export type Continued = Continued_Serialize;
 export type EntryDetail = EntryDetail_Serialize;
+export type ExtensionLocation = ExtensionLocation_Serialize;
 export type GraphRow = GraphRow_Serialize;
 export type GraphWindow = GraphWindow_Serialize;
 export type HooksView = HooksView_Serialize;
@@ -72,8 +81,13 @@ export type ModelChoice = ModelChoice_Serialize;
 export type NavigateResult = NavigateResult_Serialize;
 export type Navigation = Navigation_Serialize;
 export type OpenedSession = OpenedSession_Serialize;
+export type PiExtensionStatus = PiExtensionStatus_Serialize;
 export type ProjectRow = ProjectRow_Serialize;
 export type ResummaryView = ResummaryView_Serialize;
+export type ReviewEvent = ReviewEvent_Serialize;
+export type ReviewPrompt = ReviewPrompt_Serialize;
+export type ReviewStatus = ReviewStatus_Serialize;
+export type ReviewView = ReviewView_Serialize;
 export type SearchRequest = SearchRequest_Serialize;
 export type SectionView = SectionView_Serialize;
 export type Selection = Selection_Serialize;

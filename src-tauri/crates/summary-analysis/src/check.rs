@@ -567,6 +567,16 @@ fn file_list_values(details: &Value, key: &str) -> Vec<String> {
 /// The retention probe of the summary at `idx`, judged against `summary_text` (the entry's own
 /// text, or an alternative the UI wants to compare).
 pub fn retention(s: &Session, idx: usize, summary_text: &str) -> Retention {
+    let p = probe(summary_text);
+    if idx >= s.len() {
+        return Retention { facts: Vec::new(), mentioned: 0, total: 0 };
+    }
+    let (entries, _, _) = span_indices(s, idx);
+    let prev = if s.kind(idx) == Kind::Compaction { previous_compaction(s, idx) } else { None };
+    retention_over_probe(s, &entries, prev, p)
+}
+
+fn probe(summary_text: &str) -> Probe<'static> {
     let lower = summary_text.to_lowercase();
     let mut path_tokens = FxHashSet::default();
     let mut file_names = FxHashSet::default();
@@ -578,7 +588,7 @@ pub fn retention(s: &Session, idx: usize, summary_text: &str) -> Retention {
         file_names.insert(file_name(tok).to_string());
         path_tokens.insert(tok.to_string());
     }
-    let mut p = Probe {
+    Probe {
         path_tokens,
         file_names,
         squeezed: lower.split_whitespace().collect::<Vec<_>>().join(" "),
@@ -587,25 +597,30 @@ pub fn retention(s: &Session, idx: usize, summary_text: &str) -> Retention {
         seen: FxHashSet::default(),
         facts: Vec::new(),
         _t: std::marker::PhantomData,
-    };
-    if idx >= s.len() {
-        return Retention { facts: Vec::new(), mentioned: 0, total: 0 };
     }
-    let (entries, _, _) = span_indices(s, idx);
-    if s.kind(idx) == Kind::Compaction {
-        if let Some(prev) = previous_compaction(s, idx) {
-            let v = s.value(prev);
-            if !v.get("fromHook").is_some_and(Value::truthy) {
-                if let Some(d) = v.get("details") {
-                    let id = s.id(prev).to_string();
-                    for f in file_list_values(d, "readFiles").into_iter().chain(file_list_values(d, "modifiedFiles")) {
-                        p.add(FactKind::Path, &f, &id);
-                    }
+}
+
+/// The retention probe over explicit span entries: `prev` is the compaction whose file lists
+/// Pi carries forward (a draft not yet in the file has its span and previous compaction
+/// computed by [`crate::draft`]).
+pub(crate) fn retention_over(s: &Session, entries: &[usize], prev: Option<usize>, summary_text: &str) -> Retention {
+    let p = probe(summary_text);
+    retention_over_probe(s, entries, prev, p)
+}
+
+fn retention_over_probe(s: &Session, entries: &[usize], prev: Option<usize>, mut p: Probe<'_>) -> Retention {
+    if let Some(prev) = prev {
+        let v = s.value(prev);
+        if !v.get("fromHook").is_some_and(Value::truthy) {
+            if let Some(d) = v.get("details") {
+                let id = s.id(prev).to_string();
+                for f in file_list_values(d, "readFiles").into_iter().chain(file_list_values(d, "modifiedFiles")) {
+                    p.add(FactKind::Path, &f, &id);
                 }
             }
         }
     }
-    for &e in &entries {
+    for &e in entries {
         let id = s.id(e);
         match s.kind(e) {
             Kind::BranchSummary => {

@@ -15,6 +15,7 @@
 //!   inferred rule for branch summaries, see [`span()`]).
 //! * [`check()`] / [`retention`]: what the previous summary carried that this one lost, and
 //!   which facts of the span the summary mentions.
+//! * [`draft`]: the same analysis of a summary Pi has drafted and not written yet.
 //! * [`edit_entry`] / [`revert_entry`] / [`history`]: the edit chain. How an edit marks itself
 //!   is documented in [`edit`]. An edit or revert is judged as its chain's origin (span,
 //!   previous compaction, retention, drop alarm; see [`edit_origin`]); [`diff_base`] is what a
@@ -30,6 +31,7 @@
 pub mod chain;
 pub mod check;
 pub mod diff;
+pub mod draft;
 pub mod edit;
 pub mod parse;
 pub mod span;
