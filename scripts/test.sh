@@ -50,3 +50,8 @@ ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" node "$ROOT/tests/e2e/
 ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" node "$ROOT/tests/e2e/e2e-waterfall.mjs"
 ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" node "$ROOT/tests/e2e/e2e-shortcuts.mjs"
 ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" node "$ROOT/tests/e2e/e2e-export.mjs"
+if [ "${ARBOR_SKIP_PI:-}" = "1" ]; then
+  echo "!! ARBOR_SKIP_PI=1: the review of the real Pi's compactions in the window is SKIPPED"
+else
+  ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" ARBOR_CLI="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor-cli" node "$ROOT/tests/e2e/e2e-review.mjs"
+fi

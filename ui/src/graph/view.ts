@@ -32,6 +32,8 @@ export class GraphView {
   private rowsEl: HTMLElement;
   private cutEl: HTMLElement;
   private frameRequested = false;
+  private reviewSpan: Set<string> | null = null;
+  private reviewKept: string | null = null;
   /** The rows that have elements: the view and a margin around it. It moves only when the view
    *  comes near its edge, so most scroll frames make no elements and repaint nothing. */
   private band: { first: number; last: number } | null = null;
@@ -137,6 +139,19 @@ export class GraphView {
   setCut(row: number | null): void {
     this.cutRow = row;
     this.schedule();
+  }
+
+  /** Marks the entries a compaction under review would summarize, and the entry it keeps from
+   * (null clears both). */
+  setReviewSpan(span: Set<string> | null, firstKept: string | null): void {
+    this.reviewSpan = span;
+    this.reviewKept = firstKept;
+    for (const live of this.live.values()) this.markReview(live.el, live.row);
+  }
+
+  private markReview(d: HTMLElement, row: GraphRow): void {
+    d.classList.toggle("review-span", this.reviewSpan?.has(row.entryId) ?? false);
+    d.classList.toggle("review-kept", this.reviewKept === row.entryId);
   }
 
   private viewport() {
@@ -250,6 +265,7 @@ export class GraphView {
         this.live.set(r, live);
       }
       live.el.classList.toggle("cursor", row.row === this.cursor);
+      if (this.reviewSpan) this.markReview(live.el, row);
       prev = live.el;
       shown.add(r);
     }

@@ -14,6 +14,7 @@ import { renderMarkdown } from "../render/markdown";
 import { notify, report } from "../notice";
 import { showSession } from "../session/header";
 import { jumpTo } from "../session/selection";
+import { graph } from "../graph/shared";
 import * as store from "../store";
 import { bodyOf, countdownText, dropAlarmText, editSection, retentionText } from "./pure";
 
@@ -87,6 +88,7 @@ async function open(prompt: ReviewPrompt): Promise<void> {
     requestAnimationFrame(() => {
       window.__arborReviewPainted = { reviewId: prompt.reviewId, at: Date.now(), computeMs: v.computeMs ?? 0 };
     });
+    graph().setReviewSpan(new Set(v.spanEntryIds), v.firstKeptEntryId);
     const cutAt = v.firstKeptEntryId ?? v.targetId;
     if (cutAt && store.session()) void jumpTo(cutAt).catch(() => undefined);
   } catch (e) {
@@ -96,6 +98,7 @@ async function open(prompt: ReviewPrompt): Promise<void> {
 }
 
 function close(): void {
+  graph().setReviewSpan(null, null);
   stopPick?.();
   stopPick = null;
   window.clearInterval(timer);
