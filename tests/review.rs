@@ -262,3 +262,44 @@ fn a_second_reviewer_is_named_not_replaced() {
     assert!(!status.listening);
     assert!(status.problem.as_deref().unwrap().contains("already listening"), "{status:?}");
 }
+
+#[test]
+fn arbor_drafts_the_same_span_with_its_own_summarizer_and_pi_is_sent_that() {
+    let e = crate::support::env();
+    let c = case(&e);
+    let review = ReviewState::with_socket(e.tmp.path().join("review.sock"));
+    save_prefs(&e.state, &review, prefs(ReviewPolicy::Review, 60)).unwrap();
+    let rx = subscribed(&review);
+    let (mut pi, _) = Client::connect(&review.socket());
+    let req = request(&c, 1, &c.first_kept);
+    std::thread::scope(|scope| {
+        let waiting = scope.spawn(|| pi.ask(&req));
+        let id = next_request(&rx);
+        review_view(&e.state, &review, id).unwrap();
+        // The Model tab's default is the offline summarizer: no key, no network.
+        let draft = tauri::async_runtime::block_on(arbor_app::commands::review::arbor_draft(
+            &e.state, &e.st, &review, id, None, None,
+        ))
+        .unwrap();
+        assert!(draft.contains("## Goal") && draft != c.summary, "{draft}");
+        decide(&e.state, &review, id, ReviewChoice::Edit { summary: draft.clone() }).unwrap();
+        let answer = waiting.join().unwrap();
+        assert_eq!(answer["decision"], "edit");
+        assert_eq!(answer["summary"], draft);
+    });
+    assert_eq!(std::fs::read_to_string(&c.file).unwrap(), c.written, "Arbor's draft wrote nothing");
+}
+
+#[test]
+fn a_socket_left_by_a_killed_arbor_is_replaced_and_said() {
+    let e = crate::support::env();
+    let socket = e.tmp.path().join("review.sock");
+    // A socket file nobody listens on, as a killed Arbor leaves it.
+    drop(std::os::unix::net::UnixListener::bind(&socket).unwrap());
+    assert!(socket.exists());
+    let review = ReviewState::with_socket(socket.clone());
+    let status = review.apply(prefs(ReviewPolicy::Review, 60));
+    assert!(status.listening, "{status:?}");
+    assert!(status.notes.iter().any(|n| n.contains("no longer running")), "{:?}", status.notes);
+    assert!(UnixStream::connect(&socket).is_ok());
+}

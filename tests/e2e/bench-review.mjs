@@ -23,11 +23,12 @@ const SOCK = path.join(dir, "review.sock");
 // The app reads its socket from the environment tauri-driver passes on.
 process.env.ARBOR_REVIEW_SOCKET = SOCK;
 
-/** The file's last entries: the leaf, and a user message some entries before it (a cut point). */
+/** The file's leaf (its last entry, or the generator's record of it), and the third user
+ * message above it on its path (a cut point Pi could choose). */
 function leafAndCut(file) {
   const fd = fs.openSync(file, "r");
   const size = fs.fstatSync(fd).size;
-  const len = Math.min(size, 4 << 20);
+  const len = Math.min(size, 8 << 20);
   const buf = Buffer.alloc(len);
   fs.readSync(fd, buf, 0, len, size - len);
   fs.closeSync(fd);
@@ -37,9 +38,15 @@ function leafAndCut(file) {
     .slice(1)
     .filter((l) => l.trim())
     .map((l) => JSON.parse(l));
-  const leaf = entries.at(-1).id;
-  const users = entries.filter((e) => e.type === "message" && e.message?.role === "user");
-  return { leaf, cut: users.at(-3).id };
+  const meta = `${file}.meta.json`;
+  const leaf = fs.existsSync(meta) ? JSON.parse(fs.readFileSync(meta, "utf8")).leafId : entries.at(-1).id;
+  const byId = new Map(entries.map((e) => [e.id, e]));
+  let users = 0;
+  for (let e = byId.get(leaf); e; e = byId.get(e.parentId)) {
+    if (e.type === "compaction") break;
+    if (e.type === "message" && e.message?.role === "user" && ++users === 3) return { leaf, cut: e.id };
+  }
+  throw new Error("no third user message above the leaf after the last compaction");
 }
 
 const DRAFT = [
@@ -99,16 +106,18 @@ runBench("review", async (s, sessionPath) => {
   const { leaf, cut } = leafAndCut(sessionPath);
   const painted = [];
   const computed = [];
+  const rounds = [];
   for (let n = 0; n < ROUNDS; n++) {
     await s.exec(`window.__arborReviewPainted = undefined`);
     const { sentAt, done } = await ask(sessionPath, leaf, cut, n);
     const p = await s.waitFor("the dialog painted", () => s.exec(`return window.__arborReviewPainted ?? null`), 60_000);
     painted.push(p.at - sentAt);
     computed.push(p.computeMs);
+    rounds.push({ eventMs: p.askedAt - sentAt, viewMs: p.viewAt - p.askedAt, renderMs: p.renderedAt - p.viewAt, paintMs: p.at - p.renderedAt, computeMs: +p.computeMs.toFixed(2), redrawn: p.reopened });
     await s.exec(`document.getElementById("review-accept").click()`);
     await done;
     await sleep(300);
   }
   fs.rmSync(dir, { recursive: true, force: true });
-  return { rounds: ROUNDS, requestToPaintedMs: benchStats(painted, { all: true }), viewComputeMs: benchStats(computed, { all: true }) };
+  return { rounds, requestToPaintedMs: benchStats(painted, { all: true }), viewComputeMs: benchStats(computed, { all: true }) };
 });

@@ -204,6 +204,83 @@ async function settingsScenario(display) {
   }
 }
 
+async function timeLimitScenario(display) {
+  const c = await startCase(display, "limit");
+  const { s } = c;
+  try {
+    // A 3-second limit, set in the Pi tab.
+    await s.exec(`document.querySelector('.tab[data-tab="pi"]').click()`);
+    await s.waitFor("the Pi tab", async () => /Listening on/.test((await s.text("#review-status")) || ""), 10_000);
+    await s.exec(`document.getElementById("review-timeout").value = "0.05"; document.getElementById("btn-save-review").click()`);
+    await s.waitFor("saved", async () => /Saved: review/.test((await s.text("#notice")) || ""), 10_000);
+    const pi = piCompacts(c);
+    await dialogShown(s);
+    const r = await pi;
+    check("time limit: Pi goes on by itself", r.code === 0, r.stderr);
+    check("time limit: Pi wrote its own draft through the extension (fromHook true)", lastCompaction(c.file)?.fromHook === true);
+    await s.waitFor("dialog closed", () => s.exec(`return document.getElementById("review").hidden`), 10_000).catch(() => null);
+    check("time limit: the dialog closes", await s.exec(`return document.getElementById("review").hidden`));
+    check("time limit: the window says Pi wrote its own draft", /time limit passed/i.test((await s.text("#notice")) || ""), await s.text("#notice"));
+    await sameInArborAndPi("time limit", c.file);
+  } finally {
+    await finish(s, c.driver, c.dir);
+  }
+}
+
+async function twoPisScenario(display) {
+  const c = await startCase(display, "two");
+  const { s } = c;
+  const other = path.join(c.dir, "other-session.jsonl");
+  fs.copyFileSync(base.file, other);
+  try {
+    const first = piCompacts(c);
+    await dialogShown(s);
+    const second = piCompacts({ ...c, file: other });
+    // The second request waits in line behind the open dialog; Pi waits meanwhile.
+    await sleep(2500);
+    check("two Pis: the second waits while the first is reviewed", H.compactions(other).length === 0);
+    await s.exec(`document.getElementById("review-accept").click()`);
+    await first;
+    await s.waitFor("the second dialog", async () => ((await s.text(".review-facts")) || "").includes("other-session.jsonl"), 30_000).catch(() => null);
+    check("two Pis: the second request's dialog follows, on its own session", ((await s.text(".review-facts")) || "").includes("other-session.jsonl"));
+    await s.exec(`document.getElementById("review-accept").click()`);
+    const r = await second;
+    check("two Pis: both compactions written", r.code === 0 && lastCompaction(c.file)?.fromHook === true && lastCompaction(other)?.fromHook === true);
+    await sameInArborAndPi("two Pis (first)", c.file);
+    await sameInArborAndPi("two Pis (second)", other);
+  } finally {
+    await finish(s, c.driver, c.dir);
+  }
+}
+
+async function branchScenario(display) {
+  const c = await startCase(display, "branch");
+  const { s } = c;
+  try {
+    const nav = path.join(H.REPO, "tests/pi/record/navigate-ext.ts");
+    const env = H.piEnv(base.agent, { ARBOR_REVIEW_SOCKET: c.sock });
+    const pi = new H.RpcPi(["--session", c.file], { cwd: base.cwd, env, extra: [nav] });
+    const target = H.readEntries(c.file).find((e) => e.type === "message" && e.message.role === "assistant").id;
+    const done = pi.command(`/arbor-nav ${target} first-answer`);
+    await s.waitFor("the branch review", async () => /summarize the branch/.test((await s.text("#review-title")) || ""), 60_000);
+    check("branch: the dialog asks about the branch Pi leaves", true);
+    check("branch: Move the cut is not offered for a branch summary", !(await s.exec(`return !!document.getElementById("review-move")`)));
+    await s.exec(`document.getElementById("review-arbor").click()`);
+    await s.waitFor("Arbor's draft", () => s.exec(`return !!Array.from(document.querySelectorAll("#review button")).find((b) => b.textContent === "Use Arbor's draft")`), 30_000);
+    const arborText = await s.text("#review-arbor-text");
+    check("branch: Arbor's summarizer drafted the same branch (offline, no key)", /## Goal/.test(arborText || ""), arborText?.slice(0, 200));
+    await s.exec(`Array.from(document.querySelectorAll("#review button")).find((b) => b.textContent === "Use Arbor's draft").click()`);
+    await s.exec(`document.getElementById("review-accept-edited").click()`);
+    await done;
+    await pi.close();
+    const bs = H.readEntries(c.file).find((e) => e.type === "branch_summary");
+    check("branch: Pi wrote Arbor's draft as the branch summary", !!bs && bs.fromHook === true && bs.summary === arborText, bs?.summary?.slice(0, 200));
+    await sameInArborAndPi("branch", c.file);
+  } finally {
+    await finish(s, c.driver, c.dir);
+  }
+}
+
 await prepare();
 await runScenarios(
   "e2e-review",
@@ -212,6 +289,9 @@ await runScenarios(
     ["move", moveCutScenario],
     ["cancel", cancelScenario],
     ["pi-decides", letPiDecideScenario],
+    ["limit", timeLimitScenario],
+    ["two", twoPisScenario],
+    ["branch", branchScenario],
     ["settings", settingsScenario],
   ],
   {

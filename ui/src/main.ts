@@ -128,9 +128,8 @@ initSummarize({
   budgets: budgetArgs,
 });
 
-// The Pi tab, and Pi's requests for review: taken once the first session is up, so a request
-// that waited for the window opens its session after, not under, the start-up one.
+// The Pi tab, and Pi's requests for review: taken from the start, since Pi waits meanwhile (the
+// library's first pass over a big folder takes seconds); the dialog opens Pi's session itself.
 initPiTab();
-void startSessions()
-  .catch(report)
-  .finally(() => void startReview().catch(report));
+void startReview().catch(report);
+void startSessions();

@@ -228,8 +228,9 @@ fn settings_of(req: &ReviewRequest) -> CompactionSettings {
     s
 }
 
-/// A draft of the same compaction (same span, same cut) by the model chosen in the Model tab, or
-/// the offline summarizer; nothing is written. The person may then send it to Pi as an edit.
+/// A draft by the model chosen in the Model tab (or the offline summarizer) of what Pi asks
+/// about: the same compaction (same span; `first_kept_entry_id` when the person moved the cut)
+/// or the same branch summary. Nothing is written; the person may send it to Pi as an edit.
 pub async fn arbor_draft(
     state: &AppState,
     st: &SummarizerState,
@@ -239,33 +240,63 @@ pub async fn arbor_draft(
     progress: Option<summarizer::ProgressFn>,
 ) -> Result<String, AppError> {
     let (req, _) = review.request(id).ok_or_else(|| ended(id))?;
-    if req.kind != ReviewKind::Compaction {
-        return Err(AppError::Refused(
-            "Arbor's model drafts compactions here; for a branch summary, accept or edit Pi's draft".into(),
-        ));
-    }
     let file = Path::new(session_file(&req)?).to_path_buf();
-    let keep_from = first_kept_entry_id
-        .or_else(|| req.compaction.as_ref().map(|c| c.first_kept_entry_id.clone()))
-        .unwrap_or_default();
-    let settings = settings_of(&req);
-    let job = state.with_open(|o| {
-        if o.path != file {
-            return Err(AppError::Refused("open Pi's session first".into()));
-        }
-        let leaf_id = req.session.leaf_id.as_deref().unwrap_or_default();
-        let leaf = o.session.index_of(leaf_id).ok_or_else(|| AppError::UnknownEntry(leaf_id.to_string()))?;
-        pi_review::cut::plan_compaction_keep_from(&o.session, Some(leaf), &settings, &keep_from)
-            .map_err(|e| AppError::Refused(e.to_string()))
-    })?;
+    let leaf_id = req.session.leaf_id.clone().unwrap_or_default();
     let c = chosen(st)?;
-    let instructions = req.compaction.as_ref().and_then(|c| c.custom_instructions.clone());
-    let mut opts = run_options(st, &c, instructions.as_deref(), false)?;
-    // The draft goes to Pi, which writes its own entry: no hook of Arbor's runs on it.
-    opts.hook = None;
-    let (_running, cancel) = Running::start(st)?;
-    let out = summarizer::run::summarize_compaction(&job, &c.backend, &opts, &cancel, progress.as_ref()).await?;
-    Ok(out.summary)
+    match req.kind {
+        ReviewKind::Compaction => {
+            let keep_from = first_kept_entry_id
+                .or_else(|| req.compaction.as_ref().map(|c| c.first_kept_entry_id.clone()))
+                .unwrap_or_default();
+            let settings = settings_of(&req);
+            let job = state.with_open(|o| {
+                if o.path != file {
+                    return Err(AppError::Refused("open Pi's session first".into()));
+                }
+                let leaf = o.session.index_of(&leaf_id).ok_or_else(|| AppError::UnknownEntry(leaf_id.clone()))?;
+                pi_review::cut::plan_compaction_keep_from(&o.session, Some(leaf), &settings, &keep_from)
+                    .map_err(|e| AppError::Refused(e.to_string()))
+            })?;
+            let instructions = req.compaction.as_ref().and_then(|c| c.custom_instructions.clone());
+            let mut opts = run_options(st, &c, instructions.as_deref(), false)?;
+            // The draft goes to Pi, which writes its own entry: no hook of Arbor's runs on it.
+            opts.hook = None;
+            let (_running, cancel) = Running::start(st)?;
+            let out =
+                summarizer::run::summarize_compaction(&job, &c.backend, &opts, &cancel, progress.as_ref()).await?;
+            Ok(out.summary)
+        }
+        ReviewKind::BranchSummary => {
+            let branch = req.branch.clone().unwrap_or_default();
+            let old_leaf = branch.old_leaf_id.clone().unwrap_or(leaf_id);
+            // Pi budgets the branch by the window less branchSummary.reserveTokens (16,384 unless
+            // set); the window is the model that writes this draft.
+            let window = c.context_window.unwrap_or(200_000) as f64;
+            let budget = session_engine::branch::branch_budget(window, 16_384.0).max(0.0);
+            let job = state.with_open(|o| {
+                if o.path != file {
+                    return Err(AppError::Refused("open Pi's session first".into()));
+                }
+                summarizer::run::plan_navigation(&o.session, Some(&old_leaf), &branch.target_id, true, budget)
+                    .map_err(AppError::from)
+            })?;
+            let mut opts = run_options(st, &c, branch.custom_instructions.as_deref(), true)?;
+            opts.hook = None;
+            opts.replace_instructions = branch.replace_instructions;
+            let (_running, cancel) = Running::start(st)?;
+            let out = summarizer::run::summarize_branch(
+                &job,
+                &c.backend,
+                &opts,
+                branch.label.as_deref(),
+                &cancel,
+                progress.as_ref(),
+            )
+            .await?;
+            out.map(|b| b.summary)
+                .ok_or_else(|| AppError::Refused("the branch Pi leaves has nothing to summarize".into()))
+        }
+    }
 }
 
 fn location_view(l: pi_review::install::LocationStatus) -> ExtensionLocation {

@@ -35,7 +35,7 @@ pub(crate) fn channel_progress(ch: Channel<SummaryProgress>) -> ProgressFn {
 pub(crate) struct Chosen {
     pub(crate) backend: Backend,
     choice: ModelChoice,
-    context_window: Option<u64>,
+    pub(crate) context_window: Option<u64>,
     max_output: Option<u64>,
     notices: Vec<String>,
 }

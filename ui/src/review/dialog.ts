@@ -42,7 +42,7 @@ let stopPick: (() => void) | null = null;
 declare global {
   interface Window {
     /** When the last review dialog was painted (the review benchmark reads it). */
-    __arborReviewPainted?: { reviewId: number; at: number; computeMs: number };
+    __arborReviewPainted?: { reviewId: number; at: number; computeMs: number; askedAt: number; viewAt: number; renderedAt: number; reopened: boolean };
   }
 }
 
@@ -72,6 +72,7 @@ function onEvent(e: ReviewEvent): void {
 }
 
 async function open(prompt: ReviewPrompt): Promise<void> {
+  const askedAt = Date.now();
   current = { prompt, view: null, text: "", sections: [], editing: null, picking: false, cut: null, arbor: null, busy: false };
   const sheet = $("review");
   sheet.hidden = false;
@@ -79,14 +80,16 @@ async function open(prompt: ReviewPrompt): Promise<void> {
   startCountdown();
   try {
     const v = await call(api.getReviewView(prompt.reviewId));
+    const viewAt = Date.now();
     if (current?.prompt.reviewId !== prompt.reviewId) return;
     current.view = v;
     current.text = v.summary;
     current.sections = v.sections;
     if (v.opened) showSession(v.opened);
     render();
+    const renderedAt = Date.now();
     requestAnimationFrame(() => {
-      window.__arborReviewPainted = { reviewId: prompt.reviewId, at: Date.now(), computeMs: v.computeMs ?? 0 };
+      window.__arborReviewPainted = { reviewId: prompt.reviewId, at: Date.now(), computeMs: v.computeMs ?? 0, askedAt, viewAt, renderedAt, reopened: v.opened !== null };
     });
     graph().setReviewSpan(new Set(v.spanEntryIds), v.firstKeptEntryId);
     const cutAt = v.firstKeptEntryId ?? v.targetId;
@@ -306,10 +309,11 @@ function renderActions(o: Open, compaction: boolean): HTMLElement {
   if (compaction) {
     const move = button(o.picking ? "Stop picking" : "Move the cut", () => togglePick(), "", "Pick another entry for Pi to keep from");
     move.id = "review-move";
-    const arbor = button("Write with Arbor's model", () => void arborDraft(), "", "Draft this compaction with the model chosen in the Model tab");
-    arbor.id = "review-arbor";
-    row.append(move, arbor);
+    row.append(move);
   }
+  const arbor = button("Write with Arbor's model", () => void arborDraft(), "", "Draft the same summary with the model chosen in the Model tab, beside Pi's");
+  arbor.id = "review-arbor";
+  row.append(arbor);
   const cancel = button(
     compaction ? "Cancel this compaction" : "Don't navigate",
     () => {
