@@ -119,6 +119,15 @@ pub fn run() {
             // Pi's extension finds the reviewer as soon as the window is up; the policy "off"
             // binds no socket, and a socket held by another reviewer is reported in the Pi tab.
             let review = state::review::ReviewState::default();
+            let handle = app.handle().clone();
+            review.set_attention(std::sync::Arc::new(move || {
+                if let Some(w) = handle.get_webview_window("main") {
+                    let _ = w.unminimize();
+                    let _ = w.show();
+                    let _ = w.set_focus();
+                    let _ = w.request_user_attention(Some(tauri::UserAttentionType::Critical));
+                }
+            }));
             review.apply(commands::review::load_prefs(&app_state));
             app.manage(review);
             app.manage(app_state);

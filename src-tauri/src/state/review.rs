@@ -30,6 +30,8 @@ pub struct Pending {
 
 #[derive(Default)]
 struct Inner {
+    /// Brings the window forward when Pi asks (set by the app; tests leave it unset).
+    attention: Option<Arc<dyn Fn() + Send + Sync>>,
     server: Option<Server>,
     problem: Option<String>,
     notes: Vec<String>,
@@ -88,6 +90,10 @@ impl Reviewer for AppReviewer {
             };
             g.pending.insert(id, Pending { request: req.clone(), prompt: prompt.clone(), choice: None });
             core.send(&mut g, ReviewEvent::Request { prompt });
+            if let Some(attention) = g.attention.clone() {
+                drop(g);
+                attention();
+            }
             id
         };
         let mut g = lock(&core.inner);
@@ -219,6 +225,11 @@ impl ReviewState {
         p.choice = Some(choice);
         self.core.decided.notify_all();
         true
+    }
+
+    /// Called on each request Pi sends, before the person decides: the app raises its window.
+    pub fn set_attention(&self, attention: Arc<dyn Fn() + Send + Sync>) {
+        lock(&self.core.inner).attention = Some(attention);
     }
 
     /// Tests point the server at a socket of their own.
