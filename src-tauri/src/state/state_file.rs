@@ -1,5 +1,6 @@
 //! Arbor's own small state file (`<data dir>/state.json`): the leaf remembered per session, the
-//! recent sessions, the context windows the user set, the dismissed keyring notice.
+//! recent sessions, the context windows the user set, the dismissed keyring notice, whether
+//! summaries written by others are notified.
 
 use crate::error::AppError;
 use serde::{Deserialize, Serialize};
@@ -21,6 +22,9 @@ pub struct ArborStateFile {
     /// The user dismissed the "keyring unavailable" notice; it is not shown again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keyring_notice_dismissed: bool,
+    /// The user turned off the OS notifications of summaries written by others (on by default).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub summary_notices_off: bool,
 }
 
 impl ArborStateFile {
