@@ -18,6 +18,7 @@ import { showPicker } from "./library";
 import { notify, report } from "./notice";
 import { continueHere, setLabel } from "./session/entry-actions";
 import { afterRename, openFile, openPath, readOnlyBanner, startSessions } from "./session/lifecycle";
+import { initNotices } from "./session/notices";
 import { search } from "./session/search";
 import { jumpTo, refreshContext, select } from "./session/selection";
 import { showSession } from "./session/header";
@@ -123,6 +124,8 @@ initSummarize({
   preview,
   notify,
   budgets: budgetArgs,
+  jumpTo,
 });
 
+void initNotices({ openPath: (p) => openPath(p), jumpTo, notify });
 void startSessions();

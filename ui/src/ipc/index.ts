@@ -4,6 +4,7 @@ import type {
   IpcError,
   CatalogModel_Serialize,
   CheckView_Serialize,
+  CompactHerePreview_Serialize,
   CompactResult_Serialize,
   CompactionPreview_Serialize,
   ContextMessage_Serialize,
@@ -23,6 +24,7 @@ import type {
   ListingQuery_Serialize,
   ModelChoice_Serialize,
   NavigateResult_Serialize,
+  NoticeSettings_Serialize,
   Navigation_Serialize,
   OpenedSession_Serialize,
   ProjectRow_Serialize,
@@ -51,6 +53,7 @@ export type * from "./bindings";
 // (ui/test/structure.test.ts checks).
 export type CatalogModel = CatalogModel_Serialize;
 export type CheckView = CheckView_Serialize;
+export type CompactHerePreview = CompactHerePreview_Serialize;
 export type CompactResult = CompactResult_Serialize;
 export type CompactionPreview = CompactionPreview_Serialize;
 export type ContextMessage = ContextMessage_Serialize;
@@ -70,6 +73,7 @@ export type LibraryUiEvent = LibraryUiEvent_Serialize;
 export type ListingQuery = ListingQuery_Serialize;
 export type ModelChoice = ModelChoice_Serialize;
 export type NavigateResult = NavigateResult_Serialize;
+export type NoticeSettings = NoticeSettings_Serialize;
 export type Navigation = Navigation_Serialize;
 export type OpenedSession = OpenedSession_Serialize;
 export type ProjectRow = ProjectRow_Serialize;
