@@ -528,3 +528,75 @@ fn a_session_opened_during_the_reply_stops_the_send_with_nothing_more_written() 
     assert_eq!(now.path, other.display().to_string(), "the session opened meanwhile stays open");
     assert_eq!(held_shape(&e.state), shape(&session_engine::Session::open(&other).unwrap()));
 }
+
+/// "Compact up to here": the preview and the compaction keep from the chosen entry (the file gains
+/// one compaction line whose `firstKeptEntryId` is it; the context then opens with the summary
+/// and goes on from it); an entry that is no valid cut point is refused, naming valid ones, and
+/// the file's bytes stay as they were.
+#[test]
+fn compact_up_to_here_keeps_from_the_chosen_entry_or_refuses_with_valid_points() {
+    use session_engine::Session;
+    let e = Env::with_demo();
+    let s = Session::open(&e.file).unwrap();
+    let leaf = s.file_leaf();
+    let path = s.path(leaf);
+    let valid = pi_review::cut::valid_cut_positions(&s, &path);
+    assert!(valid.len() >= 3, "the demo's active path has cut points: {valid:?}");
+    // A cut well before where the keep-recent budget would put it: most of the path stays.
+    let chosen_pos = valid[valid.len() / 2];
+    let chosen = s.id(path[chosen_pos]).to_string();
+    let tool_result = path[chosen_pos..]
+        .iter()
+        .find(|&&i| s.role(i) == Some("toolResult"))
+        .map(|&i| s.id(i).to_string())
+        .expect("a tool result on the active path after the cut");
+    let other_branch = other_branch_target(&e);
+    drop(s);
+
+    // Refused: a tool result, and an entry of another branch. Nothing is written.
+    let before = std::fs::read(&e.file).unwrap();
+    for bad in [&tool_result, &other_branch] {
+        let p = summarize::preview_here(&e.state, &budgets(24000), bad).unwrap();
+        assert!(p.plan.is_none(), "{bad}: {p:?}");
+        let r = p.refusal.expect("a refusal");
+        assert!(!r.nearest.is_empty(), "{bad}: the refusal names valid points: {r:?}");
+        let s = Session::open(&e.file).unwrap();
+        for c in &r.nearest {
+            let pos = path.iter().position(|&i| s.id(i) == c.entry_id).expect("a named point is on the active path");
+            assert!(valid.contains(&pos), "{} is a valid cut point", c.entry_id);
+        }
+        let err = ipc(block(summarize::compact_here(&e.state, &e.st, &budgets(24000), bad, None, None)).unwrap_err());
+        assert_eq!(err.kind, ErrorKind::Refused, "{err:?}");
+        assert!(err.message.contains("nearest valid cut points"), "{}", err.message);
+        assert_eq!(std::fs::read(&e.file).unwrap(), before, "{bad}: nothing written");
+    }
+    let p = summarize::preview_here(&e.state, &budgets(24000), &tool_result).unwrap();
+    assert!(p.refusal.unwrap().message.contains("tool result"));
+
+    // The preview of a valid point: what is summarized, what stays, the context after.
+    let p = summarize::preview_here(&e.state, &budgets(24000), &chosen).unwrap();
+    assert!(p.refusal.is_none(), "{p:?}");
+    let plan = p.plan.unwrap();
+    assert!(plan.summarized_messages > 0 && plan.summarized_tokens > 0, "{plan:?}");
+    assert_eq!(plan.kept_entries as usize, path.len() - chosen_pos);
+    assert!(plan.kept_tokens > 0 && plan.kept_tokens < plan.tokens_before, "{plan:?}");
+    assert!(plan.messages_after >= 2);
+    assert_eq!(std::fs::read(&e.file).unwrap(), before, "a preview writes nothing");
+
+    // Compact: one compaction line, kept from the chosen entry.
+    let n = lines(&e.file).len();
+    let r = block(summarize::compact_here(&e.state, &e.st, &budgets(24000), &chosen, None, None)).unwrap();
+    let after = lines(&e.file);
+    assert_eq!(after.len(), n + 1, "one line appended");
+    let last = after.last().unwrap();
+    assert_eq!(last["type"], "compaction");
+    assert_eq!(last["id"], serde_json::json!(r.entry_id));
+    assert_eq!(last["firstKeptEntryId"], serde_json::json!(chosen));
+    assert_eq!(r.session.leaf_id.as_deref(), Some(r.entry_id.as_str()));
+    // The file, read again as Pi would: the summary, then the chosen entry and what follows.
+    let s = Session::open(&e.file).unwrap();
+    let ctx = session_engine::context::build_context(&s, s.file_leaf());
+    assert_eq!(ctx.messages[0].message.str_field("role"), Some("compactionSummary"));
+    assert_eq!(s.id(ctx.messages[1].entry), chosen, "the context goes on from the chosen entry");
+    assert_eq!(ctx.messages.len() as u32, plan.messages_after, "the preview's context after");
+}

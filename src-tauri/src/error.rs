@@ -61,6 +61,9 @@ pub enum AppError {
     Summarizer(#[from] summarizer::Error),
     #[error(transparent)]
     Library(#[from] ::library::LibError),
+    /// A compaction kept from an entry that is not a valid cut point ("Compact up to here").
+    #[error(transparent)]
+    Cut(#[from] pi_review::cut::KeepFromError),
     /// Writing a new file (an export) failed; `path` is the file asked for.
     #[error("{}", new_file_message(path, error))]
     NewFile { path: std::path::PathBuf, error: session_engine::store::NewFileError },
@@ -100,6 +103,12 @@ impl From<AppError> for IpcError {
             AppError::Refused(_) => (ErrorKind::Refused, "Nothing was changed.".to_string()),
             AppError::Summarizer(e) => summarizer_kind_and_hint(e),
             AppError::Library(e) => library_kind_and_hint(e),
+            AppError::Cut(pi_review::cut::KeepFromError::Invalid(_)) => {
+                (ErrorKind::Refused, "Nothing was written; choose one of the valid cut points it names.".to_string())
+            }
+            AppError::Cut(pi_review::cut::KeepFromError::Refused(_)) => {
+                (ErrorKind::Refused, "Nothing was written; continue the conversation first.".to_string())
+            }
             AppError::NewFile { error, .. } => new_file_kind_and_hint(error),
         };
         IpcError { kind, message, hint }

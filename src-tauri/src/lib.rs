@@ -49,6 +49,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         keys::get_keyring_notice,
         keys::dismiss_keyring_notice,
         summarize::compact_leaf,
+        summarize::preview_compact_here,
+        summarize::compact_up_to,
         summarize::navigate_with_summary,
         summarize::send_message,
         summarize::cancel_summary,
@@ -64,6 +66,9 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         export::cancel_export,
         launch::launch_subscribe,
         rename::rename_session,
+        notices::notice_settings,
+        notices::set_notices_enabled,
+        notices::notices_subscribe,
         clipboard::copy_text,
         timeline::get_timeline,
         timeline::warm_timeline,
@@ -132,6 +137,7 @@ pub fn run() {
             app.manage(review);
             app.manage(app_state);
             app.manage(state::timeline::TimelineCache::new());
+            commands::notices::setup(app);
             commands::library::setup(app, &data_dir);
             Ok(())
         })

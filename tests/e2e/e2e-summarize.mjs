@@ -7,13 +7,17 @@
 // real Secret Service when a D-Bus session is present (with-secret-service.sh provides one).
 // Flow: choose the model, store the key, cancel a stalled compaction (nothing appended),
 // compact with instructions, navigate with a branch summary, send a message that triggers an
-// automatic compaction. Checks the appended lines in the session file. Screenshots go to
-// tests/artifacts/summarize-*.png.
+// automatic compaction; "Compact up to here" on a refused entry (a tool result: the nearest valid
+// points are offered) and on a valid one (preview, confirm, the graph's new compaction marker);
+// a compaction appended by another writer to the followed session, which the app announces with
+// an OS notification (seen on the bus by dbus-monitor; no notification daemon needed). Checks
+// the appended lines in the session file. Screenshots go to tests/artifacts/summarize-*.png.
 
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import { Session, check, runScenarios, selectOffPathUser, startDriver, tempEnv, finish, waitForDemo } from "./driver.mjs";
+import { Session, check, collectRows, revealRow, runScenarios, selectOffPathUser, sleep, startDriver, tempEnv, finish, waitForDemo } from "./driver.mjs";
 
 const KEY = "sk-e2e-fake-key-0123456789";
 
@@ -362,8 +366,125 @@ async function scenario(display, fake) {
   }
 }
 
+
+/** The selected entry's id, once the Entry pane shows `id`. */
+async function selectEntry(s, id, what) {
+  const row = await revealRow(s, id);
+  if (row === null) throw new Error(`the row of ${id} is not drawn (${what})`);
+  await s.click(`.g-row[data-entry-id="${id}"]`);
+  await s.waitFor(what, async () => (await s.exec(`return document.getElementById("detail").dataset.entryId`)) === id);
+}
+
+const previewState = (s) =>
+  s.waitFor("the preview", async () => {
+    const v = await s.exec(`return document.getElementById("sum-preview").dataset.state`);
+    return v === "ok" || v === "refused" || v === "error" ? v : null;
+  }, 10_000);
+
+/** "Compact up to here" (offline summarizer): a tool result is refused, naming valid points that
+ *  select when clicked; a valid point shows the preview, and confirming appends a compaction that
+ *  keeps from it, drawn on the graph. */
+async function compactHere(display) {
+  const { dir, env } = tempEnv("compact-here");
+  const driver = await startDriver(display, env);
+  const s = await Session.start(driver.base);
+  const demoFile = path.join(env.ARBOR_DATA_DIR, "demo", "demo-session.jsonl");
+  try {
+    await waitForDemo(s);
+    const rows = await collectRows(s);
+    const active = rows.filter((r) => r.cls.split(" ").includes("m-active"));
+    const tool = active.filter((r) => r.kind === "toolResult").sort((a, b) => b.row - a.row)[0];
+    check("a tool result on the active path to try", !!tool, JSON.stringify(active.map((r) => r.kind)));
+    const bytes = fs.readFileSync(demoFile);
+
+    // A refused point: the reason, the nearest valid points, nothing written, no Start.
+    await selectEntry(s, tool.id, "the tool result selected");
+    await s.waitFor("Compact up to here enabled", () => s.exec(`return !document.getElementById("btn-compact-here").disabled`));
+    await s.click("#btn-compact-here");
+    const st0 = await previewState(s);
+    const refusal = await s.text("#sum-preview");
+    check("a tool result is refused, with the reason", st0 === "refused" && refusal.includes("tool result") && refusal.includes("Nothing was written"), `${st0}: ${refusal}`);
+    const near = await s.exec(`return [...document.querySelectorAll("#sum-preview .cut-point")].map((b) => b.dataset.entryId)`);
+    check("the nearest valid points are offered", near.length >= 1, JSON.stringify(near));
+    check("a refused point cannot be started", await s.exec(`return document.getElementById("sum-start").disabled`));
+    check("refused: nothing written", Buffer.compare(bytes, fs.readFileSync(demoFile)) === 0);
+    await s.screenshot("summarize-20-compact-here-refused");
+
+    // Clicking a named point selects it; that one compacts.
+    const chosen = near[0];
+    await s.click(`#sum-preview .cut-point[data-entry-id="${chosen}"]`);
+    await s.waitFor("the named point selected", async () => (await s.exec(`return document.getElementById("detail").dataset.entryId`)) === chosen);
+    check("the dialog closed on the pick", await s.exec(`return document.getElementById("sum-dialog").hidden`));
+    await s.click("#btn-compact-here");
+    const st1 = await previewState(s);
+    const pv = await s.text("#sum-preview");
+    check("a valid point shows the preview", st1 === "ok" && pv.includes("Summarized:") && pv.includes(`Kept as they are:`) && pv.includes(`from ${chosen} to the leaf`) && pv.includes("Context after: the summary"), `${st1}: ${pv}`);
+    check("the preview wrote nothing", Buffer.compare(bytes, fs.readFileSync(demoFile)) === 0);
+    await s.screenshot("summarize-21-compact-here-preview");
+    const n0 = lines(demoFile).length;
+    await s.click("#sum-start");
+    const comp = await s.waitFor("compaction line", () => {
+      const l = lines(demoFile);
+      return l.length > n0 ? l[l.length - 1] : null;
+    }, 20_000);
+    check("one compaction appended, kept from the chosen entry", lines(demoFile).length === n0 + 1 && comp.type === "compaction" && comp.firstKeptEntryId === chosen && comp.details?.offline === true, JSON.stringify(comp).slice(0, 200));
+    await s.waitFor("leaf on the compaction", async () => ((await s.text("#status-leaf")) === comp.id ? true : null));
+    const row = await revealRow(s, comp.id);
+    const marker = row === null ? null : await s.exec(`const r = document.querySelector('.g-row[data-entry-id="' + CSS.escape(arguments[0]) + '"]'); return r ? { kind: r.dataset.kind, cls: r.className } : null`, comp.id);
+    check("the graph shows the new compaction marker", marker?.kind === "compaction" && marker.cls.split(" ").includes("m-compaction"), JSON.stringify(marker));
+    await s.screenshot("summarize-22-compact-here-done");
+  } finally {
+    await finish(s, driver, dir);
+  }
+}
+
+/** Another writer (as Pi would) appends a compaction to the session the window follows: the app
+ *  sends the desktop's notification service a `Notify` naming the session, with the workbench's
+ *  numbers. Needs a D-Bus session (scripts/with-secret-service.sh gives one); no notification
+ *  daemon is needed, as dbus-monitor sees the call itself. */
+async function notifyOnPiCompaction(display) {
+  if (!process.env.DBUS_SESSION_BUS_ADDRESS) {
+    console.log("     (no D-Bus session: the notification step is SKIPPED; run under scripts/with-secret-service.sh)");
+    return;
+  }
+  const { dir, env } = tempEnv("notify");
+  const file = path.join(dir, "2025-03-01T09-00-00-000Z_notify-demo.jsonl");
+  const demo = path.join(path.dirname(new URL(import.meta.url).pathname), "../../src-tauri/demo/demo-session.jsonl");
+  fs.copyFileSync(demo, file);
+  const mon = spawn("dbus-monitor", ["interface='org.freedesktop.Notifications'"], { stdio: ["ignore", "pipe", "ignore"] });
+  let seen = "";
+  mon.stdout.on("data", (d) => (seen += d));
+  const driver = await startDriver(display, env);
+  const s = await Session.start(driver.base, [file]);
+  try {
+    // The demo session has a name (Pi's /name), which the notification names it by.
+    const name = "throttle: per-client rate limits (Arbor demo)";
+    await s.waitFor("the session open", async () => ((await s.text("#session-title")) || "").includes("throttle"), 15_000);
+    await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length > 5`));
+    check("notifications are on by default", await s.exec(`return document.getElementById("notify-summaries").checked`));
+    const l = lines(file);
+    const leaf = l[l.length - 1].id;
+    const kept = l.filter((e) => e.type === "message" && e.message?.role === "user").at(-1).id;
+    await sleep(1500); // the follow has seen the file once
+    const compaction = { type: "compaction", id: "c0ffee77", parentId: leaf, timestamp: new Date().toISOString(), summary: "## Goal\nShip the parser in `src/parser.rs`.", firstKeptEntryId: kept, tokensBefore: 12000 };
+    fs.appendFileSync(file, JSON.stringify(compaction) + "\n");
+    const call = await s.waitFor("a Notify call on the bus", () => {
+      const i = seen.indexOf("member=Notify");
+      return i >= 0 && seen.slice(i).includes("compacted") ? seen.slice(i, i + 600) : null;
+    }, 20_000).catch(() => null);
+    check("the app asked the notification service to show it", !!call, seen.slice(0, 300));
+    check("the notification names the session and the drop alarm and retention", !!call && call.includes(`${name}: compacted`) && /drop alarm/.test(call) && /retention|no facts/.test(call), call ?? "");
+    const row = await s.waitFor("the compaction on the graph", () => s.exec(`return !!document.querySelector('.g-row[data-entry-id="c0ffee77"]')`), 10_000).catch(() => false);
+    check("the window followed the append", row === true);
+    await s.screenshot("summarize-23-notified");
+  } finally {
+    mon.kill();
+    await finish(s, driver, dir);
+  }
+}
+
 const fake = await startFake();
-runScenarios("e2e-summarize", [["model", scenario], ["offline", offlineAndFailures]], {
+runScenarios("e2e-summarize", [["model", scenario], ["offline", offlineAndFailures], ["compactHere", compactHere], ["notify", notifyOnPiCompaction]], {
   args: [fake],
   cleanup: () => {
     fake.server.closeAllConnections?.();

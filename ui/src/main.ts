@@ -19,6 +19,7 @@ import { showPicker } from "./library";
 import { notify, report } from "./notice";
 import { continueHere, setLabel } from "./session/entry-actions";
 import { afterRename, openFile, openPath, readOnlyBanner, startSessions } from "./session/lifecycle";
+import { initNotices } from "./session/notices";
 import { search } from "./session/search";
 import { jumpTo, refreshContext, select } from "./session/selection";
 import { showSession } from "./session/header";
@@ -126,10 +127,12 @@ initSummarize({
   preview,
   notify,
   budgets: budgetArgs,
+  jumpTo,
 });
 
 // The Pi tab, and Pi's requests for review: taken from the start, since Pi waits meanwhile (the
 // library's first pass over a big folder takes seconds); the dialog opens Pi's session itself.
 initPiTab();
 void startReview().catch(report);
+void initNotices({ openPath: (p) => openPath(p), jumpTo, notify });
 void startSessions();

@@ -9,6 +9,7 @@ pub mod launch;
 pub mod library;
 pub mod model_window;
 pub mod navigate;
+pub mod notices;
 pub mod rename;
 pub mod review;
 pub mod sessions;

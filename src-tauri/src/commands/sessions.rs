@@ -32,7 +32,9 @@ pub fn open(state: &AppState, path: &Path, is_demo: bool) -> Result<OpenedSessio
     let mut nodes = NodeCache::default();
     let cut = default_cut(&session, leaf, default_keep_recent(&state.agent_dir));
     let layout = relayout_revealing(&session, leaf, &mut folding, &mut nodes, cut);
+    let noticed = session.len();
     let open = OpenSession {
+        noticed,
         path: path.to_path_buf(),
         session: session.into(),
         leaf,

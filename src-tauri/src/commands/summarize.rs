@@ -10,17 +10,23 @@ use super::navigate::continue_from;
 use crate::error::{AppError, IpcResult};
 use crate::state::app::{describe_open, AppState};
 use crate::state::layout::relayout;
+use crate::state::notices::{catch_up, own_append};
 use crate::state::state_file::ArborStateFile;
 use crate::state::summarizer::{effective_base_url, Running, SummarizerState};
 use crate::view::budgets::BudgetArgs;
 use crate::view::keys::ModelChoice;
 use crate::view::session::{Navigation, OpenedSession};
-use crate::view::summarize::{AutoCompactionInfo, CompactResult, NavigateResult, SendResult, SummaryProgress};
-use session_engine::Session;
+use crate::view::summarize::{
+    cut_plan, cut_refusal, AutoCompactionInfo, CompactHerePreview, CompactResult, CutRefusal, NavigateResult,
+    SendResult, SummaryProgress,
+};
+use session_engine::compaction::CompactionJob;
+use session_engine::session::Extend;
+use session_engine::{CompactionSettings, Session};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use summarizer::run::{Backend, RunOptions};
-use summarizer::session_ops::{compact_on, continue_on, navigate_on, ContinueOptions, SessionHost};
+use summarizer::session_ops::{compact_on, compact_on_planned, continue_on, navigate_on, ContinueOptions, SessionHost};
 use summarizer::ProgressFn;
 use tauri::ipc::Channel;
 use tauri::State;
@@ -111,9 +117,15 @@ impl SessionHost for OpenHost<'_> {
                 self.path.display()
             ))
         };
+        let mut notices = Vec::new();
         let r = self.state.with_open(|o| {
             if o.path != self.path {
                 return Ok(None);
+            }
+            // What another writer appended is read here first, so that a summary among it is
+            // notified; whatever the step then reads and appends is this window's own.
+            if let Ok(Extend::Added(_)) = o.session.extend_from_file(&o.path) {
+                notices = catch_up(o, &self.state.state_file());
             }
             // Indices stay valid while the file only grows; when the step had to read the file
             // again (rewritten meanwhile), Arbor's leaf is found again by id and the graph redone.
@@ -128,8 +140,10 @@ impl SessionHost for OpenHost<'_> {
                 o.nodes.clear();
                 o.layout = relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
             }
+            own_append(o);
             Ok(Some(r))
         });
+        self.state.deliver_notices(notices);
         match r {
             Ok(Some(r)) => r,
             _ => Err(swapped()),
@@ -188,20 +202,86 @@ pub async fn compact(
     instructions: Option<&str>,
     progress: Option<ProgressFn>,
 ) -> Result<CompactResult, AppError> {
+    compact_planned(state, st, budgets, instructions, progress, None).await
+}
+
+/// "Compact up to here": compacts at Arbor's leaf as [`compact`] does, keeping from the entry
+/// `keep_from` instead of where the keep-recent budget would cut. An entry that is not a valid
+/// cut point of the active path is refused before any model or key is touched (the refusal
+/// names the nearest valid ones); nothing is written then.
+pub async fn compact_here(
+    state: &AppState,
+    st: &SummarizerState,
+    budgets: &BudgetArgs,
+    keep_from: &str,
+    instructions: Option<&str>,
+    progress: Option<ProgressFn>,
+) -> Result<CompactResult, AppError> {
+    let settings = budgets.settings();
+    state.with_open(|o| keep_from_plan(&o.session, o.leaf, &settings, keep_from).map(|_| ()))?;
+    compact_planned(state, st, budgets, instructions, progress, Some(keep_from)).await
+}
+
+/// Pi's plan at `leaf` (its refusals, read-only sessions), with the cut moved to `keep_from`
+/// when that is a valid cut point (`pi_review::cut`), as `arbor-cli compact --keep-from` plans.
+fn keep_from_plan(
+    s: &Session,
+    leaf: Option<usize>,
+    settings: &CompactionSettings,
+    keep_from: &str,
+) -> Result<CompactionJob, AppError> {
+    if let Some(why) = s.read_only_reason() {
+        return Err(AppError::ReadOnly(why));
+    }
+    Ok(pi_review::cut::plan_compaction_keep_from(s, leaf, settings, keep_from)?)
+}
+
+/// The preview of "Compact up to here" at Arbor's leaf: what the summary would stand for, what
+/// stays, the context after; or why the entry cannot be kept from. Planned on a snapshot, without
+/// the session lock; no model is asked and nothing is written.
+pub fn preview_here(state: &AppState, budgets: &BudgetArgs, keep_from: &str) -> Result<CompactHerePreview, AppError> {
+    let (s, leaf) = state.with_open(|o| Ok((o.session.snapshot(), o.leaf)))?;
+    let leaf_id = leaf.map(|l| s.id(l).to_string());
+    let (plan, refusal) = match keep_from_plan(&s, leaf, &budgets.settings(), keep_from) {
+        Ok(job) => (Some(cut_plan(&s, &job)), None),
+        Err(AppError::Cut(pi_review::cut::KeepFromError::Invalid(c))) => (None, Some(cut_refusal(&s, &c))),
+        Err(e) => (None, Some(CutRefusal { message: e.to_string(), nearest: Vec::new() })),
+    };
+    Ok(CompactHerePreview { entry_id: keep_from.to_string(), leaf_id, plan, refusal })
+}
+
+/// One compaction at Arbor's leaf: Pi's cut, or the one kept from `keep_from`.
+async fn compact_planned(
+    state: &AppState,
+    st: &SummarizerState,
+    budgets: &BudgetArgs,
+    instructions: Option<&str>,
+    progress: Option<ProgressFn>,
+    keep_from: Option<&str>,
+) -> Result<CompactResult, AppError> {
     let (path, leaf) = target(state)?;
     let c = chosen(st)?;
     let opts = run_options(st, &c, instructions, false)?;
     let (_running, cancel) = Running::start(st)?;
-    let done = compact_on(
-        &OpenHost::new(state, path.clone()),
-        leaf.as_deref(),
-        &budgets.settings(),
-        &c.backend,
-        &opts,
-        &cancel,
-        progress.as_ref(),
-    )
-    .await?;
+    let host = OpenHost::new(state, path.clone());
+    let (settings, leaf) = (budgets.settings(), leaf.as_deref());
+    let done = match keep_from {
+        None => compact_on(&host, leaf, &settings, &c.backend, &opts, &cancel, progress.as_ref()).await?,
+        Some(keep) => {
+            // Planned again under the session lock on what the file holds then (Pi may have
+            // appended since the check above), and once more before the append.
+            let planner = |s: &Session, leaf: Option<&str>, settings: &CompactionSettings| {
+                let leaf = match leaf {
+                    Some(id) => Some(s.index_of(id).ok_or_else(|| {
+                        summarizer::Error::Session(format!("the leaf {id} is no longer in the session"))
+                    })?),
+                    None => None,
+                };
+                keep_from_plan(s, leaf, settings, keep).map_err(|e| summarizer::Error::Session(e.to_string()))
+            };
+            compact_on_planned(&host, leaf, &settings, &planner, &c.backend, &opts, &cancel, progress.as_ref()).await?
+        }
+    };
     let session = settle(state, &path, Some(&done.entry_id))?;
     Ok(CompactResult {
         session,
@@ -340,6 +420,33 @@ pub async fn compact_leaf(
     on_progress: Channel<SummaryProgress>,
 ) -> IpcResult<CompactResult> {
     Ok(compact(&state, &st, &budgets, instructions.as_deref(), Some(channel_progress(on_progress))).await?)
+}
+
+/// "Compact up to here": what a compaction at the leaf keeping from `entry_id` would do, or why
+/// it cannot (with the nearest valid cut points). Writes nothing.
+#[tauri::command]
+#[specta::specta]
+pub async fn preview_compact_here(
+    state: State<'_, AppState>,
+    budgets: BudgetArgs,
+    entry_id: String,
+) -> IpcResult<CompactHerePreview> {
+    Ok(preview_here(&state, &budgets, &entry_id)?)
+}
+
+/// "Compact up to here": compacts at the leaf keeping from `entry_id`; progress on `on_progress`.
+#[tauri::command]
+#[specta::specta]
+pub async fn compact_up_to(
+    state: State<'_, AppState>,
+    st: State<'_, SummarizerState>,
+    budgets: BudgetArgs,
+    entry_id: String,
+    instructions: Option<String>,
+    on_progress: Channel<SummaryProgress>,
+) -> IpcResult<CompactResult> {
+    Ok(compact_here(&state, &st, &budgets, &entry_id, instructions.as_deref(), Some(channel_progress(on_progress)))
+        .await?)
 }
 
 /// Continue from `target_id`, optionally summarizing the branch being left.

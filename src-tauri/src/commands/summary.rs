@@ -88,6 +88,8 @@ fn append_version(
                 o.nodes.clear();
             }
         }
+        // This window's own entry (the append is refused when the file grew since): no notice.
+        crate::state::notices::own_append(o);
         let new_idx =
             o.session.index_of(&done.entry_id).ok_or_else(|| AppError::UnknownEntry(done.entry_id.clone()))?;
         o.leaf = Some(new_idx);

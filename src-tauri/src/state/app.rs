@@ -57,6 +57,9 @@ pub struct OpenSession {
     /// `summary_markers`, which computes them without the session lock; replaced, not cleared,
     /// when the file is read again, so a late result lands in the old one).
     pub markers: Arc<MarkerCache>,
+    /// Entries whose notices are decided: those read at open, written by this window, or already
+    /// announced as another writer's (`state::notices`).
+    pub noticed: usize,
 }
 
 impl OpenSession {
@@ -64,13 +67,17 @@ impl OpenSession {
     /// the new bytes. The file is opened again only when it is not a plain extension of what is
     /// held (rewritten meanwhile, or it did not end in a newline, so the append added one first);
     /// then entry indices may change, so the caller sets the leaf after this.
+    /// Used after this window's own append (refused when the file grew since it was planned), so
+    /// what it reads is Arbor's and needs no notice.
     pub fn read_appended(&mut self) -> Result<(), AppError> {
         if let session_engine::session::Extend::Added(_) = self.session.extend_from_file(&self.path)? {
+            super::notices::own_append(self);
             return Ok(());
         }
         self.session = Session::open(&self.path)?.into();
         self.markers = Default::default();
         self.nodes.clear();
+        super::notices::own_append(self);
         Ok(())
     }
 }
@@ -81,6 +88,8 @@ pub struct AppState {
     /// Arbor's own data dir (state file, the demo copy, the canary marker).
     pub data_dir: PathBuf,
     pub open: Mutex<Option<OpenSession>>,
+    /// Where notices of summaries written by others go (`state::notices`).
+    pub notices: super::notices::Notices,
     /// Pi's `models.json` in `agent_dir`, read again when it changes.
     pi_models: summarizer::pi_models_json::Cached,
 }
@@ -109,7 +118,13 @@ fn trace_lock(
 
 impl AppState {
     pub fn new(agent_dir: PathBuf, data_dir: PathBuf) -> AppState {
-        AppState { agent_dir, data_dir, open: Mutex::new(None), pi_models: Default::default() }
+        AppState {
+            agent_dir,
+            data_dir,
+            open: Mutex::new(None),
+            notices: Default::default(),
+            pi_models: Default::default(),
+        }
     }
 
     /// Pi's `models.json` as it is now (custom models' windows, for every window Arbor shows).

@@ -1,12 +1,14 @@
 //! The library's state in the app: the reader `Library` (the SQLite index), its `Watcher` (the
 //! one steady writer) and the thread that handles the watcher's events: index status and
 //! notices, the UI's event sinks, and live follow of the open session (when Pi appends to it, it
-//! is re-read and the window is told, keeping the user's leaf and folds). The commands over it
+//! is re-read and the window is told, keeping the user's leaf and folds, and a summary it wrote is
+//! notified through `state::notices`). The commands over it
 //! are in `commands/library.rs`.
 
 use super::app::{describe_open, AppState};
 use super::layout::relayout;
 use super::lock;
+use super::notices;
 use crate::error::AppError;
 use crate::view::library::{IndexStatus, LibraryUiEvent, RootRow};
 use crate::view::session::OpenedSession;
@@ -399,6 +401,9 @@ pub fn reload_if_open(app: &AppState, path: &Path, keep_folds: bool) -> Result<O
             if n == 0 {
                 return Ok(None);
             }
+            // Another writer's entries (Arbor's own are read back when written): a summary
+            // among them is notified, once the session lock is released.
+            let notices = notices::catch_up(o, &app.state_file());
             if followed_pi {
                 o.leaf = o.session.file_leaf();
             }
@@ -406,7 +411,10 @@ pub fn reload_if_open(app: &AppState, path: &Path, keep_folds: bool) -> Result<O
                 o.folding = Default::default();
             }
             o.layout = relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
-            return Ok(Some(describe_open(o)));
+            let dto = describe_open(o);
+            drop(g);
+            app.deliver_notices(notices);
+            return Ok(Some(dto));
         }
         (followed_pi, kept_leaf)
     };
@@ -423,6 +431,8 @@ pub fn reload_if_open(app: &AppState, path: &Path, keep_folds: bool) -> Result<O
         kept_leaf.and_then(|id| fresh.index_of(&id)).or(fresh.file_leaf())
     };
     o.session = fresh.into();
+    // A rewritten file's entries are not appends: nothing in it is announced.
+    notices::own_append(o);
     o.nodes.clear();
     o.leaf = leaf;
     if !keep_folds {

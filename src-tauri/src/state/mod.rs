@@ -14,6 +14,7 @@ pub mod launch;
 pub mod layout;
 pub mod library;
 pub mod markers;
+pub mod notices;
 pub mod review;
 pub mod state_file;
 pub mod summarizer;

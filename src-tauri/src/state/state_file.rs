@@ -1,5 +1,6 @@
 //! Arbor's own small state file (`<data dir>/state.json`): the leaf remembered per session, the
-//! recent sessions, the context windows the user set, the dismissed keyring notice.
+//! recent sessions, the context windows the user set, the dismissed keyring notice, whether
+//! summaries written by others are notified.
 
 use crate::error::AppError;
 use serde::{Deserialize, Serialize};
@@ -24,6 +25,9 @@ pub struct ArborStateFile {
     /// How Arbor reviews Pi's compactions (absent: review, 5 minutes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<crate::view::review::ReviewPrefs>,
+    /// The user turned off the OS notifications of summaries written by others (on by default).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub summary_notices_off: bool,
 }
 
 impl ArborStateFile {

@@ -30,6 +30,7 @@ pub mod export;
 pub mod graph;
 pub mod keys;
 pub mod library;
+pub mod notices;
 pub mod review;
 pub mod session;
 pub mod summarize;

@@ -82,6 +82,13 @@ export const commands = {
 	dismissKeyringNotice: () => typedError<KeyringNotice, IpcError>(__TAURI_INVOKE("dismiss_keyring_notice")),
 	/**  Compact now at the leaf, with optional instructions; progress streams on `on_progress`. */
 	compactLeaf: (budgets: BudgetArgs, instructions: string | null, onProgress: Channel<SummaryProgress_Deserialize>) => typedError<CompactResult_Serialize, IpcError>(__TAURI_INVOKE("compact_leaf", { budgets, instructions, onProgress })),
+	/**
+	 *  "Compact up to here": what a compaction at the leaf keeping from `entry_id` would do, or why
+	 *  it cannot (with the nearest valid cut points). Writes nothing.
+	 */
+	previewCompactHere: (budgets: BudgetArgs, entryId: string) => typedError<CompactHerePreview_Serialize, IpcError>(__TAURI_INVOKE("preview_compact_here", { budgets, entryId })),
+	/**  "Compact up to here": compacts at the leaf keeping from `entry_id`; progress on `on_progress`. */
+	compactUpTo: (budgets: BudgetArgs, entryId: string, instructions: string | null, onProgress: Channel<SummaryProgress_Deserialize>) => typedError<CompactResult_Serialize, IpcError>(__TAURI_INVOKE("compact_up_to", { budgets, entryId, instructions, onProgress })),
 	/**  Continue from `target_id`, optionally summarizing the branch being left. */
 	navigateWithSummary: (targetId: string, summarize: boolean, instructions: string | null, budgets: BudgetArgs, onProgress: Channel<SummaryProgress_Deserialize>) => typedError<NavigateResult_Serialize, IpcError>(__TAURI_INVOKE("navigate_with_summary", { targetId, summarize, instructions, budgets, onProgress })),
 	/**  Send a message at the leaf to the chosen model (Arbor runs no tools). */
@@ -116,6 +123,12 @@ export const commands = {
 	 */
 	launchSubscribe: (onOpen: Channel<LaunchRequest>) => typedError<string | null, IpcError>(__TAURI_INVOKE("launch_subscribe", { onOpen })),
 	renameSession: (name: string) => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("rename_session", { name })),
+	/**  Whether summaries written by others are notified, and why the last notification failed. */
+	noticeSettings: () => typedError<NoticeSettings_Serialize, IpcError>(__TAURI_INVOKE("notice_settings")),
+	/**  "Notify me when Pi compacts or summarizes a branch": on or off. */
+	setNoticesEnabled: (enabled: boolean) => typedError<NoticeSettings_Serialize, IpcError>(__TAURI_INVOKE("set_notices_enabled", { enabled })),
+	/**  The UI's subscription to clicks on notifications. */
+	noticesSubscribe: (onClick: Channel<NoticeClick>) => typedError<null, IpcError>(__TAURI_INVOKE("notices_subscribe", { onClick })),
 	/**  Put `text` on the clipboard; returns its length in characters. */
 	copyText: (text: string) => typedError<number, IpcError>(__TAURI_INVOKE("copy_text", { text })),
 	/**
@@ -228,6 +241,27 @@ export type CheckView_Serialize = {
 	dropped: DroppedView[],
 	moved: MovedView[],
 	retention: RetentionView,
+};
+
+/**  The preview of "Compact up to here": a plan, or a refusal (never both). */
+export type CompactHerePreview = CompactHerePreview_Serialize | CompactHerePreview_Deserialize;
+
+/**  The preview of "Compact up to here": a plan, or a refusal (never both). */
+export type CompactHerePreview_Deserialize = {
+	entryId: string,
+	/**  The leaf compacted at (Arbor's). */
+	leafId?: string | null,
+	plan?: CutPlan | null,
+	refusal?: CutRefusal | null,
+};
+
+/**  The preview of "Compact up to here": a plan, or a refusal (never both). */
+export type CompactHerePreview_Serialize = {
+	entryId: string,
+	/**  The leaf compacted at (Arbor's). */
+	leafId: string | null,
+	plan: CutPlan | null,
+	refusal: CutRefusal | null,
 };
 
 export type CompactResult = CompactResult_Serialize | CompactResult_Deserialize;
@@ -406,6 +440,31 @@ export type Continued_Serialize = {
 	preview: CompactionPreview_Serialize,
 };
 
+/**  What a compaction that keeps from the chosen entry would do (no model is asked). */
+export type CutPlan = {
+	/**  Messages the summary would stand for (with a split turn's start) and their tokens. */
+	summarizedMessages: number,
+	summarizedTokens: number,
+	/**  Entries from the chosen one to the leaf, which stay as they are, and their context tokens. */
+	keptEntries: number,
+	keptTokens: number,
+	/**  The context now, and the messages it has after: the summary, then the kept ones. */
+	tokensBefore: number,
+	messagesAfter: number,
+	/**  The chosen entry is inside a turn: the turn's start is summarized on its own, as Pi does. */
+	isSplitTurn: boolean,
+	/**  An earlier compaction's summary is updated rather than a new one written from scratch. */
+	updatesPreviousSummary: boolean,
+};
+
+/**  An entry the compaction could keep from instead of a refused one. */
+export type CutPoint = {
+	entryId: string,
+	kind: GraphRowKind,
+	/**  The entry's one-line title, as its graph row shows it. */
+	title: string,
+};
+
 /**
  *  A cut the person points at, before it is sent: valid (with what it summarizes and keeps) or
  *  why not, with the nearest valid ones.
@@ -438,6 +497,17 @@ export type CutPreview_Serialize = {
 	summarizedEntries: number,
 	keptTokens: number | null,
 	isSplitTurn: boolean,
+};
+
+/**  Why "Compact up to here" cannot keep from the chosen entry, and where it could. */
+export type CutRefusal = {
+	/**  Why, as a clause: "it is a tool result (it must stay with its tool call)". */
+	message: string,
+	/**
+	 *  The nearest valid cut points: the last before and the first after the chosen entry (or
+	 *  where its branch leaves the active path); empty when the path has none.
+	 */
+	nearest: CutPoint[],
 };
 
 export type DroppedView = {
@@ -1005,6 +1075,31 @@ export type Navigation_Serialize = {
 	/**  Pi's rule: navigating to a user message puts its text back into the composer. */
 	composerText: string | null,
 	note: string,
+};
+
+/**  A notification was clicked: open the workbench on `entryId` of the session at `sessionPath`. */
+export type NoticeClick = {
+	sessionPath: string,
+	entryId: string,
+};
+
+/**  What the Notifications settings show. */
+export type NoticeSettings = NoticeSettings_Serialize | NoticeSettings_Deserialize;
+
+/**  What the Notifications settings show. */
+export type NoticeSettings_Deserialize = {
+	/**  "Notify me when Pi compacts or summarizes a branch" (on by default). */
+	enabled: boolean,
+	/**  Why the last notification could not be shown (no session bus or notification service). */
+	problem?: string | null,
+};
+
+/**  What the Notifications settings show. */
+export type NoticeSettings_Serialize = {
+	/**  "Notify me when Pi compacts or summarizes a branch" (on by default). */
+	enabled: boolean,
+	/**  Why the last notification could not be shown (no session bus or notification service). */
+	problem: string | null,
 };
 
 /**  What the UI knows of the open session after every command that changes it. */

@@ -4,6 +4,7 @@ import type {
   IpcError,
   CatalogModel_Serialize,
   CheckView_Serialize,
+  CompactHerePreview_Serialize,
   CompactResult_Serialize,
   CompactionPreview_Serialize,
   CutPreview_Serialize,
@@ -25,6 +26,7 @@ import type {
   ListingQuery_Serialize,
   ModelChoice_Serialize,
   NavigateResult_Serialize,
+  NoticeSettings_Serialize,
   Navigation_Serialize,
   OpenedSession_Serialize,
   PiExtensionStatus_Serialize,
@@ -58,6 +60,7 @@ export type * from "./bindings";
 // (ui/test/structure.test.ts checks).
 export type CatalogModel = CatalogModel_Serialize;
 export type CheckView = CheckView_Serialize;
+export type CompactHerePreview = CompactHerePreview_Serialize;
 export type CompactResult = CompactResult_Serialize;
 export type CompactionPreview = CompactionPreview_Serialize;
 export type CutPreview = CutPreview_Serialize;
@@ -79,6 +82,7 @@ export type LibraryUiEvent = LibraryUiEvent_Serialize;
 export type ListingQuery = ListingQuery_Serialize;
 export type ModelChoice = ModelChoice_Serialize;
 export type NavigateResult = NavigateResult_Serialize;
+export type NoticeSettings = NoticeSettings_Serialize;
 export type Navigation = Navigation_Serialize;
 export type OpenedSession = OpenedSession_Serialize;
 export type PiExtensionStatus = PiExtensionStatus_Serialize;

@@ -1,11 +1,12 @@
-// Summarizer in the app: keyring notice, model + key panel, hooks, "Compact…", "Continue with
-// summary…" and the composer's Send. Calls Rust only through ../ipc (the progress channel is Tauri's `Channel`).
+// Summarizer in the app: keyring notice, model + key panel, hooks, "Compact…", "Compact up to
+// here" (a preview first, ./cut.ts), "Continue with summary…" and the composer's Send. Calls Rust only through ../ipc (the progress channel is Tauri's `Channel`).
 
 import { Channel } from "@tauri-apps/api/core";
 import { api, call, CommandError, errorText } from "../ipc";
 import type { BudgetArgs, OpenedSession, SummarizerConfig, SummaryProgress_Deserialize } from "../ipc";
 import { $ } from "../dom";
 import * as store from "../store";
+import { cutPreviewView } from "./cut";
 
 export interface AppHooks {
   showSession: (s: OpenedSession) => void;
@@ -15,6 +16,8 @@ export interface AppHooks {
   notify: (text: string, kind?: "info" | "error") => void;
   /** The Budgets panel's values, with the window of the model at the selection. */
   budgets: () => BudgetArgs;
+  /** Reveals an entry on the graph and selects it. */
+  jumpTo: (id: string) => Promise<void>;
 }
 
 const input = (id: string) => $(id) as HTMLInputElement;
@@ -167,9 +170,12 @@ async function saveHooks(): Promise<void> {
 
 // ---- progress dialog -------------------------------------------------------------------------
 
-type Mode = "compact" | "navigate";
+type Mode = "compact" | "navigate" | "keep";
 let mode: Mode = "compact";
+/** The entry of "Continue with summary…", or the one "Compact up to here" keeps from. */
 let navTarget: string | null = null;
+/** Preview requests of "Compact up to here"; a newer one wins. */
+let previewSeq = 0;
 
 function progressChannel(out: HTMLElement): Channel<SummaryProgress_Deserialize> {
   const ch = new Channel<SummaryProgress_Deserialize>();
@@ -191,19 +197,62 @@ function progressChannel(out: HTMLElement): Channel<SummaryProgress_Deserialize>
 
 function openDialog(m: Mode): void {
   mode = m;
-  navTarget = m === "navigate" ? store.selectedId() : null;
-  $("sum-title").textContent = m === "compact" ? "Compact the session at the leaf" : `Continue from ${navTarget}`;
-  $("sum-choices").hidden = m === "compact";
+  navTarget = m === "compact" ? null : store.selectedId();
+  $("sum-title").textContent = m === "compact" ? "Compact the session at the leaf" : m === "keep" ? `Compact up to ${navTarget}` : `Continue from ${navTarget}`;
+  $("sum-choices").hidden = m !== "navigate";
+  const pv = $("sum-preview");
+  pv.hidden = m !== "keep";
+  pv.replaceChildren();
+  pv.dataset.state = m === "keep" ? "loading" : "";
   ($("sum-instructions") as HTMLTextAreaElement).value = "";
   syncInstructions();
   const out = $("sum-progress");
   out.textContent = "";
   out.dataset.state = "idle";
   $("sum-by").textContent = config ? `Summarizer: ${byLabel(config)}${config.offline ? " (offline, marked as such in the entry)" : ""}` : "";
-  ($("sum-start") as HTMLButtonElement).disabled = false;
+  ($("sum-start") as HTMLButtonElement).disabled = m === "keep";
+  ($("sum-start") as HTMLButtonElement).textContent = m === "keep" ? "Compact" : "Start";
   ($("sum-cancel") as HTMLButtonElement).disabled = true;
   $("sum-dialog").hidden = false;
   ($("sum-instructions") as HTMLTextAreaElement).focus();
+  if (m === "keep" && navTarget) void showCutPreview(navTarget);
+}
+
+/** "Compact up to here": the preview (nothing is written), then Start confirms. A refused entry
+ * shows why, with the nearest valid points as buttons that select them. */
+async function showCutPreview(entryId: string): Promise<void> {
+  const seq = ++previewSeq;
+  const pv = $("sum-preview");
+  pv.textContent = "Planning…";
+  try {
+    const p = await call(api.previewCompactHere(app.budgets(), entryId));
+    if (seq !== previewSeq || mode !== "keep") return;
+    const v = cutPreviewView(p);
+    const lines = v.lines.map((t) => {
+      const d = document.createElement("div");
+      d.textContent = t;
+      return d;
+    });
+    const near = v.nearest.map((c) => {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "cut-point";
+      b.dataset.entryId = c.entryId;
+      b.textContent = c.label;
+      b.addEventListener("click", () => {
+        $("sum-dialog").hidden = true;
+        void app.jumpTo(c.entryId);
+      });
+      return b;
+    });
+    pv.replaceChildren(...lines, ...near);
+    pv.dataset.state = v.ok ? "ok" : "refused";
+    ($("sum-start") as HTMLButtonElement).disabled = !v.ok;
+  } catch (e) {
+    if (seq !== previewSeq) return;
+    pv.textContent = errorText(e);
+    pv.dataset.state = "error";
+  }
 }
 
 /** Navigation: the instructions field only counts for "summarize with instructions". */
@@ -227,8 +276,10 @@ async function startDialog(): Promise<void> {
   ($("sum-cancel") as HTMLButtonElement).disabled = false;
   const instructions = ($("sum-instructions") as HTMLTextAreaElement).value.trim() || null;
   try {
-    if (mode === "compact") {
-      const r = await call(api.compactLeaf(app.budgets(), instructions, progressChannel(out)));
+    if (mode === "compact" || (mode === "keep" && navTarget)) {
+      const r = mode === "keep" && navTarget
+        ? await call(api.compactUpTo(app.budgets(), navTarget, instructions, progressChannel(out)))
+        : await call(api.compactLeaf(app.budgets(), instructions, progressChannel(out)));
       out.dataset.state = "done";
       out.dataset.entryId = r.entryId;
       out.textContent = r.summary;
@@ -250,6 +301,7 @@ async function startDialog(): Promise<void> {
   } catch (e) {
     out.dataset.state = e instanceof CommandError ? e.ipc.kind : "error";
     out.textContent = `${(out.textContent ?? "").trim() ? "\n" : ""}${errorText(e)}${mode === "navigate" ? " The navigation was cancelled: nothing changed." : ""}`;
+    if (mode === "keep") ($("sum-preview") as HTMLElement).dataset.state = "failed";
     app.notify(errorText(e), "error");
   } finally {
     running = false;
@@ -321,6 +373,7 @@ function syncButtons(): void {
   ($("btn-compact") as HTMLButtonElement).disabled = !open;
   ($("btn-send") as HTMLButtonElement).disabled = !open;
   ($("btn-continue-summary") as HTMLButtonElement).disabled = !$("detail").dataset.entryId;
+  ($("btn-compact-here") as HTMLButtonElement).disabled = !open || !$("detail").dataset.entryId;
 }
 
 /** The keyring unavailable: a one-line notice, shown once (a dismissal is remembered in Arbor's
@@ -375,6 +428,7 @@ export function initSummarize(hooks: AppHooks): void {
   app = hooks;
   $("btn-compact").addEventListener("click", () => openDialog("compact"));
   $("btn-continue-summary").addEventListener("click", () => openDialog("navigate"));
+  $("btn-compact-here").addEventListener("click", () => openDialog("keep"));
   $("sum-start").addEventListener("click", () => void startDialog());
   $("sum-cancel").addEventListener("click", () => void cancelRun());
   $("sum-close").addEventListener("click", () => {

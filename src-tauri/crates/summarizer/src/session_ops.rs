@@ -177,6 +177,23 @@ pub async fn compact_on(
     compact_locked(host, leaf_id, settings, backend, opts, cancel, progress).await
 }
 
+/// `compact_on` with another planner (the app's "Compact up to here", through
+/// `pi_review::cut::plan_compaction_keep_from`); planned, checked again and appended as there.
+#[allow(clippy::too_many_arguments)] // compact_on's arguments and the planner
+pub async fn compact_on_planned(
+    host: &impl SessionHost,
+    leaf_id: Option<&str>,
+    settings: &CompactionSettings,
+    planner: Planner<'_>,
+    backend: &Backend,
+    opts: &RunOptions,
+    cancel: &CancellationToken,
+    progress: Option<&ProgressFn>,
+) -> Result<CompactDone> {
+    let _lock = lock(host.path())?;
+    compact_locked_planned(host, leaf_id, settings, planner, backend, opts, cancel, progress).await
+}
+
 /// A compaction in three steps, for a caller that holds the session lock: plan under the host's
 /// lock, summarize without it, check and append under it.
 async fn compact_locked(
