@@ -10,13 +10,14 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+// Pi is started and spoken to through tests/pi/pi-driver.mjs, which the recorder uses too.
+import { children, killTree, loopbackModels, PI_CLI, PI_COMMON, PI_HOME, PI_PKG, piEnv as piDriverEnv, PiRpc, readEntries, runPiProcess, sessionFiles } from "../../tests/pi/pi-driver.mjs";
+
+export { PI_CLI, PI_HOME, PI_PKG, readEntries, sessionFiles };
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const REPO = path.resolve(HERE, "../..");
 export const EXTENSION = path.join(REPO, "pi-extension/arbor.ts");
-export const PI_HOME = path.join(REPO, "tests/pi");
-export const PI_PKG = path.join(PI_HOME, "node_modules/@mariozechner/pi-coding-agent");
-export const PI_CLI = path.join(PI_PKG, "dist/cli.js");
 export const PI_TIMEOUT_MS = Number(process.env.PI_TIMEOUT_MS || 120000);
 
 export function piInstalled() {
@@ -80,26 +81,7 @@ export const CONTEXT_WINDOW = 5000;
 /** An agent dir for the loopback model; `compaction` overrides Pi's compaction settings. */
 export function writeAgentDir(dir, port, { compaction = {}, branchReserve = 2000 } = {}) {
   fs.mkdirSync(dir, { recursive: true });
-  const models = {
-    providers: {
-      loopback: {
-        baseUrl: `http://127.0.0.1:${port}/v1`,
-        api: "openai-completions",
-        apiKey: "loopback-not-a-secret",
-        models: [
-          {
-            id: "scripted-13k",
-            name: "Scripted loopback model",
-            reasoning: false,
-            input: ["text"],
-            contextWindow: CONTEXT_WINDOW,
-            maxTokens: 2000,
-            cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-          },
-        ],
-      },
-    },
-  };
+  const models = loopbackModels(port, { name: "Scripted loopback model", contextWindow: CONTEXT_WINDOW });
   const settings = {
     defaultProvider: "loopback",
     defaultModel: "scripted-13k",
@@ -135,157 +117,34 @@ export function filler(tokens, seed = "note") {
 // Pi
 // ------------------------------------------------------------------------------------------
 
-const PI_COMMON = ["--offline", "--no-context-files", "--no-skills", "--no-prompt-templates", "--no-themes", "--no-extensions"];
-
 export function piEnv(agentDir, extra = {}) {
-  const env = {
-    ...process.env,
-    PI_CODING_AGENT_DIR: agentDir,
-    PI_OFFLINE: "1",
-    PI_TELEMETRY: "0",
-    NO_PROXY: "127.0.0.1,localhost",
-    no_proxy: "127.0.0.1,localhost",
-  };
+  const env = piDriverEnv(agentDir);
   delete env.ARBOR_REVIEW_SOCKET;
   delete env.ARBOR_REVIEW_TIMEOUT_MS;
   delete env.ARBOR_REVIEW_TRACE;
   return { ...env, ...extra };
 }
 
-const children = new Set();
-function killTree(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid, "SIGKILL");
-  } catch {
-    try {
-      child.kill("SIGKILL");
-    } catch {}
-  }
-}
+/** Ends every pi and arbor-cli process the tests started. */
 export function killAll() {
-  for (const c of children) killTree(c);
+  for (const c of children) killTree(c, "SIGKILL");
 }
 
 /** One print-mode pi run; resolves with {code, stdout, stderr, ms}. */
 export function runPi(args, { cwd, env, extension = true, discover = false, timeoutMs = PI_TIMEOUT_MS } = {}) {
   const common = discover ? PI_COMMON.filter((a) => a !== "--no-extensions") : PI_COMMON;
-  const all = [PI_CLI, ...common, ...(extension ? ["-e", EXTENSION] : []), ...args];
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(process.execPath, all, { cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
-    children.add(child);
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      killTree(child);
-      reject(new Error(`pi ${args.join(" ").slice(0, 80)} timed out\n${stderr}`));
-    }, timeoutMs);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      children.delete(child);
-      resolve({ code, stdout, stderr, ms: performance.now() - t0 });
-    });
-  });
+  return runPiProcess([...common, ...(extension ? ["-e", EXTENSION] : []), ...args], { cwd, env, timeoutMs, killSignal: "SIGKILL", args });
 }
 
 /** A pi --mode rpc process (JSONL on stdin/stdout, as docs/rpc.md says). */
-export class RpcPi {
+export class RpcPi extends PiRpc {
   constructor(args, { cwd, env, extension = true, extra = [] }) {
-    this.events = [];
-    this.waiters = [];
-    this.nextId = 0;
-    this.stderr = "";
-    this.child = spawn(process.execPath, [PI_CLI, ...PI_COMMON, ...(extension ? ["-e", EXTENSION] : []), ...extra.flatMap((e) => ["-e", e]), "--mode", "rpc", ...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
-    children.add(this.child);
-    let buf = "";
-    this.child.stdout.setEncoding("utf8");
-    this.child.stdout.on("data", (d) => {
-      buf += d;
-      let nl;
-      while ((nl = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, nl).replace(/\r$/, "");
-        buf = buf.slice(nl + 1);
-        if (!line.trim()) continue;
-        let msg;
-        try {
-          msg = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        this.events.push(msg);
-        for (const w of [...this.waiters]) w(msg);
-      }
-    });
-    this.child.stderr.on("data", (d) => (this.stderr += d));
-    this.exited = new Promise((r) => this.child.on("exit", (code) => (children.delete(this.child), r(code))));
-  }
-  waitFor(pred, from = 0, timeoutMs = PI_TIMEOUT_MS, what = "event") {
-    for (let i = from; i < this.events.length; i++) if (pred(this.events[i])) return Promise.resolve(this.events[i]);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((x) => x !== w);
-        reject(new Error(`rpc: timed out waiting for ${what}\n${this.stderr}`));
-      }, timeoutMs);
-      const w = (msg) => {
-        if (!pred(msg)) return;
-        clearTimeout(timer);
-        this.waiters = this.waiters.filter((x) => x !== w);
-        resolve(msg);
-      };
-      this.waiters.push(w);
-    });
-  }
-  /** Sends a command; resolves with the response (success or not). */
-  async request(cmd, timeoutMs) {
-    const id = `t-${++this.nextId}`;
-    const from = this.events.length;
-    this.child.stdin.write(`${JSON.stringify({ id, ...cmd })}\n`);
-    return this.waitFor((m) => m.type === "response" && m.id === id, from, timeoutMs, `response to ${cmd.type}`);
-  }
-  async send(cmd, timeoutMs) {
-    const res = await this.request(cmd, timeoutMs);
-    if (!res.success) throw new Error(`rpc ${cmd.type} failed: ${res.error}`);
-    return res;
-  }
-  async idle() {
-    for (;;) {
-      const st = await this.send({ type: "get_state" });
-      if (!st.data.isStreaming && !st.data.isCompacting) return st.data;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  async prompt(message) {
-    const from = this.events.length;
-    await this.send({ type: "prompt", message });
-    await this.waitFor((m) => m.type === "agent_end", from, PI_TIMEOUT_MS, "agent_end");
-    return this.idle();
-  }
-  async command(message) {
-    await this.send({ type: "prompt", message });
-    return this.idle();
+    const argv = [...PI_COMMON, ...(extension ? ["-e", EXTENSION] : []), ...extra.flatMap((e) => ["-e", e]), "--mode", "rpc", ...args];
+    super(argv, { cwd, env, timeoutMs: PI_TIMEOUT_MS, idPrefix: "t", pollMs: 100, killSignal: "SIGKILL" });
   }
   notifications() {
     return this.events.filter((e) => e.type === "extension_ui_request" && e.method === "notify").map((e) => e.message);
   }
-  async close() {
-    this.child.stdin.end();
-    const t = setTimeout(() => killTree(this.child), 5000);
-    await this.exited;
-    clearTimeout(t);
-  }
-}
-
-export function sessionFiles(agentDir, cwd) {
-  const dir = path.join(agentDir, "sessions", `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`);
-  return fs.existsSync(dir)
-    ? fs
-        .readdirSync(dir)
-        .filter((f) => f.endsWith(".jsonl"))
-        .map((f) => path.join(dir, f))
-    : [];
 }
 
 export function sessionFile(agentDir, cwd) {
@@ -293,13 +152,6 @@ export function sessionFile(agentDir, cwd) {
   if (files.length !== 1) throw new Error(`expected one session file for ${cwd}, found ${files.length}`);
   return files[0];
 }
-
-export const readEntries = (file) =>
-  fs
-    .readFileSync(file, "utf8")
-    .split("\n")
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l));
 
 export const compactions = (file) => readEntries(file).filter((e) => e.type === "compaction");
 

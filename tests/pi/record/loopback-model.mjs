@@ -958,47 +958,41 @@ function reword(item) {
     .replace(/^Edited /, "Changed ");
 }
 
+/** Appends `from`'s goal, constraints, done, blocked, decisions and critical items to `s`. */
+function carryOver(s, from) {
+  s.goal.push(...from.goal);
+  s.constraints.push(...from.constraints);
+  s.done.push(...from.done);
+  s.blocked.push(...from.blocked);
+  s.decisions.push(...from.decisions);
+  s.critical.push(...from.critical);
+}
+
+/** A previous split turn's prefix is now history: fold it into the main sections (its request
+ * becomes a goal, its early progress becomes done) instead of copying it. */
+function foldTurnPrefix(s, turn) {
+  if (!turn) return;
+  if (turn.request) {
+    s.goal.push(goalOf(turn.request));
+    s.constraints.push(...constraintsOf(turn.request));
+  }
+  s.done.push(...turn.early.filter((x) => !/^\(none/.test(x)).map(reword));
+  s.critical.push(...turn.context.filter((x) => x.startsWith("Error seen: ")).map((x) => x.slice("Error seen: ".length)));
+}
+
 function historySummary(conversationText, previousSummary, focus, dropPattern) {
   const facts = analyze(parseConversation(conversationText));
   const s = EMPTY();
   if (previousSummary && previousSummary.trim() !== "No prior history.") {
     const prev = parseSummary(previousSummary);
-    const p = prev.sections;
-    s.goal.push(...p.goal);
-    s.constraints.push(...p.constraints);
-    s.done.push(...p.done);
-    s.blocked.push(...p.blocked);
-    s.decisions.push(...p.decisions);
-    s.critical.push(...p.critical);
-    // The previous split turn's prefix is now history: fold it into the main sections
-    // (its request becomes a goal, its early progress becomes done) instead of copying it.
-    if (prev.turn) {
-      if (prev.turn.request) {
-        s.goal.push(goalOf(prev.turn.request));
-        s.constraints.push(...constraintsOf(prev.turn.request));
-      }
-      s.done.push(...prev.turn.early.filter((x) => !/^\(none/.test(x)).map(reword));
-      s.critical.push(...prev.turn.context.filter((x) => x.startsWith("Error seen: ")).map((x) => x.slice("Error seen: ".length)));
-    }
+    carryOver(s, prev.sections);
+    foldTurnPrefix(s, prev.turn);
     // Items that were in progress before and now show up as done are dropped from in-progress.
   } else if (previousSummary) {
     // "No prior history." + turn context: the turn context still carries the original request.
-    const prev = parseSummary(previousSummary);
-    if (prev.turn) {
-      if (prev.turn.request) {
-        s.goal.push(goalOf(prev.turn.request));
-        s.constraints.push(...constraintsOf(prev.turn.request));
-      }
-      s.done.push(...prev.turn.early.filter((x) => !/^\(none/.test(x)).map(reword));
-      s.critical.push(...prev.turn.context.filter((x) => x.startsWith("Error seen: ")).map((x) => x.slice("Error seen: ".length)));
-    }
+    foldTurnPrefix(s, parseSummary(previousSummary).turn);
   }
-  s.goal.push(...facts.goals);
-  s.constraints.push(...facts.constraints);
-  s.done.push(...facts.done);
-  s.blocked.push(...facts.blocked);
-  s.decisions.push(...facts.decisions);
-  s.critical.push(...facts.critical);
+  carryOver(s, { ...facts, goal: facts.goals });
   s.next = facts.next.length ? [...facts.next] : [];
   s.inProgress = s.next.length ? [s.next[0]] : [];
   for (const k of Object.keys(s)) s[k] = uniq(s[k]);

@@ -14,11 +14,10 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { children, killTree, loopbackModels, PI_CLI, PI_COMMON, PI_HOME, piEnv as piDriverEnv, PiRpc, readEntries, runPiProcess, sessionDir, sessionFiles } from "../pi-driver.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, "../../..");
-const PI_HOME = path.join(REPO, "tests/pi");
-const PI_CLI = path.join(PI_HOME, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
 const FIXTURES = path.join(REPO, "src-tauri/crates/session-engine/tests/fixtures/real-pi");
 const WORK = path.resolve(process.env.ARBOR_RECORD_DIR || "/tmp/arbor-pi-record");
 const AGENT_DIR = path.join(WORK, "agent");
@@ -315,135 +314,22 @@ function writeProject(dir) {
 // Processes
 // --------------------------------------------------------------------------------------------
 
-const children = new Set();
-
 function piEnv() {
-  return {
-    ...process.env,
-    PI_CODING_AGENT_DIR: AGENT_DIR,
-    PI_OFFLINE: "1",
-    PI_TELEMETRY: "0",
-    NO_PROXY: "127.0.0.1,localhost",
-    no_proxy: "127.0.0.1,localhost",
-    // The scripted model's bash commands use python3 from PATH.
-    PYTHONDONTWRITEBYTECODE: "1",
-  };
+  // The scripted model's bash commands use python3 from PATH.
+  return piDriverEnv(AGENT_DIR, { PYTHONDONTWRITEBYTECODE: "1" });
 }
 
-const PI_COMMON = ["--offline", "--no-context-files", "--no-skills", "--no-prompt-templates", "--no-themes", "--no-extensions"];
-
-function killTree(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid, "SIGTERM");
-  } catch {
-    try {
-      child.kill("SIGTERM");
-    } catch {}
-  }
-}
-
-/** Runs one print-mode pi invocation; resolves with {code, stdout, stderr}. */
-function runPi(args, cwd) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PI_CLI, ...PI_COMMON, ...args], { cwd, env: piEnv(), stdio: ["ignore", "pipe", "pipe"], detached: true });
-    children.add(child);
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      killTree(child);
-      reject(new Error(`pi ${args.join(" ").slice(0, 80)}... timed out after ${PI_TIMEOUT_MS} ms\n${stderr}`));
-    }, PI_TIMEOUT_MS);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      children.delete(child);
-      if (code !== 0) reject(new Error(`pi exited with ${code}\nstdout: ${stdout}\nstderr: ${stderr}`));
-      else resolve({ code, stdout, stderr });
-    });
-  });
+/** Runs one print-mode pi invocation; resolves with {code, stdout, stderr}, rejects unless it exits 0. */
+async function runPi(args, cwd) {
+  const r = await runPiProcess([...PI_COMMON, ...args], { cwd, env: piEnv(), timeoutMs: PI_TIMEOUT_MS, killSignal: "SIGTERM", args });
+  if (r.code !== 0) throw new Error(`pi exited with ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  return r;
 }
 
 /** A pi --mode rpc process with a small JSONL client (LF framing, as docs/rpc.md asks). */
-class RpcPi {
+class RpcPi extends PiRpc {
   constructor(args, cwd) {
-    this.events = [];
-    this.waiters = [];
-    this.nextId = 0;
-    this.stderr = "";
-    this.child = spawn(process.execPath, [PI_CLI, ...PI_COMMON, "--mode", "rpc", ...args], { cwd, env: piEnv(), stdio: ["pipe", "pipe", "pipe"], detached: true });
-    children.add(this.child);
-    let buf = "";
-    this.child.stdout.setEncoding("utf8");
-    this.child.stdout.on("data", (d) => {
-      buf += d;
-      let nl;
-      while ((nl = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, nl).replace(/\r$/, "");
-        buf = buf.slice(nl + 1);
-        if (!line.trim()) continue;
-        let msg;
-        try {
-          msg = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        this.events.push(msg);
-        for (const w of [...this.waiters]) w(msg);
-      }
-    });
-    this.child.stderr.on("data", (d) => (this.stderr += d));
-    this.exited = new Promise((r) => this.child.on("exit", (code) => (children.delete(this.child), r(code))));
-  }
-  waitFor(pred, from = 0, timeoutMs = PI_TIMEOUT_MS, what = "event") {
-    for (let i = from; i < this.events.length; i++) if (pred(this.events[i])) return Promise.resolve(this.events[i]);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((x) => x !== w);
-        reject(new Error(`rpc: timed out waiting for ${what}\n${this.stderr}`));
-      }, timeoutMs);
-      const w = (msg) => {
-        if (!pred(msg)) return;
-        clearTimeout(timer);
-        this.waiters = this.waiters.filter((x) => x !== w);
-        resolve(msg);
-      };
-      this.waiters.push(w);
-    });
-  }
-  async send(cmd, timeoutMs) {
-    const id = `rec-${++this.nextId}`;
-    const from = this.events.length;
-    this.child.stdin.write(`${JSON.stringify({ id, ...cmd })}\n`);
-    const res = await this.waitFor((m) => m.type === "response" && m.id === id, from, timeoutMs, `response to ${cmd.type}`);
-    if (!res.success) throw new Error(`rpc ${cmd.type} failed: ${res.error}`);
-    return res;
-  }
-  async idle() {
-    for (;;) {
-      const st = await this.send({ type: "get_state" });
-      if (!st.data.isStreaming && !st.data.isCompacting) return st.data;
-      await new Promise((r) => setTimeout(r, 150));
-    }
-  }
-  /** A normal prompt: wait for the agent run to end, then for any automatic compaction. */
-  async prompt(message) {
-    const from = this.events.length;
-    await this.send({ type: "prompt", message });
-    await this.waitFor((m) => m.type === "agent_end", from, PI_TIMEOUT_MS, "agent_end");
-    return this.idle();
-  }
-  /** An extension command sent as a prompt: the response comes after the handler finished. */
-  async command(message) {
-    await this.send({ type: "prompt", message });
-    return this.idle();
-  }
-  async close() {
-    this.child.stdin.end();
-    const t = setTimeout(() => killTree(this.child), 5000);
-    await this.exited;
-    clearTimeout(t);
+    super([...PI_COMMON, "--mode", "rpc", ...args], { cwd, env: piEnv(), timeoutMs: PI_TIMEOUT_MS, idPrefix: "rec", pollMs: 150, killSignal: "SIGTERM" });
   }
 }
 
@@ -486,26 +372,7 @@ async function startModel(logFile) {
 // --------------------------------------------------------------------------------------------
 
 function modelsJson(port) {
-  return {
-    providers: {
-      loopback: {
-        baseUrl: `http://127.0.0.1:${port}/v1`,
-        api: "openai-completions",
-        apiKey: "loopback-not-a-secret",
-        models: [
-          {
-            id: "scripted-13k",
-            name: "Scripted loopback model (13k window)",
-            reasoning: false,
-            input: ["text"],
-            contextWindow: CONTEXT_WINDOW,
-            maxTokens: 2000,
-            cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-          },
-        ],
-      },
-    },
-  };
+  return loopbackModels(port, { name: "Scripted loopback model (13k window)", contextWindow: CONTEXT_WINDOW });
 }
 
 const SETTINGS = {
@@ -524,18 +391,10 @@ function writeAgentDir(port) {
 }
 
 function sessionFileFor(cwd) {
-  const dir = path.join(AGENT_DIR, "sessions", `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`);
-  const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith(".jsonl")) : [];
-  if (files.length !== 1) throw new Error(`expected one session file in ${dir}, found ${files.length}`);
-  return path.join(dir, files[0]);
+  const files = sessionFiles(AGENT_DIR, cwd);
+  if (files.length !== 1) throw new Error(`expected one session file in ${sessionDir(AGENT_DIR, cwd)}, found ${files.length}`);
+  return files[0];
 }
-
-const readEntries = (file) =>
-  fs
-    .readFileSync(file, "utf8")
-    .split("\n")
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l));
 
 // --------------------------------------------------------------------------------------------
 // Recordings
@@ -691,7 +550,7 @@ function runOracle(name, file, extra) {
     const child = spawn(process.execPath, args, { env: { ...process.env, PI_ORACLE_HOME: process.env.PI_ORACLE_HOME || PI_HOME, PI_CODING_AGENT_DIR: path.join(WORK, "oracle-agent") }, stdio: ["ignore", "inherit", "pipe"] });
     let err = "";
     child.stderr.on("data", (d) => (err += d));
-    const t = setTimeout(() => killTree(child), PI_TIMEOUT_MS);
+    const t = setTimeout(() => killTree(child, "SIGTERM"), PI_TIMEOUT_MS);
     child.on("exit", (code) => {
       clearTimeout(t);
       if (err.trim()) log(`oracle ${name}: ${err.trim()}`);
@@ -799,7 +658,7 @@ if (process.argv.includes("--oracle-only")) {
   writeProject(path.resolve(process.argv[process.argv.indexOf("--write-project") + 1]));
 } else {
   const cleanup = () => {
-    for (const c of children) killTree(c);
+    for (const c of children) killTree(c, "SIGTERM");
   };
   process.on("SIGINT", () => (cleanup(), process.exit(130)));
   process.on("SIGTERM", () => (cleanup(), process.exit(143)));

@@ -51,10 +51,10 @@ fn every_entry_as_the_cut_point_of_three_pi_sessions() {
     let mut written = Vec::new();
     let (mut valid, mut refused) = (0, 0);
     for (name, leaf) in cases {
-        let s = Session::open(&fixture(name)).unwrap();
+        let session = Session::open(&fixture(name)).unwrap();
         let before = std::fs::read(fixture(name)).unwrap();
-        for idx in 0..s.len() {
-            let id = s.id(idx).to_string();
+        for idx in 0..session.len() {
+            let id = session.id(idx).to_string();
             let file = dir.path().join(format!("{name}-{id}.jsonl"));
             std::fs::write(&file, &before).unwrap();
             let mut args = vec![
@@ -82,7 +82,10 @@ fn every_entry_as_the_cut_point_of_three_pi_sessions() {
                 let entry: serde_json::Value = serde_json::from_slice(after.raw(last)).unwrap();
                 assert_eq!(entry["type"], "compaction");
                 assert_eq!(entry["firstKeptEntryId"], id.as_str(), "{name}");
-                assert_eq!(entry["parentId"].as_str(), Some(leaf.unwrap_or_else(|| s.id(s.file_leaf().unwrap()))));
+                assert_eq!(
+                    entry["parentId"].as_str(),
+                    Some(leaf.unwrap_or_else(|| session.id(session.file_leaf().unwrap())))
+                );
                 let report = inspect(&file);
                 assert_eq!(report["load"]["diagnostics"], serde_json::json!([]));
                 let msgs = report["context"]["messages"].as_array().unwrap();

@@ -126,8 +126,8 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
     let file = file.canonicalize().unwrap();
     let root = root.canonicalize().unwrap();
     let initial: Vec<String> = {
-        let s = Session::open(&file).unwrap();
-        (0..s.len()).map(|i| s.id(i).to_string()).collect()
+        let session = Session::open(&file).unwrap();
+        (0..session.len()).map(|i| session.id(i).to_string()).collect()
     };
     let targets: Vec<String> = initial.iter().step_by(2).cloned().collect();
     let mut f = Figures { pi_rounds: rounds, ..Figures::default() };
@@ -137,15 +137,16 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
     let observer = {
         let (file, root, stop, db) = (file.clone(), root.clone(), stop.clone(), dir.join("index.sqlite3"));
         std::thread::spawn(move || {
-            let mut s = Session::open(&file).unwrap();
+            let mut session = Session::open(&file).unwrap();
             let mut lib = library::Library::open(&db).unwrap();
             // Arbor may have appended already: the first pass reports every entry it found.
             let first = lib.sync_file(&file, Some(&root)).unwrap();
             let (mut calls, mut added, mut syncs, mut indexed, mut rereads) =
-                (0usize, s.len(), 1usize, first.new_entries.len(), 0usize);
+                (0usize, session.len(), 1usize, first.new_entries.len(), 0usize);
             loop {
                 let last = stop.load(Ordering::SeqCst);
-                match s.extend_from_file(&file).unwrap_or_else(|e| panic!("extend_from_file during the run: {e}")) {
+                match session.extend_from_file(&file).unwrap_or_else(|e| panic!("extend_from_file during the run: {e}"))
+                {
                     Extend::Added(n) => added += n,
                     Extend::Reload => {
                         panic!("extend_from_file asked for a reload during the run: the file did not just grow")
@@ -153,9 +154,9 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
                 }
                 calls += 1;
                 assert!(
-                    s.diagnostics().is_empty(),
+                    session.diagnostics().is_empty(),
                     "the open view saw a bad line during the run: {:?}",
-                    s.diagnostics()
+                    session.diagnostics()
                 );
                 if calls % 20 == 0 || last {
                     let u =
@@ -172,7 +173,7 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
                 }
                 std::thread::sleep(Duration::from_millis(2));
             }
-            (s, lib, calls, added, syncs, indexed, rereads)
+            (session, lib, calls, added, syncs, indexed, rereads)
         })
     };
 

@@ -99,8 +99,8 @@ fn sigkill_during_appends_loses_nothing_acknowledged() {
     )
     .unwrap();
     let targets: Vec<String> = {
-        let s = Session::open(&file).unwrap();
-        (0..s.len()).step_by(3).map(|i| s.id(i).to_string()).collect()
+        let session = Session::open(&file).unwrap();
+        (0..session.len()).step_by(3).map(|i| session.id(i).to_string()).collect()
     };
 
     // How long each command takes when left alone: kills are spread over that span.
@@ -200,22 +200,22 @@ fn sigkill_during_appends_loses_nothing_acknowledged() {
     let write_time = started.elapsed();
 
     // Arbor: the file loads; the only diagnostics are fragments of writes that were in flight.
-    let s = Session::open(&file).unwrap();
-    for d in s.diagnostics() {
+    let session = Session::open(&file).unwrap();
+    for d in session.diagnostics() {
         assert!(
             matches!(d.kind, DiagnosticKind::Malformed | DiagnosticKind::TornTail),
             "unexpected diagnostic after the crash rounds: {d:?}"
         );
     }
-    f.fragments = s.diagnostics().len();
+    f.fragments = session.diagnostics().len();
     assert!(f.fragments <= f.killed, "{} fragments from {} kills", f.fragments, f.killed);
-    assert!(s.read_only().is_none(), "{:?}", s.read_only());
+    assert!(session.read_only().is_none(), "{:?}", session.read_only());
     // Every acknowledged append is there, whole, and says what was asked.
     for a in &acked {
-        let Some(i) = s.index_of(&a.id) else {
+        let Some(i) = session.index_of(&a.id) else {
             panic!("acknowledged {:?} {} is missing from the file", a.op, a.id);
         };
-        let v = s.value(i);
+        let v = session.value(i);
         match a.op {
             Op::Compact => assert_eq!(v.str_field("type"), Some("compaction"), "{}", a.id),
             Op::Label | Op::Clear => {

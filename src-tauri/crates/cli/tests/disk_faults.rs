@@ -2,8 +2,8 @@
 //! the real binary on real files.
 //!
 //! * A file-size limit (`prlimit --fsize`, with SIGXFSZ ignored so a write past it would return
-//!   EFBIG instead of killing the process), and a tiny tmpfs filled to the last page (when
-//!   `mount -t tmpfs` is allowed here; otherwise a printed note says the variant was skipped).
+//!   EFBIG instead of killing the process), and a tiny tmpfs filled to the last page (ignored
+//!   tests: mounting needs root; `scripts/test.sh` runs them with `--ignored` when run as root).
 //! * A read-only session file: `chattr +i` (root ignores permission bits), and mode 0444 for a
 //!   process running as `nobody` (`setpriv`), and a read-only folder for the sidecar lock.
 //!
@@ -156,38 +156,21 @@ fn file_size_limit_refuses_whole_appends_and_leaves_no_fragment() {
 struct Tmpfs(PathBuf);
 
 impl Tmpfs {
-    fn mount(at: &Path, size: &str) -> Option<Tmpfs> {
+    /// Mounting needs privileges (root, or CAP_SYS_ADMIN in a container), which is why the tests
+    /// that call this are ignored unless asked for; asked for without them, it says so and fails.
+    fn mount(at: &Path, size: &str) -> Tmpfs {
         std::fs::create_dir_all(at).unwrap();
         let o = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0777"), "tmpfs"])
             .arg(at)
-            .output();
-        match o {
-            Ok(o) if o.status.success() => Some(Tmpfs(at.to_path_buf())),
-            // Mounting needs privileges (root, or CAP_SYS_ADMIN in a container): without them the
-            // tmpfs variant is skipped, loudly, and only for that reason.
-            Ok(o) => {
-                let why = stderr(&o).trim().to_string();
-                let lower = why.to_lowercase();
-                assert!(
-                    lower.contains("superuser")
-                        || lower.contains("permission denied")
-                        || lower.contains("not permitted"),
-                    "`mount -t tmpfs` failed for another reason than privileges: {why}"
-                );
-                pi::skip_notice(&format!(
-                    "the tmpfs variant: `mount -t tmpfs` needs privileges this run lacks ({why}); the file-size-limit test covers a full disk"
-                ));
-                None
-            }
-            Err(e) => {
-                assert_eq!(e.kind(), std::io::ErrorKind::NotFound, "cannot run mount: {e}");
-                pi::skip_notice(&format!(
-                    "the tmpfs variant: `mount` is not installed ({e}); the file-size-limit test covers a full disk"
-                ));
-                None
-            }
-        }
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run `mount` ({e}): it comes with util-linux (mount)"));
+        assert!(
+            o.status.success(),
+            "`mount -t tmpfs` failed ({}): the tmpfs tests need root, or CAP_SYS_ADMIN in a container",
+            stderr(&o).trim()
+        );
+        Tmpfs(at.to_path_buf())
     }
 }
 
@@ -214,11 +197,11 @@ fn fill(path: &Path) -> u64 {
 }
 
 #[test]
+#[ignore = "mounts a tmpfs: needs root (or CAP_SYS_ADMIN); scripts/test.sh runs it when run as root"]
 fn full_tmpfs_refuses_whole_appends_and_leaves_no_fragment() {
     let pi_ok = have_pi("full_tmpfs_refuses_whole_appends_and_leaves_no_fragment");
     let dir = scratch("tmpfs");
-    // Without the privilege to mount, `Tmpfs::mount` said so loudly (and checked that this is why).
-    let Some(mnt) = Tmpfs::mount(&dir.join("mnt"), "256k") else { return };
+    let mnt = Tmpfs::mount(&dir.join("mnt"), "256k");
     let file = fixture(&mnt.0);
     let fs = file.to_str().unwrap();
     let target = first_id(&file);
@@ -427,10 +410,17 @@ fn index_on_a_full_disk_fails_clearly_and_the_next_run_answers() {
         .filter(|d| d.file_name().to_string_lossy().contains("corrupt"))
         .collect();
     assert!(aside.is_empty(), "a full disk made the index move aside as damaged: {aside:?}");
+}
 
-    // A tiny tmpfs that fills up mid-pass; then the space comes back.
-    // Without the privilege to mount, `Tmpfs::mount` said so loudly (and checked that this is why).
-    let Some(mnt) = Tmpfs::mount(&dir.join("mnt"), "4m") else { return };
+/// A tiny tmpfs that fills up mid-pass; then the space comes back.
+#[test]
+#[ignore = "mounts a tmpfs: needs root (or CAP_SYS_ADMIN); scripts/test.sh runs it when run as root"]
+fn index_on_a_full_tmpfs_fails_clearly_and_the_next_run_answers() {
+    let dir = scratch("index-tmpfs");
+    let root = dir.join("sessions");
+    let n = sessions(&root);
+    let rs = root.to_str().unwrap().to_string();
+    let mnt = Tmpfs::mount(&dir.join("mnt"), "4m");
     let db2 = mnt.0.join("index.sqlite3");
     let filler = mnt.0.join("filler");
     {

@@ -166,8 +166,8 @@ fn sigkill_during_first_index_needs_no_repair() {
         let listed = lib.sessions(&library::SessionFilter::default()).unwrap();
         assert_eq!(listed.len(), SESSIONS, "round {}: the library lists {} sessions", f.rounds, listed.len());
         let sample = &files[rng.below(SESSIONS as u64) as usize];
-        let s = session_engine::Session::open(sample).unwrap();
-        let want: Vec<&str> = (0..s.len()).map(|i| s.id(i)).collect();
+        let session = session_engine::Session::open(sample).unwrap();
+        let want: Vec<&str> = (0..session.len()).map(|i| session.id(i)).collect();
         let got = lib.entry_statuses(sample).unwrap();
         assert_eq!(
             got.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(),

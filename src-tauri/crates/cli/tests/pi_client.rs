@@ -240,8 +240,8 @@ fn label_set_and_clear() {
     let case = "label_set_and_clear";
     let (dir, file) = setup("label", "basic-tool-chain");
     let target = {
-        let s = session_engine::Session::open(&file).unwrap();
-        s.id(s.file_leaf().unwrap() - 3).to_string()
+        let session = session_engine::Session::open(&file).unwrap();
+        session.id(session.file_leaf().unwrap() - 3).to_string()
     };
     let before = len(&file);
     let out = arbor(&dir, &file, &["label", "--entry", &target, "--text", "checkpoint ✓", "--json"]);
@@ -272,8 +272,8 @@ fn the_checks_see_a_torn_line_a_changed_message_and_a_moved_leaf() {
     assert_eq!(pi::first_difference(&good, &changed), None);
     changed.messages[2].text.push('!');
     assert!(pi::first_difference(&good, &changed).unwrap().contains("context message 2"));
-    let s = session_engine::Session::open(&file).unwrap();
-    let other_leaf = s.id(s.file_leaf().unwrap() - 1).to_string();
+    let session = session_engine::Session::open(&file).unwrap();
+    let other_leaf = session.id(session.file_leaf().unwrap() - 1).to_string();
     assert!(pi::first_difference(&good, &pi::arbor_view(&file, Some(&other_leaf))).unwrap().starts_with("leaf_id"));
     // A torn last line: both sides skip exactly it.
     let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
@@ -371,11 +371,11 @@ fn migrate_case(case: &str, fixture_name: &str) {
     let header: serde_json::Value =
         serde_json::from_str(std::fs::read_to_string(&copy).unwrap().lines().next().unwrap()).unwrap();
     assert_eq!(header["version"], 3);
-    let s = session_engine::Session::open(&copy).unwrap();
+    let session = session_engine::Session::open(&copy).unwrap();
     assert!(
-        s.read_only().is_none() && !s.migrated(),
+        session.read_only().is_none() && !session.migrated(),
         "Arbor opens the copy as a writable v3 session: {:?}",
-        s.read_only()
+        session.read_only()
     );
     if !pi::pi_or_skip(case) {
         return;

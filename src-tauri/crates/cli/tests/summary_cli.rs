@@ -416,8 +416,8 @@ fn errors_exit_2_with_one_sentence_and_write_nothing() {
     assert!(e.contains("The new summary is empty"), "{e}");
     // A read-only (v1) file.
     let (_, legacy) = copy("errors-v1", "load-v1-legacy");
-    let s = session_engine::Session::open(&legacy).unwrap();
-    let c = s.compactions().next().map(|i| s.id(i).to_string()).unwrap();
+    let session = session_engine::Session::open(&legacy).unwrap();
+    let c = session.compactions().next().map(|i| session.id(i).to_string()).unwrap();
     std::fs::write(&tf, "## Goal\nx\n").unwrap();
     let e = refused(&legacy, &["summary", "edit", p(&legacy), "--entry", &c, "--text-file", p(&tf)]);
     assert!(e.contains("read-only") && e.contains("version 1"), "{e}");

@@ -142,10 +142,10 @@ fn timeline_on_a_branch_leaf_equals_pi() {
     let view =
         |file: &Path, leaf: Option<&str>| if pi_runs { pi::pi_view(file, leaf) } else { pi::arbor_view(file, leaf) };
     let file = conformance("branch-simple-siblings");
-    let s = session_engine::Session::open(&file).unwrap();
-    let on_path: std::collections::HashSet<usize> = s.path(s.file_leaf()).into_iter().collect();
-    let off = (0..s.len()).rev().find(|i| !on_path.contains(i)).expect("the case has a branch");
-    let id = s.id(off).to_string();
+    let session = session_engine::Session::open(&file).unwrap();
+    let on_path: std::collections::HashSet<usize> = session.path(session.file_leaf()).into_iter().collect();
+    let off = (0..session.len()).rev().find(|i| !on_path.contains(i)).expect("the case has a branch");
+    let id = session.id(off).to_string();
     let t = timeline(&file, Some(&id));
     assert_eq!(t["leafId"], id.as_str());
     for p in points(&t).iter().rev().take(4) {
@@ -158,11 +158,11 @@ fn timeline_on_a_branch_leaf_equals_pi() {
 fn timeline_reports_usage_and_cost_of_assistant_messages_only() {
     let t = timeline(&conformance("basic-tool-chain"), None);
     let pts = points(&t);
-    let s = session_engine::Session::open(&conformance("basic-tool-chain")).unwrap();
+    let session = session_engine::Session::open(&conformance("basic-tool-chain")).unwrap();
     let mut with_usage = 0;
     for p in pts {
-        let idx = s.index_of(p["entryId"].as_str().unwrap()).unwrap();
-        if s.role(idx) == Some("assistant") {
+        let idx = session.index_of(p["entryId"].as_str().unwrap()).unwrap();
+        if session.role(idx) == Some("assistant") {
             assert!(p["usageTokens"].as_f64().is_some_and(|u| u > 0.0), "{p}");
             assert!(p["cost"].as_f64().is_some(), "{p}");
             with_usage += 1;
@@ -333,10 +333,10 @@ fn html_export_structure() {
     let file = conformance("compaction-repeated");
     let html = export(&file, &["--format", "html"]);
     assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
-    let s = session_engine::Session::open(&file).unwrap();
-    let path = s.path(s.file_leaf());
+    let session = session_engine::Session::open(&file).unwrap();
+    let path = session.path(session.file_leaf());
     // Every path entry has its article and anchor; the outline links to them.
-    assert_eq!(html.matches("<article ").count(), s.len(), "one article per entry");
+    assert_eq!(html.matches("<article ").count(), session.len(), "one article per entry");
     for &i in &path {
         assert!(
             html.contains(&format!("\" id=\"e{i}\"><header><a href=\"#e{i}\">")),
@@ -415,8 +415,8 @@ fn markdown_export_structure_and_escaping() {
 fn context_export_holds_only_what_the_model_sees() {
     let file = conformance("compaction-repeated");
     let html = export(&file, &["--format", "html", "--context"]);
-    let s = session_engine::Session::open(&file).unwrap();
-    let ctx = session_engine::build_context(&s, s.file_leaf());
+    let session = session_engine::Session::open(&file).unwrap();
+    let ctx = session_engine::build_context(&session, session.file_leaf());
     assert_eq!(html.matches("<article ").count(), ctx.messages.len());
     assert!(html.contains(&format!("id=\"e{}\"", ctx.compaction.unwrap())), "the compaction summary opens it");
     assert!(html.contains("which the model no longer sees"));

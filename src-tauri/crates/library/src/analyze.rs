@@ -41,18 +41,18 @@ pub struct Loaded {
 pub fn load(buf: Vec<u8>) -> Loaded {
     let len = buf.len() as u64;
     // The engine's migration ids are deterministic, so the app opening this file sees the same ones.
-    let s = Session::from_bytes(buf);
+    let session = Session::from_bytes(buf);
     let mut offset = len;
     let mut unterminated = false;
     let mut bad = 0;
     let mut rejected = false;
-    for d in s.diagnostics() {
+    for d in session.diagnostics() {
         match d.kind {
             DiagnosticKind::TornTail => offset = d.offset,
             DiagnosticKind::Unterminated => unterminated = true,
             DiagnosticKind::Malformed | DiagnosticKind::NulBytes => bad += 1,
             DiagnosticKind::InvalidEntry => {
-                if s.header().is_none() {
+                if session.header().is_none() {
                     rejected = true;
                 }
                 bad += 1;
@@ -60,14 +60,14 @@ pub fn load(buf: Vec<u8>) -> Loaded {
             _ => {}
         }
     }
-    let valid = if s.header().is_some() {
+    let valid = if session.header().is_some() {
         1
     } else if rejected {
         2
     } else {
         0
     };
-    Loaded { s, offset, unterminated, valid, bad_lines: bad }
+    Loaded { s: session, offset, unterminated, valid, bad_lines: bad }
 }
 
 /// Phase-1 facts of one session (Pi's session picker, plus the model).
@@ -92,30 +92,31 @@ pub(crate) fn text_content(content: &Value) -> String {
 /// Phase 1: the picker facts. Cost: one borrowed pass over message lines (role, timestamp), the
 /// DOM of the first user message, and a walk back to the last model.
 pub fn catalog(l: &Loaded) -> Catalog {
-    let s = &l.s;
-    let mut c = Catalog { entry_count: s.len() as i64, name: s.name().map(str::to_string), ..Default::default() };
+    let session = &l.s;
+    let mut c =
+        Catalog { entry_count: session.len() as i64, name: session.name().map(str::to_string), ..Default::default() };
     let mut last_activity: Option<f64> = None;
-    for i in 0..s.len() {
-        match s.kind(i) {
+    for i in 0..session.len() {
+        match session.kind(i) {
             Kind::Compaction => c.compaction_count += 1,
             Kind::Message => {
                 c.message_count += 1;
                 // The open recorded every message's role (as JSON.parse reads it): most lines
                 // (tool results) are skipped without reading them again.
-                let role_now = s.role(i);
+                let role_now = session.role(i);
                 if !matches!(role_now, Some("user" | "assistant")) {
                     continue;
                 }
                 // The walk's role must be the open's (a repeated `role` key can stop the walk
                 // early); else the DOM decides.
-                let head = if s.migrated() {
+                let head = if session.migrated() {
                     None
                 } else {
-                    pi_json::message_head(s.raw(i)).filter(|h| h.0.as_deref() == role_now)
+                    pi_json::message_head(session.raw(i)).filter(|h| h.0.as_deref() == role_now)
                 };
                 let (role, has_content, ts) = match head {
                     Some(h) => h,
-                    None => match s.message(i) {
+                    None => match session.message(i) {
                         Some(m) => (
                             m.str_field("role").map(str::to_string),
                             m.get("content").is_some(),
@@ -129,10 +130,10 @@ pub fn catalog(l: &Loaded) -> Catalog {
                 }
                 if c.first_message.is_none() && role.as_deref() == Some("user") {
                     let v;
-                    let m = if s.migrated() {
-                        s.message(i)
+                    let m = if session.migrated() {
+                        session.message(i)
                     } else {
-                        v = pi_json::parse_bytes(s.raw(i)).unwrap_or(Value::Null);
+                        v = pi_json::parse_bytes(session.raw(i)).unwrap_or(Value::Null);
                         v.get("message")
                     };
                     if let Some(t) = m.and_then(|m| m.get("content")).map(text_content) {
@@ -143,7 +144,7 @@ pub fn catalog(l: &Loaded) -> Catalog {
                 }
                 let t = match ts {
                     Some(t) => Some(t),
-                    None => session_engine::time::parse_iso_ms(&s.entry(i).timestamp).map(|x| x as f64),
+                    None => session_engine::time::parse_iso_ms(&session.entry(i).timestamp).map(|x| x as f64),
                 };
                 if let Some(t) = t {
                     last_activity = Some(last_activity.map_or(t, |x: f64| x.max(t)));
@@ -153,23 +154,23 @@ pub fn catalog(l: &Loaded) -> Catalog {
         }
     }
     c.modified_ms = last_activity.filter(|t| *t > 0.0).map(|t| t as i64);
-    c.model = last_model(s);
-    c.leaf_id = s.file_leaf().map(|i| s.id(i).to_string());
+    c.model = last_model(session);
+    c.leaf_id = session.file_leaf().map(|i| session.id(i).to_string());
     c
 }
 
 /// The last model in file order: a `model_change`, or an assistant message's provider/model.
-fn last_model(s: &Session) -> Option<String> {
-    for i in (0..s.len()).rev() {
-        match s.kind(i) {
+fn last_model(session: &Session) -> Option<String> {
+    for i in (0..session.len()).rev() {
+        match session.kind(i) {
             Kind::ModelChange => {
-                let v = s.value(i);
+                let v = session.value(i);
                 if let (Some(p), Some(m)) = (v.str_field("provider"), v.str_field("modelId")) {
                     return Some(format!("{p}/{m}"));
                 }
             }
-            Kind::Message if s.role(i) == Some("assistant") => {
-                let m = s.message(i)?;
+            Kind::Message if session.role(i) == Some("assistant") => {
+                let m = session.message(i)?;
                 if let (Some(p), Some(md)) = (m.str_field("provider"), m.str_field("model")) {
                     return Some(format!("{p}/{md}"));
                 }
@@ -418,15 +419,16 @@ pub struct Outcome {
 /// known. The path is the engine's (`Session::path` from the file's leaf); the compaction and
 /// kept part are those of `context::build_context_on_path`: the last compaction on the path,
 /// and the entries from its `firstKeptEntryId` (on the path before it) up to it.
-pub fn outcome(s: &Session, facts: &[(bool, i64, Option<i64>)]) -> Outcome {
-    let n = s.len();
+pub fn outcome(session: &Session, facts: &[(bool, i64, Option<i64>)]) -> Outcome {
+    let n = session.len();
     let mut o = Outcome { status: vec![EntryStatus::Abandoned; n], ..Default::default() };
-    o.branches = (0..n).filter(|&i| s.index_of(s.id(i)) == Some(i) && s.children(i).is_empty()).count() as i64;
-    let path = s.path(s.file_leaf());
+    o.branches =
+        (0..n).filter(|&i| session.index_of(session.id(i)) == Some(i) && session.children(i).is_empty()).count() as i64;
+    let path = session.path(session.file_leaf());
     for &i in &path {
         o.status[i] = EntryStatus::InContext;
     }
-    let ci = path.iter().rposition(|&i| s.kind(i) == Kind::Compaction);
+    let ci = path.iter().rposition(|&i| session.kind(i) == Kind::Compaction);
     // the context's messages in order, as (tok, usage)
     let mut msgs: Vec<(i64, Option<i64>)> = Vec::new();
     let push = |i: usize, msgs: &mut Vec<(i64, Option<i64>)>| {
@@ -439,8 +441,9 @@ pub fn outcome(s: &Session, facts: &[(bool, i64, Option<i64>)]) -> Outcome {
         None => path.iter().for_each(|&i| push(i, &mut msgs)),
         Some(ci) => {
             let c = path[ci];
-            let fk = facts_first_kept(s, c);
-            let kept_from = fk.as_deref().and_then(|f| path[..ci].iter().position(|&i| s.id(i) == f)).unwrap_or(ci);
+            let fk = facts_first_kept(session, c);
+            let kept_from =
+                fk.as_deref().and_then(|f| path[..ci].iter().position(|&i| session.id(i) == f)).unwrap_or(ci);
             for &i in &path[..kept_from] {
                 o.status[i] = EntryStatus::Compacted;
             }
@@ -459,8 +462,8 @@ pub fn outcome(s: &Session, facts: &[(bool, i64, Option<i64>)]) -> Outcome {
     o
 }
 
-fn facts_first_kept(s: &Session, c: usize) -> Option<String> {
-    s.value(c).str_field("firstKeptEntryId").map(str::to_string)
+fn facts_first_kept(session: &Session, c: usize) -> Option<String> {
+    session.value(c).str_field("firstKeptEntryId").map(str::to_string)
 }
 
 /// A stand-in session made of the stored rows (type, id, parentId, firstKeptEntryId): loaded by

@@ -56,24 +56,25 @@ fn statuses_and_tokens_agree_with_the_engine() {
     let mut failures = Vec::new();
     for f in &files {
         let p = root.join(f.file_name().unwrap());
-        let s = Session::open(&p).unwrap();
-        if s.migrated() || s.header().is_none() || !s.header_accepted() {
+        let session = Session::open(&p).unwrap();
+        if session.migrated() || session.header().is_none() || !session.header_accepted() {
             // legacy files get fresh ids on load (Pi rewrites them); rejected files have no tree
             skipped.push(f.file_name().unwrap().to_string_lossy().to_string());
             continue;
         }
         let ours = lib.entry_statuses(&p).unwrap();
-        if ours.len() != s.len() {
-            failures.push(format!("{}: {} entries indexed, engine has {}", p.display(), ours.len(), s.len()));
+        if ours.len() != session.len() {
+            failures.push(format!("{}: {} entries indexed, engine has {}", p.display(), ours.len(), session.len()));
             continue;
         }
-        let leaf = s.file_leaf();
-        let path: HashSet<usize> = s.path(leaf).into_iter().collect();
-        let ctx = build_context(&s, leaf);
+        let leaf = session.file_leaf();
+        let path: HashSet<usize> = session.path(leaf).into_iter().collect();
+        let ctx = build_context(&session, leaf);
         let in_ctx: HashSet<usize> = ctx.messages.iter().map(|m| m.entry).chain(ctx.compaction).collect();
         for (idx, (our_id, our_status)) in ours.iter().enumerate() {
-            assert_eq!(our_id, s.id(idx));
-            let yields = context_message(&s, idx).is_some() || s.kind(idx) == session_engine::session::Kind::Compaction;
+            assert_eq!(our_id, session.id(idx));
+            let yields = context_message(&session, idx).is_some()
+                || session.kind(idx) == session_engine::session::Kind::Compaction;
             let want = if !path.contains(&idx) {
                 EntryStatus::Abandoned
             } else if in_ctx.contains(&idx) {
@@ -87,7 +88,7 @@ fn statuses_and_tokens_agree_with_the_engine() {
                 failures.push(format!(
                     "{}: entry {} ({}) is {} here, engine says {want}",
                     p.display(),
-                    s.id(idx),
+                    session.id(idx),
                     idx,
                     our_status
                 ));

@@ -15,10 +15,10 @@ use std::fmt;
 
 /// Pi's cut-point kinds (`findValidCutPoints` in Pi's compaction.ts; the engine's
 /// `is_valid_cut_point`, which is private).
-pub fn is_cut_point_kind(s: &Session, idx: usize) -> bool {
-    match s.kind(idx) {
+pub fn is_cut_point_kind(session: &Session, idx: usize) -> bool {
+    match session.kind(idx) {
         Kind::Message => matches!(
-            s.role(idx),
+            session.role(idx),
             Some("bashExecution" | "custom" | "branchSummary" | "compactionSummary" | "user" | "assistant")
         ),
         Kind::BranchSummary | Kind::CustomMessage => true,
@@ -27,9 +27,9 @@ pub fn is_cut_point_kind(s: &Session, idx: usize) -> bool {
 }
 
 /// Whether the entry gives a message to the summary (Pi's `getMessageFromEntryForCompaction`).
-fn gives_message(s: &Session, idx: usize) -> bool {
-    match s.kind(idx) {
-        Kind::Message => s.message(idx).is_some(),
+fn gives_message(session: &Session, idx: usize) -> bool {
+    match session.kind(idx) {
+        Kind::Message => session.message(idx).is_some(),
         Kind::BranchSummary | Kind::CustomMessage => true,
         _ => false,
     }
@@ -37,21 +37,21 @@ fn gives_message(s: &Session, idx: usize) -> bool {
 
 /// The span a compaction on `path` may summarize starts at this position (Pi's `boundaryStart`);
 /// `Err` when Pi would refuse to compact there at all.
-pub fn span_start(s: &Session, path: &[usize]) -> Result<usize, Refusal> {
-    prepare_compaction(s, path, &CompactionSettings { keep_recent_tokens: 0.0, ..Default::default() })
+pub fn span_start(session: &Session, path: &[usize]) -> Result<usize, Refusal> {
+    prepare_compaction(session, path, &CompactionSettings { keep_recent_tokens: 0.0, ..Default::default() })
         .map(|p| p.boundary_start)
 }
 
 /// The valid cut points of `path`, as positions in it (see the module doc).
-pub fn valid_cut_positions(s: &Session, path: &[usize]) -> Vec<usize> {
-    let Ok(start) = span_start(s, path) else { return Vec::new() };
+pub fn valid_cut_positions(session: &Session, path: &[usize]) -> Vec<usize> {
+    let Ok(start) = span_start(session, path) else { return Vec::new() };
     let mut out = Vec::new();
     let mut seen_message = false;
     for (p, &idx) in path.iter().enumerate().skip(start) {
-        if seen_message && is_cut_point_kind(s, idx) && !s.id(idx).is_empty() {
+        if seen_message && is_cut_point_kind(session, idx) && !session.id(idx).is_empty() {
             out.push(p);
         }
-        if gives_message(s, idx) {
+        if gives_message(session, idx) {
             seen_message = true;
         }
     }
@@ -90,9 +90,9 @@ impl fmt::Display for InvalidCut {
 
 impl std::error::Error for InvalidCut {}
 
-fn describe(s: &Session, idx: usize) -> String {
-    match s.kind(idx) {
-        Kind::Message => match s.role(idx) {
+fn describe(session: &Session, idx: usize) -> String {
+    match session.kind(idx) {
+        Kind::Message => match session.role(idx) {
             Some("toolResult") => "a tool result (it must stay with its tool call)".to_string(),
             Some(r) => format!("a {r} message, which Pi never cuts at"),
             None => "a message entry without a message".to_string(),
@@ -119,7 +119,7 @@ enum Near {
 }
 
 /// The valid cut points nearest to `near`: the last one before and the first one after.
-fn nearest(s: &Session, path: &[usize], valid: &[usize], near: Near) -> Vec<String> {
+fn nearest(session: &Session, path: &[usize], valid: &[usize], near: Near) -> Vec<String> {
     let split = |k: usize| {
         let mut v = Vec::new();
         if k > 0 {
@@ -135,31 +135,34 @@ fn nearest(s: &Session, path: &[usize], valid: &[usize], near: Near) -> Vec<Stri
         Near::ForkAt(f) => split(valid.partition_point(|&v| v <= f)),
         Near::Newest => valid.iter().rev().take(3).rev().copied().collect(),
     };
-    picks.into_iter().map(|p| s.id(path[p]).to_string()).collect()
+    picks.into_iter().map(|p| session.id(path[p]).to_string()).collect()
 }
 
 /// Checks that the entry `id` is a valid cut point of `path` (the path being compacted, root
 /// first, ending at the leaf).
-pub fn check_cut(s: &Session, path: &[usize], id: &str) -> Result<Cut, InvalidCut> {
-    let valid = valid_cut_positions(s, path);
-    let refuse =
-        |reason: String, near: Near| InvalidCut { id: id.to_string(), reason, nearest: nearest(s, path, &valid, near) };
-    let start = match span_start(s, path) {
+pub fn check_cut(session: &Session, path: &[usize], id: &str) -> Result<Cut, InvalidCut> {
+    let valid = valid_cut_positions(session, path);
+    let refuse = |reason: String, near: Near| InvalidCut {
+        id: id.to_string(),
+        reason,
+        nearest: nearest(session, path, &valid, near),
+    };
+    let start = match span_start(session, path) {
         Ok(start) => start,
         Err(r) => return Err(InvalidCut { id: id.to_string(), reason: r.message().to_string(), nearest: Vec::new() }),
     };
-    let Some(idx) = s.index_of(id) else {
+    let Some(idx) = session.index_of(id) else {
         return Err(refuse("no entry has this id in the session".to_string(), Near::Newest));
     };
     let Some(position) = path.iter().position(|&i| i == idx) else {
         // Offer the cut points around where its branch leaves the path.
-        let own = s.path(Some(idx));
+        let own = session.path(Some(idx));
         let near = own.iter().rev().find_map(|i| path.iter().position(|p| p == i)).map_or(Near::Newest, Near::ForkAt);
         return Err(refuse("it is not on the path being compacted (another branch)".to_string(), near));
     };
     if valid.binary_search(&position).is_err() {
-        let reason = if !is_cut_point_kind(s, idx) {
-            format!("it is {}", describe(s, idx))
+        let reason = if !is_cut_point_kind(session, idx) {
+            format!("it is {}", describe(session, idx))
         } else if position < start {
             "it is before the previous compaction's first kept entry (already summarized)".to_string()
         } else {
@@ -167,8 +170,8 @@ pub fn check_cut(s: &Session, path: &[usize], id: &str) -> Result<Cut, InvalidCu
         };
         return Err(refuse(reason, Near::At(position)));
     }
-    let is_user = s.kind(idx) == Kind::Message && s.role(idx) == Some("user");
-    let turn_start = if is_user { None } else { find_turn_start(s, path, position, start) };
+    let is_user = session.kind(idx) == Kind::Message && session.role(idx) == Some("user");
+    let turn_start = if is_user { None } else { find_turn_start(session, path, position, start) };
     Ok(Cut {
         position,
         first_kept_entry_id: id.to_string(),
@@ -191,20 +194,20 @@ pub enum CheckError {
 
 /// [`check_cut`] on the session file Pi is writing, on the path to Pi's leaf.
 pub fn check_cut_in_file(file: &std::path::Path, leaf_id: Option<&str>, id: &str) -> Result<Cut, CheckError> {
-    let s = Session::open(file)
+    let session = Session::open(file)
         .map_err(|e| CheckError::Unreadable { path: file.display().to_string(), message: e.to_string() })?;
-    if !s.header_accepted() {
+    if !session.header_accepted() {
         return Err(CheckError::Unreadable {
             path: file.display().to_string(),
             message: "no valid session header".to_string(),
         });
     }
     let leaf = match leaf_id {
-        Some(l) => Some(s.index_of(l).ok_or_else(|| CheckError::NoLeaf(l.to_string()))?),
-        None => s.file_leaf(),
+        Some(l) => Some(session.index_of(l).ok_or_else(|| CheckError::NoLeaf(l.to_string()))?),
+        None => session.file_leaf(),
     };
-    let path = s.path(leaf);
-    Ok(check_cut(&s, &path, id)?)
+    let path = session.path(leaf);
+    Ok(check_cut(&session, &path, id)?)
 }
 
 /// Why `compact --keep-from` cannot plan.
@@ -222,21 +225,21 @@ pub enum KeepFromError {
 /// same span start, previous summary and `tokensBefore`, Pi's split-turn rule, the messages and
 /// file operations of the new span). The entry must be a valid cut point ([`check_cut`]).
 pub fn plan_compaction_keep_from(
-    s: &Session,
+    session: &Session,
     leaf: Option<usize>,
     settings: &CompactionSettings,
     keep_from: &str,
 ) -> Result<session_engine::compaction::CompactionJob, KeepFromError> {
     use session_engine::compaction::{plan_compaction, FileOps, PlannedMessage};
-    let path = s.path(leaf);
-    let mut job = plan_compaction(s, leaf, settings).map_err(|r| KeepFromError::Refused(r.message()))?;
-    let cut = check_cut(s, &path, keep_from)?;
+    let path = session.path(leaf);
+    let mut job = plan_compaction(session, leaf, settings).map_err(|r| KeepFromError::Refused(r.message()))?;
+    let cut = check_cut(session, &path, keep_from)?;
     let prep = &mut job.prep;
     let history_end = if cut.is_split_turn { cut.turn_start.unwrap_or(cut.position) } else { cut.position };
     let collect = |from: usize, to: usize| -> Vec<PlannedMessage> {
         (from..to)
             .filter_map(|p| {
-                session_engine::compaction::compaction_message(s, path[p])
+                session_engine::compaction::compaction_message(session, path[p])
                     .map(|message| PlannedMessage { entry: path[p], message })
             })
             .collect()
@@ -250,7 +253,7 @@ pub fn plan_compaction_keep_from(
         if cut.is_split_turn { collect(cut.turn_start.unwrap_or(cut.position), cut.position) } else { Vec::new() };
     let mut ops = FileOps::default();
     if let Some(prev) = prep.previous_compaction {
-        let v = s.value(prev);
+        let v = session.value(prev);
         if !v.get("fromHook").is_some_and(|h| h.truthy()) {
             if let Some(d) = v.get("details").filter(|d| d.truthy()) {
                 ops.add_details(d);
@@ -263,6 +266,6 @@ pub fn plan_compaction_keep_from(
     (prep.read_files, prep.modified_files) = ops.file_lists();
     prep.file_ops = ops;
     job.kept_messages =
-        path[cut.position..].iter().filter_map(|&i| session_engine::context::context_message(s, i)).collect();
+        path[cut.position..].iter().filter_map(|&i| session_engine::context::context_message(session, i)).collect();
     Ok(job)
 }

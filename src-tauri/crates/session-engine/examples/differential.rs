@@ -264,8 +264,8 @@ fn pi_fields(v: &Value) -> BTreeMap<&'static str, String> {
     )
 }
 
-fn arbor_fields(s: &Session) -> (BTreeMap<&'static str, String>, Value) {
-    let r = report::inspect(s, &InspectOptions::default()).expect("inspect at the file's leaf");
+fn arbor_fields(session: &Session) -> (BTreeMap<&'static str, String>, Value) {
+    let r = report::inspect(session, &InspectOptions::default()).expect("inspect at the file's leaf");
     let ctx = r.get("context").cloned().unwrap_or(Value::Null);
     let msgs = ctx
         .get("messages")
@@ -292,12 +292,12 @@ fn arbor_fields(s: &Session) -> (BTreeMap<&'static str, String>, Value) {
 /// Whether Pi's `getTree` loops: it attaches the later copy of an id once per line, under
 /// each line's parent, so an earlier copy placed under one of the later copy's descendants
 /// makes a loop (its timestamp sort then never ends).
-fn pi_tree_loops(s: &Session) -> bool {
-    let n = s.len();
+fn pi_tree_loops(session: &Session) -> bool {
+    let n = session.len();
     let mut kids: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for e in s.entries() {
-        let Some(node) = s.index_of(&e.id) else { continue };
-        if let Some(p) = e.parent_id.as_deref().filter(|p| *p != &*e.id).and_then(|p| s.index_of(p)) {
+    for e in session.entries() {
+        let Some(node) = session.index_of(&e.id) else { continue };
+        if let Some(p) = e.parent_id.as_deref().filter(|p| *p != &*e.id).and_then(|p| session.index_of(p)) {
             kids[p].push(node);
         }
     }
@@ -331,9 +331,9 @@ fn pi_tree_loops(s: &Session) -> bool {
 
 /// Whether a difference is one FORMAT.md §10 lists (so it is expected), by what the mutant
 /// holds. `why` names the row.
-fn documented(bytes: &[u8], s: &Session, pi: &BTreeMap<&str, String>, field: &str) -> Option<&'static str> {
+fn documented(bytes: &[u8], session: &Session, pi: &BTreeMap<&str, String>, field: &str) -> Option<&'static str> {
     use session_engine::DiagnosticKind as K;
-    let has = |k: K| s.diagnostics().iter().any(|d| d.kind == k);
+    let has = |k: K| session.diagnostics().iter().any(|d| d.kind == k);
     let migrated = pi.get("migrated").map(String::as_str) == Some("true");
     if migrated && matches!(field, "fileLeafId" | "roots" | "labels" | "context.sha256") {
         return Some("v1/v2 file: migrated with fixed ids (Pi: random ids)");
@@ -464,15 +464,15 @@ fn main() {
             pi_json::parse(&line).unwrap_or_else(|e| panic!("pi-differential printed invalid JSON ({e:?}): {line}"));
         assert_eq!(v.str_field("file"), Some(file.to_str().unwrap()), "answers out of order");
         let bytes = std::fs::read(file).unwrap();
-        let s = Session::from_bytes(bytes.clone());
-        let (a, report) = arbor_fields(&s);
+        let session = Session::from_bytes(bytes.clone());
+        let (a, report) = arbor_fields(&session);
         if v.get("timeout").is_some() {
-            if s.diagnostics().iter().any(|d| d.kind == session_engine::DiagnosticKind::Cycle) {
+            if session.diagnostics().iter().any(|d| d.kind == session_engine::DiagnosticKind::Cycle) {
                 *documented_count
                     .entry("(whole file): parentId cycle, Pi never finishes loading".into())
                     .or_default() += 1;
                 differ += 1;
-            } else if pi_tree_loops(&s) {
+            } else if pi_tree_loops(&session) {
                 *documented_count
                     .entry("(whole file): a repeated id under its own descendant, Pi's getTree never finishes".into())
                     .or_default() += 1;
@@ -491,13 +491,14 @@ fn main() {
         }
         if let Some(e) = v.str_field("error") {
             pi_errors += 1;
-            let no_message = (0..s.len()).any(|i| {
-                s.kind(i) == session_engine::Kind::Message
-                    && s.value(i).get("message").and_then(Value::as_object).is_none()
+            let no_message = (0..session.len()).any(|i| {
+                session.kind(i) == session_engine::Kind::Message
+                    && session.value(i).get("message").and_then(Value::as_object).is_none()
             });
-            let odd_message = (0..s.len()).any(|i| {
-                s.kind(i) == session_engine::Kind::Message
-                    && s.value(i)
+            let odd_message = (0..session.len()).any(|i| {
+                session.kind(i) == session_engine::Kind::Message
+                    && session
+                        .value(i)
                         .get("message")
                         .and_then(|m| m.get("content"))
                         .is_some_and(|c| !matches!(c, Value::Arr(_) | Value::Str(_)))
@@ -509,7 +510,7 @@ fn main() {
                 differ += 1;
                 continue;
             }
-            if s.diagnostics().iter().any(|d| d.kind == session_engine::DiagnosticKind::InvalidEntry) {
+            if session.diagnostics().iter().any(|d| d.kind == session_engine::DiagnosticKind::InvalidEntry) {
                 *documented_count
                     .entry(format!(
                         "(whole file): Pi throws ({}) on a non-object line",
@@ -535,7 +536,7 @@ fn main() {
                 continue;
             }
             any = true;
-            let doc = documented(&bytes, &s, &p, k);
+            let doc = documented(&bytes, &session, &p, k);
             match doc {
                 Some(why) => *documented_count.entry(format!("{k}: {why}")).or_default() += 1,
                 None => {

@@ -29,30 +29,30 @@ fn main() {
     let out = match op {
         "load" => {
             let t = Instant::now();
-            let s = Session::open(file).expect("open");
-            let roots = s.roots().len();
-            let path = s.path(s.file_leaf());
+            let session = Session::open(file).expect("open");
+            let roots = session.roots().len();
+            let path = session.path(session.file_leaf());
             format!(
                 "{{\"op\":\"load\",\"ms\":{},\"entries\":{},\"roots\":{roots},\"pathLength\":{},\"diagnostics\":{}}}",
                 ms(t),
-                s.len(),
+                session.len(),
                 path.len(),
-                s.diagnostics().len()
+                session.diagnostics().len()
             )
         }
         "context" => {
-            let s = Session::open(file).expect("open");
+            let session = Session::open(file).expect("open");
             let t = Instant::now();
-            let ctx = context::build_context(&s, s.file_leaf());
+            let ctx = context::build_context(&session, session.file_leaf());
             let first = ms(t);
             if std::env::var_os("ARBOR_BENCH_WARM").is_some() {
                 let t3 = Instant::now();
-                let p = s.path(s.file_leaf());
+                let p = session.path(session.file_leaf());
                 let pm = ms(t3);
                 let t3 = Instant::now();
-                let mut c2 = context::build_context(&s, s.file_leaf());
+                let mut c2 = context::build_context(&session, session.file_leaf());
                 for _ in 0..std::env::var("ARBOR_BENCH_WARM").ok().and_then(|v| v.parse().ok()).unwrap_or(0) {
-                    c2 = context::build_context(&s, s.file_leaf());
+                    c2 = context::build_context(&session, session.file_leaf());
                 }
                 eprintln!("warm {} ms (path {pm} ms), {} msgs", ms(t3), c2.messages.len());
                 drop(p);
@@ -67,10 +67,10 @@ fn main() {
             )
         }
         "compact" => {
-            let s = Session::open(file).expect("open");
+            let session = Session::open(file).expect("open");
             let t = Instant::now();
-            let path = s.path(s.file_leaf());
-            let prep = compaction::prepare_compaction(&s, &path, &Default::default()).expect("prepare");
+            let path = session.path(session.file_leaf());
+            let prep = compaction::prepare_compaction(&session, &path, &Default::default()).expect("prepare");
             let prep_ms = ms(t);
             let t2 = Instant::now();
             let text = prep.serialized_history();
@@ -86,22 +86,22 @@ fn main() {
             )
         }
         "navigate" => {
-            let s = Session::open(file).expect("open");
-            let target = s.index_of(&args[3]).expect("target id");
+            let session = Session::open(file).expect("open");
+            let target = session.index_of(&args[3]).expect("target id");
             let t = Instant::now();
-            let col = branch::collect_branch_entries(&s, s.file_leaf(), target);
+            let col = branch::collect_branch_entries(&session, session.file_leaf(), target);
             let collect_ms = ms(t);
             let t1 = Instant::now();
-            let prep = branch::prepare_branch_entries(&s, &col.entries, 128000.0 - 16384.0);
+            let prep = branch::prepare_branch_entries(&session, &col.entries, 128000.0 - 16384.0);
             let prep_ms = ms(t1);
             for _ in 0..std::env::var("ARBOR_BENCH_WARM").ok().and_then(|v| v.parse().ok()).unwrap_or(0) {
-                std::hint::black_box(branch::prepare_branch_entries(&s, &col.entries, 128000.0 - 16384.0));
+                std::hint::black_box(branch::prepare_branch_entries(&session, &col.entries, 128000.0 - 16384.0));
             }
             let t1 = Instant::now();
             let text = prep.serialized();
             let ser_ms = ms(t1);
             let t1 = Instant::now();
-            let ctx = context::build_context(&s, Some(target));
+            let ctx = context::build_context(&session, Some(target));
             if std::env::var_os("ARBOR_BENCH_SPLIT").is_some() {
                 eprintln!(
                     "prepare {prep_ms} ms ({} read, {} modified files), serialize {ser_ms} ms, context {} ms",
@@ -121,13 +121,13 @@ fn main() {
         }
         "append" => {
             let n: usize = args.get(3).and_then(|x| x.parse().ok()).unwrap_or(1000);
-            let s = Session::open(file).expect("open");
+            let session = Session::open(file).expect("open");
             let _lock = store::SessionLock::try_acquire(file).expect("lock");
-            let mut parent = s.file_leaf().map(|l| s.id(l).to_string());
+            let mut parent = session.file_leaf().map(|l| session.id(l).to_string());
             let mut times = Vec::with_capacity(n);
             let mut taken: std::collections::HashSet<String> = Default::default();
             for i in 0..n {
-                let id = session_engine::ids::new_entry_id(|c| s.index_of(c).is_some() || taken.contains(c));
+                let id = session_engine::ids::new_entry_id(|c| session.index_of(c).is_some() || taken.contains(c));
                 taken.insert(id.clone());
                 let msg = pi_json::obj([
                     ("role", "user".into()),

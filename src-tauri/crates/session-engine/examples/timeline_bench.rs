@@ -12,14 +12,14 @@ use std::time::Instant;
 fn main() {
     let path = std::env::args().nth(1).expect("usage: timeline_bench FILE");
     let t = Instant::now();
-    let s = Session::open(std::path::Path::new(&path)).expect("open");
+    let session = Session::open(std::path::Path::new(&path)).expect("open");
     let open_ms = t.elapsed().as_secs_f64() * 1e3;
     let peak_open_mb = peak_rss_mb();
     let t = Instant::now();
-    let pts = timeline(&s, s.file_leaf());
+    let pts = timeline(&session, session.file_leaf());
     let cold_ms = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
-    let again = timeline(&s, s.file_leaf());
+    let again = timeline(&session, session.file_leaf());
     let warm_ms = t.elapsed().as_secs_f64() * 1e3;
     let peak_timeline_mb = peak_rss_mb();
     // NaN points (absurd usages) are equal for this check.
@@ -31,12 +31,12 @@ fn main() {
                 .all(|(a, b)| a.entry == b.entry && a.context_tokens.to_bits() == b.context_tokens.to_bits())
     );
     let t = Instant::now();
-    let est = estimate_context(&build_context(&s, s.file_leaf()).agent_messages());
+    let est = estimate_context(&build_context(&session, session.file_leaf()).agent_messages());
     let one_ms = t.elapsed().as_secs_f64() * 1e3;
     assert_eq!(pts.last().map(|p| p.context_tokens), Some(est.tokens));
     println!(
         "{{\"entries\":{},\"points\":{},\"open_ms\":{open_ms:.1},\"timeline_cold_ms\":{cold_ms:.1},\"timeline_warm_ms\":{warm_ms:.1},\"one_estimate_at_leaf_ms\":{one_ms:.1},\"peak_rss_after_open_mb\":{peak_open_mb:.0},\"peak_rss_after_timeline_mb\":{peak_timeline_mb:.0}}}",
-        s.len(),
+        session.len(),
         pts.len()
     );
 }

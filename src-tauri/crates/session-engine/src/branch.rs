@@ -31,25 +31,25 @@ pub struct BranchCollection {
 }
 
 /// `collectEntriesForBranchSummary(oldLeaf, target)` (§13.1). Linear in the two paths.
-pub fn collect_branch_entries(s: &Session, old_leaf: Option<usize>, target: usize) -> BranchCollection {
+pub fn collect_branch_entries(session: &Session, old_leaf: Option<usize>, target: usize) -> BranchCollection {
     let Some(old) = old_leaf else {
         return BranchCollection { common_ancestor: None, entries: Vec::new() };
     };
-    if s.diagnostics().iter().any(|d| d.kind == DiagnosticKind::Cycle) {
-        return collect_by_common_ancestor(s, old, target);
+    if session.diagnostics().iter().any(|d| d.kind == DiagnosticKind::Cycle) {
+        return collect_by_common_ancestor(session, old, target);
     }
     // A tree (no parentId cycle): the common ancestor is the first of the old leaf's ancestors
     // that is also the target's, so one walk up from the old leaf finds it and collects the
     // entries on the way (the old leaf's path is the long one: 77k entries on the bench's
     // oldest branch, walked once instead of twice).
-    let mut on_target = vec![0u64; s.len().div_ceil(64)];
+    let mut on_target = vec![0u64; session.len().div_ceil(64)];
     let mut cur = Some(target);
     while let Some(c) = cur {
         if on_target[c / 64] & (1 << (c % 64)) != 0 {
             break;
         }
         on_target[c / 64] |= 1 << (c % 64);
-        cur = s.parent_of(c);
+        cur = session.parent_of(c);
     }
     let mut entries = Vec::new();
     let mut cur = Some(old);
@@ -60,7 +60,7 @@ pub fn collect_branch_entries(s: &Session, old_leaf: Option<usize>, target: usiz
             break;
         }
         entries.push(c);
-        cur = s.parent_of(c);
+        cur = session.parent_of(c);
     }
     entries.reverse();
     BranchCollection { common_ancestor: ca, entries }
@@ -68,32 +68,32 @@ pub fn collect_branch_entries(s: &Session, old_leaf: Option<usize>, target: usiz
 
 /// [`collect_branch_entries`] as Pi states it (the common ancestor, then the walk up to it),
 /// bounded on files whose parentId links loop.
-fn collect_by_common_ancestor(s: &Session, old: usize, target: usize) -> BranchCollection {
-    let ca = s.common_ancestor(old, target);
+fn collect_by_common_ancestor(session: &Session, old: usize, target: usize) -> BranchCollection {
+    let ca = session.common_ancestor(old, target);
     let mut entries = Vec::new();
     let mut cur = Some(old);
     while let Some(c) = cur {
-        if Some(c) == ca || entries.len() > s.len() {
+        if Some(c) == ca || entries.len() > session.len() {
             break;
         }
         entries.push(c);
-        cur = s.parent_of(c);
+        cur = session.parent_of(c);
     }
     entries.reverse();
     BranchCollection { common_ancestor: ca, entries }
 }
 
 /// The branch mapping of one entry: tool results skipped, compactions as summaries.
-pub fn branch_message(s: &Session, idx: usize) -> Option<Value> {
-    match s.kind(idx) {
+pub fn branch_message(session: &Session, idx: usize) -> Option<Value> {
+    match session.kind(idx) {
         Kind::Message => {
             // Tool results are skipped: learn the role without parsing their (often large) body.
-            if s.role(idx) == Some("toolResult") {
+            if session.role(idx) == Some("toolResult") {
                 return None;
             }
             // A big file's entry not parsed yet is parsed for this call and its message moved
             // out (no copy of a DOM the session would keep); a parsed one is copied.
-            let m = match s.value_transient(idx) {
+            let m = match session.value_transient(idx) {
                 std::borrow::Cow::Borrowed(v) => v.get("message")?.clone(),
                 std::borrow::Cow::Owned(Value::Obj(m)) => m.0.into_iter().find(|(k, _)| k == "message")?.1,
                 std::borrow::Cow::Owned(_) => return None,
@@ -104,9 +104,9 @@ pub fn branch_message(s: &Session, idx: usize) -> Option<Value> {
                 Some(m)
             }
         }
-        Kind::CustomMessage => Some(context::custom_message(s, idx)),
-        Kind::BranchSummary => Some(context::branch_summary_message(s, idx)),
-        Kind::Compaction => Some(context::compaction_summary_message(s, idx)),
+        Kind::CustomMessage => Some(context::custom_message(session, idx)),
+        Kind::BranchSummary => Some(context::branch_summary_message(session, idx)),
+        Kind::Compaction => Some(context::compaction_summary_message(session, idx)),
         _ => None,
     }
 }
@@ -164,8 +164,8 @@ pub struct BranchSummary {
 }
 
 /// `prepareBranchEntries(entries, budget)` (§13.2); budget 0 = unlimited.
-pub fn prepare_branch_entries(s: &Session, entries: &[usize], budget: f64) -> BranchPreparation {
-    prepare_branch_entries_with(s, entries, budget, PARALLEL_MIN_ENTRIES)
+pub fn prepare_branch_entries(session: &Session, entries: &[usize], budget: f64) -> BranchPreparation {
+    prepare_branch_entries_with(session, entries, budget, PARALLEL_MIN_ENTRIES)
 }
 
 /// From this many entries on, the file operations of the branch's summaries are gathered on a
@@ -175,11 +175,11 @@ const PARALLEL_MIN_ENTRIES: usize = 4096;
 
 /// Pi's first pass: the file operations of every Pi-written branch summary among `entries`, even
 /// those the budget leaves out.
-fn summaries_file_ops(s: &Session, entries: &[usize]) -> FileOps {
+fn summaries_file_ops(session: &Session, entries: &[usize]) -> FileOps {
     let mut ops = FileOps::default();
     for &e in entries {
-        if s.kind(e) == Kind::BranchSummary {
-            let v = s.value(e);
+        if session.kind(e) == Kind::BranchSummary {
+            let v = session.value(e);
             if !v.get("fromHook").is_some_and(Value::truthy) {
                 if let Some(d) = v.get("details").filter(|d| d.truthy()) {
                     ops.add_details(d);
@@ -215,9 +215,14 @@ struct PickChunks<'a> {
 }
 
 impl<'a> PickChunks<'a> {
-    fn new(s: &'a Session, entries: &'a [usize]) -> Self {
+    fn new(session: &'a Session, entries: &'a [usize]) -> Self {
         let n = entries.len().div_ceil(PICK_CHUNK);
-        PickChunks { s, entries, chunks: (0..n).map(|_| PickChunk::default()).collect(), stop: Default::default() }
+        PickChunks {
+            s: session,
+            entries,
+            chunks: (0..n).map(|_| PickChunk::default()).collect(),
+            stop: Default::default(),
+        }
     }
     /// The entry at newest-first position `p`.
     fn entry(&self, p: usize) -> usize {
@@ -294,7 +299,7 @@ impl<'a> PickChunks<'a> {
 /// ahead of it. What is picked and the file operations are the same either way: the tool calls'
 /// operations are added after the summaries', in the order Pi adds them.
 pub(crate) fn prepare_branch_entries_with(
-    s: &Session,
+    session: &Session,
     entries: &[usize],
     budget: f64,
     parallel_min: usize,
@@ -310,7 +315,7 @@ pub(crate) fn prepare_branch_entries_with(
             ops.add_tool_calls(&m);
             let t = estimate_tokens(&m);
             if budget > 0.0 && total + t > budget {
-                if matches!(s.kind(e), Kind::Compaction | Kind::BranchSummary) && total < budget * 0.9 {
+                if matches!(session.kind(e), Kind::Compaction | Kind::BranchSummary) && total < budget * 0.9 {
                     picked.push((e, m));
                     total += t;
                 }
@@ -326,10 +331,10 @@ pub(crate) fn prepare_branch_entries_with(
         // not run before the picking is done, this thread does it itself instead of waiting.
         let claimed = std::sync::atomic::AtomicBool::new(false);
         let claim = || !claimed.swap(true, std::sync::atomic::Ordering::AcqRel);
-        let chunks = PickChunks::new(s, entries);
+        let chunks = PickChunks::new(session, entries);
         std::thread::scope(|sc| {
             let first = sc.spawn(|| {
-                let ops = claim().then(|| summaries_file_ops(s, entries));
+                let ops = claim().then(|| summaries_file_ops(session, entries));
                 chunks.help();
                 ops
             });
@@ -342,24 +347,24 @@ pub(crate) fn prepare_branch_entries_with(
                 }
                 let pre = run.pop().flatten();
                 let e = chunks.entry(p);
-                if s.kind(e) == Kind::Message {
+                if session.kind(e) == Kind::Message {
                     pre
                 } else {
-                    branch_message(s, e)
+                    branch_message(session, e)
                 }
             };
             let (picked, total) = pick(&mut tool_ops, &mut message);
             chunks.stop.store(true, std::sync::atomic::Ordering::Relaxed);
             let mut ops = match claim() {
-                true => summaries_file_ops(s, entries),
+                true => summaries_file_ops(session, entries),
                 false => first.join().unwrap_or_else(|e| std::panic::resume_unwind(e)).unwrap_or_default(),
             };
             ops.merge(&tool_ops);
             (ops, picked, total)
         })
     } else {
-        let mut ops = summaries_file_ops(s, entries);
-        let (picked, total) = pick(&mut ops, &mut |p| branch_message(s, entries[entries.len() - 1 - p]));
+        let mut ops = summaries_file_ops(session, entries);
+        let (picked, total) = pick(&mut ops, &mut |p| branch_message(session, entries[entries.len() - 1 - p]));
         (ops, picked, total)
     };
     picked.reverse();
@@ -389,28 +394,32 @@ pub struct NavigationTarget {
     pub editor_text: Option<String>,
 }
 
-pub fn navigation_target(s: &Session, target: usize) -> NavigationTarget {
-    let v = s.value(target);
-    let to_parent = match s.kind(target) {
-        Kind::Message => s.role(target) == Some("user"),
+pub fn navigation_target(session: &Session, target: usize) -> NavigationTarget {
+    let v = session.value(target);
+    let to_parent = match session.kind(target) {
+        Kind::Message => session.role(target) == Some("user"),
         Kind::CustomMessage => true,
         _ => false,
     };
     if to_parent {
-        let text = match s.kind(target) {
+        let text = match session.kind(target) {
             Kind::Message => {
                 context::user_text(v.get("message").and_then(|m| m.get("content")).unwrap_or(&Value::Null))
             }
             _ => context::user_text(v.get("content").unwrap_or(&Value::Null)),
         };
-        let pid = s.entry(target).parent_id.as_deref().map(str::to_string);
+        let pid = session.entry(target).parent_id.as_deref().map(str::to_string);
         NavigationTarget {
-            new_leaf: s.parent_of(target),
+            new_leaf: session.parent_of(target),
             new_leaf_id: pid.filter(|p| !p.is_empty()),
             editor_text: Some(text),
         }
     } else {
-        NavigationTarget { new_leaf: Some(target), new_leaf_id: Some(s.id(target).to_string()), editor_text: None }
+        NavigationTarget {
+            new_leaf: Some(target),
+            new_leaf_id: Some(session.id(target).to_string()),
+            editor_text: None,
+        }
     }
 }
 
@@ -434,16 +443,16 @@ pub struct NavigationJob {
 /// Plans Pi's `navigateTree` from `old_leaf` to `target` (§13.5 steps 1-3). `budget` limits the
 /// selected branch messages (0 = unlimited).
 pub fn plan_navigation(
-    s: &Session,
+    session: &Session,
     old_leaf: Option<usize>,
     target: usize,
     summarize: bool,
     budget: f64,
 ) -> NavigationJob {
-    let nav = navigation_target(s, target);
+    let nav = navigation_target(session, target);
     let mut job = NavigationJob {
-        old_leaf_id: old_leaf.map(|o| s.id(o).to_string()),
-        target_id: s.id(target).to_string(),
+        old_leaf_id: old_leaf.map(|o| session.id(o).to_string()),
+        target_id: session.id(target).to_string(),
         no_op: old_leaf == Some(target),
         new_leaf_id: nav.new_leaf_id,
         editor_text: nav.editor_text,
@@ -453,10 +462,10 @@ pub fn plan_navigation(
     if job.no_op {
         return job;
     }
-    let coll = collect_branch_entries(s, old_leaf, target);
-    job.branch_entry_ids = coll.entries.iter().map(|&i| s.id(i).to_string()).collect();
+    let coll = collect_branch_entries(session, old_leaf, target);
+    job.branch_entry_ids = coll.entries.iter().map(|&i| session.id(i).to_string()).collect();
     if summarize && !coll.entries.is_empty() {
-        job.prep = Some(prepare_branch_entries(s, &coll.entries, budget));
+        job.prep = Some(prepare_branch_entries(session, &coll.entries, budget));
     }
     job
 }
@@ -537,13 +546,13 @@ mod tests {
                 text.push_str(&format!(r#"{{"type":"custom","id":"e{k}","parentId":{parent},"timestamp":"t"}}"#));
                 text.push('\n');
             }
-            let s = Session::from_bytes(text.into_bytes());
-            assert!(!s.diagnostics().iter().any(|d| d.kind == DiagnosticKind::Cycle));
-            for old in 0..s.len() {
-                for target in 0..s.len() {
+            let session = Session::from_bytes(text.into_bytes());
+            assert!(!session.diagnostics().iter().any(|d| d.kind == DiagnosticKind::Cycle));
+            for old in 0..session.len() {
+                for target in 0..session.len() {
                     assert_eq!(
-                        collect_branch_entries(&s, Some(old), target),
-                        collect_by_common_ancestor(&s, old, target),
+                        collect_branch_entries(&session, Some(old), target),
+                        collect_by_common_ancestor(&session, old, target),
                         "{old} -> {target}"
                     );
                     pairs += 1;
@@ -598,13 +607,13 @@ mod tests {
         );
         let big = format!("{text}{pad}\n");
         for (text, lazy) in [(text, false), (big, true)] {
-            let s = Session::from_bytes(text.into_bytes());
-            let all = s.path(s.index_of("e00299"));
+            let session = Session::from_bytes(text.into_bytes());
+            let all = session.path(session.index_of("e00299"));
             assert_eq!(all.len(), 300);
             let mut lengths = std::collections::BTreeSet::new();
             for budget in (0..120).map(|k| f64::from(k) * 15.0) {
-                let one = prepare_branch_entries_with(&s, &all, budget, usize::MAX);
-                let two = prepare_branch_entries_with(&s, &all, budget, 0);
+                let one = prepare_branch_entries_with(&session, &all, budget, usize::MAX);
+                let two = prepare_branch_entries_with(&session, &all, budget, 0);
                 assert_eq!(one, two, "budget {budget}");
                 assert_eq!(
                     (&one.file_ops.read, &one.file_ops.written, &one.file_ops.edited),
@@ -617,7 +626,7 @@ mod tests {
             let runs: std::collections::BTreeSet<usize> = lengths.iter().map(|n| n / PICK_CHUNK).collect();
             assert!(lengths.len() >= 30 && runs.len() >= 7, "{lengths:?}");
             // Read lazily, the message entries stay unparsed (the picking's parses are dropped).
-            assert_eq!(lazy, matches!(s.value_transient(all[0]), std::borrow::Cow::Owned(_)));
+            assert_eq!(lazy, matches!(session.value_transient(all[0]), std::borrow::Cow::Owned(_)));
         }
     }
 }

@@ -159,14 +159,14 @@ mod tests {
             "\n",
             r#"{"type":"label","id":"c","parentId":"b","timestamp":"t3","targetId":"a","label":"x"}"#
         );
-        let s = Session::from_bytes(format!("{H}\n{body}").into_bytes());
+        let session = Session::from_bytes(format!("{H}\n{body}").into_bytes());
         let c = scan(body.as_bytes(), true);
-        assert_eq!(c.entries.len(), s.len());
+        assert_eq!(c.entries.len(), session.len());
         for (i, e) in c.entries.iter().enumerate() {
-            assert_eq!(e.id, s.id(i));
-            assert_eq!(e.kind, s.kind(i));
-            assert_eq!(e.parent_id.as_deref(), s.entry(i).parent_id.as_deref());
-            assert_eq!(&body.as_bytes()[e.start..e.end], s.raw(i));
+            assert_eq!(e.id, session.id(i));
+            assert_eq!(e.kind, session.kind(i));
+            assert_eq!(e.parent_id.as_deref(), session.entry(i).parent_id.as_deref());
+            assert_eq!(&body.as_bytes()[e.start..e.end], session.raw(i));
         }
         assert_eq!(c.consumed, body.len());
         assert!(c.unterminated);

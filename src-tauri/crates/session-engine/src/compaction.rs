@@ -359,19 +359,19 @@ pub fn serialize_agent_messages<'a>(messages: impl IntoIterator<Item = &'a Value
 
 /// The compaction mapping of one entry (§11.5): like the context mapping, but a
 /// `branch_summary` always yields a message and a `compaction` yields nothing.
-pub fn compaction_message(s: &Session, idx: usize) -> Option<Value> {
-    match s.kind(idx) {
-        Kind::Message => s.value(idx).get("message").cloned(),
-        Kind::CustomMessage => Some(context::custom_message(s, idx)),
-        Kind::BranchSummary => Some(context::branch_summary_message(s, idx)),
+pub fn compaction_message(session: &Session, idx: usize) -> Option<Value> {
+    match session.kind(idx) {
+        Kind::Message => session.value(idx).get("message").cloned(),
+        Kind::CustomMessage => Some(context::custom_message(session, idx)),
+        Kind::BranchSummary => Some(context::branch_summary_message(session, idx)),
         _ => None,
     }
 }
 
-fn is_valid_cut_point(s: &Session, idx: usize) -> bool {
-    match s.kind(idx) {
+fn is_valid_cut_point(session: &Session, idx: usize) -> bool {
+    match session.kind(idx) {
         Kind::Message => matches!(
-            s.role(idx),
+            session.role(idx),
             Some("bashExecution" | "custom" | "branchSummary" | "compactionSummary" | "user" | "assistant")
         ),
         Kind::BranchSummary | Kind::CustomMessage => true,
@@ -388,8 +388,8 @@ pub struct CutPoint {
 }
 
 /// `findCutPoint` over `path[start..end]` (positions into `path`).
-pub fn find_cut_point(s: &Session, path: &[usize], start: usize, end: usize, keep_recent: f64) -> CutPoint {
-    let cut_points: Vec<usize> = (start..end).filter(|&p| is_valid_cut_point(s, path[p])).collect();
+pub fn find_cut_point(session: &Session, path: &[usize], start: usize, end: usize, keep_recent: f64) -> CutPoint {
+    let cut_points: Vec<usize> = (start..end).filter(|&p| is_valid_cut_point(session, path[p])).collect();
     if cut_points.is_empty() {
         return CutPoint { first_kept: start, turn_start: None, is_split_turn: false };
     }
@@ -397,10 +397,10 @@ pub fn find_cut_point(s: &Session, path: &[usize], start: usize, end: usize, kee
     let mut cut = cut_points[0];
     for p in (start..end).rev() {
         let idx = path[p];
-        if s.kind(idx) != Kind::Message {
+        if session.kind(idx) != Kind::Message {
             continue;
         }
-        acc += s.message(idx).map(estimate_tokens).unwrap_or(0.0);
+        acc += session.message(idx).map(estimate_tokens).unwrap_or(0.0);
         if acc >= keep_recent {
             // The first cut point at or after p (cut points are sorted).
             let k = cut_points.partition_point(|&c| c < p);
@@ -411,24 +411,24 @@ pub fn find_cut_point(s: &Session, path: &[usize], start: usize, end: usize, kee
         }
     }
     while cut > start {
-        let prev = s.kind(path[cut - 1]);
+        let prev = session.kind(path[cut - 1]);
         if prev == Kind::Compaction || prev == Kind::Message {
             break;
         }
         cut -= 1;
     }
-    let is_user = s.kind(path[cut]) == Kind::Message && s.role(path[cut]) == Some("user");
-    let turn_start = if is_user { None } else { find_turn_start(s, path, cut, start) };
+    let is_user = session.kind(path[cut]) == Kind::Message && session.role(path[cut]) == Some("user");
+    let turn_start = if is_user { None } else { find_turn_start(session, path, cut, start) };
     CutPoint { first_kept: cut, turn_start, is_split_turn: !is_user && turn_start.is_some() }
 }
 
 /// `findTurnStartIndex`.
-pub fn find_turn_start(s: &Session, path: &[usize], from: usize, start: usize) -> Option<usize> {
+pub fn find_turn_start(session: &Session, path: &[usize], from: usize, start: usize) -> Option<usize> {
     (start..=from).rev().find(|&p| {
         let idx = path[p];
-        match s.kind(idx) {
+        match session.kind(idx) {
             Kind::BranchSummary | Kind::CustomMessage => true,
-            Kind::Message => matches!(s.role(idx), Some("user" | "bashExecution")),
+            Kind::Message => matches!(session.role(idx), Some("user" | "bashExecution")),
             _ => false,
         }
     })
@@ -518,55 +518,55 @@ impl CompactionPreparation {
 
 /// The newest compaction on `path` (its position) and where its kept part starts: the position of
 /// its `firstKeptEntryId`, or the entry after it when that id is not on the path; 0 without one.
-fn compaction_boundary(s: &Session, path: &[usize]) -> (Option<usize>, usize) {
-    let Some(p) = path.iter().rposition(|&i| s.kind(i) == Kind::Compaction) else { return (None, 0) };
-    let fk = s.value(path[p]).get("firstKeptEntryId").and_then(Value::as_str);
-    (Some(p), path.iter().position(|&i| Some(s.id(i)) == fk).unwrap_or(p + 1))
+fn compaction_boundary(session: &Session, path: &[usize]) -> (Option<usize>, usize) {
+    let Some(p) = path.iter().rposition(|&i| session.kind(i) == Kind::Compaction) else { return (None, 0) };
+    let fk = session.value(path[p]).get("firstKeptEntryId").and_then(Value::as_str);
+    (Some(p), path.iter().position(|&i| Some(session.id(i)) == fk).unwrap_or(p + 1))
 }
 
 /// A cut at `first_kept` keeps an entry with an id ([`prepare_compaction`] refuses otherwise).
-fn keeps_an_entry(s: &Session, path: &[usize], first_kept: usize) -> bool {
-    first_kept < path.len() && !s.id(path[first_kept]).is_empty()
+fn keeps_an_entry(session: &Session, path: &[usize], first_kept: usize) -> bool {
+    first_kept < path.len() && !session.id(path[first_kept]).is_empty()
 }
 
 /// Where a compaction planned now on `path` would cut: the position of its first kept entry,
 /// exactly [`prepare_compaction`]'s `first_kept_position`, or `None` where it refuses. Only the
 /// cut is computed (no context, token total or messages), so a leaf move can give the cut that
 /// the Budgets panel will preview its graph row before the preview asks.
-pub fn first_kept_position(s: &Session, path: &[usize], keep_recent_tokens: f64) -> Option<usize> {
-    if path.last().is_some_and(|&last| s.kind(last) == Kind::Compaction) {
+pub fn first_kept_position(session: &Session, path: &[usize], keep_recent_tokens: f64) -> Option<usize> {
+    if path.last().is_some_and(|&last| session.kind(last) == Kind::Compaction) {
         return None;
     }
-    let (_, boundary_start) = compaction_boundary(s, path);
-    let cut = find_cut_point(s, path, boundary_start, path.len(), keep_recent_tokens);
-    keeps_an_entry(s, path, cut.first_kept).then_some(cut.first_kept)
+    let (_, boundary_start) = compaction_boundary(session, path);
+    let cut = find_cut_point(session, path, boundary_start, path.len(), keep_recent_tokens);
+    keeps_an_entry(session, path, cut.first_kept).then_some(cut.first_kept)
 }
 
 /// `prepareCompaction(path, settings)` (§11).
 pub fn prepare_compaction(
-    s: &Session,
+    session: &Session,
     path: &[usize],
     settings: &CompactionSettings,
 ) -> Result<CompactionPreparation, Refusal> {
     if let Some(&last) = path.last() {
-        if s.kind(last) == Kind::Compaction {
+        if session.kind(last) == Kind::Compaction {
             return Err(Refusal::LastEntryIsCompaction);
         }
     }
-    let (prev, boundary_start) = compaction_boundary(s, path);
-    let previous_summary = prev.and_then(|p| s.value(path[p]).get("summary").cloned());
+    let (prev, boundary_start) = compaction_boundary(session, path);
+    let previous_summary = prev.and_then(|p| session.value(path[p]).get("summary").cloned());
     let end = path.len();
-    let ctx = build_context_on_path(s, path);
+    let ctx = build_context_on_path(session, path);
     let tokens_before = estimate_context(&ctx.agent_messages()).tokens;
-    let cut = find_cut_point(s, path, boundary_start, end, settings.keep_recent_tokens);
-    if !keeps_an_entry(s, path, cut.first_kept) {
+    let cut = find_cut_point(session, path, boundary_start, end, settings.keep_recent_tokens);
+    if !keeps_an_entry(session, path, cut.first_kept) {
         return Err(Refusal::NoFirstKeptEntry);
     }
-    let first_kept_entry_id = s.id(path[cut.first_kept]).to_string();
+    let first_kept_entry_id = session.id(path[cut.first_kept]).to_string();
     let history_end = if cut.is_split_turn { cut.turn_start.unwrap_or(cut.first_kept) } else { cut.first_kept };
     let collect = |from: usize, to: usize| -> Vec<PlannedMessage> {
         (from..to)
-            .filter_map(|p| compaction_message(s, path[p]).map(|m| PlannedMessage { entry: path[p], message: m }))
+            .filter_map(|p| compaction_message(session, path[p]).map(|m| PlannedMessage { entry: path[p], message: m }))
             .collect()
     };
     let messages_to_summarize = collect(boundary_start, history_end);
@@ -574,7 +574,7 @@ pub fn prepare_compaction(
         if cut.is_split_turn { collect(cut.turn_start.unwrap_or(cut.first_kept), cut.first_kept) } else { Vec::new() };
     let mut ops = FileOps::default();
     if let Some(p) = prev {
-        let v = s.value(path[p]);
+        let v = session.value(path[p]);
         if !v.get("fromHook").is_some_and(Value::truthy) {
             if let Some(d) = v.get("details").filter(|d| d.truthy()) {
                 ops.add_details(d);
@@ -664,15 +664,15 @@ pub struct CompactionSummary {
 
 /// Plans a manual compaction at `leaf` (None = before the first entry), with Pi's refusals.
 pub fn plan_compaction(
-    s: &Session,
+    session: &Session,
     leaf: Option<usize>,
     settings: &CompactionSettings,
 ) -> Result<CompactionJob, Refusal> {
-    let path = s.path(leaf);
-    let prep = prepare_compaction(s, &path, settings)?;
+    let path = session.path(leaf);
+    let prep = prepare_compaction(session, &path, settings)?;
     let kept_messages =
-        path[prep.first_kept_position..].iter().filter_map(|&i| context::context_message(s, i)).collect();
-    Ok(CompactionJob { leaf_id: leaf.map(|l| s.id(l).to_string()), prep, kept_messages })
+        path[prep.first_kept_position..].iter().filter_map(|&i| context::context_message(session, i)).collect();
+    Ok(CompactionJob { leaf_id: leaf.map(|l| session.id(l).to_string()), prep, kept_messages })
 }
 
 impl CompactionJob {

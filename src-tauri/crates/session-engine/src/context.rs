@@ -50,8 +50,8 @@ impl Context<'_> {
     }
 }
 
-fn ts_ms(s: &Session, idx: usize) -> Value {
-    match parse_iso_ms(&s.entry(idx).timestamp) {
+fn ts_ms(session: &Session, idx: usize) -> Value {
+    match parse_iso_ms(&session.entry(idx).timestamp) {
         Some(ms) => Value::Num(ms as f64),
         None => Value::Num(f64::NAN),
     }
@@ -82,23 +82,23 @@ const BRANCH_KEYS: &[&str] = &["summary", "fromId"];
 const COMPACTION_KEYS: &[&str] = &["summary", "tokensBefore"];
 
 /// `createCustomMessage`: `{role, customType, content, display, details?, timestamp}`.
-pub fn custom_message(s: &Session, idx: usize) -> Value {
-    message_of("custom", s.value(idx), CUSTOM_KEYS, Some(ts_ms(s, idx)))
+pub fn custom_message(session: &Session, idx: usize) -> Value {
+    message_of("custom", session.value(idx), CUSTOM_KEYS, Some(ts_ms(session, idx)))
 }
 
 /// `createBranchSummaryMessage`.
-pub fn branch_summary_message(s: &Session, idx: usize) -> Value {
-    message_of("branchSummary", s.value(idx), BRANCH_KEYS, Some(ts_ms(s, idx)))
+pub fn branch_summary_message(session: &Session, idx: usize) -> Value {
+    message_of("branchSummary", session.value(idx), BRANCH_KEYS, Some(ts_ms(session, idx)))
 }
 
 /// `createCompactionSummaryMessage`.
-pub fn compaction_summary_message(s: &Session, idx: usize) -> Value {
-    message_of("compactionSummary", s.value(idx), COMPACTION_KEYS, Some(ts_ms(s, idx)))
+pub fn compaction_summary_message(session: &Session, idx: usize) -> Value {
+    message_of("compactionSummary", session.value(idx), COMPACTION_KEYS, Some(ts_ms(session, idx)))
 }
 
 /// The §8.2 context mapping of one entry.
-pub fn context_message(s: &Session, idx: usize) -> Option<Value> {
-    context_message_of(s.kind(idx), s.value(idx), || ts_ms(s, idx))
+pub fn context_message(session: &Session, idx: usize) -> Option<Value> {
+    context_message_of(session.kind(idx), session.value(idx), || ts_ms(session, idx))
 }
 
 /// [`context_message`] of an entry known only by its kind and JSON (an appended line the index
@@ -127,11 +127,11 @@ pub fn compaction_summary_of(v: &Value) -> Value {
 /// until the thinking level and the model are known. On a long session the context is a few
 /// hundred entries at the end of a path of tens of thousands, which [`build_context_on_path`]
 /// would first collect. The result is that of `build_context_on_path(s, &s.path(leaf))`.
-pub fn build_context(s: &Session, leaf: Option<usize>) -> Context<'_> {
-    let Some(leaf) = leaf else { return build_context_on_path(s, &[]) };
+pub fn build_context(session: &Session, leaf: Option<usize>) -> Context<'_> {
+    let Some(leaf) = leaf else { return build_context_on_path(session, &[]) };
     // A looping parentId chain makes a bounded path with repeats: as Pi states it, on the path.
-    if s.has_cycle() {
-        return build_context_on_path(s, &s.path(Some(leaf)));
+    if session.has_cycle() {
+        return build_context_on_path(session, &session.path(Some(leaf)));
     }
     // The path from the leaf up (leaf first), as far as the context needs it.
     let mut up: Vec<usize> = Vec::new();
@@ -145,9 +145,9 @@ pub fn build_context(s: &Session, leaf: Option<usize>) -> Context<'_> {
     let mut steps = 0;
     while let Some(c) = cur {
         steps += 1;
-        if steps > s.len() {
+        if steps > session.len() {
             // A loop the loader did not report (it reports them all): the bounded path.
-            return build_context_on_path(s, &s.path(Some(leaf)));
+            return build_context_on_path(session, &session.path(Some(leaf)));
         }
         if comp.is_none() || (want.is_some() && kept_at.is_none()) {
             up.push(c);
@@ -155,21 +155,21 @@ pub fn build_context(s: &Session, leaf: Option<usize>) -> Context<'_> {
                 kept_at = Some(up.len() - 1);
             }
         }
-        settings.see(s, c);
-        if comp.is_none() && s.kind(c) == Kind::Compaction {
+        settings.see(session, c);
+        if comp.is_none() && session.kind(c) == Kind::Compaction {
             comp = Some(up.len() - 1);
-            match s.value(c).get("firstKeptEntryId").and_then(Value::as_str) {
+            match session.value(c).get("firstKeptEntryId").and_then(Value::as_str) {
                 // The leaf's id may also be an earlier entry's (the index keeps the later one):
                 // Pi compares ids along the path; do that on the whole path.
-                Some(id) if id == s.id(leaf) => return build_context_on_path(s, &s.path(Some(leaf))),
-                Some(id) => want = s.index_of(id),
+                Some(id) if id == session.id(leaf) => return build_context_on_path(session, &session.path(Some(leaf))),
+                Some(id) => want = session.index_of(id),
                 None => {}
             }
         }
         if settings.done() && comp.is_some() && (want.is_none() || kept_at.is_some()) {
             break;
         }
-        cur = s.parent_of(c);
+        cur = session.parent_of(c);
     }
     let mut ctx = settings.into_context();
     let order: Vec<usize> = match comp {
@@ -177,14 +177,14 @@ pub fn build_context(s: &Session, leaf: Option<usize>) -> Context<'_> {
         Some(ci) => {
             let c = up[ci];
             ctx.compaction = Some(c);
-            ctx.messages.push(CtxMessage { entry: c, message: Cow::Owned(compaction_summary_message(s, c)) });
+            ctx.messages.push(CtxMessage { entry: c, message: Cow::Owned(compaction_summary_message(session, c)) });
             // Kept (from the kept entry to the compaction), then the compaction's descendants
             // down to the leaf; oldest first.
             let kept = kept_at.map_or(&[][..], |k| &up[ci + 1..=k]);
             kept.iter().rev().chain(up[..ci].iter().rev()).copied().collect()
         }
     };
-    push_messages(s, &mut ctx, &order);
+    push_messages(session, &mut ctx, &order);
     ctx
 }
 
@@ -201,17 +201,17 @@ impl Settings {
         self.thinking.is_some() && self.model.is_some()
     }
     /// Takes what entry `idx` sets, unless a newer entry set it already.
-    fn see(&mut self, s: &Session, idx: usize) {
-        match s.kind(idx) {
+    fn see(&mut self, session: &Session, idx: usize) {
+        match session.kind(idx) {
             Kind::ThinkingLevelChange if self.thinking.is_none() => {
-                self.thinking = Some(field(s.value(idx), "thinkingLevel"))
+                self.thinking = Some(field(session.value(idx), "thinkingLevel"))
             }
             Kind::ModelChange if self.model.is_none() => {
-                let v = s.value(idx);
+                let v = session.value(idx);
                 self.model = Some(Model { provider: field(v, "provider"), model_id: field(v, "modelId") });
             }
-            Kind::Message if self.model.is_none() && s.role(idx) == Some("assistant") => {
-                if let Some(m) = s.message(idx) {
+            Kind::Message if self.model.is_none() && session.role(idx) == Some("assistant") => {
+                if let Some(m) = session.message(idx) {
                     if m.str_field("role") == Some("assistant") {
                         self.model = Some(Model { provider: field(m, "provider"), model_id: field(m, "model") });
                     }
@@ -232,13 +232,13 @@ impl Settings {
 
 /// The context messages of `order`'s entries, in that order (their unparsed message entries
 /// parsed ahead, on two threads when they are many bytes).
-fn push_messages<'a>(s: &'a Session, ctx: &mut Context<'a>, order: &[usize]) {
-    let messages: Vec<usize> = order.iter().copied().filter(|&i| s.kind(i) == Kind::Message).collect();
-    s.parse_ahead(&messages);
+fn push_messages<'a>(session: &'a Session, ctx: &mut Context<'a>, order: &[usize]) {
+    let messages: Vec<usize> = order.iter().copied().filter(|&i| session.kind(i) == Kind::Message).collect();
+    session.parse_ahead(&messages);
     for &idx in order {
-        let m = match s.kind(idx) {
-            Kind::Message => s.value(idx).get("message").map(Cow::Borrowed),
-            _ => context_message(s, idx).map(Cow::Owned),
+        let m = match session.kind(idx) {
+            Kind::Message => session.value(idx).get("message").map(Cow::Borrowed),
+            _ => context_message(session, idx).map(Cow::Owned),
         };
         if let Some(message) = m {
             ctx.messages.push(CtxMessage { entry: idx, message });
@@ -247,12 +247,12 @@ fn push_messages<'a>(s: &'a Session, ctx: &mut Context<'a>, order: &[usize]) {
 }
 
 /// The context for a given root-first path (its last entry is the leaf).
-pub fn build_context_on_path<'a>(s: &'a Session, path: &[usize]) -> Context<'a> {
+pub fn build_context_on_path<'a>(session: &'a Session, path: &[usize]) -> Context<'a> {
     let mut settings = Settings::default();
     let mut comp_pos: Option<usize> = None;
     for (pos, &idx) in path.iter().enumerate().rev() {
-        settings.see(s, idx);
-        if comp_pos.is_none() && s.kind(idx) == Kind::Compaction {
+        settings.see(session, idx);
+        if comp_pos.is_none() && session.kind(idx) == Kind::Compaction {
             comp_pos = Some(pos);
         }
         if settings.done() && comp_pos.is_some() {
@@ -261,16 +261,16 @@ pub fn build_context_on_path<'a>(s: &'a Session, path: &[usize]) -> Context<'a> 
     }
     let mut ctx = settings.into_context();
     match comp_pos {
-        None => push_messages(s, &mut ctx, path),
+        None => push_messages(session, &mut ctx, path),
         Some(ci) => {
             let c = path[ci];
             ctx.compaction = Some(c);
-            ctx.messages.push(CtxMessage { entry: c, message: Cow::Owned(compaction_summary_message(s, c)) });
-            let first_kept = s.value(c).get("firstKeptEntryId").and_then(Value::as_str);
-            let kept_from = first_kept.and_then(|id| kept_position(s, path, ci, id));
+            ctx.messages.push(CtxMessage { entry: c, message: Cow::Owned(compaction_summary_message(session, c)) });
+            let first_kept = session.value(c).get("firstKeptEntryId").and_then(Value::as_str);
+            let kept_from = first_kept.and_then(|id| kept_position(session, path, ci, id));
             let kept = kept_from.map_or(&[][..], |k| &path[k..ci]);
             let order: Vec<usize> = kept.iter().chain(&path[ci + 1..]).copied().collect();
-            push_messages(s, &mut ctx, &order);
+            push_messages(session, &mut ctx, &order);
         }
     }
     ctx
@@ -283,12 +283,12 @@ pub fn build_context_on_path<'a>(s: &'a Session, path: &[usize]) -> Context<'a> 
 /// entry is found by its index, comparing numbers instead of reading each entry's id from the
 /// file's bytes (a cache miss per entry on a long path). Only the leaf can be an earlier
 /// duplicate of an id; when its id is the one asked for, the ids are compared as Pi does.
-fn kept_position(s: &Session, path: &[usize], ci: usize, first_kept: &str) -> Option<usize> {
+fn kept_position(session: &Session, path: &[usize], ci: usize, first_kept: &str) -> Option<usize> {
     let leaf = *path.last()?;
-    if s.id(leaf) == first_kept {
-        return path[..ci].iter().position(|&i| s.id(i) == first_kept);
+    if session.id(leaf) == first_kept {
+        return path[..ci].iter().position(|&i| session.id(i) == first_kept);
     }
-    let want = s.index_of(first_kept)?;
+    let want = session.index_of(first_kept)?;
     path[..ci].iter().position(|&i| i == want)
 }
 
@@ -697,7 +697,7 @@ pub struct CurrentModel {
 /// Pi's `_checkCompaction` decision (§10.2) for `assistant` in `ctx` (whose path is `path`).
 /// `skip_aborted` is true after a run (check a) and false before a prompt (check b).
 pub fn auto_compaction_check(
-    s: &Session,
+    session: &Session,
     path: &[usize],
     ctx_messages: &[Value],
     assistant: &Value,
@@ -719,8 +719,8 @@ pub fn auto_compaction_check(
     let latest_compaction_ms = path
         .iter()
         .rev()
-        .find(|&&i| s.kind(i) == Kind::Compaction)
-        .map(|&i| parse_iso_ms(&s.entry(i).timestamp).map(|v| v as f64).unwrap_or(f64::NAN));
+        .find(|&&i| session.kind(i) == Kind::Compaction)
+        .map(|&i| parse_iso_ms(&session.entry(i).timestamp).map(|v| v as f64).unwrap_or(f64::NAN));
     let assistant_ts = num(assistant, "timestamp");
     if let Some(c) = latest_compaction_ms {
         if assistant_ts <= c {
@@ -807,16 +807,16 @@ mod tests {
                 ));
                 text.push('\n');
             }
-            let s = Session::from_bytes(text.into_bytes());
-            for leaf in 0..s.len() {
-                let path = s.path(Some(leaf));
-                let on_path = build_context_on_path(&s, &path);
-                assert_eq!(build_context(&s, Some(leaf)), on_path, "round {round}, leaf {leaf}");
+            let session = Session::from_bytes(text.into_bytes());
+            for leaf in 0..session.len() {
+                let path = session.path(Some(leaf));
+                let on_path = build_context_on_path(&session, &path);
+                assert_eq!(build_context(&session, Some(leaf)), on_path, "round {round}, leaf {leaf}");
                 leaves += 1;
                 with_compaction += usize::from(on_path.compaction.is_some());
                 kept += usize::from(on_path.compaction.is_some() && on_path.messages.len() > 1);
             }
-            assert_eq!(build_context(&s, None), build_context_on_path(&s, &[]));
+            assert_eq!(build_context(&session, None), build_context_on_path(&session, &[]));
         }
         assert!(leaves > 5000 && with_compaction > 1000 && kept > 500, "{leaves} {with_compaction} {kept}");
     }

@@ -97,8 +97,8 @@ fn num(n: f64) -> Value {
     Value::Num(n)
 }
 
-fn opt_id(s: &Session, i: Option<usize>) -> Value {
-    i.map(|i| Value::Str(s.id(i).to_string())).unwrap_or(Value::Null)
+fn opt_id(session: &Session, i: Option<usize>) -> Value {
+    i.map(|i| Value::Str(session.id(i).to_string())).unwrap_or(Value::Null)
 }
 
 fn strs(v: &[String]) -> Value {
@@ -106,25 +106,25 @@ fn strs(v: &[String]) -> Value {
 }
 
 /// The leaf chosen by the options.
-pub fn resolve_leaf(s: &Session, leaf: &Option<Option<String>>) -> Result<Option<usize>, ReportError> {
+pub fn resolve_leaf(session: &Session, leaf: &Option<Option<String>>) -> Result<Option<usize>, ReportError> {
     match leaf {
-        None => Ok(s.file_leaf()),
+        None => Ok(session.file_leaf()),
         Some(None) => Ok(None),
-        Some(Some(id)) => s.index_of(id).map(Some).ok_or_else(|| ReportError::UnknownId(id.clone())),
+        Some(Some(id)) => session.index_of(id).map(Some).ok_or_else(|| ReportError::UnknownId(id.clone())),
     }
 }
 
-fn entry_type_of(s: &Session, i: usize) -> String {
-    s.entry(i).type_name.to_string()
+fn entry_type_of(session: &Session, i: usize) -> String {
+    session.entry(i).type_name.to_string()
 }
 
-fn message_refs(s: &Session, msgs: &[(usize, &Value)]) -> Value {
+fn message_refs(session: &Session, msgs: &[(usize, &Value)]) -> Value {
     Value::Arr(
         msgs.iter()
             .map(|(e, m)| {
                 obj([
-                    ("entryId", s.id(*e).into()),
-                    ("entryType", entry_type_of(s, *e).into()),
+                    ("entryId", session.id(*e).into()),
+                    ("entryType", entry_type_of(session, *e).into()),
                     ("role", m.get("role").cloned().unwrap_or(Value::Null)),
                 ])
             })
@@ -137,8 +137,8 @@ fn file_ops_value(ops: &compaction::FileOps) -> Value {
 }
 
 /// The context section for a path.
-pub fn context_section(s: &Session, path: &[usize]) -> (Value, Vec<Value>) {
-    let ctx = build_context_on_path(s, path);
+pub fn context_section(session: &Session, path: &[usize]) -> (Value, Vec<Value>) {
+    let ctx = build_context_on_path(session, path);
     let agent = ctx.agent_messages();
     let llm = to_llm(&agent);
     let messages: Vec<Value> = ctx
@@ -147,8 +147,8 @@ pub fn context_section(s: &Session, path: &[usize]) -> (Value, Vec<Value>) {
         .map(|m| {
             let mut o = Map::new();
             o.insert("role", m.message.get("role").cloned().unwrap_or(Value::Null));
-            o.insert("entryId", s.id(m.entry).into());
-            o.insert("entryType", entry_type_of(s, m.entry).into());
+            o.insert("entryId", session.id(m.entry).into());
+            o.insert("entryType", entry_type_of(session, m.entry).into());
             o.insert("sha256", sha256_hex(&pi_json::to_string(&m.message)).into());
             o.insert("estimatedTokens", num(context::estimate_tokens(&m.message)));
             Value::Obj(o)
@@ -177,8 +177,8 @@ pub fn estimate_value(e: &context::Estimate) -> Value {
     ])
 }
 
-pub fn compaction_section(s: &Session, path: &[usize], settings: &CompactionSettings) -> Value {
-    match compaction::prepare_compaction(s, path, settings) {
+pub fn compaction_section(session: &Session, path: &[usize], settings: &CompactionSettings) -> Value {
+    match compaction::prepare_compaction(session, path, settings) {
         Err(r) => obj([("prepared", false.into()), ("reason", r.reason().into())]),
         Ok(p) => {
             let hist: Vec<(usize, &Value)> = p.messages_to_summarize.iter().map(|m| (m.entry, &m.message)).collect();
@@ -189,8 +189,8 @@ pub fn compaction_section(s: &Session, path: &[usize], settings: &CompactionSett
                 ("isSplitTurn", p.is_split_turn.into()),
                 ("tokensBefore", num(p.tokens_before)),
                 ("previousSummary", p.previous_summary.clone().unwrap_or(Value::Null)),
-                ("messagesToSummarize", message_refs(s, &hist)),
-                ("turnPrefixMessages", message_refs(s, &pre)),
+                ("messagesToSummarize", message_refs(session, &hist)),
+                ("turnPrefixMessages", message_refs(session, &pre)),
                 ("fileOps", file_ops_value(&p.file_ops)),
                 ("readFiles", strs(&p.read_files)),
                 ("modifiedFiles", strs(&p.modified_files)),
@@ -202,23 +202,23 @@ pub fn compaction_section(s: &Session, path: &[usize], settings: &CompactionSett
     }
 }
 
-pub fn branch_section(s: &Session, leaf: Option<usize>, target: usize, budget: f64) -> Value {
-    let col = branch::collect_branch_entries(s, leaf, target);
-    let prep = branch::prepare_branch_entries(s, &col.entries, budget);
+pub fn branch_section(session: &Session, leaf: Option<usize>, target: usize, budget: f64) -> Value {
+    let col = branch::collect_branch_entries(session, leaf, target);
+    let prep = branch::prepare_branch_entries(session, &col.entries, budget);
     let sel: Vec<(usize, &Value)> = prep.messages.iter().map(|(e, m)| (*e, m)).collect();
-    let target_type = if s.kind(target) == Kind::Message {
-        format!("message:{}", s.role(target).unwrap_or(""))
+    let target_type = if session.kind(target) == Kind::Message {
+        format!("message:{}", session.role(target).unwrap_or(""))
     } else {
-        entry_type_of(s, target)
+        entry_type_of(session, target)
     };
     obj([
-        ("oldLeafId", opt_id(s, leaf)),
-        ("targetId", s.id(target).into()),
+        ("oldLeafId", opt_id(session, leaf)),
+        ("targetId", session.id(target).into()),
         ("targetType", target_type.into()),
-        ("commonAncestorId", opt_id(s, col.common_ancestor)),
-        ("entriesToSummarize", Value::Arr(col.entries.iter().map(|&e| s.id(e).into()).collect())),
+        ("commonAncestorId", opt_id(session, col.common_ancestor)),
+        ("entriesToSummarize", Value::Arr(col.entries.iter().map(|&e| session.id(e).into()).collect())),
         ("tokenBudget", num(budget)),
-        ("selectedMessages", message_refs(s, &sel)),
+        ("selectedMessages", message_refs(session, &sel)),
         ("totalTokens", num(prep.total_tokens)),
         ("fileOps", file_ops_value(&prep.file_ops)),
         ("readFiles", strs(&prep.read_files)),
@@ -230,10 +230,10 @@ pub fn branch_section(s: &Session, leaf: Option<usize>, target: usize, budget: f
 
 /// Labels as a JS object built in entry order: integer-like keys (an all-digit id) come first
 /// in ascending order, as JavaScript orders object keys.
-fn labels_object(s: &Session) -> Value {
+fn labels_object(session: &Session) -> Value {
     let mut m = Map::new();
-    for e in s.entries() {
-        if let Some(l) = s.label_of(&e.id) {
+    for e in session.entries() {
+        if let Some(l) = session.label_of(&e.id) {
             m.insert(e.id.to_string(), Value::Str(l.to_string()));
         }
     }
@@ -254,13 +254,13 @@ fn labels_object(s: &Session) -> Value {
 /// duplicate-flush bug) is listed once per occurrence, each time as its later copy, placed by
 /// the occurrence's own `parentId`. The report follows Pi; [`Session::roots`] (the graph) lists
 /// each id once (FORMAT.md §10).
-pub fn pi_roots(s: &Session) -> Vec<usize> {
+pub fn pi_roots(session: &Session) -> Vec<usize> {
     let mut out = Vec::new();
-    for e in s.entries() {
-        let Some(node) = s.index_of(&e.id) else { continue };
+    for e in session.entries() {
+        let Some(node) = session.index_of(&e.id) else { continue };
         let root = match e.parent_id.as_deref() {
             None => true,
-            Some(p) => p == &*e.id || s.index_of(p).is_none(),
+            Some(p) => p == &*e.id || session.index_of(p).is_none(),
         };
         if root {
             out.push(node);
@@ -270,28 +270,29 @@ pub fn pi_roots(s: &Session) -> Vec<usize> {
 }
 
 /// The whole report (without the simulations).
-pub fn inspect(s: &Session, o: &InspectOptions) -> Result<Value, ReportError> {
-    let leaf = resolve_leaf(s, &o.leaf)?;
-    let path = s.path(leaf);
+pub fn inspect(session: &Session, o: &InspectOptions) -> Result<Value, ReportError> {
+    let leaf = resolve_leaf(session, &o.leaf)?;
+    let path = session.path(leaf);
     let mut root = Map::new();
-    let labels = labels_object(s);
+    let labels = labels_object(session);
     root.insert(
         "load",
         obj([
-            ("nonEmptyLines", num(s.non_empty_lines() as f64)),
-            ("malformedLines", Value::Arr(s.malformed_lines().iter().map(|&l| num(l as f64)).collect())),
-            ("headerAccepted", s.header_accepted().into()),
-            ("versionInFile", s.version_in_file().map(num).unwrap_or(Value::Null)),
-            ("migrated", s.migrated().into()),
-            ("entryCount", num(s.len() as f64)),
-            ("fileLeafId", opt_id(s, s.file_leaf())),
-            ("sessionName", s.name().map(Value::from).unwrap_or(Value::Null)),
+            ("nonEmptyLines", num(session.non_empty_lines() as f64)),
+            ("malformedLines", Value::Arr(session.malformed_lines().iter().map(|&l| num(l as f64)).collect())),
+            ("headerAccepted", session.header_accepted().into()),
+            ("versionInFile", session.version_in_file().map(num).unwrap_or(Value::Null)),
+            ("migrated", session.migrated().into()),
+            ("entryCount", num(session.len() as f64)),
+            ("fileLeafId", opt_id(session, session.file_leaf())),
+            ("sessionName", session.name().map(Value::from).unwrap_or(Value::Null)),
             ("labels", labels),
-            ("roots", Value::Arr(pi_roots(s).into_iter().map(|r| s.id(r).into()).collect())),
+            ("roots", Value::Arr(pi_roots(session).into_iter().map(|r| session.id(r).into()).collect())),
             (
                 "diagnostics",
                 Value::Arr(
-                    s.diagnostics()
+                    session
+                        .diagnostics()
                         .iter()
                         .map(|d| {
                             obj([
@@ -306,9 +307,9 @@ pub fn inspect(s: &Session, o: &InspectOptions) -> Result<Value, ReportError> {
             ),
         ]),
     );
-    root.insert("leafId", opt_id(s, leaf));
-    root.insert("activePath", Value::Arr(path.iter().map(|&i| s.id(i).into()).collect()));
-    let (ctx, agent) = context_section(s, &path);
+    root.insert("leafId", opt_id(session, leaf));
+    root.insert("activePath", Value::Arr(path.iter().map(|&i| session.id(i).into()).collect()));
+    let (ctx, agent) = context_section(session, &path);
     root.insert("context", ctx);
     let est = estimate_context(&agent);
     let threshold = o.context_window - o.compaction.reserve_tokens;
@@ -320,10 +321,10 @@ pub fn inspect(s: &Session, o: &InspectOptions) -> Result<Value, ReportError> {
             ("shouldCompact", context::should_compact(est.tokens, o.context_window, &o.compaction).into()),
         ]),
     );
-    root.insert("compaction", compaction_section(s, &path, &o.compaction));
+    root.insert("compaction", compaction_section(session, &path, &o.compaction));
     if let Some(t) = &o.target {
-        let ti = s.index_of(t).ok_or_else(|| ReportError::UnknownId(t.clone()))?;
-        root.insert("branch", branch_section(s, leaf, ti, o.branch_budget_value()));
+        let ti = session.index_of(t).ok_or_else(|| ReportError::UnknownId(t.clone()))?;
+        root.insert("branch", branch_section(session, leaf, ti, o.branch_budget_value()));
     }
     Ok(Value::Obj(root))
 }
@@ -343,14 +344,14 @@ pub enum SummaryKind {
 /// Runs a manual compaction at `leaf` with `summarize` answering each call; returns the entry.
 /// The same plan and entry as the summarizer's, with Pi's error texts.
 pub fn simulate_compaction(
-    s: &Session,
+    session: &Session,
     leaf: Option<usize>,
     settings: &CompactionSettings,
     summarize: &mut dyn FnMut(SummaryKind) -> String,
     id: &str,
     timestamp: &str,
 ) -> Result<Value, &'static str> {
-    let job = compaction::plan_compaction(s, leaf, settings).map_err(|r| match r {
+    let job = compaction::plan_compaction(session, leaf, settings).map_err(|r| match r {
         compaction::Refusal::LastEntryIsCompaction => "Already compacted",
         compaction::Refusal::NoFirstKeptEntry => "Nothing to compact (session too small)",
     })?;
@@ -373,7 +374,7 @@ pub struct Navigation {
 /// the summarizer's.
 #[allow(clippy::too_many_arguments)]
 pub fn navigate(
-    s: &Session,
+    session: &Session,
     old_leaf: Option<usize>,
     target: usize,
     summarize_branch: bool,
@@ -383,7 +384,7 @@ pub fn navigate(
     ids: &mut dyn FnMut() -> String,
     timestamp: &str,
 ) -> Navigation {
-    let job = branch::plan_navigation(s, old_leaf, target, summarize_branch, budget);
+    let job = branch::plan_navigation(session, old_leaf, target, summarize_branch, budget);
     if job.no_op {
         return Navigation { appended: Vec::new(), leaf_id: job.leaf_after(&[]), editor_text: None };
     }
@@ -397,14 +398,14 @@ pub fn navigate(
 
 /// The check Pi runs before sending the next prompt, at `leaf`.
 pub fn pre_prompt_check(
-    s: &Session,
+    session: &Session,
     leaf: Option<usize>,
     model: Option<&CurrentModel>,
     settings: &CompactionSettings,
 ) -> Option<AutoCompaction> {
-    let path = s.path(leaf);
-    let ctx = build_context_on_path(s, &path);
+    let path = session.path(leaf);
+    let ctx = build_context_on_path(session, &path);
     let agent = ctx.agent_messages();
     let last = context::last_assistant(&agent)?;
-    context::auto_compaction_check(s, &path, &agent, last, model, settings, false)
+    context::auto_compaction_check(session, &path, &agent, last, model, settings, false)
 }

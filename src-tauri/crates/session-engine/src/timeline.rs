@@ -75,12 +75,12 @@ fn role_code(m: &Value) -> u8 {
 }
 
 /// Reads the contribution of entry `idx` without keeping its parse.
-pub fn contribution(s: &Session, idx: usize) -> Contribution {
-    let kind = s.kind(idx);
+pub fn contribution(session: &Session, idx: usize) -> Contribution {
+    let kind = session.kind(idx);
     if !matches!(kind, Kind::Message | Kind::CustomMessage | Kind::BranchSummary | Kind::Compaction) {
         return Contribution { code: b'o', ..Contribution::default() };
     }
-    let v = s.value_transient(idx);
+    let v = session.value_transient(idx);
     if kind == Kind::Compaction {
         return Contribution {
             usage: None,
@@ -117,10 +117,10 @@ pub fn contribution(s: &Session, idx: usize) -> Contribution {
 
 /// The contributions of the entries of `path`, in path order; big paths are read on a few
 /// threads (each entry is independent).
-pub fn contributions(s: &Session, path: &[usize]) -> Vec<Contribution> {
+pub fn contributions(session: &Session, path: &[usize]) -> Vec<Contribution> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
     if threads < 2 || path.len() < 4096 {
-        return path.iter().map(|&i| contribution(s, i)).collect();
+        return path.iter().map(|&i| contribution(session, i)).collect();
     }
     let mut out = vec![Contribution::default(); path.len()];
     let chunk = path.len().div_ceil(threads);
@@ -128,7 +128,7 @@ pub fn contributions(s: &Session, path: &[usize]) -> Vec<Contribution> {
         for (dst, src) in out.chunks_mut(chunk).zip(path.chunks(chunk)) {
             scope.spawn(move || {
                 for (d, &i) in dst.iter_mut().zip(src) {
-                    *d = contribution(s, i);
+                    *d = contribution(session, i);
                 }
             });
         }
@@ -163,19 +163,19 @@ impl Running {
 }
 
 /// The points of the path from the root to `leaf` (empty for None).
-pub fn timeline(s: &Session, leaf: Option<usize>) -> Vec<Point> {
-    timeline_on_path(s, &s.path(leaf))
+pub fn timeline(session: &Session, leaf: Option<usize>) -> Vec<Point> {
+    timeline_on_path(session, &session.path(leaf))
 }
 
 /// The points of a root-first path.
-pub fn timeline_on_path(s: &Session, path: &[usize]) -> Vec<Point> {
-    let contribs = contributions(s, path);
-    timeline_of(s, path, &contribs)
+pub fn timeline_on_path(session: &Session, path: &[usize]) -> Vec<Point> {
+    let contribs = contributions(session, path);
+    timeline_of(session, path, &contribs)
 }
 
 /// The points of a root-first path whose entries' contributions are `contribs` (same order and
 /// length; e.g. kept by a caller that asks for several paths of one session).
-pub fn timeline_of(s: &Session, path: &[usize], contribs: &[Contribution]) -> Vec<Point> {
+pub fn timeline_of(session: &Session, path: &[usize], contribs: &[Contribution]) -> Vec<Point> {
     assert_eq!(path.len(), contribs.len(), "one contribution per path entry");
     // buildSessionContext finds the kept entries by the first path position whose id is
     // firstKeptEntryId, before the compaction. Only the ids some compaction keeps from are
@@ -183,14 +183,14 @@ pub fn timeline_of(s: &Session, path: &[usize], contribs: &[Contribution]) -> Ve
     let kept_ids: Vec<(usize, Option<String>)> = path
         .iter()
         .enumerate()
-        .filter(|&(_, &idx)| s.kind(idx) == Kind::Compaction)
-        .map(|(pos, &idx)| (pos, first_kept(s, idx)))
+        .filter(|&(_, &idx)| session.kind(idx) == Kind::Compaction)
+        .map(|(pos, &idx)| (pos, first_kept(session, idx)))
         .collect();
     let mut first_pos: FxHashMap<&str, usize> =
         kept_ids.iter().filter_map(|(_, id)| id.as_deref()).map(|id| (id, usize::MAX)).collect();
     if !first_pos.is_empty() {
         for (pos, &idx) in path.iter().enumerate() {
-            if let Some(p) = first_pos.get_mut(s.id(idx)) {
+            if let Some(p) = first_pos.get_mut(session.id(idx)) {
                 if *p == usize::MAX {
                     *p = pos;
                 }
@@ -202,7 +202,7 @@ pub fn timeline_of(s: &Session, path: &[usize], contribs: &[Contribution]) -> Ve
     let mut r = Running::default();
     for (pos, &idx) in path.iter().enumerate() {
         let c = &contribs[pos];
-        let compaction = s.kind(idx) == Kind::Compaction;
+        let compaction = session.kind(idx) == Kind::Compaction;
         if compaction {
             r = Running::default();
             r.trailing = c.estimate;
@@ -222,8 +222,8 @@ pub fn timeline_of(s: &Session, path: &[usize], contribs: &[Contribution]) -> Ve
 }
 
 /// `firstKeptEntryId` of a compaction entry (read without keeping the entry's parse).
-fn first_kept(s: &Session, idx: usize) -> Option<String> {
-    s.value_transient(idx).get("firstKeptEntryId").and_then(Value::as_str).map(str::to_owned)
+fn first_kept(session: &Session, idx: usize) -> Option<String> {
+    session.value_transient(idx).get("firstKeptEntryId").and_then(Value::as_str).map(str::to_owned)
 }
 
 /// Contributions kept between calls (a caller charting several paths of one session, or the
@@ -245,22 +245,22 @@ impl ContributionCache {
         ContributionCache::default()
     }
     /// The kept contribution of entry `i`, if it is still that entry's.
-    pub fn get(&self, s: &Session, i: usize) -> Option<Contribution> {
+    pub fn get(&self, session: &Session, i: usize) -> Option<Contribution> {
         let &(h, len, c) = self.entries.get(i)?.as_ref()?;
-        (len as usize == s.raw(i).len() && h == id_hash(s.id(i))).then_some(c)
+        (len as usize == session.raw(i).len() && h == id_hash(session.id(i))).then_some(c)
     }
     /// Reads the missing entries of `path`, `step` at a time, until done or `budget` is spent
     /// (at least one step). True when every entry of the path is kept.
-    pub fn fill(&mut self, s: &Session, path: &[usize], budget: std::time::Duration, step: usize) -> bool {
+    pub fn fill(&mut self, session: &Session, path: &[usize], budget: std::time::Duration, step: usize) -> bool {
         let t = std::time::Instant::now();
-        if self.entries.len() < s.len() {
-            self.entries.resize(s.len(), None);
+        if self.entries.len() < session.len() {
+            self.entries.resize(session.len(), None);
         }
-        let missing: Vec<usize> = path.iter().copied().filter(|&i| self.get(s, i).is_none()).collect();
+        let missing: Vec<usize> = path.iter().copied().filter(|&i| self.get(session, i).is_none()).collect();
         let mut done = 0;
         for chunk in missing.chunks(step.max(1)) {
-            for (&i, c) in chunk.iter().zip(contributions(s, chunk)) {
-                self.entries[i] = Some((id_hash(s.id(i)), s.raw(i).len() as u32, c));
+            for (&i, c) in chunk.iter().zip(contributions(session, chunk)) {
+                self.entries[i] = Some((id_hash(session.id(i)), session.raw(i).len() as u32, c));
             }
             done += chunk.len();
             if t.elapsed() >= budget {
@@ -274,19 +274,19 @@ impl ContributionCache {
     /// least one step). None when some are still missing (call again).
     pub fn fill_path(
         &mut self,
-        s: &Session,
+        session: &Session,
         path: &[usize],
         budget: std::time::Duration,
         step: usize,
     ) -> Option<Vec<Contribution>> {
         let t = std::time::Instant::now();
-        if self.entries.len() < s.len() {
-            self.entries.resize(s.len(), None);
+        if self.entries.len() < session.len() {
+            self.entries.resize(session.len(), None);
         }
         let mut out = Vec::with_capacity(path.len());
         let mut missing = Vec::new();
         for (pos, &i) in path.iter().enumerate() {
-            match self.get(s, i) {
+            match self.get(session, i) {
                 Some(c) => out.push(c),
                 None => {
                     out.push(Contribution::default());
@@ -297,8 +297,8 @@ impl ContributionCache {
         let mut done = 0;
         for chunk in missing.chunks(step.max(1)) {
             let idx: Vec<usize> = chunk.iter().map(|&pos| path[pos]).collect();
-            for ((&pos, &i), c) in chunk.iter().zip(&idx).zip(contributions(s, &idx)) {
-                self.entries[i] = Some((id_hash(s.id(i)), s.raw(i).len() as u32, c));
+            for ((&pos, &i), c) in chunk.iter().zip(&idx).zip(contributions(session, &idx)) {
+                self.entries[i] = Some((id_hash(session.id(i)), session.raw(i).len() as u32, c));
                 out[pos] = c;
             }
             done += chunk.len();
@@ -309,12 +309,12 @@ impl ContributionCache {
         Some(out)
     }
     /// The contributions of `path`, from the cache where kept, read now where not.
-    pub fn of_path(&self, s: &Session, path: &[usize]) -> Vec<Contribution> {
-        path.iter().map(|&i| self.get(s, i).unwrap_or_else(|| contribution(s, i))).collect()
+    pub fn of_path(&self, session: &Session, path: &[usize]) -> Vec<Contribution> {
+        path.iter().map(|&i| self.get(session, i).unwrap_or_else(|| contribution(session, i))).collect()
     }
     /// How many entries of `path` are kept.
-    pub fn kept(&self, s: &Session, path: &[usize]) -> usize {
-        path.iter().filter(|&&i| self.get(s, i).is_some()).count()
+    pub fn kept(&self, session: &Session, path: &[usize]) -> usize {
+        path.iter().filter(|&&i| self.get(session, i).is_some()).count()
     }
 }
 
@@ -346,7 +346,7 @@ impl Encoded {
 }
 
 /// Encodes `points` (with their contributions' codes) for [`Encoded`].
-pub fn encode(s: &Session, points: &[Point], contribs: &[Contribution]) -> Encoded {
+pub fn encode(session: &Session, points: &[Point], contribs: &[Contribution]) -> Encoded {
     let n = points.len();
     let mut e = Encoded {
         ids: String::with_capacity(n * 9),
@@ -356,7 +356,7 @@ pub fn encode(s: &Session, points: &[Point], contribs: &[Contribution]) -> Encod
         ..Encoded::default()
     };
     for (pos, (p, k)) in points.iter().zip(contribs).enumerate() {
-        e.ids.push_str(s.id(p.entry));
+        e.ids.push_str(session.id(p.entry));
         e.id_ends.push(e.ids.len() as u32);
         e.kinds.push(k.code);
         e.context_tokens.push(p.context_tokens);
@@ -385,17 +385,17 @@ mod tests {
     }
 
     /// The pass equals `estimate_context(build_context(leaf))` at every entry of every path.
-    fn agrees_everywhere(s: &Session) -> usize {
+    fn agrees_everywhere(session: &Session) -> usize {
         let mut checked = 0;
-        for leaf in 0..s.len() {
-            let pts = timeline(s, Some(leaf));
-            let path = s.path(Some(leaf));
+        for leaf in 0..session.len() {
+            let pts = timeline(session, Some(leaf));
+            let path = session.path(Some(leaf));
             assert_eq!(pts.len(), path.len());
             // Each point against the full computation at that point's leaf.
             for p in &pts {
-                let want = estimate_context(&build_context(s, Some(p.entry)).agent_messages()).tokens;
+                let want = estimate_context(&build_context(session, Some(p.entry)).agent_messages()).tokens;
                 let same = p.context_tokens == want || (p.context_tokens.is_nan() && want.is_nan());
-                assert!(same, "entry {}: timeline {} vs build_context {}", s.id(p.entry), p.context_tokens, want);
+                assert!(same, "entry {}: timeline {} vs build_context {}", session.id(p.entry), p.context_tokens, want);
                 checked += 1;
             }
         }
@@ -412,20 +412,20 @@ mod tests {
             if p.extension().and_then(|x| x.to_str()) != Some("jsonl") {
                 continue;
             }
-            let s = Session::open(&p).unwrap();
-            if s.len() > 400 {
+            let session = Session::open(&p).unwrap();
+            if session.len() > 400 {
                 // The big cases: every leaf would be quadratic in the check itself; take the file leaf.
-                let pts = timeline(&s, s.file_leaf());
-                let want = estimate_context(&build_context(&s, s.file_leaf()).agent_messages()).tokens;
+                let pts = timeline(&session, session.file_leaf());
+                let want = estimate_context(&build_context(&session, session.file_leaf()).agent_messages()).tokens;
                 assert_eq!(
                     pts.last().map(|p| p.context_tokens),
-                    Some(want).filter(|_| s.file_leaf().is_some()),
+                    Some(want).filter(|_| session.file_leaf().is_some()),
                     "{}",
                     p.display()
                 );
                 continue;
             }
-            total += agrees_everywhere(&s);
+            total += agrees_everywhere(&session);
             cases += 1;
         }
         assert!(cases > 30 && total > 1000, "only {cases} cases, {total} points");
@@ -434,33 +434,33 @@ mod tests {
     #[test]
     fn the_cache_matches_a_fresh_pass_and_the_columns_the_points() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance");
-        let s = Session::open(&dir.join("compaction-repeated.jsonl")).unwrap();
-        let path = s.path(s.file_leaf());
+        let session = Session::open(&dir.join("compaction-repeated.jsonl")).unwrap();
+        let path = session.path(session.file_leaf());
         let mut cache = ContributionCache::new();
         // One entry per step with no time: one step per call.
         let mut calls = 0;
-        while !cache.fill(&s, &path, std::time::Duration::ZERO, 1) {
+        while !cache.fill(&session, &path, std::time::Duration::ZERO, 1) {
             calls += 1;
         }
         assert_eq!(calls + 1, path.len());
-        assert_eq!(cache.kept(&s, &path), path.len());
-        let contribs = cache.of_path(&s, &path);
-        assert_eq!(contribs, contributions(&s, &path));
+        assert_eq!(cache.kept(&session, &path), path.len());
+        let contribs = cache.of_path(&session, &path);
+        assert_eq!(contribs, contributions(&session, &path));
         // fill_path: the same numbers, kept or read one step per call.
-        assert_eq!(cache.fill_path(&s, &path, std::time::Duration::ZERO, 1).as_ref(), Some(&contribs));
+        assert_eq!(cache.fill_path(&session, &path, std::time::Duration::ZERO, 1).as_ref(), Some(&contribs));
         let mut fresh = ContributionCache::new();
         let mut calls = 1;
         let got = loop {
-            match fresh.fill_path(&s, &path, std::time::Duration::ZERO, 1) {
+            match fresh.fill_path(&session, &path, std::time::Duration::ZERO, 1) {
                 Some(c) => break c,
                 None => calls += 1,
             }
         };
         assert_eq!(calls, path.len());
         assert_eq!(got, contribs);
-        let pts = timeline_of(&s, &path, &contribs);
-        let e = encode(&s, &pts, &contribs);
-        assert_eq!((0..path.len()).map(|i| e.id(i)).collect::<Vec<_>>(), s.path_ids(s.file_leaf()));
+        let pts = timeline_of(&session, &path, &contribs);
+        let e = encode(&session, &pts, &contribs);
+        assert_eq!((0..path.len()).map(|i| e.id(i)).collect::<Vec<_>>(), session.path_ids(session.file_leaf()));
         assert_eq!(e.kinds.len(), path.len());
         assert_eq!(e.compactions.len(), e.kinds.iter().filter(|&&k| k == b'c').count());
         assert!(e.compactions.len() >= 2);
@@ -479,7 +479,7 @@ mod tests {
         let line_d = format!(
             r#"{{"type":"message","id":"d","parentId":"c","timestamp":"2025-01-01T00:00:04.000Z","message":{{"role":"user","content":"{big}"}}}}"#
         );
-        let s = load(&format!(
+        let session = load(&format!(
             "{H}\n{}\n{}\n{}\n{}\n{}\n",
             r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}"#,
             r#"{"type":"message","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"assistant","content":[],"usage":{"input":-500,"output":-1,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"total":-3}},"stopReason":"stop"}}"#,
@@ -487,7 +487,7 @@ mod tests {
             line_d,
             r#"{"type":"message","id":"e","parentId":"d","timestamp":"2025-01-01T00:00:05.000Z","message":{"role":"assistant","content":[],"usage":{"input":1e300,"output":1e300,"cacheRead":0,"cacheWrite":0},"stopReason":"stop"}}"#,
         ));
-        let pts = timeline(&s, s.file_leaf());
+        let pts = timeline(&session, session.file_leaf());
         assert_eq!(pts.len(), 5);
         assert_eq!(pts[0].context_tokens, 1.0);
         assert_eq!(pts[1].context_tokens, -501.0, "a negative usage is Pi's number, not clamped");
@@ -498,12 +498,12 @@ mod tests {
         assert_eq!(pts[4].context_tokens, 2e300);
         // The JSON writer turns NaN into null, never `NaN`.
         assert_eq!(pi_json::to_string(&Value::Num(pts[2].context_tokens)), "null");
-        agrees_everywhere(&s);
+        agrees_everywhere(&session);
     }
 
     #[test]
     fn a_compaction_drops_to_its_summary_and_kept_entries() {
-        let s = load(&format!(
+        let session = load(&format!(
             "{H}\n{}\n{}\n{}\n{}\n{}\n",
             r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}}"#,
             r#"{"type":"message","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"user","content":"bbbbbbbb"}}"#,
@@ -511,11 +511,11 @@ mod tests {
             r#"{"type":"compaction","id":"k","parentId":"c","timestamp":"2025-01-01T00:00:04.000Z","summary":"ssssssss","firstKeptEntryId":"b","tokensBefore":15}"#,
             r#"{"type":"message","id":"d","parentId":"k","timestamp":"2025-01-01T00:00:05.000Z","message":{"role":"user","content":"dddd"}}"#,
         ));
-        let pts = timeline(&s, s.file_leaf());
+        let pts = timeline(&session, session.file_leaf());
         let t: Vec<f64> = pts.iter().map(|p| p.context_tokens).collect();
         // 10, +2, +1; then summary 2 + kept b 2 + c 1; then +1.
         assert_eq!(t, [10.0, 12.0, 13.0, 5.0, 6.0]);
         assert_eq!(pts.iter().map(|p| p.compaction).collect::<Vec<_>>(), [false, false, false, true, false]);
-        agrees_everywhere(&s);
+        agrees_everywhere(&session);
     }
 }

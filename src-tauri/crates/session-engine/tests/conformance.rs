@@ -82,9 +82,9 @@ fn check_case(jsonl: &Path, exp_path: &Path, errors: &mut Vec<String>, tally: &m
     let expected = pi_json::parse_bytes(&std::fs::read(exp_path).unwrap())
         .unwrap_or_else(|e| panic!("{}: {e}", exp_path.display()));
     let bytes = std::fs::read(jsonl).unwrap();
-    let s = Session::from_bytes_with_ids(bytes.clone(), &mut CounterIds { prefix: 'a', next: 0 });
+    let session = Session::from_bytes_with_ids(bytes.clone(), &mut CounterIds { prefix: 'a', next: 0 });
     let opts = InspectOptions::from_oracle_json(expected.get("options").unwrap());
-    let got = match report::inspect(&s, &opts) {
+    let got = match report::inspect(&session, &opts) {
         Ok(v) => v,
         Err(e) => {
             errors.push(format!("{name}: inspect failed: {e}"));
@@ -150,28 +150,28 @@ fn check_case(jsonl: &Path, exp_path: &Path, errors: &mut Vec<String>, tally: &m
     // Legacy files: the exact lines Pi would write back after migrating.
     if let Some(Value::Arr(lines)) = get(&expected, "load.migratedFileLines") {
         let want: Vec<Value> = lines.clone();
-        let got_lines: Vec<Value> = s.migrated_lines().unwrap_or_default().into_iter().map(Value::Str).collect();
+        let got_lines: Vec<Value> = session.migrated_lines().unwrap_or_default().into_iter().map(Value::Str).collect();
         cmp(errors, &name, "load.migratedFileLines", Some(Value::Arr(want)), Some(Value::Arr(got_lines)));
     }
     // Round trip: every line of a current-version file is kept byte for byte.
-    if s.read_only().is_none() {
-        for i in 0..s.len() {
-            let e = s.entry(i);
-            if &bytes[e.start as usize..e.end as usize] != s.raw(i) {
-                errors.push(format!("{name}: entry {} raw bytes differ from the file", s.id(i)));
+    if session.read_only().is_none() {
+        for i in 0..session.len() {
+            let e = session.entry(i);
+            if &bytes[e.start as usize..e.end as usize] != session.raw(i) {
+                errors.push(format!("{name}: entry {} raw bytes differ from the file", session.id(i)));
             }
             // The line re-serialized with JSON.stringify semantics is the line itself when Pi wrote it.
-            let raw = s.raw(i).strip_suffix(b"\r").unwrap_or(s.raw(i));
-            if pi_json::to_string(s.value(i)).as_bytes() != raw && !name.starts_with("load-") {
-                errors.push(format!("{name}: entry {} does not re-serialize to its own bytes", s.id(i)));
+            let raw = session.raw(i).strip_suffix(b"\r").unwrap_or(session.raw(i));
+            if pi_json::to_string(session.value(i)).as_bytes() != raw && !name.starts_with("load-") {
+                errors.push(format!("{name}: entry {} does not re-serialize to its own bytes", session.id(i)));
             }
         }
     }
-    check_simulations(&s, &name, &expected, &opts, errors, tally);
+    check_simulations(&session, &name, &expected, &opts, errors, tally);
 }
 
 fn check_simulations(
-    s: &Session,
+    session: &Session,
     name: &str,
     expected: &Value,
     opts: &InspectOptions,
@@ -180,7 +180,7 @@ fn check_simulations(
 ) {
     let Some(sim) = expected.get("simulation") else { return };
     tally.simulated_cases += 1;
-    let leaf = report::resolve_leaf(s, &opts.leaf).unwrap();
+    let leaf = report::resolve_leaf(session, &opts.leaf).unwrap();
     let lines_of = |v: Option<&Value>| -> Vec<String> {
         v.and_then(|x| x.get("appendedEntryLines"))
             .and_then(Value::as_array)
@@ -206,7 +206,7 @@ fn check_simulations(
         let want = lines_of(Some(c));
         tally.appended_lines += want.len();
         let mut summ = summarizer();
-        let got = match report::simulate_compaction(s, leaf, &opts.compaction, &mut summ, "c0000001", SIM_CLOCK) {
+        let got = match report::simulate_compaction(session, leaf, &opts.compaction, &mut summ, "c0000001", SIM_CLOCK) {
             Ok(e) => vec![pi_json::to_string(&e)],
             Err(msg) => {
                 let want_err = c.str_field("error").unwrap_or("");
@@ -232,11 +232,20 @@ fn check_simulations(
     let budget = opts.branch_budget_value();
     for (key, summarize, prefix) in [("navigateWithSummary", true, 'b'), ("navigateWithoutSummary", false, 'd')] {
         let Some(n) = sim.get(key) else { continue };
-        let target = s.index_of(opts.target.as_deref().unwrap()).unwrap();
+        let target = session.index_of(opts.target.as_deref().unwrap()).unwrap();
         let mut summ = summarizer();
         let mut ids = counter(prefix);
-        let nav =
-            report::navigate(s, leaf, target, summarize, budget, opts.label.as_deref(), &mut summ, &mut ids, SIM_CLOCK);
+        let nav = report::navigate(
+            session,
+            leaf,
+            target,
+            summarize,
+            budget,
+            opts.label.as_deref(),
+            &mut summ,
+            &mut ids,
+            SIM_CLOCK,
+        );
         let got: Vec<String> = nav.appended.iter().map(pi_json::to_string).collect();
         tally.appended_lines += lines_of(Some(n)).len();
         cmp(
@@ -266,7 +275,7 @@ fn check_simulations(
         }
     }
     if let Some(p) = sim.get("prePromptAutoCompaction") {
-        let decision = report::pre_prompt_check(s, leaf, model.as_ref(), &opts.compaction);
+        let decision = report::pre_prompt_check(session, leaf, model.as_ref(), &opts.compaction);
         let want = p.get("triggered").cloned().unwrap_or(Value::Null);
         cmp(
             errors,
@@ -278,7 +287,9 @@ fn check_simulations(
         let mut got = Vec::new();
         if matches!(decision, Some(AutoCompaction::Threshold | AutoCompaction::Overflow)) {
             let mut summ = summarizer();
-            if let Ok(e) = report::simulate_compaction(s, leaf, &opts.compaction, &mut summ, "f0000001", SIM_CLOCK) {
+            if let Ok(e) =
+                report::simulate_compaction(session, leaf, &opts.compaction, &mut summ, "f0000001", SIM_CLOCK)
+            {
                 got.push(pi_json::to_string(&e));
             }
         }
@@ -354,14 +365,20 @@ fn the_cut_alone_is_the_preparations_cut_at_every_leaf() {
     use session_engine::context::CompactionSettings;
     let (mut compared, mut cuts, mut refusals) = (0, 0, 0);
     for (jsonl, _) in fixtures("conformance").into_iter().chain(fixtures("random")).chain(fixtures("real-pi")) {
-        let s = Session::from_bytes_with_ids(std::fs::read(&jsonl).unwrap(), &mut CounterIds { prefix: 'a', next: 0 });
+        let session =
+            Session::from_bytes_with_ids(std::fs::read(&jsonl).unwrap(), &mut CounterIds { prefix: 'a', next: 0 });
         // Every leaf of a small session, about 60 spread over a big one (the test runs unoptimized).
-        for leaf in (0..s.len()).step_by(s.len().div_ceil(60).max(1)) {
-            let path = s.path(Some(leaf));
+        for leaf in (0..session.len()).step_by(session.len().div_ceil(60).max(1)) {
+            let path = session.path(Some(leaf));
             for keep in [0.0, 150.0, 2000.0, 20000.0, 1e9] {
                 let settings = CompactionSettings { keep_recent_tokens: keep, ..CompactionSettings::default() };
-                let full = prepare_compaction(&s, &path, &settings).ok().map(|p| p.first_kept_position);
-                assert_eq!(first_kept_position(&s, &path, keep), full, "{} leaf {leaf} keep {keep}", jsonl.display());
+                let full = prepare_compaction(&session, &path, &settings).ok().map(|p| p.first_kept_position);
+                assert_eq!(
+                    first_kept_position(&session, &path, keep),
+                    full,
+                    "{} leaf {leaf} keep {keep}",
+                    jsonl.display()
+                );
                 compared += 1;
                 if full.is_some() {
                     cuts += 1;

@@ -23,23 +23,23 @@ fn fixture_files() -> Vec<PathBuf> {
     out
 }
 
-fn summary(s: &Session) -> String {
-    let leaf = s.file_leaf();
-    let ctx = context::build_context(s, leaf);
-    let (ctx_v, _) = report::context_section(s, &s.path(leaf));
+fn summary(session: &Session) -> String {
+    let leaf = session.file_leaf();
+    let ctx = context::build_context(session, leaf);
+    let (ctx_v, _) = report::context_section(session, &session.path(leaf));
     format!(
         "n={} leaf={:?} path={:?} labels={:?} name={:?} roots={:?} malformed={:?} kinds={:?} ctx={} msgs={} children0={:?}",
-        s.len(),
-        leaf.map(|l| s.id(l).to_string()),
-        s.path_ids(leaf),
-        s.labels(),
-        s.name(),
-        s.roots(),
-        s.malformed_lines(),
-        s.diagnostics().iter().map(|d| (d.line, d.kind.clone())).collect::<Vec<_>>(),
+        session.len(),
+        leaf.map(|l| session.id(l).to_string()),
+        session.path_ids(leaf),
+        session.labels(),
+        session.name(),
+        session.roots(),
+        session.malformed_lines(),
+        session.diagnostics().iter().map(|d| (d.line, d.kind.clone())).collect::<Vec<_>>(),
         pi_json::to_string(&ctx_v),
         ctx.messages.len(),
-        if s.is_empty() { vec![] } else { s.children(0).to_vec() },
+        if session.is_empty() { vec![] } else { session.children(0).to_vec() },
     )
 }
 
@@ -58,14 +58,14 @@ fn extending_equals_a_fresh_load_on_every_fixture() {
             let cut = nls[((nls.len() as f64 * frac) as usize).max(1).min(nls.len() - 1)];
             let f = dir.path().join("s.jsonl");
             std::fs::write(&f, &bytes[..cut]).unwrap();
-            let mut s = Session::open(&f).unwrap();
+            let mut session = Session::open(&f).unwrap();
             // Appended in two writes, the first ending mid-line (Pi caught mid-write).
             let mid = cut + (bytes.len() - cut) / 2;
             std::fs::write(&f, &bytes[..mid]).unwrap();
-            let first = s.extend_from_file(&f).unwrap();
+            let first = session.extend_from_file(&f).unwrap();
             std::fs::write(&f, &bytes).unwrap();
             // After a Reload the session is stale: every later call says Reload too.
-            let second = s.extend_from_file(&f).unwrap();
+            let second = session.extend_from_file(&f).unwrap();
             let fresh = Session::open(&f).unwrap();
             let expect_reload =
                 fresh.diagnostics().iter().any(|d| d.kind == session_engine::DiagnosticKind::DuplicateId);
@@ -73,9 +73,9 @@ fn extending_equals_a_fresh_load_on_every_fixture() {
                 assert!(expect_reload, "{}: unexpected reload", p.display());
                 continue;
             }
-            assert_eq!(summary(&s), summary(&fresh), "{} cut at {cut}", p.display());
-            for i in 0..s.len() {
-                assert_eq!(s.raw(i), fresh.raw(i));
+            assert_eq!(summary(&session), summary(&fresh), "{} cut at {cut}", p.display());
+            for i in 0..session.len() {
+                assert_eq!(session.raw(i), fresh.raw(i));
             }
             checked += 1;
         }
@@ -91,23 +91,23 @@ fn a_rewritten_or_truncated_file_asks_for_a_reload() {
     let a = r#"{"type":"custom","customType":"x","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z"}"#;
     let b = r#"{"type":"custom","customType":"x","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02.000Z"}"#;
     std::fs::write(&f, format!("{h}\n{a}\n")).unwrap();
-    let mut s = Session::open(&f).unwrap();
-    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(0));
+    let mut session = Session::open(&f).unwrap();
+    assert_eq!(session.extend_from_file(&f).unwrap(), Extend::Added(0));
     std::fs::write(&f, format!("{h}\n{a}\n{b}\n")).unwrap();
-    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(1));
-    assert_eq!(s.path_ids(s.file_leaf()), vec!["a", "b"]);
+    assert_eq!(session.extend_from_file(&f).unwrap(), Extend::Added(1));
+    assert_eq!(session.path_ids(session.file_leaf()), vec!["a", "b"]);
     // Truncated.
     std::fs::write(&f, format!("{h}\n")).unwrap();
-    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Reload);
+    assert_eq!(session.extend_from_file(&f).unwrap(), Extend::Reload);
     // Rewritten with the same length and more.
-    let mut s = Session::open(&f).unwrap();
+    let mut session = Session::open(&f).unwrap();
     std::fs::write(&f, format!("{}\n{a}\n", h.replace("\"s\"", "\"t\""))).unwrap();
-    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Reload);
+    assert_eq!(session.extend_from_file(&f).unwrap(), Extend::Reload);
     // A repeated id changes earlier resolution.
     std::fs::write(&f, format!("{h}\n{a}\n")).unwrap();
-    let mut s = Session::open(&f).unwrap();
+    let mut session = Session::open(&f).unwrap();
     std::fs::write(&f, format!("{h}\n{a}\n{a}\n")).unwrap();
-    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Reload);
+    assert_eq!(session.extend_from_file(&f).unwrap(), Extend::Reload);
 }
 
 #[test]
@@ -164,8 +164,8 @@ fn a_big_file_extended_past_its_buffer_equals_a_fresh_load() {
         n += 1;
     }
     std::fs::write(&f, &body).unwrap();
-    let mut s = Session::open(&f).unwrap();
-    assert_eq!(summary(&s), summary(&Session::from_bytes(body.clone().into_bytes())));
+    let mut session = Session::open(&f).unwrap();
+    assert_eq!(summary(&session), summary(&Session::from_bytes(body.clone().into_bytes())));
     // About 4 MiB more, in three appends: more than the room the first buffer left.
     for _ in 0..3 {
         let start = n;
@@ -175,13 +175,13 @@ fn a_big_file_extended_past_its_buffer_equals_a_fresh_load() {
             n += 1;
         }
         std::fs::write(&f, &body).unwrap();
-        assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(350));
+        assert_eq!(session.extend_from_file(&f).unwrap(), Extend::Added(350));
     }
     let fresh = Session::open(&f).unwrap();
-    assert_eq!(s.len(), n);
-    assert_eq!(summary(&s), summary(&fresh));
+    assert_eq!(session.len(), n);
+    assert_eq!(summary(&session), summary(&fresh));
     for i in [0, 1, n / 2, n - 1] {
-        assert_eq!(s.raw(i), fresh.raw(i));
+        assert_eq!(session.raw(i), fresh.raw(i));
     }
-    assert_eq!(s.file_len(), body.len() as u64);
+    assert_eq!(session.file_len(), body.len() as u64);
 }

@@ -18,8 +18,8 @@ fn load(bytes: &[u8]) -> Session {
     Session::from_bytes(bytes.to_vec())
 }
 
-fn kinds(s: &Session) -> Vec<K> {
-    s.diagnostics().iter().map(|d| d.kind.clone()).collect()
+fn kinds(session: &Session) -> Vec<K> {
+    session.diagnostics().iter().map(|d| d.kind.clone()).collect()
 }
 
 /// Loads from a real file and checks the file is byte-identical afterwards.
@@ -27,17 +27,17 @@ fn load_file(bytes: &[u8]) -> (Session, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("s.jsonl");
     std::fs::write(&p, bytes).unwrap();
-    let s = Session::open(&p).unwrap();
+    let session = Session::open(&p).unwrap();
     assert_eq!(std::fs::read(&p).unwrap(), bytes, "loading must never modify the file");
-    (s, dir)
+    (session, dir)
 }
 
 #[test]
 fn f01_torn_last_line_loads_the_rest_and_next_append_starts_with_newline() {
     let text = format!("{H}\n{}\n{{\"type\":\"message\",\"id\":\"b\",\"par", entry("a", None, "hi"));
-    let (s, dir) = load_file(text.as_bytes());
-    assert_eq!(s.len(), 1);
-    let d = s.diagnostics().iter().find(|d| d.kind == K::TornTail).expect("torn tail reported");
+    let (session, dir) = load_file(text.as_bytes());
+    assert_eq!(session.len(), 1);
+    let d = session.diagnostics().iter().find(|d| d.kind == K::TornTail).expect("torn tail reported");
     assert!(d.message.contains("incomplete last line"), "{}", d.message);
     let p = dir.path().join("s.jsonl");
     store::append_line(&p, &entry("c", Some("a"), "next"), false).unwrap();
@@ -49,10 +49,10 @@ fn f01_torn_last_line_loads_the_rest_and_next_append_starts_with_newline() {
 #[test]
 fn f02_complete_last_line_without_newline_is_flagged_and_separated() {
     let text = format!("{H}\n{}", entry("a", None, "hi"));
-    let (s, dir) = load_file(text.as_bytes());
-    assert_eq!(s.len(), 1);
-    assert!(kinds(&s).contains(&K::Unterminated));
-    assert!(!s.ends_with_newline());
+    let (session, dir) = load_file(text.as_bytes());
+    assert_eq!(session.len(), 1);
+    assert!(kinds(&session).contains(&K::Unterminated));
+    assert!(!session.ends_with_newline());
     let p = dir.path().join("s.jsonl");
     store::append_line(&p, &entry("b", Some("a"), "x"), false).unwrap();
     assert_eq!(Session::open(&p).unwrap().len(), 2);
@@ -62,40 +62,40 @@ fn f02_complete_last_line_without_newline_is_flagged_and_separated() {
 fn f03_glued_records_are_one_bad_line_and_later_lines_load() {
     let glued = format!("{}{}", &entry("b", Some("a"), "x")[..60], entry("c", Some("b"), "y"));
     let text = format!("{H}\n{}\n{glued}\n{}\n", entry("a", None, "hi"), entry("d", Some("c"), "z"));
-    let s = load(text.as_bytes());
-    assert_eq!(s.len(), 2);
-    let bad = s.diagnostics().iter().find(|d| d.kind == K::Malformed).unwrap();
+    let session = load(text.as_bytes());
+    assert_eq!(session.len(), 2);
+    let bad = session.diagnostics().iter().find(|d| d.kind == K::Malformed).unwrap();
     assert_eq!(bad.line, 3);
     // d's parent c was lost in the glued line: it is an orphan, shown as an extra root.
-    assert!(kinds(&s).contains(&K::Orphan));
-    assert_eq!(s.roots().len(), 2);
+    assert!(kinds(&session).contains(&K::Orphan));
+    assert_eq!(session.roots().len(), 2);
 }
 
 #[test]
 fn f04_nul_tail_is_a_reported_torn_tail() {
     let mut bytes = format!("{H}\n{}\n", entry("a", None, "hi")).into_bytes();
     bytes.extend(std::iter::repeat_n(0u8, 4096));
-    let (s, _d) = load_file(&bytes);
-    assert_eq!(s.len(), 1);
-    assert!(kinds(&s).contains(&K::NulBytes));
+    let (session, _d) = load_file(&bytes);
+    assert_eq!(session.len(), 1);
+    assert!(kinds(&session).contains(&K::NulBytes));
 }
 
 #[test]
 fn f05_blank_lines_are_ignored_silently() {
     let text = format!("\n\n{H}\n\n   \n{}\n\t\n{}\n\n", entry("a", None, "x"), entry("b", Some("a"), "y"));
-    let s = load(text.as_bytes());
-    assert_eq!(s.len(), 2);
-    assert!(s.diagnostics().is_empty(), "{:?}", s.diagnostics());
+    let session = load(text.as_bytes());
+    assert_eq!(session.len(), 2);
+    assert!(session.diagnostics().is_empty(), "{:?}", session.diagnostics());
 }
 
 #[test]
 fn f06_crlf_and_bom() {
     let text = format!("\u{feff}{H}\r\n{}\r\n{}\r\n", entry("a", None, "x"), entry("b", Some("a"), "y"));
-    let s = load(text.as_bytes());
-    assert!(s.header_accepted());
-    assert_eq!(s.len(), 2);
-    assert_eq!(s.path_ids(s.file_leaf()), vec!["a", "b"]);
-    assert!(s.diagnostics().is_empty());
+    let session = load(text.as_bytes());
+    assert!(session.header_accepted());
+    assert_eq!(session.len(), 2);
+    assert_eq!(session.path_ids(session.file_leaf()), vec!["a", "b"]);
+    assert!(session.diagnostics().is_empty());
 }
 
 #[test]
@@ -109,12 +109,12 @@ fn f07_invalid_utf8_affects_only_its_line() {
     bytes.push(b'\n');
     bytes.extend(entry("c", Some("b"), "ok").as_bytes());
     bytes.push(b'\n');
-    let s = load(&bytes);
+    let session = load(&bytes);
     // Pi decodes the file with U+FFFD, so the entry still loads; Arbor reports the line.
-    assert_eq!(s.len(), 3);
-    let d = s.diagnostics().iter().find(|d| d.kind == K::InvalidUtf8).unwrap();
+    assert_eq!(session.len(), 3);
+    let d = session.diagnostics().iter().find(|d| d.kind == K::InvalidUtf8).unwrap();
     assert_eq!(d.line, 3);
-    let text = context::user_text(s.message(1).unwrap().get("content").unwrap());
+    let text = context::user_text(session.message(1).unwrap().get("content").unwrap());
     assert!(text.contains('\u{FFFD}'));
 }
 
@@ -123,9 +123,9 @@ fn f08_raw_newline_inside_a_string_reports_both_fragments() {
     let e = entry("b", Some("a"), "line one");
     let split = e.replacen("line one", "line\none", 1);
     let text = format!("{H}\n{}\n{split}\n{}\n", entry("a", None, "x"), entry("c", Some("a"), "y"));
-    let s = load(text.as_bytes());
-    assert_eq!(s.len(), 2);
-    let bad: Vec<usize> = s.diagnostics().iter().filter(|d| d.kind == K::Malformed).map(|d| d.line).collect();
+    let session = load(text.as_bytes());
+    assert_eq!(session.len(), 2);
+    let bad: Vec<usize> = session.diagnostics().iter().filter(|d| d.kind == K::Malformed).map(|d| d.line).collect();
     assert_eq!(bad, vec![3, 4]);
 }
 
@@ -135,9 +135,9 @@ fn f09_non_objects_and_entries_without_string_ids_are_skipped() {
         "{H}\n[]\n42\n\"x\"\nnull\n{{\"type\":\"message\"}}\n{{\"type\":\"custom\",\"id\":7}}\n{}\n",
         entry("a", None, "x")
     );
-    let s = load(text.as_bytes());
-    assert_eq!(s.len(), 1);
-    assert_eq!(kinds(&s).iter().filter(|k| **k == K::InvalidEntry).count(), 6);
+    let session = load(text.as_bytes());
+    assert_eq!(session.len(), 1);
+    assert_eq!(kinds(&session).iter().filter(|k| **k == K::InvalidEntry).count(), 6);
 }
 
 #[test]
@@ -146,10 +146,10 @@ fn f10_unknown_types_are_kept_and_newer_versions_are_read_only() {
         "{H}\n{}\n{{\"type\":\"future_thing\",\"id\":\"u\",\"parentId\":\"a\",\"timestamp\":\"t\"}}\n",
         entry("a", None, "x")
     );
-    let s = load(text.as_bytes());
-    assert_eq!(s.len(), 2);
-    assert_eq!(s.path_ids(s.file_leaf()), vec!["a", "u"]);
-    assert_eq!(context::build_context(&s, s.file_leaf()).messages.len(), 1);
+    let session = load(text.as_bytes());
+    assert_eq!(session.len(), 2);
+    assert_eq!(session.path_ids(session.file_leaf()), vec!["a", "u"]);
+    assert_eq!(context::build_context(&session, session.file_leaf()).messages.len(), 1);
     let newer =
         load(format!("{}\n{}\n", H.replace("\"version\":3", "\"version\":4"), entry("a", None, "x")).as_bytes());
     assert!(matches!(newer.read_only(), Some(ReadOnly::Newer { .. })));
@@ -160,23 +160,23 @@ fn f10_unknown_types_are_kept_and_newer_versions_are_read_only() {
 fn f11_duplicate_ids_last_wins_with_a_warning() {
     let text =
         format!("{H}\n{}\n{}\n{}\n", entry("a", None, "first"), entry("a", None, "second"), entry("b", Some("a"), "y"));
-    let s = load(text.as_bytes());
-    assert_eq!(s.len(), 3);
-    assert!(kinds(&s).contains(&K::DuplicateId));
-    let a = s.index_of("a").unwrap();
-    assert_eq!(context::user_text(s.message(a).unwrap().get("content").unwrap()), "second");
+    let session = load(text.as_bytes());
+    assert_eq!(session.len(), 3);
+    assert!(kinds(&session).contains(&K::DuplicateId));
+    let a = session.index_of("a").unwrap();
+    assert_eq!(context::user_text(session.message(a).unwrap().get("content").unwrap()), "second");
     // A fresh id never collides.
-    let id = session_engine::ids::new_entry_id(|c| s.index_of(c).is_some());
-    assert!(s.index_of(&id).is_none());
+    let id = session_engine::ids::new_entry_id(|c| session.index_of(c).is_some());
+    assert!(session.index_of(&id).is_none());
 }
 
 #[test]
 fn f12_missing_parent_is_an_orphan_root_and_never_a_compaction_anchor() {
     let text = format!("{H}\n{}\n{}\n", entry("a", None, "x"), entry("b", Some("gone"), "y"));
-    let s = load(text.as_bytes());
-    assert_eq!(s.roots().len(), 2);
-    assert_eq!(s.path_ids(s.file_leaf()), vec!["b"]);
-    assert!(kinds(&s).contains(&K::Orphan));
+    let session = load(text.as_bytes());
+    assert_eq!(session.roots().len(), 2);
+    assert_eq!(session.path_ids(session.file_leaf()), vec!["b"]);
+    assert!(kinds(&session).contains(&K::Orphan));
 }
 
 #[test]
@@ -187,13 +187,13 @@ fn f13_cycles_and_self_parents_do_not_hang() {
         entry("b", Some("a"), "y"),
         entry("c", Some("b"), "z")
     );
-    let s = load(text.as_bytes());
-    assert!(kinds(&s).contains(&K::Cycle));
-    assert_eq!(s.read_only(), Some(&ReadOnly::Cycle));
-    let p = s.path(s.file_leaf());
-    assert!(p.len() <= s.len() + 1);
-    let _ = context::build_context(&s, s.file_leaf());
-    let _ = compaction::prepare_compaction(&s, &p, &Default::default());
+    let session = load(text.as_bytes());
+    assert!(kinds(&session).contains(&K::Cycle));
+    assert_eq!(session.read_only(), Some(&ReadOnly::Cycle));
+    let p = session.path(session.file_leaf());
+    assert!(p.len() <= session.len() + 1);
+    let _ = context::build_context(&session, session.file_leaf());
+    let _ = compaction::prepare_compaction(&session, &p, &Default::default());
     let selfp = load(format!("{H}\n{}\n", entry("a", Some("a"), "x")).as_bytes());
     assert!(kinds(&selfp).contains(&K::Cycle));
     assert_eq!(selfp.roots().len(), 1, "Pi's getTree treats a self-parent as a root");
@@ -204,10 +204,10 @@ fn f14_bad_header_or_empty_file_is_rejected_and_never_rewritten() {
     for bytes in
         [&b""[..], b"{\"type\":\"message\",\"id\":\"a\"}\n", b"not json at all\n", b"{\"type\":\"session\",\"id\":5}\n"]
     {
-        let (s, _d) = load_file(bytes);
-        assert!(!s.header_accepted());
-        assert_eq!(s.read_only(), Some(&ReadOnly::Rejected));
-        assert!(s.read_only_reason().unwrap().contains("not a Pi session"));
+        let (session, _d) = load_file(bytes);
+        assert!(!session.header_accepted());
+        assert_eq!(session.read_only(), Some(&ReadOnly::Rejected));
+        assert!(session.read_only_reason().unwrap().contains("not a Pi session"));
     }
 }
 
@@ -215,8 +215,8 @@ fn f14_bad_header_or_empty_file_is_rejected_and_never_rewritten() {
 fn f15_missing_first_kept_keeps_nothing_like_pi() {
     let comp = r#"{"type":"compaction","id":"c","parentId":"a","timestamp":"2025-03-01T09:00:02.000Z","summary":"S","firstKeptEntryId":"nowhere","tokensBefore":5}"#;
     let text = format!("{H}\n{}\n{comp}\n{}\n", entry("a", None, "x"), entry("b", Some("c"), "y"));
-    let s = load(text.as_bytes());
-    let ctx = context::build_context(&s, s.file_leaf());
+    let session = load(text.as_bytes());
+    let ctx = context::build_context(&session, session.file_leaf());
     let roles: Vec<&str> = ctx.messages.iter().map(|m| m.message.str_field("role").unwrap()).collect();
     assert_eq!(roles, vec!["compactionSummary", "user"]);
 }
@@ -225,11 +225,11 @@ fn f15_missing_first_kept_keeps_nothing_like_pi() {
 fn f16_a_100_mb_line_loads_without_a_dom() {
     let big = "x".repeat(100 * 1024 * 1024);
     let text = format!("{H}\n{}\n{}\n", entry("a", None, &big), entry("b", Some("a"), "after"));
-    let s = load(text.as_bytes());
-    assert_eq!(s.len(), 2);
-    assert_eq!(s.path_ids(s.file_leaf()), vec!["a", "b"]);
+    let session = load(text.as_bytes());
+    assert_eq!(session.len(), 2);
+    assert_eq!(session.path_ids(session.file_leaf()), vec!["a", "b"]);
     // The context estimate parses the line on demand.
-    let est = context::estimate_tokens(s.message(0).unwrap());
+    let est = context::estimate_tokens(session.message(0).unwrap());
     assert_eq!(est, (big.len() as f64 / 4.0).ceil());
 }
 
@@ -243,11 +243,11 @@ fn f17_deep_nesting_neither_overflows_the_stack_nor_hides_later_lines() {
         "]".repeat(100_000)
     );
     let text = format!("{H}\n{}\n{deep}\n{}\n", entry("a", None, "x"), entry("b", Some("d"), "y"));
-    let s = load(text.as_bytes());
-    assert_eq!(s.len(), 3);
-    assert_eq!(s.path_ids(s.file_leaf()), vec!["a", "d", "b"]);
-    assert!(s.value(1).is_null());
-    assert_eq!(context::build_context(&s, s.file_leaf()).messages.len(), 2);
+    let session = load(text.as_bytes());
+    assert_eq!(session.len(), 3);
+    assert_eq!(session.path_ids(session.file_leaf()), vec!["a", "d", "b"]);
+    assert!(session.value(1).is_null());
+    assert_eq!(context::build_context(&session, session.file_leaf()).messages.len(), 2);
     // A message nested too deep for the DOM is still a per-line matter, never a crash.
     let deep_msg = format!(
         "{{\"type\":\"message\",\"id\":\"m\",\"parentId\":\"b\",\"timestamp\":\"t\",\"message\":{{\"role\":\"user\",\"content\":{}{}}}}}",
@@ -302,10 +302,10 @@ fn f19_directories_fifos_and_devices_are_rejected_before_reading() {
 #[test]
 fn legacy_v1_opens_read_only_and_saves_as_a_v3_copy() {
     let v1 = "{\"type\":\"session\",\"id\":\"old\",\"timestamp\":\"2024-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n{\"type\":\"message\",\"timestamp\":\"2024-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n";
-    let (s, dir) = load_file(v1.as_bytes());
-    assert!(matches!(s.read_only(), Some(ReadOnly::Legacy { version: 1 })));
-    assert_eq!(s.len(), 1);
-    let lines = s.migrated_lines().unwrap();
+    let (session, dir) = load_file(v1.as_bytes());
+    assert!(matches!(session.read_only(), Some(ReadOnly::Legacy { version: 1 })));
+    assert_eq!(session.len(), 1);
+    let lines = session.migrated_lines().unwrap();
     assert!(lines[0].ends_with("\"version\":3}"));
     let copy = dir.path().join("copy.jsonl");
     store::create_session_file(&copy, &lines).unwrap();

@@ -6,30 +6,11 @@
 
 mod fuzz_checks;
 
-use std::path::{Path, PathBuf};
+#[path = "support/fuzz_replay.rs"]
+mod fuzz_replay;
 
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = match std::fs::read_dir(dir) {
-        Ok(rd) => rd.map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect(),
-        Err(_) => Vec::new(),
-    };
-    v.sort();
-    v
-}
-
-fn replay(target: &str, check: fn(&[u8])) -> usize {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut n = 0;
-    for dir in [root.join("tests/fixtures/fuzz").join(target), root.join("fuzz/seeds").join(target)] {
-        for f in files(&dir) {
-            let data = std::fs::read(&f).unwrap();
-            let r = std::panic::catch_unwind(|| check(&data));
-            assert!(r.is_ok(), "{target}: {} fails the fuzz check", f.display());
-            n += 1;
-        }
-    }
-    n
-}
+use fuzz_replay::replay;
+use std::path::Path;
 
 #[test]
 fn loader_inputs() {
@@ -57,19 +38,27 @@ fn a_legacy_file_with_a_cycle_reports_it_and_its_paths_end() {
     use session_engine::{DiagnosticKind, ReadOnly, Session};
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz/loader");
     for name in ["v2-two-entry-cycle", "v2-cycle-path-starts-mid-loop"] {
-        let s = Session::from_bytes(std::fs::read(root.join(name)).unwrap());
-        assert!(matches!(s.read_only(), Some(ReadOnly::Legacy { version: 2 })), "{name}: {:?}", s.read_only());
-        assert!(s.diagnostics().iter().any(|d| d.kind == DiagnosticKind::Cycle), "{name}: {:?}", s.diagnostics());
-        for i in 0..s.len() {
-            let p = s.path(Some(i));
+        let session = Session::from_bytes(std::fs::read(root.join(name)).unwrap());
+        assert!(
+            matches!(session.read_only(), Some(ReadOnly::Legacy { version: 2 })),
+            "{name}: {:?}",
+            session.read_only()
+        );
+        assert!(
+            session.diagnostics().iter().any(|d| d.kind == DiagnosticKind::Cycle),
+            "{name}: {:?}",
+            session.diagnostics()
+        );
+        for i in 0..session.len() {
+            let p = session.path(Some(i));
             assert_eq!(p.last(), Some(&i));
-            assert!(p.len() <= s.len() + 1);
+            assert!(p.len() <= session.len() + 1);
         }
     }
-    let s = Session::from_bytes(std::fs::read(root.join("v2-two-entry-cycle")).unwrap());
-    let a = s.index_of("a").unwrap();
-    assert_eq!(s.parent_of(a), s.index_of("b"));
-    assert_eq!(s.path(Some(a)).len(), 3, "stopped after n + 1 steps: {:?}", s.path_ids(Some(a)));
+    let session = Session::from_bytes(std::fs::read(root.join("v2-two-entry-cycle")).unwrap());
+    let a = session.index_of("a").unwrap();
+    assert_eq!(session.parent_of(a), session.index_of("b"));
+    assert_eq!(session.path(Some(a)).len(), 3, "stopped after n + 1 steps: {:?}", session.path_ids(Some(a)));
 }
 
 /// The extend target's first failure (tests/fixtures/fuzz/extend/crlf-last-line-before-the-cut,
@@ -93,34 +82,34 @@ fn extending_after_a_trimmed_tail_equals_a_fresh_load() {
     let first = format!("{h}\r\n{}\r\n \r\n\r\n", e("a", "null"));
     let more = format!("not json\r\n{}\r\n", e("b", "\"a\""));
     std::fs::write(&f, &first).unwrap();
-    let mut s = Session::open(&f).unwrap();
-    assert_eq!(s.raw(0), e("a", "null").as_bytes(), "trimmed, as Pi reads it");
+    let mut session = Session::open(&f).unwrap();
+    assert_eq!(session.raw(0), e("a", "null").as_bytes(), "trimmed, as Pi reads it");
     std::fs::write(&f, format!("{first}{more}")).unwrap();
-    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(1));
+    assert_eq!(session.extend_from_file(&f).unwrap(), Extend::Added(1));
     let fresh = Session::open(&f).unwrap();
     for i in 0..fresh.len() {
-        assert_eq!(s.raw(i), fresh.raw(i), "entry {i}");
+        assert_eq!(session.raw(i), fresh.raw(i), "entry {i}");
     }
-    assert_eq!(s.raw(0), format!("{}\r", e("a", "null")).as_bytes());
-    assert_eq!(s.diagnostics(), fresh.diagnostics());
-    assert_eq!(s.malformed_lines(), [5], "the blank lines count");
-    assert_eq!(s.path_ids(s.file_leaf()), ["a", "b"]);
+    assert_eq!(session.raw(0), format!("{}\r", e("a", "null")).as_bytes());
+    assert_eq!(session.diagnostics(), fresh.diagnostics());
+    assert_eq!(session.malformed_lines(), [5], "the blank lines count");
+    assert_eq!(session.path_ids(session.file_leaf()), ["a", "b"]);
     // Whitespace alone appended: nothing to add.
     std::fs::write(&f, format!("{first}{more}\r\n  \n")).unwrap();
-    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(0));
+    assert_eq!(session.extend_from_file(&f).unwrap(), Extend::Added(0));
     std::fs::write(&f, format!("{first}{more}\r\n  \n{}\n", e("c", "\"b\""))).unwrap();
-    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(1));
+    assert_eq!(session.extend_from_file(&f).unwrap(), Extend::Added(1));
     let fresh = Session::open(&f).unwrap();
-    assert_eq!(s.diagnostics(), fresh.diagnostics());
-    assert_eq!(s.raw(1), fresh.raw(1));
-    assert_eq!(s.entry(2).line, fresh.entry(2).line);
+    assert_eq!(session.diagnostics(), fresh.diagnostics());
+    assert_eq!(session.raw(1), fresh.raw(1));
+    assert_eq!(session.entry(2).line, fresh.entry(2).line);
     // A no-break space after the last line: JSON does not allow it, so only a reload knows.
     let nbsp = format!("{h}\n{}\u{a0}\n", e("a", "null"));
     std::fs::write(&f, &nbsp).unwrap();
-    let mut s = Session::open(&f).unwrap();
-    assert_eq!(s.len(), 1, "trimmed, the line parses");
+    let mut session = Session::open(&f).unwrap();
+    assert_eq!(session.len(), 1, "trimmed, the line parses");
     std::fs::write(&f, format!("{nbsp}{}\n", e("b", "\"a\""))).unwrap();
-    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Reload);
+    assert_eq!(session.extend_from_file(&f).unwrap(), Extend::Reload);
     let fresh = Session::open(&f).unwrap();
     assert_eq!(fresh.malformed_lines(), [2], "whole, it does not");
 }
@@ -144,15 +133,15 @@ fn an_appended_parent_of_an_earlier_orphan_asks_for_a_reload() {
     };
     let first = format!("{h}\n{}\n{}\n", e("a", "null"), e("c", "\"b\""));
     std::fs::write(&f, &first).unwrap();
-    let mut s = Session::open(&f).unwrap();
-    assert_eq!(s.path_ids(s.file_leaf()), ["c"], "an orphan starts its own path");
+    let mut session = Session::open(&f).unwrap();
+    assert_eq!(session.path_ids(session.file_leaf()), ["c"], "an orphan starts its own path");
     // An unrelated append is still taken incrementally.
     let second = format!("{first}{}\n", e("d", "\"a\""));
     std::fs::write(&f, &second).unwrap();
-    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(1));
+    assert_eq!(session.extend_from_file(&f).unwrap(), Extend::Added(1));
     // The missing parent arrives.
     std::fs::write(&f, format!("{second}{}\n", e("b", "\"a\""))).unwrap();
-    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Reload);
+    assert_eq!(session.extend_from_file(&f).unwrap(), Extend::Reload);
     let fresh = Session::open(&f).unwrap();
     let c = fresh.index_of("c").unwrap();
     assert_eq!(fresh.path_ids(Some(c)), ["a", "b", "c"]);
@@ -175,12 +164,12 @@ fn an_appended_nul_line_is_reported_as_the_loader_reports_it() {
     let h =
         "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n";
     std::fs::write(&f, h).unwrap();
-    let mut s = Session::open(&f).unwrap();
+    let mut session = Session::open(&f).unwrap();
     std::fs::write(&f, format!("{h}\0\0\0\n{{\"type\":\"custom\",\"id\":\"a\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\"}}\n")).unwrap();
-    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(1));
+    assert_eq!(session.extend_from_file(&f).unwrap(), Extend::Added(1));
     let fresh = Session::open(&f).unwrap();
-    assert_eq!(s.diagnostics(), fresh.diagnostics());
-    assert_eq!(s.diagnostics()[0].kind, DiagnosticKind::NulBytes);
+    assert_eq!(session.diagnostics(), fresh.diagnostics());
+    assert_eq!(session.diagnostics()[0].kind, DiagnosticKind::NulBytes);
     let data =
         std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz/extend/nul-line-appended"))
             .unwrap();
@@ -199,11 +188,11 @@ fn a_malformed_last_line_is_described_again_once_it_is_whole() {
     let f = dir.path().join("s.jsonl");
     let first = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n{\"torn\":\r\n";
     std::fs::write(&f, first).unwrap();
-    let mut s = Session::open(&f).unwrap();
+    let mut session = Session::open(&f).unwrap();
     std::fs::write(&f, format!("{first}{{\"type\":\"custom\",\"id\":\"a\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\"}}\n")).unwrap();
-    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(1));
+    assert_eq!(session.extend_from_file(&f).unwrap(), Extend::Added(1));
     let fresh = Session::open(&f).unwrap();
-    assert_eq!(s.diagnostics(), fresh.diagnostics());
+    assert_eq!(session.diagnostics(), fresh.diagnostics());
     let data = std::fs::read(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz/extend/malformed-crlf-last-line"),
     )

@@ -20,9 +20,9 @@ fn dir() -> PathBuf {
 }
 
 fn fixture(name: &str) -> (Session, Value) {
-    let s = Session::open(&dir().join(format!("{name}.jsonl"))).unwrap();
+    let session = Session::open(&dir().join(format!("{name}.jsonl"))).unwrap();
     let pi = pi_json::parse(&std::fs::read_to_string(dir().join(format!("{name}.pi.json"))).unwrap()).unwrap();
-    (s, pi)
+    (session, pi)
 }
 
 const LOAD: [&str; 10] = [
@@ -66,8 +66,8 @@ fn pi_view(pi: &Value) -> BTreeMap<String, String> {
     )
 }
 
-fn arbor_view(s: &Session) -> BTreeMap<String, String> {
-    let r = report::inspect(s, &InspectOptions::default()).unwrap();
+fn arbor_view(session: &Session) -> BTreeMap<String, String> {
+    let r = report::inspect(session, &InspectOptions::default()).unwrap();
     let c = r.get("context").unwrap();
     view(
         r.get("load").unwrap(),
@@ -79,14 +79,14 @@ fn arbor_view(s: &Session) -> BTreeMap<String, String> {
 }
 
 fn differing(name: &str) -> Vec<String> {
-    let (s, pi) = fixture(name);
-    let (a, p) = (arbor_view(&s), pi_view(&pi));
+    let (session, pi) = fixture(name);
+    let (a, p) = (arbor_view(&session), pi_view(&pi));
     p.keys().filter(|k| a[*k] != p[*k]).cloned().collect()
 }
 
 fn assert_same_as_pi(name: &str) {
-    let (s, pi) = fixture(name);
-    let (a, p) = (arbor_view(&s), pi_view(&pi));
+    let (session, pi) = fixture(name);
+    let (a, p) = (arbor_view(&session), pi_view(&pi));
     for (k, pv) in &p {
         assert_eq!(&a[k], pv, "{name}: {k} differs from Pi");
     }
@@ -96,34 +96,34 @@ fn assert_same_as_pi(name: &str) {
 fn duplicate_flush_roots_are_listed_once_per_occurrence_as_pi_does() {
     // Pi's duplicate-flush bug: header + entries before the first reply written twice.
     assert_same_as_pi("dup-flush");
-    let (s, pi) = fixture("dup-flush");
-    let r = report::inspect(&s, &InspectOptions::default()).unwrap();
+    let (session, pi) = fixture("dup-flush");
+    let r = report::inspect(&session, &InspectOptions::default()).unwrap();
     let roots = pi_json::to_string(r.get("load").unwrap().get("roots").unwrap());
     assert_eq!(roots, r#"["80e4ec6b","80e4ec6b"]"#);
     assert_eq!(pi_json::to_string(pi.get("load").unwrap().get("roots").unwrap()), roots);
     // The graph (Session::roots / children) shows each id once: its later copy, with the
     // earlier line reported as a repeated id.
-    assert_eq!(s.roots().len(), 1);
-    let root = s.roots()[0] as usize;
-    assert_eq!(s.id(root), "80e4ec6b");
-    assert_eq!(s.index_of("80e4ec6b"), Some(root));
+    assert_eq!(session.roots().len(), 1);
+    let root = session.roots()[0] as usize;
+    assert_eq!(session.id(root), "80e4ec6b");
+    assert_eq!(session.index_of("80e4ec6b"), Some(root));
     assert!(root > 0, "the later copy wins");
-    assert_eq!(s.children(root).len(), 1, "the child is attached once, not once per copy");
-    let dups = s.diagnostics().iter().filter(|d| d.kind == DiagnosticKind::DuplicateId).count();
-    assert_eq!(dups, 3, "{:?}", s.diagnostics());
-    assert!(s.diagnostics().iter().any(|d| d.kind == DiagnosticKind::ExtraHeader));
+    assert_eq!(session.children(root).len(), 1, "the child is attached once, not once per copy");
+    let dups = session.diagnostics().iter().filter(|d| d.kind == DiagnosticKind::DuplicateId).count();
+    assert_eq!(dups, 3, "{:?}", session.diagnostics());
+    assert!(session.diagnostics().iter().any(|d| d.kind == DiagnosticKind::ExtraHeader));
 }
 
 #[test]
 fn an_id_repeated_under_another_parent_matches_pi() {
     assert_same_as_pi("dup-id-moved");
-    let (s, _) = fixture("dup-id-moved");
+    let (session, _) = fixture("dup-id-moved");
     // The later copy (parentId null) wins: it is a root, and its old parent no longer lists it.
-    let moved = s.index_of("54226308").unwrap();
-    assert_eq!(s.parent_of(moved), None);
-    assert!(s.roots().iter().any(|&r| r as usize == moved));
-    let old_parent = s.index_of("5b007d9a").unwrap();
-    assert!(s.children(old_parent).is_empty());
+    let moved = session.index_of("54226308").unwrap();
+    assert_eq!(session.parent_of(moved), None);
+    assert!(session.roots().iter().any(|&r| r as usize == moved));
+    let old_parent = session.index_of("5b007d9a").unwrap();
+    assert!(session.children(old_parent).is_empty());
 }
 
 #[test]
@@ -134,16 +134,16 @@ fn a_rejected_header_still_reports_every_line_that_fails_to_parse() {
         ("rejected-torn-header", "[1,6]", "10", "null"),
     ] {
         assert_same_as_pi(name);
-        let (s, _) = fixture(name);
-        let a = arbor_view(&s);
+        let (session, _) = fixture(name);
+        let a = arbor_view(&session);
         assert_eq!(a["malformedLines"], malformed, "{name}");
         assert_eq!(a["nonEmptyLines"], non_empty, "{name}");
         assert_eq!(a["versionInFile"], version, "{name}");
         assert_eq!(a["headerAccepted"], "false");
         assert_eq!(a["entryCount"], "0");
-        assert!(s.read_only().is_some());
-        assert!(s.is_empty(), "{name}: a rejected file has no entries");
-        let diag_malformed: Vec<usize> = s
+        assert!(session.read_only().is_some());
+        assert!(session.is_empty(), "{name}: a rejected file has no entries");
+        let diag_malformed: Vec<usize> = session
             .diagnostics()
             .iter()
             .filter(|d| matches!(d.kind, DiagnosticKind::Malformed | DiagnosticKind::TornTail))
@@ -170,15 +170,15 @@ fn deeper_nesting_and_plane_16_look_alikes_differ_only_as_documented() {
     // (load section equal to Pi's) but its value reads as null: the message is missing from
     // the context.
     assert_eq!(differing("deep-1002"), ["context.roles", "context.sha256", "tokens"]);
-    let (s, pi) = fixture("deep-1002");
-    let r = report::inspect(&s, &InspectOptions::default()).unwrap();
+    let (session, pi) = fixture("deep-1002");
+    let r = report::inspect(&session, &InspectOptions::default()).unwrap();
     let n = |v: &Value| v.get("context").unwrap().get("messages").and_then(Value::as_array).unwrap().len();
     assert_eq!(n(&r), n(&pi) - 1);
     // Real U+10F800..U+10FFFF text is taken for lone surrogates: only the digest of the
     // message that holds it differs (written back as \udXXX escapes); counts and tokens agree.
     assert_eq!(differing("plane16-lookalike"), ["context.sha256"]);
-    let (s, pi) = fixture("plane16-lookalike");
-    let r = report::inspect(&s, &InspectOptions::default()).unwrap();
+    let (session, pi) = fixture("plane16-lookalike");
+    let r = report::inspect(&session, &InspectOptions::default()).unwrap();
     let shas = |v: &Value| -> Vec<String> {
         v.get("context")
             .unwrap()
@@ -199,19 +199,19 @@ fn a_repeated_id_under_its_own_descendant_loads_without_a_loop() {
     // Pi's getTree attaches the later copy of x under each line's parent: under a, and (for the
     // earlier line) under c, which is x's own child. Its tree then loops and its timestamp sort
     // never ends (recorded as a timeout). Arbor's graph holds the later copy once: a → x → c.
-    let s = Session::open(&dir().join("tree-loop-through-repeated-id.jsonl")).unwrap();
+    let session = Session::open(&dir().join("tree-loop-through-repeated-id.jsonl")).unwrap();
     let pi =
         pi_json::parse(&std::fs::read_to_string(dir().join("tree-loop-through-repeated-id.pi.json")).unwrap()).unwrap();
     assert!(pi.get("timeout").is_some());
-    let (a, x, c) = (s.index_of("a").unwrap(), s.index_of("x").unwrap(), s.index_of("c").unwrap());
-    assert_eq!(s.roots(), [a as u32]);
-    assert_eq!(s.children(a), [x as u32]);
-    assert_eq!(s.children(x), [c as u32]);
-    assert!(s.children(c).is_empty());
-    assert_eq!(s.path_ids(Some(c)), ["a", "x", "c"]);
-    assert!(s.diagnostics().iter().any(|d| d.kind == DiagnosticKind::DuplicateId));
-    assert!(!s.diagnostics().iter().any(|d| d.kind == DiagnosticKind::Cycle));
-    let r = report::inspect(&s, &InspectOptions::default()).unwrap();
+    let (a, x, c) = (session.index_of("a").unwrap(), session.index_of("x").unwrap(), session.index_of("c").unwrap());
+    assert_eq!(session.roots(), [a as u32]);
+    assert_eq!(session.children(a), [x as u32]);
+    assert_eq!(session.children(x), [c as u32]);
+    assert!(session.children(c).is_empty());
+    assert_eq!(session.path_ids(Some(c)), ["a", "x", "c"]);
+    assert!(session.diagnostics().iter().any(|d| d.kind == DiagnosticKind::DuplicateId));
+    assert!(!session.diagnostics().iter().any(|d| d.kind == DiagnosticKind::Cycle));
+    let r = report::inspect(&session, &InspectOptions::default()).unwrap();
     assert_eq!(pi_json::to_string(r.get("load").unwrap().get("roots").unwrap()), r#"["a"]"#);
 }
 

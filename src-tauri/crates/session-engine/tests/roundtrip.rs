@@ -83,12 +83,12 @@ proptest! {
     fn lines_round_trip_and_paths_match_a_naive_walk(ops in proptest::collection::vec(op(), 0..40)) {
         let (lines, parents) = build(&ops);
         let text = lines.join("\n") + "\n";
-        let s = Session::from_bytes(text.as_bytes().to_vec());
-        prop_assert_eq!(s.len(), ops.len());
-        for i in 0..s.len() {
+        let session = Session::from_bytes(text.as_bytes().to_vec());
+        prop_assert_eq!(session.len(), ops.len());
+        for i in 0..session.len() {
             // Raw bytes kept, and JSON.stringify of the parsed entry gives the same bytes.
-            prop_assert_eq!(s.raw(i), lines[i + 1].as_bytes());
-            prop_assert_eq!(pi_json::to_string(s.value(i)), lines[i + 1].clone());
+            prop_assert_eq!(session.raw(i), lines[i + 1].as_bytes());
+            prop_assert_eq!(pi_json::to_string(session.value(i)), lines[i + 1].clone());
         }
         // Naive replay: the leaf is the last line; walk parentIds through a map.
         if let Some((leaf, _)) = parents.last() {
@@ -97,12 +97,12 @@ proptest! {
             let mut cur = map[leaf].clone();
             while let Some(p) = cur { naive.push(p.clone()); cur = map[&p].clone(); }
             naive.reverse();
-            let got: Vec<String> = s.path_ids(s.file_leaf()).into_iter().map(str::to_string).collect();
+            let got: Vec<String> = session.path_ids(session.file_leaf()).into_iter().map(str::to_string).collect();
             prop_assert_eq!(got, naive);
         } else {
             // No entries: no leaf, an empty path.
-            prop_assert_eq!(s.file_leaf(), None);
-            prop_assert!(s.path_ids(None).is_empty());
+            prop_assert_eq!(session.file_leaf(), None);
+            prop_assert!(session.path_ids(None).is_empty());
         }
     }
 
@@ -117,8 +117,8 @@ proptest! {
         store::append_line(&p, lines.last().unwrap(), false).unwrap();
         let after = std::fs::read(&p).unwrap();
         prop_assert!(after.starts_with(text.as_bytes()));
-        let s = Session::open(&p).unwrap();
-        prop_assert_eq!(s.len(), ops.len());
-        prop_assert_eq!(s.raw(s.len() - 1), lines.last().unwrap().as_bytes());
+        let session = Session::open(&p).unwrap();
+        prop_assert_eq!(session.len(), ops.len());
+        prop_assert_eq!(session.raw(session.len() - 1), lines.last().unwrap().as_bytes());
     }
 }

@@ -168,9 +168,9 @@ impl Renderer for Html<'_> {
             "<div class=\"cut\">▲ Everything above is compacted: the model no longer sees it; <a href=\"#e{comp}\">the compaction's summary</a> stands for it. ▼ Kept from here.</div>"
         )
     }
-    fn entry(&mut self, s: &Session, idx: usize, v: &Value, st: Status) -> io::Result<()> {
-        let (role, parts) = parts_of(s, idx, v);
-        let class = match s.kind(idx) {
+    fn entry(&mut self, session: &Session, idx: usize, v: &Value, st: Status) -> io::Result<()> {
+        let (role, parts) = parts_of(session, idx, v);
+        let class = match session.kind(idx) {
             Kind::Message => match role.as_str() {
                 "user" | "assistant" | "toolResult" | "bashExecution" => role.as_str(),
                 _ => "message",
@@ -187,10 +187,10 @@ impl Renderer for Html<'_> {
         write!(self.w, "<article class=\"{class}{extra}\" id=\"e{idx}\"><header><a href=\"#e{idx}\">#</a> <b>")?;
         esc(self.w, &role)?;
         write!(self.w, "</b> · ")?;
-        esc(self.w, &s.entry(idx).timestamp)?;
+        esc(self.w, &session.entry(idx).timestamp)?;
         write!(self.w, " · ")?;
-        esc(self.w, s.id(idx))?;
-        if let Some(l) = s.label_of(s.id(idx)) {
+        esc(self.w, session.id(idx))?;
+        if let Some(l) = session.label_of(session.id(idx)) {
             write!(self.w, " · label: ")?;
             esc(self.w, l)?;
         }

@@ -59,7 +59,7 @@ pub struct Stats {
 /// Streams the export to `w`. `progress(done, total)` is called every few hundred entries with
 /// bytes of the session read so far.
 pub fn export(
-    s: &Session,
+    session: &Session,
     scope: Scope,
     format: Format,
     title: &str,
@@ -67,14 +67,14 @@ pub fn export(
     progress: &mut dyn FnMut(u64, u64),
 ) -> io::Result<Stats> {
     let mut out = renderer(format, w);
-    let total = s.file_len();
+    let total = session.file_len();
     match scope {
-        Scope::Context { leaf } => export_context(s, leaf, title, out.as_mut()),
+        Scope::Context { leaf } => export_context(session, leaf, title, out.as_mut()),
         Scope::Session { leaf } | Scope::Branch { leaf } => {
             let whole = matches!(scope, Scope::Session { .. });
-            let p = plan(s, leaf, whole);
+            let p = plan(session, leaf, whole);
             let what = if whole { "Session" } else { "Branch" };
-            out.begin(title, &head_facts(s, &p, what))?;
+            out.begin(title, &head_facts(session, &p, what))?;
             // The outline: one block per branch, its notable entries as links.
             out.outline_begin()?;
             // A user or bash message has `"user"` or `"bashExecution"` in its line: only those
@@ -82,22 +82,23 @@ pub fn export(
             // never does, is left out of the outline, not of the export).
             let user = memchr::memmem::Finder::new(b"\"user\"");
             let bash = memchr::memmem::Finder::new(b"\"bashExecution\"");
-            let maybe = |i: usize| user.find(s.raw(i)).is_some() || bash.find(s.raw(i)).is_some();
+            let maybe = |i: usize| user.find(session.raw(i)).is_some() || bash.find(session.raw(i)).is_some();
             for (k, seg) in p.segments.iter().enumerate() {
-                let label = segment_label(s, &p, k);
+                let label = segment_label(session, &p, k);
                 out.outline_segment_begin(k, &label, k == 0)?;
                 for &i in &seg.entries {
-                    let interesting = match s.kind(i) {
-                        Kind::Message => maybe(i) && matches!(s.role(i), Some("user" | "bashExecution")),
+                    let interesting = match session.kind(i) {
+                        Kind::Message => maybe(i) && matches!(session.role(i), Some("user" | "bashExecution")),
                         Kind::Compaction | Kind::BranchSummary | Kind::SessionInfo => true,
                         _ => false,
                     };
-                    if !interesting && s.label_of(s.id(i)).is_none() {
+                    if !interesting && session.label_of(session.id(i)).is_none() {
                         continue;
                     }
-                    let v = entry_value(s, i);
-                    let mut text = outline_text(s, i, &v).unwrap_or_else(|| s.entry(i).type_name.to_string());
-                    if let Some(l) = s.label_of(s.id(i)) {
+                    let v = entry_value(session, i);
+                    let mut text =
+                        outline_text(session, i, &v).unwrap_or_else(|| session.entry(i).type_name.to_string());
+                    if let Some(l) = session.label_of(session.id(i)) {
                         text = format!("[{}] {text}", preview(l, 40));
                     }
                     out.outline_item(i, &text, p.status[i])?;
@@ -105,7 +106,7 @@ pub fn export(
                 out.outline_segment_end()?;
             }
             out.outline_end()?;
-            let done = body(s, &p, format, out.as_mut(), total, progress, CHUNK_ITEMS)?;
+            let done = body(session, &p, format, out.as_mut(), total, progress, CHUNK_ITEMS)?;
             out.end()?;
             progress(total, total);
             Ok(Stats { entries: done, branches: p.segments.len() })
@@ -145,7 +146,7 @@ const CHUNK_ITEMS: usize = 256;
 /// ahead); this thread writes them in order. The output is byte for byte the same as rendering
 /// one entry after the other. A write error (a full disk, a cancel) stops both threads.
 fn body(
-    s: &Session,
+    session: &Session,
     p: &Plan,
     format: Format,
     out: &mut dyn Renderer,
@@ -153,7 +154,7 @@ fn body(
     progress: &mut dyn FnMut(u64, u64),
     chunk_items: usize,
 ) -> io::Result<usize> {
-    let mut items = Vec::with_capacity(s.len() + 2 * p.segments.len());
+    let mut items = Vec::with_capacity(session.len() + 2 * p.segments.len());
     for (k, seg) in p.segments.iter().enumerate() {
         items.push(Item::SegmentBegin(k));
         items.extend(seg.entries.iter().map(|&idx| Item::Entry { k, idx }));
@@ -164,7 +165,7 @@ fn body(
     let mut chunks: Vec<(&[Item], u64)> = Vec::new();
     let (mut from, mut bytes) = (0, 0u64);
     for (n, it) in items.iter().enumerate() {
-        bytes += item_bytes(s, it);
+        bytes += item_bytes(session, it);
         if n + 1 - from >= chunk_items.max(1) || bytes >= 1 << 20 {
             chunks.push((&items[from..=n], bytes));
             (from, bytes) = (n + 1, 0);
@@ -177,7 +178,7 @@ fn body(
         let mut buf = Vec::with_capacity(1 << 20);
         let mut r = renderer(format, &mut buf);
         for &item in chunk {
-            render_item(s, p, r.as_mut(), item)?;
+            render_item(session, p, r.as_mut(), item)?;
         }
         drop(r);
         Ok(buf)
@@ -220,16 +221,16 @@ fn body(
 }
 
 /// Bytes of the session line behind an item (progress counts these).
-fn item_bytes(s: &Session, it: &Item) -> u64 {
+fn item_bytes(session: &Session, it: &Item) -> u64 {
     match *it {
-        Item::Entry { idx, .. } => s.entry(idx).end - s.entry(idx).start + 1,
+        Item::Entry { idx, .. } => session.entry(idx).end - session.entry(idx).start + 1,
         _ => 0,
     }
 }
 
-fn render_item(s: &Session, p: &Plan, out: &mut dyn Renderer, item: Item) -> io::Result<()> {
+fn render_item(session: &Session, p: &Plan, out: &mut dyn Renderer, item: Item) -> io::Result<()> {
     match item {
-        Item::SegmentBegin(k) => out.segment_begin(k, &segment_label(s, p, k), p.segments[k].from),
+        Item::SegmentBegin(k) => out.segment_begin(k, &segment_label(session, p, k), p.segments[k].from),
         Item::SegmentEnd => out.segment_end(),
         Item::Entry { k, idx: i } => {
             if let Some((first_kept, comp)) = p.cut {
@@ -237,11 +238,15 @@ fn render_item(s: &Session, p: &Plan, out: &mut dyn Renderer, item: Item) -> io:
                     out.cut_marker(comp)?;
                 }
             }
-            let v = entry_value(s, i);
-            out.entry(s, i, &v, p.status[i])?;
+            let v = entry_value(session, i);
+            out.entry(session, i, &v, p.status[i])?;
             // Branches that start here.
-            let forks: Vec<usize> =
-                s.children(i).iter().map(|&c| p.seg_of[c as usize]).filter(|&t| t != k && t != usize::MAX).collect();
+            let forks: Vec<usize> = session
+                .children(i)
+                .iter()
+                .map(|&c| p.seg_of[c as usize])
+                .filter(|&t| t != k && t != usize::MAX)
+                .collect();
             if !forks.is_empty() {
                 out.forks(&forks)?;
             }
@@ -250,25 +255,25 @@ fn render_item(s: &Session, p: &Plan, out: &mut dyn Renderer, item: Item) -> io:
     }
 }
 
-fn export_context(s: &Session, leaf: Option<usize>, title: &str, out: &mut dyn Renderer) -> io::Result<Stats> {
-    let ctx = build_context(s, leaf);
+fn export_context(session: &Session, leaf: Option<usize>, title: &str, out: &mut dyn Renderer) -> io::Result<Stats> {
+    let ctx = build_context(session, leaf);
     let msgs = ctx.agent_messages();
     let est = estimate_context(&msgs);
     let mut facts = vec![("Export".to_string(), "Context".to_string())];
     if let Some(l) = leaf {
-        facts.push(("Leaf".into(), s.id(l).into()));
+        facts.push(("Leaf".into(), session.id(l).into()));
     }
     facts.push(("Messages".into(), msgs.len().to_string()));
     facts.push(("Context (Pi's estimate)".into(), format!("{} tokens", pi_json::number_to_string(est.tokens))));
     if let Some(c) = ctx.compaction {
-        let path_len = s.path(leaf).len();
+        let path_len = session.path(leaf).len();
         let in_ctx: std::collections::HashSet<usize> = ctx.messages.iter().map(|m| m.entry).collect();
-        let gone = s.path(leaf).iter().take_while(|&&i| !in_ctx.contains(&i) && i != c).count();
+        let gone = session.path(leaf).iter().take_while(|&&i| !in_ctx.contains(&i) && i != c).count();
         facts.push((
             "Compacted".into(),
             format!(
                 "compaction {} summarizes {gone} of the {path_len} entries on the path, which the model no longer sees",
-                s.id(c)
+                session.id(c)
             ),
         ));
     }
@@ -288,7 +293,7 @@ fn export_context(s: &Session, leaf: Option<usize>, title: &str, out: &mut dyn R
     out.segment_begin(0, "What the model sees", None)?;
     for m in &ctx.messages {
         // The entry itself: a message, or the summary / custom message the context shows.
-        out.entry(s, m.entry, s.value(m.entry), Status::Seen)?;
+        out.entry(session, m.entry, session.value(m.entry), Status::Seen)?;
     }
     out.segment_end()?;
     out.end()?;
@@ -300,15 +305,15 @@ mod tests {
     use super::*;
 
     /// The body as it was written before the two threads: one item after the other, one renderer.
-    fn sequential(s: &Session, p: &Plan, format: Format) -> Vec<u8> {
+    fn sequential(session: &Session, p: &Plan, format: Format) -> Vec<u8> {
         let mut buf = Vec::new();
         let mut r = renderer(format, &mut buf);
         for (k, seg) in p.segments.iter().enumerate() {
-            render_item(s, p, r.as_mut(), Item::SegmentBegin(k)).unwrap();
+            render_item(session, p, r.as_mut(), Item::SegmentBegin(k)).unwrap();
             for &idx in &seg.entries {
-                render_item(s, p, r.as_mut(), Item::Entry { k, idx }).unwrap();
+                render_item(session, p, r.as_mut(), Item::Entry { k, idx }).unwrap();
             }
-            render_item(s, p, r.as_mut(), Item::SegmentEnd).unwrap();
+            render_item(session, p, r.as_mut(), Item::SegmentEnd).unwrap();
         }
         drop(r);
         buf
@@ -328,18 +333,26 @@ mod tests {
             "compaction-first-kept-on-other-branch",
             "branch-deep-budget",
         ] {
-            let s = Session::open(&dir.join(format!("{name}.jsonl"))).unwrap();
+            let session = Session::open(&dir.join(format!("{name}.jsonl"))).unwrap();
             for whole in [true, false] {
-                let p = plan(&s, s.file_leaf(), whole);
+                let p = plan(&session, session.file_leaf(), whole);
                 for format in [Format::Html, Format::Markdown] {
-                    let want = sequential(&s, &p, format);
+                    let want = sequential(&session, &p, format);
                     assert!(!want.is_empty(), "{name}");
                     for chunk in [1, 2, 3, 7, 256] {
                         let mut buf = Vec::new();
                         let mut r = renderer(format, &mut buf);
                         let mut last = (0, 0);
-                        let n =
-                            body(&s, &p, format, r.as_mut(), s.file_len(), &mut |d, t| last = (d, t), chunk).unwrap();
+                        let n = body(
+                            &session,
+                            &p,
+                            format,
+                            r.as_mut(),
+                            session.file_len(),
+                            &mut |d, t| last = (d, t),
+                            chunk,
+                        )
+                        .unwrap();
                         drop(r);
                         assert_eq!(n, p.segments.iter().map(|g| g.entries.len()).sum::<usize>(), "{name}");
                         assert!(
@@ -372,11 +385,11 @@ mod tests {
             }
         }
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../session-engine/tests/fixtures/conformance");
-        let s = Session::open(&dir.join("branch-summaries-in-context.jsonl")).unwrap();
-        let p = plan(&s, s.file_leaf(), true);
+        let session = Session::open(&dir.join("branch-summaries-in-context.jsonl")).unwrap();
+        let p = plan(&session, session.file_leaf(), true);
         let mut w = Fails(2);
         let mut r = renderer(Format::Html, &mut w);
-        let e = body(&s, &p, Format::Html, r.as_mut(), s.file_len(), &mut |_, _| {}, 1).unwrap_err();
+        let e = body(&session, &p, Format::Html, r.as_mut(), session.file_len(), &mut |_, _| {}, 1).unwrap_err();
         assert_eq!(e.to_string(), "disk full");
     }
 }

@@ -98,15 +98,15 @@ impl Renderer for Md<'_> {
     fn cut_marker(&mut self, comp: usize) -> io::Result<()> {
         writeln!(self.w, "---\n\n**▲ Everything above is compacted: the model no longer sees it; [the compaction's summary](#e{comp}) stands for it. ▼ Kept from here.**\n\n---\n")
     }
-    fn entry(&mut self, s: &Session, idx: usize, v: &Value, st: Status) -> io::Result<()> {
-        let (role, parts) = parts_of(s, idx, v);
+    fn entry(&mut self, session: &Session, idx: usize, v: &Value, st: Status) -> io::Result<()> {
+        let (role, parts) = parts_of(session, idx, v);
         write!(self.w, "<a id=\"e{idx}\"></a>\n\n### ")?;
         md_inline(self.w, &role)?;
         write!(self.w, " · ")?;
-        md_inline(self.w, &s.entry(idx).timestamp)?;
+        md_inline(self.w, &session.entry(idx).timestamp)?;
         write!(self.w, " · ")?;
-        md_inline(self.w, s.id(idx))?;
-        if let Some(l) = s.label_of(s.id(idx)) {
+        md_inline(self.w, session.id(idx))?;
+        if let Some(l) = session.label_of(session.id(idx)) {
             write!(self.w, " · label: ")?;
             md_inline(self.w, l)?;
         }

@@ -39,18 +39,18 @@ pub(crate) struct Plan {
     pub(crate) leaf: Option<usize>,
 }
 
-pub(crate) fn plan(s: &Session, leaf: Option<usize>, whole: bool) -> Plan {
-    let n = s.len();
-    let path = s.path(leaf);
+pub(crate) fn plan(session: &Session, leaf: Option<usize>, whole: bool) -> Plan {
+    let n = session.len();
+    let path = session.path(leaf);
     let mut status = vec![Status::OffPath; n];
     for &i in &path {
         status[i] = Status::Seen;
     }
     // The governing compaction: the last one on the path; before its kept entries, nothing is seen.
     let mut cut = None;
-    if let Some(ci) = path.iter().rposition(|&i| s.kind(i) == Kind::Compaction) {
-        let first_kept = s.value(path[ci]).str_field("firstKeptEntryId").map(str::to_string);
-        let k = path[..ci].iter().position(|&i| first_kept.as_deref() == Some(s.id(i))).unwrap_or(ci);
+    if let Some(ci) = path.iter().rposition(|&i| session.kind(i) == Kind::Compaction) {
+        let first_kept = session.value(path[ci]).str_field("firstKeptEntryId").map(str::to_string);
+        let k = path[..ci].iter().position(|&i| first_kept.as_deref() == Some(session.id(i))).unwrap_or(ci);
         for &i in &path[..k] {
             status[i] = Status::Compacted;
         }
@@ -65,7 +65,7 @@ pub(crate) fn plan(s: &Session, leaf: Option<usize>, whole: bool) -> Plan {
         segments.push(Segment { entries: path, from: None });
     } else {
         let mut queue: VecDeque<(usize, Option<usize>)> = VecDeque::new();
-        let roots: Vec<usize> = s.roots().iter().map(|&r| r as usize).collect();
+        let roots: Vec<usize> = session.roots().iter().map(|&r| r as usize).collect();
         // The root of the active path first.
         for &r in roots
             .iter()
@@ -84,7 +84,7 @@ pub(crate) fn plan(s: &Session, leaf: Option<usize>, whole: bool) -> Plan {
                 }
                 seg_of[cur] = id;
                 entries.push(cur);
-                let ch = s.children(cur);
+                let ch = session.children(cur);
                 if ch.is_empty() {
                     break;
                 }
@@ -108,8 +108,8 @@ pub(crate) fn plan(s: &Session, leaf: Option<usize>, whole: bool) -> Plan {
 }
 
 /// A parsed entry line (parsed again here, never cached in the session).
-pub(crate) fn entry_value(s: &Session, idx: usize) -> Value {
-    pi_json::parse_bytes(s.raw(idx)).unwrap_or(Value::Null)
+pub(crate) fn entry_value(session: &Session, idx: usize) -> Value {
+    pi_json::parse_bytes(session.raw(idx)).unwrap_or(Value::Null)
 }
 
 /// One line of text for outlines: whitespace folded, control and bidi characters replaced.
@@ -163,8 +163,8 @@ pub(crate) fn content_text(content: Option<&Value>) -> Cow<'_, str> {
 }
 
 /// The outline line of an entry, or None when it is not worth a line.
-pub(crate) fn outline_text(s: &Session, idx: usize, v: &Value) -> Option<String> {
-    let text = match s.kind(idx) {
+pub(crate) fn outline_text(session: &Session, idx: usize, v: &Value) -> Option<String> {
+    let text = match session.kind(idx) {
         Kind::Message => {
             let m = v.get("message")?;
             match m.str_field("role") {
@@ -181,10 +181,10 @@ pub(crate) fn outline_text(s: &Session, idx: usize, v: &Value) -> Option<String>
     Some(text)
 }
 
-pub(crate) fn head_facts(s: &Session, p: &Plan, what: &str) -> Vec<(String, String)> {
+pub(crate) fn head_facts(session: &Session, p: &Plan, what: &str) -> Vec<(String, String)> {
     let mut f = Vec::new();
     f.push(("Export".into(), what.into()));
-    if let Some(h) = s.header() {
+    if let Some(h) = session.header() {
         f.push(("Session id".into(), h.id.clone()));
         if let Some(c) = &h.cwd {
             f.push(("Working directory".into(), c.clone()));
@@ -193,31 +193,35 @@ pub(crate) fn head_facts(s: &Session, p: &Plan, what: &str) -> Vec<(String, Stri
             f.push(("Started".into(), t.clone()));
         }
     }
-    if let Some(n) = s.name() {
+    if let Some(n) = session.name() {
         f.push(("Name".into(), n.into()));
     }
-    f.push(("Entries".into(), s.len().to_string()));
+    f.push(("Entries".into(), session.len().to_string()));
     f.push(("Branches".into(), p.segments.len().to_string()));
     if let Some(l) = p.leaf {
-        f.push(("Leaf".into(), s.id(l).into()));
+        f.push(("Leaf".into(), session.id(l).into()));
     }
     if let Some((first_kept, comp)) = p.cut {
         let gone = p.status.iter().filter(|&&x| x == Status::Compacted).count();
         f.push((
             "Compacted".into(),
-            format!("{gone} entries before {} are summarized by compaction {}", s.id(first_kept), s.id(comp)),
+            format!(
+                "{gone} entries before {} are summarized by compaction {}",
+                session.id(first_kept),
+                session.id(comp)
+            ),
         ));
     }
     f
 }
 
-pub(crate) fn segment_label(s: &Session, p: &Plan, k: usize) -> String {
+pub(crate) fn segment_label(session: &Session, p: &Plan, k: usize) -> String {
     let seg = &p.segments[k];
     let n = seg.entries.len();
     match seg.from {
         None if k == 0 && p.leaf.is_some() => format!("Active path · {n} entries"),
-        None => format!("Root {} · {n} entries", s.id(seg.entries[0])),
-        Some(f) => format!("Branch {k} from {} · {n} entries", s.id(f)),
+        None => format!("Root {} · {n} entries", session.id(seg.entries[0])),
+        Some(f) => format!("Branch {k} from {} · {n} entries", session.id(f)),
     }
 }
 
@@ -230,7 +234,7 @@ pub(crate) trait Renderer {
     fn outline_end(&mut self) -> io::Result<()>;
     fn segment_begin(&mut self, k: usize, label: &str, from: Option<usize>) -> io::Result<()>;
     fn cut_marker(&mut self, comp: usize) -> io::Result<()>;
-    fn entry(&mut self, s: &Session, idx: usize, v: &Value, st: Status) -> io::Result<()>;
+    fn entry(&mut self, session: &Session, idx: usize, v: &Value, st: Status) -> io::Result<()>;
     fn forks(&mut self, segs: &[usize]) -> io::Result<()>;
     fn segment_end(&mut self) -> io::Result<()>;
     fn end(&mut self) -> io::Result<()>;
@@ -282,9 +286,9 @@ fn tool_args(v: &Value) -> String {
 }
 
 /// The role line and the parts of an entry.
-pub(crate) fn parts_of<'a>(s: &'a Session, idx: usize, v: &'a Value) -> (String, Vec<Part<'a>>) {
+pub(crate) fn parts_of<'a>(session: &'a Session, idx: usize, v: &'a Value) -> (String, Vec<Part<'a>>) {
     let mut parts = Vec::new();
-    let kind = s.kind(idx);
+    let kind = session.kind(idx);
     let title = match kind {
         Kind::Message => {
             let Some(m) = v.get("message") else { return ("message".into(), parts) };
@@ -405,8 +409,8 @@ pub(crate) fn parts_of<'a>(s: &'a Session, idx: usize, v: &'a Value) -> (String,
             "thinking level".into()
         }
         _ => {
-            parts.push(Part::Folded { title: "entry data".into(), body: String::from_utf8_lossy(s.raw(idx)) });
-            s.entry(idx).type_name.to_string()
+            parts.push(Part::Folded { title: "entry data".into(), body: String::from_utf8_lossy(session.raw(idx)) });
+            session.entry(idx).type_name.to_string()
         }
     };
     (title, parts)

@@ -38,26 +38,26 @@ fn strings(v: Option<&Value>) -> Option<Vec<String>> {
 }
 
 /// Plans a re-summary of entry `idx` (a compaction or branch summary).
-pub fn plan_resummarize(s: &Session, idx: usize) -> Result<ResummarizeJob> {
-    let branch = match s.kind(idx) {
+pub fn plan_resummarize(session: &Session, idx: usize) -> Result<ResummarizeJob> {
+    let branch = match session.kind(idx) {
         Kind::Compaction => false,
         Kind::BranchSummary => true,
         _ => {
             return Err(Error::Session(format!(
                 "entry {} is not a summary; choose a compaction or branch summary entry",
-                s.id(idx)
+                session.id(idx)
             )))
         }
     };
     // The engine judges an edit or revert by its original's span and predecessor.
-    let (messages, previous) = summary_analysis::span_messages(s, idx);
-    let v = s.value(idx);
+    let (messages, previous) = summary_analysis::span_messages(session, idx);
+    let v = session.value(idx);
     let details = v.get("details");
     let parsed = summary_analysis::parse(v.str_field("summary").unwrap_or(""));
     let read_files = strings(details.and_then(|d| d.get("readFiles"))).unwrap_or_else(|| parsed.read_files.clone());
     let modified_files =
         strings(details.and_then(|d| d.get("modifiedFiles"))).unwrap_or_else(|| parsed.modified_files.clone());
-    Ok(ResummarizeJob { entry_id: s.id(idx).to_string(), branch, messages, previous, read_files, modified_files })
+    Ok(ResummarizeJob { entry_id: session.id(idx).to_string(), branch, messages, previous, read_files, modified_files })
 }
 
 /// The alternative summary (full text, as it would be written: preamble and file appendix included).

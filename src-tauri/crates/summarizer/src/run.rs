@@ -146,17 +146,17 @@ impl RunOptions {
     }
 }
 
-fn leaf_of(s: &Session, leaf_id: Option<&str>) -> Result<Option<usize>> {
+fn leaf_of(session: &Session, leaf_id: Option<&str>) -> Result<Option<usize>> {
     match leaf_id {
-        None => Ok(s.file_leaf()),
-        Some(id) => s.index_of(id).map(Some).ok_or_else(|| {
+        None => Ok(session.file_leaf()),
+        Some(id) => session.index_of(id).map(Some).ok_or_else(|| {
             Error::Session(format!("no entry with id `{id}` in this session; list ids with `arbor-cli tree FILE`"))
         }),
     }
 }
 
-fn writable(s: &Session) -> Result<()> {
-    match s.read_only_reason() {
+fn writable(session: &Session) -> Result<()> {
+    match session.read_only_reason() {
         Some(why) => Err(Error::Session(format!("this session is read-only, so nothing was written: {why}"))),
         None => Ok(()),
     }
@@ -169,10 +169,14 @@ pub use session_engine::compaction::CompactionJob;
 /// Plans a compaction at `leaf_id` (None = the file's leaf) with the engine's
 /// `plan_compaction`. Refuses as Pi does ("Already compacted", "Nothing to compact") and
 /// refuses read-only sessions.
-pub fn plan_compaction(s: &Session, leaf_id: Option<&str>, settings: &CompactionSettings) -> Result<CompactionJob> {
-    writable(s)?;
-    let leaf = leaf_of(s, leaf_id)?;
-    compaction::plan_compaction(s, leaf, settings).map_err(|r| Error::Session(r.message().to_string()))
+pub fn plan_compaction(
+    session: &Session,
+    leaf_id: Option<&str>,
+    settings: &CompactionSettings,
+) -> Result<CompactionJob> {
+    writable(session)?;
+    let leaf = leaf_of(session, leaf_id)?;
+    compaction::plan_compaction(session, leaf, settings).map_err(|r| Error::Session(r.message().to_string()))
 }
 
 /// The hook's view of a compaction (Pi's `preparation`, with messages in agent form).
@@ -391,17 +395,17 @@ pub use session_engine::branch::NavigationJob;
 /// engine's `plan_navigation`. `budget` is the token budget for the selected branch messages
 /// (0 = unlimited).
 pub fn plan_navigation(
-    s: &Session,
+    session: &Session,
     old_leaf_id: Option<&str>,
     target_id: &str,
     summarize: bool,
     budget: f64,
 ) -> Result<NavigationJob> {
-    let old = leaf_of(s, old_leaf_id)?;
-    let target = s.index_of(target_id).ok_or_else(|| {
+    let old = leaf_of(session, old_leaf_id)?;
+    let target = session.index_of(target_id).ok_or_else(|| {
         Error::Session(format!("no entry with id `{target_id}` in this session; list ids with `arbor-cli tree FILE`"))
     })?;
-    Ok(branch::plan_navigation(s, old, target, summarize, budget))
+    Ok(branch::plan_navigation(session, old, target, summarize, budget))
 }
 
 /// The hook's view of a navigation (Pi's `session_before_tree` preparation).

@@ -73,14 +73,14 @@ fn open(path: &Path) -> Result<Session> {
     Session::open(path).map_err(|e| Error::Session(format!("{}: {e}", path.display())))
 }
 
-/// Reads what was appended to the file into `s`, in time proportional to the new bytes; opens the
+/// Reads what was appended to the file into `session`, in time proportional to the new bytes; opens the
 /// file again only when it is not a plain extension (then entry indices may change: callers
 /// keep ids, never indices, from one step to the next).
-fn read_appended(s: &mut Session, path: &Path) -> Result<()> {
-    match s.extend_from_file(path) {
+fn read_appended(session: &mut Session, path: &Path) -> Result<()> {
+    match session.extend_from_file(path) {
         Ok(Extend::Added(_)) => Ok(()),
         Ok(Extend::Reload) | Err(_) => {
-            *s = open(path)?;
+            *session = open(path)?;
             Ok(())
         }
     }
@@ -97,23 +97,23 @@ fn changed(path: &Path) -> Error {
     ))
 }
 
-fn refuse_read_only(s: &Session) -> Result<()> {
-    match s.read_only_reason() {
+fn refuse_read_only(session: &Session) -> Result<()> {
+    match session.read_only_reason() {
         Some(why) => Err(Error::Session(format!("this session is read-only, so nothing was written: {why}"))),
         None => Ok(()),
     }
 }
 
 /// The file's leaf id.
-fn file_leaf_id(s: &Session) -> Option<String> {
-    s.file_leaf().map(|l| s.id(l).to_string())
+fn file_leaf_id(session: &Session) -> Option<String> {
+    session.file_leaf().map(|l| session.id(l).to_string())
 }
 
-/// Appends `entry` planned on the bytes `s` holds (refused when another program appended since,
-/// even in the last moment), and reads it back into `s`.
-fn append_read_back(s: &mut Session, path: &Path, entry: &Value, sync: bool) -> Result<bool> {
-    let a = append_entry_planned(path, entry, sync, s.file_len()).map_err(|e| Error::Session(e.to_string()))?;
-    read_appended(s, path)?;
+/// Appends `entry` planned on the bytes `session` holds (refused when another program appended since,
+/// even in the last moment), and reads it back into `session`.
+fn append_read_back(session: &mut Session, path: &Path, entry: &Value, sync: bool) -> Result<bool> {
+    let a = append_entry_planned(path, entry, sync, session.file_len()).map_err(|e| Error::Session(e.to_string()))?;
+    read_appended(session, path)?;
     Ok(a.synced)
 }
 
@@ -415,21 +415,21 @@ fn now_ms() -> f64 {
 
 /// Pi's automatic check for the last assistant of the context at `leaf_id`.
 fn auto_check(
-    s: &Session,
+    session: &Session,
     leaf_id: Option<&str>,
     model: &CurrentModel,
     settings: &CompactionSettings,
     skip_aborted: bool,
 ) -> Option<AutoCompaction> {
     let leaf = match leaf_id {
-        Some(id) => s.index_of(id),
-        None => s.file_leaf(),
+        Some(id) => session.index_of(id),
+        None => session.file_leaf(),
     };
-    let path = s.path(leaf);
-    let ctx = context::build_context_on_path(s, &path);
+    let path = session.path(leaf);
+    let ctx = context::build_context_on_path(session, &path);
     let msgs = ctx.agent_messages();
     let last = context::last_assistant(&msgs)?;
-    context::auto_compaction_check(s, &path, &msgs, last, Some(model), settings, skip_aborted)
+    context::auto_compaction_check(session, &path, &msgs, last, Some(model), settings, skip_aborted)
 }
 
 /// Sends `text` as a user message at `leaf_id` (None = the file's leaf) with the context built
@@ -481,9 +481,9 @@ pub async fn continue_on(
 }
 
 /// The request for the context at `at`: Arbor's system prompt and the context as turns.
-fn chat_request(s: &Session, at: &str, max_tokens: u32) -> CompletionRequest {
-    let path_idx = s.path(s.index_of(at));
-    let msgs = context::to_llm(&context::build_context_on_path(s, &path_idx).agent_messages());
+fn chat_request(session: &Session, at: &str, max_tokens: u32) -> CompletionRequest {
+    let path_idx = session.path(session.index_of(at));
+    let msgs = context::to_llm(&context::build_context_on_path(session, &path_idx).agent_messages());
     CompletionRequest { system: chat::SYSTEM.into(), prompt: String::new(), max_tokens, turns: chat::to_turns(&msgs) }
 }
 

@@ -20,10 +20,10 @@ pub struct EditDone {
     pub synced: bool,
 }
 
-/// Takes the session lock, checks the file length still equals `s.file_len()`, refuses
+/// Takes the session lock, checks the file length still equals `session.file_len()`, refuses
 /// read-only sessions, and appends `entry` as one line with `sync_data`.
-pub fn append_summary_entry(path: &Path, s: &Session, entry: &Value) -> Result<EditDone> {
-    if let Some(why) = s.read_only_reason() {
+pub fn append_summary_entry(path: &Path, session: &Session, entry: &Value) -> Result<EditDone> {
+    if let Some(why) = session.read_only_reason() {
         return Err(Error::Session(format!("this session is read-only, so nothing was written: {why}")));
     }
     let _lock = SessionLock::try_acquire(path).map_err(|e| Error::Session(e.to_string()))?;
@@ -36,13 +36,13 @@ pub fn append_summary_entry(path: &Path, s: &Session, entry: &Value) -> Result<E
     let len = std::fs::metadata(path)
         .map_err(|e| Error::Session(format!("{}: {e}; nothing was written.", path.display())))?
         .len();
-    if len != s.file_len() {
+    if len != session.file_len() {
         return Err(changed());
     }
     let entry_id = entry.str_field("id").unwrap_or("").to_string();
     let line = session_engine::entries::line(entry);
     // Planned on the loaded length: checked again on the writing descriptor right before the write.
-    let appended = match append_entry_planned(path, entry, true, s.file_len()) {
+    let appended = match append_entry_planned(path, entry, true, session.file_len()) {
         Ok(a) => a,
         Err(StoreError::Changed { .. }) => return Err(changed()),
         Err(e) => return Err(Error::Session(e.to_string())),

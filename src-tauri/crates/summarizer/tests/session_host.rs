@@ -45,9 +45,11 @@ fn pi_appends(file: &Path, id: &str, parent: &str) {
 }
 
 /// Entries (id, parent) in file order and the file's leaf.
-fn shape(s: &Session) -> (Vec<(String, Option<String>)>, Option<String>) {
-    let ids = (0..s.len()).map(|i| (s.id(i).to_string(), s.parent_of(i).map(|p| s.id(p).to_string()))).collect();
-    (ids, s.file_leaf().map(|l| s.id(l).to_string()))
+fn shape(session: &Session) -> (Vec<(String, Option<String>)>, Option<String>) {
+    let ids = (0..session.len())
+        .map(|i| (session.id(i).to_string(), session.parent_of(i).map(|p| session.id(p).to_string())))
+        .collect();
+    (ids, session.file_leaf().map(|l| session.id(l).to_string()))
 }
 
 /// A host that records whether its session was free whenever the model was asked.

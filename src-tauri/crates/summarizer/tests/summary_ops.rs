@@ -16,28 +16,29 @@ fn copy(dir: &Path, name: &str) -> PathBuf {
     f
 }
 
-fn edit_of(s: &Session, id: &str) -> pi_json::Value {
-    let c = s.index_of("f546dee3").unwrap();
-    summary_analysis::edit_entry(s, c, s.file_leaf(), "## Goal\nEdited.\n", id, "2030-01-01T00:00:00.000Z").unwrap()
+fn edit_of(session: &Session, id: &str) -> pi_json::Value {
+    let c = session.index_of("f546dee3").unwrap();
+    summary_analysis::edit_entry(session, c, session.file_leaf(), "## Goal\nEdited.\n", id, "2030-01-01T00:00:00.000Z")
+        .unwrap()
 }
 
 #[test]
 fn appends_one_synced_line_that_the_open_session_reads() {
     let dir = tempfile::tempdir().unwrap();
     let f = copy(dir.path(), "compaction-repeated");
-    let mut s = Session::open(&f).unwrap();
+    let mut session = Session::open(&f).unwrap();
     let before = std::fs::read(&f).unwrap();
-    let e = edit_of(&s, "edit0001");
-    let done = append_summary_entry(&f, &s, &e).unwrap();
+    let e = edit_of(&session, "edit0001");
+    let done = append_summary_entry(&f, &session, &e).unwrap();
     assert_eq!(done.entry_id, "edit0001");
     assert!(done.synced);
     let after = std::fs::read(&f).unwrap();
     assert_eq!(&after[..before.len()], &before[..], "nothing earlier changed");
     assert_eq!(&after[before.len()..], format!("{}\n", done.line).as_bytes());
-    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(1));
-    let i = s.index_of("edit0001").unwrap();
-    assert_eq!(summary_analysis::governing_compaction(&s, s.file_leaf()), Some(i));
-    assert_eq!(summary_analysis::history(&s, i).len(), 2);
+    assert_eq!(session.extend_from_file(&f).unwrap(), Extend::Added(1));
+    let i = session.index_of("edit0001").unwrap();
+    assert_eq!(summary_analysis::governing_compaction(&session, session.file_leaf()), Some(i));
+    assert_eq!(summary_analysis::history(&session, i).len(), 2);
     assert!(!SessionLock::lock_path(&f).exists() || SessionLock::try_acquire(&f).is_ok(), "the lock is released");
 }
 
@@ -45,20 +46,20 @@ fn appends_one_synced_line_that_the_open_session_reads() {
 fn refuses_when_the_file_grew_the_lock_is_held_or_the_session_is_read_only() {
     let dir = tempfile::tempdir().unwrap();
     let f = copy(dir.path(), "compaction-repeated");
-    let s = Session::open(&f).unwrap();
-    let e = edit_of(&s, "edit0002");
+    let session = Session::open(&f).unwrap();
+    let e = edit_of(&session, "edit0002");
     // Another program appends after the load.
     let other = "{\"type\":\"custom\",\"id\":\"zz000001\",\"parentId\":\"c9d4d100\",\"timestamp\":\"2030-01-01T00:00:00.000Z\"}\n";
     let mut grown = std::fs::read(&f).unwrap();
     grown.extend_from_slice(other.as_bytes());
     std::fs::write(&f, &grown).unwrap();
-    let err = append_summary_entry(&f, &s, &e).unwrap_err().to_string();
+    let err = append_summary_entry(&f, &session, &e).unwrap_err().to_string();
     assert!(err.ends_with("changed while you were editing (another program appended to it); nothing was written. Reload and try again."), "{err}");
     assert_eq!(std::fs::read(&f).unwrap(), grown);
     // Another Arbor process holds the lock.
-    let s = Session::open(&f).unwrap();
+    let session = Session::open(&f).unwrap();
     let lock = SessionLock::try_acquire(&f).unwrap();
-    let err = append_summary_entry(&f, &s, &edit_of(&s, "edit0003")).unwrap_err().to_string();
+    let err = append_summary_entry(&f, &session, &edit_of(&session, "edit0003")).unwrap_err().to_string();
     assert!(err.contains("another Arbor window or process is writing this session"), "{err}");
     assert_eq!(std::fs::read(&f).unwrap(), grown);
     drop(lock);

@@ -67,12 +67,12 @@ async fn offline_summaries_of_every_case_parse_into_pis_template() {
         .collect();
     files.sort();
     for f in files {
-        let s = Session::open(&f).unwrap();
-        if s.read_only().is_some() || s.is_empty() {
+        let session = Session::open(&f).unwrap();
+        if session.read_only().is_some() || session.is_empty() {
             continue;
         }
         for keep in [800.0, 6000.0] {
-            let Ok(job) = plan_compaction(&s, None, &settings(keep)) else { continue };
+            let Ok(job) = plan_compaction(&session, None, &settings(keep)) else { continue };
             let out =
                 summarize_compaction(&job, &Backend::Offline, &opts(), &CancellationToken::new(), None).await.unwrap();
             let what = format!("{} keep {keep}", f.display());
@@ -109,8 +109,8 @@ async fn offline_summaries_of_every_case_parse_into_pis_template() {
 
 /// Compacts `file` offline, appends the entry and a new turn, and returns the entry's id.
 async fn compact_offline(file: &Path, keep: f64, turn: usize) -> String {
-    let s = Session::open(file).unwrap();
-    let job = plan_compaction(&s, None, &settings(keep)).unwrap();
+    let session = Session::open(file).unwrap();
+    let job = plan_compaction(&session, None, &settings(keep)).unwrap();
     let out = summarize_compaction(&job, &Backend::Offline, &opts(), &CancellationToken::new(), None).await.unwrap();
     let id = format!("cmp{turn:05}");
     let e = compaction_entry(&job, &out, &id, "2030-01-01T00:00:00.000Z");
@@ -147,10 +147,10 @@ async fn repeated_offline_compactions_carry_the_watched_sections() {
     std::fs::copy(conformance().join("basic-tool-chain.jsonl"), &file).unwrap();
     let c1 = compact_offline(&file, 800.0, 1).await;
     let c2 = compact_offline(&file, 0.0, 2).await;
-    let s = Session::open(&file).unwrap();
-    let (i1, i2) = (s.index_of(&c1).unwrap(), s.index_of(&c2).unwrap());
-    assert_eq!(summary_analysis::previous_compaction(&s, i2), Some(i1));
-    let ch = summary_analysis::check(&s, i2);
+    let session = Session::open(&file).unwrap();
+    let (i1, i2) = (session.index_of(&c1).unwrap(), session.index_of(&c2).unwrap());
+    assert_eq!(summary_analysis::previous_compaction(&session, i2), Some(i1));
+    let ch = summary_analysis::check(&session, i2);
     assert_eq!(ch.previous_entry_id.as_deref(), Some(c1.as_str()));
     // The offline summarizer carries the previous summary's history sections forward, so none
     // of their items is dropped. It does not carry the split turn's "Early Progress" ("Ran `git
@@ -158,7 +158,7 @@ async fn repeated_offline_compactions_carry_the_watched_sections() {
     // and progress in a turn's prefix is owed to no later summary (only its rules are).
     let dropped: Vec<(&str, &str)> = ch.dropped.iter().map(|d| (d.section.as_str(), d.text.as_str())).collect();
     assert_eq!(dropped, []);
-    let prev = parse(summary_analysis::summary_text(&s, i1));
+    let prev = parse(summary_analysis::summary_text(&session, i1));
     assert!(
         prev.sections.iter().any(|x| x.turn_prefix && x.items.iter().any(|i| i.text == "Ran `git status`")),
         "the prefix's progress is there to be left out"
@@ -173,8 +173,8 @@ async fn repeated_offline_compactions_carry_the_watched_sections() {
     assert_eq!(f.source_entry_id, "usr00001");
     assert!(f.mentioned, "{:?}", f);
     let d = summary_analysis::diff(
-        &parse(summary_analysis::summary_text(&s, i1)),
-        &parse(summary_analysis::summary_text(&s, i2)),
+        &parse(summary_analysis::summary_text(&session, i1)),
+        &parse(summary_analysis::summary_text(&session, i2)),
     );
     // The new constraint shows as added (in the split turn's part, where the offline summarizer puts the turn's request).
     let added: Vec<(&str, &str)> = d
@@ -188,8 +188,8 @@ async fn repeated_offline_compactions_carry_the_watched_sections() {
 
 #[tokio::test]
 async fn offline_branch_summary_parses_with_pis_preamble() {
-    let s = Session::open(&conformance().join("branch-simple-siblings.jsonl")).unwrap();
-    let job = plan_navigation(&s, None, "55732918", true, 0.0).unwrap();
+    let session = Session::open(&conformance().join("branch-simple-siblings.jsonl")).unwrap();
+    let job = plan_navigation(&session, None, "55732918", true, 0.0).unwrap();
     let out = summarize_branch(&job, &Backend::Offline, &opts(), None, &CancellationToken::new(), None)
         .await
         .unwrap()
@@ -252,8 +252,8 @@ fn shaped(fmt: Fmt, text: &str) -> String {
 }
 
 async fn provider_split_turn(fmt: Fmt) {
-    let s = Session::open(&conformance().join("cut-split-turn.jsonl")).unwrap();
-    let job = plan_compaction(&s, None, &settings(6000.0)).unwrap();
+    let session = Session::open(&conformance().join("cut-split-turn.jsonl")).unwrap();
+    let job = plan_compaction(&session, None, &settings(6000.0)).unwrap();
     assert!(job.prep.needs_history_call() && job.prep.needs_prefix_call());
     let server = Server::start(move |r, _| {
         let prefix = prompt_of(fmt, r).ends_with(summarizer::prompts::TURN_PREFIX);

@@ -37,34 +37,34 @@ fn main() {
     };
     let runs: usize = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(21).max(1);
     let t = Instant::now();
-    let s = Session::open(Path::new(file)).expect("open");
+    let session = Session::open(Path::new(file)).expect("open");
     let open_ms = t.elapsed().as_secs_f64() * 1e3;
-    let Some(idx) = s.compactions().max_by_key(|&i| summary_analysis::summary_text(&s, i).len()) else {
+    let Some(idx) = session.compactions().max_by_key(|&i| summary_analysis::summary_text(&session, i).len()) else {
         eprintln!("{file}: no compaction entry");
         std::process::exit(2);
     };
-    let text = summary_analysis::summary_text(&s, idx).to_string();
-    let prev = previous_compaction(&s, idx);
-    let prev_text = prev.map(|p| summary_analysis::summary_text(&s, p).to_string()).unwrap_or_default();
-    let sp = span(&s, idx);
+    let text = summary_analysis::summary_text(&session, idx).to_string();
+    let prev = previous_compaction(&session, idx);
+    let prev_text = prev.map(|p| summary_analysis::summary_text(&session, p).to_string()).unwrap_or_default();
+    let sp = span(&session, idx);
 
     let (_, parse_ms, parsed) = time(runs, || parse(&text));
     let prev_parsed = parse(&prev_text);
     let (_, diff_ms, d) = time(runs, || diff(&prev_parsed, &parsed));
-    let (ret_cold, ret_ms, r) = time(runs, || retention(&s, idx, &text));
-    let (_, check_ms, c) = time(runs, || check(&s, idx));
+    let (ret_cold, ret_ms, r) = time(runs, || retention(&session, idx, &text));
+    let (_, check_ms, c) = time(runs, || check(&session, idx));
     let total = parse_ms + diff_ms + ret_ms;
-    let (_, span_ms, _) = time(runs, || span(&s, idx));
-    let (_, prevc_ms, _) = time(runs, || previous_compaction(&s, idx));
+    let (_, span_ms, _) = time(runs, || span(&session, idx));
+    let (_, prevc_ms, _) = time(runs, || previous_compaction(&session, idx));
 
     let items: usize = parsed.sections.iter().map(|x| x.items.len()).sum();
-    println!("file {file}: {} entries, opened in {open_ms:.0} ms (not counted)", s.len());
+    println!("file {file}: {} entries, opened in {open_ms:.0} ms (not counted)", session.len());
     println!(
         "largest compaction {} ({} bytes, {} sections, {items} items); previous {}; span {} entries",
-        s.id(idx),
+        session.id(idx),
         text.len(),
         parsed.sections.len(),
-        prev.map(|p| s.id(p)).unwrap_or("none"),
+        prev.map(|p| session.id(p)).unwrap_or("none"),
         sp.entry_ids.len()
     );
     println!("median of {runs} runs:");
@@ -105,7 +105,7 @@ fn main() {
     );
     println!(
         "{{\"op\":\"summary\",\"entry\":\"{}\",\"bytes\":{},\"spanEntries\":{},\"runs\":{runs},\"parseMs\":{parse_ms:.3},\"diffMs\":{diff_ms:.3},\"retentionMs\":{ret_ms:.3},\"retentionColdMs\":{ret_cold:.3},\"totalMs\":{total:.3},\"checkMs\":{check_ms:.3},\"facts\":{},\"mentioned\":{}}}",
-        s.id(idx),
+        session.id(idx),
         text.len(),
         sp.entry_ids.len(),
         r.total,

@@ -9,19 +9,19 @@ use session_engine::context::js_to_string;
 use session_engine::session::{Kind, Session};
 
 /// The `summary` text of a compaction or branch-summary entry ("" when absent or not a string).
-pub fn summary_text(s: &Session, idx: usize) -> &str {
-    s.value(idx).str_field("summary").unwrap_or("")
+pub fn summary_text(session: &Session, idx: usize) -> &str {
+    session.value(idx).str_field("summary").unwrap_or("")
 }
 
 /// Whether the entry is a summary (compaction or branch summary).
-pub fn is_summary(s: &Session, idx: usize) -> bool {
-    matches!(s.kind(idx), Kind::Compaction | Kind::BranchSummary)
+pub fn is_summary(session: &Session, idx: usize) -> bool {
+    matches!(session.kind(idx), Kind::Compaction | Kind::BranchSummary)
 }
 
 /// The entry's file lists: `details.readFiles` / `details.modifiedFiles` when present (arrays),
 /// else the ones in the text's appendix.
-pub fn file_lists(s: &Session, idx: usize) -> (Vec<String>, Vec<String>) {
-    let v = s.value(idx);
+pub fn file_lists(session: &Session, idx: usize) -> (Vec<String>, Vec<String>) {
+    let v = session.value(idx);
     let from_details = |key: &str| -> Option<Vec<String>> {
         v.get("details")?
             .get(key)?
@@ -30,7 +30,7 @@ pub fn file_lists(s: &Session, idx: usize) -> (Vec<String>, Vec<String>) {
     };
     match (from_details("readFiles"), from_details("modifiedFiles")) {
         (None, None) => {
-            let p = parse(summary_text(s, idx));
+            let p = parse(summary_text(session, idx));
             (p.read_files, p.modified_files)
         }
         (r, m) => (r.unwrap_or_default(), m.unwrap_or_default()),
@@ -56,28 +56,28 @@ pub(crate) fn details_str<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 /// predecessor (an edit that restores a dropped item clears the alarm; an edit that deletes an
 /// item the predecessor had raises it), never what it changed compared with its own original,
 /// which is what the default diff shows instead ([`diff_base`](crate::diff_base)).
-pub fn edit_origin(s: &Session, idx: usize) -> Option<usize> {
-    if idx >= s.len() || s.kind(idx) != Kind::Compaction {
+pub fn edit_origin(session: &Session, idx: usize) -> Option<usize> {
+    if idx >= session.len() || session.kind(idx) != Kind::Compaction {
         return None;
     }
-    let v = s.value(idx);
+    let v = session.value(idx);
     details_str(v, "editKind")?;
-    let o = s.index_of(details_str(v, "editOrigin")?)?;
-    if o == idx || s.kind(o) != Kind::Compaction {
+    let o = session.index_of(details_str(v, "editOrigin")?)?;
+    if o == idx || session.kind(o) != Kind::Compaction {
         return None;
     }
     // The origin must be an ancestor (edits are appended below it); walk up, bounded for cycles.
-    let mut cur = s.parent_of(idx);
+    let mut cur = session.parent_of(idx);
     let mut steps = 0;
     while let Some(c) = cur {
         if c == o {
             return Some(o);
         }
         steps += 1;
-        if steps > s.len() {
+        if steps > session.len() {
             return None;
         }
-        cur = s.parent_of(c);
+        cur = session.parent_of(c);
     }
     None
 }
@@ -85,23 +85,23 @@ pub fn edit_origin(s: &Session, idx: usize) -> Option<usize> {
 /// The compaction before `idx` on the path root → idx (None for the first). For an edit or
 /// revert, the compaction before its origin: the summary the original replaced (see
 /// [`edit_origin`]), not the original itself.
-pub fn previous_compaction(s: &Session, idx: usize) -> Option<usize> {
-    if idx >= s.len() {
+pub fn previous_compaction(session: &Session, idx: usize) -> Option<usize> {
+    if idx >= session.len() {
         return None;
     }
-    let idx = edit_origin(s, idx).unwrap_or(idx);
+    let idx = edit_origin(session, idx).unwrap_or(idx);
     // Walk up from the parent: no need to collect the whole path.
-    let mut cur = s.parent_of(idx);
+    let mut cur = session.parent_of(idx);
     let mut steps = 0;
     while let Some(c) = cur {
-        if c == idx || steps > s.len() {
+        if c == idx || steps > session.len() {
             return None; // a cycle
         }
-        if s.kind(c) == Kind::Compaction {
+        if session.kind(c) == Kind::Compaction {
             return Some(c);
         }
         steps += 1;
-        cur = s.parent_of(c);
+        cur = session.parent_of(c);
     }
     None
 }

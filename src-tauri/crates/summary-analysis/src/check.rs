@@ -109,24 +109,24 @@ pub struct Check {
 ///
 /// None when there is no such summary (the first compaction of a path, a branch summary with no
 /// summary above it, a non-summary entry).
-pub fn diff_base(s: &Session, idx: usize) -> Option<usize> {
-    if idx >= s.len() {
+pub fn diff_base(session: &Session, idx: usize) -> Option<usize> {
+    if idx >= session.len() {
         return None;
     }
-    match s.kind(idx) {
-        Kind::Compaction => edit_origin(s, idx).or_else(|| previous_compaction(s, idx)),
+    match session.kind(idx) {
+        Kind::Compaction => edit_origin(session, idx).or_else(|| previous_compaction(session, idx)),
         Kind::BranchSummary => {
-            let mut cur = s.parent_of(idx);
+            let mut cur = session.parent_of(idx);
             let mut steps = 0;
             while let Some(c) = cur {
-                if c == idx || steps > s.len() {
+                if c == idx || steps > session.len() {
                     return None; // a cycle
                 }
-                if matches!(s.kind(c), Kind::Compaction | Kind::BranchSummary) {
+                if matches!(session.kind(c), Kind::Compaction | Kind::BranchSummary) {
                     return Some(c);
                 }
                 steps += 1;
-                cur = s.parent_of(c);
+                cur = session.parent_of(c);
             }
             None
         }
@@ -256,23 +256,27 @@ pub fn moved_items(prev: &Summary, new: &Summary) -> Vec<Moved> {
 /// The drop alarm is a compaction's: against [`previous_compaction`] (for an edit or revert, the
 /// compaction its origin replaced). A branch summary replaces no summary, so it has no previous
 /// entry, no drops and no moves, only its retention.
-pub fn check(s: &Session, idx: usize) -> Check {
-    let text = if idx < s.len() { summary_text(s, idx) } else { "" };
+pub fn check(session: &Session, idx: usize) -> Check {
+    let text = if idx < session.len() { summary_text(session, idx) } else { "" };
     let new = parse(text);
-    let prev = if idx < s.len() && s.kind(idx) == Kind::Compaction { previous_compaction(s, idx) } else { None };
+    let prev = if idx < session.len() && session.kind(idx) == Kind::Compaction {
+        previous_compaction(session, idx)
+    } else {
+        None
+    };
     let (dropped, moved) = match prev {
         Some(p) => {
-            let old = parse(summary_text(s, p));
+            let old = parse(summary_text(session, p));
             (dropped_items(&old, &new), moved_items(&old, &new))
         }
         None => (Vec::new(), Vec::new()),
     };
     Check {
-        entry_id: if idx < s.len() { s.id(idx).to_string() } else { String::new() },
-        previous_entry_id: prev.map(|p| s.id(p).to_string()),
+        entry_id: if idx < session.len() { session.id(idx).to_string() } else { String::new() },
+        previous_entry_id: prev.map(|p| session.id(p).to_string()),
         dropped,
         moved,
-        retention: retention(s, idx, text),
+        retention: retention(session, idx, text),
     }
 }
 
@@ -566,14 +570,14 @@ fn file_list_values(details: &Value, key: &str) -> Vec<String> {
 
 /// The retention probe of the summary at `idx`, judged against `summary_text` (the entry's own
 /// text, or an alternative the UI wants to compare).
-pub fn retention(s: &Session, idx: usize, summary_text: &str) -> Retention {
+pub fn retention(session: &Session, idx: usize, summary_text: &str) -> Retention {
     let p = probe(summary_text);
-    if idx >= s.len() {
+    if idx >= session.len() {
         return Retention { facts: Vec::new(), mentioned: 0, total: 0 };
     }
-    let (entries, _, _) = span_indices(s, idx);
-    let prev = if s.kind(idx) == Kind::Compaction { previous_compaction(s, idx) } else { None };
-    retention_over_probe(s, &entries, prev, p)
+    let (entries, _, _) = span_indices(session, idx);
+    let prev = if session.kind(idx) == Kind::Compaction { previous_compaction(session, idx) } else { None };
+    retention_over_probe(session, &entries, prev, p)
 }
 
 fn probe(summary_text: &str) -> Probe<'static> {
@@ -603,17 +607,22 @@ fn probe(summary_text: &str) -> Probe<'static> {
 /// The retention probe over explicit span entries: `prev` is the compaction whose file lists
 /// Pi carries forward (a draft not yet in the file has its span and previous compaction
 /// computed by [`crate::draft`]).
-pub(crate) fn retention_over(s: &Session, entries: &[usize], prev: Option<usize>, summary_text: &str) -> Retention {
+pub(crate) fn retention_over(
+    session: &Session,
+    entries: &[usize],
+    prev: Option<usize>,
+    summary_text: &str,
+) -> Retention {
     let p = probe(summary_text);
-    retention_over_probe(s, entries, prev, p)
+    retention_over_probe(session, entries, prev, p)
 }
 
-fn retention_over_probe(s: &Session, entries: &[usize], prev: Option<usize>, mut p: Probe<'_>) -> Retention {
+fn retention_over_probe(session: &Session, entries: &[usize], prev: Option<usize>, mut p: Probe<'_>) -> Retention {
     if let Some(prev) = prev {
-        let v = s.value(prev);
+        let v = session.value(prev);
         if !v.get("fromHook").is_some_and(Value::truthy) {
             if let Some(d) = v.get("details") {
-                let id = s.id(prev).to_string();
+                let id = session.id(prev).to_string();
                 for f in file_list_values(d, "readFiles").into_iter().chain(file_list_values(d, "modifiedFiles")) {
                     p.add(FactKind::Path, &f, &id);
                 }
@@ -621,18 +630,18 @@ fn retention_over_probe(s: &Session, entries: &[usize], prev: Option<usize>, mut
         }
     }
     for &e in entries {
-        let id = s.id(e);
-        match s.kind(e) {
+        let id = session.id(e);
+        match session.kind(e) {
             Kind::BranchSummary => {
-                if let Some(d) = s.value(e).get("details") {
+                if let Some(d) = session.value(e).get("details") {
                     for f in file_list_values(d, "readFiles").into_iter().chain(file_list_values(d, "modifiedFiles")) {
                         p.add(FactKind::Path, &f, id);
                     }
                 }
             }
             Kind::Message => {
-                let role = s.role(e);
-                let Some(m) = s.message(e) else { continue };
+                let role = session.role(e);
+                let Some(m) = session.message(e) else { continue };
                 match role {
                     Some("assistant") => {
                         for b in blocks(m.get("content")) {

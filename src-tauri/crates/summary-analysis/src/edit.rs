@@ -68,12 +68,12 @@ pub struct Author {
 }
 
 /// Who wrote the summary at `idx` (see [`AuthorKind`]).
-pub fn author(s: &Session, idx: usize) -> Author {
+pub fn author(session: &Session, idx: usize) -> Author {
     let none = Author { kind: AuthorKind::Unknown, provider: None, model: None };
-    if idx >= s.len() {
+    if idx >= session.len() {
         return none;
     }
-    let v = s.value(idx);
+    let v = session.value(idx);
     if v.get("fromHook").is_some_and(Value::truthy) {
         return Author { kind: AuthorKind::Hook, ..none };
     }
@@ -96,37 +96,37 @@ pub fn author(s: &Session, idx: usize) -> Author {
 }
 
 /// The latest compaction on the path root → leaf (the one that governs the context), if any.
-pub fn governing_compaction(s: &Session, leaf: Option<usize>) -> Option<usize> {
-    let leaf = leaf.filter(|&l| l < s.len())?;
-    s.path(Some(leaf)).into_iter().rev().find(|&i| s.kind(i) == Kind::Compaction)
+pub fn governing_compaction(session: &Session, leaf: Option<usize>) -> Option<usize> {
+    let leaf = leaf.filter(|&l| l < session.len())?;
+    session.path(Some(leaf)).into_iter().rev().find(|&i| session.kind(i) == Kind::Compaction)
 }
 
 /// Why `idx` cannot be edited at `leaf`, as one sentence that says what to do; None when it can.
-pub fn edit_refusal(s: &Session, idx: usize, leaf: Option<usize>) -> Option<String> {
-    if idx >= s.len() {
+pub fn edit_refusal(session: &Session, idx: usize, leaf: Option<usize>) -> Option<String> {
+    if idx >= session.len() {
         return Some(format!("There is no entry number {idx} in this session; pick one of its compaction entries."));
     }
-    let id = s.id(idx);
-    if let Some(ro) = s.read_only() {
+    let id = session.id(idx);
+    if let Some(ro) = session.read_only() {
         return Some(format!("Summaries of this session cannot be edited because it is read-only: {}", ro.explain()));
     }
-    if s.kind(idx) != Kind::Compaction {
+    if session.kind(idx) != Kind::Compaction {
         return Some(format!(
             "Entry {id} is a {} entry, not a compaction; only compaction summaries can be edited — select a compaction entry.",
-            s.entry(idx).type_name
+            session.entry(idx).type_name
         ));
     }
-    let Some(leaf) = leaf.filter(|&l| l < s.len()) else {
+    let Some(leaf) = leaf.filter(|&l| l < session.len()) else {
         return Some(format!(
             "The session has no leaf to append the edit to; select a leaf at or after entry {id} first."
         ));
     };
-    let path = s.path(Some(leaf));
+    let path = session.path(Some(leaf));
     let on_path = path.contains(&idx);
-    match governing_compaction(s, Some(leaf)) {
+    match governing_compaction(session, Some(leaf)) {
         Some(g) if g == idx => {}
         Some(g) if on_path => {
-            let gid = s.id(g);
+            let gid = session.id(g);
             return Some(format!(
                 "Entry {id} is not the newest compaction on the path to the leaf ({gid} is); only {gid} can be edited — select it, or move the leaf back first."
             ));
@@ -134,27 +134,27 @@ pub fn edit_refusal(s: &Session, idx: usize, leaf: Option<usize>) -> Option<Stri
         _ => {
             return Some(format!(
                 "Entry {id} is not on the path to the leaf {}; move the leaf to an entry at or after {id} first (only the newest compaction on the path to the leaf can be edited).",
-                s.id(leaf)
+                session.id(leaf)
             ));
         }
     }
-    if s.value(idx).str_field("firstKeptEntryId").is_none() {
+    if session.value(idx).str_field("firstKeptEntryId").is_none() {
         return Some(format!("Compaction {id} has no firstKeptEntryId, so an edit could not keep the same messages after it; compact again instead."));
     }
     None
 }
 
-fn files_of(s: &Session, idx: usize) -> (Vec<String>, Vec<String>) {
-    file_lists(s, idx)
+fn files_of(session: &Session, idx: usize) -> (Vec<String>, Vec<String>) {
+    file_lists(session, idx)
 }
 
-fn origin_of(s: &Session, idx: usize) -> String {
-    details_str(s.value(idx), "editOrigin").map(str::to_string).unwrap_or_else(|| s.id(idx).to_string())
+fn origin_of(session: &Session, idx: usize) -> String {
+    details_str(session.value(idx), "editOrigin").map(str::to_string).unwrap_or_else(|| session.id(idx).to_string())
 }
 
 #[allow(clippy::too_many_arguments)]
 fn build(
-    s: &Session,
+    session: &Session,
     idx: usize,
     leaf: usize,
     text: &str,
@@ -164,86 +164,101 @@ fn build(
     kind: &str,
     reverted_to: Option<&str>,
 ) -> Value {
-    let (read, modified) = files_of(s, files_from);
+    let (read, modified) = files_of(session, files_from);
     let mut d = Map::new();
     d.insert("readFiles", Value::Arr(read.into_iter().map(Value::Str).collect()));
     d.insert("modifiedFiles", Value::Arr(modified.into_iter().map(Value::Str).collect()));
-    d.insert("editedFrom", s.id(idx).into());
-    d.insert("editOrigin", origin_of(s, idx).as_str().into());
+    d.insert("editedFrom", session.id(idx).into());
+    d.insert("editOrigin", origin_of(session, idx).as_str().into());
     d.insert("editKind", kind.into());
     if let Some(r) = reverted_to {
         d.insert("revertedTo", r.into());
     }
-    let first_kept = s.value(idx).str_field("firstKeptEntryId").unwrap_or("");
-    let tokens_before = estimate_context(&build_context(s, Some(leaf)).agent_messages()).tokens;
-    entries::compaction(id, Some(s.id(leaf)), timestamp, text, first_kept, tokens_before, Some(Value::Obj(d)), false)
+    let first_kept = session.value(idx).str_field("firstKeptEntryId").unwrap_or("");
+    let tokens_before = estimate_context(&build_context(session, Some(leaf)).agent_messages()).tokens;
+    entries::compaction(
+        id,
+        Some(session.id(leaf)),
+        timestamp,
+        text,
+        first_kept,
+        tokens_before,
+        Some(Value::Obj(d)),
+        false,
+    )
 }
 
 /// The new `compaction` entry for an edit of `idx` at `leaf` (see the module docs).
 /// Err = the refusal sentence.
 pub fn edit_entry(
-    s: &Session,
+    session: &Session,
     idx: usize,
     leaf: Option<usize>,
     text: &str,
     id: &str,
     timestamp: &str,
 ) -> Result<Value, String> {
-    if let Some(r) = edit_refusal(s, idx, leaf) {
+    if let Some(r) = edit_refusal(session, idx, leaf) {
         return Err(r);
     }
     let leaf = leaf.expect("checked by edit_refusal");
     if text.trim().is_empty() {
         return Err("The new summary is empty; write a summary, or cancel the edit.".into());
     }
-    if text == summary_text(s, idx) {
-        return Err(format!("The text is the same as entry {}'s; change something before saving.", s.id(idx)));
+    if text == summary_text(session, idx) {
+        return Err(format!("The text is the same as entry {}'s; change something before saving.", session.id(idx)));
     }
-    Ok(build(s, idx, leaf, text, id, timestamp, idx, "edit", None))
+    Ok(build(session, idx, leaf, text, id, timestamp, idx, "edit", None))
 }
 
 /// The new `compaction` entry that reverts the edit `idx` to its original's text.
-pub fn revert_entry(s: &Session, idx: usize, leaf: Option<usize>, id: &str, timestamp: &str) -> Result<Value, String> {
-    if let Some(r) = edit_refusal(s, idx, leaf) {
+pub fn revert_entry(
+    session: &Session,
+    idx: usize,
+    leaf: Option<usize>,
+    id: &str,
+    timestamp: &str,
+) -> Result<Value, String> {
+    if let Some(r) = edit_refusal(session, idx, leaf) {
         return Err(r);
     }
     let leaf = leaf.expect("checked by edit_refusal");
-    let eid = s.id(idx);
-    if details_str(s.value(idx), "editKind").is_none() {
+    let eid = session.id(idx);
+    if details_str(session.value(idx), "editKind").is_none() {
         return Err(format!(
             "Entry {eid} is an original summary, not an edit, so there is nothing to revert; edit it instead."
         ));
     }
-    let origin = origin_of(s, idx);
-    let Some(o) = s.index_of(&origin).filter(|&o| s.kind(o) == Kind::Compaction) else {
+    let origin = origin_of(session, idx);
+    let Some(o) = session.index_of(&origin).filter(|&o| session.kind(o) == Kind::Compaction) else {
         return Err(format!(
             "The original summary {origin} that entry {eid} was edited from is not in this file, so it cannot be restored; edit the text by hand instead."
         ));
     };
-    let text = summary_text(s, o);
-    if text == summary_text(s, idx) {
+    let text = summary_text(session, o);
+    if text == summary_text(session, idx) {
         return Err(format!("Entry {eid} already has the text of its original {origin}; there is nothing to revert."));
     }
-    Ok(build(s, idx, leaf, text, id, timestamp, o, "revert", Some(&origin)))
+    Ok(build(session, idx, leaf, text, id, timestamp, o, "revert", Some(&origin)))
 }
 
 /// The chain that contains `idx`: the original first, then every edit/revert of it in file order.
-pub fn history(s: &Session, idx: usize) -> Vec<Version> {
-    if idx >= s.len() || s.kind(idx) != Kind::Compaction {
+pub fn history(session: &Session, idx: usize) -> Vec<Version> {
+    if idx >= session.len() || session.kind(idx) != Kind::Compaction {
         return Vec::new();
     }
-    let origin = origin_of(s, idx);
+    let origin = origin_of(session, idx);
     let mut out = Vec::new();
-    if let Some(o) = s.index_of(&origin) {
+    if let Some(o) = session.index_of(&origin) {
         out.push(Version {
             entry_id: origin.clone(),
             kind: EditKind::Original,
             edited_from: None,
-            timestamp: s.entry(o).timestamp.to_string(),
+            timestamp: session.entry(o).timestamp.to_string(),
         });
     }
-    for j in s.compactions() {
-        let v = s.value(j);
+    for j in session.compactions() {
+        let v = session.value(j);
         if details_str(v, "editOrigin") != Some(origin.as_str()) {
             continue;
         }
@@ -253,10 +268,10 @@ pub fn history(s: &Session, idx: usize) -> Vec<Version> {
             None => continue,
         };
         out.push(Version {
-            entry_id: s.id(j).to_string(),
+            entry_id: session.id(j).to_string(),
             kind,
             edited_from: details_str(v, "editedFrom").map(str::to_string),
-            timestamp: s.entry(j).timestamp.to_string(),
+            timestamp: session.entry(j).timestamp.to_string(),
         });
     }
     out

@@ -41,74 +41,74 @@ pub struct Span {
 }
 
 impl Span {
-    fn of(s: &Session, idx: &[usize], exact: bool, note: Option<String>) -> Span {
-        let entry_ids: Vec<String> = idx.iter().map(|&i| s.id(i).to_string()).collect();
+    fn of(session: &Session, idx: &[usize], exact: bool, note: Option<String>) -> Span {
+        let entry_ids: Vec<String> = idx.iter().map(|&i| session.id(i).to_string()).collect();
         Span { first_id: entry_ids.first().cloned(), last_id: entry_ids.last().cloned(), entry_ids, exact, note }
     }
 }
 
 /// The span's entries (indices, path order), whether exact, and a note.
-pub(crate) fn span_indices(s: &Session, idx: usize) -> (Vec<usize>, bool, Option<String>) {
-    if idx >= s.len() {
+pub(crate) fn span_indices(session: &Session, idx: usize) -> (Vec<usize>, bool, Option<String>) {
+    if idx >= session.len() {
         return (Vec::new(), false, Some(format!("there is no entry number {idx} in this session")));
     }
-    match s.kind(idx) {
+    match session.kind(idx) {
         // An edit or revert stands for its original's span (see `chain::edit_origin`).
-        Kind::Compaction => compaction_span(s, edit_origin(s, idx).unwrap_or(idx)),
-        Kind::BranchSummary => branch_span(s, idx),
+        Kind::Compaction => compaction_span(session, edit_origin(session, idx).unwrap_or(idx)),
+        Kind::BranchSummary => branch_span(session, idx),
         _ => (
             Vec::new(),
             false,
             Some(format!(
                 "entry {} is a {}, not a summary; pick a compaction or branch summary",
-                s.id(idx),
-                s.entry(idx).type_name
+                session.id(idx),
+                session.entry(idx).type_name
             )),
         ),
     }
 }
 
-fn compaction_span(s: &Session, idx: usize) -> (Vec<usize>, bool, Option<String>) {
+fn compaction_span(session: &Session, idx: usize) -> (Vec<usize>, bool, Option<String>) {
     // Usually only the tail of the path matters (back to the previous compaction's kept
     // entries): walk up that far first, and take the whole path only when that is not enough.
-    let (tail, complete) = path_tail(s, idx);
-    if let Some(r) = span_on(s, idx, &tail, complete) {
+    let (tail, complete) = path_tail(session, idx);
+    if let Some(r) = span_on(session, idx, &tail, complete) {
         return r;
     }
-    let mut path = s.path(Some(idx));
+    let mut path = session.path(Some(idx));
     if path.last() == Some(&idx) {
         path.pop();
     }
-    span_on(s, idx, &path, true).expect("a complete path always gives an answer")
+    span_on(session, idx, &path, true).expect("a complete path always gives an answer")
 }
 
 /// The path root → idx's parent, cut just above where the span can start: the previous
 /// compaction and its firstKeptEntryId. `complete` = it reaches the root.
-fn path_tail(s: &Session, idx: usize) -> (Vec<usize>, bool) {
+fn path_tail(session: &Session, idx: usize) -> (Vec<usize>, bool) {
     let mut up: Vec<usize> = Vec::new();
-    let mut cur = s.parent_of(idx);
+    let mut cur = session.parent_of(idx);
     let mut prev_fk: Option<Option<&str>> = None;
     while let Some(c) = cur {
-        if up.len() > s.len() {
+        if up.len() > session.len() {
             break; // a cycle (the loader reports it; the session is read-only)
         }
         up.push(c);
         match prev_fk {
-            None if s.kind(c) == Kind::Compaction => {
-                let fk = s.value(c).str_field("firstKeptEntryId");
+            None if session.kind(c) == Kind::Compaction => {
+                let fk = session.value(c).str_field("firstKeptEntryId");
                 prev_fk = Some(fk);
-                if fk.is_none() || up.iter().any(|&u| Some(s.id(u)) == fk) {
+                if fk.is_none() || up.iter().any(|&u| Some(session.id(u)) == fk) {
                     up.reverse();
                     return (up, false);
                 }
             }
-            Some(fk) if Some(s.id(c)) == fk => {
+            Some(fk) if Some(session.id(c)) == fk => {
                 up.reverse();
                 return (up, false);
             }
             _ => {}
         }
-        cur = s.parent_of(c);
+        cur = session.parent_of(c);
     }
     up.reverse();
     (up, true)
@@ -116,19 +116,24 @@ fn path_tail(s: &Session, idx: usize) -> (Vec<usize>, bool) {
 
 /// The span on `path` (root-first, ending at idx's parent; a tail of it when not `complete`).
 /// None when the tail is too short to tell (idx's firstKeptEntryId lies above it).
-fn span_on(s: &Session, idx: usize, path: &[usize], complete: bool) -> Option<(Vec<usize>, bool, Option<String>)> {
-    let prev = path.iter().rposition(|&i| s.kind(i) == Kind::Compaction);
+fn span_on(
+    session: &Session,
+    idx: usize,
+    path: &[usize],
+    complete: bool,
+) -> Option<(Vec<usize>, bool, Option<String>)> {
+    let prev = path.iter().rposition(|&i| session.kind(i) == Kind::Compaction);
     let start = match prev {
         None => 0,
         Some(p) => {
-            let fk = s.value(path[p]).str_field("firstKeptEntryId");
-            path.iter().position(|&i| Some(s.id(i)) == fk).unwrap_or(p + 1)
+            let fk = session.value(path[p]).str_field("firstKeptEntryId");
+            path.iter().position(|&i| Some(session.id(i)) == fk).unwrap_or(p + 1)
         }
     };
-    let fk = s.value(idx).str_field("firstKeptEntryId");
+    let fk = session.value(idx).str_field("firstKeptEntryId");
     let (end, exact, note) = match fk {
-        None => (path.len(), false, Some(format!("compaction {} has no firstKeptEntryId, so the span is shown up to its parent", s.id(idx)))),
-        Some(fk) => match path.iter().position(|&i| s.id(i) == fk) {
+        None => (path.len(), false, Some(format!("compaction {} has no firstKeptEntryId, so the span is shown up to its parent", session.id(idx)))),
+        Some(fk) => match path.iter().position(|&i| session.id(i) == fk) {
             Some(e) => (e, true, None),
             None if !complete => return None,
             None => (
@@ -136,78 +141,85 @@ fn span_on(s: &Session, idx: usize, path: &[usize], complete: bool) -> Option<(V
                 false,
                 Some(format!(
                     "compaction {}'s firstKeptEntryId {fk} is not on its path (missing or on another branch), so the span is shown up to its parent",
-                    s.id(idx)
+                    session.id(idx)
                 )),
             ),
         },
     };
     let entries: Vec<usize> = if start < end {
-        path[start..end].iter().copied().filter(|&i| s.kind(i) != Kind::Compaction).collect()
+        path[start..end].iter().copied().filter(|&i| session.kind(i) != Kind::Compaction).collect()
     } else {
         Vec::new()
     };
     Some((entries, exact, note))
 }
 
-fn branch_span(s: &Session, idx: usize) -> (Vec<usize>, bool, Option<String>) {
-    let parent = s.parent_of(idx);
-    let mut on_path = vec![false; s.len()];
-    for i in s.path(parent) {
+fn branch_span(session: &Session, idx: usize) -> (Vec<usize>, bool, Option<String>) {
+    let parent = session.parent_of(idx);
+    let mut on_path = vec![false; session.len()];
+    for i in session.path(parent) {
         on_path[i] = true;
     }
     on_path[idx] = true;
-    let old_leaf = (0..idx).rev().find(|&i| !on_path[i] && s.kind(i) != Kind::Label);
+    let old_leaf = (0..idx).rev().find(|&i| !on_path[i] && session.kind(i) != Kind::Label);
     let Some(old) = old_leaf else {
         return (
             Vec::new(),
             false,
             Some(format!(
                 "no entry before branch summary {} lies off its path, so the branch it left cannot be found",
-                s.id(idx)
+                session.id(idx)
             )),
         );
     };
     let entries = match parent {
-        Some(p) => branch::collect_branch_entries(s, Some(old), p).entries,
-        None => s.path(Some(old)),
+        Some(p) => branch::collect_branch_entries(session, Some(old), p).entries,
+        None => session.path(Some(old)),
     };
     (
         entries,
         false,
         Some(format!(
             "inferred: the branch that ended at {} (the latest entry before the summary that is not on its path)",
-            s.id(old)
+            session.id(old)
         )),
     )
 }
 
 /// The span of the summary at `idx` (see the module docs). Never panics; a non-summary entry
 /// gives an empty span with a note.
-pub fn span(s: &Session, idx: usize) -> Span {
-    let (entries, exact, note) = span_indices(s, idx);
-    Span::of(s, &entries, exact, note)
+pub fn span(session: &Session, idx: usize) -> Span {
+    let (entries, exact, note) = span_indices(session, idx);
+    Span::of(session, &entries, exact, note)
 }
 
 /// How many entries the summary at `idx` stands for: `span(s, idx).entry_ids.len()` without
 /// building the ids (the graph's compaction badge counts with it).
-pub fn span_count(s: &Session, idx: usize) -> usize {
-    span_indices(s, idx).0.len()
+pub fn span_count(session: &Session, idx: usize) -> usize {
+    span_indices(session, idx).0.len()
 }
 
 /// The agent messages of the span (for re-summarizing: the compaction mapping of Pi §11.5 for
 /// a compaction, the branch mapping of §13.2 for a branch summary) and the previous summary
 /// text (the earlier compaction on the path; for an edit, its origin's), if any.
-pub fn span_messages(s: &Session, idx: usize) -> (Vec<Value>, Option<String>) {
-    if idx >= s.len() {
+pub fn span_messages(session: &Session, idx: usize) -> (Vec<Value>, Option<String>) {
+    if idx >= session.len() {
         return (Vec::new(), None);
     }
-    let (entries, _, _) = span_indices(s, idx);
-    let branch = s.kind(idx) == Kind::BranchSummary;
+    let (entries, _, _) = span_indices(session, idx);
+    let branch = session.kind(idx) == Kind::BranchSummary;
     let messages = entries
         .iter()
-        .filter_map(|&i| if branch { branch::branch_message(s, i) } else { compaction::compaction_message(s, i) })
+        .filter_map(|&i| {
+            if branch {
+                branch::branch_message(session, i)
+            } else {
+                compaction::compaction_message(session, i)
+            }
+        })
         .collect();
-    let previous = if branch { None } else { previous_compaction(s, idx).map(|p| summary_text(s, p).to_string()) };
+    let previous =
+        if branch { None } else { previous_compaction(session, idx).map(|p| summary_text(session, p).to_string()) };
     (messages, previous)
 }
 
@@ -225,16 +237,16 @@ mod tests {
             if p.extension().is_none_or(|e| e != "jsonl") {
                 continue;
             }
-            let s = Session::open(&p).unwrap();
-            for idx in s.compactions().collect::<Vec<_>>() {
-                let mut path = s.path(Some(idx));
+            let session = Session::open(&p).unwrap();
+            for idx in session.compactions().collect::<Vec<_>>() {
+                let mut path = session.path(Some(idx));
                 path.pop();
                 assert_eq!(
-                    compaction_span(&s, idx),
-                    span_on(&s, idx, &path, true).unwrap(),
+                    compaction_span(&session, idx),
+                    span_on(&session, idx, &path, true).unwrap(),
                     "{} {}",
                     p.display(),
-                    s.id(idx)
+                    session.id(idx)
                 );
                 n += 1;
             }

@@ -7,30 +7,10 @@
 
 mod fuzz_checks;
 
-use std::path::{Path, PathBuf};
+#[path = "../../session-engine/tests/support/fuzz_replay.rs"]
+mod fuzz_replay;
 
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = match std::fs::read_dir(dir) {
-        Ok(rd) => rd.map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect(),
-        Err(_) => Vec::new(),
-    };
-    v.sort();
-    v
-}
-
-fn replay(target: &str, check: fn(&[u8])) -> usize {
-    let engine = Path::new(env!("CARGO_MANIFEST_DIR")).join("../session-engine");
-    let mut n = 0;
-    for dir in [engine.join("tests/fixtures/fuzz").join(target), engine.join("fuzz/seeds").join(target)] {
-        for f in files(&dir) {
-            let data = std::fs::read(&f).unwrap();
-            let r = std::panic::catch_unwind(|| check(&data));
-            assert!(r.is_ok(), "{target}: {} fails the fuzz check", f.display());
-            n += 1;
-        }
-    }
-    n
-}
+use fuzz_replay::replay;
 
 #[test]
 fn summary_inputs() {

@@ -20,13 +20,13 @@ fn dir() -> PathBuf {
 }
 
 fn open(name: &str) -> Session {
-    let s = Session::open(&dir().join(format!("{name}.jsonl"))).unwrap();
-    assert!(s.header_accepted() && s.diagnostics().is_empty(), "{name}: {:?}", s.diagnostics());
-    s
+    let session = Session::open(&dir().join(format!("{name}.jsonl"))).unwrap();
+    assert!(session.header_accepted() && session.diagnostics().is_empty(), "{name}: {:?}", session.diagnostics());
+    session
 }
 
-fn compactions(s: &Session) -> Vec<usize> {
-    (0..s.len()).filter(|&i| s.kind(i) == Kind::Compaction).collect()
+fn compactions(session: &Session) -> Vec<usize> {
+    (0..session.len()).filter(|&i| session.kind(i) == Kind::Compaction).collect()
 }
 
 fn expected(file: &str) -> Value {
@@ -55,19 +55,33 @@ fn each_compaction_pi_wrote_is_the_one_arbor_plans_at_that_point() {
     );
     let mut seen = 0;
     for name in NAMES {
-        let s = open(name);
-        for c in compactions(&s) {
-            let v = s.value(c);
-            let parent = s.parent_of(c).expect("a compaction has a parent");
-            let prep = prepare_compaction(&s, &s.path(Some(parent)), &settings)
-                .unwrap_or_else(|r| panic!("{name} {}: {r:?}", s.id(c)));
-            assert_eq!(Some(prep.first_kept_entry_id.as_str()), v.str_field("firstKeptEntryId"), "{name} {}", s.id(c));
-            assert_eq!(Some(prep.tokens_before), v.get("tokensBefore").and_then(Value::as_f64), "{name} {}", s.id(c));
+        let session = open(name);
+        for c in compactions(&session) {
+            let v = session.value(c);
+            let parent = session.parent_of(c).expect("a compaction has a parent");
+            let prep = prepare_compaction(&session, &session.path(Some(parent)), &settings)
+                .unwrap_or_else(|r| panic!("{name} {}: {r:?}", session.id(c)));
+            assert_eq!(
+                Some(prep.first_kept_entry_id.as_str()),
+                v.str_field("firstKeptEntryId"),
+                "{name} {}",
+                session.id(c)
+            );
+            assert_eq!(
+                Some(prep.tokens_before),
+                v.get("tokensBefore").and_then(Value::as_f64),
+                "{name} {}",
+                session.id(c)
+            );
             // Every cut in these long tool-heavy turns fell inside a turn, as Pi's summary says.
-            assert!(prep.is_split_turn, "{name} {}", s.id(c));
-            assert!(summary_analysis::summary_text(&s, c).contains(TURN_CONTEXT_MARKER.trim()), "{name} {}", s.id(c));
+            assert!(prep.is_split_turn, "{name} {}", session.id(c));
+            assert!(
+                summary_analysis::summary_text(&session, c).contains(TURN_CONTEXT_MARKER.trim()),
+                "{name} {}",
+                session.id(c)
+            );
             // Pi's answer at the same point agrees (the oracle's run beside the recording).
-            let want = expected(&format!("{name}.before-{}.expected.json", s.id(c)));
+            let want = expected(&format!("{name}.before-{}.expected.json", session.id(c)));
             assert_eq!(
                 want.get("compaction").and_then(|x| x.str_field("firstKeptEntryId")),
                 v.str_field("firstKeptEntryId")
@@ -84,14 +98,14 @@ fn each_compaction_pi_wrote_is_the_one_arbor_plans_at_that_point() {
 fn the_timeline_ends_on_pis_estimate() {
     let mut compared = 0;
     for name in NAMES {
-        let s = open(name);
-        let mut cases = vec![(s.file_leaf(), format!("{name}.expected.json"))];
-        for c in compactions(&s) {
-            cases.push((s.parent_of(c), format!("{name}.before-{}.expected.json", s.id(c))));
+        let session = open(name);
+        let mut cases = vec![(session.file_leaf(), format!("{name}.expected.json"))];
+        for c in compactions(&session) {
+            cases.push((session.parent_of(c), format!("{name}.before-{}.expected.json", session.id(c))));
         }
         for (leaf, file) in cases {
             let want = expected(&file);
-            let points = timeline(&s, leaf);
+            let points = timeline(&session, leaf);
             assert_eq!(
                 points.last().map(|p| p.context_tokens),
                 Some(num(&want, &["tokens", "estimate", "tokens"])),
@@ -103,8 +117,8 @@ fn the_timeline_ends_on_pis_estimate() {
     assert_eq!(compared, 8);
 }
 
-fn dropped(s: &Session, idx: usize) -> Vec<(String, String)> {
-    check(s, idx).dropped.into_iter().map(|d| (d.section, d.text)).collect()
+fn dropped(session: &Session, idx: usize) -> Vec<(String, String)> {
+    check(session, idx).dropped.into_iter().map(|d| (d.section, d.text)).collect()
 }
 
 /// The drop alarm on compactions that follow split turns: quiet where the next summary carried
@@ -114,13 +128,13 @@ fn dropped(s: &Session, idx: usize) -> Vec<(String, String)> {
 /// alarm on the turn part's noise: the test measures that too, so it fails if the rule goes.
 #[test]
 fn the_drop_alarm_is_quiet_on_turn_noise_and_rings_for_a_lost_constraint() {
-    let s = open("print-autocompact");
-    let c = compactions(&s);
+    let session = open("print-autocompact");
+    let c = compactions(&session);
     assert_eq!(c.len(), 3);
-    assert!(check(&s, c[0]).previous_entry_id.is_none() && dropped(&s, c[0]).is_empty());
-    assert_eq!(dropped(&s, c[1]), []);
+    assert!(check(&session, c[0]).previous_entry_id.is_none() && dropped(&session, c[0]).is_empty());
+    assert_eq!(dropped(&session, c[1]), []);
     assert_eq!(
-        dropped(&s, c[2]),
+        dropped(&session, c[2]),
         [(
             "Constraints & Preferences".to_string(),
             "Never touch `ledger/legacy.py`; it is frozen for the auditors.".to_string()
@@ -135,15 +149,15 @@ fn the_drop_alarm_is_quiet_on_turn_noise_and_rings_for_a_lost_constraint() {
     // The recorded model folds most of the turn part into the next summary's Done, so the noise
     // shows on the third compaction: the second one's "Context for Suffix" lines (files changed so
     // far in the turn, the last step before the kept part).
-    let flat = summary_analysis::summary_text(&s, c[1]).replace(TURN_CONTEXT_MARKER, "\n\n");
+    let flat = summary_analysis::summary_text(&session, c[1]).replace(TURN_CONTEXT_MARKER, "\n\n");
     let old_rule =
-        summary_analysis::check::dropped_items(&parse(&flat), &parse(summary_analysis::summary_text(&s, c[2])));
+        summary_analysis::check::dropped_items(&parse(&flat), &parse(summary_analysis::summary_text(&session, c[2])));
     let noise: Vec<&str> =
         old_rule.iter().filter(|d| d.section != "Constraints & Preferences").map(|d| d.section.as_str()).collect();
     assert!(!noise.is_empty() && noise.iter().all(|n| *n == "Context for Suffix"), "{old_rule:?}");
 
     // Moved: the turn part's progress folded into Done is not reported as a move.
-    for (sess, next) in [(&s, c[1]), (&s, c[2]), (&m, mc[1])] {
+    for (sess, next) in [(&session, c[1]), (&session, c[2]), (&m, mc[1])] {
         let ch = check(sess, next);
         assert!(ch.moved.iter().all(|mv| !mv.from.starts_with("Turn Context")), "{:?}", ch.moved);
     }
@@ -153,18 +167,23 @@ fn the_drop_alarm_is_quiet_on_turn_noise_and_rings_for_a_lost_constraint() {
 #[test]
 fn the_workbench_reads_every_summary_pi_wrote() {
     for name in NAMES {
-        let s = open(name);
-        for i in (0..s.len()).filter(|&i| summary_analysis::is_summary(&s, i)) {
-            let p = parse(summary_analysis::summary_text(&s, i));
+        let session = open(name);
+        for i in (0..session.len()).filter(|&i| summary_analysis::is_summary(&session, i)) {
+            let p = parse(summary_analysis::summary_text(&session, i));
             assert_eq!(
                 summary_analysis::print(&p),
-                summary_analysis::summary_text(&s, i),
+                summary_analysis::summary_text(&session, i),
                 "{name} {}: lossless",
-                s.id(i)
+                session.id(i)
             );
-            let ch = check(&s, i);
-            assert!(ch.retention.total > 0 && ch.retention.mentioned > 0, "{name} {}: {:?}", s.id(i), ch.retention);
-            if s.kind(i) == Kind::Compaction {
+            let ch = check(&session, i);
+            assert!(
+                ch.retention.total > 0 && ch.retention.mentioned > 0,
+                "{name} {}: {:?}",
+                session.id(i),
+                ch.retention
+            );
+            if session.kind(i) == Kind::Compaction {
                 for role in [
                     SectionRole::Goal,
                     SectionRole::Constraints,
@@ -173,7 +192,11 @@ fn the_workbench_reads_every_summary_pi_wrote() {
                     SectionRole::NextSteps,
                     SectionRole::CriticalContext,
                 ] {
-                    assert!(p.history_sections().any(|x| x.role == role), "{name} {}: no {role:?} section", s.id(i));
+                    assert!(
+                        p.history_sections().any(|x| x.role == role),
+                        "{name} {}: no {role:?} section",
+                        session.id(i)
+                    );
                 }
                 let turn: Vec<&str> = p.sections.iter().filter(|x| x.turn_prefix).map(|x| x.name.as_str()).collect();
                 for want in [
@@ -181,15 +204,15 @@ fn the_workbench_reads_every_summary_pi_wrote() {
                     "Turn Context › Early Progress",
                     "Turn Context › Context for Suffix",
                 ] {
-                    assert!(turn.contains(&want), "{name} {}: {turn:?}", s.id(i));
+                    assert!(turn.contains(&want), "{name} {}: {turn:?}", session.id(i));
                 }
             }
         }
     }
-    let s = open("print-autocompact");
-    let c = compactions(&s);
+    let session = open("print-autocompact");
+    let c = compactions(&session);
     // The third summary: the importer test it wrote and the error it hit are retained.
-    let r = check(&s, c[2]).retention;
+    let r = check(&session, c[2]).retention;
     let fact = |text: &str| {
         r.facts.iter().find(|f| f.text.contains(text)).unwrap_or_else(|| panic!("no fact {text}: {:?}", r.facts))
     };
@@ -197,8 +220,8 @@ fn the_workbench_reads_every_summary_pi_wrote() {
     assert!(fact("239 != 240").mentioned);
     // The diff says where the constraint went: removed, not moved.
     let d = summary_analysis::diff(
-        &parse(summary_analysis::summary_text(&s, c[1])),
-        &parse(summary_analysis::summary_text(&s, c[2])),
+        &parse(summary_analysis::summary_text(&session, c[1])),
+        &parse(summary_analysis::summary_text(&session, c[2])),
     );
     let cons = d.sections.iter().find(|x| x.title == "Constraints & Preferences").unwrap();
     assert_eq!(cons.removed, ["Never touch `ledger/legacy.py`; it is frozen for the auditors."]);

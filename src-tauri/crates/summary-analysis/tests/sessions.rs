@@ -43,13 +43,13 @@ fn facts_session() -> (B, [String; 4]) {
 #[test]
 fn span_of_a_compaction_is_pi_boundary_to_first_kept() {
     let (mut b, [u1, kept, c1, _]) = facts_session();
-    let s = b.session();
-    let sp = span(&s, idx(&s, &c1));
+    let session = b.session();
+    let sp = span(&session, idx(&session, &c1));
     assert!(sp.exact && sp.note.is_none());
     assert_eq!(sp.first_id.as_deref(), Some(u1.as_str()));
     assert_eq!(sp.entry_ids.len(), 7);
     assert_eq!(sp.last_id.as_deref(), Some("e007"));
-    let (msgs, prev) = span_messages(&s, idx(&s, &c1));
+    let (msgs, prev) = span_messages(&session, idx(&session, &c1));
     assert_eq!(msgs.len(), 7);
     assert!(prev.is_none());
     // A second compaction starts at the first one's firstKeptEntryId, without compaction entries.
@@ -57,13 +57,13 @@ fn span_of_a_compaction_is_pi_boundary_to_first_kept() {
     let kept2 = b.assistant("ok");
     b.user("more");
     let c2 = b.compaction("## Goal\nDocs.\n", &kept2, None);
-    let s = b.session();
-    let sp = span(&s, idx(&s, &c2));
+    let session = b.session();
+    let sp = span(&session, idx(&session, &c2));
     assert_eq!(sp.entry_ids, [kept.as_str(), "e009", a.as_str()]);
-    let (_, prev) = span_messages(&s, idx(&s, &c2));
+    let (_, prev) = span_messages(&session, idx(&session, &c2));
     assert!(prev.unwrap().starts_with("## Goal\nRefactor"));
-    assert_eq!(previous_compaction(&s, idx(&s, &c2)), Some(idx(&s, &c1)));
-    assert_eq!(previous_compaction(&s, idx(&s, &c1)), None);
+    assert_eq!(previous_compaction(&session, idx(&session, &c2)), Some(idx(&session, &c1)));
+    assert_eq!(previous_compaction(&session, idx(&session, &c1)), None);
 }
 
 #[test]
@@ -75,13 +75,13 @@ fn span_with_a_missing_or_foreign_first_kept_says_so() {
     b.user("main");
     let c = b.compaction("## Goal\nx", &side, None);
     let c2 = b.compaction("## Goal\ny", "nope", None);
-    let s = b.session();
+    let session = b.session();
     for (id, needle) in [(&c, "not on its path"), (&c2, "not on its path")] {
-        let sp = span(&s, idx(&s, id));
+        let sp = span(&session, idx(&session, id));
         assert!(!sp.exact);
         assert!(sp.note.as_deref().unwrap().contains(needle), "{:?}", sp.note);
     }
-    assert_eq!(span(&s, idx(&s, &c)).entry_ids, [r.as_str(), "e003"]);
+    assert_eq!(span(&session, idx(&session, &c)).entry_ids, [r.as_str(), "e003"]);
     // A compaction without the key at all.
     let mut b2 = B::new();
     b2.user("a");
@@ -106,15 +106,15 @@ fn branch_summary_span_is_the_branch_that_was_left() {
     b.at(&fork);
     let bs =
         b.branch_summary("The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n## Goal\nRisky approach");
-    let s = b.session();
-    let sp = span(&s, idx(&s, &bs));
+    let session = b.session();
+    let sp = span(&session, idx(&session, &bs));
     assert!(!sp.exact);
     assert_eq!(sp.entry_ids, [x.as_str(), y.as_str()]);
     assert!(sp.note.unwrap().contains(&y));
-    let (msgs, prev) = span_messages(&s, idx(&s, &bs));
+    let (msgs, prev) = span_messages(&session, idx(&session, &bs));
     assert_eq!(msgs.len(), 2);
     assert!(prev.is_none());
-    let p = parse(summary_analysis::summary_text(&s, idx(&s, &bs)));
+    let p = parse(summary_analysis::summary_text(&session, idx(&session, &bs)));
     assert_eq!(
         p.sections[0].text,
         "The user explored a different conversation branch before returning here.\nSummary of that exploration:"
@@ -124,8 +124,8 @@ fn branch_summary_span_is_the_branch_that_was_left() {
 #[test]
 fn retention_probe_finds_the_facts_of_the_span_with_known_answers() {
     let (b, [u1, _, c1, _]) = facts_session();
-    let s = b.session();
-    let r = retention(&s, idx(&s, &c1), summary_analysis::summary_text(&s, idx(&s, &c1)));
+    let session = b.session();
+    let r = retention(&session, idx(&session, &c1), summary_analysis::summary_text(&session, idx(&session, &c1)));
     let got: Vec<(FactKind, &str, bool)> = r.facts.iter().map(|f| (f.kind, f.text.as_str(), f.mentioned)).collect();
     use FactKind::*;
     assert_eq!(
@@ -148,7 +148,7 @@ fn retention_probe_finds_the_facts_of_the_span_with_known_answers() {
     assert_eq!(r.facts[2].source_entry_id, "e002");
     assert_eq!(r.facts[9].source_entry_id, "e007");
     // Probing another text: a summary that says nothing mentions nothing.
-    assert_eq!(retention(&s, idx(&s, &c1), "Nothing here.").mentioned, 0);
+    assert_eq!(retention(&session, idx(&session, &c1), "Nothing here.").mentioned, 0);
     // Facts are deduplicated: the same path read twice is one fact.
     let mut b2 = B::new();
     b2.calls(&[("read", r#"{"path":"a.rs"}"#)]);
@@ -169,8 +169,8 @@ fn check_reports_drops_and_moves_against_the_previous_compaction() {
     b.user("go on");
     let k2 = b.user("and on");
     let c2 = b.compaction(NEXT, &k2, None);
-    let s = b.session();
-    let ch = check(&s, idx(&s, &c2));
+    let session = b.session();
+    let ch = check(&session, idx(&session, &c2));
     assert_eq!(ch.entry_id, c2);
     assert_eq!(ch.previous_entry_id.as_deref(), Some(c1.as_str()));
     assert_eq!(ch.dropped.len(), 2);
@@ -178,7 +178,7 @@ fn check_reports_drops_and_moves_against_the_previous_compaction() {
     assert_eq!(ch.moved.len(), 2);
     // The span's facts include the previous compaction's kept user message.
     assert!(ch.retention.facts.iter().all(|f| f.kind != FactKind::Constraint || f.source_entry_id != "e001"));
-    let first = check(&s, idx(&s, &c1));
+    let first = check(&session, idx(&session, &c1));
     assert!(first.previous_entry_id.is_none() && first.dropped.is_empty());
     assert_eq!(first.retention.facts[0].text, "must use Rust only");
     assert!(first.retention.facts[0].mentioned, "PREV says 'Use Rust only'");
@@ -197,15 +197,15 @@ fn edit_then_revert_append_compactions_that_pi_reads_normally() {
     let (mut b, [_, kept, c1, _]) = facts_session();
     b.user("after the compaction");
     let leaf_before = b.assistant("reply");
-    let s = b.session();
-    let ci = idx(&s, &c1);
-    let leaf = Some(idx(&s, &leaf_before));
-    assert_eq!(governing_compaction(&s, leaf), Some(ci));
-    assert!(edit_refusal(&s, ci, leaf).is_none());
-    let before = build_context(&s, leaf);
-    let text = summary_analysis::summary_text(&s, ci)
+    let session = b.session();
+    let ci = idx(&session, &c1);
+    let leaf = Some(idx(&session, &leaf_before));
+    assert_eq!(governing_compaction(&session, leaf), Some(ci));
+    assert!(edit_refusal(&session, ci, leaf).is_none());
+    let before = build_context(&session, leaf);
+    let text = summary_analysis::summary_text(&session, ci)
         .replace("Keep the public API stable", "Keep the public API stable and documented");
-    let e = edit_entry(&s, ci, leaf, &text, "edit0001", "2026-01-02T00:00:00.000Z").unwrap();
+    let e = edit_entry(&session, ci, leaf, &text, "edit0001", "2026-01-02T00:00:00.000Z").unwrap();
     assert_eq!(
         keys(&e),
         ["type", "id", "parentId", "timestamp", "summary", "firstKeptEntryId", "tokensBefore", "details", "fromHook"]
@@ -239,7 +239,7 @@ fn edit_then_revert_append_compactions_that_pi_reads_normally() {
     );
     // Revert.
     let rv = revert_entry(&s2, ei, s2.file_leaf(), "rev00001", "2026-01-02T00:00:01.000Z").unwrap();
-    assert_eq!(rv.str_field("summary"), Some(summary_analysis::summary_text(&s, ci)));
+    assert_eq!(rv.str_field("summary"), Some(summary_analysis::summary_text(&session, ci)));
     let d = rv.get("details").unwrap();
     assert_eq!(keys(d), ["readFiles", "modifiedFiles", "editedFrom", "editOrigin", "editKind", "revertedTo"]);
     assert_eq!(
@@ -250,7 +250,7 @@ fn edit_then_revert_append_compactions_that_pi_reads_normally() {
     let s3 = b.session();
     let ri = idx(&s3, "rev00001");
     let after = build_context(&s3, s3.file_leaf());
-    assert_eq!(after.messages[0].message.str_field("summary"), Some(summary_analysis::summary_text(&s, ci)));
+    assert_eq!(after.messages[0].message.str_field("summary"), Some(summary_analysis::summary_text(&session, ci)));
     assert_eq!(verbatim(&after), verbatim(&before));
     let h: Vec<(String, EditKind, Option<String>)> =
         history(&s3, ri).into_iter().map(|v| (v.entry_id, v.kind, v.edited_from)).collect();
@@ -280,28 +280,31 @@ fn edit_then_revert_append_compactions_that_pi_reads_normally() {
 #[test]
 fn edit_refusals_are_one_sentence_that_says_what_to_do() {
     let (mut b, [u1, _, c1, _]) = facts_session();
-    let s = b.session();
-    let ci = idx(&s, &c1);
-    let leaf = s.file_leaf();
-    let r = edit_refusal(&s, idx(&s, &u1), leaf).unwrap();
+    let session = b.session();
+    let ci = idx(&session, &c1);
+    let leaf = session.file_leaf();
+    let r = edit_refusal(&session, idx(&session, &u1), leaf).unwrap();
     assert_eq!(r, format!("Entry {u1} is a message entry, not a compaction; only compaction summaries can be edited — select a compaction entry."));
-    let r = revert_entry(&s, ci, leaf, "x", TS).unwrap_err();
+    let r = revert_entry(&session, ci, leaf, "x", TS).unwrap_err();
     assert_eq!(
         r,
         format!("Entry {c1} is an original summary, not an edit, so there is nothing to revert; edit it instead.")
     );
     assert_eq!(
-        edit_entry(&s, ci, leaf, "   ", "x", TS).unwrap_err(),
+        edit_entry(&session, ci, leaf, "   ", "x", TS).unwrap_err(),
         "The new summary is empty; write a summary, or cancel the edit."
     );
-    let same = summary_analysis::summary_text(&s, ci).to_string();
-    assert!(edit_entry(&s, ci, leaf, &same, "x", TS).unwrap_err().contains("change something"));
+    let same = summary_analysis::summary_text(&session, ci).to_string();
+    assert!(edit_entry(&session, ci, leaf, &same, "x", TS).unwrap_err().contains("change something"));
     // Off the path: a leaf on a branch before the compaction.
-    let r = edit_refusal(&s, ci, Some(idx(&s, &u1))).unwrap();
+    let r = edit_refusal(&session, ci, Some(idx(&session, &u1))).unwrap();
     assert!(r.starts_with(&format!("Entry {c1} is not on the path to the leaf {u1}; move the leaf")), "{r}");
-    assert!(edit_refusal(&s, ci, None).unwrap().contains("no leaf"));
-    assert!(edit_refusal(&s, 999, leaf).unwrap().contains("no entry number 999"));
-    for r in [edit_refusal(&s, idx(&s, &u1), leaf).unwrap(), revert_entry(&s, ci, leaf, "x", TS).unwrap_err()] {
+    assert!(edit_refusal(&session, ci, None).unwrap().contains("no leaf"));
+    assert!(edit_refusal(&session, 999, leaf).unwrap().contains("no entry number 999"));
+    for r in [
+        edit_refusal(&session, idx(&session, &u1), leaf).unwrap(),
+        revert_entry(&session, ci, leaf, "x", TS).unwrap_err(),
+    ] {
         assert_eq!(r.matches(". ").count(), 0, "one sentence: {r}");
     }
     // A v1 file (read-only) refuses.
@@ -331,12 +334,15 @@ fn edit_keeps_file_lists_from_details_or_from_the_appendix() {
         Some(v(r#"{"readFiles":["dr.rs"],"modifiedFiles":["dm.rs"]}"#)),
     );
     let c2 = b.compaction("## Goal\ny\n\n<read-files>\nr2.rs\n</read-files>", &k, None);
-    let s = b.session();
-    let e = edit_entry(&s, idx(&s, &c2), s.file_leaf(), "## Goal\nz", "n", TS).unwrap();
+    let session = b.session();
+    let e = edit_entry(&session, idx(&session, &c2), session.file_leaf(), "## Goal\nz", "n", TS).unwrap();
     let d = e.get("details").unwrap();
     assert_eq!(pi_json::to_string(d.get("readFiles").unwrap()), r#"["r2.rs"]"#);
     assert_eq!(pi_json::to_string(d.get("modifiedFiles").unwrap()), "[]");
-    assert_eq!(summary_analysis::file_lists(&s, idx(&s, &c)), (vec!["dr.rs".to_string()], vec!["dm.rs".to_string()]));
+    assert_eq!(
+        summary_analysis::file_lists(&session, idx(&session, &c)),
+        (vec!["dr.rs".to_string()], vec!["dm.rs".to_string()])
+    );
 }
 
 #[test]
@@ -355,12 +361,12 @@ fn author_reads_the_entry() {
     );
     let pi = b.compaction("x", &k, Some(v(r#"{"readFiles":[],"modifiedFiles":[]}"#)));
     b.lines.push(r#"{"type":"compaction","id":"hk","parentId":"e001","timestamp":"2026-01-01T00:00:09.000Z","summary":"s","firstKeptEntryId":"e001","tokensBefore":1,"fromHook":true}"#.into());
-    let s = b.session();
-    assert_eq!(author(&s, idx(&s, &off)).kind, AuthorKind::Offline);
-    let a = author(&s, idx(&s, &m));
+    let session = b.session();
+    assert_eq!(author(&session, idx(&session, &off)).kind, AuthorKind::Offline);
+    let a = author(&session, idx(&session, &m));
     assert_eq!((a.kind, a.model.as_deref()), (AuthorKind::Model, Some("claude")));
-    assert_eq!(author(&s, idx(&s, &pi)).kind, AuthorKind::Unknown);
-    assert_eq!(author(&s, idx(&s, "hk")).kind, AuthorKind::Hook);
+    assert_eq!(author(&session, idx(&session, &pi)).kind, AuthorKind::Unknown);
+    assert_eq!(author(&session, idx(&session, "hk")).kind, AuthorKind::Hook);
 }
 
 // ---- edits are judged as their origin ------------------------------------------------------
@@ -395,9 +401,9 @@ fn dropped_texts(c: &Check) -> Vec<(&str, &str)> {
 #[test]
 fn an_edit_is_judged_as_its_origin_span_previous_retention_and_drop_alarm() {
     let (mut b, c1, c2) = two_compactions();
-    let s = b.session();
-    let (i1, i2) = (idx(&s, &c1), idx(&s, &c2));
-    let original = check(&s, i2);
+    let session = b.session();
+    let (i1, i2) = (idx(&session, &c1), idx(&session, &c2));
+    let original = check(&session, i2);
     assert_eq!(original.previous_entry_id.as_deref(), Some(c1.as_str()));
     assert_eq!(
         dropped_texts(&original),
@@ -406,55 +412,55 @@ fn an_edit_is_judged_as_its_origin_span_previous_retention_and_drop_alarm() {
             ("Key Decisions", "**similar crate**: word diffs come from a maintained library")
         ]
     );
-    assert!(span(&s, i2).entry_ids.len() >= 3);
+    assert!(span(&session, i2).entry_ids.len() >= 3);
 
     // The user restores the constraint: the edit no longer drops it, only the decision.
     let restored =
         NEXT.replace("- Never rewrite the session files\n", "- Never rewrite the session files\n- Use Rust only\n");
-    let e1 = append_entry(&mut b, edit_entry(&s, i2, s.file_leaf(), &restored, "edit0001", TS));
-    let s = b.session();
-    let ei = idx(&s, &e1);
-    assert_eq!(edit_origin(&s, ei), Some(i2));
-    assert_eq!(edit_origin(&s, i2), None, "an original stands for itself");
+    let e1 = append_entry(&mut b, edit_entry(&session, i2, session.file_leaf(), &restored, "edit0001", TS));
+    let session = b.session();
+    let ei = idx(&session, &e1);
+    assert_eq!(edit_origin(&session, ei), Some(i2));
+    assert_eq!(edit_origin(&session, i2), None, "an original stands for itself");
     // Span, previous compaction, span messages: the origin's (read literally the span is empty
     // and the previous compaction is the original itself).
-    assert_eq!(span(&s, ei), span(&s, i2));
-    assert_eq!(previous_compaction(&s, ei), Some(i1));
-    assert_eq!(span_messages(&s, ei), span_messages(&s, i2));
-    let ch = check(&s, ei);
+    assert_eq!(span(&session, ei), span(&session, i2));
+    assert_eq!(previous_compaction(&session, ei), Some(i1));
+    assert_eq!(span_messages(&session, ei), span_messages(&session, i2));
+    let ch = check(&session, ei);
     assert_eq!(ch.entry_id, e1);
     assert_eq!(ch.previous_entry_id.as_deref(), Some(c1.as_str()), "compared with the summary the origin replaced");
     assert_eq!(dropped_texts(&ch), [("Key Decisions", "**similar crate**: word diffs come from a maintained library")]);
     assert!(ch.moved.iter().any(|m| m.text == "Write the section parser"), "{:?}", ch.moved);
     // Retention over the origin's span (and the origin's predecessor's file lists), probed with the edit's text.
-    assert_eq!(ch.retention, retention(&s, i2, &restored));
+    assert_eq!(ch.retention, retention(&session, i2, &restored));
     assert!(
         ch.retention.facts.iter().any(|f| f.kind == FactKind::Command && f.text == "cargo bench"),
         "{:?}",
         ch.retention.facts
     );
     // The default diff of an edit is against its original; of an original, the compaction before it.
-    assert_eq!(diff_base(&s, ei), Some(i2));
-    assert_eq!(diff_base(&s, i2), Some(i1));
-    assert_eq!(diff_base(&s, i1), None);
+    assert_eq!(diff_base(&session, ei), Some(i2));
+    assert_eq!(diff_base(&session, i2), Some(i1));
+    assert_eq!(diff_base(&session, i1), None);
 
     // An edit of the edit that deletes a Done item the predecessor had: the alarm says so.
     let cut = restored.replace("- [x] Read the format docs\n", "");
-    let e2 = append_entry(&mut b, edit_entry(&s, ei, s.file_leaf(), &cut, "edit0002", TS));
-    let s = b.session();
-    let e2i = idx(&s, &e2);
-    assert_eq!(edit_origin(&s, e2i), Some(i2), "the chain's origin, not the edit it was made from");
-    let ch2 = check(&s, e2i);
+    let e2 = append_entry(&mut b, edit_entry(&session, ei, session.file_leaf(), &cut, "edit0002", TS));
+    let session = b.session();
+    let e2i = idx(&session, &e2);
+    assert_eq!(edit_origin(&session, e2i), Some(i2), "the chain's origin, not the edit it was made from");
+    let ch2 = check(&session, e2i);
     assert_eq!(ch2.previous_entry_id.as_deref(), Some(c1.as_str()));
     assert!(dropped_texts(&ch2).contains(&("Progress › Done", "Read the format docs")), "{:?}", ch2.dropped);
-    assert_eq!(diff_base(&s, e2i), Some(i2));
-    assert_eq!(span(&s, e2i), span(&s, i2));
+    assert_eq!(diff_base(&session, e2i), Some(i2));
+    assert_eq!(span(&session, e2i), span(&session, i2));
 
     // A revert is the original again: the same check as the original, under its own id.
-    let r = append_entry(&mut b, revert_entry(&s, e2i, s.file_leaf(), "rev00001", TS));
-    let s = b.session();
-    let ri = idx(&s, &r);
-    let chr = check(&s, ri);
+    let r = append_entry(&mut b, revert_entry(&session, e2i, session.file_leaf(), "rev00001", TS));
+    let session = b.session();
+    let ri = idx(&session, &r);
+    let chr = check(&session, ri);
     assert_eq!(
         (chr.previous_entry_id, chr.dropped, chr.moved, chr.retention),
         (original.previous_entry_id, original.dropped, original.moved, original.retention)
@@ -488,8 +494,8 @@ fn a_branch_summary_compares_with_the_summary_before_it_and_has_no_drop_alarm() 
     b.at(&fork);
     let bs1 = b.branch_summary("## Goal\nRisky approach\n\n## Key Decisions\n- **Risky**: abandoned");
     // No summary above bs1: nothing to compare with.
-    let s = b.session();
-    assert_eq!(diff_base(&s, idx(&s, &bs1)), None);
+    let session = b.session();
+    assert_eq!(diff_base(&session, idx(&session, &bs1)), None);
     let k = b.user("keep going");
     let c = b.compaction(PREV, &k, None);
     let f2 = b.user("second fork");
@@ -500,16 +506,19 @@ fn a_branch_summary_compares_with_the_summary_before_it_and_has_no_drop_alarm() 
     b.user("a third try");
     b.at(&x);
     let bs3 = b.branch_summary("## Goal\nThird try\n");
-    let s = b.session();
+    let session = b.session();
     // The previous summary on its path: a compaction, or a branch summary.
-    assert_eq!(diff_base(&s, idx(&s, &bs2)), Some(idx(&s, &c)));
-    assert_eq!(diff_base(&s, idx(&s, &bs3)), Some(idx(&s, &bs2)));
+    assert_eq!(diff_base(&session, idx(&session, &bs2)), Some(idx(&session, &c)));
+    assert_eq!(diff_base(&session, idx(&session, &bs3)), Some(idx(&session, &bs2)));
     // A branch summary replaces no summary: no previous entry, no drops, its own retention.
-    let ch = check(&s, idx(&s, &bs2));
+    let ch = check(&session, idx(&session, &bs2));
     assert_eq!(ch.previous_entry_id, None);
     assert!(ch.dropped.is_empty() && ch.moved.is_empty(), "{:?}", ch.dropped);
-    assert_eq!(ch.retention, retention(&s, idx(&s, &bs2), summary_analysis::summary_text(&s, idx(&s, &bs2))));
-    assert_eq!(diff_base(&s, 0), None, "not a summary");
+    assert_eq!(
+        ch.retention,
+        retention(&session, idx(&session, &bs2), summary_analysis::summary_text(&session, idx(&session, &bs2)))
+    );
+    assert_eq!(diff_base(&session, 0), None, "not a summary");
 }
 
 #[test]
@@ -558,8 +567,8 @@ fn error_facts_are_the_lines_that_carry_the_error() {
     let r = b.result("bash", npm, true);
     let k = b.user("go");
     let c = b.compaction("Fixed the error TS2741: property retryBudget was missing in the flags type.", &k, None);
-    let s = b.session();
-    let errors: Vec<(String, String, bool)> = check(&s, idx(&s, &c))
+    let session = b.session();
+    let errors: Vec<(String, String, bool)> = check(&session, idx(&session, &c))
         .retention
         .facts
         .into_iter()

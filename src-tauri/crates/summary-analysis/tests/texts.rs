@@ -44,12 +44,12 @@ fn every_summary_of_the_conformance_corpus_round_trips_and_keeps_its_structure()
         if p.extension().and_then(|e| e.to_str()) != Some("jsonl") {
             continue;
         }
-        let s = Session::open(&p).unwrap();
-        for i in 0..s.len() {
-            if !matches!(s.kind(i), Kind::Compaction | Kind::BranchSummary) {
+        let session = Session::open(&p).unwrap();
+        for i in 0..session.len() {
+            if !matches!(session.kind(i), Kind::Compaction | Kind::BranchSummary) {
                 continue;
             }
-            let Some(text) = s.value(i).str_field("summary") else { continue };
+            let Some(text) = session.value(i).str_field("summary") else { continue };
             seen += 1;
             let parsed = roundtrip(text);
             let joined: String =
@@ -101,8 +101,8 @@ fn every_summary_of_the_conformance_corpus_round_trips_and_keeps_its_structure()
                     .any(|x| x.name == "Turn Context" && x.raw.starts_with(TURN_CONTEXT_MARKER)));
             }
             // Pi writes the appendix from details: the lists agree (in order).
-            let d = s.value(i).get("details");
-            if !parsed.appendix_raw.is_empty() && !s.value(i).get("fromHook").is_some_and(Value::truthy) {
+            let d = session.value(i).get("details");
+            if !parsed.appendix_raw.is_empty() && !session.value(i).get("fromHook").is_some_and(Value::truthy) {
                 with_appendix += 1;
                 let list = |k: &str| -> Vec<String> {
                     d.and_then(|d| d.get(k))

@@ -26,21 +26,21 @@ pub fn append_on_leaf(
 ) -> Result<String, String> {
     // The sidecar lock first: another Arbor writer waits its turn instead of racing on the leaf.
     let _lock = SessionLock::try_acquire(file).map_err(|e| e.to_string())?;
-    let s = super::open_session(file)?;
-    if let Some(why) = s.read_only_reason() {
+    let session = super::open_session(file)?;
+    if let Some(why) = session.read_only_reason() {
         return Err(format!("{}: this session is read-only, so nothing was written: {why}", file.display()));
     }
-    let parent = s.file_leaf().map(|i| s.id(i).to_string());
-    let id = ids::new_entry_id(|id| s.index_of(id).is_some());
-    let entry = build(NewEntry { session: &s, id: &id, parent: parent.as_deref(), timestamp: &time::now_iso() })?;
+    let parent = session.file_leaf().map(|i| session.id(i).to_string());
+    let id = ids::new_entry_id(|id| session.index_of(id).is_some());
+    let entry = build(NewEntry { session: &session, id: &id, parent: parent.as_deref(), timestamp: &time::now_iso() })?;
     // Pi may have appended since we read the leaf: then our parent would hide Pi's entry.
     let len = std::fs::metadata(file).map_err(|e| format!("{}: {e}", file.display()))?.len();
-    if len != s.file_len() {
+    if len != session.file_len() {
         return Err(format!("{} changed while {what} was being written (another program appended to it); nothing was written. Run it again.", file.display()));
     }
     // The store checks the length again on its own descriptor right before the write, and says
     // so if another append still slipped in between.
-    append_entry_planned(file, &entry, true, s.file_len()).map_err(|e| e.to_string())?;
+    append_entry_planned(file, &entry, true, session.file_len()).map_err(|e| e.to_string())?;
     Ok(id)
 }
 

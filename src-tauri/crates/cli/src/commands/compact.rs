@@ -10,24 +10,25 @@ use summarizer::session_ops::{compact_file, compact_file_planned};
 /// `--keep-from ID`: Pi's plan at the leaf (its refusals, read-only sessions), with the cut moved
 /// to `id` when that is a valid cut point (`pi_review::cut`), else why not and the nearest ones.
 fn keep_from_plan(
-    s: &Session,
+    session: &Session,
     leaf: Option<&str>,
     settings: &CompactionSettings,
     id: &str,
 ) -> Result<CompactionJob, String> {
-    let job = summarizer::run::plan_compaction(s, leaf, settings).map_err(|e| e.to_string())?;
-    let leaf = job.leaf_id.as_deref().and_then(|l| s.index_of(l));
-    pi_review::cut::plan_compaction_keep_from(s, leaf, settings, id).map_err(|e| e.to_string())
+    let job = summarizer::run::plan_compaction(session, leaf, settings).map_err(|e| e.to_string())?;
+    let leaf = job.leaf_id.as_deref().and_then(|l| session.index_of(l));
+    pi_review::cut::plan_compaction_keep_from(session, leaf, settings, id).map_err(|e| e.to_string())
 }
 
 pub fn run(args: crate::CompactArgs) -> CmdResult {
-    let s = Session::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
-    let settings = super::navigate::compaction_settings(&s, &args.budget);
+    let session = Session::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let settings = super::navigate::compaction_settings(&session, &args.budget);
     if let Some(id) = &args.keep_from {
         // Refused before any model or key is touched.
-        keep_from_plan(&s, args.leaf.as_deref(), &settings, id).map_err(|e| format!("{e}; nothing was written"))?;
+        keep_from_plan(&session, args.leaf.as_deref(), &settings, id)
+            .map_err(|e| format!("{e}; nothing was written"))?;
     }
-    drop(s);
+    drop(session);
     let ctx = super::navigate::Ctx::new(&args.provider, &args.budget)?;
     let opts = ctx.options(args.instructions.clone(), false, ctx.arbor.hooks.before_compact.clone());
     let backend = &ctx.backend;

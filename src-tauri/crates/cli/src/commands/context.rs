@@ -33,17 +33,17 @@ pub fn message_text(m: &Value) -> String {
 }
 
 pub fn run(a: crate::ContextArgs) -> CmdResult {
-    let s = open_session(&a.file)?;
-    let leaf = leaf_arg(&s, a.leaf.as_deref())?;
-    let ctx = build_context(&s, leaf);
+    let session = open_session(&a.file)?;
+    let leaf = leaf_arg(&session, a.leaf.as_deref())?;
+    let ctx = build_context(&session, leaf);
     let agent = ctx.agent_messages();
     let est = estimate_context(&agent);
     // The threshold Pi compacts at: the session model's window (Pi's models.json, then its
     // table) and Pi's settings files, unless flags say otherwise.
-    let resolved = super::session_window(&s, leaf);
+    let resolved = super::session_window(&session, leaf);
     let window = a.context_window.unwrap_or(resolved.tokens);
     let window_source = if a.context_window.is_some() { "--context-window".to_string() } else { resolved.label() };
-    let mut settings = super::navigate::pi_settings(&s).compaction();
+    let mut settings = super::navigate::pi_settings(&session).compaction();
     if let Some(r) = a.reserve_tokens {
         settings.reserve_tokens = r as f64;
     }
@@ -63,7 +63,7 @@ pub fn run(a: crate::ContextArgs) -> CmdResult {
     let _ = writeln!(
         out,
         "Context at {} — {} messages, model {model}, thinking {}",
-        leaf.map(|l| s.id(l).to_string()).unwrap_or_else(|| "(before the first entry)".into()),
+        leaf.map(|l| session.id(l).to_string()).unwrap_or_else(|| "(before the first entry)".into()),
         agent.len(),
         session_engine::context::js_to_string(&ctx.thinking_level)
     );
@@ -74,7 +74,7 @@ pub fn run(a: crate::ContextArgs) -> CmdResult {
             "branchSummary" => "SUMMARY (branch)".to_string(),
             r => r.to_string(),
         };
-        let _ = writeln!(out, "{:>4}  {:<22} {}  ~{} tok", i, label, s.id(m.entry), estimate_tokens(&m.message));
+        let _ = writeln!(out, "{:>4}  {:<22} {}  ~{} tok", i, label, session.id(m.entry), estimate_tokens(&m.message));
         let _ = writeln!(out, "      {}", preview(&message_text(&m.message), 160));
     }
     let threshold = window as f64 - reserve;

@@ -60,19 +60,19 @@ pub fn run(args: ExportArgs) -> CmdResult {
             return Err(format!("{} is a folder; nothing was written. Give --out a file name.", out.display()));
         }
     }
-    let s = super::open_session(&args.file)?;
-    let leaf = super::leaf_arg(&s, args.leaf.as_deref())?;
+    let session = super::open_session(&args.file)?;
+    let leaf = super::leaf_arg(&session, args.leaf.as_deref())?;
     let scope = match (args.context, &args.leaf) {
         (true, _) => Scope::Context { leaf },
         (false, Some(_)) => Scope::Branch { leaf },
         (false, None) => Scope::Session { leaf },
     };
     let file_name = args.file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let title = match s.name() {
+    let title = match session.name() {
         Some(n) => format!("{n} ({file_name})"),
         None => file_name,
     };
-    let big = s.file_len() >= PROGRESS_MIN_BYTES;
+    let big = session.file_len() >= PROGRESS_MIN_BYTES;
     let mut last_pct = u64::MAX;
     let mut progress = |done: u64, total: u64| {
         if !big || total == 0 {
@@ -90,7 +90,7 @@ pub fn run(args: ExportArgs) -> CmdResult {
         None => {
             let stdout = std::io::stdout();
             let mut w = BufWriter::with_capacity(1 << 20, stdout.lock());
-            export(&s, scope, format, &title, &mut w, &mut progress)
+            export(&session, scope, format, &title, &mut w, &mut progress)
                 .and_then(|_| w.flush())
                 .map_err(|e| format!("cannot write the export to stdout: {e}"))?;
         }
@@ -99,8 +99,8 @@ pub fn run(args: ExportArgs) -> CmdResult {
             if args.force && same_file(out, &args.file) {
                 return Err(format!("{} is the session file itself; nothing was written.", out.display()));
             }
-            write_new_file(out, args.force, |w| export(&s, scope, format, &title, w, &mut progress)).map_err(|e| {
-                match e {
+            write_new_file(out, args.force, |w| export(&session, scope, format, &title, w, &mut progress)).map_err(
+                |e| match e {
                     NewFileError::Exists => format!(
                         "{} appeared while exporting; nothing was written. Pass --force to replace it.",
                         out.display()
@@ -109,8 +109,8 @@ pub fn run(args: ExportArgs) -> CmdResult {
                         format!("{} is a folder; nothing was written. Give --out a file name.", out.display())
                     }
                     NewFileError::Io(e) => io_err(out, e),
-                }
-            })?;
+                },
+            )?;
             if big {
                 eprintln!("arbor-cli: wrote {}", out.display());
             }

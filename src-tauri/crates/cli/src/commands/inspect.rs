@@ -4,7 +4,7 @@ use session_engine::report::{self, InspectOptions};
 /// Prints the oracle-compatible report. Flags override `--options-json`.
 pub fn run(a: crate::InspectArgs) -> CmdResult {
     // Unlike the other commands, inspect also reports on files Pi rejects (headerAccepted: false).
-    let s = session_engine::Session::open(&a.file).map_err(|e| e.to_string())?;
+    let session = session_engine::Session::open(&a.file).map_err(|e| e.to_string())?;
     let mut o = match &a.options_json {
         Some(p) => {
             let bytes = std::fs::read(p).map_err(|e| format!("{}: cannot read the options file: {e}", p.display()))?;
@@ -43,7 +43,7 @@ pub fn run(a: crate::InspectArgs) -> CmdResult {
     if a.custom_instructions.is_some() {
         o.custom_instructions = a.custom_instructions.clone();
     }
-    let v = report::inspect(&s, &o).map_err(|e| e.to_string())?;
+    let v = report::inspect(&session, &o).map_err(|e| e.to_string())?;
     let text = if a.pretty { pi_json::to_pretty(&v) } else { pi_json::to_string(&v) };
     println!("{text}");
     Ok(())

@@ -27,9 +27,9 @@ pub fn run(args: MigrateArgs) -> CmdResult {
             out.display()
         ));
     }
-    let s = super::open_session(file)?;
-    let Some(lines) = s.migrated_lines() else {
-        return Err(match s.version_in_file() {
+    let session = super::open_session(file)?;
+    let Some(lines) = session.migrated_lines() else {
+        return Err(match session.version_in_file() {
             Some(3.0) => format!(
                 "{} is already a version 3 session; there is nothing to migrate and nothing was written.",
                 file.display()

@@ -23,22 +23,22 @@ use std::path::Path;
 
 /// Opens a session for reading, turning every failure into a sentence that says what to do.
 pub fn open_session(path: &Path) -> Result<Session, String> {
-    let s = Session::open(path).map_err(|e| e.to_string())?;
-    if !s.header_accepted() {
+    let session = Session::open(path).map_err(|e| e.to_string())?;
+    if !session.header_accepted() {
         return Err(format!(
             "{}: not a Pi session (no valid session header on its first JSON line). Check that you picked a .jsonl file written by Pi.",
             path.display()
         ));
     }
-    Ok(s)
+    Ok(session)
 }
 
 /// Resolves `--leaf ID|null` against a session.
-pub fn leaf_arg(s: &Session, leaf: Option<&str>) -> Result<Option<usize>, String> {
+pub fn leaf_arg(session: &Session, leaf: Option<&str>) -> Result<Option<usize>, String> {
     match leaf {
-        None => Ok(s.file_leaf()),
+        None => Ok(session.file_leaf()),
         Some("null") => Ok(None),
-        Some(id) => s
+        Some(id) => session
             .index_of(id)
             .map(Some)
             .ok_or_else(|| format!("no entry with id {id} in this session; run `arbor-cli tree FILE` to see the ids")),
@@ -48,8 +48,8 @@ pub fn leaf_arg(s: &Session, leaf: Option<&str>) -> Result<Option<usize>, String
 /// The context window of the session's model at `leaf`, as Pi resolves it: Pi's `models.json`
 /// in its agent folder, then Pi's model table, then 200k (a `--context-window` flag overrides it
 /// in the caller). A `models.json` Pi ignores is reported on stderr.
-pub fn session_window(s: &Session, leaf: Option<usize>) -> summarizer::pi_models::Resolved {
-    let ctx = session_engine::context::build_context(s, leaf);
+pub fn session_window(session: &Session, leaf: Option<usize>) -> summarizer::pi_models::Resolved {
+    let ctx = session_engine::context::build_context(session, leaf);
     let name = |v: &pi_json::Value| v.as_str().map(str::to_string);
     let (provider, model) = match &ctx.model {
         Some(m) => (name(&m.provider), name(&m.model_id)),

@@ -15,13 +15,13 @@ use summarizer::session_ops::navigate_file;
 use summarizer::{CancellationToken, Progress, ProgressFn};
 
 pub fn run(args: crate::NavigateArgs) -> CmdResult {
-    let s = Session::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
-    let pi = pi_settings(&s);
+    let session = Session::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let pi = pi_settings(&session);
     // Pi budgets a branch summary with the window of the model it runs, the session's: from
     // Pi's models.json or table at the leaf being left, unless --context-window says otherwise.
-    let leaf = super::leaf_arg(&s, args.leaf.as_deref())?;
-    let window = args.budget.context_window.unwrap_or_else(|| super::session_window(&s, leaf).tokens);
-    drop(s);
+    let leaf = super::leaf_arg(&session, args.leaf.as_deref())?;
+    let window = args.budget.context_window.unwrap_or_else(|| super::session_window(&session, leaf).tokens);
+    drop(session);
     let ctx = Ctx::new(&args.provider, &args.budget)?;
     let budget = match args.budget.branch_budget {
         Some(b) => b as f64,
@@ -62,13 +62,13 @@ pub fn run(args: crate::NavigateArgs) -> CmdResult {
 }
 
 /// Pi's settings files (global + the session's project), then the budget flags.
-pub fn pi_settings(s: &Session) -> PiSettings {
-    let cwd = s.header().and_then(|h| h.cwd.clone());
+pub fn pi_settings(session: &Session) -> PiSettings {
+    let cwd = session.header().and_then(|h| h.cwd.clone());
     PiSettings::load(&session_engine::store::agent_dir(), cwd.as_deref().map(Path::new))
 }
 
-pub fn compaction_settings(s: &Session, b: &crate::BudgetArgs) -> CompactionSettings {
-    let mut c = pi_settings(s).compaction();
+pub fn compaction_settings(session: &Session, b: &crate::BudgetArgs) -> CompactionSettings {
+    let mut c = pi_settings(session).compaction();
     if let Some(r) = b.reserve_tokens {
         c.reserve_tokens = r as f64;
     }

@@ -102,22 +102,22 @@ pub fn run(a: SummaryArgs) -> CmdResult {
     }
 }
 
-fn kind_name(s: &Session, idx: usize) -> &'static str {
-    match s.kind(idx) {
+fn kind_name(session: &Session, idx: usize) -> &'static str {
+    match session.kind(idx) {
         Kind::Compaction => "compaction",
         _ => "branch_summary",
     }
 }
 
 /// Resolves `--entry ID` to a summary entry (compaction or branch summary).
-fn summary_entry(s: &Session, id: &str) -> Result<usize, String> {
-    let i = s
+fn summary_entry(session: &Session, id: &str) -> Result<usize, String> {
+    let i = session
         .index_of(id)
         .ok_or_else(|| format!("no entry with id {id} in this session; run `arbor-cli tree FILE` to see the ids"))?;
-    if !summary_analysis::is_summary(s, i) {
+    if !summary_analysis::is_summary(session, i) {
         return Err(format!(
             "entry {id} is a {} entry, not a summary; pick a compaction or branch_summary entry (`arbor-cli tree FILE` marks them)",
-            s.entry(i).type_name
+            session.entry(i).type_name
         ));
     }
     Ok(i)
@@ -141,21 +141,21 @@ fn section_json(sec: &Section) -> J {
 }
 
 fn show(a: ShowArgs) -> CmdResult {
-    let s = open_session(&a.file)?;
-    let i = summary_entry(&s, &a.entry)?;
-    let v = s.value(i);
-    let text = summary_analysis::summary_text(&s, i);
+    let session = open_session(&a.file)?;
+    let i = summary_entry(&session, &a.entry)?;
+    let v = session.value(i);
+    let text = summary_analysis::summary_text(&session, i);
     let parsed = summary_analysis::parse(text);
-    let (read, modified) = summary_analysis::file_lists(&s, i);
-    let sp = summary_analysis::span(&s, i);
-    let author = summary_analysis::author(&s, i);
-    let history = if s.kind(i) == Kind::Compaction { summary_analysis::history(&s, i) } else { Vec::new() };
+    let (read, modified) = summary_analysis::file_lists(&session, i);
+    let sp = summary_analysis::span(&session, i);
+    let author = summary_analysis::author(&session, i);
+    let history = if session.kind(i) == Kind::Compaction { summary_analysis::history(&session, i) } else { Vec::new() };
     let tokens_before = v.get("tokensBefore").and_then(|t| t.as_f64());
     let first_kept = v.str_field("firstKeptEntryId");
     if a.json {
         print_json(&json!({
-            "entryId": s.id(i),
-            "kind": kind_name(&s, i),
+            "entryId": session.id(i),
+            "kind": kind_name(&session, i),
             "sections": parsed.sections.iter().map(section_json).collect::<Vec<_>>(),
             "readFiles": read,
             "modifiedFiles": modified,
@@ -181,7 +181,7 @@ fn show(a: ShowArgs) -> CmdResult {
         }
         summary_analysis::AuthorKind::Unknown => "unknown (Pi or another tool)".to_string(),
     };
-    let _ = writeln!(out, "{} {} — written by {who}", kind_name(&s, i), s.id(i));
+    let _ = writeln!(out, "{} {} — written by {who}", kind_name(&session, i), session.id(i));
     if let Some(t) = tokens_before {
         let _ = writeln!(out, "tokensBefore {t}, firstKeptEntryId {}", first_kept.unwrap_or("(missing)"));
     }
@@ -233,9 +233,9 @@ fn show(a: ShowArgs) -> CmdResult {
 }
 
 fn check(a: ShowArgs) -> CmdResult {
-    let s = open_session(&a.file)?;
-    let i = summary_entry(&s, &a.entry)?;
-    let c = summary_analysis::check(&s, i);
+    let session = open_session(&a.file)?;
+    let i = summary_entry(&session, &a.entry)?;
+    let c = summary_analysis::check(&session, i);
     if a.json {
         print_json(&serde_json::to_value(&c).expect("JSON"));
         return Ok(());
@@ -244,7 +244,7 @@ fn check(a: ShowArgs) -> CmdResult {
     let _ = writeln!(
         out,
         "{} {} — previous compaction on the path: {}",
-        kind_name(&s, i),
+        kind_name(&session, i),
         c.entry_id,
         c.previous_entry_id.as_deref().unwrap_or("none")
     );
@@ -274,12 +274,12 @@ fn check(a: ShowArgs) -> CmdResult {
 }
 
 fn diff(a: DiffArgs) -> CmdResult {
-    let s = open_session(&a.file)?;
-    let to = summary_entry(&s, &a.to)?;
+    let session = open_session(&a.file)?;
+    let to = summary_entry(&session, &a.to)?;
     let from = match &a.from {
-        Some(f) => summary_entry(&s, f)?,
-        None => summary_analysis::diff_base(&s, to).ok_or_else(|| {
-            let what = if s.kind(to) == Kind::Compaction { "compaction" } else { "summary" };
+        Some(f) => summary_entry(&session, f)?,
+        None => summary_analysis::diff_base(&session, to).ok_or_else(|| {
+            let what = if session.kind(to) == Kind::Compaction { "compaction" } else { "summary" };
             format!(
                 "entry {} has no earlier {what} on its path; pass --from ID to pick the summary to compare with",
                 a.to
@@ -287,13 +287,13 @@ fn diff(a: DiffArgs) -> CmdResult {
         })?,
     };
     let d = summary_analysis::diff(
-        &summary_analysis::parse(summary_analysis::summary_text(&s, from)),
-        &summary_analysis::parse(summary_analysis::summary_text(&s, to)),
+        &summary_analysis::parse(summary_analysis::summary_text(&session, from)),
+        &summary_analysis::parse(summary_analysis::summary_text(&session, to)),
     );
     if a.json {
         let mut m = Map::new();
-        m.insert("from".into(), J::from(s.id(from)));
-        m.insert("to".into(), J::from(s.id(to)));
+        m.insert("from".into(), J::from(session.id(from)));
+        m.insert("to".into(), J::from(session.id(to)));
         if let J::Object(rest) = serde_json::to_value(&d).expect("JSON") {
             m.extend(rest);
         }
@@ -301,7 +301,7 @@ fn diff(a: DiffArgs) -> CmdResult {
         return Ok(());
     }
     let mut out = String::new();
-    let _ = writeln!(out, "diff {} → {}", s.id(from), s.id(to));
+    let _ = writeln!(out, "diff {} → {}", session.id(from), session.id(to));
     for sec in &d.sections {
         if sec.added.is_empty() && sec.removed.is_empty() && sec.reworded.is_empty() && !sec.text_changed {
             let _ = writeln!(
@@ -340,15 +340,15 @@ fn diff(a: DiffArgs) -> CmdResult {
     Ok(())
 }
 
-fn compaction_entry(s: &Session, id: &str) -> Result<usize, String> {
-    let i = s
+fn compaction_entry(session: &Session, id: &str) -> Result<usize, String> {
+    let i = session
         .index_of(id)
         .ok_or_else(|| format!("no entry with id {id} in this session; run `arbor-cli tree FILE` to see the ids"))?;
     Ok(i)
 }
 
-fn append(a_file: &std::path::Path, s: &Session, entry: &pi_json::Value) -> Result<String, String> {
-    match summarizer::summary_ops::append_summary_entry(a_file, s, entry) {
+fn append(a_file: &std::path::Path, session: &Session, entry: &pi_json::Value) -> Result<String, String> {
+    match summarizer::summary_ops::append_summary_entry(a_file, session, entry) {
         Ok(done) => Ok(done.entry_id),
         Err(summarizer::Error::Session(msg)) => Err(msg),
         Err(e) => Err(e.to_string()),
@@ -356,21 +356,21 @@ fn append(a_file: &std::path::Path, s: &Session, entry: &pi_json::Value) -> Resu
 }
 
 fn edit(a: EditArgs) -> CmdResult {
-    let s = open_session(&a.file)?;
-    let i = compaction_entry(&s, &a.entry)?;
-    let leaf = leaf_arg(&s, a.leaf.as_deref())?;
-    if let Some(r) = summary_analysis::edit_refusal(&s, i, leaf) {
+    let session = open_session(&a.file)?;
+    let i = compaction_entry(&session, &a.entry)?;
+    let leaf = leaf_arg(&session, a.leaf.as_deref())?;
+    if let Some(r) = summary_analysis::edit_refusal(&session, i, leaf) {
         return Err(r);
     }
     let bytes = std::fs::read(&a.text_file)
         .map_err(|e| format!("cannot read {} ({e}); check the --text-file path", a.text_file.display()))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| format!("{} is not UTF-8 text; save it as UTF-8 and try again", a.text_file.display()))?;
-    let id = ids::new_entry_id(|id| s.index_of(id).is_some());
-    let entry = summary_analysis::edit_entry(&s, i, leaf, &text, &id, &time::now_iso())?;
-    let written = append(&a.file, &s, &entry)?;
+    let id = ids::new_entry_id(|id| session.index_of(id).is_some());
+    let entry = summary_analysis::edit_entry(&session, i, leaf, &text, &id, &time::now_iso())?;
+    let written = append(&a.file, &session, &entry)?;
     if a.json {
-        println!("{}", json!({"entryId": written, "editedFrom": s.id(i)}));
+        println!("{}", json!({"entryId": written, "editedFrom": session.id(i)}));
     } else {
         println!("{written}");
     }
@@ -378,13 +378,13 @@ fn edit(a: EditArgs) -> CmdResult {
 }
 
 fn revert(a: RevertArgs) -> CmdResult {
-    let s = open_session(&a.file)?;
-    let i = compaction_entry(&s, &a.entry)?;
-    let leaf = leaf_arg(&s, a.leaf.as_deref())?;
-    let id = ids::new_entry_id(|id| s.index_of(id).is_some());
-    let entry = summary_analysis::revert_entry(&s, i, leaf, &id, &time::now_iso())?;
+    let session = open_session(&a.file)?;
+    let i = compaction_entry(&session, &a.entry)?;
+    let leaf = leaf_arg(&session, a.leaf.as_deref())?;
+    let id = ids::new_entry_id(|id| session.index_of(id).is_some());
+    let entry = summary_analysis::revert_entry(&session, i, leaf, &id, &time::now_iso())?;
     let reverted_to = entry.get("details").and_then(|d| d.str_field("revertedTo")).unwrap_or("").to_string();
-    let written = append(&a.file, &s, &entry)?;
+    let written = append(&a.file, &session, &entry)?;
     if a.json {
         println!("{}", json!({"entryId": written, "revertedTo": reverted_to}));
     } else {

@@ -26,9 +26,9 @@ fn num(x: f64) -> String {
 }
 
 pub fn run(args: TimelineArgs) -> CmdResult {
-    let s = super::open_session(&args.file)?;
-    let leaf = super::leaf_arg(&s, args.leaf.as_deref())?;
-    let points = timeline(&s, leaf);
+    let session = super::open_session(&args.file)?;
+    let leaf = super::leaf_arg(&session, args.leaf.as_deref())?;
+    let points = timeline(&session, leaf);
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
     let io = |e: std::io::Error| format!("cannot write the timeline: {e}");
@@ -36,11 +36,11 @@ pub fn run(args: TimelineArgs) -> CmdResult {
         write!(
             w,
             "{{\"leafId\":{},\"points\":[",
-            leaf.map(|i| pi_json::quote(s.id(i))).unwrap_or_else(|| "null".into())
+            leaf.map(|i| pi_json::quote(session.id(i))).unwrap_or_else(|| "null".into())
         )
         .map_err(io)?;
         for (n, p) in points.iter().enumerate() {
-            let e = s.entry(p.entry);
+            let e = session.entry(p.entry);
             write!(
                 w,
                 "{}{{\"entryId\":{},\"type\":{},\"contextTokens\":{},\"usageTokens\":{},\"compaction\":{},\"cost\":{}}}",
@@ -58,7 +58,7 @@ pub fn run(args: TimelineArgs) -> CmdResult {
     } else {
         writeln!(w, "{:>8}  {:<10} {:<22} {:>12} {:>12}", "#", "id", "type", "context", "usage").map_err(io)?;
         for (n, p) in points.iter().enumerate() {
-            let e = s.entry(p.entry);
+            let e = session.entry(p.entry);
             let usage = p.usage_tokens.map(num).unwrap_or_default();
             let mark = if p.compaction { "  ▼ compaction" } else { "" };
             writeln!(

@@ -5,9 +5,9 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 
 /// One line describing an entry.
-pub fn describe(s: &Session, i: usize) -> String {
-    let v = s.value(i);
-    match s.kind(i) {
+pub fn describe(session: &Session, i: usize) -> String {
+    let v = session.value(i);
+    match session.kind(i) {
         Kind::Message => {
             let m = v.get("message").cloned().unwrap_or_default();
             let role = m.str_field("role").unwrap_or("?").to_string();
@@ -31,17 +31,17 @@ pub fn describe(s: &Session, i: usize) -> String {
         Kind::SessionInfo => format!("name = {}", v.str_field("name").unwrap_or("")),
         Kind::CustomMessage => format!("custom message ({})", v.str_field("customType").unwrap_or("?")),
         Kind::Custom => format!("custom ({})", v.str_field("customType").unwrap_or("?")),
-        Kind::Other => format!("unknown type {}", s.entry(i).type_name),
+        Kind::Other => format!("unknown type {}", session.entry(i).type_name),
     }
 }
 
 /// ASCII render: `*` active path, `o` elsewhere, `@` the leaf, `~` on the path but compacted
 /// away (no longer sent to the model). A fork prints its other branches as indented blocks
 /// and continues with the branch that holds the leaf (or the newest one).
-pub fn render(s: &Session, leaf: Option<usize>) -> String {
-    let path = s.path(leaf);
+pub fn render(session: &Session, leaf: Option<usize>) -> String {
+    let path = session.path(leaf);
     let on_path: HashSet<usize> = path.iter().copied().collect();
-    let ctx = build_context(s, leaf);
+    let ctx = build_context(session, leaf);
     let horizon: HashSet<usize> = match ctx.compaction {
         Some(c) => {
             let kept_from = ctx.messages.get(1).map(|m| m.entry);
@@ -57,16 +57,16 @@ pub fn render(s: &Session, leaf: Option<usize>) -> String {
         None => HashSet::new(),
     };
     let mut out = String::new();
-    let mut seen = vec![false; s.len()];
-    for &r in s.roots() {
-        render_chain(s, r as usize, 0, leaf, &on_path, &horizon, &mut seen, &mut out);
+    let mut seen = vec![false; session.len()];
+    for &r in session.roots() {
+        render_chain(session, r as usize, 0, leaf, &on_path, &horizon, &mut seen, &mut out);
     }
     out
 }
 
 #[allow(clippy::too_many_arguments)]
 fn render_chain(
-    s: &Session,
+    session: &Session,
     start: usize,
     depth: usize,
     leaf: Option<usize>,
@@ -92,11 +92,12 @@ fn render_chain(
             'o'
         };
         let mut flags = String::new();
-        if let Some(l) = s.label_of(s.id(node)) {
+        if let Some(l) = session.label_of(session.id(node)) {
             let _ = write!(flags, "  [label: {l}]");
         }
-        let _ = writeln!(out, "{}{} {} {}{}", "│ ".repeat(depth), mark, s.id(node), describe(s, node), flags);
-        let kids = s.children(node);
+        let _ =
+            writeln!(out, "{}{} {} {}{}", "│ ".repeat(depth), mark, session.id(node), describe(session, node), flags);
+        let kids = session.children(node);
         if kids.is_empty() {
             return;
         }
@@ -108,24 +109,28 @@ fn render_chain(
             .unwrap_or(*kids.last().unwrap_or(&kids[0]));
         for &o in kids.iter().filter(|&&k| k != main) {
             let _ = writeln!(out, "{}├─ branch:", "│ ".repeat(depth));
-            render_chain(s, o as usize, depth + 1, leaf, on_path, horizon, seen, out);
+            render_chain(session, o as usize, depth + 1, leaf, on_path, horizon, seen, out);
         }
         node = main as usize;
     }
 }
 
 pub fn run(a: crate::TreeArgs) -> CmdResult {
-    let s = open_session(&a.file)?;
-    let leaf = leaf_arg(&s, a.leaf.as_deref())?;
-    let header = s.header().map(|h| h.id.clone()).unwrap_or_default();
-    println!("Session {header}{}  ({} entries)", s.name().map(|n| format!(" \"{n}\"")).unwrap_or_default(), s.len());
+    let session = open_session(&a.file)?;
+    let leaf = leaf_arg(&session, a.leaf.as_deref())?;
+    let header = session.header().map(|h| h.id.clone()).unwrap_or_default();
+    println!(
+        "Session {header}{}  ({} entries)",
+        session.name().map(|n| format!(" \"{n}\"")).unwrap_or_default(),
+        session.len()
+    );
     println!("Legend: * active path  @ leaf  ~ compacted away (no longer sent)  o other branch");
-    for d in s.diagnostics() {
+    for d in session.diagnostics() {
         println!("! line {}: {}", d.line, d.message);
     }
-    if let Some(r) = s.read_only_reason() {
+    if let Some(r) = session.read_only_reason() {
         println!("! read-only: {r}");
     }
-    print!("{}", render(&s, leaf));
+    print!("{}", render(&session, leaf));
     Ok(())
 }

@@ -201,27 +201,32 @@ pub fn pi_view(file: &Path, leaf: Option<&str>) -> View {
 
 /// Arbor's answer for `file` (the engine: Session::open, file_leaf, build_context, estimate_context).
 pub fn arbor_view(file: &Path, leaf: Option<&str>) -> View {
-    let s = Session::open(file).unwrap_or_else(|e| panic!("Arbor cannot open {}: {e}", file.display()));
-    arbor_view_of(&s, leaf)
+    let session = Session::open(file).unwrap_or_else(|e| panic!("Arbor cannot open {}: {e}", file.display()));
+    arbor_view_of(&session, leaf)
 }
 
-pub fn arbor_view_of(s: &Session, leaf: Option<&str>) -> View {
+pub fn arbor_view_of(session: &Session, leaf: Option<&str>) -> View {
     let leaf_idx = match leaf {
-        None => s.file_leaf(),
+        None => session.file_leaf(),
         Some("null") => None,
-        Some(id) => Some(s.index_of(id).unwrap_or_else(|| panic!("Arbor has no entry {id}"))),
+        Some(id) => Some(session.index_of(id).unwrap_or_else(|| panic!("Arbor has no entry {id}"))),
     };
-    let ctx: Context = if s.header_accepted() { build_context(s, leaf_idx) } else { build_context(s, None) };
+    let ctx: Context =
+        if session.header_accepted() { build_context(session, leaf_idx) } else { build_context(session, None) };
     let msgs = ctx.agent_messages();
     let e = estimate_context(&msgs);
-    let mut labels: Vec<(String, String)> = s.labels().iter().map(|(t, l, _)| (t.clone(), l.clone())).collect();
+    let mut labels: Vec<(String, String)> = session.labels().iter().map(|(t, l, _)| (t.clone(), l.clone())).collect();
     labels.sort();
     View {
-        header_accepted: s.header_accepted(),
-        entries: if s.header_accepted() { s.len() } else { 0 },
-        skipped_lines: if s.header_accepted() { s.non_empty_lines() - 1 - s.len() } else { s.non_empty_lines() },
-        leaf_id: leaf_idx.map(|i| s.id(i).to_string()),
-        name: s.name().map(str::to_string),
+        header_accepted: session.header_accepted(),
+        entries: if session.header_accepted() { session.len() } else { 0 },
+        skipped_lines: if session.header_accepted() {
+            session.non_empty_lines() - 1 - session.len()
+        } else {
+            session.non_empty_lines()
+        },
+        leaf_id: leaf_idx.map(|i| session.id(i).to_string()),
+        name: session.name().map(str::to_string),
         labels,
         messages: msgs.iter().map(msg_of).collect(),
         tokens: (e.tokens, e.usage_tokens, e.trailing_tokens, e.last_usage_index),
@@ -268,12 +273,12 @@ pub fn first_difference(pi: &View, arbor: &View) -> Option<String> {
 /// Returns Pi's view.
 pub fn assert_pi_agrees(file: &Path, leaf: Option<&str>) -> View {
     let pi = pi_view(file, leaf);
-    let s = Session::open(file).unwrap_or_else(|e| panic!("Arbor cannot open {}: {e}", file.display()));
+    let session = Session::open(file).unwrap_or_else(|e| panic!("Arbor cannot open {}: {e}", file.display()));
     assert!(pi.header_accepted, "{}: Pi rejects the header", file.display());
     assert_eq!(pi.skipped_lines, 0, "{}: Pi skipped {} line(s)", file.display(), pi.skipped_lines);
-    assert!(s.diagnostics().is_empty(), "{}: Arbor reports {:?}", file.display(), s.diagnostics());
-    assert!(s.read_only().is_none(), "{}: Arbor opens it read-only: {:?}", file.display(), s.read_only());
-    let arbor = arbor_view_of(&s, leaf);
+    assert!(session.diagnostics().is_empty(), "{}: Arbor reports {:?}", file.display(), session.diagnostics());
+    assert!(session.read_only().is_none(), "{}: Arbor opens it read-only: {:?}", file.display(), session.read_only());
+    let arbor = arbor_view_of(&session, leaf);
     if let Some(d) = first_difference(&pi, &arbor) {
         panic!("{}: Pi and Arbor disagree on {d}", file.display());
     }
@@ -311,24 +316,29 @@ pub fn pi_append(file: &Path, text: &str, reply: Option<&str>) -> PiAppend {
 /// open from before, reads Pi's lines with `extend_from_file`: the new leaf is Pi's, the context
 /// is the old one plus the two messages, and a fresh load agrees with Pi again.
 pub fn assert_arbor_reads_pi_append(file: &Path) {
-    let mut s = Session::open(file).unwrap_or_else(|e| panic!("Arbor cannot open {}: {e}", file.display()));
-    let before = arbor_view_of(&s, None);
+    let mut session = Session::open(file).unwrap_or_else(|e| panic!("Arbor cannot open {}: {e}", file.display()));
+    let before = arbor_view_of(&session, None);
     let (text, reply) = ("Pi writes here: continue, please. ✓ 🌳", "Continuing from Arbor's entry.");
     let added = pi_append(file, text, Some(reply));
     assert_eq!(added.ids.len(), 2, "Pi appended {:?}", added.ids);
     assert_eq!(added.parent_id, before.leaf_id, "Pi appended below another leaf than Arbor's");
-    match s.extend_from_file(file).unwrap_or_else(|e| panic!("extend_from_file {}: {e}", file.display())) {
+    match session.extend_from_file(file).unwrap_or_else(|e| panic!("extend_from_file {}: {e}", file.display())) {
         Extend::Added(2) => {}
         other => panic!("{}: Arbor read Pi's append as {other:?}, expected Added(2)", file.display()),
     }
-    let after = arbor_view_of(&s, None);
+    let after = arbor_view_of(&session, None);
     assert_eq!(after.leaf_id.as_deref(), Some(added.leaf_id.as_str()), "Arbor's leaf after Pi's append");
     assert_eq!(after.messages.len(), before.messages.len() + 2, "the context grows by Pi's two messages");
     assert_eq!(after.messages[..before.messages.len()], before.messages[..], "the earlier context is unchanged");
     let new = &after.messages[before.messages.len()..];
     assert_eq!((new[0].role.as_str(), new[0].text.as_str()), ("user", text));
     assert_eq!((new[1].role.as_str(), new[1].text.as_str()), ("assistant", reply));
-    assert!(s.diagnostics().is_empty(), "{}: Arbor reports {:?} after Pi's append", file.display(), s.diagnostics());
+    assert!(
+        session.diagnostics().is_empty(),
+        "{}: Arbor reports {:?} after Pi's append",
+        file.display(),
+        session.diagnostics()
+    );
     // A fresh load on both sides agrees too.
     let pi = assert_pi_agrees(file, None);
     if let Some(d) = first_difference(&pi, &after) {

@@ -188,18 +188,18 @@ fn recompute(conn: &Connection, r: &mut Row, new_rowids: &[i64]) -> Result<Vec<E
         light.push(c);
         old.push(d);
     }
-    let s = analyze::skeleton(
+    let session = analyze::skeleton(
         skel.iter().map(|(id, parent, ty, fk)| (id.as_str(), parent.as_deref(), ty.as_str(), fk.as_deref())),
     );
-    if s.len() != rowids.len() {
+    if session.len() != rowids.len() {
         return Err(LibError::Inconsistent(format!(
             "the stored entries of file {} do not load back ({} of {}); delete the index to rebuild it",
             r.id,
-            s.len(),
+            session.len(),
             rowids.len()
         )));
     }
-    let o = analyze::outcome(&s, &light);
+    let o = analyze::outcome(&session, &light);
     let mut up = conn.prepare_cached("UPDATE entries SET status = ?2 WHERE rowid = ?1").map_err(classify_err)?;
     for i in 0..rowids.len() {
         if o.status[i].code() != old[i] {

@@ -116,17 +116,17 @@ impl EntryRows {
 
     /// Statuses, estimate and branches, from the skeleton session the engine loads.
     pub(crate) fn outcome(&self, file_id: i64) -> Result<Outcome, LibError> {
-        let s = analyze::skeleton((0..self.len()).map(|i| {
+        let session = analyze::skeleton((0..self.len()).map(|i| {
             let (id, parent, ty, fk, _, _) = self.row(i);
             (id, parent, ty, fk)
         }));
-        if s.len() != self.len() {
+        if session.len() != self.len() {
             return Err(LibError::Inconsistent(format!(
                 "the entries of file {file_id} do not load back ({} of {}); delete the index to rebuild it",
-                s.len(),
+                session.len(),
                 self.len()
             )));
         }
-        Ok(analyze::outcome(&s, &self.light))
+        Ok(analyze::outcome(&session, &self.light))
     }
 }

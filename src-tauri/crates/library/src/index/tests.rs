@@ -95,12 +95,12 @@ fn entry_rows_keep_every_string_on_both_write_paths() {
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
 
     // what the rows must hold: the engine's entries and their facts
-    let s = session_engine::session::Session::open(&path).unwrap();
-    assert_eq!(s.len(), lines.len() - 1);
+    let session = session_engine::session::Session::open(&path).unwrap();
+    assert_eq!(session.len(), lines.len() - 1);
     let mut want = Vec::new();
-    for i in 0..s.len() {
-        let e = s.entry(i);
-        let f = analyze::entry_facts(s.kind(i), s.value(i));
+    for i in 0..session.len() {
+        let e = session.entry(i);
+        let f = analyze::entry_facts(session.kind(i), session.value(i));
         let body = Some(f.body.clone()).filter(|b| !b.is_empty());
         want.push((
             e.id.to_string(),

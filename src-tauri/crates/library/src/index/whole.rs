@@ -81,16 +81,16 @@ pub(crate) fn fulltext_file(
 }
 
 pub(crate) fn fulltext_of(l: &Loaded) -> FullTextOut {
-    let s = &l.s;
-    let n = s.len();
+    let session = &l.s;
+    let n = session.len();
     let mut facts = Vec::with_capacity(n);
     for i in 0..n {
-        let f = if s.migrated() {
-            analyze::entry_facts(s.kind(i), s.value(i))
+        let f = if session.migrated() {
+            analyze::entry_facts(session.kind(i), session.value(i))
         } else {
             // parsed without caching: the DOM of a big file is never kept whole
-            let v = pi_json::parse_bytes(s.raw(i)).unwrap_or(Value::Null);
-            analyze::entry_facts(s.kind(i), &v)
+            let v = pi_json::parse_bytes(session.raw(i)).unwrap_or(Value::Null);
+            analyze::entry_facts(session.kind(i), &v)
         };
         facts.push(f);
     }
@@ -99,11 +99,11 @@ pub(crate) fn fulltext_of(l: &Loaded) -> FullTextOut {
         touched.keep_new(f);
     }
     let light: Vec<(bool, i64, Option<i64>)> = facts.iter().map(|f| (f.ctx, f.tok, f.usage)).collect();
-    let outcome = analyze::outcome(s, &light);
+    let outcome = analyze::outcome(session, &light);
     // in a few buffers made here, on the worker: the writer frees them
     let (mut rows, mut text) = (EntryRows::default(), TextBatch::default());
     for (i, f) in facts.iter_mut().enumerate() {
-        let e = s.entry(i);
+        let e = session.entry(i);
         rows.push(&e.id, e.parent_id.as_deref(), &e.type_name, &e.timestamp, f);
         text.push(f);
     }

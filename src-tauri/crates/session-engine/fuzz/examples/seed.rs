@@ -42,16 +42,16 @@ fn main() {
         e.extend_from_slice(head);
         std::fs::write(out.join("extend").join(&stem), e).unwrap();
         files += 1;
-        let s = Session::from_bytes(bytes);
-        for i in 0..s.len() {
-            if summary_analysis::is_summary(&s, i) {
-                let t = summary_analysis::summary_text(&s, i);
+        let session = Session::from_bytes(bytes);
+        for i in 0..session.len() {
+            if summary_analysis::is_summary(&session, i) {
+                let t = summary_analysis::summary_text(&session, i);
                 if !t.is_empty() {
                     let mut end = t.len().min(MAX);
                     while !t.is_char_boundary(end) {
                         end -= 1;
                     }
-                    std::fs::write(out.join("summary").join(format!("{stem}-{}", s.id(i))), &t[..end]).unwrap();
+                    std::fs::write(out.join("summary").join(format!("{stem}-{}", session.id(i))), &t[..end]).unwrap();
                     sums += 1;
                 }
             }

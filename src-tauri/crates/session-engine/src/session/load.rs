@@ -186,7 +186,7 @@ impl Session {
         parallel_min: usize,
         parse_parallel_min: usize,
     ) -> Session {
-        let mut s = Session {
+        let mut session = Session {
             buf,
             header: None,
             entries: Vec::new(),
@@ -211,13 +211,13 @@ impl Session {
             ends_with_newline: false,
             children: OnceLock::new(),
         };
-        s.load(ids, parallel_min, parse_parallel_min);
-        if s.buf.len() <= EAGER_PARSE_MAX_BYTES {
-            for i in 0..s.entries.len() {
-                s.value(i);
+        session.load(ids, parallel_min, parse_parallel_min);
+        if session.buf.len() <= EAGER_PARSE_MAX_BYTES {
+            for i in 0..session.entries.len() {
+                session.value(i);
             }
         }
-        s
+        session
     }
 
     fn load(&mut self, ids: &mut dyn IdSource, parallel_min: usize, parse_parallel_min: usize) {

@@ -450,15 +450,15 @@ mod tests {
             ));
             text.push('\n');
         }
-        let s = load(&text);
-        assert_eq!(s.len(), n);
+        let session = load(&text);
+        assert_eq!(session.len(), n);
         let asked: Vec<usize> = (0..n).filter(|i| i % 3 != 0).take(300).collect();
-        s.parse_ahead(&asked);
+        session.parse_ahead(&asked);
         for i in 0..n.min(450) {
-            let parsed = s.values[i].get();
+            let parsed = session.values[i].get();
             assert_eq!(parsed.is_some(), asked.contains(&i), "entry {i}");
             if let Some(v) = parsed {
-                assert_eq!(v, &pi_json::parse_bytes(s.raw(i)).unwrap(), "entry {i}");
+                assert_eq!(v, &pi_json::parse_bytes(session.raw(i)).unwrap(), "entry {i}");
             }
         }
     }
@@ -512,8 +512,12 @@ mod tests {
         text
     }
 
-    fn parsed_role(s: &Session, i: usize) -> Option<String> {
-        pi_json::parse_bytes(s.raw(i)).unwrap().get("message").and_then(|m| m.str_field("role")).map(str::to_string)
+    fn parsed_role(session: &Session, i: usize) -> Option<String> {
+        pi_json::parse_bytes(session.raw(i))
+            .unwrap()
+            .get("message")
+            .and_then(|m| m.str_field("role"))
+            .map(str::to_string)
     }
 
     /// Every message entry's role is read at open, by the scan (big files, both scanners) or
@@ -531,16 +535,16 @@ mod tests {
             let big = t.len() > EAGER_PARSE_MAX_BYTES;
             // One thread and two (the second half of a big file validated on another one).
             for parallel_min in [usize::MAX, 0] {
-                let s = Session::from_bytes_with(
+                let session = Session::from_bytes_with(
                     t.clone().into_bytes(),
                     &mut CounterIds { prefix: 'm', next: 0 },
                     parallel_min,
                 );
-                assert_eq!(s.len(), TRICKY_ROLES.len() + usize::from(big));
+                assert_eq!(session.len(), TRICKY_ROLES.len() + usize::from(big));
                 for (i, line) in TRICKY_ROLES.iter().enumerate() {
-                    assert!(s.role_codes[i] != 0 || s.roles[i].get().is_some(), "not read at open: {line}");
-                    assert_eq!(s.role(i).map(str::to_string), parsed_role(&s, i), "{line}");
-                    assert_eq!(s.values[i].get().is_some(), !big, "{line}");
+                    assert!(session.role_codes[i] != 0 || session.roles[i].get().is_some(), "not read at open: {line}");
+                    assert_eq!(session.role(i).map(str::to_string), parsed_role(&session, i), "{line}");
+                    assert_eq!(session.values[i].get().is_some(), !big, "{line}");
                 }
             }
         }
@@ -571,40 +575,40 @@ mod tests {
 
     #[test]
     fn leaf_is_the_last_line_and_path_walks_parents() {
-        let s = load(&format!(
+        let session = load(&format!(
             "{H}\n{}\n{}\n{}\n",
             r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}"#,
             r#"{"type":"message","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"user","content":"x"}}"#,
             r#"{"type":"label","id":"c","parentId":"a","timestamp":"2025-01-01T00:00:03.000Z","targetId":"a","label":"start"}"#,
         ));
-        assert_eq!(s.len(), 3);
-        assert_eq!(s.file_leaf().map(|i| s.id(i)), Some("c"));
-        assert_eq!(s.path_ids(s.file_leaf()), vec!["a", "c"]);
-        assert_eq!(s.label_of("a"), Some("start"));
-        assert_eq!(s.children(0).len(), 2);
-        assert_eq!(s.common_ancestor(1, 2), Some(0));
+        assert_eq!(session.len(), 3);
+        assert_eq!(session.file_leaf().map(|i| session.id(i)), Some("c"));
+        assert_eq!(session.path_ids(session.file_leaf()), vec!["a", "c"]);
+        assert_eq!(session.label_of("a"), Some("start"));
+        assert_eq!(session.children(0).len(), 2);
+        assert_eq!(session.common_ancestor(1, 2), Some(0));
     }
 
     #[test]
     fn cycles_are_cut_and_reported() {
-        let s = load(&format!(
+        let session = load(&format!(
             "{H}\n{}\n{}\n",
             r#"{"type":"custom","id":"a","parentId":"b","timestamp":"t"}"#,
             r#"{"type":"custom","id":"b","parentId":"a","timestamp":"t"}"#,
         ));
-        assert_eq!(s.path(Some(1)).len(), 3); // bounded
-        assert!(s.diagnostics().iter().any(|d| d.kind == DiagnosticKind::Cycle));
-        assert_eq!(s.read_only(), Some(&ReadOnly::Cycle));
+        assert_eq!(session.path(Some(1)).len(), 3); // bounded
+        assert!(session.diagnostics().iter().any(|d| d.kind == DiagnosticKind::Cycle));
+        assert_eq!(session.read_only(), Some(&ReadOnly::Cycle));
     }
 
     #[test]
     fn torn_tail_is_reported_not_fatal() {
-        let s = load(&format!(
+        let session = load(&format!(
             "{H}\n{}\n{{\"type\":\"mess",
             r#"{"type":"custom","id":"a","parentId":null,"timestamp":"t"}"#
         ));
-        assert_eq!(s.len(), 1);
-        assert!(s.diagnostics().iter().any(|d| d.kind == DiagnosticKind::TornTail));
-        assert!(!s.ends_with_newline());
+        assert_eq!(session.len(), 1);
+        assert!(session.diagnostics().iter().any(|d| d.kind == DiagnosticKind::TornTail));
+        assert!(!session.ends_with_newline());
     }
 }

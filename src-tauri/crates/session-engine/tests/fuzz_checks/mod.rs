@@ -28,117 +28,123 @@ fn scratch(what: &str) -> PathBuf {
 /// * every entry the id index holds is in the tree exactly once (a root or one parent's child);
 /// * every line the scanner accepted parses with the full JSON parser (`value` does not panic).
 pub fn loader(data: &[u8]) {
-    let s = Session::from_bytes_with(data.to_vec(), &mut CounterIds { prefix: 'm', next: 0 }, usize::MAX);
+    let session = Session::from_bytes_with(data.to_vec(), &mut CounterIds { prefix: 'm', next: 0 }, usize::MAX);
     let two = Session::from_bytes_with(data.to_vec(), &mut CounterIds { prefix: 'm', next: 0 }, 0);
     // The single pass with its second half parsed on another thread.
     let split = Session::from_bytes_with_splits(data.to_vec(), &mut CounterIds { prefix: 'm', next: 0 }, usize::MAX, 0);
     for two in [&two, &split] {
-        assert_eq!(s.len(), two.len());
-        assert_eq!(s.diagnostics(), two.diagnostics());
-        assert_eq!(s.file_leaf(), two.file_leaf());
-        assert_eq!(s.header(), two.header());
-        assert_eq!(s.read_only(), two.read_only());
-        assert_eq!(s.labels(), two.labels());
-        assert_eq!(s.name(), two.name());
-        assert_eq!(s.malformed_lines(), two.malformed_lines());
-        for i in 0..s.len() {
-            assert_eq!(s.raw(i), two.raw(i));
-            let (a, b) = (s.entry(i), two.entry(i));
+        assert_eq!(session.len(), two.len());
+        assert_eq!(session.diagnostics(), two.diagnostics());
+        assert_eq!(session.file_leaf(), two.file_leaf());
+        assert_eq!(session.header(), two.header());
+        assert_eq!(session.read_only(), two.read_only());
+        assert_eq!(session.labels(), two.labels());
+        assert_eq!(session.name(), two.name());
+        assert_eq!(session.malformed_lines(), two.malformed_lines());
+        for i in 0..session.len() {
+            assert_eq!(session.raw(i), two.raw(i));
+            let (a, b) = (session.entry(i), two.entry(i));
             assert_eq!((a.start, a.end, a.line, a.kind), (b.start, b.end, b.line, b.kind), "entry {i}");
             assert_eq!(
                 (&a.type_name, &a.id, &a.parent_id, &a.timestamp),
                 (&b.type_name, &b.id, &b.parent_id, &b.timestamp),
                 "entry {i}"
             );
-            assert_eq!(s.parent_of(i), two.parent_of(i));
-            assert_eq!(pi_json::to_string(s.value(i)), pi_json::to_string(two.value(i)), "entry {i}");
-            assert_eq!(s.role(i), two.role(i), "entry {i}");
+            assert_eq!(session.parent_of(i), two.parent_of(i));
+            assert_eq!(pi_json::to_string(session.value(i)), pi_json::to_string(two.value(i)), "entry {i}");
+            assert_eq!(session.role(i), two.role(i), "entry {i}");
         }
     }
-    let n = s.len();
+    let n = session.len();
     // The tree: each indexed entry once.
     let mut seen = vec![0u32; n];
-    for &r in s.roots() {
+    for &r in session.roots() {
         seen[r as usize] += 1;
     }
     for i in 0..n {
-        for &c in s.children(i) {
+        for &c in session.children(i) {
             seen[c as usize] += 1;
-            assert_eq!(s.index_of(s.id(c as usize)), Some(c as usize));
+            assert_eq!(session.index_of(session.id(c as usize)), Some(c as usize));
         }
     }
     for (i, &times) in seen.iter().enumerate() {
-        let winner = s.index_of(s.id(i)) == Some(i);
+        let winner = session.index_of(session.id(i)) == Some(i);
         assert_eq!(times, winner as u32, "entry {i} appears {times} times in the tree");
     }
-    let cyclic = s.read_only().is_some_and(|r| matches!(r, session_engine::ReadOnly::Cycle))
-        || s.diagnostics().iter().any(|d| d.kind == session_engine::DiagnosticKind::Cycle);
+    let cyclic = session.read_only().is_some_and(|r| matches!(r, session_engine::ReadOnly::Cycle))
+        || session.diagnostics().iter().any(|d| d.kind == session_engine::DiagnosticKind::Cycle);
     for i in 0..n {
-        let p = s.path(Some(i));
+        let p = session.path(Some(i));
         assert_eq!(p.last(), Some(&i));
         if !cyclic {
-            assert_eq!(s.parent_of(p[0]), None);
+            assert_eq!(session.parent_of(p[0]), None);
             for w in p.windows(2) {
-                assert_eq!(s.parent_of(w[1]), Some(w[0]));
+                assert_eq!(session.parent_of(w[1]), Some(w[0]));
             }
         }
         assert!(p.len() <= n + 1);
     }
-    let leaf = s.file_leaf();
-    let path = s.path(leaf);
-    let ctx = context::build_context(&s, leaf);
+    let leaf = session.file_leaf();
+    let path = session.path(leaf);
+    let ctx = context::build_context(&session, leaf);
     // The context walked up from a leaf is the context on the leaf's path, for every leaf
     // (compared as text: a timestamp that does not parse is NaN, unequal to itself).
     for i in (0..n).take(300) {
-        let (up, on_path) = (context::build_context(&s, Some(i)), context::build_context_on_path(&s, &s.path(Some(i))));
+        let (up, on_path) = (
+            context::build_context(&session, Some(i)),
+            context::build_context_on_path(&session, &session.path(Some(i))),
+        );
         assert_eq!(format!("{up:?}"), format!("{on_path:?}"), "leaf {i}");
     }
     let msgs = ctx.agent_messages();
     let _ = context::estimate_context(&msgs);
     let _ = context::to_llm(&msgs);
-    let prepared = compaction::prepare_compaction(&s, &path, &CompactionSettings::default());
+    let prepared = compaction::prepare_compaction(&session, &path, &CompactionSettings::default());
     // The cut alone is the preparation's cut.
     let keep = CompactionSettings::default().keep_recent_tokens;
-    assert_eq!(compaction::first_kept_position(&s, &path, keep), prepared.ok().map(|p| p.first_kept_position));
+    assert_eq!(compaction::first_kept_position(&session, &path, keep), prepared.ok().map(|p| p.first_kept_position));
     if n > 0 {
         let target = data.len() % n;
-        let col = branch::collect_branch_entries(&s, leaf, target);
-        let _ = branch::prepare_branch_entries(&s, &col.entries, 2000.0);
+        let col = branch::collect_branch_entries(&session, leaf, target);
+        let _ = branch::prepare_branch_entries(&session, &col.entries, 2000.0);
         if let Some(l) = leaf {
-            let _ = s.common_ancestor(l, target);
+            let _ = session.common_ancestor(l, target);
         }
     }
     let opts = report::InspectOptions::default();
-    let r = report::inspect(&s, &opts).expect("inspect with the file's leaf always answers");
+    let r = report::inspect(&session, &opts).expect("inspect with the file's leaf always answers");
     let _ = pi_json::to_string(&r);
 }
 
 /// Everything a session shows, field by field (for "extended == loaded fresh").
-fn state(s: &Session) -> Vec<(&'static str, String)> {
-    let leaf = s.file_leaf();
-    let (ctx_v, _) = report::context_section(s, &s.path(leaf));
-    let children: Vec<Vec<u32>> = (0..s.len()).map(|i| s.children(i).to_vec()).collect();
+fn state(session: &Session) -> Vec<(&'static str, String)> {
+    let leaf = session.file_leaf();
+    let (ctx_v, _) = report::context_section(session, &session.path(leaf));
+    let children: Vec<Vec<u32>> = (0..session.len()).map(|i| session.children(i).to_vec()).collect();
     vec![
-        ("len", s.len().to_string()),
-        ("leaf", format!("{:?}", leaf.map(|l| s.id(l).to_string()))),
-        ("path", format!("{:?}", s.path_ids(leaf))),
-        ("labels", format!("{:?}", s.labels())),
-        ("name", format!("{:?}", s.name())),
-        ("roots", format!("{:?}", s.roots())),
+        ("len", session.len().to_string()),
+        ("leaf", format!("{:?}", leaf.map(|l| session.id(l).to_string()))),
+        ("path", format!("{:?}", session.path_ids(leaf))),
+        ("labels", format!("{:?}", session.labels())),
+        ("name", format!("{:?}", session.name())),
+        ("roots", format!("{:?}", session.roots())),
         ("children", format!("{children:?}")),
-        ("malformed", format!("{:?}", s.malformed_lines())),
+        ("malformed", format!("{:?}", session.malformed_lines())),
         // In line order: a load reports line problems, then index problems (orphans, repeated
         // ids); an extend does the same for each batch, so the lists interleave differently.
         ("diagnostics", {
-            let mut d = s.diagnostics().to_vec();
+            let mut d = session.diagnostics().to_vec();
             d.sort_by_key(|d| (d.line, d.offset));
             format!("{d:?}")
         }),
-        ("read_only", format!("{:?}", s.read_only())),
-        ("non_empty_lines", s.non_empty_lines().to_string()),
+        ("read_only", format!("{:?}", session.read_only())),
+        ("non_empty_lines", session.non_empty_lines().to_string()),
         (
             "raw lines",
-            format!("{:?}", (0..s.len()).map(|i| String::from_utf8_lossy(s.raw(i)).into_owned()).collect::<Vec<_>>()),
+            format!(
+                "{:?}",
+                (0..session.len()).map(|i| String::from_utf8_lossy(session.raw(i)).into_owned()).collect::<Vec<_>>()
+            ),
         ),
         ("context", pi_json::to_string(&ctx_v)),
     ]
@@ -175,9 +181,9 @@ pub fn extend(data: &[u8]) {
     }
     let f = scratch("extend").with_extension("jsonl");
     std::fs::write(&f, &body[..cut]).unwrap();
-    let mut s = Session::open(&f).unwrap();
+    let mut session = Session::open(&f).unwrap();
     std::fs::write(&f, body).unwrap();
-    let r = s.extend_from_file(&f).unwrap();
+    let r = session.extend_from_file(&f).unwrap();
     if r == Extend::Reload {
         return;
     }
@@ -186,7 +192,7 @@ pub fn extend(data: &[u8]) {
         None => cut,
     };
     let fresh = Session::from_bytes(body[..consumed].to_vec());
-    for ((k, a), (_, b)) in state(&s).into_iter().zip(state(&fresh)) {
+    for ((k, a), (_, b)) in state(&session).into_iter().zip(state(&fresh)) {
         if a != b {
             // The first differing position, so the message stays readable.
             let at = a.bytes().zip(b.bytes()).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
@@ -203,7 +209,7 @@ pub fn extend(data: &[u8]) {
         }
     }
     // Nothing more to add: a second call adds nothing.
-    assert_eq!(s.extend_from_file(&f).unwrap(), Extend::Added(0));
+    assert_eq!(session.extend_from_file(&f).unwrap(), Extend::Added(0));
 }
 
 fn memchr_last_nl(b: &[u8]) -> Option<usize> {

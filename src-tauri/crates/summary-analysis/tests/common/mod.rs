@@ -111,8 +111,8 @@ impl B {
     }
 }
 
-pub fn idx(s: &Session, id: &str) -> usize {
-    s.index_of(id).unwrap_or_else(|| panic!("no entry {id}"))
+pub fn idx(session: &Session, id: &str) -> usize {
+    session.index_of(id).unwrap_or_else(|| panic!("no entry {id}"))
 }
 
 // ---- two summaries of one session ---------------------------------------------------------
