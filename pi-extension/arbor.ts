@@ -29,6 +29,11 @@ import path from "node:path";
 
 /** This extension's version; `arbor-cli pi status` reads it from the installed file. */
 export const ARBOR_EXTENSION_VERSION = "0.1.0";
+/**
+ * The Pi release this extension is written and tested against. `arbor-cli pi install-extension`
+ * reads it here and warns when the user's Pi is of another line (0.73.x counts as this one).
+ */
+export const TESTED_PI_VERSION = "0.73.1";
 /** The review protocol this extension speaks (docs/PI-REVIEW-PROTOCOL.md). */
 export const PROTOCOL_VERSION = 1;
 /** The longest line either side may send, newline excluded. */

@@ -123,9 +123,11 @@ describe("Pi with Arbor's extension", () => {
     const c = newCase();
     const agent2 = path.join(c.dir, "agent");
     fs.cpSync(agent, agent2, { recursive: true, filter: (src) => !src.includes(`${path.sep}sessions`) });
-    const env = { ...caseEnv(c), PI_CODING_AGENT_DIR: agent2 };
+    // install starts Pi once to check that it loads the file: this Pi, not whatever is on PATH.
+    const env = { ...caseEnv(c), PI_CODING_AGENT_DIR: agent2, ARBOR_PI: `${JSON.stringify(process.execPath)} ${JSON.stringify(H.PI_CLI)}` };
     const inst = spawnSync(H.arborCli(), ["pi", "install-extension"], { env, encoding: "utf8" });
     assert.equal(inst.status, 0, inst.stderr);
+    assert.match(inst.stdout, /checked: Pi 0\.73\.1 starts with it \(\d+ ms/);
     assert.equal(fs.readFileSync(path.join(agent2, "extensions/arbor.ts"), "utf8"), fs.readFileSync(H.EXTENSION, "utf8"));
     const serve = await H.startServe(c.sock);
     const st = JSON.parse(spawnSync(H.arborCli(), ["pi", "status", "--json"], { env, encoding: "utf8" }).stdout);

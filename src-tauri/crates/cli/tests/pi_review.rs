@@ -1,8 +1,12 @@
 //! `arbor-cli pi …`, the real binary: the reviewer's socket (modes, another user refused, a
 //! killed server's socket, signals), the headless reviewer over the socket, and the
-//! extension's install, uninstall and status. The real `pi` against this binary is in
-//! `pi-extension/test/pi.test.mjs` (`node --test pi-extension/test/`).
+//! extension's install, uninstall and status, and install's check that the real Pi (0.73.1 in
+//! tests/pi, from scripts/setup.sh) starts with the extension. The real `pi` against this binary
+//! is in `pi-extension/test/pi.test.mjs` (`node --test pi-extension/test/`).
 #![cfg(unix)]
+#[path = "support/pi.rs"]
+mod pi;
+
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
@@ -277,17 +281,19 @@ fn install_uninstall_and_status() {
     let source = std::fs::read_to_string(repo().join("pi-extension/arbor.ts")).unwrap();
     let global = agent.join("extensions/arbor.ts");
 
-    let o = cli(&env, &["pi", "install-extension"]);
+    // Starting Pi is the next test's business: here, whatever `pi` the machine has stays out.
+    let o = cli(&env, &["pi", "install-extension", "--no-check"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("not checked"));
     assert_eq!(std::fs::read_to_string(&global).unwrap(), source, "install writes the extension byte for byte");
-    let again = cli(&env, &["pi", "install-extension"]);
+    let again = cli(&env, &["pi", "install-extension", "--no-check"]);
     assert!(String::from_utf8_lossy(&again.stdout).contains("is already installed at"));
 
     let project = dir.path().join("proj");
     std::fs::create_dir_all(project.join(".pi/extensions")).unwrap();
     std::fs::write(project.join(".pi/extensions/arbor.ts"), "export default function () {}\n").unwrap();
     let p = project.to_str().unwrap();
-    let refused = cli(&env, &["pi", "install-extension", "--project", p, "--force"]);
+    let refused = cli(&env, &["pi", "install-extension", "--project", p, "--force", "--no-check"]);
     assert_eq!(refused.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&refused.stderr).contains("exists and is not Arbor's extension; it was left as it is")
@@ -321,4 +327,175 @@ fn install_uninstall_and_status() {
     assert!(!global.exists());
     let o = cli(&env, &["pi", "uninstall-extension"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("is not installed at"));
+}
+
+/// The repository's Pi as `ARBOR_PI` takes it (a command line for `sh -c`), with `extra`
+/// arguments before the ones the check adds.
+fn repo_pi(extra: &str) -> String {
+    let cli = pi::repo_root().join("tests/pi/node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
+    format!("node '{}' {extra}", cli.display())
+}
+
+/// `arbor-cli ARGS` with `env` set and `ARBOR_PI` unset unless `env` sets it.
+fn cli_with(env: &[(&str, &str)], args: &[&str]) -> Output {
+    let mut c = Command::new(BIN);
+    c.args(args).stdin(Stdio::null()).env_remove("ARBOR_PI");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+fn tmp_leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect()
+}
+
+#[test]
+fn install_starts_pi_with_the_extension_and_takes_back_a_file_pi_cannot_load() {
+    let test = "install_starts_pi_with_the_extension_and_takes_back_a_file_pi_cannot_load";
+    if !pi::pi_or_skip(test) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    let (agent_s, sock) = (agent.display().to_string(), dir.path().join("none.sock").display().to_string());
+    let good_pi = repo_pi("");
+    let env = [("PI_CODING_AGENT_DIR", agent_s.as_str()), ("ARBOR_REVIEW_SOCKET", sock.as_str())];
+    fn with<'a>(env: &[(&'a str, &'a str)], pi: &'a str) -> Vec<(&'a str, &'a str)> {
+        let mut e = env.to_vec();
+        e.push(("ARBOR_PI", pi));
+        e
+    }
+    let global = agent.join("extensions/arbor.ts");
+
+    // Pi 0.73.1 starts with the extension: installed and checked.
+    let o = cli_with(&with(&env, &good_pi), &["pi", "install-extension", "--json"]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["outcome"], "installed");
+    let c = &r["check"];
+    assert_eq!(c["status"], "passed", "{r}");
+    assert_eq!(c["piVersion"], "0.73.1");
+    assert_eq!(c["testedPiVersion"], "0.73.1");
+    assert_eq!(c["tested"], true);
+    assert_eq!(c["warning"], serde_json::Value::Null);
+    let ms = c["elapsedMs"].as_u64().unwrap();
+    assert!(ms > 0 && ms < 30_000, "{ms}");
+    // Past libtest's capture: the figure shows on every run.
+    let _ = writeln!(std::io::stderr(), "install's load check took {ms} ms (Pi 0.73.1 started with the extension)");
+    assert!(global.is_file());
+    assert!(!agent.join("sessions").exists(), "the check writes no session of the user's");
+    assert_eq!(
+        std::fs::read_dir(&agent).unwrap().count(),
+        1,
+        "the check leaves nothing in the agent folder but the extension"
+    );
+    let (out, _) = text(&cli_with(&with(&env, &good_pi), &["pi", "install-extension"]));
+    assert!(out.contains("is already installed at") && out.contains("checked: Pi 0.73.1 starts with it ("), "{out}");
+
+    // status reports Pi's version (--version only).
+    let o = cli_with(&with(&env, &good_pi), &["pi", "status", "--json"]);
+    let st: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(st["pi"]["piVersion"], "0.73.1", "{st}");
+    assert_eq!(st["pi"]["tested"], true);
+    let (out, _) = text(&cli_with(&with(&env, &good_pi), &["pi", "status"]));
+    assert!(out.contains("pi: 0.73.1 ("), "{out}");
+
+    // A copy of the extension with a syntax error: Pi exits, and says why.
+    let broken = dir.path().join("broken.ts");
+    let source = std::fs::read_to_string(repo().join("pi-extension/arbor.ts")).unwrap();
+    let bad = source.replacen("export const PROTOCOL_VERSION = 1;", "export const PROTOCOL_VERSION = = 1;", 1);
+    assert_ne!(bad, source);
+    std::fs::write(&broken, &bad).unwrap();
+    let pi = pi_review::pi_check::Pi::Command(good_pi.clone());
+    let f = pi_review::pi_check::check_loads(&pi, &broken, Duration::from_secs(30)).unwrap_err();
+    assert!(f.message.starts_with("Pi exited (exit status: 1) before answering"), "{}", f.message);
+    assert!(f.message.contains("Failed to load extension") && f.message.contains("broken.ts"), "{}", f.message);
+    assert!(pi_review::pi_check::check_loads(&pi, &global, Duration::from_secs(30)).is_ok());
+
+    // An extension that never finishes loading keeps Pi from starting too: a time-out, and the
+    // check stops Pi's whole process group.
+    let hangs = dir.path().join("hangs.ts");
+    std::fs::write(&hangs, "export default async function () { await new Promise((r) => setTimeout(r, 600000)); }\n")
+        .unwrap();
+    let t = std::time::Instant::now();
+    let f = pi_review::pi_check::check_loads(&pi, &hangs, Duration::from_secs(8)).unwrap_err();
+    assert!(f.message.starts_with("Pi did not answer within 8 s"), "{}", f.message);
+    assert!(t.elapsed() < Duration::from_secs(15), "{:?}", t.elapsed());
+    let ps = Command::new("ps").args(["-eo", "args"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&ps.stdout).contains(hangs.to_str().unwrap()), "Pi was left running");
+
+    // install, when this Pi cannot start with the extension. The embedded extension loads, so
+    // the Pi given is the real one with a broken extension on its command line as well: Pi
+    // exits at start-up exactly as it would for a broken arbor.ts.
+    let failing_pi = repo_pi(&format!("-e '{}'", broken.display()));
+    let project = dir.path().join("proj");
+    std::fs::create_dir_all(&project).unwrap();
+    let p = project.to_str().unwrap();
+    let placed = project.join(".pi/extensions/arbor.ts");
+    let o = cli_with(&with(&env, &failing_pi), &["pi", "install-extension", "--project", p, "--json"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(!placed.exists(), "the file this run wrote is removed again");
+    assert!(tmp_leftovers(placed.parent().unwrap()).is_empty());
+    assert!(err.contains("Pi 0.73.1 (ARBOR_PI=") && err.contains("cannot load Arbor's extension at"), "{err}");
+    assert!(err.contains("Failed to load extension") && err.contains("broken.ts"), "Pi's own error: {err}");
+    assert!(err.contains("The file was removed again, so Pi starts as before."), "{err}");
+    assert!(err.contains("--no-check"), "{err}");
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["check"]["status"], "failed");
+    assert_eq!(r["undo"], "removed");
+
+    // It was there, identical, before this run: it stays, and the failure is still reported.
+    assert!(cli_with(&env, &["pi", "install-extension", "--project", p, "--no-check"]).status.success());
+    let o = cli_with(&with(&env, &failing_pi), &["pi", "install-extension", "--project", p]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(placed.is_file());
+    assert!(err.contains("was already there before this install and was left as it is"), "{err}");
+
+    // A file it replaced (--force over another version) is put back.
+    let older = source.replacen("ARBOR_EXTENSION_VERSION = \"", "ARBOR_EXTENSION_VERSION = \"0.0.1-", 1);
+    std::fs::write(&placed, &older).unwrap();
+    let o = cli_with(&with(&env, &failing_pi), &["pi", "install-extension", "--project", p, "--force"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&placed).unwrap(), older);
+    assert!(err.contains("The file it replaced was put back"), "{err}");
+    assert!(tmp_leftovers(placed.parent().unwrap()).is_empty());
+
+    // No Pi to ask: installed, not checked, and said so.
+    std::fs::remove_file(&placed).unwrap();
+    let o = cli_with(&with(&env, "/nonexistent"), &["pi", "install-extension", "--project", p]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(placed.is_file());
+    assert!(
+        out.contains("note: ARBOR_PI=/nonexistent could not be run as Pi")
+            && out.contains("the extension was installed but not checked"),
+        "{out}"
+    );
+    std::fs::remove_file(&placed).unwrap();
+    let empty_path = dir.path().join("empty-bin");
+    std::fs::create_dir_all(&empty_path).unwrap();
+    let mut no_pi = env.to_vec();
+    no_pi.push(("PATH", empty_path.to_str().unwrap()));
+    let o = cli_with(&no_pi, &["pi", "install-extension", "--project", p]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(
+        out.contains(
+            "note: Pi was not found on PATH (set ARBOR_PI to its command); the extension was installed but not checked"
+        ),
+        "{out}"
+    );
 }

@@ -3,6 +3,17 @@
 //! Pi loads every `*.ts` in `$PI_CODING_AGENT_DIR/extensions/` (default `~/.pi/agent/extensions/`)
 //! and in a project's `.pi/extensions/`. Arbor's file is `arbor.ts`, written byte for byte from
 //! the source embedded here (`pi-extension/arbor.ts` of this repository).
+//!
+//! A load error in any extension stops Pi from starting, so a front end installs with
+//! [`install_checked`]: it writes the file as [`install`] does, then starts the user's Pi once
+//! with it ([`crate::pi_check::check`]: `$ARBOR_PI`, else `pi` on PATH; about 3 s). When Pi cannot
+//! load it, the file this run wrote is taken away again (a file it replaced is put back) and the
+//! answer is [`InstallError::DoesNotLoad`], whose message says what happened and what to do; the
+//! [`InstallReport`] inside tells a window the same in parts. No Pi to ask: installed, and the
+//! report's check says it was not checked and why. A Pi of another release line than the one the
+//! extension is tested against: installed, with a warning. `arbor-cli pi install-extension` and
+//! the app's Install button both go through it.
+use crate::pi_check::{CheckStatus, PiCheck};
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -68,6 +79,8 @@ pub enum InstallError {
     Changed { path: PathBuf },
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
+    #[error("{}", does_not_load_message(.0))]
+    DoesNotLoad(Box<InstallReport>),
 }
 
 #[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,6 +95,11 @@ pub enum InstallOutcome {
 /// name is never overwritten, except an Arbor extension with `force`. The file appears whole or
 /// not at all (written beside it, then linked or renamed into place).
 pub fn install(loc: &Location, force: bool) -> Result<InstallOutcome, InstallError> {
+    install_keeping(loc, force).map(|(outcome, _)| outcome)
+}
+
+/// [`install`], and the bytes of the file it replaced.
+fn install_keeping(loc: &Location, force: bool) -> Result<(InstallOutcome, Option<Vec<u8>>), InstallError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| InstallError::Io { path, source }
@@ -99,7 +117,7 @@ pub fn install(loc: &Location, force: bool) -> Result<InstallOutcome, InstallErr
     };
     if let Some(bytes) = &existing {
         if bytes == EXTENSION_SOURCE.as_bytes() {
-            return Ok(InstallOutcome::AlreadyInstalled);
+            return Ok((InstallOutcome::AlreadyInstalled, None));
         }
         let text = String::from_utf8_lossy(bytes);
         match version_in(&text) {
@@ -141,7 +159,128 @@ pub fn install(loc: &Location, force: bool) -> Result<InstallOutcome, InstallErr
         }
         return Err(io(&loc.path)(e));
     }
-    Ok(if existing.is_some() { InstallOutcome::Replaced } else { InstallOutcome::Installed })
+    Ok(match existing {
+        Some(before) => (InstallOutcome::Replaced, Some(before)),
+        None => (InstallOutcome::Installed, None),
+    })
+}
+
+/// What became of a file Pi cannot load.
+#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Undo {
+    /// This run wrote it where there was none: removed again.
+    Removed,
+    /// This run replaced another file (with force): that file is back.
+    Restored,
+    /// It was there, identical, before this run: left as it is.
+    LeftAsItWas,
+    /// It changed after this run wrote it: left as it is.
+    ChangedMeanwhile,
+    /// Taking it away failed (`InstallReport::undo_problem` says why).
+    Failed,
+}
+
+/// What [`install_checked`] did and found.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallReport {
+    pub outcome: InstallOutcome,
+    pub scope: Scope,
+    pub path: String,
+    pub extension_version: String,
+    pub check: PiCheck,
+    /// Set when the check failed.
+    pub undo: Option<Undo>,
+    pub undo_problem: Option<String>,
+}
+
+/// [`install`], then (with `check`) [`crate::pi_check::check`] of the file: see the module's
+/// notes. `Err(InstallError::DoesNotLoad)` when Pi cannot load it; every other check result,
+/// a version warning or no Pi to ask included, is `Ok` with the report.
+pub fn install_checked(loc: &Location, force: bool, check: bool) -> Result<InstallReport, InstallError> {
+    let (outcome, before) = install_keeping(loc, force)?;
+    let mut report = InstallReport {
+        outcome,
+        scope: loc.scope,
+        path: loc.path.display().to_string(),
+        extension_version: extension_version().to_string(),
+        check: if check { crate::pi_check::check(&loc.path) } else { PiCheck::not_checked("the check was turned off") },
+        undo: None,
+        undo_problem: None,
+    };
+    if report.check.status != CheckStatus::Failed {
+        return Ok(report);
+    }
+    let still_ours = std::fs::read(&loc.path).is_ok_and(|b| b == EXTENSION_SOURCE.as_bytes());
+    let undone = match (outcome, before) {
+        (InstallOutcome::AlreadyInstalled, _) => Ok(Undo::LeftAsItWas),
+        _ if !still_ours => Ok(Undo::ChangedMeanwhile),
+        (_, Some(before)) => put_back(&loc.path, &before).map(|()| Undo::Restored),
+        (_, None) => std::fs::remove_file(&loc.path).map(|()| Undo::Removed),
+    };
+    match undone {
+        Ok(u) => report.undo = Some(u),
+        Err(e) => {
+            report.undo = Some(Undo::Failed);
+            report.undo_problem = Some(format!("{}: {e}", loc.path.display()));
+        }
+    }
+    Err(InstallError::DoesNotLoad(Box::new(report)))
+}
+
+/// Writes `bytes` back at `path` whole (beside it, then renamed over it).
+fn put_back(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_file_name(format!(".{EXTENSION_FILE_NAME}.{}.restore.tmp", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    write().inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+fn does_not_load_message(r: &InstallReport) -> String {
+    let c = &r.check;
+    let pi = match (&c.pi_version, &c.pi) {
+        (Some(v), Some(how)) => format!("Pi {v} ({how})"),
+        _ => "Pi".to_string(),
+    };
+    let mut m = format!(
+        "{pi} cannot load Arbor's extension at {}, and would not start with it there:\n  {}\n",
+        r.path,
+        c.problem.as_deref().unwrap_or("no reason given").replace('\n', "\n  ")
+    );
+    m.push_str(match r.undo {
+        Some(Undo::Removed) => "The file was removed again, so Pi starts as before.",
+        Some(Undo::Restored) => "The file it replaced was put back, so Pi starts as before.",
+        Some(Undo::LeftAsItWas) => {
+            "The file was already there before this install and was left as it is: Pi will not start \
+             while it is there (uninstalling the extension removes it)."
+        }
+        Some(Undo::ChangedMeanwhile) => {
+            "The file changed after it was written and was left as it is: Pi will not start while it \
+             is there (uninstalling the extension removes it)."
+        }
+        Some(Undo::Failed) | None => "Removing it failed: remove it by hand, or Pi will not start.",
+    });
+    if let Some(p) = &r.undo_problem {
+        m.push_str(&format!(" ({p})"));
+    }
+    m.push('\n');
+    match (c.tested, &c.warning) {
+        (Some(false), Some(w)) => m.push_str(&format!(
+            "{w}: likely the cause. Use a Pi of that line, or an Arbor whose extension is made for this Pi."
+        )),
+        _ => m.push_str(
+            "This Pi is of the line the extension is tested with: Pi's error above says what failed; \
+             report it to Arbor with that error.",
+        ),
+    }
+    m
 }
 
 #[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -265,6 +404,10 @@ pub struct Status {
     pub protocol: u32,
     pub locations: Vec<LocationStatus>,
     pub reviewer: ReviewerStatus,
+    /// Which Pi there is and its version (`--version` only, no load check;
+    /// [`crate::pi_check::pi_status`]); `None` unless asked for with [`status_with_pi`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pi: Option<PiCheck>,
 }
 
 /// Where the extension is (global, and the project when given) and whether a reviewer listens.
@@ -278,7 +421,13 @@ pub fn status(project: Option<&Path>) -> Status {
         protocol: crate::protocol::PROTOCOL_VERSION,
         locations,
         reviewer: reviewer_status(&crate::paths::socket_path()),
+        pi: None,
     }
+}
+
+/// [`status`], and which Pi there is (runs `<pi> --version`, about 2 s).
+pub fn status_with_pi(project: Option<&Path>) -> Status {
+    Status { pi: Some(crate::pi_check::pi_status()), ..status(project) }
 }
 
 #[cfg(test)]

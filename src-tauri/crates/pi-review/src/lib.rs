@@ -8,10 +8,15 @@
 //! the cut ([`cut`] checks it on the session file), cancel, or let Pi decide. The wire format is
 //! [`protocol`], written down in docs/PI-REVIEW-PROTOCOL.md.
 //!
+//! A load error in any extension stops Pi from starting, so install ([`install::install_checked`])
+//! starts the user's Pi once with the new file ([`pi_check`]) and takes the file away again
+//! when Pi cannot load it.
+//!
 //! Depends on `session-engine` only for reading sessions and Pi's cut rules.
 pub mod cut;
 pub mod install;
 pub mod paths;
+pub mod pi_check;
 pub mod protocol;
 pub mod reviewer;
 #[cfg(unix)]

@@ -2,7 +2,8 @@
 //! reviewer that answers it (`serve`), over `pi-review`.
 use super::CmdResult;
 use clap::{Args, Subcommand, ValueEnum};
-use pi_review::install::{self, InstallOutcome, Location, UninstallOutcome};
+use pi_review::install::{self, InstallError, InstallOutcome, InstallReport, Location, UninstallOutcome};
+use pi_review::pi_check::{CheckStatus, PiCheck};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -13,11 +14,21 @@ pub struct PiArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum PiCommand {
-    /// Put Arbor's extension where Pi finds it (never over a file that is not the same)
+    /// Put Arbor's extension where Pi finds it (never over a file that is not the same), then
+    /// check that Pi starts with it
+    ///
+    /// A load error in any extension stops Pi from starting. So after writing the file this starts
+    /// your Pi once with only this file loaded (RPC mode, no model, no session, an empty scratch
+    /// agent folder; about 3 s) and asks it for its state. Pi is $ARBOR_PI (a command line, e.g.
+    /// `node /path/to/pi/dist/cli.js`), else `pi` on PATH. If Pi cannot load the file, the file
+    /// this run wrote is removed again (a file it replaced is put back) and the exit status is 2.
+    /// No Pi found: installed, not checked. A Pi of another release line than the one the
+    /// extension is tested with (0.73.x): installed, with a warning.
     InstallExtension(InstallArgs),
     /// Remove Arbor's extension (a file of the same name that is not Arbor's is left alone)
     UninstallExtension(WhereArgs),
-    /// Where the extension is installed, which version, and whether a reviewer is listening
+    /// Where the extension is installed, which version, which Pi (its --version), and whether a
+    /// reviewer is listening
     Status(StatusArgs),
     /// Answer Pi's compaction and branch-summary reviews without a window, until Ctrl-C or SIGTERM
     Serve(ServeArgs),
@@ -38,6 +49,12 @@ pub struct InstallArgs {
     /// Replace an Arbor extension of another version, or a changed copy
     #[arg(long)]
     pub force: bool,
+    /// Do not start Pi to check that it loads the extension
+    #[arg(long)]
+    pub no_check: bool,
+    /// Print what was done and the check's result as JSON
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -97,21 +114,60 @@ fn location(w: &WhereArgs) -> Location {
 
 fn install_extension(a: InstallArgs) -> CmdResult {
     let loc = location(&a.place);
-    let outcome = install::install(&loc, a.force).map_err(|e| e.to_string())?;
-    let v = install::extension_version();
-    match outcome {
-        InstallOutcome::Installed => println!("installed Arbor's Pi extension {v} at {}", loc.path.display()),
-        InstallOutcome::Replaced => {
-            println!("replaced the extension at {} with Arbor's Pi extension {v}", loc.path.display())
+    let report = match install::install_checked(&loc, a.force, !a.no_check) {
+        Ok(r) => r,
+        Err(InstallError::DoesNotLoad(r)) => {
+            if a.json {
+                print_json(&r)?;
+            }
+            return Err(format!(
+                "{}\nTo install without this check anyway: --no-check (only if you know Pi starts with it).",
+                InstallError::DoesNotLoad(r)
+            ));
         }
-        InstallOutcome::AlreadyInstalled => {
-            println!("Arbor's Pi extension {v} is already installed at {}", loc.path.display())
-        }
-    }
-    if outcome != InstallOutcome::AlreadyInstalled {
-        eprintln!("Pi loads it when it starts; a Pi that is running now needs /reload or a restart.");
+        Err(e) => return Err(e.to_string()),
+    };
+    if a.json {
+        print_json(&report)?;
+    } else {
+        print_install(&report);
     }
     Ok(())
+}
+
+fn print_json(r: &InstallReport) -> CmdResult {
+    println!("{}", serde_json::to_string_pretty(r).map_err(|e| e.to_string())?);
+    Ok(())
+}
+
+fn print_install(r: &InstallReport) {
+    let v = &r.extension_version;
+    match r.outcome {
+        InstallOutcome::Installed => println!("installed Arbor's Pi extension {v} at {}", r.path),
+        InstallOutcome::Replaced => println!("replaced the extension at {} with Arbor's Pi extension {v}", r.path),
+        InstallOutcome::AlreadyInstalled => println!("Arbor's Pi extension {v} is already installed at {}", r.path),
+    }
+    let c = &r.check;
+    match c.status {
+        CheckStatus::Passed => println!(
+            "checked: Pi {} starts with it ({} ms; {})",
+            c.pi_version.as_deref().unwrap_or("?"),
+            c.elapsed_ms.unwrap_or(0),
+            c.pi.as_deref().unwrap_or("?")
+        ),
+        CheckStatus::NotChecked => println!(
+            "note: {}; the extension was installed but not checked",
+            c.problem.as_deref().unwrap_or("not checked")
+        ),
+        // install_checked answers a failed check with an error.
+        CheckStatus::Failed => {}
+    }
+    if let Some(w) = &c.warning {
+        println!("warning: {w}; it was installed, and Pi starts with it, but reviews may not work as tested");
+    }
+    if r.outcome != InstallOutcome::AlreadyInstalled {
+        eprintln!("Pi loads it when it starts; a Pi that is running now needs /reload or a restart.");
+    }
 }
 
 fn uninstall_extension(a: WhereArgs) -> CmdResult {
@@ -124,7 +180,7 @@ fn uninstall_extension(a: WhereArgs) -> CmdResult {
 }
 
 fn status(a: StatusArgs) -> CmdResult {
-    let st = install::status(a.project.as_deref());
+    let st = install::status_with_pi(a.project.as_deref());
     if a.json {
         println!("{}", serde_json::to_string_pretty(&st).map_err(|e| e.to_string())?);
         return Ok(());
@@ -160,7 +216,23 @@ fn status(a: StatusArgs) -> CmdResult {
     } else {
         println!("reviewer: not listening on {} ({})", r.socket, r.problem.as_deref().unwrap_or("unknown"));
     }
+    if let Some(pi) = &st.pi {
+        print_pi(pi);
+    }
     Ok(())
+}
+
+fn print_pi(pi: &PiCheck) {
+    match (&pi.pi_version, &pi.pi) {
+        (Some(v), Some(how)) => {
+            let tested = match pi.tested {
+                Some(true) => format!("tested line of {}", pi.tested_pi_version),
+                _ => format!("not the tested Pi {}", pi.tested_pi_version),
+            };
+            println!("pi: {v} ({how}; {tested})");
+        }
+        _ => println!("pi: {}", pi.problem.as_deref().unwrap_or("unknown")),
+    }
 }
 
 #[cfg(not(unix))]
