@@ -45,6 +45,8 @@ async function startCase(display, tag) {
   fs.copyFileSync(base.file, file);
   const sock = H.socketIn(dir);
   env.ARBOR_REVIEW_SOCKET = sock;
+  // Install starts Pi once with the extension to check it loads: the repo's Pi 0.73.1.
+  env.ARBOR_PI = `${JSON.stringify(process.execPath)} ${JSON.stringify(H.PI_CLI)}`;
   const driver = await startDriver(display, env);
   const s = await Session.start(driver.base, [file]);
   await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length > 3`), 30_000);
@@ -188,8 +190,10 @@ async function settingsScenario(display) {
     check("settings: the Pi tab says Arbor listens", true);
     check("settings: the extension is not installed yet", (await s.text("#ext-locations"))?.includes("not installed"));
     await s.exec(`document.getElementById("btn-ext-install").click()`);
-    await s.waitFor("installed", async () => /All sessions: installed/.test((await s.text("#ext-locations")) || ""), 10_000).catch(() => null);
+    await s.waitFor("installed", async () => /All sessions: installed/.test((await s.text("#ext-locations")) || ""), 60_000).catch(() => null);
     check("settings: Install puts the extension where Pi finds it", /All sessions: installed/.test((await s.text("#ext-locations")) || ""));
+    const note = (await s.waitFor("the install note", async () => ((await s.text("#notice")) || "").match(/Installed.*/)?.[0], 60_000).catch(() => "")) || "";
+    check("settings: Install started Pi 0.73.1 with the extension to check it", /Pi 0\.73\.1 starts with it \(checked in \d+ ms\)/.test(note), note);
     await s.exec(`document.getElementById("btn-ext-remove").click()`);
     await s.waitFor("removed", async () => /not installed/.test((await s.text("#ext-locations")) || ""), 10_000).catch(() => null);
     check("settings: Remove takes it away", /not installed/.test((await s.text("#ext-locations")) || ""));

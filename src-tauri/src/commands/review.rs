@@ -408,12 +408,43 @@ pub fn get_pi_extension_status(
     Ok(extension_status(&review, project.as_deref()))
 }
 
+/// Installs the extension and starts the user's Pi once with it (Pi exits at start-up on an
+/// extension it cannot load, so a file Pi refuses is taken back): the same as
+/// `arbor-cli pi install-extension`.
+pub fn install_extension(review: &ReviewState, project: Option<&str>) -> Result<InstallResult, AppError> {
+    use pi_review::pi_check::CheckStatus;
+    let report = pi_review::install::install_checked(&location_for(project), false, true)
+        .map_err(|e| AppError::Refused(e.to_string()))?;
+    let c = &report.check;
+    let (mut note, mut warn) = match c.status {
+        CheckStatus::Passed => (
+            format!(
+                "Installed; Pi {} starts with it (checked in {} ms). Pi loads it at its next start.",
+                c.pi_version.as_deref().unwrap_or("?"),
+                c.elapsed_ms.unwrap_or(0)
+            ),
+            false,
+        ),
+        _ => {
+            (format!("Installed, but not checked: {}.", c.problem.as_deref().unwrap_or("Pi could not be asked")), true)
+        }
+    };
+    if let Some(w) = &c.warning {
+        note.push_str(&format!(" {w}."));
+        warn = true;
+    }
+    Ok(InstallResult { status: extension_status(review, project), note, warn })
+}
+
 #[tauri::command]
 #[specta::specta]
-pub fn install_pi_extension(review: State<'_, ReviewState>, project: Option<String>) -> IpcResult<PiExtensionStatus> {
-    pi_review::install::install(&location_for(project.as_deref()), false)
-        .map_err(|e| AppError::Refused(e.to_string()))?;
-    Ok(extension_status(&review, project.as_deref()))
+pub async fn install_pi_extension(review: State<'_, ReviewState>, project: Option<String>) -> IpcResult<InstallResult> {
+    // Starting Pi takes seconds: off the main thread, so the window stays live meanwhile.
+    let review = review.inner().clone();
+    let done = tauri::async_runtime::spawn_blocking(move || install_extension(&review, project.as_deref()))
+        .await
+        .map_err(|e| AppError::Refused(format!("the install stopped ({e})")))?;
+    Ok(done?)
 }
 
 #[tauri::command]

@@ -172,3 +172,14 @@ pub struct PiExtensionStatus {
     pub locations: Vec<ExtensionLocation>,
     pub reviewer: ReviewStatus,
 }
+
+/// What Install did: the Pi tab's new status, and one sentence for the person (Pi checked it, or
+/// why it was not checked, and any version warning).
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallResult {
+    pub status: PiExtensionStatus,
+    pub note: String,
+    /// The note is a warning (not checked, or another Pi than the tested one).
+    pub warn: bool,
+}

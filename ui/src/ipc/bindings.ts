@@ -151,7 +151,7 @@ export const commands = {
 	reviewDecide: (reviewId: number, choice: ReviewChoice) => typedError<null, IpcError>(__TAURI_INVOKE("review_decide", { reviewId, choice })),
 	reviewArborDraft: (reviewId: number, firstKeptEntryId: string | null, onProgress: Channel<SummaryProgress_Deserialize>) => typedError<string, IpcError>(__TAURI_INVOKE("review_arbor_draft", { reviewId, firstKeptEntryId, onProgress })),
 	getPiExtensionStatus: (project: string | null) => typedError<PiExtensionStatus_Serialize, IpcError>(__TAURI_INVOKE("get_pi_extension_status", { project })),
-	installPiExtension: (project: string | null) => typedError<PiExtensionStatus_Serialize, IpcError>(__TAURI_INVOKE("install_pi_extension", { project })),
+	installPiExtension: (project: string | null) => typedError<InstallResult_Serialize, IpcError>(__TAURI_INVOKE("install_pi_extension", { project })),
 	removePiExtension: (project: string | null) => typedError<PiExtensionStatus_Serialize, IpcError>(__TAURI_INVOKE("remove_pi_extension", { project })),
 	saveReviewPrefs: (prefs: ReviewPrefs) => typedError<ReviewStatus_Serialize, IpcError>(__TAURI_INVOKE("save_review_prefs", { prefs })),
 };
@@ -791,6 +791,34 @@ export type IndexStatus_Serialize = {
 	cancelled: boolean,
 	/**  After a cancel: sessions listed whose full text is not indexed yet (search misses them). */
 	fullTextLeft: number,
+};
+
+/**
+ *  What Install did: the Pi tab's new status, and one sentence for the person (Pi checked it, or
+ *  why it was not checked, and any version warning).
+ */
+export type InstallResult = InstallResult_Serialize | InstallResult_Deserialize;
+
+/**
+ *  What Install did: the Pi tab's new status, and one sentence for the person (Pi checked it, or
+ *  why it was not checked, and any version warning).
+ */
+export type InstallResult_Deserialize = {
+	status: PiExtensionStatus_Deserialize,
+	note: string,
+	/**  The note is a warning (not checked, or another Pi than the tested one). */
+	warn: boolean,
+};
+
+/**
+ *  What Install did: the Pi tab's new status, and one sentence for the person (Pi checked it, or
+ *  why it was not checked, and any version warning).
+ */
+export type InstallResult_Serialize = {
+	status: PiExtensionStatus_Serialize,
+	note: string,
+	/**  The note is a warning (not checked, or another Pi than the tested one). */
+	warn: boolean,
 };
 
 export type IpcError = {

@@ -18,6 +18,7 @@ import type {
   GraphWindow_Serialize,
   HooksView_Serialize,
   IndexStatus_Serialize,
+  InstallResult_Serialize,
   ItemView_Serialize,
   KeyState_Serialize,
   LibraryHit_Serialize,
@@ -74,6 +75,7 @@ export type GraphRow = GraphRow_Serialize;
 export type GraphWindow = GraphWindow_Serialize;
 export type HooksView = HooksView_Serialize;
 export type IndexStatus = IndexStatus_Serialize;
+export type InstallResult = InstallResult_Serialize;
 export type ItemView = ItemView_Serialize;
 export type KeyState = KeyState_Serialize;
 export type LibraryHit = LibraryHit_Serialize;

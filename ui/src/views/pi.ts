@@ -66,12 +66,16 @@ export function initPiTab(): void {
       .catch(report);
   });
   $("btn-ext-install").addEventListener("click", () => {
+    const btn = $("btn-ext-install") as HTMLButtonElement;
+    btn.disabled = true;
+    $("review-status").textContent = "Installing, then starting Pi once with the extension to check it…";
     call(api.installPiExtension(project()))
-      .then((st) => {
-        showStatus(st);
-        notify("Arbor's extension is installed; Pi loads it at its next start.");
+      .then((r) => {
+        showStatus(r.status);
+        notify(r.note, r.warn ? "error" : "info");
       })
-      .catch(report);
+      .catch(report)
+      .finally(() => (btn.disabled = false));
   });
   $("btn-ext-remove").addEventListener("click", () => {
     call(api.removePiExtension(project()))
