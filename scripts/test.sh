@@ -25,19 +25,20 @@ else
 fi
 
 # The tests that need root are #[ignore]d, so a plain `cargo test` says it did not run them.
+# `--workspace` keeps the workspace's feature set, so nothing is compiled a second time.
 echo "== tests that need root (cargo test -p arbor-cli -- --ignored)"
 if [ "$(id -u)" != "0" ]; then
   echo "!! not root: the full-tmpfs tests and the client as another user are IGNORED"
 else
   if command -v setpriv >/dev/null 2>&1 && [ -x /usr/bin/python3 ]; then
-    cargo test --locked -p arbor-cli --test pi_review -- --ignored
+    cargo test --workspace --locked --test pi_review -- --ignored
   else
     echo "!! setpriv or /usr/bin/python3 is missing: the client as another user is IGNORED"
   fi
   probe="$(mktemp -d)"
   if mount -t tmpfs -o size=64k tmpfs "$probe" 2>/dev/null; then
     umount "$probe"
-    cargo test --locked -p arbor-cli --test disk_faults -- --ignored
+    cargo test --workspace --locked --test disk_faults -- --ignored
   else
     echo "!! mount -t tmpfs is not allowed here (a container without CAP_SYS_ADMIN): the full-tmpfs tests are IGNORED"
   fi
