@@ -278,7 +278,7 @@ fn arbor_drafts_the_same_span_with_its_own_summarizer_and_pi_is_sent_that() {
         review_view(&e.state, &review, id).unwrap();
         // The Model tab's default is the offline summarizer: no key, no network.
         let draft = tauri::async_runtime::block_on(arbor_app::commands::review::arbor_draft(
-            &e.state, &e.st, &review, id, None, None,
+            &e.state, &e.st, &review, id, None,
         ))
         .unwrap();
         assert!(draft.contains("## Goal") && draft != c.summary, "{draft}");

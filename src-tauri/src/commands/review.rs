@@ -229,14 +229,15 @@ fn settings_of(req: &ReviewRequest) -> CompactionSettings {
 }
 
 /// A draft by the model chosen in the Model tab (or the offline summarizer) of what Pi asks
-/// about: the same compaction (same span; `first_kept_entry_id` when the person moved the cut)
-/// or the same branch summary. Nothing is written; the person may send it to Pi as an edit.
+/// about: the same compaction (the span of this round's cut) or the same branch summary. Nothing
+/// is written; the person may send it to Pi as an edit, which Pi writes with this round's cut. A
+/// draft for another cut would not match the cut Pi writes, so a moved cut goes to Pi first and
+/// Arbor drafts in the round that follows.
 pub async fn arbor_draft(
     state: &AppState,
     st: &SummarizerState,
     review: &ReviewState,
     id: u32,
-    first_kept_entry_id: Option<String>,
     progress: Option<summarizer::ProgressFn>,
 ) -> Result<String, AppError> {
     let (req, _) = review.request(id).ok_or_else(|| ended(id))?;
@@ -245,9 +246,7 @@ pub async fn arbor_draft(
     let c = chosen(st)?;
     match req.kind {
         ReviewKind::Compaction => {
-            let keep_from = first_kept_entry_id
-                .or_else(|| req.compaction.as_ref().map(|c| c.first_kept_entry_id.clone()))
-                .unwrap_or_default();
+            let keep_from = req.compaction.as_ref().map(|c| c.first_kept_entry_id.clone()).unwrap_or_default();
             let settings = settings_of(&req);
             let job = state.with_open(|o| {
                 if o.path != file {
@@ -393,10 +392,9 @@ pub async fn review_arbor_draft(
     st: State<'_, SummarizerState>,
     review: State<'_, ReviewState>,
     review_id: u32,
-    first_kept_entry_id: Option<String>,
     on_progress: Channel<SummaryProgress>,
 ) -> IpcResult<String> {
-    Ok(arbor_draft(&state, &st, &review, review_id, first_kept_entry_id, Some(channel_progress(on_progress))).await?)
+    Ok(arbor_draft(&state, &st, &review, review_id, Some(channel_progress(on_progress))).await?)
 }
 
 #[tauri::command]

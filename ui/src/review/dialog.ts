@@ -370,7 +370,7 @@ async function arborDraft(): Promise<void> {
     }
   };
   try {
-    const text = await call(api.reviewArborDraft(o.prompt.reviewId, o.cut?.valid ? o.cut.entryId : null, ch));
+    const text = await call(api.reviewArborDraft(o.prompt.reviewId, ch));
     if (current !== o) return;
     o.arbor = text;
     render();
