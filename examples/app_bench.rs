@@ -54,20 +54,21 @@ fn main() {
 /// Splits the open time of a big session: engine open, graph input, layout, first window.
 fn open(file: &Path) {
     let t = std::time::Instant::now();
-    let s = session_engine::Session::open(file).unwrap();
+    let session = session_engine::Session::open(file).unwrap();
     let open = t.elapsed();
     let t = std::time::Instant::now();
-    let nodes = view_graph::nodes(&s);
+    let nodes = view_graph::nodes(&session);
     let input = t.elapsed();
     let t = std::time::Instant::now();
-    let layout = session_graph::layout(&nodes, s.file_leaf().map(|l| l as u32), &session_graph::LayoutOptions::new());
+    let layout =
+        session_graph::layout(&nodes, session.file_leaf().map(|l| l as u32), &session_graph::LayoutOptions::new());
     let lay = t.elapsed();
     let t = std::time::Instant::now();
-    let rows = view_graph::window(&s, &layout, 0, 256);
+    let rows = view_graph::window(&session, &layout, 0, 256);
     let win = t.elapsed();
     println!(
         "entries {} rows {} lanes {}: engine open {:?}, graph input {:?}, layout {:?}, first 256-row window {:?} ({} rows)",
-        s.len(),
+        session.len(),
         layout.len(),
         layout.lanes(),
         open,
@@ -81,9 +82,9 @@ fn open(file: &Path) {
     let (mut cuts, mut lays, mut preps) = (Vec::new(), Vec::new(), Vec::new());
     let agent = tempfile::tempdir().unwrap();
     for k in 1..=12 {
-        let leaf = Some(s.len() * k / 13);
+        let leaf = Some(session.len() * k / 13);
         let t = std::time::Instant::now();
-        let cut = budgets::default_cut(&s, leaf, budgets::default_keep_recent(agent.path()));
+        let cut = budgets::default_cut(&session, leaf, budgets::default_keep_recent(agent.path()));
         cuts.push(t.elapsed().as_secs_f64() * 1e3);
         let mut o = session_graph::LayoutOptions::new();
         o.reveal = cut.map(|c| c as u32);
@@ -91,8 +92,9 @@ fn open(file: &Path) {
         std::hint::black_box(session_graph::layout(&nodes, leaf.map(|l| l as u32), &o));
         lays.push(t.elapsed().as_secs_f64() * 1e3);
         let t = std::time::Instant::now();
-        let path = s.path(leaf);
-        let _ = std::hint::black_box(session_engine::compaction::prepare_compaction(&s, &path, &Default::default()));
+        let path = session.path(leaf);
+        let _ =
+            std::hint::black_box(session_engine::compaction::prepare_compaction(&session, &path, &Default::default()));
         preps.push(t.elapsed().as_secs_f64() * 1e3);
     }
     preps.sort_by(f64::total_cmp);
@@ -165,9 +167,9 @@ fn append(file: &Path) {
         assert_eq!(after.entry_count, opened.entry_count + k as u32 + 1, "the label was read into the open session");
     }
     let t = std::time::Instant::now();
-    let s = session_engine::Session::open(&p).unwrap();
+    let session = session_engine::Session::open(&p).unwrap();
     let reopen = t.elapsed().as_secs_f64() * 1e3;
-    assert_eq!(s.len(), opened.entry_count as usize + 3);
+    assert_eq!(session.len(), opened.entry_count as usize + 3);
     let t = std::time::Instant::now();
     e.state.with_open(|o| Ok(layout::relayout(&o.session, o.leaf, &o.folding, &mut Default::default()))).unwrap();
     let relayout = t.elapsed().as_secs_f64() * 1e3;
@@ -178,7 +180,7 @@ fn append(file: &Path) {
     assert!(rows > 0);
     println!(
         "{} entries: set_label (append + read appended bytes + relayout) {label_ms:.1?} ms; full re-open it no longer does {reopen:.1} ms; relayout alone {relayout:.1} ms, with the nodes kept (a leaf move) {leaf_move:.1} ms",
-        s.len()
+        session.len()
     );
 }
 
@@ -268,21 +270,21 @@ fn timeline_bench(file: &Path) {
     // The parts of one call.
     e.state
         .with_open(|o| {
-            let s = &o.session;
+            let session = &o.session;
             let mut c = session_engine::timeline::ContributionCache::new();
-            let path = s.path(o.leaf);
-            c.fill(s, &path, BIG, 4096);
+            let path = session.path(o.leaf);
+            c.fill(session, &path, BIG, 4096);
             for _ in 0..3 {
                 let t = std::time::Instant::now();
-                let path = s.path(o.leaf);
+                let path = session.path(o.leaf);
                 let t_path = t.elapsed();
-                let done = c.fill(s, &path, BIG, 4096);
+                let done = c.fill(session, &path, BIG, 4096);
                 let t_fill = t.elapsed();
-                let contribs = c.of_path(s, &path);
+                let contribs = c.of_path(session, &path);
                 let t_of = t.elapsed();
-                let points = session_engine::timeline::timeline_of(s, &path, &contribs);
+                let points = session_engine::timeline::timeline_of(session, &path, &contribs);
                 let t_pts = t.elapsed();
-                let v = timeline_view(s, &points, &contribs, 200_000, 16_384, true, None, o.leaf);
+                let v = timeline_view(session, &points, &contribs, 200_000, 16_384, true, None, o.leaf);
                 let t_view = t.elapsed();
                 let bytes = v.to_bytes();
                 let t_bytes = t.elapsed();
@@ -301,13 +303,13 @@ fn workbench(file: &Path) {
     let path = e.dir.join("big.jsonl");
     std::fs::copy(file, &path).unwrap();
     let opened = sessions::open(&e.state, &path, false).unwrap();
-    let s = Session::open(&path).unwrap();
-    let comps: Vec<usize> = s.compactions().collect();
+    let session = Session::open(&path).unwrap();
+    let comps: Vec<usize> = session.compactions().collect();
     let largest = *comps
         .iter()
-        .max_by_key(|&&i| s.value(i).str_field("summary").map(str::len).unwrap_or(0))
+        .max_by_key(|&&i| session.value(i).str_field("summary").map(str::len).unwrap_or(0))
         .expect("a compaction");
-    let id = s.id(largest).to_string();
+    let id = session.id(largest).to_string();
     let ms = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1000.0;
     let t = std::time::Instant::now();
     let v = summary::view(&e.state, &id).unwrap();
@@ -347,7 +349,7 @@ fn workbench(file: &Path) {
     let again = ms(t);
     eprintln!(
         "{} entries, {} compactions; largest {id}: {} sections, span {} entries, {}/{} facts, {} dropped",
-        s.len(),
+        session.len(),
         comps.len(),
         v.sections.len(),
         v.span.count,
@@ -356,28 +358,28 @@ fn workbench(file: &Path) {
         v.check.dropped.len()
     );
     // The engine parts of the view, one by one.
-    let text = s.value(largest).str_field("summary").unwrap_or("").to_string();
+    let text = session.value(largest).str_field("summary").unwrap_or("").to_string();
     let mut parts = Vec::new();
     let t = std::time::Instant::now();
     summary_analysis::parse(&text);
     parts.push(("parse", ms(t)));
     let t = std::time::Instant::now();
-    summary_analysis::previous_compaction(&s, largest);
+    summary_analysis::previous_compaction(&session, largest);
     parts.push(("previous_compaction", ms(t)));
     let t = std::time::Instant::now();
-    summary_analysis::span(&s, largest);
+    summary_analysis::span(&session, largest);
     parts.push(("span", ms(t)));
     let t = std::time::Instant::now();
-    summary_analysis::retention(&s, largest, &text);
+    summary_analysis::retention(&session, largest, &text);
     parts.push(("retention", ms(t)));
     let t = std::time::Instant::now();
-    summary_analysis::check(&s, largest);
+    summary_analysis::check(&session, largest);
     parts.push(("check", ms(t)));
     let t = std::time::Instant::now();
-    summary_analysis::history(&s, largest);
+    summary_analysis::history(&session, largest);
     parts.push(("history", ms(t)));
     let t = std::time::Instant::now();
-    summary_analysis::edit_refusal(&s, largest, s.file_leaf());
+    summary_analysis::edit_refusal(&session, largest, session.file_leaf());
     parts.push(("edit_refusal", ms(t)));
     eprintln!("engine parts: {}", parts.iter().map(|(n, m)| format!("{n} {m:.1} ms")).collect::<Vec<_>>().join(", "));
     eprintln!("get_summary_view: {cold:.1} ms cold, {warm:.1} ms again; diff with previous: {diff:.1} ms");

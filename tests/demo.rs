@@ -38,15 +38,15 @@ fn strings(v: Option<&Value>) -> Vec<String> {
 
 /// The user message that starts the branch abandoned at branch summary `bs` (its sibling), and
 /// the last entry of that branch.
-fn abandoned_branch(s: &Session, bs: usize) -> (usize, usize) {
-    let parent = s.parent_of(bs).expect("a branch summary has a parent here");
-    let starts: Vec<usize> = s.children(parent).iter().map(|&c| c as usize).filter(|&c| c != bs).collect();
-    assert_eq!(starts.len(), 1, "one abandoned branch beside {}", s.id(bs));
+fn abandoned_branch(session: &Session, bs: usize) -> (usize, usize) {
+    let parent = session.parent_of(bs).expect("a branch summary has a parent here");
+    let starts: Vec<usize> = session.children(parent).iter().map(|&c| c as usize).filter(|&c| c != bs).collect();
+    assert_eq!(starts.len(), 1, "one abandoned branch beside {}", session.id(bs));
     let mut end = starts[0];
-    while let [only] = s.children(end) {
+    while let [only] = session.children(end) {
         end = *only as usize;
     }
-    assert!(s.children(end).is_empty(), "the abandoned branch from {} does not fork", s.id(starts[0]));
+    assert!(session.children(end).is_empty(), "the abandoned branch from {} does not fork", session.id(starts[0]));
     (starts[0], end)
 }
 

@@ -124,14 +124,14 @@ fn compaction_through_a_model_streams_and_cancel_appends_nothing() {
 
 /// A user message on another branch than the leaf's.
 fn other_branch_target(e: &Env) -> String {
-    let s = session_engine::Session::open(&e.file).unwrap();
-    let leaf = s.file_leaf();
-    let active: std::collections::HashSet<usize> = s.path(leaf).into_iter().collect();
-    let idx = (0..s.len())
+    let session = session_engine::Session::open(&e.file).unwrap();
+    let leaf = session.file_leaf();
+    let active: std::collections::HashSet<usize> = session.path(leaf).into_iter().collect();
+    let idx = (0..session.len())
         .rev()
-        .find(|i| !active.contains(i) && s.role(*i) == Some("user") && s.parent_of(*i).is_some())
+        .find(|i| !active.contains(i) && session.role(*i) == Some("user") && session.parent_of(*i).is_some())
         .expect("the demo has a user message off the active path");
-    s.id(idx).to_string()
+    session.id(idx).to_string()
 }
 
 #[test]
@@ -155,8 +155,9 @@ fn navigate_with_and_without_summary() {
     assert_eq!(after.len(), before + 1, "one branch_summary appended");
     let last = after.last().unwrap();
     assert_eq!(last["type"], "branch_summary");
-    let s = session_engine::Session::open(&e.file).unwrap();
-    let target_parent = s.parent_of(s.index_of(&target).unwrap()).map(|p| s.id(p).to_string()).unwrap();
+    let session = session_engine::Session::open(&e.file).unwrap();
+    let target_parent =
+        session.parent_of(session.index_of(&target).unwrap()).map(|p| session.id(p).to_string()).unwrap();
     assert_eq!(last["fromId"], serde_json::json!(target_parent), "Pi's fromId: the branch point");
     assert_eq!(last["parentId"], serde_json::json!(target_parent));
     assert_ne!(left_from, target_parent);
@@ -423,8 +424,8 @@ fn big_demo(e: &Env) -> PathBuf {
     let entries: Vec<serde_json::Value> =
         demo.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect();
     let first = entries[1]["id"].as_str().unwrap().to_string();
-    let s = session_engine::Session::open(&e.file).unwrap();
-    let leaf = s.id(s.file_leaf().unwrap()).to_string();
+    let session = session_engine::Session::open(&e.file).unwrap();
+    let leaf = session.id(session.file_leaf().unwrap()).to_string();
     let mut out = demo.trim_end().to_string();
     let mut parent = first;
     for k in 0..800 {
@@ -447,9 +448,11 @@ fn big_demo(e: &Env) -> PathBuf {
 /// Entries (id, parent) in file order, the file's leaf and length.
 type Shape = (Vec<(String, Option<String>)>, Option<String>, u64);
 
-fn shape(s: &session_engine::Session) -> Shape {
-    let ids = (0..s.len()).map(|i| (s.id(i).to_string(), s.parent_of(i).map(|p| s.id(p).to_string()))).collect();
-    (ids, s.file_leaf().map(|l| s.id(l).to_string()), s.file_len())
+fn shape(session: &session_engine::Session) -> Shape {
+    let ids = (0..session.len())
+        .map(|i| (session.id(i).to_string(), session.parent_of(i).map(|p| session.id(p).to_string())))
+        .collect();
+    (ids, session.file_leaf().map(|l| session.id(l).to_string()), session.file_len())
 }
 
 fn held_shape(state: &AppState) -> Shape {
@@ -537,21 +540,21 @@ fn a_session_opened_during_the_reply_stops_the_send_with_nothing_more_written() 
 fn compact_up_to_here_keeps_from_the_chosen_entry_or_refuses_with_valid_points() {
     use session_engine::Session;
     let e = Env::with_demo();
-    let s = Session::open(&e.file).unwrap();
-    let leaf = s.file_leaf();
-    let path = s.path(leaf);
-    let valid = pi_review::cut::valid_cut_positions(&s, &path);
+    let session = Session::open(&e.file).unwrap();
+    let leaf = session.file_leaf();
+    let path = session.path(leaf);
+    let valid = pi_review::cut::valid_cut_positions(&session, &path);
     assert!(valid.len() >= 3, "the demo's active path has cut points: {valid:?}");
     // A cut well before where the keep-recent budget would put it: most of the path stays.
     let chosen_pos = valid[valid.len() / 2];
-    let chosen = s.id(path[chosen_pos]).to_string();
+    let chosen = session.id(path[chosen_pos]).to_string();
     let tool_result = path[chosen_pos..]
         .iter()
-        .find(|&&i| s.role(i) == Some("toolResult"))
-        .map(|&i| s.id(i).to_string())
+        .find(|&&i| session.role(i) == Some("toolResult"))
+        .map(|&i| session.id(i).to_string())
         .expect("a tool result on the active path after the cut");
     let other_branch = other_branch_target(&e);
-    drop(s);
+    drop(session);
 
     // Refused: a tool result, and an entry of another branch. Nothing is written.
     let before = std::fs::read(&e.file).unwrap();
@@ -560,9 +563,10 @@ fn compact_up_to_here_keeps_from_the_chosen_entry_or_refuses_with_valid_points()
         assert!(p.plan.is_none(), "{bad}: {p:?}");
         let r = p.refusal.expect("a refusal");
         assert!(!r.nearest.is_empty(), "{bad}: the refusal names valid points: {r:?}");
-        let s = Session::open(&e.file).unwrap();
+        let session = Session::open(&e.file).unwrap();
         for c in &r.nearest {
-            let pos = path.iter().position(|&i| s.id(i) == c.entry_id).expect("a named point is on the active path");
+            let pos =
+                path.iter().position(|&i| session.id(i) == c.entry_id).expect("a named point is on the active path");
             assert!(valid.contains(&pos), "{} is a valid cut point", c.entry_id);
         }
         let err = ipc(block(summarize::compact_here(&e.state, &e.st, &budgets(24000), bad, None, None)).unwrap_err());
@@ -594,9 +598,9 @@ fn compact_up_to_here_keeps_from_the_chosen_entry_or_refuses_with_valid_points()
     assert_eq!(last["firstKeptEntryId"], serde_json::json!(chosen));
     assert_eq!(r.session.leaf_id.as_deref(), Some(r.entry_id.as_str()));
     // The file, read again as Pi would: the summary, then the chosen entry and what follows.
-    let s = Session::open(&e.file).unwrap();
-    let ctx = session_engine::context::build_context(&s, s.file_leaf());
+    let session = Session::open(&e.file).unwrap();
+    let ctx = session_engine::context::build_context(&session, session.file_leaf());
     assert_eq!(ctx.messages[0].message.str_field("role"), Some("compactionSummary"));
-    assert_eq!(s.id(ctx.messages[1].entry), chosen, "the context goes on from the chosen entry");
+    assert_eq!(session.id(ctx.messages[1].entry), chosen, "the context goes on from the chosen entry");
     assert_eq!(ctx.messages.len() as u32, plan.messages_after, "the preview's context after");
 }

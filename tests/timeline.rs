@@ -223,10 +223,10 @@ fn a_node_off_the_active_path_gets_its_own_path_and_one_on_it_keeps_the_active_p
     let (on, off) = e
         .state
         .with_open(|o| {
-            let s = &o.session;
-            let path = s.path(o.leaf);
-            let off = (0..s.len()).find(|i| !path.contains(i)).expect("a sibling branch");
-            Ok((s.id(path[1]).to_string(), s.id(off).to_string()))
+            let session = &o.session;
+            let path = session.path(o.leaf);
+            let off = (0..session.len()).find(|i| !path.contains(i)).expect("a sibling branch");
+            Ok((session.id(path[1]).to_string(), session.id(off).to_string()))
         })
         .unwrap();
     let v_on = dec(&timeline(&e.state, &cache, Some(&on), 200_000, 16_384, BIG).unwrap());

@@ -38,8 +38,8 @@ fn ipc<T: std::fmt::Debug>(r: Result<T, arbor_app::error::AppError>) -> IpcError
 }
 
 /// The context messages after the summary at `leaf`, as JSON text (entry-independent).
-fn context_after_summary(s: &Session, leaf: &str) -> (String, Vec<String>) {
-    let ctx = build_context(s, s.index_of(leaf));
+fn context_after_summary(session: &Session, leaf: &str) -> (String, Vec<String>) {
+    let ctx = build_context(session, session.index_of(leaf));
     let first = pi_json::to_string(&ctx.messages[0].message);
     let rest = ctx.messages[1..].iter().map(|m| pi_json::to_string(&m.message)).collect();
     (first, rest)
@@ -125,7 +125,7 @@ fn view_shows_sections_files_span_author_alarm_and_retention() {
 fn graph_rows_carry_the_drop_count_and_retention_score() {
     let e = env();
     let path = open_demo_copy(&e);
-    let s = Session::open(&path).unwrap();
+    let session = Session::open(&path).unwrap();
     let total = sessions::describe(&e.state).unwrap().total_rows;
     // A window (main thread) adds cached marker facts only; the graph asks summary_markers for the rest.
     let first = graph::window(&e.state, 0, total).unwrap();
@@ -167,7 +167,7 @@ fn graph_rows_carry_the_drop_count_and_retention_score() {
     );
     // Rows of other kinds carry none.
     assert!(w.rows.iter().filter(|r| r.kind == GraphRowKind::User).all(|r| r.dropped.is_none() && r.facts.is_none()));
-    assert!(s.len() > 100);
+    assert!(session.len() > 100);
 }
 
 /// Marker facts and the waterfall's numbers are read on a snapshot of the session, without its
@@ -215,14 +215,14 @@ fn snapshots_keep_what_they_saw_and_writes_copy_only_while_one_is_alive() {
 fn graph_span_counts_are_the_engines_span() {
     let e = env();
     let path = open_demo_copy(&e);
-    let s = Session::open(&path).unwrap();
+    let session = Session::open(&path).unwrap();
     let total = sessions::describe(&e.state).unwrap().total_rows;
     let w = graph::window(&e.state, 0, total).unwrap();
     let compactions: Vec<_> = w.rows.iter().filter(|r| r.kind == GraphRowKind::Compaction).collect();
-    assert_eq!(compactions.len(), s.compactions().count(), "every compaction has a row");
+    assert_eq!(compactions.len(), session.compactions().count(), "every compaction has a row");
     for r in &compactions {
         let v = summary::view(&e.state, &r.entry_id).unwrap();
-        let engine = summary_analysis::span(&s, s.index_of(&r.entry_id).unwrap());
+        let engine = summary_analysis::span(&session, session.index_of(&r.entry_id).unwrap());
         assert_eq!(
             (r.span, v.span.count),
             (engine.entry_ids.len() as u32, engine.entry_ids.len() as u32),
@@ -246,7 +246,7 @@ fn graph_span_counts_are_the_engines_span() {
 fn diff_defaults_to_the_previous_summary_and_says_when_there_is_none() {
     let e = env();
     let path = open_demo_copy(&e);
-    let s = Session::open(&path).unwrap();
+    let session = Session::open(&path).unwrap();
     let v5 = summary::view(&e.state, C3).unwrap();
     assert_eq!(v5.diff_base_id.as_deref(), Some(C2));
     assert!(
@@ -265,26 +265,25 @@ fn diff_defaults_to_the_previous_summary_and_says_when_there_is_none() {
     // Every branch summary: never itself; the nearest summary above it on its path, else none.
     let mut with_base = 0;
     let mut without = 0;
-    for i in (0..s.len()).filter(|&i| s.kind(i) == session_engine::Kind::BranchSummary) {
-        let id = s.id(i);
+    for i in (0..session.len()).filter(|&i| session.kind(i) == session_engine::Kind::BranchSummary) {
+        let id = session.id(i);
         let v = summary::view(&e.state, id).unwrap();
-        let want = s
-            .path(s.parent_of(i))
-            .into_iter()
-            .rev()
-            .find(|&j| matches!(s.kind(j), session_engine::Kind::Compaction | session_engine::Kind::BranchSummary));
-        assert_eq!(v.diff_base_id.as_deref(), want.map(|j| s.id(j)), "branch summary {id}");
+        let want = session.path(session.parent_of(i)).into_iter().rev().find(|&j| {
+            matches!(session.kind(j), session_engine::Kind::Compaction | session_engine::Kind::BranchSummary)
+        });
+        assert_eq!(v.diff_base_id.as_deref(), want.map(|j| session.id(j)), "branch summary {id}");
         assert_ne!(v.diff_base_id.as_deref(), Some(id), "a branch summary is never compared with itself");
         match want {
             Some(j) => {
                 with_base += 1;
                 assert!(
-                    v.diff_base_note.contains(s.id(j)) && v.diff_base_note.contains("summary before it on its path"),
+                    v.diff_base_note.contains(session.id(j))
+                        && v.diff_base_note.contains("summary before it on its path"),
                     "{}",
                     v.diff_base_note
                 );
                 // The default diff runs.
-                summary::diff(&e.state, s.id(j), id).unwrap();
+                summary::diff(&e.state, session.id(j), id).unwrap();
             }
             None => {
                 without += 1;
@@ -405,9 +404,9 @@ fn revert_appends_the_original_text() {
     assert_eq!(kinds, [VersionKind::Original, VersionKind::Edit, VersionKind::Revert]);
     assert_eq!(w.view.history[0].entry_id, C3);
     // The reverted context: the original summary (with a fresh tokensBefore), then the same messages.
-    let s = Session::open(&path).unwrap();
-    let (first, rest) = context_after_summary(&s, "ed170002");
-    let (_, rest_before) = context_after_summary(&s, DEMO_LEAF);
+    let session = Session::open(&path).unwrap();
+    let (first, rest) = context_after_summary(&session, "ed170002");
+    let (_, rest_before) = context_after_summary(&session, DEMO_LEAF);
     assert!(first.contains(&pi_json::to_string(&pi_json::Value::Str(original.clone()))), "{first}");
     assert_eq!(rest, rest_before);
 }
@@ -439,9 +438,9 @@ fn a_v1_file_is_read_only_and_refuses_edits() {
     let before = std::fs::read(&path).unwrap();
     let opened = sessions::open(&e.state, &path, false).unwrap();
     assert!(opened.read_only.is_some());
-    let s = Session::open(&path).unwrap();
-    let comp = s.compactions().next().expect("the v1 fixture has a compaction");
-    let id = s.id(comp).to_string();
+    let session = Session::open(&path).unwrap();
+    let comp = session.compactions().next().expect("the v1 fixture has a compaction");
+    let id = session.id(comp).to_string();
     let v = summary::view(&e.state, &id).unwrap();
     assert_eq!(v.sections.len(), 1, "a summary with no headings is one section");
     let err = ipc(summary::save_edit(&e.state, &id, "edited", 0, None));

@@ -43,9 +43,9 @@ pub fn default_keep_recent(agent_dir: &std::path::Path) -> Option<f64> {
 /// [`default_keep_recent`]. An open and a leaf move lay the graph out with it revealed, so the
 /// preview that follows finds its row and does not lay the graph out a second time (which also
 /// made the graph ask for its rows again).
-pub fn default_cut(s: &Session, leaf: Option<usize>, keep_recent: Option<f64>) -> Option<usize> {
-    let path = s.path(leaf);
-    first_kept_position(s, &path, keep_recent?).map(|p| path[p])
+pub fn default_cut(session: &Session, leaf: Option<usize>, keep_recent: Option<f64>) -> Option<usize> {
+    let path = session.path(leaf);
+    first_kept_position(session, &path, keep_recent?).map(|p| path[p])
 }
 
 pub fn preview(
@@ -74,7 +74,7 @@ pub struct PlannedPreview {
 }
 
 pub fn plan_preview(
-    s: &Session,
+    session: &Session,
     leaf: Option<usize>,
     keep_recent_tokens: u32,
     reserve_tokens: u32,
@@ -86,14 +86,14 @@ pub fn plan_preview(
         reserve_tokens: reserve_tokens as f64,
         keep_recent_tokens: keep_recent_tokens as f64,
     };
-    let path = s.path(leaf);
-    let prepared = prepare_compaction(s, &path, &settings);
+    let path = session.path(leaf);
+    let prepared = prepare_compaction(session, &path, &settings);
     let kept = prepared.as_ref().ok().map(|p| {
         (
             path[p.first_kept_position] as u32,
             path[p.first_kept_position..]
                 .iter()
-                .filter_map(|i| context_message(s, *i))
+                .filter_map(|i| context_message(session, *i))
                 .map(|m| estimate_tokens(&m))
                 .sum::<f64>(),
         )

@@ -93,10 +93,10 @@ impl ExportJob {
                 out.display()
             )));
         }
-        let s = Session::open(&self.file)?;
+        let session = Session::open(&self.file)?;
         let leaf = match &self.node {
-            Some(id) => Some(s.index_of(id).ok_or_else(|| AppError::UnknownEntry(id.clone()))?),
-            None => s.file_leaf(),
+            Some(id) => Some(session.index_of(id).ok_or_else(|| AppError::UnknownEntry(id.clone()))?),
+            None => session.file_leaf(),
         };
         let scope = match self.scope {
             ExportScope::Session => Scope::Session { leaf },
@@ -110,7 +110,7 @@ impl ExportJob {
         let mut bytes = 0u64;
         let res = write_new_file(out, replace, |w| {
             let mut w = Cancellable { inner: w, cancel, written: &mut bytes };
-            export(&s, scope, format, &self.title, &mut w, progress)
+            export(&session, scope, format, &self.title, &mut w, progress)
         });
         let stats = res.map_err(|e| match e {
             NewFileError::Io(_) if cancel.load(Ordering::Relaxed) => {

@@ -123,17 +123,17 @@ pub fn select(state: &AppState, entry_id: &str, reserve_tokens: u32, enabled: bo
 /// model at entry `i` (with the user's overrides in `st` and Pi's `models.json`) and the context
 /// view with `i` as leaf.
 pub(crate) fn context_at(
-    s: &Session,
+    session: &Session,
     i: usize,
     st: &ArborStateFile,
     pi: &PiModelsJson,
     reserve_tokens: u32,
     enabled: bool,
 ) -> (ContextWindowView, ContextView) {
-    let ctx = build_context(s, Some(i));
+    let ctx = build_context(session, Some(i));
     let (provider, model) = model_window::model_of(&ctx);
     let window = model_window::window_view(provider.as_deref(), model.as_deref(), st, pi);
-    let context = context_view_of(s, Some(i), &ctx, window.tokens, reserve_tokens, enabled);
+    let context = context_view_of(session, Some(i), &ctx, window.tokens, reserve_tokens, enabled);
     (window, context)
 }
 

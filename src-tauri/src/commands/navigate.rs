@@ -122,18 +122,18 @@ pub(crate) fn append_at_leaf(
     entry: impl FnOnce(&str, Option<&str>) -> pi_json::Value,
 ) -> Result<OpenedSession, AppError> {
     let (key, dto) = state.with_open(|o| {
-        let s = &o.session;
-        check(s)?;
-        if let Some(why) = s.read_only_reason() {
+        let session = &o.session;
+        check(session)?;
+        if let Some(why) = session.read_only_reason() {
             return Err(AppError::ReadOnly(why));
         }
         let id = match id {
-            Some(id) if s.index_of(id).is_none() => id.to_string(),
-            _ => session_engine::ids::new_entry_id(|c| s.index_of(c).is_some()),
+            Some(id) if session.index_of(id).is_none() => id.to_string(),
+            _ => session_engine::ids::new_entry_id(|c| session.index_of(c).is_some()),
         };
-        let entry = entry(&id, o.leaf.map(|l| s.id(l)));
+        let entry = entry(&id, o.leaf.map(|l| session.id(l)));
         let _lock = SessionLock::try_acquire(&o.path)?;
-        append_entry_planned(&o.path, &entry, true, s.file_len())?;
+        append_entry_planned(&o.path, &entry, true, session.file_len())?;
         o.read_appended()?;
         o.leaf = o.session.file_leaf();
         o.layout = relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);

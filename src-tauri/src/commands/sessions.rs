@@ -96,9 +96,9 @@ pub fn save_v3_copy_of_open(state: &AppState) -> Result<OpenedSession, AppError>
             out.display()
         )));
     }
-    let s = Session::open(&original)?;
-    let Some(lines) = s.migrated_lines() else {
-        return Err(AppError::Refused(match s.version_in_file() {
+    let session = Session::open(&original)?;
+    let Some(lines) = session.migrated_lines() else {
+        return Err(AppError::Refused(match session.version_in_file() {
             Some(3.0) => format!(
                 "{} is already a version 3 session, so there is nothing to migrate and nothing was written",
                 original.display()

@@ -133,9 +133,9 @@ impl SessionHost for OpenHost<'_> {
             let last = n.checked_sub(1).map(|i| o.session.id(i).to_string());
             let leaf = o.leaf.map(|l| o.session.id(l).to_string());
             let r = f(&mut o.session);
-            let s = &o.session;
-            if s.len() < n || last.is_some_and(|id| s.id(n - 1) != id) {
-                o.leaf = leaf.and_then(|id| s.index_of(&id)).or(s.file_leaf());
+            let session = &o.session;
+            if session.len() < n || last.is_some_and(|id| session.id(n - 1) != id) {
+                o.leaf = leaf.and_then(|id| session.index_of(&id)).or(session.file_leaf());
                 o.markers = Default::default();
                 o.nodes.clear();
                 o.layout = relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
@@ -161,13 +161,13 @@ fn settle(state: &AppState, path: &Path, leaf_id: Option<&str>) -> Result<Opened
                 "another session was opened meanwhile; the result was written to the first one".into(),
             ));
         }
-        let s = &o.session;
+        let session = &o.session;
         let leaf = match leaf_id {
-            Some(id) => s.index_of(id).or(s.file_leaf()),
-            None => s.file_leaf(),
+            Some(id) => session.index_of(id).or(session.file_leaf()),
+            None => session.file_leaf(),
         };
-        let moved = leaf != s.file_leaf();
-        let leaf_key = leaf.map(|l| s.id(l).to_string());
+        let moved = leaf != session.file_leaf();
+        let leaf_key = leaf.map(|l| session.id(l).to_string());
         o.leaf = leaf;
         o.layout = relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
         Ok((describe_open(o), leaf_key, moved))
@@ -225,15 +225,15 @@ pub async fn compact_here(
 /// Pi's plan at `leaf` (its refusals, read-only sessions), with the cut moved to `keep_from`
 /// when that is a valid cut point (`pi_review::cut`), as `arbor-cli compact --keep-from` plans.
 fn keep_from_plan(
-    s: &Session,
+    session: &Session,
     leaf: Option<usize>,
     settings: &CompactionSettings,
     keep_from: &str,
 ) -> Result<CompactionJob, AppError> {
-    if let Some(why) = s.read_only_reason() {
+    if let Some(why) = session.read_only_reason() {
         return Err(AppError::ReadOnly(why));
     }
-    Ok(pi_review::cut::plan_compaction_keep_from(s, leaf, settings, keep_from)?)
+    Ok(pi_review::cut::plan_compaction_keep_from(session, leaf, settings, keep_from)?)
 }
 
 /// The preview of "Compact up to here" at Arbor's leaf: what the summary would stand for, what

@@ -72,13 +72,13 @@ fn append_version(
         if let Some(why) = o.session.read_only_reason() {
             return Err(AppError::ReadOnly(why));
         }
-        let s = &o.session;
+        let session = &o.session;
         let new_id = match id {
-            Some(id) if s.index_of(id).is_none() => id.to_string(),
-            _ => session_engine::ids::new_entry_id(|c| s.index_of(c).is_some()),
+            Some(id) if session.index_of(id).is_none() => id.to_string(),
+            _ => session_engine::ids::new_entry_id(|c| session.index_of(c).is_some()),
         };
-        let entry = build(s, idx, o.leaf, &new_id, &time::format_iso_ms(now_ms)).map_err(AppError::Refused)?;
-        let done = summarizer::summary_ops::append_summary_entry(&o.path, s, &entry)?;
+        let entry = build(session, idx, o.leaf, &new_id, &time::format_iso_ms(now_ms)).map_err(AppError::Refused)?;
+        let done = summarizer::summary_ops::append_summary_entry(&o.path, session, &entry)?;
         match o.session.extend_from_file(&o.path)? {
             Extend::Added(_) => {}
             // The file did not end in a newline (the append added one first): read it again.
@@ -180,14 +180,14 @@ pub async fn resummarize(
     let out = run_resummarize(&job, &prepared.backend, instructions, max_tokens, &cancel, progress.as_ref()).await?;
     state.with_open(|o| {
         let i = summary_idx(o, entry_id)?;
-        let s = &o.session;
+        let session = &o.session;
         // Retention over the span the summary stands for (the engine judges an edit as its original).
         Ok(ResummaryView {
             entry_id: entry_id.to_string(),
             sections: sections_of(&sm::parse(&out.text)),
             diff: diff_view(Some(entry_id.to_string()), None, &existing, &out.text),
-            retention_existing: retention_view(&sm::retention(s, i, &existing)),
-            retention_new: retention_view(&sm::retention(s, i, &out.text)),
+            retention_existing: retention_view(&sm::retention(session, i, &existing)),
+            retention_new: retention_view(&sm::retention(session, i, &out.text)),
             text: out.text,
             summarizer: describe,
             offline: out.offline,
@@ -219,7 +219,7 @@ pub fn markers(
 
 /// [`markers`] on a given session and cache.
 pub fn markers_in(
-    s: &Session,
+    session: &Session,
     cache: &MarkerCache,
     entry_ids: &[String],
     budget: std::time::Duration,
@@ -230,8 +230,8 @@ pub fn markers_in(
         if !out.is_empty() && t0.elapsed() >= budget {
             break;
         }
-        let Some(i) = s.index_of(id).filter(|&i| is_summary(s, i)) else { continue };
-        let f = cache.facts(s, i);
+        let Some(i) = session.index_of(id).filter(|&i| is_summary(session, i)) else { continue };
+        let f = cache.facts(session, i);
         out.push(MarkerFactsView { entry_id: id.clone(), dropped: f.dropped, retained: f.mentioned, facts: f.total });
     }
     out

@@ -29,14 +29,14 @@ const STEP: usize = 4096;
 /// The path the chart shows: the active path when `entry_id` is on it (or None), else the path
 /// to `entry_id`. Returns (path, on the active path, the selected index).
 fn chart_path(o: &OpenSession, entry_id: Option<&str>) -> Result<(Vec<usize>, bool, Option<usize>), AppError> {
-    let s = &o.session;
+    let session = &o.session;
     let selected = match entry_id {
-        Some(id) => Some(s.index_of(id).ok_or_else(|| AppError::UnknownEntry(id.to_string()))?),
+        Some(id) => Some(session.index_of(id).ok_or_else(|| AppError::UnknownEntry(id.to_string()))?),
         None => None,
     };
-    let active = s.path(o.leaf);
+    let active = session.path(o.leaf);
     match selected {
-        Some(sel) if !active.contains(&sel) => Ok((s.path(Some(sel)), false, selected)),
+        Some(sel) if !active.contains(&sel) => Ok((session.path(Some(sel)), false, selected)),
         _ => Ok((active, true, selected)),
     }
 }

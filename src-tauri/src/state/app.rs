@@ -24,8 +24,8 @@ impl SharedSession {
 }
 
 impl From<Session> for SharedSession {
-    fn from(s: Session) -> Self {
-        SharedSession(Arc::new(s))
+    fn from(session: Session) -> Self {
+        SharedSession(Arc::new(session))
     }
 }
 
@@ -184,20 +184,20 @@ pub fn agent_dir_from_env() -> PathBuf {
 
 /// What the UI knows of the open session.
 pub fn describe_open(o: &OpenSession) -> OpenedSession {
-    let s = &o.session;
+    let session = &o.session;
     OpenedSession {
         path: o.path.display().to_string(),
-        name: s.name().map(str::to_string),
-        cwd: s.header().and_then(|h| h.cwd.clone()),
+        name: session.name().map(str::to_string),
+        cwd: session.header().and_then(|h| h.cwd.clone()),
         is_demo: o.is_demo,
-        entry_count: s.len() as u32,
+        entry_count: session.len() as u32,
         total_rows: o.layout.len() as u32,
         lanes: o.layout.lanes() as u32,
-        leaf_id: o.leaf.map(|l| s.id(l).to_string()),
+        leaf_id: o.leaf.map(|l| session.id(l).to_string()),
         leaf_row: o.leaf.and_then(|l| o.layout.row_of(l as u32)),
-        file_leaf_id: s.file_leaf().map(|l| s.id(l).to_string()),
-        leaf_moved: o.leaf != s.file_leaf(),
-        diagnostics: s.diagnostics().iter().take(20).map(|d| format!("line {}: {}", d.line, d.message)).collect(),
-        read_only: s.read_only_reason(),
+        file_leaf_id: session.file_leaf().map(|l| session.id(l).to_string()),
+        leaf_moved: o.leaf != session.file_leaf(),
+        diagnostics: session.diagnostics().iter().take(20).map(|d| format!("line {}: {}", d.line, d.message)).collect(),
+        read_only: session.read_only_reason(),
     }
 }

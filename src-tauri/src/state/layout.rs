@@ -28,29 +28,31 @@ pub struct NodeCache {
 }
 
 impl NodeCache {
-    pub fn nodes(&mut self, s: &Session) -> &[Node] {
-        let key = (s.len(), s.file_len());
-        if key != self.key || self.nodes.len() != s.len() {
+    pub fn nodes(&mut self, session: &Session) -> &[Node] {
+        let key = (session.len(), session.file_len());
+        if key != self.key || self.nodes.len() != session.len() {
             let old = self.nodes.len();
-            let appended =
-                old > 0 && old < s.len() && key.1 > self.key.1 && self.last_id.as_deref() == Some(s.id(old - 1));
+            let appended = old > 0
+                && old < session.len()
+                && key.1 > self.key.1
+                && self.last_id.as_deref() == Some(session.id(old - 1));
             if appended {
-                self.nodes.extend(nodes_in(s, old..s.len()));
-                for i in old..s.len() {
-                    if s.kind(i) != Kind::Label {
+                self.nodes.extend(nodes_in(session, old..session.len()));
+                for i in old..session.len() {
+                    if session.kind(i) != Kind::Label {
                         continue;
                     }
-                    let v = s.value(i);
+                    let v = session.value(i);
                     let Some(target) = v.str_field("targetId") else { continue };
-                    if let Some(t) = s.index_of(target) {
-                        self.nodes[t].flags = if s.label_of(target).is_some() { flags::LABELED } else { 0 };
+                    if let Some(t) = session.index_of(target) {
+                        self.nodes[t].flags = if session.label_of(target).is_some() { flags::LABELED } else { 0 };
                     }
                 }
             } else {
-                self.nodes = nodes(s);
+                self.nodes = nodes(session);
             }
             self.key = key;
-            self.last_id = s.len().checked_sub(1).map(|l| s.id(l).into());
+            self.last_id = session.len().checked_sub(1).map(|l| session.id(l).into());
         }
         &self.nodes
     }
@@ -62,21 +64,21 @@ impl NodeCache {
     }
 }
 
-pub fn relayout(s: &Session, leaf: Option<usize>, folding: &Folding, cache: &mut NodeCache) -> Layout {
-    layout(cache.nodes(s), leaf.map(|l| l as u32), &options(folding, None))
+pub fn relayout(session: &Session, leaf: Option<usize>, folding: &Folding, cache: &mut NodeCache) -> Layout {
+    layout(cache.nodes(session), leaf.map(|l| l as u32), &options(folding, None))
 }
 
 /// [`relayout`] with entry `reveal` given a row of its own: the fold that would hide it is laid
 /// out expanded and stays so (its first node joins `folding.expanded`, as an unfold by hand
 /// would), in the same single layout.
 pub fn relayout_revealing(
-    s: &Session,
+    session: &Session,
     leaf: Option<usize>,
     folding: &mut Folding,
     cache: &mut NodeCache,
     reveal: Option<usize>,
 ) -> Layout {
-    let l = layout(cache.nodes(s), leaf.map(|l| l as u32), &options(folding, reveal.map(|r| r as u32)));
+    let l = layout(cache.nodes(session), leaf.map(|l| l as u32), &options(folding, reveal.map(|r| r as u32)));
     if let Some(first) = l.revealed() {
         folding.expanded.insert(first);
     }

@@ -24,16 +24,16 @@ pub struct MarkerCache {
 }
 
 impl MarkerCache {
-    pub fn cached(&self, s: &Session, idx: usize) -> Option<MarkerFacts> {
-        lock(&self.map).get(s.id(idx)).copied()
+    pub fn cached(&self, session: &Session, idx: usize) -> Option<MarkerFacts> {
+        lock(&self.map).get(session.id(idx)).copied()
     }
 
-    pub fn facts(&self, s: &Session, idx: usize) -> MarkerFacts {
-        let id = s.id(idx);
-        if let Some(f) = self.cached(s, idx) {
+    pub fn facts(&self, session: &Session, idx: usize) -> MarkerFacts {
+        let id = session.id(idx);
+        if let Some(f) = self.cached(session, idx) {
             return f;
         }
-        let c = check_of(s, idx);
+        let c = check_of(session, idx);
         let f =
             MarkerFacts { dropped: c.dropped.len() as u32, mentioned: c.retention.mentioned, total: c.retention.total };
         lock(&self.map).insert(id.to_string(), f);
@@ -52,12 +52,12 @@ impl MarkerCache {
 /// Fills the drop-alarm count and the retention score of the compaction and branch-summary rows
 /// whose facts are cached (a new one costs a check, ~15 ms at 100k: a graph window runs on the
 /// main thread, so `summary_markers` computes the rest, on a snapshot).
-pub fn annotate_rows(s: &Session, cache: &MarkerCache, rows: &mut [GraphRow]) {
+pub fn annotate_rows(session: &Session, cache: &MarkerCache, rows: &mut [GraphRow]) {
     for r in rows.iter_mut() {
         if !matches!(r.kind, GraphRowKind::Compaction | GraphRowKind::BranchSummary) {
             continue;
         }
-        let Some(f) = s.index_of(&r.entry_id).and_then(|idx| cache.cached(s, idx)) else { continue };
+        let Some(f) = session.index_of(&r.entry_id).and_then(|idx| cache.cached(session, idx)) else { continue };
         r.dropped = Some(f.dropped);
         r.retained = Some(f.mentioned);
         r.facts = Some(f.total);

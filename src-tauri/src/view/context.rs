@@ -85,18 +85,18 @@ pub struct ContextView {
 }
 
 pub fn context_view(
-    s: &Session,
+    session: &Session,
     leaf: Option<usize>,
     context_window: u32,
     reserve_tokens: u32,
     enabled: bool,
 ) -> ContextView {
-    context_view_of(s, leaf, &build_context(s, leaf), context_window, reserve_tokens, enabled)
+    context_view_of(session, leaf, &build_context(session, leaf), context_window, reserve_tokens, enabled)
 }
 
 /// [`context_view`] of a context the caller already built for `leaf`.
 pub fn context_view_of(
-    s: &Session,
+    session: &Session,
     leaf: Option<usize>,
     ctx: &Context,
     context_window: u32,
@@ -130,10 +130,10 @@ pub fn context_view_of(
         let preview = if role == "compactionSummary" {
             super::one_line(m.message.str_field("summary").unwrap_or(""), 140)
         } else {
-            super::graph::entry_title(s, m.entry).1
+            super::graph::entry_title(session, m.entry).1
         };
         messages.push(ContextMessage {
-            entry_id: Some(s.id(m.entry).to_string()),
+            entry_id: Some(session.id(m.entry).to_string()),
             role,
             tokens: tokens as u32,
             preview,
@@ -142,7 +142,7 @@ pub fn context_view_of(
     let context_tokens = estimate_context(&ctx.agent_messages()).tokens as u64;
     let threshold = context_window.saturating_sub(reserve_tokens);
     ContextView {
-        leaf_id: leaf.map(|l| s.id(l).to_string()),
+        leaf_id: leaf.map(|l| session.id(l).to_string()),
         model: ctx.model.as_ref().map(|m| {
             format!(
                 "{}/{}",

@@ -104,15 +104,15 @@ fn text_of(content: &Value) -> String {
         .join("\n")
 }
 
-pub fn entry_detail(s: &Session, idx: usize, path: &[usize], leaf: Option<usize>) -> EntryDetail {
-    let e = s.entry(idx);
-    let v = s.value(idx);
+pub fn entry_detail(session: &Session, idx: usize, path: &[usize], leaf: Option<usize>) -> EntryDetail {
+    let e = session.entry(idx);
+    let v = session.value(idx);
     let str_of = |k: &str| v.str_field(k).unwrap_or("").to_string();
     let mut blocks = Vec::new();
-    let role = s.role(idx).map(str::to_string);
-    match s.kind(idx) {
+    let role = session.role(idx).map(str::to_string);
+    match session.kind(idx) {
         Kind::Message => {
-            let m = s.message(idx).unwrap_or(&Value::Null);
+            let m = session.message(idx).unwrap_or(&Value::Null);
             match role.as_deref() {
                 Some("toolResult") => {
                     let text = text_of(m.get("content").unwrap_or(&Value::Null));
@@ -169,7 +169,7 @@ pub fn entry_detail(s: &Session, idx: usize, path: &[usize], leaf: Option<usize>
         entry_type: e.type_name.to_string(),
         role,
         timestamp: e.timestamp.to_string(),
-        label: s.label_of(&e.id).map(str::to_string),
+        label: session.label_of(&e.id).map(str::to_string),
         blocks,
         raw_json: to_pretty(v),
         on_active_path: path.contains(&idx),

@@ -9,20 +9,20 @@ use session_engine::{Kind, Session};
 use session_graph::{flags, marks, Layout, Node, NodeKind, RowKind};
 use specta::Type;
 
-pub fn nodes(s: &Session) -> Vec<Node> {
-    nodes_in(s, 0..s.len())
+pub fn nodes(session: &Session) -> Vec<Node> {
+    nodes_in(session, 0..session.len())
 }
 
 /// The layout nodes of entries `range`.
-pub fn nodes_in(s: &Session, range: std::ops::Range<usize>) -> Vec<Node> {
+pub fn nodes_in(session: &Session, range: std::ops::Range<usize>) -> Vec<Node> {
     range
         .map(|i| {
-            let e = s.entry(i);
+            let e = session.entry(i);
             Node {
-                parent: s.parent_of(i).map(|p| p as u32),
+                parent: session.parent_of(i).map(|p| p as u32),
                 timestamp: parse_iso_ms(&e.timestamp).unwrap_or(0),
-                kind: match s.kind(i) {
-                    Kind::Message => match s.role(i) {
+                kind: match session.kind(i) {
+                    Kind::Message => match session.role(i) {
                         Some("user") => NodeKind::User,
                         Some("assistant") => NodeKind::Assistant,
                         Some("toolResult") => NodeKind::ToolResult,
@@ -31,12 +31,12 @@ pub fn nodes_in(s: &Session, range: std::ops::Range<usize>) -> Vec<Node> {
                     },
                     // The span count is summary-analysis's (the workbench shows the same number).
                     Kind::Compaction => NodeKind::Compaction {
-                        first_kept: s
+                        first_kept: session
                             .value(i)
                             .str_field("firstKeptEntryId")
-                            .and_then(|k| s.index_of(k))
+                            .and_then(|k| session.index_of(k))
                             .map(|k| k as u32),
-                        span: summary_analysis::span_count(s, i) as u32,
+                        span: summary_analysis::span_count(session, i) as u32,
                     },
                     Kind::BranchSummary => NodeKind::BranchSummary,
                     Kind::CustomMessage => NodeKind::CustomMessage,
@@ -47,7 +47,7 @@ pub fn nodes_in(s: &Session, range: std::ops::Range<usize>) -> Vec<Node> {
                     Kind::Custom => NodeKind::Custom,
                     Kind::Other => NodeKind::Other,
                 },
-                flags: if s.label_of(&e.id).is_some() { flags::LABELED } else { 0 },
+                flags: if session.label_of(&e.id).is_some() { flags::LABELED } else { 0 },
             }
         })
         .collect()
@@ -190,14 +190,14 @@ fn content_text(v: Option<&Value>) -> String {
 }
 
 /// A short one-line title for an entry row: (kind, title).
-pub fn entry_title(s: &Session, i: usize) -> (GraphRowKind, String) {
+pub fn entry_title(session: &Session, i: usize) -> (GraphRowKind, String) {
     use GraphRowKind as K;
-    let v = s.value(i);
+    let v = session.value(i);
     let str_of = |k: &str| v.str_field(k).unwrap_or("").to_string();
-    let (kind, title) = match s.kind(i) {
+    let (kind, title) = match session.kind(i) {
         Kind::Message => {
-            let m = s.message(i).unwrap_or(&Value::Null);
-            match s.role(i) {
+            let m = session.message(i).unwrap_or(&Value::Null);
+            match session.role(i) {
                 Some("assistant") => {
                     let parts: Vec<String> = blocks(m.get("content"))
                         .filter_map(|b| match b {
@@ -232,13 +232,13 @@ pub fn entry_title(s: &Session, i: usize) -> (GraphRowKind, String) {
         Kind::ThinkingLevelChange => (K::ThinkingLevelChange, format!("thinking {}", str_of("thinkingLevel"))),
         Kind::SessionInfo => (K::SessionInfo, format!("name: {}", str_of("name"))),
         Kind::CustomMessage => (K::CustomMessage, content_text(v.get("content"))),
-        Kind::Custom => (K::Custom, s.entry(i).type_name.to_string()),
-        Kind::Other => (K::Other, s.entry(i).type_name.to_string()),
+        Kind::Custom => (K::Custom, session.entry(i).type_name.to_string()),
+        Kind::Other => (K::Other, session.entry(i).type_name.to_string()),
     };
     (kind, super::one_line(&title, 140))
 }
 
-pub fn window(s: &Session, l: &Layout, start: u32, end: u32) -> Vec<GraphRow> {
+pub fn window(session: &Session, l: &Layout, start: u32, end: u32) -> Vec<GraphRow> {
     let rows = l.window(start as usize, end as usize);
     rows.iter()
         .enumerate()
@@ -247,13 +247,19 @@ pub fn window(s: &Session, l: &Layout, start: u32, end: u32) -> Vec<GraphRow> {
                 MARK_NAMES.iter().filter(|(m, _)| r.marks & m != 0).map(|&(_, n)| n).collect();
             let (entry_id, kind, title, label, fold_count) = match r.kind {
                 RowKind::Node { node } => {
-                    let id = s.id(node as usize);
-                    let (kind, title) = entry_title(s, node as usize);
-                    (id.to_string(), kind, title, s.label_of(id).map(str::to_string), 0)
+                    let id = session.id(node as usize);
+                    let (kind, title) = entry_title(session, node as usize);
+                    (id.to_string(), kind, title, session.label_of(id).map(str::to_string), 0)
                 }
                 RowKind::Fold { first, count, .. } => {
                     mark_names.push(Mark::Fold);
-                    (s.id(first as usize).to_string(), GraphRowKind::Fold, format!("{count} entries"), None, count)
+                    (
+                        session.id(first as usize).to_string(),
+                        GraphRowKind::Fold,
+                        format!("{count} entries"),
+                        None,
+                        count,
+                    )
                 }
             };
             GraphRow {
@@ -288,16 +294,16 @@ pub struct SearchHit {
 
 /// Case-insensitive search over each entry's raw line (so tool arguments and results match).
 /// Simple on purpose: JSON escapes (\\n, \\u...) are matched as written in the file.
-pub fn search(s: &Session, l: &Layout, query: &str, limit: usize) -> Vec<SearchHit> {
+pub fn search(session: &Session, l: &Layout, query: &str, limit: usize) -> Vec<SearchHit> {
     let q = query.to_lowercase();
     if q.trim().is_empty() {
         return Vec::new();
     }
     let mut hits = Vec::new();
-    for i in 0..s.len() {
-        if String::from_utf8_lossy(s.raw(i)).to_lowercase().contains(&q) {
+    for i in 0..session.len() {
+        if String::from_utf8_lossy(session.raw(i)).to_lowercase().contains(&q) {
             let row = l.row_of(i as u32).unwrap_or(0);
-            hits.push(SearchHit { entry_id: s.id(i).to_string(), row, title: entry_title(s, i).1 });
+            hits.push(SearchHit { entry_id: session.id(i).to_string(), row, title: entry_title(session, i).1 });
             if hits.len() >= limit {
                 break;
             }

@@ -232,15 +232,15 @@ pub fn check_view(c: &sm::Check) -> CheckView {
 
 /// The check of a summary entry: the engine's, which holds the one rule for edits (judged as
 /// their chain's origin) and for branch summaries (no drop alarm, only retention).
-pub fn check_of(s: &Session, idx: usize) -> CheckView {
-    check_view(&sm::check(s, idx))
+pub fn check_of(session: &Session, idx: usize) -> CheckView {
+    check_view(&sm::check(session, idx))
 }
 
 /// Who wrote the summary at `idx`, from the entry (hook, user edit, offline, model). An entry
 /// that records none of these was written by Pi (or another tool), which summarizes with the
 /// session's model at that point: that model is named, as an inference.
-pub fn author_of(s: &Session, idx: usize) -> (String, String) {
-    let v = s.value(idx);
+pub fn author_of(session: &Session, idx: usize) -> (String, String) {
+    let v = session.value(idx);
     let details = v.get("details");
     let d = |k: &str| details.and_then(|d| d.get(k));
     if v.get("fromHook").and_then(Value::as_bool) == Some(true) {
@@ -269,7 +269,7 @@ pub fn author_of(s: &Session, idx: usize) -> (String, String) {
         let model = sum.str_field("model").unwrap_or("");
         return ("model".into(), format!("{provider} {model}").trim().to_string());
     }
-    match model_before(s, idx) {
+    match model_before(session, idx) {
         Some(model) => ("pi".into(), model),
         None => ("unknown".into(), String::new()),
     }
@@ -277,15 +277,15 @@ pub fn author_of(s: &Session, idx: usize) -> (String, String) {
 
 /// The model in effect just before entry `idx` on its path (the last `model_change` or assistant
 /// message above it), as `provider/model`: the one Pi summarizes with.
-fn model_before(s: &Session, idx: usize) -> Option<String> {
-    let mut cur = s.parent_of(idx);
+fn model_before(session: &Session, idx: usize) -> Option<String> {
+    let mut cur = session.parent_of(idx);
     let mut steps = 0;
     while let Some(c) = cur {
-        if c == idx || steps > s.len() {
+        if c == idx || steps > session.len() {
             return None; // a cycle
         }
-        let v = s.value(c);
-        let (provider, model) = match s.kind(c) {
+        let v = session.value(c);
+        let (provider, model) = match session.kind(c) {
             Kind::ModelChange => (v.str_field("provider"), v.str_field("modelId")),
             Kind::Message => match v.get("message") {
                 Some(m) if m.str_field("role") == Some("assistant") => (m.str_field("provider"), m.str_field("model")),
@@ -300,17 +300,17 @@ fn model_before(s: &Session, idx: usize) -> Option<String> {
             });
         }
         steps += 1;
-        cur = s.parent_of(c);
+        cur = session.parent_of(c);
     }
     None
 }
 
-pub fn is_summary(s: &Session, idx: usize) -> bool {
-    matches!(s.kind(idx), Kind::Compaction | Kind::BranchSummary)
+pub fn is_summary(session: &Session, idx: usize) -> bool {
+    matches!(session.kind(idx), Kind::Compaction | Kind::BranchSummary)
 }
 
-fn kind_name(s: &Session, idx: usize) -> SummaryKind {
-    if s.kind(idx) == Kind::Compaction {
+fn kind_name(session: &Session, idx: usize) -> SummaryKind {
+    if session.kind(idx) == Kind::Compaction {
         SummaryKind::Compaction
     } else {
         SummaryKind::BranchSummary
@@ -318,9 +318,9 @@ fn kind_name(s: &Session, idx: usize) -> SummaryKind {
 }
 
 /// The workbench view of summary entry `idx` at Arbor's leaf `leaf`.
-pub fn summary_view(s: &Session, idx: usize, leaf: Option<usize>) -> SummaryView {
+pub fn summary_view(session: &Session, idx: usize, leaf: Option<usize>) -> SummaryView {
     let t0 = std::time::Instant::now();
-    let v = s.value(idx);
+    let v = session.value(idx);
     let text = v.str_field("summary").unwrap_or("").to_string();
     let parsed = sm::parse(&text);
     let details = v.get("details");
@@ -331,41 +331,41 @@ pub fn summary_view(s: &Session, idx: usize, leaf: Option<usize>) -> SummaryView
             .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
             .unwrap_or_else(|| fallback.to_vec())
     };
-    let span = sm::span(s, idx);
-    let (author, author_detail) = author_of(s, idx);
+    let span = sm::span(session, idx);
+    let (author, author_detail) = author_of(session, idx);
     let first_kept = v.str_field("firstKeptEntryId").map(str::to_string);
-    let mut on_path = vec![false; s.len()];
-    for i in s.path(leaf) {
+    let mut on_path = vec![false; session.len()];
+    for i in session.path(leaf) {
         on_path[i] = true;
     }
-    let others = (0..s.len())
-        .filter(|&i| is_summary(s, i))
+    let others = (0..session.len())
+        .filter(|&i| is_summary(session, i))
         .take(500)
         .map(|i| SummaryRef {
-            entry_id: s.id(i).to_string(),
-            kind: kind_name(s, i),
-            timestamp: s.entry(i).timestamp.to_string(),
+            entry_id: session.id(i).to_string(),
+            kind: kind_name(session, i),
+            timestamp: session.entry(i).timestamp.to_string(),
             on_path: on_path[i],
         })
         .collect();
-    let refusal = if s.kind(idx) == Kind::Compaction {
-        sm::edit_refusal(s, idx, leaf)
+    let refusal = if session.kind(idx) == Kind::Compaction {
+        sm::edit_refusal(session, idx, leaf)
     } else {
         Some(
             "Branch summaries cannot be edited here; only the compaction that governs the context at the leaf can."
                 .to_string(),
         )
     };
-    let check = check_of(s, idx);
-    let is_edit = sm::edit_origin(s, idx).is_some();
-    let base = sm::diff_base(s, idx);
-    let diff_base_note = match (base, s.kind(idx) == Kind::Compaction) {
-        (Some(b), _) if is_edit => format!("Compare with the original, {}", s.id(b)),
-        (Some(b), true) => format!("Compare with the compaction before it on its path, {}", s.id(b)),
+    let check = check_of(session, idx);
+    let is_edit = sm::edit_origin(session, idx).is_some();
+    let base = sm::diff_base(session, idx);
+    let diff_base_note = match (base, session.kind(idx) == Kind::Compaction) {
+        (Some(b), _) if is_edit => format!("Compare with the original, {}", session.id(b)),
+        (Some(b), true) => format!("Compare with the compaction before it on its path, {}", session.id(b)),
         (Some(b), false) => format!(
             "Compare with the summary before it on its path, {} ({})",
-            s.id(b),
-            if kind_name(s, b) == SummaryKind::Compaction { "compaction" } else { "branch summary" }
+            session.id(b),
+            if kind_name(session, b) == SummaryKind::Compaction { "compaction" } else { "branch summary" }
         ),
         (None, true) => "Nothing to compare with: this is the first compaction on its path".to_string(),
         (None, false) => {
@@ -373,7 +373,7 @@ pub fn summary_view(s: &Session, idx: usize, leaf: Option<usize>) -> SummaryView
                 .to_string()
         }
     };
-    let history = sm::history(s, idx)
+    let history = sm::history(session, idx)
         .into_iter()
         .map(|h| VersionView {
             entry_id: h.entry_id,
@@ -383,15 +383,15 @@ pub fn summary_view(s: &Session, idx: usize, leaf: Option<usize>) -> SummaryView
         })
         .collect();
     SummaryView {
-        entry_id: s.id(idx).to_string(),
-        kind: kind_name(s, idx),
-        timestamp: s.entry(idx).timestamp.to_string(),
+        entry_id: session.id(idx).to_string(),
+        kind: kind_name(session, idx),
+        timestamp: session.entry(idx).timestamp.to_string(),
         sections: sections_of(&parsed),
         appendix_raw: parsed.appendix_raw.clone(),
         read_files: files("readFiles", &parsed.read_files),
         modified_files: files("modifiedFiles", &parsed.modified_files),
         tokens_before: v.num_field("tokensBefore"),
-        first_kept_found: first_kept.as_deref().is_some_and(|k| s.index_of(k).is_some()),
+        first_kept_found: first_kept.as_deref().is_some_and(|k| session.index_of(k).is_some()),
         first_kept_entry_id: first_kept,
         span: SpanView {
             count: span.entry_ids.len() as u32,
@@ -405,9 +405,9 @@ pub fn summary_view(s: &Session, idx: usize, leaf: Option<usize>) -> SummaryView
         history,
         editable: refusal.is_none(),
         edit_refusal: refusal,
-        governing_entry_id: sm::governing_compaction(s, leaf).map(|g| s.id(g).to_string()),
+        governing_entry_id: sm::governing_compaction(session, leaf).map(|g| session.id(g).to_string()),
         check,
-        diff_base_id: base.map(|b| s.id(b).to_string()),
+        diff_base_id: base.map(|b| session.id(b).to_string()),
         diff_base_note,
         others,
         text,

@@ -131,7 +131,7 @@ impl TimelineView {
 /// The view of `points` (the timeline of a path, with its contributions, same order).
 #[allow(clippy::too_many_arguments)]
 pub fn timeline_view(
-    s: &Session,
+    session: &Session,
     points: &[Point],
     contribs: &[Contribution],
     context_window: u32,
@@ -161,7 +161,7 @@ pub fn timeline_view(
             selected_pos = Some(pos as u32);
         }
     }
-    let columns = encode(s, points, contribs);
+    let columns = encode(session, points, contribs);
     let compactions = columns.compactions.clone();
     TimelineView {
         columns,
@@ -177,7 +177,7 @@ pub fn timeline_view(
             absurd_points: absurd,
             active_path,
             selected_pos,
-            leaf_id: leaf.map(|l| s.id(l).to_string()),
+            leaf_id: leaf.map(|l| session.id(l).to_string()),
             build_ms: 0.0,
         },
     }
