@@ -8,7 +8,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 APT_PACKAGES=(libwebkit2gtk-4.1-dev build-essential pkg-config file xvfb xauth webkit2gtk-driver
-  dbus gnome-keyring libsecret-tools keyutils imagemagick xclip)
+  dbus gnome-keyring libsecret-tools keyutils imagemagick xclip dunst)
 
 if command -v dpkg-query >/dev/null 2>&1; then
   missing=()
@@ -26,7 +26,7 @@ if command -v dpkg-query >/dev/null 2>&1; then
   fi
 else
   echo "setup: not a Debian/Ubuntu system; install WebKitGTK 4.1 (dev), a C toolchain, pkg-config," >&2
-  echo "       Xvfb, WebKitWebDriver, dbus, gnome-keyring, ImageMagick and xclip yourself (see README.md)." >&2
+  echo "       Xvfb, WebKitWebDriver, dbus, gnome-keyring, ImageMagick, xclip and dunst yourself (see README.md)." >&2
 fi
 
 for tool in cargo node npm; do

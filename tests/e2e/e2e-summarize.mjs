@@ -10,10 +10,11 @@
 // automatic compaction; "Compact up to here" on a refused entry (a tool result: the nearest valid
 // points are offered) and on a valid one (preview, confirm, the graph's new compaction marker);
 // a compaction appended by another writer to the followed session, which the app announces with
-// an OS notification (seen on the bus by dbus-monitor; no notification daemon needed). Checks
+// an OS notification shown by a real notification daemon (dunst) on the test's bus; clicking it
+// opens the workbench on the compaction, and turned off, the next one is not announced. Checks
 // the appended lines in the session file. Screenshots go to tests/artifacts/summarize-*.png.
 
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
@@ -438,10 +439,53 @@ async function compactHere(display) {
   }
 }
 
+/** dunst, the notification daemon, on the test's session bus and the Xvfb display, with
+ *  notifications that stay until acted on; or null when it is not installed. Its own config
+ *  folder keeps a developer's dunst settings out. */
+async function startDunst(display, dir) {
+  if (!runs("dunst", ["-v"])) return null;
+  const conf = path.join(dir, "dunstrc");
+  fs.writeFileSync(conf, "[global]\n    follow = none\n[urgency_low]\n    timeout = 0\n[urgency_normal]\n    timeout = 0\n[urgency_critical]\n    timeout = 0\n");
+  const env = { ...process.env, DISPLAY: display, XDG_CONFIG_HOME: path.join(dir, "dunst-config") };
+  const p = spawn("dunst", ["-config", conf], { env, detached: true, stdio: ["ignore", "ignore", "pipe"] });
+  let err = "";
+  p.stderr.on("data", (d) => (err += d));
+  // Asked of the bus itself: a call to the service before dunst owns its name would start
+  // another dunst through D-Bus activation, without the display.
+  const owned = () =>
+    execFileSync("dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.Notifications"], { encoding: "utf8" }).includes("boolean true");
+  const stop = () => {
+    try {
+      process.kill(-p.pid, "SIGKILL");
+    } catch {
+      /* already gone */
+    }
+  };
+  for (let i = 0; i < 100 && p.exitCode === null; i++) {
+    if (owned()) return { stop, err: () => err };
+    await sleep(100);
+  }
+  stop();
+  throw new Error(`dunst did not take the notification service's name: ${err}`);
+}
+
+function runs(cmd, args) {
+  try {
+    execFileSync(cmd, args, { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const dunstctl = (...args) => execFileSync("dunstctl", args, { encoding: "utf8" }).trim();
+
 /** Another writer (as Pi would) appends a compaction to the session the window follows: the app
  *  sends the desktop's notification service a `Notify` naming the session, with the workbench's
- *  numbers. Needs a D-Bus session (scripts/with-secret-service.sh gives one); no notification
- *  daemon is needed, as dbus-monitor sees the call itself. */
+ *  numbers. dunst shows it; its default action (`dunstctl action 0`, as a click) brings the
+ *  workbench of that compaction, and the app closes the notification. Turned off in the Model
+ *  tab, the next compaction shows nothing. Needs a D-Bus session (scripts/with-secret-service.sh
+ *  gives one); without dunst only the `Notify` call is checked (dbus-monitor sees it). */
 async function notifyOnPiCompaction(display) {
   if (!process.env.DBUS_SESSION_BUS_ADDRESS) {
     console.log("     (no D-Bus session: the notification step is SKIPPED; run under scripts/with-secret-service.sh)");
@@ -454,8 +498,15 @@ async function notifyOnPiCompaction(display) {
   const mon = spawn("dbus-monitor", ["interface='org.freedesktop.Notifications'"], { stdio: ["ignore", "pipe", "ignore"] });
   let seen = "";
   mon.stdout.on("data", (d) => (seen += d));
+  const dunst = await startDunst(display, dir).catch((e) => {
+    mon.kill();
+    throw e;
+  });
+  if (!dunst) console.log("     (dunst not installed: the click on the notification is SKIPPED; scripts/setup.sh installs it)");
   const driver = await startDriver(display, env);
   const s = await Session.start(driver.base, [file]);
+  const notifies = () => seen.split("member=Notify").length - 1;
+  const detailOn = (id) => s.exec(`return document.getElementById("detail").dataset.entryId === arguments[0]`, id);
   try {
     // The demo session has a name (Pi's /name), which the notification names it by.
     const name = "throttle: per-client rate limits (Arbor demo)";
@@ -465,6 +516,9 @@ async function notifyOnPiCompaction(display) {
     const l = lines(file);
     const leaf = l[l.length - 1].id;
     const kept = l.filter((e) => e.type === "message" && e.message?.role === "user").at(-1).id;
+    // Elsewhere before the click: another entry selected, another tab in front.
+    await selectEntry(s, kept, "another entry selected");
+    await s.click('.tab[data-tab="budgets"]');
     await sleep(1500); // the follow has seen the file once
     const compaction = { type: "compaction", id: "c0ffee77", parentId: leaf, timestamp: new Date().toISOString(), summary: "## Goal\nShip the parser in `src/parser.rs`.", firstKeptEntryId: kept, tokensBefore: 12000 };
     fs.appendFileSync(file, JSON.stringify(compaction) + "\n");
@@ -476,9 +530,42 @@ async function notifyOnPiCompaction(display) {
     check("the notification names the session and the drop alarm and retention", !!call && call.includes(`${name}: compacted`) && /drop alarm/.test(call) && /retention|no facts/.test(call), call ?? "");
     const row = await s.waitFor("the compaction on the graph", () => s.exec(`return !!document.querySelector('.g-row[data-entry-id="c0ffee77"]')`), 10_000).catch(() => false);
     check("the window followed the append", row === true);
+    check("the click has not happened yet: the workbench is elsewhere", !(await detailOn("c0ffee77")));
     await s.screenshot("summarize-23-notified");
+    if (!dunst) return;
+
+    const shown = await s.waitFor("dunst showing the notification", () => dunstctl("count", "displayed") === "1", 10_000).catch(() => false);
+    check("dunst shows the notification", shown === true, `displayed ${dunstctl("count", "displayed")}; ${dunst.err()}`);
+    dunstctl("action", "0");
+    const invoked = await s.waitFor("ActionInvoked on the bus", () => /member=ActionInvoked[^]*?string "default"/.test(seen), 10_000).catch(() => false);
+    check("dunst reported the click as the default action", invoked === true, seen.slice(seen.indexOf("member=ActionInvoked")).slice(0, 300));
+    const opened = await s.waitFor("the workbench of the compaction", () => s.exec(
+      `const w = document.getElementById("workbench");
+       return document.body.dataset.noticeOpened === "c0ffee77" && document.getElementById("detail").dataset.entryId === "c0ffee77"
+         && !document.getElementById("panel-detail").hidden && !!w && w.dataset.entryId === "c0ffee77";`,
+    ), 10_000).catch(() => false);
+    check("the click opened the workbench on the appended compaction", opened === true,
+      JSON.stringify(await s.exec(`const w = document.getElementById("workbench"); return { opened: document.body.dataset.noticeOpened, detail: document.getElementById("detail").dataset.entryId, wb: w && w.dataset.entryId, detailShown: !document.getElementById("panel-detail").hidden }`)));
+    const gone = await s.waitFor("the notification gone", () => dunstctl("count", "displayed") === "0", 10_000).catch(() => false);
+    check("the notification is gone after the click", gone === true && /member=CloseNotification/.test(seen), `displayed ${dunstctl("count", "displayed")}`);
+    await s.screenshot("summarize-24-notice-clicked");
+
+    // Turned off (the Model tab's checkbox): the next compaction is followed but not announced.
+    await s.click('.tab[data-tab="model"]');
+    await s.click("#notify-summaries");
+    await s.waitFor("notifications off", async () => ((await s.text("#notice")) || "").includes("summaries are off"));
+    check("the setting shows off", !(await s.exec(`return document.getElementById("notify-summaries").checked`)));
+    const [calls, displayed, history] = [notifies(), dunstctl("count", "displayed"), dunstctl("count", "history")];
+    const second = { ...compaction, id: "c0ffee78", parentId: "c0ffee77", timestamp: new Date().toISOString() };
+    fs.appendFileSync(file, JSON.stringify(second) + "\n");
+    const followed = await s.waitFor("the second compaction read", async () => (await s.text("#status-leaf")) === "c0ffee78", 10_000).catch(() => false);
+    check("the window followed the second append", followed === true, await s.text("#status-leaf"));
+    await sleep(2500);
+    check("turned off: no notification arrived", notifies() === calls && dunstctl("count", "displayed") === displayed && dunstctl("count", "history") === history,
+      `Notify calls ${calls} -> ${notifies()}, displayed ${displayed} -> ${dunstctl("count", "displayed")}, history ${history} -> ${dunstctl("count", "history")}`);
   } finally {
     mon.kill();
+    dunst?.stop();
     await finish(s, driver, dir);
   }
 }

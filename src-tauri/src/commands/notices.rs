@@ -8,7 +8,8 @@
 //! but would have pulled other features of it into the build): `Notify` with a `default` action
 //! (a click on the body), and one thread that waits for `ActionInvoked` and `NotificationClosed`
 //! signals, as `notify-rust`'s `wait_for_action` does. A click brings the window to the front and
-//! tells the UI, which opens the summary workbench on the entry. Elsewhere notices are not shown.
+//! tells the UI, which opens the summary workbench on the entry; Arbor then closes the
+//! notification, as not every service removes it itself. Elsewhere notices are not shown.
 
 use crate::error::{AppError, IpcResult};
 use crate::state::app::AppState;
@@ -149,15 +150,20 @@ mod dbus {
     }
 
     impl Bus {
-        /// Connects and starts the thread that answers the service's signals: a `default`
-        /// action on a notice of Arbor's is a click.
+        /// Connects to the session bus and starts the thread that answers the service's
+        /// signals: a `default` action on a notice of Arbor's is a click.
         pub fn connect(on_click: Arc<dyn Fn(Notice) + Send + Sync>) -> zbus::Result<Bus> {
-            let conn = zbus::blocking::Connection::session()?;
+            Bus::on(zbus::blocking::Connection::session()?, on_click)
+        }
+
+        /// [`Bus::connect`] on a given connection (the tests' private bus).
+        fn on(conn: zbus::blocking::Connection, on_click: Arc<dyn Fn(Notice) + Send + Sync>) -> zbus::Result<Bus> {
             let rule =
                 zbus::MatchRule::builder().msg_type(zbus::message::Type::Signal).interface(IFACE)?.path(PATH)?.build();
             let signals = zbus::blocking::MessageIterator::for_match_rule(rule, &conn, Some(64))?;
             let shown: Arc<Mutex<HashMap<u32, Notice>>> = Default::default();
             let seen = shown.clone();
+            let service = conn.clone();
             std::thread::Builder::new()
                 .name("arbor-notice-clicks".into())
                 .spawn(move || {
@@ -169,6 +175,14 @@ mod dbus {
                                 let n = if key == "default" { lock(&seen).remove(&id) } else { None };
                                 if let Some(n) = n {
                                     on_click(n);
+                                    // Handled: the window shows the entry now. The spec has the
+                                    // service remove a notification whose action was invoked,
+                                    // but not every service does (dunst keeps it when the action
+                                    // comes from `dunstctl action`), and a stale one left on
+                                    // screen would only open the same workbench again. An error
+                                    // means it is gone already.
+                                    let _ =
+                                        service.call_method(Some(DEST), PATH, Some(IFACE), "CloseNotification", &(id,));
                                 }
                             }
                             Some("NotificationClosed") => {
@@ -197,6 +211,133 @@ mod dbus {
             let id: u32 = reply.body().deserialize()?;
             lock(&self.shown).insert(id, n);
             Ok(())
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use crate::state::notices::NoticeKind;
+        use std::io::{BufRead, BufReader};
+        use std::process::{Child, Command, Stdio};
+        use std::sync::mpsc;
+        use std::time::Duration;
+        use zbus::blocking::connection::Builder;
+        use zbus::blocking::{Connection, MessageIterator};
+
+        /// A private bus, so that no desktop's notification service takes part.
+        struct Daemon(Child);
+
+        impl Drop for Daemon {
+            fn drop(&mut self) {
+                let _ = self.0.kill();
+                let _ = self.0.wait();
+            }
+        }
+
+        fn private_bus() -> Option<(Daemon, String)> {
+            let spawned = Command::new("dbus-daemon")
+                .args(["--session", "--nofork", "--print-address=1"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn();
+            let mut child = match spawned {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("no dbus-daemon ({e}): the notification service's part is not tested");
+                    return None;
+                }
+            };
+            let mut address = String::new();
+            BufReader::new(child.stdout.take().unwrap()).read_line(&mut address).unwrap();
+            Some((Daemon(child), address.trim().to_string()))
+        }
+
+        /// The notification service: answers `Notify` with ids from 7 up, and reports the ids
+        /// it is asked to close.
+        fn service(address: &str) -> (Connection, mpsc::Receiver<u32>) {
+            let conn = Builder::address(address).unwrap().build().unwrap();
+            conn.request_name(DEST).unwrap();
+            let calls = MessageIterator::from(&conn);
+            let (closed, closes) = mpsc::channel();
+            let c = conn.clone();
+            std::thread::spawn(move || {
+                let mut next = 7u32;
+                for msg in calls.flatten() {
+                    let h = msg.header();
+                    if h.message_type() != zbus::message::Type::MethodCall {
+                        continue;
+                    }
+                    match h.member().map(|m| m.as_str()) {
+                        Some("Notify") => {
+                            let _ = c.reply(&h, &next);
+                            next += 1;
+                        }
+                        Some("CloseNotification") => {
+                            if let Ok(id) = msg.body().deserialize::<u32>() {
+                                let _ = closed.send(id);
+                            }
+                            let _ = c.reply(&h, &());
+                        }
+                        _ => {}
+                    }
+                }
+            });
+            (conn, closes)
+        }
+
+        fn notice(entry: &str) -> Notice {
+            Notice {
+                title: "parser: compacted".into(),
+                body: format!("Compaction {entry}: no drop alarm, no facts to retain. Click to review it."),
+                kind: NoticeKind::Compaction,
+                session_path: "/tmp/sessions/parser.jsonl".into(),
+                entry_id: entry.into(),
+            }
+        }
+
+        #[test]
+        fn a_click_opens_the_notice_s_entry_once_and_closes_the_notification() {
+            let Some((_daemon, address)) = private_bus() else { return };
+            let (service, closes) = service(&address);
+            let app = Builder::address(address.as_str()).unwrap().build().unwrap();
+            let me = app.unique_name().unwrap().to_string();
+            let (clicked, clicks) = mpsc::channel();
+            let bus = Bus::on(
+                app,
+                Arc::new(move |n: Notice| {
+                    let _ = clicked.send(n);
+                }),
+            )
+            .unwrap();
+            let signal = |member: &str, body: &(u32, &str)| {
+                service.emit_signal(Some(me.as_str()), PATH, IFACE, member, body).unwrap();
+            };
+            let quiet = Duration::from_millis(300);
+            let wait = Duration::from_secs(5);
+
+            // The service numbers it 7.
+            bus.show(notice("c1")).unwrap();
+            // Another action of it, or the default action of a notification not Arbor's: no click.
+            signal("ActionInvoked", &(7, "snooze"));
+            signal("ActionInvoked", &(99, "default"));
+            assert!(clicks.recv_timeout(quiet).is_err());
+            assert!(closes.try_recv().is_err());
+
+            // The click: the entry to open, and the service asked to remove the notification.
+            signal("ActionInvoked", &(7, "default"));
+            assert_eq!(clicks.recv_timeout(wait).expect("the click"), notice("c1"));
+            assert_eq!(closes.recv_timeout(wait).expect("the close"), 7);
+            // Once: a second invocation (a service that sends it again) opens nothing.
+            signal("ActionInvoked", &(7, "default"));
+            assert!(clicks.recv_timeout(quiet).is_err());
+
+            // A notification the service closed (timeout, dismissed) is forgotten.
+            bus.show(notice("c2")).unwrap(); // 8
+            service.emit_signal(Some(me.as_str()), PATH, IFACE, "NotificationClosed", &(8u32, 1u32)).unwrap();
+            signal("ActionInvoked", &(8, "default"));
+            assert!(clicks.recv_timeout(quiet).is_err());
+            assert!(closes.try_recv().is_err());
         }
     }
 }
