@@ -67,8 +67,8 @@ impl Notices {
 }
 
 /// The session as a notice names it: its name (Pi's `/name`), else the file's stem.
-pub fn session_label(s: &Session, path: &Path) -> String {
-    match s.name().map(str::trim).filter(|n| !n.is_empty()) {
+pub fn session_label(session: &Session, path: &Path) -> String {
+    match session.name().map(str::trim).filter(|n| !n.is_empty()) {
         Some(n) => n.to_string(),
         None => {
             path.file_stem().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string())
@@ -79,22 +79,22 @@ pub fn session_label(s: &Session, path: &Path) -> String {
 /// The notices for the entries `from..` of `s` (the ones another writer appended): one per
 /// `compaction` and `branch_summary` entry, none when turned off. A compaction's notice carries
 /// its drop-alarm count and retention score, from (and into) the session's marker cache.
-pub fn notices_for(s: &Session, path: &Path, from: usize, enabled: bool, markers: &MarkerCache) -> Vec<Notice> {
+pub fn notices_for(session: &Session, path: &Path, from: usize, enabled: bool, markers: &MarkerCache) -> Vec<Notice> {
     if !enabled {
         return Vec::new();
     }
-    let label = session_label(s, path);
-    (from..s.len())
+    let label = session_label(session, path);
+    (from..session.len())
         .filter_map(|i| {
-            let kind = match s.kind(i) {
+            let kind = match session.kind(i) {
                 Kind::Compaction => NoticeKind::Compaction,
                 Kind::BranchSummary => NoticeKind::BranchSummary,
                 _ => return None,
             };
-            let id = s.id(i).to_string();
+            let id = session.id(i).to_string();
             let (title, body) = match kind {
                 NoticeKind::Compaction => {
-                    let f = markers.facts(s, i);
+                    let f = markers.facts(session, i);
                     let alarm = match f.dropped {
                         0 => "no drop alarm".to_string(),
                         1 => "1 drop alarm".to_string(),
@@ -129,14 +129,14 @@ pub fn enabled(state_file: &Path) -> bool {
 /// entries, just read) and marks them decided. The state file is read only when there is a
 /// summary among them.
 pub fn catch_up(o: &mut OpenSession, state_file: &Path) -> Vec<Notice> {
-    let s = &o.session;
-    let from = o.noticed.min(s.len());
-    o.noticed = s.len();
-    let any = (from..s.len()).any(|i| matches!(s.kind(i), Kind::Compaction | Kind::BranchSummary));
+    let session = &o.session;
+    let from = o.noticed.min(session.len());
+    o.noticed = session.len();
+    let any = (from..session.len()).any(|i| matches!(session.kind(i), Kind::Compaction | Kind::BranchSummary));
     if !any {
         return Vec::new();
     }
-    notices_for(s, &o.path, from, enabled(state_file), &o.markers)
+    notices_for(session, &o.path, from, enabled(state_file), &o.markers)
 }
 
 /// After Arbor's own append and its read-back: what it wrote needs no notice.
