@@ -485,12 +485,9 @@ const dunstctl = (...args) => execFileSync("dunstctl", args, { encoding: "utf8" 
  *  numbers. dunst shows it; its default action (`dunstctl action 0`, as a click) brings the
  *  workbench of that compaction, and the app closes the notification. Turned off in the Model
  *  tab, the next compaction shows nothing. Needs a D-Bus session (scripts/with-secret-service.sh
- *  gives one); without dunst only the `Notify` call is checked (dbus-monitor sees it). */
+ *  gives one) and dunst (scripts/setup.sh installs it); without either the scenario fails. */
 async function notifyOnPiCompaction(display) {
-  if (!process.env.DBUS_SESSION_BUS_ADDRESS) {
-    console.log("     (no D-Bus session: the notification step is SKIPPED; run under scripts/with-secret-service.sh)");
-    return;
-  }
+  if (!process.env.DBUS_SESSION_BUS_ADDRESS) throw new Error("no D-Bus session: run this script under scripts/with-secret-service.sh (scripts/test.sh does)");
   const { dir, env } = tempEnv("notify");
   const file = path.join(dir, "2025-03-01T09-00-00-000Z_notify-demo.jsonl");
   const demo = path.join(path.dirname(new URL(import.meta.url).pathname), "../../src-tauri/demo/demo-session.jsonl");
@@ -502,7 +499,10 @@ async function notifyOnPiCompaction(display) {
     mon.kill();
     throw e;
   });
-  if (!dunst) console.log("     (dunst not installed: the click on the notification is SKIPPED; scripts/setup.sh installs it)");
+  if (!dunst) {
+    mon.kill();
+    throw new Error("dunst is not installed: run scripts/setup.sh, which installs it");
+  }
   const driver = await startDriver(display, env);
   const s = await Session.start(driver.base, [file]);
   const notifies = () => seen.split("member=Notify").length - 1;
@@ -532,7 +532,6 @@ async function notifyOnPiCompaction(display) {
     check("the window followed the append", row === true);
     check("the click has not happened yet: the workbench is elsewhere", !(await detailOn("c0ffee77")));
     await s.screenshot("summarize-23-notified");
-    if (!dunst) return;
 
     const shown = await s.waitFor("dunst showing the notification", () => dunstctl("count", "displayed") === "1", 10_000).catch(() => false);
     check("dunst shows the notification", shown === true, `displayed ${dunstctl("count", "displayed")}; ${dunst.err()}`);
