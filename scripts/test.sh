@@ -26,7 +26,7 @@ fi
 
 # The tests that need root are #[ignore]d, so a plain `cargo test` says it did not run them.
 # `--workspace` keeps the workspace's feature set, so nothing is compiled a second time.
-echo "== tests that need root (cargo test -p arbor-cli -- --ignored)"
+echo "== tests that need root (cargo test --workspace --test pi_review|disk_faults -- --ignored)"
 if [ "$(id -u)" != "0" ]; then
   echo "!! not root: the full-tmpfs tests and the client as another user are IGNORED"
 else
