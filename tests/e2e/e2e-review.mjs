@@ -197,6 +197,18 @@ async function settingsScenario(display) {
     await s.exec(`document.getElementById("btn-ext-remove").click()`);
     await s.waitFor("removed", async () => /not installed/.test((await s.text("#ext-locations")) || ""), 10_000).catch(() => null);
     check("settings: Remove takes it away", /not installed/.test((await s.text("#ext-locations")) || ""));
+    // An older copy of Arbor's extension (as an earlier Arbor installed it): Install replaces it.
+    const installed = path.join(c.dir, "agent", "extensions", "arbor.ts");
+    fs.mkdirSync(path.dirname(installed), { recursive: true });
+    fs.writeFileSync(installed, fs.readFileSync(H.EXTENSION, "utf8").replace('ARBOR_EXTENSION_VERSION = "', 'ARBOR_EXTENSION_VERSION = "0.0.'));
+    await s.exec(`document.querySelector('.tab[data-tab="detail"]').click(); document.querySelector('.tab[data-tab="pi"]').click()`);
+    await s.waitFor("the older copy", async () => /Install replaces it/.test((await s.text("#ext-locations")) || ""), 10_000).catch(() => null);
+    check("settings: an older copy of the extension is named as such", /version 0\.0\.0\.1\.0 \(Install replaces it/.test((await s.text("#ext-locations")) || ""), await s.text("#ext-locations"));
+    await s.exec(`document.getElementById("btn-ext-install").click()`);
+    await s.waitFor("replaced", async () => /All sessions: installed$/.test((await s.text("#ext-locations")) || ""), 60_000).catch(() => null);
+    check("settings: Install replaces the older copy with this Arbor's", fs.readFileSync(installed, "utf8") === fs.readFileSync(H.EXTENSION, "utf8"));
+    await s.exec(`document.getElementById("btn-ext-remove").click()`);
+    await s.waitFor("removed again", async () => /not installed/.test((await s.text("#ext-locations")) || ""), 10_000).catch(() => null);
     // Off: the socket goes, and Pi compacts by itself at once.
     await s.exec(`document.getElementById("review-policy").value = "off"; document.getElementById("btn-save-review").click()`);
     await s.waitFor("socket removed", () => !fs.existsSync(c.sock), 10_000).catch(() => null);

@@ -411,8 +411,11 @@ pub fn get_pi_extension_status(
 /// `arbor-cli pi install-extension`.
 pub fn install_extension(review: &ReviewState, project: Option<&str>) -> Result<InstallResult, AppError> {
     use pi_review::pi_check::CheckStatus;
-    let report = pi_review::install::install_checked(&location_for(project), false, true)
-        .map_err(|e| AppError::Refused(e.to_string()))?;
+    let loc = location_for(project);
+    // Install is the person's explicit choice: an older or changed copy of Arbor's own extension
+    // is replaced (and put back if Pi cannot load the new one); another file is never touched.
+    let ours = pi_review::install::location_status(&loc).arbor;
+    let report = pi_review::install::install_checked(&loc, ours, true).map_err(|e| AppError::Refused(e.to_string()))?;
     let c = &report.check;
     let (mut note, mut warn) = match c.status {
         CheckStatus::Passed => (

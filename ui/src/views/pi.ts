@@ -36,7 +36,9 @@ function showStatus(st: PiExtensionStatus): void {
         ? "another file of that name (left alone)"
         : l.current
           ? "installed"
-          : `installed, version ${l.version ?? "?"} (this Arbor has ${st.extensionVersion})`;
+          : l.version === st.extensionVersion
+            ? "installed, a changed copy (Install replaces it with this Arbor's)"
+            : `installed, version ${l.version ?? "?"} (Install replaces it with this Arbor's ${st.extensionVersion})`;
     const row = el("div", "ext-location small", `${l.scope === "global" ? "All sessions" : "This project"}: ${what}`);
     row.dataset.scope = l.scope;
     row.dataset.installed = String(l.present && l.arbor);
