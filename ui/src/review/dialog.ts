@@ -17,6 +17,7 @@ import { jumpTo } from "../session/selection";
 import { graph } from "../graph/shared";
 import * as store from "../store";
 import { bodyOf, countdownText, dropAlarmText, editSection, retentionText } from "./pure";
+import { ROLE_CLASS } from "../summary/pure";
 
 interface Open {
   prompt: ReviewPrompt;
@@ -133,17 +134,6 @@ async function send(choice: ReviewChoice, done: string): Promise<void> {
     if (current) current.busy = false;
   }
 }
-
-const ROLE_CLASS: Record<string, string> = {
-  goal: "r-goal",
-  constraints: "r-constraints",
-  done: "r-done",
-  inProgress: "r-progress",
-  blocked: "r-blocked",
-  decisions: "r-decisions",
-  nextSteps: "r-next",
-  criticalContext: "r-critical",
-};
 
 function render(): void {
   const o = current;

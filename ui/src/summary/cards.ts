@@ -8,18 +8,7 @@ import { renderMarkdown } from "../render/markdown";
 import { link } from "./bench";
 import type { Bench } from "./bench";
 import { openDiff } from "./diff";
-import { bodyOf, sectionCounts } from "./pure";
-
-const ROLE_CLASS: Record<string, string> = {
-  goal: "r-goal",
-  constraints: "r-constraints",
-  done: "r-done",
-  inProgress: "r-progress",
-  blocked: "r-blocked",
-  decisions: "r-decisions",
-  nextSteps: "r-next",
-  criticalContext: "r-critical",
-};
+import { bodyOf, ROLE_CLASS, sectionCounts } from "./pure";
 
 /** The section cards, and the split turn's prefix sections in a box of their own. */
 export function renderSections(b: Bench): HTMLElement[] {

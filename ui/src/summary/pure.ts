@@ -179,3 +179,15 @@ export function authorLabel(author: string, detail: string): string {
 export function isPlaceholder(text: string): boolean {
   return /^\s*\(?\s*(none|n\/a|nothing( yet)?)\s*\)?\.?\s*$/i.test(text);
 }
+
+/** A section role's CSS class (the colour bar of a card, in the workbench and the review). */
+export const ROLE_CLASS: Record<string, string> = {
+  goal: "r-goal",
+  constraints: "r-constraints",
+  done: "r-done",
+  inProgress: "r-progress",
+  blocked: "r-blocked",
+  decisions: "r-decisions",
+  nextSteps: "r-next",
+  criticalContext: "r-critical",
+};
