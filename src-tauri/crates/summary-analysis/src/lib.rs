@@ -15,6 +15,8 @@
 //!   inferred rule for branch summaries, see [`span()`]).
 //! * [`check()`] / [`retention`]: what the previous summary carried that this one lost, and
 //!   which facts of the span the summary mentions.
+//! * [`quality`]: the probe score, citations, growth, the cost of forgetting and the artifact
+//!   ledger: is the summary good enough to keep working from.
 //! * [`draft`]: the same analysis of a summary Pi has drafted and not written yet.
 //! * [`edit_entry`] / [`revert_entry`] / [`history`]: the edit chain. How an edit marks itself
 //!   is documented in [`edit`]. An edit or revert is judged as its chain's origin (span,
@@ -34,6 +36,7 @@ pub mod diff;
 pub mod draft;
 pub mod edit;
 pub mod parse;
+pub mod quality;
 pub mod span;
 mod words;
 
@@ -47,4 +50,5 @@ pub use edit::{
 pub use parse::{
     parse, print, replace_section, role_of, Item, Marker, Section, SectionRole, Summary, TURN_CONTEXT_MARKER,
 };
+pub use quality::{citations, forgetting, quality, score, with_ledger, Quality};
 pub use span::{span, span_count, span_messages, Span};

@@ -10,6 +10,7 @@ pub mod label;
 pub mod migrate;
 pub mod navigate;
 pub mod pi;
+pub mod quality;
 pub mod rename;
 pub mod search;
 pub mod summary;

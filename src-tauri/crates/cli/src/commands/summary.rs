@@ -29,6 +29,10 @@ pub enum SummaryCommand {
     Edit(EditArgs),
     /// Append a compaction that restores an edited summary's original text
     Revert(RevertArgs),
+    /// Probe score by kind (recall, artifact, decision, continuation), unsupported items, growth and the cost of forgetting
+    Score(super::quality::ScoreArgs),
+    /// Each summary item with the span entries that support it (unsupported items marked)
+    Cite(ShowArgs),
 }
 
 #[derive(Args, Debug)]
@@ -99,6 +103,8 @@ pub fn run(a: SummaryArgs) -> CmdResult {
         SummaryCommand::Diff(a) => diff(a),
         SummaryCommand::Edit(a) => edit(a),
         SummaryCommand::Revert(a) => revert(a),
+        SummaryCommand::Score(a) => super::quality::score(a),
+        SummaryCommand::Cite(a) => super::quality::cite(a),
     }
 }
 
@@ -110,7 +116,7 @@ fn kind_name(session: &Session, idx: usize) -> &'static str {
 }
 
 /// Resolves `--entry ID` to a summary entry (compaction or branch summary).
-fn summary_entry(session: &Session, id: &str) -> Result<usize, String> {
+pub(super) fn summary_entry(session: &Session, id: &str) -> Result<usize, String> {
     let i = session
         .index_of(id)
         .ok_or_else(|| format!("no entry with id {id} in this session; run `arbor-cli tree FILE` to see the ids"))?;
@@ -123,7 +129,7 @@ fn summary_entry(session: &Session, id: &str) -> Result<usize, String> {
     Ok(i)
 }
 
-fn print_json(v: &J) {
+pub(super) fn print_json(v: &J) {
     println!("{}", serde_json::to_string_pretty(v).expect("JSON"));
 }
 
