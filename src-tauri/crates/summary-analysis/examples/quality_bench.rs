@@ -22,6 +22,28 @@ fn main() {
         last = Some((score, cites));
     }
     times.sort_by(f64::total_cmp);
+    // The parts, for finding where the time goes.
+    let part = |f: &dyn Fn()| {
+        let mut t: Vec<f64> = (0..11)
+            .map(|_| {
+                let s = Instant::now();
+                f();
+                s.elapsed().as_secs_f64() * 1000.0
+            })
+            .collect();
+        t.sort_by(f64::total_cmp);
+        t[5]
+    };
+    let s_ms = part(&|| {
+        summary_analysis::score(&session, largest, &text);
+    });
+    let c_ms = part(&|| {
+        summary_analysis::citations(&session, largest, &text);
+    });
+    let r_ms = part(&|| {
+        summary_analysis::retention(&session, largest, &text);
+    });
+    eprintln!("parts (median): score {s_ms:.2} ms (of which the retention facts {r_ms:.2} ms), cite {c_ms:.2} ms");
     let (score, cites) = last.unwrap();
     println!(
         "compaction {} (span {span} entries, summary {} chars): score {:?}, {} probes, {} items, {} unsupported; score + cite median {:.2} ms, min {:.2} ms (21 rounds, the first one cold)",

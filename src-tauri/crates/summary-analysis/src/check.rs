@@ -437,7 +437,8 @@ fn is_error_line(lower: &str) -> bool {
 
 fn has_word(lower: &str, w: &str) -> bool {
     let mut from = 0;
-    while let Some(p) = lower[from..].find(w) {
+    // memmem's SIMD search: this runs for every rule word over whole assistant texts.
+    while let Some(p) = memchr::memmem::find(&lower.as_bytes()[from..], w.as_bytes()) {
         let at = from + p;
         let before = lower[..at].chars().next_back();
         let after = lower[at + w.len()..].chars().next();

@@ -292,10 +292,11 @@ fn is_progress_line(line: &str) -> bool {
 
 /// Values of a tool's output: its last lines, progress lines left out.
 fn output_values(text: &str) -> Vec<(String, String)> {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let from = lines.len().saturating_sub(OUTPUT_TAIL_LINES);
+    // From the end: a long output is not split whole to find its last lines.
+    let mut lines: Vec<&str> = text.lines().rev().filter(|l| !l.trim().is_empty()).take(OUTPUT_TAIL_LINES).collect();
+    lines.reverse();
     let mut out = Vec::new();
-    for l in &lines[from..] {
+    for l in &lines {
         if l.len() > 2000 || is_progress_line(l.trim()) {
             continue;
         }
@@ -360,6 +361,14 @@ fn sentences(text: &str) -> Vec<String> {
         out.push(cur.trim().to_string());
     }
     out
+}
+
+/// The last sentence of a text (the last line's last sentence), without splitting it all.
+fn last_sentence(text: &str) -> Option<&str> {
+    let line = text.lines().rev().map(str::trim).find(|l| !l.is_empty())?;
+    let body = line.trim_end_matches(['.', '!', '?', '。']);
+    let start = body.rfind(|c: char| matches!(c, '.' | '!' | '?' | '。')).map_or(0, |p| p + 1);
+    Some(line[start..].trim())
 }
 
 /// The summary, prepared once for all probes.
@@ -441,7 +450,8 @@ fn collect(session: &Session, entries: &[usize]) -> Collected {
                 for (v, l) in text_values(&text).into_iter().take(RECALL_PER_ENTRY) {
                     c.recall.push((v, l, id.to_string(), "the user"));
                 }
-                for s in sentences(&text) {
+                let rules = if states_rule(&text) { sentences(&text) } else { Vec::new() };
+                for s in rules {
                     if states_rule(&s) {
                         c.decisions.push((clip(&s, MAX_SENTENCE_CHARS), id.to_string(), "the user"));
                     }
@@ -481,14 +491,16 @@ fn collect(session: &Session, entries: &[usize]) -> Collected {
                         _ => {}
                     }
                 }
-                for s in sentences(&text) {
+                // Most assistant texts state no rule: one scan of the whole text first.
+                let rules = if states_rule(&text) { sentences(&text) } else { Vec::new() };
+                for s in rules {
                     if states_rule(&s) && !s.ends_with('?') {
                         c.decisions.push((clip(&s, MAX_SENTENCE_CHARS), id.to_string(), "the assistant"));
                     }
                 }
                 c.last_work = match last_call {
                     Some(w) => Some((w, id.to_string(), true)),
-                    None => sentences(&text).pop().map(|s| (clip(&s, MAX_SENTENCE_CHARS), id.to_string(), false)),
+                    None => last_sentence(&text).map(|s| (clip(s, MAX_SENTENCE_CHARS), id.to_string(), false)),
                 }
                 .or(c.last_work.take());
             }
