@@ -367,7 +367,7 @@ fn sentences(text: &str) -> Vec<String> {
 fn last_sentence(text: &str) -> Option<&str> {
     let line = text.lines().rev().map(str::trim).find(|l| !l.is_empty())?;
     let body = line.trim_end_matches(['.', '!', '?', '。']);
-    let start = body.rfind(|c: char| matches!(c, '.' | '!' | '?' | '。')).map_or(0, |p| p + 1);
+    let start = body.rfind(['.', '!', '?', '。']).map_or(0, |p| p + body[p..].chars().next().map_or(1, char::len_utf8));
     Some(line[start..].trim())
 }
 
@@ -661,6 +661,13 @@ mod tests {
         for v in ["34 ms", "342 s", "0.73", "13%"] {
             assert!(!a.has_value(v), "{v} must not count");
         }
+    }
+
+    #[test]
+    fn last_sentence_of_a_text() {
+        assert_eq!(last_sentence("First. Then the build.\nNext I run the tests。最後です。"), Some("最後です。"));
+        assert_eq!(last_sentence("one line only"), Some("one line only"));
+        assert_eq!(last_sentence("a. b!\n\n"), Some("b!"));
     }
 
     #[test]
