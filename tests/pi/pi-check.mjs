@@ -5,11 +5,12 @@
 //
 //   node tests/pi/pi-check.mjs load FILE [--leaf ID|null]
 //   node tests/pi/pi-check.mjs append FILE --text T [--reply R]
-//   node tests/pi/pi-check.mjs append-loop FILE --rounds N [--sleep-ms MAX] [--tag T]
+//   node tests/pi/pi-check.mjs append-loop FILE --rounds N [--sleep-ms MAX | --every-ms N] [--tag T]
 //
 // append-loop: one SessionManager opens FILE once and appends N user+assistant pairs, with a
 // random sleep of 0..MAX ms (default 4) before each message, as a running Pi would while another
-// program (Arbor) appends to the same file. Pi does not re-read the file: each of its entries
+// program (Arbor) appends to the same file (--every-ms N: exactly N ms before each message, a
+// steady writer). Pi does not re-read the file: each of its entries
 // parents to Pi's own in-memory leaf. Prints {ids:[{id,parentId}…]} in the order written.
 //
 // Exit codes: 0 ok, 2 usage, 3 Pi is not installed, 4 Pi refuses (append on a file Pi would rewrite).
@@ -154,7 +155,7 @@ async function append(pi, file, text, reply) {
 	return { pi: pi.version, parentId: before, ids, leafId: sm.getLeafId() };
 }
 
-async function appendLoop(pi, file, rounds, sleepMs, tag) {
+async function appendLoop(pi, file, rounds, sleepMs, tag, everyMs) {
 	const SM = pi.sessionManager;
 	const parsed = SM.loadEntriesFromFile(file);
 	if (parsed.length === 0) fail(4, `${file}: Pi does not accept this file's header (it would replace the file); not appending.`);
@@ -165,7 +166,7 @@ async function appendLoop(pi, file, rounds, sleepMs, tag) {
 	const sm = SM.SessionManager.open(file, path.dirname(file));
 	const startLeaf = sm.getLeafId();
 	const written = [];
-	const nap = () => new Promise((r) => setTimeout(r, Math.random() * sleepMs));
+	const nap = () => new Promise((r) => setTimeout(r, everyMs !== undefined ? everyMs : Math.random() * sleepMs));
 	for (let i = 0; i < rounds; i++) {
 		await nap();
 		let parentId = sm.getLeafId();
@@ -182,7 +183,7 @@ async function appendLoop(pi, file, rounds, sleepMs, tag) {
 function parseArgs(argv) {
 	const [mode, file, ...rest] = argv;
 	const usage =
-		"usage: pi-check.mjs load FILE [--leaf ID|null] | append FILE --text T [--reply R] | append-loop FILE --rounds N [--sleep-ms MAX] [--tag T]";
+		"usage: pi-check.mjs load FILE [--leaf ID|null] | append FILE --text T [--reply R] | append-loop FILE --rounds N [--sleep-ms MAX | --every-ms N] [--tag T]";
 	if (!["load", "append", "append-loop"].includes(mode) || !file) fail(2, usage);
 	const o = { mode, file, sleepMs: 4, tag: "pi" };
 	for (let i = 0; i < rest.length; i++) {
@@ -194,6 +195,7 @@ function parseArgs(argv) {
 		else if (k === "--reply") o.reply = v;
 		else if (k === "--rounds" && mode === "append-loop") o.rounds = Number(v);
 		else if (k === "--sleep-ms" && mode === "append-loop") o.sleepMs = Number(v);
+		else if (k === "--every-ms" && mode === "append-loop") o.everyMs = Number(v);
 		else if (k === "--tag" && mode === "append-loop") o.tag = v;
 		else fail(2, `unknown option ${k}; ${usage}`);
 		i++;
@@ -211,7 +213,7 @@ let out;
 try {
 	if (args.mode === "load") out = load(pi, args.file, args.leaf);
 	else if (args.mode === "append") out = await append(pi, args.file, args.text, args.reply);
-	else out = await appendLoop(pi, args.file, args.rounds, args.sleepMs, args.tag);
+	else out = await appendLoop(pi, args.file, args.rounds, args.sleepMs, args.tag, args.everyMs);
 } catch (e) {
 	fail(1, e && e.stack ? e.stack : String(e));
 }

@@ -378,3 +378,112 @@ fn pi_and_arbor_append_to_one_file_at_the_same_time() {
     );
     eprintln!("concurrent: {f:?}; {:.1} s, seed {seed}", run_time.as_secs_f64());
 }
+
+/// Labels while Pi appends every 3 ms: a label means the same whatever the leaf, so
+/// `arbor-cli label` plans again on the grown file instead of refusing. At least 95 % of the
+/// labels must land, none lost (each acknowledged label is in the file, on the file's leaf of
+/// its moment), no torn line, and Pi reads the file as Arbor does.
+#[test]
+fn labels_land_while_pi_appends_every_3_ms() {
+    if !pi::pi_or_skip("labels_land_while_pi_appends_every_3_ms") {
+        return;
+    }
+    let rounds: usize = std::env::var("ARBOR_CONCURRENT_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+    let dir: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("labels-under-pi-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("2025-03-01T09-00-00-000Z_labels.jsonl");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../session-engine/tests/fixtures/conformance/basic-tool-chain.jsonl"),
+        &file,
+    )
+    .unwrap();
+    let targets: Vec<String> = {
+        let session = Session::open(&file).unwrap();
+        (0..session.len()).map(|i| session.id(i).to_string()).collect()
+    };
+    let started = Instant::now();
+    let pi_child = Command::new("node")
+        .arg(pi::repo_root().join("tests/pi/pi-check.mjs"))
+        .arg("append-loop")
+        .arg(&file)
+        .args(["--rounds", &rounds.to_string(), "--every-ms", "3", "--tag", "pi-steady"])
+        .env_remove("PI_CODING_AGENT_DIR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cannot run node");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(pi_child.wait_with_output()).unwrap());
+    let (mut runs, mut refused, mut overtaken, mut while_pi) = (0usize, 0usize, 0usize, 0usize);
+    let mut acked: Vec<(String, String)> = Vec::new();
+    let pi_out = loop {
+        let pi_done = rx.try_recv().ok();
+        assert!(started.elapsed() < Duration::from_secs(120), "Pi's append loop did not finish within 120 s");
+        let text = format!("steady {runs}");
+        let o = arbor(&dir)
+            .arg("label")
+            .arg(&file)
+            .args(["--entry", &targets[runs % targets.len()], "--text", &text, "--json"])
+            .output()
+            .unwrap();
+        runs += 1;
+        while_pi += usize::from(pi_done.is_none());
+        match classify("label", &o) {
+            Outcome::Acked(id) => acked.push((id, text)),
+            Outcome::Refused => refused += 1,
+            Outcome::Overtaken => overtaken += 1,
+            Outcome::Declined => panic!("a label is never declined"),
+        }
+        if let Some(o) = pi_done {
+            break o.unwrap();
+        }
+    };
+    assert!(pi_out.status.success(), "Pi's append loop failed: {}", String::from_utf8_lossy(&pi_out.stderr));
+    let pv: serde_json::Value = serde_json::from_slice(&pi_out.stdout).unwrap();
+    let pi_written: Vec<String> =
+        pv["ids"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap().to_string()).collect();
+    assert_eq!(pi_written.len(), rounds * 2);
+
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.ends_with('\n'));
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("a torn line ({e}): {l:.200}")))
+        .collect();
+    let ids: Vec<&str> = lines[1..].iter().map(|v| v["id"].as_str().unwrap()).collect();
+    let pos: HashMap<&str, usize> = ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+    for id in &pi_written {
+        assert!(pos.contains_key(id.as_str()), "Pi's entry {id} is missing");
+    }
+    let mut on_pi = 0;
+    for (id, label) in &acked {
+        let i = *pos.get(id.as_str()).unwrap_or_else(|| panic!("the acknowledged label {id} is missing"));
+        let v = &lines[i + 1];
+        assert_eq!((v["type"].as_str(), v["label"].as_str()), (Some("label"), Some(label.as_str())));
+        assert_eq!(v["parentId"].as_str(), Some(ids[i - 1]), "label {id} on a stale leaf");
+        on_pi += usize::from(pi_written.iter().any(|p| p == ids[i - 1]));
+    }
+    assert_eq!(ids.len(), targets.len() + pi_written.len() + acked.len() + overtaken, "lines nobody acknowledged");
+    let pi_view = pi::assert_pi_agrees(&file, None);
+    assert_eq!(pi_view.entries, ids.len());
+
+    let landed = acked.len() as f64 / runs as f64;
+    eprintln!(
+        "labels under a steady Pi writer (every 3 ms, {} Pi entries): {} runs ({} while Pi wrote), {} landed ({:.1} %), {} refused, {} overtaken, {} on one of Pi's entries; {:.1} s",
+        pi_written.len(),
+        runs,
+        while_pi,
+        acked.len(),
+        landed * 100.0,
+        refused,
+        overtaken,
+        on_pi,
+        started.elapsed().as_secs_f64()
+    );
+    assert!(while_pi >= 20, "too few labels ran while Pi wrote ({while_pi}) to measure anything");
+    assert!(on_pi > 0, "no label was written on one of Pi's entries: the writers did not interleave");
+    assert!(landed >= 0.95, "only {:.1} % of the labels landed", landed * 100.0);
+}

@@ -207,6 +207,39 @@ pub fn append_entry_planned(path: &Path, entry: &Value, sync: bool, planned_len:
     append_line_planned(path, &crate::entries::line(entry), sync, Some(planned_len))
 }
 
+/// How often an entry whose meaning does not depend on the leaf (a label, a session name) is
+/// planned again when another program appended between reading and writing: at most this many
+/// attempts, within [`REPLAN_WITHIN`]. A compaction or a navigation is never retried this way:
+/// its meaning depends on the leaf it was planned on.
+pub const REPLAN_ATTEMPTS: u32 = 20;
+pub const REPLAN_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Runs `attempt` (plan on what was read, then a planned append) until it does not fail with
+/// [`StoreError::Changed`]; between two attempts `refresh` reads what the other program
+/// appended, so the next plan hangs the entry on the grown file's leaf. Returns the result and
+/// the number of attempts; after [`REPLAN_ATTEMPTS`] or [`REPLAN_WITHIN`], the last `Changed`.
+pub fn replanned<T>(
+    mut attempt: impl FnMut() -> Result<T, StoreError>,
+    mut refresh: impl FnMut() -> Result<(), StoreError>,
+) -> Result<(T, u32), StoreError> {
+    let start = std::time::Instant::now();
+    let mut n = 0;
+    loop {
+        n += 1;
+        match attempt() {
+            Err(StoreError::Changed { path }) => {
+                if n >= REPLAN_ATTEMPTS || start.elapsed() >= REPLAN_WITHIN {
+                    return Err(StoreError::Changed { path });
+                }
+                // A short, growing pause: a writer in the middle of a burst gets past it.
+                std::thread::sleep(std::time::Duration::from_micros(200 * u64::from(n)));
+                refresh()?;
+            }
+            r => return r.map(|t| (t, n)),
+        }
+    }
+}
+
 /// A sidecar lock (`<session>.arbor-lock`) that keeps two Arbor processes from writing the same
 /// session. The JSONL itself is never locked, so Pi can always append.
 pub struct SessionLock {
