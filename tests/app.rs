@@ -149,8 +149,11 @@ fn label_is_an_appended_entry_and_clears() {
     assert!(!last_line.contains("\"label\":"), "clearing omits the label key: {last_line}");
 }
 
+/// A label means the same whatever the leaf: when another program appended since Arbor read the
+/// file, Arbor reads the new line and plans again, on the grown file's leaf when Arbor's leaf
+/// was the file's, and on Arbor's own leaf when the user had moved it.
 #[test]
-fn label_is_refused_when_another_program_appended_unseen() {
+fn label_replans_when_another_program_appended_unseen() {
     let e = env();
     let path = copy_demo_to(&e.agent.join("sessions").join("p"));
     let opened = sessions::open(&e.state, &path, false).unwrap();
@@ -161,11 +164,30 @@ fn label_is_refused_when_another_program_appended_unseen() {
     );
     std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(pi_line.as_bytes()).unwrap();
     let before = std::fs::read(&path).unwrap();
-    let err: arbor_app::error::IpcError =
-        navigate::set_label(&e.state, &target, Some("stale"), 0, None).unwrap_err().into();
-    assert_eq!(err.kind, arbor_app::error::ErrorKind::Refused, "{err:?}");
-    assert!(err.message.contains("changed while Arbor was writing"), "{}", err.message);
-    assert_eq!(std::fs::read(&path).unwrap(), before, "nothing was written on the stale leaf");
+    let after = navigate::set_label(&e.state, &target, Some("replanned"), 0, None).unwrap();
+    let text = std::fs::read(&path).unwrap();
+    assert!(text.starts_with(&before), "Pi's line stays, nothing is rewritten");
+    let last: serde_json::Value =
+        serde_json::from_str(std::str::from_utf8(&text[before.len()..]).unwrap().trim_end()).unwrap();
+    assert_eq!(last["label"], "replanned");
+    assert_eq!(last["parentId"], "0p1a0001", "planned again on the grown file's leaf");
+    assert_eq!(after.leaf_id.as_deref(), last["id"].as_str());
+    assert_eq!(after.entry_count, opened.entry_count + 2, "Arbor read Pi's line too");
+
+    // With Arbor's leaf moved off the file's leaf, the label stays under Arbor's leaf.
+    let parent_of_leaf = {
+        let session = session_engine::Session::open(&path).unwrap();
+        let i = session.index_of(&target).unwrap();
+        session.id(session.parent_of(i).unwrap()).to_string()
+    };
+    let args = BudgetArgs { budgets: Budgets::default(), context_window: 24000 };
+    navigate::continue_here(&e.state, &parent_of_leaf, &args).unwrap();
+    let pi_line2 = pi_line.replace("0p1a0001", "0p1a0002");
+    std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(pi_line2.as_bytes()).unwrap();
+    navigate::set_label(&e.state, &target, Some("here"), 0, None).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!((last["label"].as_str(), last["parentId"].as_str()), (Some("here"), Some(parent_of_leaf.as_str())));
 }
 
 #[test]

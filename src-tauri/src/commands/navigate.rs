@@ -113,27 +113,45 @@ pub fn set_label(
 /// Appends one entry (a label, a session name) as a child of Arbor's leaf, which it then becomes
 /// in Pi and in Arbor: `check` runs first, read-only files are refused, the id is `id` when free
 /// (tests) or a fresh one, and `entry(id, parent)` builds the line. The append takes the session
-/// lock and is planned on the bytes Arbor has read (if another program appended meanwhile,
-/// nothing is written); only the new bytes are read back, and any remembered leaf is forgotten.
+/// lock and is planned on the bytes Arbor has read. Such an entry means the same whatever the
+/// leaf, so when another program (Pi) appended meanwhile, Arbor reads the new bytes and plans
+/// again (`store::replanned`, bounded): on the grown file's leaf when Arbor's leaf was the
+/// file's, else on Arbor's own. Only the new bytes are read back, and any remembered leaf is
+/// forgotten.
 pub(crate) fn append_at_leaf(
     state: &AppState,
     id: Option<&str>,
     check: impl FnOnce(&session_engine::Session) -> Result<(), AppError>,
-    entry: impl FnOnce(&str, Option<&str>) -> pi_json::Value,
+    entry: impl Fn(&str, Option<&str>) -> pi_json::Value,
 ) -> Result<OpenedSession, AppError> {
     let (key, dto) = state.with_open(|o| {
-        let session = &o.session;
-        check(session)?;
-        if let Some(why) = session.read_only_reason() {
+        check(&o.session)?;
+        if let Some(why) = o.session.read_only_reason() {
             return Err(AppError::ReadOnly(why));
         }
-        let id = match id {
-            Some(id) if session.index_of(id).is_none() => id.to_string(),
-            _ => session_engine::ids::new_entry_id(|c| session.index_of(c).is_some()),
-        };
-        let entry = entry(&id, o.leaf.map(|l| session.id(l)));
         let _lock = SessionLock::try_acquire(&o.path)?;
-        append_entry_planned(&o.path, &entry, true, session.file_len())?;
+        let follows_file = o.leaf == o.session.file_leaf();
+        let cell = std::cell::RefCell::new(&mut *o);
+        let attempt = || -> Result<(), session_engine::store::StoreError> {
+            let o = cell.borrow();
+            let session = &o.session;
+            let id = match id {
+                Some(id) if session.index_of(id).is_none() => id.to_string(),
+                _ => session_engine::ids::new_entry_id(|c| session.index_of(c).is_some()),
+            };
+            let parent = if follows_file { session.file_leaf() } else { o.leaf };
+            let e = entry(&id, parent.map(|l| session.id(l)));
+            append_entry_planned(&o.path, &e, true, session.file_len()).map(|_| ())
+        };
+        let refresh = || -> Result<(), session_engine::store::StoreError> {
+            let mut o = cell.borrow_mut();
+            let path = o.path.display().to_string();
+            o.read_appended().map_err(|e| session_engine::store::StoreError::Io {
+                path,
+                source: std::io::Error::other(e.to_string()),
+            })
+        };
+        session_engine::store::replanned(attempt, refresh)?;
         o.read_appended()?;
         o.leaf = o.session.file_leaf();
         o.layout = relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
