@@ -84,6 +84,10 @@ enum Command {
     Rename(commands::rename::RenameArgs),
     /// Arbor's Pi extension: install, uninstall, status, and `serve` (review Pi's compactions before Pi writes them)
     Pi(commands::pi::PiArgs),
+    /// Two nodes side by side: common ancestor, and per side entries, context, summaries, files, commands, errors, cost
+    Compare(commands::compare::CompareArgs),
+    /// Bring entries the model no longer sees back into context: one custom message at the leaf
+    Recall(commands::recall::RecallArgs),
 }
 
 #[derive(Args, Debug)]
@@ -238,6 +242,8 @@ fn main() -> ExitCode {
         Command::Search(a) => commands::search::run(a),
         Command::Label(a) => commands::label::run(a),
         Command::Summary(a) => commands::summary::run(a),
+        Command::Compare(a) => commands::compare::run(a),
+        Command::Recall(a) => commands::recall::run(a),
         Command::Timeline(a) => commands::timeline::run(a),
         Command::Export(a) => commands::export::run(a),
         Command::Migrate(a) => commands::migrate::run(a),

@@ -2,6 +2,7 @@
 //! to do; `main` prints it and exits with 2.
 pub mod append;
 pub mod compact;
+pub mod compare;
 pub mod context;
 pub mod export;
 pub mod index;
@@ -11,6 +12,7 @@ pub mod migrate;
 pub mod navigate;
 pub mod pi;
 pub mod quality;
+pub mod recall;
 pub mod rename;
 pub mod search;
 pub mod summary;
