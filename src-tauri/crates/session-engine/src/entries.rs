@@ -105,3 +105,29 @@ pub fn thinking_level_change(id: &str, parent: Option<&str>, timestamp: &str, le
     m.insert("thinkingLevel", level.into());
     Value::Obj(m)
 }
+
+/// Pi's `appendCustomMessageEntry`: `{type, customType, content, display, details, id, parentId,
+/// timestamp}` in Pi's key order (`details` left out when None, as `JSON.stringify` drops an
+/// undefined value).
+pub fn custom_message(
+    id: &str,
+    parent: Option<&str>,
+    timestamp: &str,
+    custom_type: &str,
+    content: Value,
+    display: bool,
+    details: Option<Value>,
+) -> Value {
+    let mut m = Map::new();
+    m.insert("type", Value::Str("custom_message".into()));
+    m.insert("customType", Value::Str(custom_type.into()));
+    m.insert("content", content);
+    m.insert("display", Value::Bool(display));
+    if let Some(d) = details {
+        m.insert("details", d);
+    }
+    m.insert("id", Value::Str(id.into()));
+    m.insert("parentId", parent.map_or(Value::Null, |p| Value::Str(p.into())));
+    m.insert("timestamp", Value::Str(timestamp.into()));
+    Value::Obj(m)
+}

@@ -19,6 +19,7 @@ pub mod compaction;
 pub mod context;
 pub mod entries;
 pub mod ids;
+pub mod recall;
 pub mod report;
 pub mod session;
 pub mod settings;
