@@ -155,6 +155,25 @@ async function append(pi, file, text, reply) {
 	return { pi: pi.version, parentId: before, ids, leafId: sm.getLeafId() };
 }
 
+// fork: Pi's `/fork` (createBranchedSession) of FILE at --leaf ID; child: Pi's
+// newSession({parentSession: FILE}) with one user message and a reply (Pi writes a new session
+// file only once it has an assistant message). Both write into FILE's folder and print {file}.
+async function fork(pi, file, leaf) {
+	const sm = pi.sessionManager.SessionManager.open(file, path.dirname(file));
+	const out = sm.createBranchedSession(leaf ?? sm.getLeafId());
+	return { pi: pi.version, file: out, leafId: sm.getLeafId() };
+}
+
+async function child(pi, file, text) {
+	const SM = pi.sessionManager;
+	const sm = SM.SessionManager.create(path.dirname(file), path.dirname(file));
+	sm.newSession({ parentSession: file });
+	const faux = await import(pathToFileURL(path.join(HERE, "node_modules/@mariozechner/pi-ai/dist/providers/faux.js")).href);
+	sm.appendMessage({ role: "user", content: [{ type: "text", text: text ?? "child" }], timestamp: Date.now() });
+	sm.appendMessage(faux.fauxAssistantMessage("ok"));
+	return { pi: pi.version, file: sm.getSessionFile(), leafId: sm.getLeafId() };
+}
+
 async function appendLoop(pi, file, rounds, sleepMs, tag, everyMs) {
 	const SM = pi.sessionManager;
 	const parsed = SM.loadEntriesFromFile(file);
@@ -183,8 +202,8 @@ async function appendLoop(pi, file, rounds, sleepMs, tag, everyMs) {
 function parseArgs(argv) {
 	const [mode, file, ...rest] = argv;
 	const usage =
-		"usage: pi-check.mjs load FILE [--leaf ID|null] | append FILE --text T [--reply R] | append-loop FILE --rounds N [--sleep-ms MAX | --every-ms N] [--tag T]";
-	if (!["load", "append", "append-loop"].includes(mode) || !file) fail(2, usage);
+		"usage: pi-check.mjs load FILE [--leaf ID|null] | append FILE --text T [--reply R] | append-loop FILE --rounds N [--sleep-ms MAX | --every-ms N] [--tag T] | fork FILE [--leaf ID] | child FILE [--text T]";
+	if (!["load", "append", "append-loop", "fork", "child"].includes(mode) || !file) fail(2, usage);
 	const o = { mode, file, sleepMs: 4, tag: "pi" };
 	for (let i = 0; i < rest.length; i++) {
 		const k = rest[i];
@@ -213,6 +232,8 @@ let out;
 try {
 	if (args.mode === "load") out = load(pi, args.file, args.leaf);
 	else if (args.mode === "append") out = await append(pi, args.file, args.text, args.reply);
+	else if (args.mode === "fork") out = await fork(pi, args.file, args.leaf);
+	else if (args.mode === "child") out = await child(pi, args.file, args.text);
 	else out = await appendLoop(pi, args.file, args.rounds, args.sleepMs, args.tag, args.everyMs);
 } catch (e) {
 	fail(1, e && e.stack ? e.stack : String(e));

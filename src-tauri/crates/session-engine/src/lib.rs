@@ -18,6 +18,7 @@ pub mod chunk;
 pub mod compaction;
 pub mod context;
 pub mod entries;
+pub mod fork;
 pub mod ids;
 pub mod recall;
 pub mod report;

@@ -43,7 +43,24 @@ pub fn run(a: crate::InspectArgs) -> CmdResult {
     if a.custom_instructions.is_some() {
         o.custom_instructions = a.custom_instructions.clone();
     }
-    let v = report::inspect(&session, &o).map_err(|e| e.to_string())?;
+    let mut v = report::inspect(&session, &o).map_err(|e| e.to_string())?;
+    // A fork (Pi's /fork, forkFrom or newSession({parentSession})): where its parent is and
+    // whether it still resolves. Only for files that name one, so the oracle's report of every
+    // other file stays byte for byte what it was.
+    if let (Some(p), pi_json::Value::Obj(m)) = (session_engine::fork::parent_of(&a.file, &session), &mut v) {
+        let mut o = pi_json::Map::new();
+        o.insert("value", pi_json::Value::Str(p.parent_session.clone()));
+        o.insert("path", pi_json::Value::Str(p.path.display().to_string()));
+        o.insert("status", pi_json::Value::Str(p.status.as_str().into()));
+        o.insert("resolves", pi_json::Value::Bool(p.status == session_engine::fork::ParentStatus::Resolves));
+        o.insert("explain", pi_json::Value::Str(p.status.explain(&p.parent_session)));
+        let point = (p.status == session_engine::fork::ParentStatus::Resolves)
+            .then(|| session_engine::Session::open(&p.path).ok())
+            .flatten()
+            .and_then(|parent| session_engine::fork::fork_point(&session, &parent).map(|i| parent.id(i).to_string()));
+        o.insert("forkPointId", point.map_or(pi_json::Value::Null, pi_json::Value::Str));
+        m.insert("parentSession", pi_json::Value::Obj(o));
+    }
     let text = if a.pretty { pi_json::to_pretty(&v) } else { pi_json::to_string(&v) };
     println!("{text}");
     Ok(())
