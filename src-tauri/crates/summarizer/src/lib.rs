@@ -13,7 +13,11 @@
 //! - `session_ops`: the same on a file: lock, summarize, check the file did not move, append.
 //! - `offline`: the deterministic extractive summarizer, the default without a key.
 //! - `hooks`: before-compact / before-navigate external commands.
-//! - `setup`: provider name + model + base URL + key lookup → `Backend`.
+//! - `setup`: provider name + model + base URL + key lookup → `Backend` (or, for the judge,
+//!   `PROVIDER/MODEL` → a `Client`).
+//! - `judge`: the probe score of `summary_analysis::quality` asked of a model (answer from the
+//!   summary alone, then grade against the expected answer), bounded, cancellable, and always
+//!   reported apart from the offline score under the judge's provider and model.
 //!
 //! **Details and Pi compatibility (decision).** Pi writes `details: {readFiles, modifiedFiles}`.
 //! Arbor keeps those two keys first and, by default, appends `usage` (model calls), `tokensAfter`
@@ -28,6 +32,7 @@ pub mod catalog;
 pub mod chat;
 pub mod error;
 pub mod hooks;
+pub mod judge;
 pub mod keys;
 pub mod offline;
 pub mod overflow;

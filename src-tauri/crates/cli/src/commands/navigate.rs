@@ -94,11 +94,7 @@ impl Ctx {
             Some(path) => ArborSettings::load(&path).map_err(|e| e.to_string())?,
             None => ArborSettings::default(),
         };
-        let catalog_path = ArborSettings::default_path().and_then(|p| p.parent().map(|d| d.join("models.json")));
-        let catalog = match catalog_path {
-            Some(path) => Catalog::load(&path).map_err(|e| e.to_string())?,
-            None => Catalog::builtin(),
-        };
+        let catalog = catalog()?;
         let prepared =
             summarizer::setup::prepare_backend(&p.provider, p.model.as_deref(), p.base_url.as_deref(), &catalog)
                 .map_err(|e| e.to_string())?;
@@ -141,26 +137,44 @@ impl Ctx {
         F: FnOnce(CancellationToken, ProgressFn) -> Fut,
         Fut: Future<Output = summarizer::Result<T>>,
     {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-        let cancel = CancellationToken::new();
-        let progress: ProgressFn = Arc::new(|p| {
-            if let Progress::Retrying { attempt, delay, reason } = p {
-                eprintln!("attempt {attempt} failed ({reason}); retrying in {:.1} s", delay.as_secs_f64());
+        block_on(f)
+    }
+}
+
+/// The model catalog: Arbor's `models.json` beside its settings, else the built-in one.
+pub fn catalog() -> Result<Catalog, String> {
+    let catalog_path = ArborSettings::default_path().and_then(|p| p.parent().map(|d| d.join("models.json")));
+    match catalog_path {
+        Some(path) => Catalog::load(&path).map_err(|e| e.to_string()),
+        None => Ok(Catalog::builtin()),
+    }
+}
+
+/// Runs `f` on a runtime with Ctrl-C wired to cancellation and retries reported on stderr.
+pub fn block_on<T, F, Fut>(f: F) -> Result<T, String>
+where
+    F: FnOnce(CancellationToken, ProgressFn) -> Fut,
+    Fut: Future<Output = summarizer::Result<T>>,
+{
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let cancel = CancellationToken::new();
+    let progress: ProgressFn = Arc::new(|p| {
+        if let Progress::Retrying { attempt, delay, reason } = p {
+            eprintln!("attempt {attempt} failed ({reason}); retrying in {:.1} s", delay.as_secs_f64());
+        }
+    });
+    rt.block_on(async {
+        let c2 = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("cancelling…");
+                c2.cancel();
             }
         });
-        rt.block_on(async {
-            let c2 = cancel.clone();
-            tokio::spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    eprintln!("cancelling…");
-                    c2.cancel();
-                }
-            });
-            f(cancel, progress).await.map_err(|e| e.to_string())
-        })
-    }
+        f(cancel, progress).await.map_err(|e| e.to_string())
+    })
 }
