@@ -97,10 +97,9 @@ async fn with_extras_off_the_ledger_line_is_pis_line_with_the_longer_summary() {
 async fn an_offline_summary_gets_the_ledger_too_and_a_complete_one_is_left_alone() {
     let dir = tempfile::tempdir().unwrap();
     let file = support::copy_case(dir.path(), "cut-split-turn");
-    let done =
-        compact_file(&file, None, &settings(), &Backend::Offline, &opts(true), &CancellationToken::new(), None)
-            .await
-            .unwrap();
+    let done = compact_file(&file, None, &settings(), &Backend::Offline, &opts(true), &CancellationToken::new(), None)
+        .await
+        .unwrap();
     let (s, idx) = last_entry(&file);
     // Whatever the offline text left out is listed; nothing it mentions is.
     assert_eq!(summary_analysis::with_ledger(&s, idx, &done.outcome.summary), done.outcome.summary);
@@ -117,9 +116,10 @@ async fn a_branch_summary_with_the_ledger_lists_the_branch_left() {
     // Back to the first user message: the whole path after it is the branch left.
     let target = s.id(path[1]).to_string();
     drop(s);
-    let done = navigate_file(&file, None, &target, true, 0.0, None, &backend, &opts(true), &CancellationToken::new(), None)
-        .await
-        .unwrap();
+    let done =
+        navigate_file(&file, None, &target, true, 0.0, None, &backend, &opts(true), &CancellationToken::new(), None)
+            .await
+            .unwrap();
     let summary = done.summary.expect("a branch summary").summary;
     let at = summary.find("## Artifacts").expect("a ledger");
     assert!(summary[..at].contains("BRANCH"));
