@@ -350,6 +350,19 @@ fn the_ledger_box_sends_pi_its_draft_with_the_ledger_and_the_dialog_shows_what_i
     });
     assert_eq!(answer["decision"], "accept", "{answer}");
 
+    // An empty edit is refused with the box checked too: never a ledger alone.
+    let (mut pi, _) = Client::connect(&review.socket());
+    let req = request(&c, 1, &c.first_kept);
+    let answer = std::thread::scope(|scope| {
+        let waiting = scope.spawn(|| pi.ask(&req));
+        let id = next_request(&rx);
+        let empty = ReviewChoice::Edit { summary: " \n".into() };
+        assert!(decide_with_ledger(&e.state, &review, id, empty, true).is_err());
+        decide_with_ledger(&e.state, &review, id, ReviewChoice::Accept, false).unwrap();
+        waiting.join().unwrap()
+    });
+    assert_eq!(answer["decision"], "accept", "{answer}");
+
     // An edit gets the ledger of the edited text: what the edit names is not listed again.
     let (mut pi, _) = Client::connect(&review.socket());
     let req = request(&c, 1, &c.first_kept);

@@ -222,7 +222,8 @@ fn draft_basis(session: &Session, req: &ReviewRequest) -> Result<(Vec<usize>, Op
 fn with_ledger(state: &AppState, req: &ReviewRequest, choice: ReviewChoice) -> Result<ReviewChoice, AppError> {
     let text = match &choice {
         ReviewChoice::Accept => req.draft.summary.clone(),
-        ReviewChoice::Edit { summary } => summary.clone(),
+        // An empty edit is refused as it is, not sent as a ledger alone.
+        ReviewChoice::Edit { summary } if !summary.trim().is_empty() => summary.clone(),
         _ => return Ok(choice),
     };
     let file = Path::new(session_file(req)?).to_path_buf();
