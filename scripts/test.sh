@@ -52,6 +52,13 @@ else
   ARBOR_CLI="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor-cli" node --test "$ROOT/pi-extension/test/unit.test.mjs" "$ROOT/pi-extension/test/pi.test.mjs"
 fi
 
+echo "== Pi continues Arbor's artifact ledger (node --test tests/pi/ledger.test.mjs: arbor-cli compact --ledger, then the real pi)"
+if [ "${ARBOR_SKIP_PI:-}" = "1" ]; then
+  echo "!! ARBOR_SKIP_PI=1: the ledger's test with the real Pi is SKIPPED"
+else
+  ARBOR_CLI="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor-cli" node --test "$ROOT/tests/pi/ledger.test.mjs"
+fi
+
 echo "== fuzz smoke (each engine fuzz target ~20 s, nightly; scripts/fuzz-smoke.sh)"
 bash "$ROOT/scripts/fuzz-smoke.sh"
 

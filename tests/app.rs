@@ -8,6 +8,8 @@ use arbor_app::view::graph::GraphRowKind;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+/// The artifact ledger in the workbench's edits and the app's compactions: tests/ledger_cmds.rs.
+mod ledger_cmds;
 /// The session library in the app (picker, search, live follow): tests/library_cmds.rs.
 mod library_cmds;
 /// The app as Pi's reviewer over a real socket: tests/review.rs.

@@ -104,7 +104,7 @@ fn next_request(rx: &mpsc::Receiver<ReviewEvent>) -> u32 {
 }
 
 fn prefs(policy: ReviewPolicy, timeout_secs: u32) -> ReviewPrefs {
-    ReviewPrefs { policy, timeout_secs }
+    ReviewPrefs { policy, timeout_secs, artifact_ledger: false }
 }
 
 #[test]
@@ -302,4 +302,83 @@ fn a_socket_left_by_a_killed_arbor_is_replaced_and_said() {
     assert!(status.listening, "{status:?}");
     assert!(status.notes.iter().any(|n| n.contains("no longer running")), "{:?}", status.notes);
     assert!(UnixStream::connect(&socket).is_ok());
+}
+
+#[test]
+fn the_ledger_box_sends_pi_its_draft_with_the_ledger_and_the_dialog_shows_what_it_answers() {
+    use arbor_app::commands::review::decide_with_ledger;
+    let e = crate::support::env();
+    let c = case(&e);
+    let review = ReviewState::with_socket(e.tmp.path().join("run/review.sock"));
+    let mut p = prefs(ReviewPolicy::Review, 60);
+    p.artifact_ledger = true;
+    assert!(save_prefs(&e.state, &review, p).unwrap().prefs.artifact_ledger, "the preference is kept");
+    assert!(arbor_app::commands::review::load_prefs(&e.state).artifact_ledger, "and saved in Arbor's state");
+    let rx = subscribed(&review);
+    let (mut pi, _) = Client::connect(&review.socket());
+    let req = request(&c, 1, &c.first_kept);
+    let (answer, ledger) = std::thread::scope(|scope| {
+        let waiting = scope.spawn(|| pi.ask(&req));
+        let id = next_request(&rx);
+        let v = review_view(&e.state, &review, id).unwrap();
+        let l = v.ledger.clone().expect("the draft's ledger is shown");
+        assert!(!l.lines.is_empty(), "Pi's recorded draft leaves artifacts out");
+        for line in &l.lines {
+            assert!(l.text.contains(&format!("\n{line}\n")), "{line} is in the text with the ledger");
+        }
+        assert!(l.text.starts_with(c.summary.split("\n\n<read-files>").next().unwrap()), "the draft, then the ledger");
+        assert!(l.tokens_added > 0.0);
+        assert!(l.with.artifact.answered > l.without.artifact.answered, "{l:?}");
+        assert_eq!(l.with.artifact.probes, l.without.artifact.probes, "the same probes, the same span");
+        assert_eq!(l.with.recall.probes, l.without.recall.probes);
+        // Accept with the box checked: Pi is told to write its draft with the ledger.
+        decide_with_ledger(&e.state, &review, id, ReviewChoice::Accept, true).unwrap();
+        (waiting.join().unwrap(), l)
+    });
+    assert_eq!(answer["decision"], "edit", "{answer}");
+    assert_eq!(answer["summary"], ledger.text);
+    assert_eq!(std::fs::read_to_string(&c.file).unwrap(), c.written, "Pi writes it, not Arbor");
+
+    // The box unchecked: Pi's own draft, accepted as it is. (A final answer ends a connection.)
+    let (mut pi, _) = Client::connect(&review.socket());
+    let req = request(&c, 1, &c.first_kept);
+    let answer = std::thread::scope(|scope| {
+        let waiting = scope.spawn(|| pi.ask(&req));
+        let id = next_request(&rx);
+        decide_with_ledger(&e.state, &review, id, ReviewChoice::Accept, false).unwrap();
+        waiting.join().unwrap()
+    });
+    assert_eq!(answer["decision"], "accept", "{answer}");
+
+    // An empty edit is refused with the box checked too: never a ledger alone.
+    let (mut pi, _) = Client::connect(&review.socket());
+    let req = request(&c, 1, &c.first_kept);
+    let answer = std::thread::scope(|scope| {
+        let waiting = scope.spawn(|| pi.ask(&req));
+        let id = next_request(&rx);
+        let empty = ReviewChoice::Edit { summary: " \n".into() };
+        assert!(decide_with_ledger(&e.state, &review, id, empty, true).is_err());
+        decide_with_ledger(&e.state, &review, id, ReviewChoice::Accept, false).unwrap();
+        waiting.join().unwrap()
+    });
+    assert_eq!(answer["decision"], "accept", "{answer}");
+
+    // An edit gets the ledger of the edited text: what the edit names is not listed again.
+    let (mut pi, _) = Client::connect(&review.socket());
+    let req = request(&c, 1, &c.first_kept);
+    let named = ledger.lines[0].clone();
+    let edited = format!("{}\n\nAlso: {named}", c.summary.split("\n\n<read-files>").next().unwrap());
+    let answer = std::thread::scope(|scope| {
+        let waiting = scope.spawn(|| pi.ask(&req));
+        let id = next_request(&rx);
+        decide_with_ledger(&e.state, &review, id, ReviewChoice::Edit { summary: edited.clone() }, true).unwrap();
+        waiting.join().unwrap()
+    });
+    assert_eq!(answer["decision"], "edit");
+    let sent = answer["summary"].as_str().unwrap();
+    assert!(sent.starts_with(&edited), "{sent}");
+    assert_eq!(sent.matches(named.as_str()).count(), 1, "{named} is named once, by the edit: {sent}");
+    for l in &ledger.lines[1..] {
+        assert!(sent.contains(l.as_str()), "the rest of the ledger is sent: {l}");
+    }
 }

@@ -254,6 +254,7 @@ fn hooks_round_trip_and_a_cancelling_hook_writes_nothing() {
             before_navigate: None,
             timeout_ms: 5000,
             branch_summary_max_tokens: Some(4096),
+            artifact_ledger: false,
             path: None,
         },
     )

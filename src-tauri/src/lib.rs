@@ -57,6 +57,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         summary::get_summary_view,
         summary::diff_summaries,
         summary::save_summary_edit,
+        summary::summary_ledger_preview,
         summary::revert_summary,
         summary::resummarize_summary,
         summary::summary_markers,

@@ -297,6 +297,51 @@ async function branchScenario(display) {
   }
 }
 
+/** The review preference "add the artifact ledger", saved in the Pi tab, checks the dialog's
+ * box; Pi then writes the summary with the `## Artifacts` section. The span gets artifacts from a
+ * scripted turn whose tools run in the empty project (a failing grep, read and python). When
+ * Pi's draft already names every artifact, the person's short edit gets the ledger instead. */
+async function ledgerScenario(display) {
+  const c = await startCase(display, "ledger");
+  const { s } = c;
+  try {
+    H.setCompaction(base.agent, { enabled: false });
+    const tools = await H.runPi(["-p", "--session", c.file, "Show me how `ledger/legacy.py` formats amounts compared to `format_cents`."], { cwd: base.cwd, env: H.piEnv(base.agent) });
+    H.setCompaction(base.agent, { enabled: true });
+    check("ledger: Pi ran the scripted tool turn", tools.code === 0, tools.stderr);
+    await s.exec(`document.querySelector('.tab[data-tab="pi"]').click()`);
+    await s.waitFor("the Pi tab", async () => /Listening on/.test((await s.text("#review-status")) || ""), 10_000);
+    await s.exec(`document.getElementById("review-ledger").checked = true; document.getElementById("btn-save-review").click()`);
+    await s.waitFor("saved", async () => /Saved: review/.test((await s.text("#notice")) || ""), 10_000);
+    const pi = piCompacts(c);
+    await dialogShown(s);
+    await s.waitFor("the ledger panel", () => s.exec(`return !!document.getElementById("review-ledger")`), 10_000);
+    check("ledger: the preference checks the dialog's box", await s.exec(`return document.getElementById("review-ledger-box").checked`));
+    check("ledger: the dialog shows the draft's artifact probes with and without the ledger", /^artifact\d+\/\d+\d+\/\d+$/.test((await s.text('#review-ledger-scores tr[data-kind="artifact"]')) || ""), await s.text("#review-ledger-scores"));
+    const shown = await s.exec(`return Array.from(document.querySelectorAll("#review-ledger-lines li")).map((li) => li.textContent)`);
+    await s.screenshot("review-ledger");
+    if (shown.length) {
+      await s.exec(`document.getElementById("review-accept").click()`);
+    } else {
+      // Pi's draft names every artifact: a short edit leaves them out, and the ledger lists them.
+      await s.exec(`document.getElementById("review-edit-raw").click()`);
+      await s.waitFor("raw editor", () => s.exec(`return !!document.getElementById("review-editor")`));
+      await s.exec(`const ta = document.getElementById("review-editor"); ta.value = "## Goal\nReviewed in Arbor.\n"; ta.dispatchEvent(new Event("input"));`);
+      await s.exec(`document.getElementById("review-accept-edited").click()`);
+    }
+    const r = await pi;
+    check("ledger: Pi finishes its turn", r.code === 0, r.stderr);
+    const comp = lastCompaction(c.file);
+    check("ledger: Pi wrote the summary with the ledger", !!comp && comp.summary.includes("\n## Artifacts\n") && comp.fromHook === true, comp?.summary?.slice(-600));
+    check("ledger: every line the dialog showed is in what Pi wrote", shown.every((l) => comp?.summary?.includes(`- ${l}\n`) || comp?.summary?.endsWith(`- ${l}`)), JSON.stringify(shown));
+    check("ledger: the ledger comes before Pi's file lists", !comp?.summary?.includes("<read-files>") || comp.summary.indexOf("## Artifacts") < comp.summary.indexOf("<read-files>"));
+    await sameInArborAndPi("ledger", c.file);
+  } finally {
+    H.setCompaction(base.agent, { enabled: true });
+    await finish(s, c.driver, c.dir);
+  }
+}
+
 await prepare();
 await runScenarios(
   "e2e-review",
@@ -308,6 +353,7 @@ await runScenarios(
     ["limit", timeLimitScenario],
     ["two", twoPisScenario],
     ["branch", branchScenario],
+    ["ledger", ledgerScenario],
     ["settings", settingsScenario],
   ],
   {

@@ -130,6 +130,7 @@ pub fn hooks(st: &SummarizerState) -> Result<HooksView, AppError> {
         before_navigate: hook_line(&s.hooks.before_navigate),
         timeout_ms: timeout.min(u32::MAX as u64) as u32,
         branch_summary_max_tokens: s.branch_summary_max_tokens.map(|n| n.min(u32::MAX as u64) as u32),
+        artifact_ledger: s.artifact_ledger.unwrap_or(false),
         path: st.settings_path.as_ref().map(|p| p.display().to_string()),
     })
 }
@@ -150,6 +151,7 @@ pub fn save_hooks(st: &SummarizerState, v: &HooksView) -> Result<HooksView, AppE
     s.hooks.before_compact = cmd(&v.before_compact);
     s.hooks.before_navigate = cmd(&v.before_navigate);
     s.branch_summary_max_tokens = v.branch_summary_max_tokens.filter(|n| *n > 0).map(u64::from);
+    s.artifact_ledger = Some(v.artifact_ledger);
     s.save(&path)?;
     hooks(st)
 }

@@ -84,6 +84,7 @@ pub fn review_view(state: &AppState, review: &ReviewState, id: u32) -> Result<Re
             .and_then(|c| c.custom_instructions.clone())
             .or_else(|| req.branch.as_ref().and_then(|b| b.custom_instructions.clone())),
         valid_cuts: Vec::new(),
+        ledger: None,
         compute_ms: 0.0,
     };
     let file = match session_file(&req) {
@@ -122,6 +123,7 @@ pub fn review_view(state: &AppState, review: &ReviewState, id: u32) -> Result<Re
                     };
                 view.span_entry_ids = span.entries.iter().map(|&i| session.id(i).to_string()).collect();
                 view.check = Some(check_view(&check));
+                view.ledger = Some(LedgerView::of(session, &span.entries, span.previous, &draft));
                 let path = session.path(Some(leaf));
                 if let Some(at) = path.iter().position(|&i| session.id(i) == first_kept) {
                     view.kept_tokens = Some(tokens_from(session, &path, at));
@@ -139,6 +141,7 @@ pub fn review_view(state: &AppState, review: &ReviewState, id: u32) -> Result<Re
                 let (entries, check) = summary_analysis::draft::check_branch_draft(session, old, target, &draft);
                 view.span_entry_ids = entries.iter().map(|&i| session.id(i).to_string()).collect();
                 view.check = Some(check_view(&check));
+                view.ledger = Some(LedgerView::of(session, &entries, None, &draft));
             }
         }
         Ok(None)
@@ -188,6 +191,72 @@ pub fn cut_preview(state: &AppState, review: &ReviewState, id: u32, entry_id: &s
             },
         })
     })
+}
+
+/// The span a draft of `req` stands for in `session` and the compaction it replaces, as the
+/// dialog judges it: a compaction's from Pi's leaf and cut, a branch summary's from the leaf Pi
+/// leaves to its target.
+fn draft_basis(session: &Session, req: &ReviewRequest) -> Result<(Vec<usize>, Option<usize>), String> {
+    let leaf_id = req.session.leaf_id.as_deref().unwrap_or_default();
+    let leaf = session.index_of(leaf_id).ok_or_else(|| format!("Pi's leaf {leaf_id} is not in the file"))?;
+    match req.kind {
+        ReviewKind::Compaction => {
+            let first_kept = req.compaction.as_ref().map(|c| c.first_kept_entry_id.as_str()).unwrap_or_default();
+            let span = summary_analysis::draft::compaction_span(session, leaf, first_kept)?;
+            Ok((span.entries, span.previous))
+        }
+        ReviewKind::BranchSummary => {
+            let b = req.branch.as_ref();
+            let old = b.and_then(|b| b.old_leaf_id.as_deref()).and_then(|id| session.index_of(id)).unwrap_or(leaf);
+            let target = b
+                .and_then(|b| session.index_of(&b.target_id))
+                .ok_or_else(|| "the entry Pi navigates to is not in the file".to_string())?;
+            Ok((session_engine::branch::collect_branch_entries(session, Some(old), target).entries, None))
+        }
+    }
+}
+
+/// `choice` with the artifact ledger added to the text Pi is sent: an accepted draft becomes an
+/// edit when the ledger adds lines (else it stays Pi's own draft), an edit gets the ledger of the
+/// edited text. Other choices send no text and stay as they are.
+fn with_ledger(state: &AppState, req: &ReviewRequest, choice: ReviewChoice) -> Result<ReviewChoice, AppError> {
+    let text = match &choice {
+        ReviewChoice::Accept => req.draft.summary.clone(),
+        // An empty edit is refused as it is, not sent as a ledger alone.
+        ReviewChoice::Edit { summary } if !summary.trim().is_empty() => summary.clone(),
+        _ => return Ok(choice),
+    };
+    let file = Path::new(session_file(req)?).to_path_buf();
+    let added = state.with_open(|o| {
+        if o.path != file {
+            return Err(AppError::Refused("open Pi's session to add the artifact ledger".into()));
+        }
+        let (entries, prev) = draft_basis(&o.session, req)
+            .map_err(|why| AppError::Refused(format!("the artifact ledger cannot be added: {why}")))?;
+        Ok(summary_analysis::quality::with_ledger_over(&o.session, &entries, prev, &text))
+    })?;
+    Ok(match choice {
+        ReviewChoice::Accept if added == text => ReviewChoice::Accept,
+        _ => ReviewChoice::Edit { summary: added },
+    })
+}
+
+/// Sends the person's choice to Pi, with the artifact ledger added to its text when `ledger`.
+/// A moved cut is checked first (Pi does not check it).
+pub fn decide_with_ledger(
+    state: &AppState,
+    review: &ReviewState,
+    id: u32,
+    choice: ReviewChoice,
+    ledger: bool,
+) -> Result<(), AppError> {
+    let choice = if ledger {
+        let (req, _) = review.request(id).ok_or_else(|| ended(id))?;
+        with_ledger(state, &req, choice)?
+    } else {
+        choice
+    };
+    decide(state, review, id, choice)
 }
 
 /// Sends the person's choice to Pi. A moved cut is checked first (Pi does not check it).
@@ -381,8 +450,9 @@ pub fn review_decide(
     review: State<'_, ReviewState>,
     review_id: u32,
     choice: ReviewChoice,
+    ledger: bool,
 ) -> IpcResult<()> {
-    Ok(decide(&state, &review, review_id, choice)?)
+    Ok(decide_with_ledger(&state, &review, review_id, choice, ledger)?)
 }
 
 #[tauri::command]

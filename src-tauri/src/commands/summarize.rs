@@ -79,6 +79,7 @@ pub(crate) fn run_options(
     if let Some(x) = s.record_details_extras {
         o.record_extras = x;
     }
+    o.artifact_ledger = s.artifact_ledger.unwrap_or(false);
     Ok(o)
 }
 

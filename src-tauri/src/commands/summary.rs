@@ -14,6 +14,7 @@ use crate::state::layout::relayout;
 use crate::state::markers::MarkerCache;
 use crate::state::state_file::ArborStateFile;
 use crate::state::summarizer::{effective_base_url, env_base_url, Running, SummarizerState};
+use crate::view::review::LedgerView;
 use crate::view::summarize::SummaryProgress;
 use crate::view::summary::{
     diff_view, is_summary, retention_view, sections_of, summary_view, MarkerFactsView, ResummaryView, SummaryDiffView,
@@ -119,6 +120,19 @@ pub fn save_edit(
     now_ms: i64,
     id: Option<&str>,
 ) -> Result<SummaryWrite, AppError> {
+    save_edit_ledger(state, entry_id, text, false, now_ms, id)
+}
+
+/// [`save_edit`], with the artifact ledger added to `text` when `ledger` (judged, like the
+/// workbench's checks, over the span of the chain's origin, on the session the entry is built on).
+pub fn save_edit_ledger(
+    state: &AppState,
+    entry_id: &str,
+    text: &str,
+    ledger: bool,
+    now_ms: i64,
+    id: Option<&str>,
+) -> Result<SummaryWrite, AppError> {
     if text.trim().is_empty() {
         return Err(AppError::BadInput(
             "the edited summary is empty; write the summary text or cancel the edit".into(),
@@ -129,8 +143,21 @@ pub fn save_edit(
         entry_id,
         now_ms,
         id,
-        Box::new(move |s, idx, leaf, id, ts| sm::edit_entry(s, idx, leaf, text, id, ts)),
+        Box::new(move |s, idx, leaf, id, ts| {
+            if ledger {
+                sm::edit_entry(s, idx, leaf, &sm::with_ledger(s, idx, text), id, ts)
+            } else {
+                sm::edit_entry(s, idx, leaf, text, id, ts)
+            }
+        }),
     )
+}
+
+/// What "Add artifact ledger" would add to `text` as the summary `entry_id`: its lines, the text
+/// with them, the tokens they cost and the probe scores by kind without and with them.
+pub fn ledger_preview(state: &AppState, entry_id: &str, text: &str) -> Result<LedgerView, AppError> {
+    let (s, i) = state.with_open(|o| Ok((o.session.snapshot(), summary_idx(o, entry_id)?)))?;
+    Ok(LedgerView::of_entry(&s, i, text))
 }
 
 /// Appends a revert of edited compaction `entry_id` to its original text.
@@ -266,11 +293,28 @@ pub fn diff_summaries(state: State<'_, AppState>, from_id: String, to_id: String
     Ok(diff(&state, &from_id, &to_id)?)
 }
 
-/// Appends the edited text as a new compaction entry at the leaf (append-only).
+/// Appends the edited text as a new compaction entry at the leaf (append-only), with the
+/// artifact ledger added when `ledger`.
 #[tauri::command]
 #[specta::specta]
-pub fn save_summary_edit(state: State<'_, AppState>, entry_id: String, text: String) -> IpcResult<SummaryWrite> {
-    Ok(save_edit(&state, &entry_id, &text, time::now_ms(), None)?)
+pub fn save_summary_edit(
+    state: State<'_, AppState>,
+    entry_id: String,
+    text: String,
+    ledger: bool,
+) -> IpcResult<SummaryWrite> {
+    Ok(save_edit_ledger(&state, &entry_id, &text, ledger, time::now_ms(), None)?)
+}
+
+/// The artifact ledger `text` would get as the summary `entry_id` (nothing is written).
+#[tauri::command]
+#[specta::specta]
+pub async fn summary_ledger_preview(
+    state: State<'_, AppState>,
+    entry_id: String,
+    text: String,
+) -> IpcResult<LedgerView> {
+    Ok(ledger_preview(&state, &entry_id, &text)?)
 }
 
 /// Appends a compaction entry with the original text of an edited summary.

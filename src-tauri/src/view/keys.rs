@@ -82,6 +82,8 @@ pub struct HooksView {
     pub timeout_ms: u32,
     /// Branch-summary output limit (Pi's fixed 2048 when None).
     pub branch_summary_max_tokens: Option<u32>,
+    /// Add the artifact ledger to the compactions and branch summaries Arbor writes.
+    pub artifact_ledger: bool,
     /// Where they are saved (None: no home folder, so they cannot be saved).
     pub path: Option<String>,
 }

@@ -24,11 +24,15 @@ pub struct ReviewPrefs {
     pub policy: ReviewPolicy,
     /// How long Pi waits for the person, in seconds (default 300).
     pub timeout_secs: u32,
+    /// The dialog's "Add artifact ledger" box starts checked (default false: what Pi is sent
+    /// is its draft or the person's edit alone). A state file from before this key reads as off.
+    #[serde(default)]
+    pub artifact_ledger: bool,
 }
 
 impl Default for ReviewPrefs {
     fn default() -> Self {
-        ReviewPrefs { policy: ReviewPolicy::Review, timeout_secs: 300 }
+        ReviewPrefs { policy: ReviewPolicy::Review, timeout_secs: 300, artifact_ledger: false }
     }
 }
 
@@ -117,7 +121,105 @@ pub struct ReviewView {
     pub custom_instructions: Option<String>,
     /// Valid cut points on the path (entry ids, oldest first) for "Move the cut".
     pub valid_cuts: Vec<String>,
+    /// What the artifact ledger would add to Pi's draft, with the probe scores by kind with and
+    /// without it (None when the draft could not be analysed).
+    pub ledger: Option<LedgerView>,
     pub compute_ms: f64,
+}
+
+/// The artifact ledger of a draft: its lines (empty when the draft mentions every artifact),
+/// the text with it, what it costs, and what it answers.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerView {
+    pub lines: Vec<String>,
+    /// The draft with the ledger (the draft itself when there are no lines).
+    pub text: String,
+    /// Pi's estimate of the tokens the ledger adds (characters / 4, as Pi counts a summary).
+    pub tokens_added: f64,
+    pub without: ScoreByKind,
+    pub with: ScoreByKind,
+}
+
+/// The probe score of a text over the draft's span, by kind (`summary_analysis::quality`).
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ScoreByKind {
+    /// 0..1, the mean over the kinds that have probes (None: the span gives no probe).
+    pub score: Option<f64>,
+    pub recall: ProbeCount,
+    pub artifact: ProbeCount,
+    pub decision: ProbeCount,
+    pub continuation: ProbeCount,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ProbeCount {
+    pub probes: u32,
+    pub answered: u32,
+}
+
+impl LedgerView {
+    /// The ledger of `draft` over a draft's span (`entries`, and the compaction it replaces).
+    pub fn of(session: &session_engine::Session, entries: &[usize], prev: Option<usize>, draft: &str) -> LedgerView {
+        use summary_analysis::quality::{score_over, with_ledger_over};
+        let text = with_ledger_over(session, entries, prev, draft);
+        let without = score_over(session, entries, prev, draft);
+        let with = score_over(session, entries, prev, &text);
+        LedgerView::between(draft, text, &without, &with)
+    }
+
+    /// The ledger of `text` as the summary entry `idx` (an edit is judged as its chain's origin).
+    pub fn of_entry(session: &session_engine::Session, idx: usize, text: &str) -> LedgerView {
+        use summary_analysis::quality::score;
+        let with_ledger = summary_analysis::with_ledger(session, idx, text);
+        let (without, with) = (score(session, idx, text), score(session, idx, &with_ledger));
+        LedgerView::between(text, with_ledger, &without, &with)
+    }
+
+    fn between(
+        draft: &str,
+        text: String,
+        without: &summary_analysis::quality::Score,
+        with: &summary_analysis::quality::Score,
+    ) -> LedgerView {
+        // The ledger's own lines are the items its section gained (a draft may have an
+        // "Artifacts" section of its own, which the ledger extends).
+        let items = |t: &str| -> Vec<String> {
+            summary_analysis::parse(t)
+                .sections
+                .iter()
+                .filter(|s| s.title.eq_ignore_ascii_case("artifacts"))
+                .flat_map(|s| s.raw.lines().filter(|l| l.starts_with("- ")).map(str::to_string).collect::<Vec<_>>())
+                .collect()
+        };
+        let had = items(draft).len();
+        let lines = if text == draft { Vec::new() } else { items(&text).split_off(had) };
+        LedgerView {
+            tokens_added: summary_analysis::quality::text_tokens(&text) - summary_analysis::quality::text_tokens(draft),
+            without: without.into(),
+            with: with.into(),
+            lines,
+            text,
+        }
+    }
+}
+
+impl From<&summary_analysis::quality::Score> for ScoreByKind {
+    fn from(s: &summary_analysis::quality::Score) -> Self {
+        let k = |c: summary_analysis::quality::KindScore| ProbeCount {
+            probes: c.probes.min(u32::MAX as usize) as u32,
+            answered: c.answered.min(u32::MAX as usize) as u32,
+        };
+        ScoreByKind {
+            score: s.score,
+            recall: k(s.by_kind.recall),
+            artifact: k(s.by_kind.artifact),
+            decision: k(s.by_kind.decision),
+            continuation: k(s.by_kind.continuation),
+        }
+    }
 }
 
 /// The person's choice, sent back to Pi.

@@ -21,6 +21,7 @@ import type {
   InstallResult_Serialize,
   ItemView_Serialize,
   KeyState_Serialize,
+  LedgerView_Serialize,
   LibraryHit_Serialize,
   LibraryListing_Serialize,
   LibraryUiEvent_Serialize,
@@ -33,6 +34,7 @@ import type {
   PiExtensionStatus_Serialize,
   ProjectRow_Serialize,
   ResummaryView_Serialize,
+  ReviewPrefs_Serialize,
   ReviewEvent_Serialize,
   ReviewPrompt_Serialize,
   ReviewStatus_Serialize,
@@ -48,6 +50,7 @@ import type {
   SummaryProgress_Serialize,
   SummaryView_Serialize,
   SummaryWrite_Serialize,
+  ScoreByKind_Serialize,
   VersionView_Serialize,
 } from "./bindings";
 export type * from "./bindings";
@@ -78,6 +81,7 @@ export type IndexStatus = IndexStatus_Serialize;
 export type InstallResult = InstallResult_Serialize;
 export type ItemView = ItemView_Serialize;
 export type KeyState = KeyState_Serialize;
+export type LedgerView = LedgerView_Serialize;
 export type LibraryHit = LibraryHit_Serialize;
 export type LibraryListing = LibraryListing_Serialize;
 export type LibraryUiEvent = LibraryUiEvent_Serialize;
@@ -91,6 +95,7 @@ export type PiExtensionStatus = PiExtensionStatus_Serialize;
 export type ProjectRow = ProjectRow_Serialize;
 export type ResummaryView = ResummaryView_Serialize;
 export type ReviewEvent = ReviewEvent_Serialize;
+export type ReviewPrefs = ReviewPrefs_Serialize;
 export type ReviewPrompt = ReviewPrompt_Serialize;
 export type ReviewStatus = ReviewStatus_Serialize;
 export type ReviewView = ReviewView_Serialize;
@@ -100,6 +105,7 @@ export type Selection = Selection_Serialize;
 export type SendResult = SendResult_Serialize;
 export type SessionRow = SessionRow_Serialize;
 export type SpanView = SpanView_Serialize;
+export type ScoreByKind = ScoreByKind_Serialize;
 export type SummarizerConfig = SummarizerConfig_Serialize;
 export type SummaryDiffView = SummaryDiffView_Serialize;
 export type SummaryProgress = SummaryProgress_Serialize;

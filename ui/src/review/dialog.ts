@@ -18,6 +18,7 @@ import { graph } from "../graph/shared";
 import * as store from "../store";
 import { bodyOf, countdownText, dropAlarmText, editSection, retentionText } from "./pure";
 import { ROLE_CLASS } from "../summary/pure";
+import { ledgerPreferred, rememberReviewPrefs, renderReviewLedger } from "./ledger";
 
 interface Open {
   prompt: ReviewPrompt;
@@ -32,6 +33,8 @@ interface Open {
   picking: boolean;
   cut: CutPreview | null;
   arbor: string | null;
+  /** "Add artifact ledger": Accept and Accept edited send the text with the ledger. */
+  ledger: boolean;
   busy: boolean;
 }
 
@@ -50,7 +53,7 @@ declare global {
 export async function startReview(): Promise<void> {
   const ch = new Channel<ReviewEvent_Deserialize>();
   ch.onmessage = (e) => onEvent(e as ReviewEvent);
-  await call(api.reviewSubscribe(ch));
+  rememberReviewPrefs((await call(api.reviewSubscribe(ch))).prefs);
 }
 
 function onEvent(e: ReviewEvent): void {
@@ -74,7 +77,7 @@ function onEvent(e: ReviewEvent): void {
 
 async function open(prompt: ReviewPrompt): Promise<void> {
   const askedAt = Date.now();
-  current = { prompt, view: null, text: "", sections: [], editing: null, picking: false, cut: null, arbor: null, busy: false };
+  current = { prompt, view: null, text: "", sections: [], editing: null, picking: false, cut: null, arbor: null, ledger: ledgerPreferred(), busy: false };
   const sheet = $("review");
   sheet.hidden = false;
   sheet.replaceChildren(el("div", "review-head", "Pi is waiting: reading its draft…"));
@@ -127,8 +130,9 @@ async function send(choice: ReviewChoice, done: string): Promise<void> {
   if (!current || current.busy) return;
   current.busy = true;
   try {
-    await call(api.reviewDecide(current.prompt.reviewId, choice));
-    notify(done);
+    const ledger = current.ledger && (choice.action === "accept" || choice.action === "edit");
+    await call(api.reviewDecide(current.prompt.reviewId, choice, ledger));
+    notify(ledger ? `${done} It gets Arbor's artifact ledger.` : done);
   } catch (e) {
     report(e);
     if (current) current.busy = false;
@@ -175,6 +179,7 @@ function render(): void {
     ret.appendChild(ul);
     parts.push(ret);
   }
+  if (v?.ledger) parts.push(renderReviewLedger(v.ledger, o.ledger, o.text !== v.summary, (on) => (o.ledger = on)));
   parts.push(renderDraft(o));
   if (o.picking || o.cut) parts.push(renderCut(o));
   if (o.arbor !== null) parts.push(renderArbor(o));

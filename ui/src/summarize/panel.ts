@@ -145,6 +145,7 @@ async function loadHooks(): Promise<void> {
     input("hook-navigate").value = h.beforeNavigate ?? "";
     input("hook-timeout").value = String(h.timeoutMs);
     input("branch-max-tokens").value = h.branchSummaryMaxTokens ? String(h.branchSummaryMaxTokens) : "";
+    input("artifact-ledger").checked = h.artifactLedger;
     $("hooks-path").textContent = h.path ? `Arbor settings: ${h.path}` : "No home folder: settings cannot be saved.";
   } catch (e) {
     app.notify(errorText(e), "error");
@@ -159,6 +160,7 @@ async function saveHooks(): Promise<void> {
         beforeNavigate: input("hook-navigate").value.trim() || null,
         timeoutMs: Number(input("hook-timeout").value) || 30000,
         branchSummaryMaxTokens: Number(input("branch-max-tokens").value) || null,
+        artifactLedger: input("artifact-ledger").checked,
         path: null,
       }),
     );

@@ -7,11 +7,13 @@ import type { SummaryView, SummaryWrite } from "../ipc";
 import { button, el } from "../dom";
 import type { WorkbenchDeps } from "./bench";
 import { replaceSectionBody } from "./pure";
+import { ledgerOption, type LedgerOption } from "./ledger";
 
 export class SummaryEditor {
   /** Where the editor opens, above the section cards; empty while it is closed. */
   readonly box: HTMLElement = el("div", "wb-editor-box");
   private editing: { section: number | null } | null = null;
+  private ledger: LedgerOption | null = null;
   private busy = false;
 
   constructor(
@@ -52,6 +54,8 @@ export class SummaryEditor {
     if (section !== null) row.appendChild(button("Raw text instead", () => this.open(null, this.editedText() ?? this.v.text)));
     row.appendChild(el("span", "muted small", "Saving appends a compaction entry at the leaf; nothing earlier in the file changes."));
     box.appendChild(row);
+    this.ledger = ledgerOption(this.v.entryId, () => this.editedText() ?? this.v.text, "wb-ledger");
+    box.appendChild(this.ledger.el);
     ta.focus();
     box.scrollIntoView({ block: "nearest" });
   }
@@ -65,18 +69,21 @@ export class SummaryEditor {
 
   close(): void {
     this.editing = null;
+    this.ledger = null;
     this.box.replaceChildren();
   }
 
   async save(): Promise<void> {
     const text = this.editedText();
     if (text === null || this.busy) return;
-    if (text === this.v.text) {
+    const ledger = this.ledger?.checked() ?? false;
+    // Unchanged text with the ledger box checked still saves: the ledger is the change.
+    if (text === this.v.text && !ledger) {
       this.deps.notify("Nothing changed; no entry was appended.");
       this.close();
       return;
     }
-    await this.write(() => call(api.saveSummaryEdit(this.v.entryId, text)), "edit");
+    await this.write(() => call(api.saveSummaryEdit(this.v.entryId, text, ledger)), "edit");
   }
 
   async revert(): Promise<void> {

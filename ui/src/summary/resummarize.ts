@@ -10,6 +10,7 @@ import { renderMarkdown } from "../render/markdown";
 import type { Bench } from "./bench";
 import { renderDiff } from "./diff";
 import { scoreLabel } from "./pure";
+import { ledgerOption } from "./ledger";
 
 export function openResummarize(b: Bench): void {
   const body = b.openOverlay("Re-summarize the same span and compare (nothing is written)", "wb-resum-view");
@@ -79,12 +80,14 @@ function compare(b: Bench, r: ResummaryView): HTMLElement {
   cols.appendChild(col(`Alternative (${r.summarizer})`, scoreLabel(r.retentionNew.mentioned, r.retentionNew.total), r.text, "wb-col-new"));
   box.appendChild(cols);
   const actions = el("div", "wb-actions");
-  const use = button("Use this", () => void b.write(() => call(api.saveSummaryEdit(b.v.entryId, r.text)), "edit"), "primary", b.v.editRefusal ?? "Append it as an edit of this summary");
+  const ledger = ledgerOption(b.v.entryId, () => r.text, "wb-resum-ledger");
+  const use = button("Use this", () => void b.write(() => call(api.saveSummaryEdit(b.v.entryId, r.text, ledger.checked())), "edit"), "primary", b.v.editRefusal ?? "Append it as an edit of this summary");
   use.id = "wb-use-this";
   use.disabled = !b.v.editable;
   actions.appendChild(use);
   if (!b.v.editable && b.v.editRefusal) actions.appendChild(el("span", "muted small", b.v.editRefusal));
   box.appendChild(actions);
+  if (b.v.editable) box.appendChild(ledger.el);
   box.appendChild(el("div", "wb-h", "Diff: existing → alternative"));
   box.appendChild(renderDiff(r.diff));
   return box;

@@ -6,6 +6,7 @@ import { api, call } from "../ipc";
 import type { PiExtensionStatus, ReviewStatus } from "../ipc";
 import { $, el } from "../dom";
 import { notify, report } from "../notice";
+import { rememberReviewPrefs } from "../review/ledger";
 
 function project(): string | null {
   const p = ($("ext-project") as HTMLInputElement).value.trim();
@@ -15,6 +16,8 @@ function project(): string | null {
 function showReviewer(r: ReviewStatus): void {
   ($("review-policy") as HTMLSelectElement).value = r.prefs.policy;
   ($("review-timeout") as HTMLInputElement).value = String(Math.round((r.prefs.timeoutSecs / 60) * 100) / 100);
+  ($("review-ledger") as HTMLInputElement).checked = r.prefs.artifactLedger;
+  rememberReviewPrefs(r.prefs);
   const parts: string[] = [];
   if (r.listening) parts.push(`Listening on ${r.socket}.`);
   else if (r.prefs.policy === "off") parts.push("Off: Pi does not ask Arbor.");
@@ -60,7 +63,8 @@ export function initPiTab(): void {
       notify("The time limit is a number of minutes above 0.", "error");
       return;
     }
-    call(api.saveReviewPrefs({ policy, timeoutSecs: Math.max(1, Math.round(minutes * 60)) }))
+    const artifactLedger = ($("review-ledger") as HTMLInputElement).checked;
+    call(api.saveReviewPrefs({ policy, timeoutSecs: Math.max(1, Math.round(minutes * 60)), artifactLedger }))
       .then((r) => {
         showReviewer(r);
         notify(policy === "off" ? "Pi no longer asks Arbor." : `Saved: ${policy}, ${minutes} min.`);

@@ -155,7 +155,34 @@ pub struct CompactArgs {
     #[arg(long, value_name = "ID")]
     pub keep_from: Option<String>,
     #[command(flatten)]
+    pub ledger: LedgerArgs,
+    #[command(flatten)]
     pub provider: ProviderArgs,
+}
+
+/// The artifact ledger of a written summary (default: Arbor's setting `artifactLedger`, else off).
+#[derive(Args, Debug, Clone, Copy)]
+pub struct LedgerArgs {
+    /// Add the artifact ledger: a `## Artifacts` section listing the paths, commands and errors
+    /// of the summarized span that the summary does not mention
+    #[arg(long, overrides_with = "no_ledger")]
+    pub ledger: bool,
+    /// No artifact ledger, whatever Arbor's settings say
+    #[arg(long, overrides_with = "ledger")]
+    pub no_ledger: bool,
+}
+
+impl LedgerArgs {
+    /// The flags first, then Arbor's setting; off when neither says (Pi's text alone).
+    pub fn resolve(self, setting: Option<bool>) -> bool {
+        if self.ledger {
+            true
+        } else if self.no_ledger {
+            false
+        } else {
+            setting.unwrap_or(false)
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -179,6 +206,8 @@ pub struct NavigateArgs {
     /// Label to attach
     #[arg(long)]
     pub label: Option<String>,
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
     #[command(flatten)]
     pub provider: ProviderArgs,
 }

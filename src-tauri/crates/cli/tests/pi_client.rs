@@ -147,6 +147,51 @@ async fn compaction_gemini() {
     compaction_through(Fmt::Gemini).await;
 }
 
+/// `--ledger`: the model's summary with an `## Artifacts` section; Pi shows it as summary text.
+#[tokio::test]
+async fn compaction_with_the_artifact_ledger() {
+    let case = "compaction_with_the_artifact_ledger";
+    let (dir, file) = setup("compact-ledger", "basic-tool-chain");
+    let server = Server::start(|r, _| ok_answer(Fmt::OpenAi, r, "## Goal\nA terse summary")).await;
+    let before = len(&file);
+    let base = server.base_v1();
+    let args = [
+        "compact",
+        "--keep-recent-tokens",
+        "800",
+        "--provider",
+        "openai",
+        "--model",
+        "m",
+        "--base-url",
+        &base,
+        "--ledger",
+    ];
+    let id = arbor_async(&dir, &file, args.iter().map(|s| s.to_string()).collect()).await;
+    let Some(v) = check_write(case, &file, before, &["compaction"], &id) else { return };
+    assert_eq!(v.messages[0].role, "compactionSummary");
+    let text = &v.messages[0].text;
+    assert!(text.starts_with("## Goal\nA terse summary"), "{text}");
+    assert!(text.contains("\n\n## Artifacts\n") && text.contains("\n- ran `"), "Pi sees the ledger: {text}");
+}
+
+/// `navigate --summarize --ledger`: the branch summary with the ledger of the branch left.
+#[tokio::test]
+async fn navigation_with_a_branch_summary_and_the_artifact_ledger() {
+    let case = "navigation_with_a_branch_summary_and_the_artifact_ledger";
+    let (dir, file) = setup("nav-ledger", NAV_FIXTURE);
+    let server = Server::start(|r, _| ok_answer(Fmt::OpenAi, r, "## Goal\nA terse branch summary")).await;
+    let before = len(&file);
+    let base = server.base_v1();
+    let args = ["navigate", "--target", NAV_TARGET, "--summarize", "--ledger", "--provider", "openai", "--model", "m"];
+    let mut args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    args.extend(["--base-url".to_string(), base]);
+    let leaf = arbor_async(&dir, &file, args).await;
+    let Some(v) = check_write(case, &file, before, &["branch_summary"], &leaf) else { return };
+    let text = &v.messages.iter().find(|m| m.role == "branchSummary").expect("Pi shows the branch summary").text;
+    assert!(text.contains("A terse branch summary\n\n## Artifacts\n"), "Pi sees the ledger: {text}");
+}
+
 // ---- Navigation ----------------------------------------------------------------------------
 
 /// branch-simple-siblings: 55732918 is on a branch off the file's leaf.

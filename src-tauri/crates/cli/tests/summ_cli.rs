@@ -289,3 +289,55 @@ async fn rate_limit_is_retried_and_reported() {
     assert!(stderr(&o).contains("retrying in"), "{}", stderr(&o));
     assert_eq!(server.count(), 2);
 }
+
+/// The last line of `file`'s summary (compaction or branch summary).
+fn last_summary(file: &Path) -> String {
+    let text = std::fs::read_to_string(file).unwrap();
+    let v: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    v["summary"].as_str().unwrap_or_default().to_string()
+}
+
+#[tokio::test]
+async fn the_ledger_comes_from_the_flag_else_arbors_setting_and_is_off_by_default() {
+    let dir = scratch("ledger");
+    let server = Server::start(|r, _| ok_answer(Fmt::OpenAi, r, "Terse summary.")).await;
+    let compact = |file: &Path, flags: &[&str]| {
+        let mut c = bin(&dir);
+        c.env("OPENAI_API_KEY", "sk-test").args(["compact"]).arg(file).args([
+            "--keep-recent-tokens",
+            "800",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            &server.base_v1(),
+        ]);
+        c.args(flags);
+        c
+    };
+    let run = |name: &str, flags: &[&str]| {
+        let file = dir.join(format!("{name}.jsonl"));
+        std::fs::copy(fixture("basic-tool-chain"), &file).unwrap();
+        (file.clone(), compact(&file, flags))
+    };
+    let (plain, c) = run("plain", &[]);
+    let o = output(c).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!last_summary(&plain).contains("## Artifacts"), "off by default");
+    let (with, c) = run("with", &["--ledger"]);
+    let o = output(c).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = last_summary(&with);
+    assert!(s.starts_with("Terse summary.") && s.contains("\n\n## Artifacts\n"), "{s}");
+    assert!(s.contains("\n- ran `"), "{s}");
+    // Arbor's setting turns it on; --no-ledger turns it off for one run.
+    std::fs::write(dir.join("arbor-settings.json"), r#"{"artifactLedger": true}"#).unwrap();
+    let (set, c) = run("setting", &[]);
+    assert!(output(c).await.status.success());
+    assert_eq!(last_summary(&set), s, "the setting gives the same ledger");
+    let (no, c) = run("no", &["--no-ledger"]);
+    assert!(output(c).await.status.success());
+    assert!(!last_summary(&no).contains("## Artifacts"));
+    std::fs::remove_file(dir.join("arbor-settings.json")).unwrap();
+}

@@ -48,6 +48,10 @@ pub struct ArborSettings {
     /// Write usage, tokensAfter and the summarizer's name into `details` (default true).
     #[serde(default)]
     pub record_details_extras: Option<bool>,
+    /// Add the artifact ledger to the summaries Arbor writes (default false: the model's text
+    /// alone, as Pi writes it).
+    #[serde(default)]
+    pub artifact_ledger: Option<bool>,
 }
 
 impl ArborSettings {

@@ -119,6 +119,10 @@ pub struct RunOptions {
     /// byte-for-byte Pi lines (used by the conformance comparison).
     pub record_extras: bool,
     pub hook: Option<HookCommand>,
+    /// Append the artifact ledger (`## Artifacts`: the span's paths, commands and errors the
+    /// summary does not mention) to the summary before the entry is built. Off by default: the
+    /// summary then is exactly the model's (or the hook's) text, as Pi would write it.
+    pub artifact_ledger: bool,
 }
 
 impl Default for RunOptions {
@@ -130,6 +134,7 @@ impl Default for RunOptions {
             model_max_output: None,
             record_extras: true,
             hook: None,
+            artifact_ledger: false,
         }
     }
 }
@@ -493,4 +498,57 @@ pub fn navigation_entries(
     new_id: impl FnMut() -> String,
 ) -> Vec<Value> {
     branch::navigation_entries(job, summary.map(BranchOutcome::summary).as_ref(), label, timestamp, new_id)
+}
+
+// ---- The artifact ledger -------------------------------------------------------------------
+
+/// `summary` with the artifact ledger added ([`summary_analysis::quality::ledger`]), judged as
+/// the compaction `job` plans: the span from the previous compaction's first kept entry (or the
+/// root) up to the new first kept entry, on the path to the job's leaf, the turn prefix of a
+/// split turn included. The span is found again by ids on `session`, so the session may have
+/// grown since the plan. Unchanged when the summary mentions every artifact already.
+pub fn compaction_ledger(session: &Session, job: &CompactionJob, summary: &str) -> Result<String> {
+    let Some(leaf) = job.leaf_id.as_deref() else { return Ok(summary.to_string()) };
+    let leaf = session
+        .index_of(leaf)
+        .ok_or_else(|| Error::Session(format!("the leaf {leaf} of the compaction is no longer in the session")))?;
+    let span = summary_analysis::draft::compaction_span(session, leaf, &job.prep.first_kept_entry_id)
+        .map_err(Error::Session)?;
+    Ok(summary_analysis::quality::with_ledger_over(session, &span.entries, span.previous, summary))
+}
+
+/// `summary` with the artifact ledger of the branch a navigation leaves (Pi's
+/// `collectEntriesForBranchSummary` from the old leaf to the target). A branch summary replaces
+/// no summary, so nothing counts as mentioned before it.
+pub fn branch_ledger(session: &Session, job: &NavigationJob, summary: &str) -> String {
+    let old = job.old_leaf_id.as_deref().and_then(|id| session.index_of(id));
+    let Some(target) = session.index_of(&job.target_id) else { return summary.to_string() };
+    let entries = branch::collect_branch_entries(session, old, target).entries;
+    summary_analysis::quality::with_ledger_over(session, &entries, None, summary)
+}
+
+impl CompactionOutcome {
+    /// Replaces the summary text (the ledger added after the model answered): `tokensAfter` is
+    /// estimated again, in the outcome and in the `details` extras that carry it.
+    pub fn set_summary(&mut self, job: &CompactionJob, summary: String) {
+        if summary == self.summary {
+            return;
+        }
+        self.tokens_after = job.tokens_after(&summary, self.tokens_before);
+        self.summary = summary;
+        if self.from_hook {
+            return;
+        }
+        if let Some(Value::Obj(d)) = &mut self.details {
+            if d.get("tokensAfter").is_some() {
+                d.insert("tokensAfter", Value::Num(self.tokens_after));
+            }
+        }
+    }
+}
+
+impl BranchOutcome {
+    pub fn set_summary(&mut self, summary: String) {
+        self.summary = summary;
+    }
 }

@@ -19,8 +19,8 @@ use crate::chat;
 use crate::error::{Error, Result};
 use crate::provider::{Client, CompletionRequest, ProgressFn, Usage};
 use crate::run::{
-    compaction_entry, navigation_entries, plan_compaction, plan_navigation, summarize_branch, summarize_compaction,
-    Backend, BranchOutcome, CompactionOutcome, RunOptions,
+    branch_ledger, compaction_entry, compaction_ledger, navigation_entries, plan_compaction, plan_navigation,
+    summarize_branch, summarize_compaction, Backend, BranchOutcome, CompactionOutcome, RunOptions,
 };
 use pi_json::{obj, Value};
 use session_engine::compaction::CompactionJob;
@@ -229,7 +229,7 @@ async fn compact_locked_planned(
         let job = planner(s, leaf_id, settings)?;
         Ok((job.clone(), s.file_len(), job.leaf_id == file_leaf_id(s)))
     })?;
-    let outcome = summarize_compaction(&job, backend, opts, cancel, progress).await?;
+    let mut outcome = summarize_compaction(&job, backend, opts, cancel, progress).await?;
     if cancel.is_cancelled() {
         return Err(Error::Cancelled);
     }
@@ -246,6 +246,12 @@ async fn compact_locked_planned(
             if planner(s, job.leaf_id.as_deref(), settings).ok().as_ref() != Some(&job) {
                 return Err(changed(path));
             }
+        }
+        // The ledger is added here, on the session the plan was just checked against, so that it
+        // judges the text that is written (a split turn's merged text, with its appendix).
+        if opts.artifact_ledger {
+            let text = compaction_ledger(s, &job, &outcome.summary)?;
+            outcome.set_summary(&job, text);
         }
         let id = ids::new_entry_id(|id| s.index_of(id).is_some());
         let entry = compaction_entry(&job, &outcome, &id, &time::now_iso());
@@ -325,11 +331,15 @@ pub async fn navigate_on(
     }
     let writes = job.prep.is_some() || label.is_some();
     let _lock = if writes { Some(lock(path)?) } else { None };
-    let summary = summarize_branch(&job, backend, opts, label, cancel, progress).await?;
+    let mut summary = summarize_branch(&job, backend, opts, label, cancel, progress).await?;
     if cancel.is_cancelled() {
         return Err(Error::Cancelled);
     }
     let written = host.with(|s| {
+        if let Some(b) = summary.as_mut().filter(|_| opts.artifact_ledger) {
+            let text = branch_ledger(s, &job, &b.summary);
+            b.set_summary(text);
+        }
         let mut taken: Vec<String> = Vec::new();
         let lines = navigation_entries(&job, summary.as_ref(), label, &time::now_iso(), || {
             let id = ids::new_entry_id(|id| s.index_of(id).is_some() || taken.iter().any(|t| t == id));

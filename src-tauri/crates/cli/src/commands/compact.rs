@@ -30,7 +30,8 @@ pub fn run(args: crate::CompactArgs) -> CmdResult {
     }
     drop(session);
     let ctx = super::navigate::Ctx::new(&args.provider, &args.budget)?;
-    let opts = ctx.options(args.instructions.clone(), false, ctx.arbor.hooks.before_compact.clone());
+    let mut opts = ctx.options(args.instructions.clone(), false, ctx.arbor.hooks.before_compact.clone());
+    opts.artifact_ledger = args.ledger.resolve(ctx.arbor.artifact_ledger);
     let backend = &ctx.backend;
     let (file, leaf) = (&args.file, args.leaf.as_deref());
     let keep_from = args.keep_from.as_deref();

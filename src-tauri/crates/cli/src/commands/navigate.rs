@@ -31,7 +31,8 @@ pub fn run(args: crate::NavigateArgs) -> CmdResult {
             session_engine::branch::branch_budget(window as f64, reserve)
         }
     };
-    let opts = ctx.options(args.instructions.clone(), false, ctx.arbor.hooks.before_navigate.clone());
+    let mut opts = ctx.options(args.instructions.clone(), false, ctx.arbor.hooks.before_navigate.clone());
+    opts.artifact_ledger = args.ledger.resolve(ctx.arbor.artifact_ledger);
     let backend = &ctx.backend;
     let a = &args;
     let done = ctx.block_on(|cancel, progress| async move {
@@ -128,6 +129,7 @@ impl Ctx {
             model_max_output: self.model_max_output,
             record_extras: env_extras.or(self.arbor.record_details_extras).unwrap_or(default_extras),
             hook,
+            artifact_ledger: self.arbor.artifact_ledger.unwrap_or(false),
         }
     }
 
