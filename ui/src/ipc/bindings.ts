@@ -109,6 +109,13 @@ export const commands = {
 	 *  the rest) on a thread of low priority: the graph's painting and a click's command come first.
 	 */
 	summaryMarkers: (entryIds: string[]) => typedError<MarkerFactsView[], IpcError>(__TAURI_INVOKE("summary_markers", { entryIds })),
+	/**  The quality panel of one summary entry, computed off the main thread. */
+	getSummaryQuality: (entryId: string) => typedError<SummaryQualityView_Serialize, IpcError>(__TAURI_INVOKE("get_summary_quality", { entryId })),
+	/**
+	 *  Computes the marks of every summary of the open session in the background (the UI asks after
+	 *  a session opens or grows, once its graph is drawn), sending them to `on_marks` slice by slice.
+	 */
+	warmSummaryQuality: (onMarks: Channel<QualityMarkView_Deserialize[]>) => typedError<QualityWarm, IpcError>(__TAURI_INVOKE("warm_summary_quality", { onMarks })),
 	/**  The path the export dialog proposes for this scope and format. */
 	exportDefaultPath: (scope: ExportScope, entryId: string | null, format: ExportFormat) => typedError<string, IpcError>(__TAURI_INVOKE("export_default_path", { scope, entryId, format })),
 	/**  The native save dialog ("Browse…" in the export dialog); None when the user cancelled it. */
@@ -202,6 +209,13 @@ export type Budgets = {
 	branchReserveTokens: number,
 };
 
+export type ByKindView = {
+	recall: KindScoreView,
+	artifact: KindScoreView,
+	decision: KindScoreView,
+	continuation: KindScoreView,
+};
+
 export type CatalogModel = CatalogModel_Serialize | CatalogModel_Deserialize;
 
 export type CatalogModel_Deserialize = {
@@ -241,6 +255,16 @@ export type CheckView_Serialize = {
 	dropped: DroppedView[],
 	moved: MovedView[],
 	retention: RetentionView,
+};
+
+/**  One item of the summary (a list item or a line of free text) with the entries that support it. */
+export type CitedView = {
+	/**  The section's unique name (the workbench's card is found by it). */
+	section: string,
+	text: string,
+	sources: SourceView[],
+	/**  Nothing in the span says this (no source, and at least three content words). */
+	unsupported: boolean,
 };
 
 /**  The preview of "Compact up to here": a plan, or a refusal (never both). */
@@ -625,6 +649,43 @@ export type FactView = {
 	mentioned: boolean,
 };
 
+/**  What the agent did again after a compaction because the summary did not carry it. */
+export type ForgettingView = ForgettingView_Serialize | ForgettingView_Deserialize;
+
+/**  What the agent did again after a compaction because the summary did not carry it. */
+export type ForgettingView_Deserialize = {
+	/**  Paths given to `read` again that had been read before the cut. */
+	rereadFiles: string[],
+	/**  Commands run again that had been run before the cut. */
+	rerunCommands: string[],
+	/**  Tool calls after the compaction before the first edit or write (all of them when none). */
+	callsBeforeFirstEdit: number,
+	edited: boolean,
+	/**  The same count from the start of the session: what the agent needs with nothing forgotten. */
+	baselineCallsBeforeFirstEdit?: number | null,
+	/**  Entries below the compaction up to the next one (or the end). */
+	windowEntries: number,
+	/**  Files re-read plus commands re-run (what the Timeline marks). */
+	cost: number,
+};
+
+/**  What the agent did again after a compaction because the summary did not carry it. */
+export type ForgettingView_Serialize = {
+	/**  Paths given to `read` again that had been read before the cut. */
+	rereadFiles: string[],
+	/**  Commands run again that had been run before the cut. */
+	rerunCommands: string[],
+	/**  Tool calls after the compaction before the first edit or write (all of them when none). */
+	callsBeforeFirstEdit: number,
+	edited: boolean,
+	/**  The same count from the start of the session: what the agent needs with nothing forgotten. */
+	baselineCallsBeforeFirstEdit: number | null,
+	/**  Entries below the compaction up to the next one (or the end). */
+	windowEntries: number,
+	/**  Files re-read plus commands re-run (what the Timeline marks). */
+	cost: number,
+};
+
 export type GraphRow = GraphRow_Serialize | GraphRow_Deserialize;
 
 /**
@@ -663,6 +724,8 @@ export type GraphRow_Deserialize = {
 	/**  Summary rows: retention score, facts of the span the summary mentions / all facts. */
 	retained?: number | null,
 	facts?: number | null,
+	/**  Summary rows: the probe score (0..1), once the background run or the workbench computed it. */
+	quality?: number | null,
 };
 
 export type GraphRow_Serialize = {
@@ -689,6 +752,8 @@ export type GraphRow_Serialize = {
 	/**  Summary rows: retention score, facts of the span the summary mentions / all facts. */
 	retained: number | null,
 	facts: number | null,
+	/**  Summary rows: the probe score (0..1), once the background run or the workbench computed it. */
+	quality: number | null,
 };
 
 export type GraphWindow = GraphWindow_Serialize | GraphWindow_Deserialize;
@@ -705,6 +770,28 @@ export type GraphWindow_Serialize = {
 	totalRows: number,
 	lanes: number,
 	rows: GraphRow_Serialize[],
+};
+
+/**  `notSmaller`: not smaller than what it replaced; `grew`: more than 1.5× the previous summary. */
+export type GrowthFlag = "notSmaller" | "grew";
+
+/**  Tokens (Pi's estimate) of the summary, of what it replaced and of the summary before it. */
+export type GrowthView = GrowthView_Serialize | GrowthView_Deserialize;
+
+/**  Tokens (Pi's estimate) of the summary, of what it replaced and of the summary before it. */
+export type GrowthView_Deserialize = {
+	summaryTokens: number | null,
+	replacedTokens: number | null,
+	previousSummaryTokens?: number | null,
+	flag?: GrowthFlag | null,
+};
+
+/**  Tokens (Pi's estimate) of the summary, of what it replaced and of the summary before it. */
+export type GrowthView_Serialize = {
+	summaryTokens: number | null,
+	replacedTokens: number | null,
+	previousSummaryTokens: number | null,
+	flag: GrowthFlag | null,
 };
 
 export type HitStatus = 
@@ -874,6 +961,12 @@ export type KeyringStatus = {
 	ok: boolean,
 	backend: string,
 	message: string,
+};
+
+/**  Probes of one kind, and how many the summary answers. */
+export type KindScoreView = {
+	probes: number,
+	answered: number,
 };
 
 /**  A file to open, from a second launch of `arbor FILE`. */
@@ -1187,6 +1280,18 @@ export type PiExtensionStatus_Serialize = {
 	reviewer: ReviewStatus_Serialize,
 };
 
+/**  What a probe asks after: an exact value, a path/command/error, a decision, or where the work stood. */
+export type ProbeKind = "recall" | "artifact" | "decision" | "continuation";
+
+export type ProbeView = {
+	kind: ProbeKind,
+	question: string,
+	expected: string,
+	/**  The span entry the probe was made from (the workbench reveals it on the graph). */
+	sourceEntryId: string,
+	answered: boolean,
+};
+
 /**  What a progress event reports. */
 export type ProgressKind = 
 /**  A call starts (`attempt` > 1: a retry). */
@@ -1212,6 +1317,56 @@ export type ProjectRow_Serialize = {
 	lastModified: string | null,
 };
 
+/**
+ *  What the graph's marker and the Timeline show of one summary, computed for every summary of
+ *  the session in the background.
+ */
+export type QualityMarkView = QualityMarkView_Serialize | QualityMarkView_Deserialize;
+
+/**
+ *  What the graph's marker and the Timeline show of one summary, computed for every summary of
+ *  the session in the background.
+ */
+export type QualityMarkView_Deserialize = {
+	entryId: string,
+	score: ScoreView_Deserialize,
+	/**
+	 *  Compactions only, once computed at the file's current length (a compaction's mark comes
+	 *  first without it).
+	 */
+	forgetting?: ForgettingView_Deserialize | null,
+};
+
+/**
+ *  What the graph's marker and the Timeline show of one summary, computed for every summary of
+ *  the session in the background.
+ */
+export type QualityMarkView_Serialize = {
+	entryId: string,
+	score: ScoreView_Serialize,
+	/**
+	 *  Compactions only, once computed at the file's current length (a compaction's mark comes
+	 *  first without it).
+	 */
+	forgetting: ForgettingView_Serialize | null,
+};
+
+/**  How the background computation of every summary's marks went. */
+export type QualityWarm = {
+	/**
+	 *  Another call was already computing: it went on with this call's session version and now
+	 *  sends its marks to this call's channel; this one returned at once.
+	 */
+	joined: boolean,
+	/**  Summaries this call scored. */
+	scored: number,
+	/**  Compactions whose cost of forgetting this call computed. */
+	forgetting: number,
+	/**  Summary entries in the session when it finished. */
+	summaries: number,
+	elapsedMs: number | null,
+};
+
 /**  An alternative summary of the same span, written nowhere. */
 export type ResummaryView = ResummaryView_Serialize | ResummaryView_Deserialize;
 
@@ -1224,6 +1379,9 @@ export type ResummaryView_Deserialize = {
 	diff: SummaryDiffView_Deserialize,
 	retentionExisting: RetentionView,
 	retentionNew: RetentionView,
+	/**  The probe score by kind of the existing summary and of the alternative, over the same span. */
+	qualityExisting: ScoreView_Deserialize,
+	qualityNew: ScoreView_Deserialize,
 	/**  "offline summarizer" or "openai gpt-4o-mini". */
 	summarizer: string,
 	offline: boolean,
@@ -1240,6 +1398,9 @@ export type ResummaryView_Serialize = {
 	diff: SummaryDiffView_Serialize,
 	retentionExisting: RetentionView,
 	retentionNew: RetentionView,
+	/**  The probe score by kind of the existing summary and of the alternative, over the same span. */
+	qualityExisting: ScoreView_Serialize,
+	qualityNew: ScoreView_Serialize,
 	/**  "offline summarizer" or "openai gpt-4o-mini". */
 	summarizer: string,
 	offline: boolean,
@@ -1442,6 +1603,30 @@ export type RootRow = {
 	exists: boolean,
 };
 
+/**
+ *  The probe score of a text as a summary: overall (0..1, the mean over the kinds that have
+ *  probes; None when the span gives none) and by kind.
+ */
+export type ScoreView = ScoreView_Serialize | ScoreView_Deserialize;
+
+/**
+ *  The probe score of a text as a summary: overall (0..1, the mean over the kinds that have
+ *  probes; None when the span gives none) and by kind.
+ */
+export type ScoreView_Deserialize = {
+	score?: number | null,
+	byKind: ByKindView,
+};
+
+/**
+ *  The probe score of a text as a summary: overall (0..1, the mean over the kinds that have
+ *  probes; None when the span gives none) and by kind.
+ */
+export type ScoreView_Serialize = {
+	score: number | null,
+	byKind: ByKindView,
+};
+
 export type SearchHit = {
 	entryId: string,
 	row: number,
@@ -1638,6 +1823,12 @@ export type SettingsScope = "global" | "project";
 
 export type SortKey = "modified" | "created" | "name" | "size" | "messages" | "tokens";
 
+export type SourceView = {
+	entryId: string,
+	/**  The share of the item's (rarity-weighted) words this entry holds, 0..1. */
+	score: number | null,
+};
+
 export type SpanView = SpanView_Serialize | SpanView_Deserialize;
 
 export type SpanView_Deserialize = {
@@ -1737,6 +1928,39 @@ export type SummaryProgress_Serialize = {
 	chars: number | null,
 	delta: string | null,
 	message: string | null,
+};
+
+/**  The workbench's quality panel and its citations for one summary entry. */
+export type SummaryQualityView = SummaryQualityView_Serialize | SummaryQualityView_Deserialize;
+
+/**  The workbench's quality panel and its citations for one summary entry. */
+export type SummaryQualityView_Deserialize = {
+	entryId: string,
+	score: ScoreView_Deserialize,
+	probes: ProbeView[],
+	/**  Every item of the summary with its sources, in the summary's order. */
+	citations: CitedView[],
+	unsupported: UnsupportedView[],
+	growth: GrowthView_Deserialize,
+	/**  Compactions only. */
+	forgetting?: ForgettingView_Deserialize | null,
+	/**  Time spent computing this view in Rust. */
+	computeMs: number | null,
+};
+
+/**  The workbench's quality panel and its citations for one summary entry. */
+export type SummaryQualityView_Serialize = {
+	entryId: string,
+	score: ScoreView_Serialize,
+	probes: ProbeView[],
+	/**  Every item of the summary with its sources, in the summary's order. */
+	citations: CitedView[],
+	unsupported: UnsupportedView[],
+	growth: GrowthView_Serialize,
+	/**  Compactions only. */
+	forgetting: ForgettingView_Serialize | null,
+	/**  Time spent computing this view in Rust. */
+	computeMs: number | null,
 };
 
 /**  Another summary of the session, for the diff's "any two" picker. */
@@ -1868,6 +2092,11 @@ export type SummaryWrite_Serialize = {
 
 /**  Where the characters of a context message go (the engine's `EstimateChars` parts). */
 export type TokenCategory = "summary" | "user" | "assistantText" | "thinking" | "toolCalls" | "toolResults" | "other";
+
+export type UnsupportedView = {
+	section: string,
+	text: string,
+};
 
 export type VersionKind = "original" | "edit" | "revert";
 
