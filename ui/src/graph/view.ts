@@ -6,6 +6,7 @@ import { api, call } from "../ipc";
 import type { GraphRow, GraphRowKind, Mark } from "../ipc";
 import { CHUNK, SEGMENT, bandFor, chunksFor, laneColour, laneX, scrollToShow, visibleRange } from "./geometry";
 import { markerBadges } from "../summary/pure";
+import { onQualityMarks, qualityMark } from "../summary/marks";
 import { cssVar, THEME_EVENT } from "../theme";
 import { el } from "../dom";
 
@@ -77,6 +78,25 @@ export class GraphView {
     }, { passive: false });
     this.enablePan();
     root.addEventListener("keydown", (e) => this.onKey(e));
+    onQualityMarks((batch) => this.fillQuality(batch.map((m) => m.entryId)));
+  }
+
+  /** Quality scores that arrived (the background run, the workbench): onto the rows loaded. */
+  private fillQuality(ids: string[]): void {
+    const want = new Set(ids);
+    for (const [c, rows] of this.chunks) {
+      let changed = false;
+      for (const r of rows) {
+        if (!want.has(r.entryId) || (r.kind !== "compaction" && r.kind !== "branch_summary")) continue;
+        const score = qualityMark(r.entryId)?.score.score ?? null;
+        if (score !== (r.quality ?? null)) {
+          r.quality = score;
+          changed = true;
+        }
+      }
+      if (changed) this.chunkVersion.set(c, (this.chunkVersion.get(c) ?? 0) + 1);
+    }
+    this.schedule();
   }
 
   /** New layout (open, navigation, fold): drop cached rows. */
@@ -170,6 +190,8 @@ export class GraphView {
     try {
       const w = await call(api.graphWindow(c * CHUNK, Math.min(this.totalRows, (c + 1) * CHUNK)));
       if (gen !== this.generation) return;
+      // A score that arrived while the window was on its way.
+      for (const r of w.rows) if (r.quality === null) r.quality = qualityMark(r.entryId)?.score.score ?? null;
       this.chunks.set(c, w.rows);
       this.schedule();
       void this.fillMarkers(w.rows, gen);
@@ -452,9 +474,10 @@ export class GraphView {
         d.appendChild(b);
       }
     }
-    for (const b of markerBadges(row)) {
+    for (const b of markerBadges(row, qualityMark(row.entryId)?.score)) {
       const e = el("span", `g-badge ${b.cls}`);
       e.textContent = b.text;
+      if (b.title) e.title = b.title;
       d.appendChild(e);
     }
     const t = el("span", "g-title");
@@ -531,7 +554,7 @@ const MARK_BADGES: [Mark, string][] = [
 
 /** What a row element is made from besides its row object: when it changes, the element is made anew. */
 function rowSignature(row: GraphRow, gutter: number, rowHeight: number): string {
-  return `${gutter}|${rowHeight}|${row.marks.join(",")}|${row.label ?? ""}|${row.dropped ?? ""}|${row.retained ?? ""}|${row.facts ?? ""}|${row.span}|${row.foldCount}`;
+  return `${gutter}|${rowHeight}|${row.marks.join(",")}|${row.label ?? ""}|${row.dropped ?? ""}|${row.retained ?? ""}|${row.facts ?? ""}|${row.quality ?? ""}|${row.span}|${row.foldCount}`;
 }
 
 const SHORT_KIND: Record<GraphRowKind, string> = {
