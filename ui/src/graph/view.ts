@@ -46,6 +46,8 @@ export class GraphView {
   private segments = new Map<number, { canvas: HTMLCanvasElement; sig: string }>();
   /** Lane canvases not in use, hidden, for the next segments. */
   private spare: HTMLCanvasElement[] = [];
+  /** The summary rows loaded, by entry id, for the quality scores that arrive later. */
+  private summaryRows = new Map<string, { chunk: number; row: GraphRow }>();
   /** Bumped when a chunk's rows change in place (marker facts filled in): its lanes are repainted. */
   private chunkVersion = new Map<number, number>();
   /** Canvas colours, read from the theme's CSS variables (again whenever the theme changes). */
@@ -83,26 +85,23 @@ export class GraphView {
 
   /** Quality scores that arrived (the background run, the workbench): onto the rows loaded. */
   private fillQuality(ids: string[]): void {
-    const want = new Set(ids);
-    for (const [c, rows] of this.chunks) {
-      let changed = false;
-      for (const r of rows) {
-        if (!want.has(r.entryId) || (r.kind !== "compaction" && r.kind !== "branch_summary")) continue;
-        const score = qualityMark(r.entryId)?.score.score ?? null;
-        if (score !== (r.quality ?? null)) {
-          r.quality = score;
-          changed = true;
-        }
-      }
-      if (changed) this.chunkVersion.set(c, (this.chunkVersion.get(c) ?? 0) + 1);
+    let changed = false;
+    for (const id of ids) {
+      const at = this.summaryRows.get(id);
+      const score = qualityMark(id)?.score.score ?? null;
+      if (!at || score === (at.row.quality ?? null)) continue;
+      at.row.quality = score;
+      this.chunkVersion.set(at.chunk, (this.chunkVersion.get(at.chunk) ?? 0) + 1);
+      changed = true;
     }
-    this.schedule();
+    if (changed) this.schedule();
   }
 
   /** New layout (open, navigation, fold): drop cached rows. */
   reset(totalRows: number, lanes: number): void {
     this.generation++;
     this.chunks.clear();
+    this.summaryRows.clear();
     this.pending.clear();
     this.chunkVersion.clear();
     this.band = null;
@@ -190,8 +189,12 @@ export class GraphView {
     try {
       const w = await call(api.graphWindow(c * CHUNK, Math.min(this.totalRows, (c + 1) * CHUNK)));
       if (gen !== this.generation) return;
-      // A score that arrived while the window was on its way.
-      for (const r of w.rows) if (r.quality === null) r.quality = qualityMark(r.entryId)?.score.score ?? null;
+      for (const r of w.rows) {
+        if (r.kind !== "compaction" && r.kind !== "branch_summary") continue;
+        this.summaryRows.set(r.entryId, { chunk: c, row: r });
+        // A score that arrived while the window was on its way.
+        if (r.quality === null) r.quality = qualityMark(r.entryId)?.score.score ?? null;
+      }
       this.chunks.set(c, w.rows);
       this.schedule();
       void this.fillMarkers(w.rows, gen);
