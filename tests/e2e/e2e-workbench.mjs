@@ -15,7 +15,7 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { Session, check, collectRows, finish, runScenarios, scrollRowIntoView, sleep, startDriver, tempEnv, waitForDemo } from "./driver.mjs";
+import { ROOT, Session, check, collectRows, finish, runScenarios, scrollRowIntoView, sleep, startDriver, tempEnv, waitForDemo } from "./driver.mjs";
 
 /** The demo's governing compaction (scripts/gen-demo.mjs), which drops C4's decision "Entry API in `allow_at`". */
 const C5 = "57a13fd6";
@@ -286,4 +286,50 @@ async function scenario(display) {
   }
 }
 
-runScenarios("e2e-workbench", [["workbench", scenario]]);
+/** A real Pi session (the engine's fixture rpc-manual.jsonl, Pi 0.73.1): after its first compaction
+ *  05e34e69 the agent read two files again and ran the tests again; its second, 7e4d8172, grew
+ *  more than 1.5× over the first. Opened from the command line. */
+async function forgettingScenario(display) {
+  const { dir, env } = tempEnv("workbench-forgetting");
+  const file = path.join(dir, "rpc-manual.jsonl");
+  fs.copyFileSync(path.join(ROOT, "src-tauri/crates/session-engine/tests/fixtures/real-pi/rpc-manual.jsonl"), file);
+  const driver = await startDriver(display, env);
+  const s = await Session.start(driver.base, [file]);
+  try {
+    await s.waitFor("the session open", async () => (await s.exec(`return document.getElementById("session-title").title`)) === file, 20_000);
+    await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length > 5`));
+    const rows = await collectRows(s);
+    await scrollRowIntoView(s, rows.find((r) => r.id === "05e34e69").row);
+    const badge = await s.waitFor("quality badge", () => s.text(`.g-row[data-entry-id="05e34e69"] .b-quality`), 20_000);
+    check("a real Pi compaction's marker shows its score", badge === "91 %", badge);
+
+    // The Timeline marks the compaction after which the agent did things again.
+    await s.click('.tab[data-tab="timeline"]');
+    const mark = await s.waitFor("forgetting mark", () => s.exec(`const m = document.querySelector('#timeline .wf-fmark[data-entry-id="05e34e69"]'); return m && { text: m.textContent, title: m.title }`), 20_000);
+    check("the Timeline marks the compaction with a cost of forgetting", mark.text === "↻3", JSON.stringify(mark));
+    check("its tooltip says what was re-read and re-run", mark.title.includes("2 files re-read: data/transactions.csv, ledger/core.py") && mark.title.includes("1 command re-run: python3 -m unittest discover -s tests -v"), mark.title);
+    const others = await s.exec(`return [...document.querySelectorAll("#timeline .wf-fmark")].map((m) => m.dataset.entryId)`);
+    check("a compaction after which nothing was done again has no mark", JSON.stringify(others) === JSON.stringify(["05e34e69"]), JSON.stringify(others));
+    await s.screenshot("workbench-80-timeline-forgetting");
+    await s.click('#timeline .wf-fmark[data-entry-id="05e34e69"]');
+    await s.waitFor("the compaction selected", () => s.exec(`return document.getElementById("detail").dataset.entryId === "05e34e69"`), 15_000);
+    await s.click('.tab[data-tab="detail"]');
+    await s.waitFor("its quality", () => s.exec(`const w = document.getElementById("workbench"); return w && w.dataset.entryId === "05e34e69" && w.dataset.qualityDone === "1"`), 20_000);
+    const f = await s.text("#wb-forgetting");
+    check("its workbench says what was forgotten, against the session start", f.includes("2 files re-read") && f.includes("2 tool calls before the first edit (the session start: 3)"), f);
+    const wait = await s.exec(`const li = [...document.querySelectorAll(".wb-item")].find((l) => l.textContent.includes("Wait for the user's next request")); return li && li.querySelector(".wb-cite")?.textContent`);
+    check("Pi's own unsupported item is marked on its card", wait === "unsupported: nothing in its span says this", String(wait));
+    await selectRow(s, "7e4d8172", "workbench of the second compaction");
+    await s.waitFor("its quality", () => s.exec(`return document.getElementById("workbench").dataset.qualityDone === "1"`), 20_000);
+    const g = await s.text("#wb-growth");
+    check("growth flags a summary that grew in words", g.includes("742 tokens") && g.includes("grew more than 1.5× over the previous summary"), g);
+    await s.screenshot("workbench-81-growth");
+  } finally {
+    await finish(s, driver, dir);
+  }
+}
+
+runScenarios("e2e-workbench", [
+  ["workbench", scenario],
+  ["forgetting", forgettingScenario],
+]);
