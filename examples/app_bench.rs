@@ -7,8 +7,9 @@
 //!
 //! where BENCH is `open` (an open split into its parts, and leaf moves), `continue` ("Continue
 //! from here" and its parts), `append` (a label appended and read back), `send` (a message to a
-//! loopback provider), `timeline` (the waterfall) or `workbench` (the summary workbench and the
-//! graph's markers), and FILE a session file (default: `$ARBOR_BENCH_FILE`). The session is
+//! loopback provider), `timeline` (the waterfall), `workbench` (the summary workbench and the
+//! graph's markers) or `quality` (the quality panel of the largest compaction, and the background
+//! run that marks every summary, alone and beside graph windows asked meanwhile), and FILE a session file (default: `$ARBOR_BENCH_FILE`). The session is
 //! copied into a temp dir first where the benchmark writes. Figures are printed; nothing is
 //! asserted about speed.
 
@@ -16,7 +17,7 @@
 mod support;
 
 use arbor_app::commands::timeline::{timeline, warm};
-use arbor_app::commands::{budgets, graph, navigate, sessions, summarize, summary};
+use arbor_app::commands::{budgets, graph, navigate, quality, sessions, summarize, summary};
 use arbor_app::state::layout;
 use arbor_app::state::timeline::TimelineCache;
 use arbor_app::view::budgets::{BudgetArgs, Budgets};
@@ -34,7 +35,7 @@ const BIG: Duration = Duration::from_secs(60);
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: cargo run --release --example app_bench -- open|continue|append|send|timeline|workbench [FILE] (FILE defaults to $ARBOR_BENCH_FILE)";
+    let usage = "usage: cargo run --release --example app_bench -- open|continue|append|send|timeline|workbench|quality [FILE] (FILE defaults to $ARBOR_BENCH_FILE)";
     let bench = args.next().unwrap_or_else(|| panic!("{usage}"));
     let file: PathBuf = match args.next() {
         Some(f) => f.into(),
@@ -47,6 +48,7 @@ fn main() {
         "send" => send(&file),
         "timeline" => timeline_bench(&file),
         "workbench" => workbench(&file),
+        "quality" => quality_bench(&file),
         _ => panic!("{usage}"),
     }
 }
@@ -390,4 +392,95 @@ fn workbench(file: &Path) {
         comps.len(),
         missing.len()
     );
+}
+
+/// Summary quality on a big session: the workbench's quality panel of the largest compaction
+/// (cold: nothing cached), then the background run over every summary (first batch, total,
+/// batches), then the run again with graph windows of 200 rows asked from another thread all
+/// along (how long a window waits while the run goes: the run takes the session lock only to
+/// take its snapshots).
+fn quality_bench(file: &Path) {
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let e = env();
+    let t = Instant::now();
+    let opened = sessions::open(&e.state, file, false).unwrap();
+    eprintln!("open {:.0} ms", ms(t.elapsed()));
+    let session = Session::open(file).unwrap();
+    let largest = session
+        .compactions()
+        .max_by_key(|&i| summary_analysis::span_count(&session, i))
+        .map(|i| session.id(i).to_string())
+        .expect("a compaction");
+    drop(session);
+    let t = Instant::now();
+    let v = quality::quality(&e.state, &largest).unwrap();
+    eprintln!(
+        "quality panel of {largest} (largest span): {:.1} ms ({} probes, {} items, {} unsupported)",
+        ms(t.elapsed()),
+        v.probes.len(),
+        v.citations.len(),
+        v.unsupported.len()
+    );
+    for round in ["alone", "beside graph windows"] {
+        // A fresh open: nothing cached.
+        sessions::open(&e.state, file, false).unwrap();
+        // Per batch: when it came, and whether it held a mark without forgetting (the scores
+        // come first, then the costs of forgetting).
+        let batches = Arc::new(Mutex::new(Vec::<(Duration, bool)>::new()));
+        let b = batches.clone();
+        let t0 = Instant::now();
+        let sink: arbor_app::state::quality::MarkSink = Arc::new(move |m| {
+            b.lock().unwrap().push((t0.elapsed(), m.iter().any(|m| m.forgetting.is_none())));
+            true
+        });
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let windows = (round != "alone").then(|| {
+            let (state, stop) = (e.state.clone(), stop.clone());
+            let rows = opened.total_rows;
+            std::thread::spawn(move || {
+                let mut waits = Vec::new();
+                let mut start = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let t = Instant::now();
+                    graph::window(&state, start, (start + 200).min(rows)).unwrap();
+                    waits.push(ms(t.elapsed()));
+                    start = (start + 997) % rows.saturating_sub(200).max(1);
+                    std::thread::sleep(Duration::from_millis(16));
+                }
+                waits.sort_by(f64::total_cmp);
+                waits
+            })
+        });
+        let w = std::thread::spawn({
+            let state = e.state.clone();
+            move || {
+                arbor_app::state::background::background_priority();
+                quality::warm(&state, sink, quality::SLICE).unwrap()
+            }
+        })
+        .join()
+        .unwrap();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let b = batches.lock().unwrap();
+        let first = b.first().map(|x| ms(x.0)).unwrap_or(0.0);
+        let scores = b.iter().rfind(|x| x.1).map(|x| ms(x.0)).unwrap_or(0.0);
+        eprintln!(
+            "background run ({round}): {} summaries scored and {} costs of forgetting in {:.0} ms, {} batches; first batch after {first:.0} ms, every score after {scores:.0} ms",
+            w.scored,
+            w.forgetting,
+            w.elapsed_ms,
+            b.len()
+        );
+        if let Some(h) = windows {
+            let waits = h.join().unwrap();
+            let p = |q: f64| waits[((waits.len() - 1) as f64 * q) as usize];
+            eprintln!(
+                "  graph windows meanwhile: {} asked, median {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+                waits.len(),
+                p(0.5),
+                p(0.95),
+                p(1.0)
+            );
+        }
+    }
 }

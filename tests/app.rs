@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 mod ledger_cmds;
 /// The session library in the app (picker, search, live follow): tests/library_cmds.rs.
 mod library_cmds;
+/// Summary quality: the workbench's panel and the background marks: tests/quality.rs.
+mod quality;
 /// The app as Pi's reviewer over a real socket: tests/review.rs.
 mod review;
 /// Context window from the model table, the keyring notice, cancelling the index pass: tests/window_cmds.rs.

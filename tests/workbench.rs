@@ -513,6 +513,17 @@ fn resummarize_offline_compares_and_writes_nothing() {
         (v.check.retention.mentioned, v.check.retention.total)
     );
     assert_eq!(r.retention_new.total, r.retention_existing.total);
+    // The probe score of both texts, by kind, over the same span: the same probes asked of each,
+    // and the existing one's is the quality panel's.
+    let panel = arbor_app::commands::quality::quality(&e.state, C3).unwrap();
+    assert_eq!(r.quality_existing, panel.score);
+    assert!(r.quality_existing.score.is_some() && r.quality_new.score.is_some());
+    let probes = |s: &arbor_app::view::quality::ScoreView| {
+        let b = s.by_kind;
+        [b.recall.probes, b.artifact.probes, b.decision.probes, b.continuation.probes]
+    };
+    assert_eq!(probes(&r.quality_new), probes(&r.quality_existing));
+    assert!(probes(&r.quality_new).iter().sum::<u32>() > 0);
     assert_eq!(r.diff.from.as_deref(), Some(C3));
     assert!(!r.sections.is_empty());
     assert_eq!(std::fs::read(&path).unwrap(), before, "re-summarize writes nothing");

@@ -61,6 +61,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         summary::revert_summary,
         summary::resummarize_summary,
         summary::summary_markers,
+        quality::get_summary_quality,
+        quality::warm_summary_quality,
         export::export_default_path,
         export::pick_export_path,
         export::export_session,

@@ -29,6 +29,7 @@ import { initSummarize } from "./summarize/panel";
 import { initTheme } from "./theme";
 import { initShortcuts } from "./shortcuts";
 import { initTimeline } from "./timeline";
+import { startQualityMarks } from "./summary/marks";
 import { initExport, openExport } from "./export/dialog";
 import { budgetArgs, loadBudgets, preview, saveBudgets, stepSlider } from "./views/budgets";
 import { escapeClosesDialog } from "./views/dialogs";
@@ -115,6 +116,10 @@ $("btn-export").addEventListener("click", openExport);
 
 // The session title: click or F2 renames the session (ui/src/session/title.ts).
 initTitleEdit({ readOnly: readOnlyBanner, afterRename, notify, report });
+
+// Every summary's quality marks, computed in the background after a session opens (the graph's
+// markers and the Timeline read them: ui/src/summary/marks.ts).
+startQualityMarks();
 
 // The Timeline tab: the context waterfall (ui/src/timeline).
 initTimeline({ jumpTo: (id) => void jumpTo(id).catch(report), budgets: budgetArgs, report });

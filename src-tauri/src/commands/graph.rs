@@ -26,7 +26,7 @@ pub fn window(state: &AppState, start: u32, end: u32) -> Result<GraphWindow, App
     }
     state.with_open(|o| {
         let mut rows = graph::window(&o.session, &o.layout, start, end);
-        annotate_rows(&o.session, &o.markers, &mut rows);
+        annotate_rows(&o.session, &o.markers, &o.quality, &mut rows);
         Ok(GraphWindow { start, total_rows: o.layout.len() as u32, lanes: o.layout.lanes() as u32, rows })
     })
 }

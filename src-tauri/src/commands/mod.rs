@@ -10,6 +10,7 @@ pub mod library;
 pub mod model_window;
 pub mod navigate;
 pub mod notices;
+pub mod quality;
 pub mod rename;
 pub mod review;
 pub mod sessions;

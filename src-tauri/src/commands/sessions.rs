@@ -43,6 +43,7 @@ pub fn open(state: &AppState, path: &Path, is_demo: bool) -> Result<OpenedSessio
         folding,
         is_demo,
         markers: Default::default(),
+        quality: Default::default(),
     };
     let dto = describe_open(&open);
     *lock(&state.open) = Some(open);

@@ -138,6 +138,7 @@ impl SessionHost for OpenHost<'_> {
             if session.len() < n || last.is_some_and(|id| session.id(n - 1) != id) {
                 o.leaf = leaf.and_then(|id| session.index_of(&id)).or(session.file_leaf());
                 o.markers = Default::default();
+                o.quality = Default::default();
                 o.nodes.clear();
                 o.layout = relayout(&o.session, o.leaf, &o.folding, &mut o.nodes);
             }

@@ -29,7 +29,7 @@ use summary_analysis as sm;
 use tauri::ipc::Channel;
 use tauri::State;
 
-fn summary_idx(o: &OpenSession, entry_id: &str) -> Result<usize, AppError> {
+pub(crate) fn summary_idx(o: &OpenSession, entry_id: &str) -> Result<usize, AppError> {
     let i = o.session.index_of(entry_id).ok_or_else(|| AppError::UnknownEntry(entry_id.to_string()))?;
     if !is_summary(&o.session, i) {
         return Err(AppError::BadInput(format!(
@@ -86,6 +86,7 @@ fn append_version(
             Extend::Reload => {
                 o.session = Session::open(&o.path)?.into();
                 o.markers = Default::default();
+                o.quality = Default::default();
                 o.nodes.clear();
             }
         }
@@ -205,23 +206,31 @@ pub async fn resummarize(
     };
     let (_running, cancel) = Running::start(st)?;
     let out = run_resummarize(&job, &prepared.backend, instructions, max_tokens, &cancel, progress.as_ref()).await?;
-    state.with_open(|o| {
-        let i = summary_idx(o, entry_id)?;
-        let session = &o.session;
-        // Retention over the span the summary stands for (the engine judges an edit as its original).
-        Ok(ResummaryView {
-            entry_id: entry_id.to_string(),
+    let (session, i) = state.with_open(|o| Ok((o.session.snapshot(), summary_idx(o, entry_id)?)))?;
+    // Both texts are judged over the span the summary stands for (the engine judges an edit as
+    // its original): retention and the probe score, ~10 ms each on a big span, on a snapshot
+    // and off the async runtime's threads.
+    let entry_id = entry_id.to_string();
+    let notices = prepared.notices.clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        let session = &*session;
+        ResummaryView {
             sections: sections_of(&sm::parse(&out.text)),
-            diff: diff_view(Some(entry_id.to_string()), None, &existing, &out.text),
+            diff: diff_view(Some(entry_id.clone()), None, &existing, &out.text),
             retention_existing: retention_view(&sm::retention(session, i, &existing)),
             retention_new: retention_view(&sm::retention(session, i, &out.text)),
+            quality_existing: (&sm::score(session, i, &existing)).into(),
+            quality_new: (&sm::score(session, i, &out.text)).into(),
+            entry_id,
             text: out.text,
             summarizer: describe,
             offline: out.offline,
             elapsed_ms: t0.elapsed().as_secs_f64() * 1000.0,
-            notices: prepared.notices.clone(),
-        })
+            notices,
+        }
     })
+    .await
+    .map_err(|_| AppError::Refused("comparing the two summaries stopped unexpectedly; generate again".into()))
 }
 
 /// How long one `summary_markers` call may spend computing marker facts that are not cached yet

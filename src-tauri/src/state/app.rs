@@ -4,6 +4,7 @@
 use super::layout::{Folding, NodeCache};
 use super::lock;
 use super::markers::MarkerCache;
+use super::quality::QualityCache;
 use crate::error::AppError;
 use crate::view::session::OpenedSession;
 use session_engine::Session;
@@ -57,6 +58,9 @@ pub struct OpenSession {
     /// `summary_markers`, which computes them without the session lock; replaced, not cleared,
     /// when the file is read again, so a late result lands in the old one).
     pub markers: Arc<MarkerCache>,
+    /// The quality marks of its summaries (score, cost of forgetting), computed in the background
+    /// (`commands::quality::warm`); replaced with `markers`, which stops a run on the old one.
+    pub quality: Arc<QualityCache>,
     /// Entries whose notices are decided: those read at open, written by this window, or already
     /// announced as another writer's (`state::notices`).
     pub noticed: usize,
@@ -76,6 +80,7 @@ impl OpenSession {
         }
         self.session = Session::open(&self.path)?.into();
         self.markers = Default::default();
+        self.quality = Default::default();
         self.nodes.clear();
         super::notices::own_append(self);
         Ok(())

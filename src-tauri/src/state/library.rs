@@ -431,6 +431,8 @@ pub fn reload_if_open(app: &AppState, path: &Path, keep_folds: bool) -> Result<O
         kept_leaf.and_then(|id| fresh.index_of(&id)).or(fresh.file_leaf())
     };
     o.session = fresh.into();
+    // Its summaries' spans may differ: their quality is judged again (a run on the old one stops).
+    o.quality = Default::default();
     // A rewritten file's entries are not appends: nothing in it is announced.
     notices::own_append(o);
     o.nodes.clear();

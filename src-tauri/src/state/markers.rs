@@ -2,6 +2,7 @@
 //! cached per entry id: the graph shows them on compaction and branch-summary rows.
 
 use super::lock;
+use super::quality::QualityCache;
 use crate::view::graph::{GraphRow, GraphRowKind};
 use crate::view::summary::check_of;
 use session_engine::Session;
@@ -49,14 +50,15 @@ impl MarkerCache {
     }
 }
 
-/// Fills the drop-alarm count and the retention score of the compaction and branch-summary rows
-/// whose facts are cached (a new one costs a check, ~15 ms at 100k: a graph window runs on the
+/// Fills the quality score (once computed, see `state::quality`), the drop-alarm count and the
+/// retention score of the compaction and branch-summary rows whose facts are cached (a new one costs a check, ~15 ms at 100k: a graph window runs on the
 /// main thread, so `summary_markers` computes the rest, on a snapshot).
-pub fn annotate_rows(session: &Session, cache: &MarkerCache, rows: &mut [GraphRow]) {
+pub fn annotate_rows(session: &Session, cache: &MarkerCache, quality: &QualityCache, rows: &mut [GraphRow]) {
     for r in rows.iter_mut() {
         if !matches!(r.kind, GraphRowKind::Compaction | GraphRowKind::BranchSummary) {
             continue;
         }
+        r.quality = quality.score(&r.entry_id);
         let Some(f) = session.index_of(&r.entry_id).and_then(|idx| cache.cached(session, idx)) else { continue };
         r.dropped = Some(f.dropped);
         r.retained = Some(f.mentioned);

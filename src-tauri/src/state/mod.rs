@@ -15,6 +15,7 @@ pub mod layout;
 pub mod library;
 pub mod markers;
 pub mod notices;
+pub mod quality;
 pub mod review;
 pub mod state_file;
 pub mod summarizer;

@@ -77,6 +77,8 @@ pub struct GraphRow {
     /// Summary rows: retention score, facts of the span the summary mentions / all facts.
     pub retained: Option<u32>,
     pub facts: Option<u32>,
+    /// Summary rows: the probe score (0..1), once the background run or the workbench computed it.
+    pub quality: Option<f64>,
 }
 
 /// What a graph row shows: a message by its role, another entry by its type, or a fold. The
@@ -279,6 +281,7 @@ pub fn window(session: &Session, l: &Layout, start: u32, end: u32) -> Vec<GraphR
                 dropped: None,
                 retained: None,
                 facts: None,
+                quality: None,
             }
         })
         .collect()

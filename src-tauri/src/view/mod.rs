@@ -31,6 +31,7 @@ pub mod graph;
 pub mod keys;
 pub mod library;
 pub mod notices;
+pub mod quality;
 pub mod review;
 pub mod session;
 pub mod summarize;

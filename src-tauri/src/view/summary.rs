@@ -2,6 +2,7 @@
 //! diff, check, history) turned into specta types, and the marker facts of one summary entry
 //! the graph fills in late (their cache is `state::markers`).
 
+use crate::view::quality::ScoreView;
 use crate::view::session::OpenedSession;
 use pi_json::Value;
 use serde::Serialize;
@@ -523,6 +524,9 @@ pub struct ResummaryView {
     pub diff: SummaryDiffView,
     pub retention_existing: RetentionView,
     pub retention_new: RetentionView,
+    /// The probe score by kind of the existing summary and of the alternative, over the same span.
+    pub quality_existing: ScoreView,
+    pub quality_new: ScoreView,
     /// "offline summarizer" or "openai gpt-4o-mini".
     pub summarizer: String,
     pub offline: bool,

@@ -6,6 +6,7 @@ import { api, call } from "../ipc";
 import type { GraphRow, GraphRowKind, Mark } from "../ipc";
 import { CHUNK, SEGMENT, bandFor, chunksFor, laneColour, laneX, scrollToShow, visibleRange } from "./geometry";
 import { markerBadges } from "../summary/pure";
+import { onQualityMarks, qualityMark } from "../summary/marks";
 import { cssVar, THEME_EVENT } from "../theme";
 import { el } from "../dom";
 
@@ -45,6 +46,8 @@ export class GraphView {
   private segments = new Map<number, { canvas: HTMLCanvasElement; sig: string }>();
   /** Lane canvases not in use, hidden, for the next segments. */
   private spare: HTMLCanvasElement[] = [];
+  /** The summary rows loaded, by entry id, for the quality scores that arrive later. */
+  private summaryRows = new Map<string, { chunk: number; row: GraphRow }>();
   /** Bumped when a chunk's rows change in place (marker facts filled in): its lanes are repainted. */
   private chunkVersion = new Map<number, number>();
   /** Canvas colours, read from the theme's CSS variables (again whenever the theme changes). */
@@ -77,12 +80,28 @@ export class GraphView {
     }, { passive: false });
     this.enablePan();
     root.addEventListener("keydown", (e) => this.onKey(e));
+    onQualityMarks((batch) => this.fillQuality(batch.map((m) => m.entryId)));
+  }
+
+  /** Quality scores that arrived (the background run, the workbench): onto the rows loaded. */
+  private fillQuality(ids: string[]): void {
+    let changed = false;
+    for (const id of ids) {
+      const at = this.summaryRows.get(id);
+      const score = qualityMark(id)?.score.score ?? null;
+      if (!at || score === (at.row.quality ?? null)) continue;
+      at.row.quality = score;
+      this.chunkVersion.set(at.chunk, (this.chunkVersion.get(at.chunk) ?? 0) + 1);
+      changed = true;
+    }
+    if (changed) this.schedule();
   }
 
   /** New layout (open, navigation, fold): drop cached rows. */
   reset(totalRows: number, lanes: number): void {
     this.generation++;
     this.chunks.clear();
+    this.summaryRows.clear();
     this.pending.clear();
     this.chunkVersion.clear();
     this.band = null;
@@ -170,6 +189,12 @@ export class GraphView {
     try {
       const w = await call(api.graphWindow(c * CHUNK, Math.min(this.totalRows, (c + 1) * CHUNK)));
       if (gen !== this.generation) return;
+      for (const r of w.rows) {
+        if (r.kind !== "compaction" && r.kind !== "branch_summary") continue;
+        this.summaryRows.set(r.entryId, { chunk: c, row: r });
+        // A score that arrived while the window was on its way.
+        if (r.quality === null) r.quality = qualityMark(r.entryId)?.score.score ?? null;
+      }
       this.chunks.set(c, w.rows);
       this.schedule();
       void this.fillMarkers(w.rows, gen);
@@ -452,9 +477,10 @@ export class GraphView {
         d.appendChild(b);
       }
     }
-    for (const b of markerBadges(row)) {
+    for (const b of markerBadges(row, qualityMark(row.entryId)?.score)) {
       const e = el("span", `g-badge ${b.cls}`);
       e.textContent = b.text;
+      if (b.title) e.title = b.title;
       d.appendChild(e);
     }
     const t = el("span", "g-title");
@@ -531,7 +557,7 @@ const MARK_BADGES: [Mark, string][] = [
 
 /** What a row element is made from besides its row object: when it changes, the element is made anew. */
 function rowSignature(row: GraphRow, gutter: number, rowHeight: number): string {
-  return `${gutter}|${rowHeight}|${row.marks.join(",")}|${row.label ?? ""}|${row.dropped ?? ""}|${row.retained ?? ""}|${row.facts ?? ""}|${row.span}|${row.foldCount}`;
+  return `${gutter}|${rowHeight}|${row.marks.join(",")}|${row.label ?? ""}|${row.dropped ?? ""}|${row.retained ?? ""}|${row.facts ?? ""}|${row.quality ?? ""}|${row.span}|${row.foldCount}`;
 }
 
 const SHORT_KIND: Record<GraphRowKind, string> = {

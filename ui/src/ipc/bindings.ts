@@ -98,13 +98,8 @@ export const commands = {
 	/**  Sections, files, span, author, history, editability and the check of one summary entry. */
 	getSummaryView: (entryId: string) => typedError<SummaryView_Serialize, IpcError>(__TAURI_INVOKE("get_summary_view", { entryId })),
 	diffSummaries: (fromId: string, toId: string) => typedError<SummaryDiffView_Serialize, IpcError>(__TAURI_INVOKE("diff_summaries", { fromId, toId })),
-	/**
-	 *  Appends the edited text as a new compaction entry at the leaf (append-only), with the
-	 *  artifact ledger added when `ledger`.
-	 */
-	saveSummaryEdit: (entryId: string, text: string, ledger: boolean) => typedError<SummaryWrite_Serialize, IpcError>(__TAURI_INVOKE("save_summary_edit", { entryId, text, ledger })),
-	/**  The artifact ledger `text` would get as the summary `entry_id` (nothing is written). */
-	summaryLedgerPreview: (entryId: string, text: string) => typedError<LedgerView_Serialize, IpcError>(__TAURI_INVOKE("summary_ledger_preview", { entryId, text })),
+	/**  Appends the edited text as a new compaction entry at the leaf (append-only). */
+	saveSummaryEdit: (entryId: string, text: string) => typedError<SummaryWrite_Serialize, IpcError>(__TAURI_INVOKE("save_summary_edit", { entryId, text })),
 	/**  Appends a compaction entry with the original text of an edited summary. */
 	revertSummary: (entryId: string) => typedError<SummaryWrite_Serialize, IpcError>(__TAURI_INVOKE("revert_summary", { entryId })),
 	/**  An alternative summary of the same span (nothing is written); progress on `on_progress`. */
@@ -114,6 +109,13 @@ export const commands = {
 	 *  the rest) on a thread of low priority: the graph's painting and a click's command come first.
 	 */
 	summaryMarkers: (entryIds: string[]) => typedError<MarkerFactsView[], IpcError>(__TAURI_INVOKE("summary_markers", { entryIds })),
+	/**  The quality panel of one summary entry, computed off the main thread. */
+	getSummaryQuality: (entryId: string) => typedError<SummaryQualityView_Serialize, IpcError>(__TAURI_INVOKE("get_summary_quality", { entryId })),
+	/**
+	 *  Computes the marks of every summary of the open session in the background (the UI asks after
+	 *  a session opens or grows, once its graph is drawn), sending them to `on_marks` slice by slice.
+	 */
+	warmSummaryQuality: (onMarks: Channel<QualityMarkView_Deserialize[]>) => typedError<QualityWarm, IpcError>(__TAURI_INVOKE("warm_summary_quality", { onMarks })),
 	/**  The path the export dialog proposes for this scope and format. */
 	exportDefaultPath: (scope: ExportScope, entryId: string | null, format: ExportFormat) => typedError<string, IpcError>(__TAURI_INVOKE("export_default_path", { scope, entryId, format })),
 	/**  The native save dialog ("Browse…" in the export dialog); None when the user cancelled it. */
@@ -153,12 +155,12 @@ export const commands = {
 	reviewSubscribe: (onEvent: Channel<ReviewEvent_Deserialize>) => typedError<ReviewStatus_Serialize, IpcError>(__TAURI_INVOKE("review_subscribe", { onEvent })),
 	getReviewView: (reviewId: number) => typedError<ReviewView_Serialize, IpcError>(__TAURI_INVOKE("get_review_view", { reviewId })),
 	reviewCutPreview: (reviewId: number, entryId: string) => typedError<CutPreview_Serialize, IpcError>(__TAURI_INVOKE("review_cut_preview", { reviewId, entryId })),
-	reviewDecide: (reviewId: number, choice: ReviewChoice, ledger: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("review_decide", { reviewId, choice, ledger })),
+	reviewDecide: (reviewId: number, choice: ReviewChoice) => typedError<null, IpcError>(__TAURI_INVOKE("review_decide", { reviewId, choice })),
 	reviewArborDraft: (reviewId: number, onProgress: Channel<SummaryProgress_Deserialize>) => typedError<string, IpcError>(__TAURI_INVOKE("review_arbor_draft", { reviewId, onProgress })),
 	getPiExtensionStatus: (project: string | null) => typedError<PiExtensionStatus_Serialize, IpcError>(__TAURI_INVOKE("get_pi_extension_status", { project })),
 	installPiExtension: (project: string | null) => typedError<InstallResult_Serialize, IpcError>(__TAURI_INVOKE("install_pi_extension", { project })),
 	removePiExtension: (project: string | null) => typedError<PiExtensionStatus_Serialize, IpcError>(__TAURI_INVOKE("remove_pi_extension", { project })),
-	saveReviewPrefs: (prefs: ReviewPrefs_Deserialize) => typedError<ReviewStatus_Serialize, IpcError>(__TAURI_INVOKE("save_review_prefs", { prefs })),
+	saveReviewPrefs: (prefs: ReviewPrefs) => typedError<ReviewStatus_Serialize, IpcError>(__TAURI_INVOKE("save_review_prefs", { prefs })),
 };
 
 /* Types */
@@ -207,6 +209,13 @@ export type Budgets = {
 	branchReserveTokens: number,
 };
 
+export type ByKindView = {
+	recall: KindScoreView,
+	artifact: KindScoreView,
+	decision: KindScoreView,
+	continuation: KindScoreView,
+};
+
 export type CatalogModel = CatalogModel_Serialize | CatalogModel_Deserialize;
 
 export type CatalogModel_Deserialize = {
@@ -246,6 +255,16 @@ export type CheckView_Serialize = {
 	dropped: DroppedView[],
 	moved: MovedView[],
 	retention: RetentionView,
+};
+
+/**  One item of the summary (a list item or a line of free text) with the entries that support it. */
+export type CitedView = {
+	/**  The section's unique name (the workbench's card is found by it). */
+	section: string,
+	text: string,
+	sources: SourceView[],
+	/**  Nothing in the span says this (no source, and at least three content words). */
+	unsupported: boolean,
 };
 
 /**  The preview of "Compact up to here": a plan, or a refusal (never both). */
@@ -630,6 +649,43 @@ export type FactView = {
 	mentioned: boolean,
 };
 
+/**  What the agent did again after a compaction because the summary did not carry it. */
+export type ForgettingView = ForgettingView_Serialize | ForgettingView_Deserialize;
+
+/**  What the agent did again after a compaction because the summary did not carry it. */
+export type ForgettingView_Deserialize = {
+	/**  Paths given to `read` again that had been read before the cut. */
+	rereadFiles: string[],
+	/**  Commands run again that had been run before the cut. */
+	rerunCommands: string[],
+	/**  Tool calls after the compaction before the first edit or write (all of them when none). */
+	callsBeforeFirstEdit: number,
+	edited: boolean,
+	/**  The same count from the start of the session: what the agent needs with nothing forgotten. */
+	baselineCallsBeforeFirstEdit?: number | null,
+	/**  Entries below the compaction up to the next one (or the end). */
+	windowEntries: number,
+	/**  Files re-read plus commands re-run (what the Timeline marks). */
+	cost: number,
+};
+
+/**  What the agent did again after a compaction because the summary did not carry it. */
+export type ForgettingView_Serialize = {
+	/**  Paths given to `read` again that had been read before the cut. */
+	rereadFiles: string[],
+	/**  Commands run again that had been run before the cut. */
+	rerunCommands: string[],
+	/**  Tool calls after the compaction before the first edit or write (all of them when none). */
+	callsBeforeFirstEdit: number,
+	edited: boolean,
+	/**  The same count from the start of the session: what the agent needs with nothing forgotten. */
+	baselineCallsBeforeFirstEdit: number | null,
+	/**  Entries below the compaction up to the next one (or the end). */
+	windowEntries: number,
+	/**  Files re-read plus commands re-run (what the Timeline marks). */
+	cost: number,
+};
+
 export type GraphRow = GraphRow_Serialize | GraphRow_Deserialize;
 
 /**
@@ -668,6 +724,8 @@ export type GraphRow_Deserialize = {
 	/**  Summary rows: retention score, facts of the span the summary mentions / all facts. */
 	retained?: number | null,
 	facts?: number | null,
+	/**  Summary rows: the probe score (0..1), once the background run or the workbench computed it. */
+	quality?: number | null,
 };
 
 export type GraphRow_Serialize = {
@@ -694,6 +752,8 @@ export type GraphRow_Serialize = {
 	/**  Summary rows: retention score, facts of the span the summary mentions / all facts. */
 	retained: number | null,
 	facts: number | null,
+	/**  Summary rows: the probe score (0..1), once the background run or the workbench computed it. */
+	quality: number | null,
 };
 
 export type GraphWindow = GraphWindow_Serialize | GraphWindow_Deserialize;
@@ -710,6 +770,28 @@ export type GraphWindow_Serialize = {
 	totalRows: number,
 	lanes: number,
 	rows: GraphRow_Serialize[],
+};
+
+/**  `notSmaller`: not smaller than what it replaced; `grew`: more than 1.5× the previous summary. */
+export type GrowthFlag = "notSmaller" | "grew";
+
+/**  Tokens (Pi's estimate) of the summary, of what it replaced and of the summary before it. */
+export type GrowthView = GrowthView_Serialize | GrowthView_Deserialize;
+
+/**  Tokens (Pi's estimate) of the summary, of what it replaced and of the summary before it. */
+export type GrowthView_Deserialize = {
+	summaryTokens: number | null,
+	replacedTokens: number | null,
+	previousSummaryTokens?: number | null,
+	flag?: GrowthFlag | null,
+};
+
+/**  Tokens (Pi's estimate) of the summary, of what it replaced and of the summary before it. */
+export type GrowthView_Serialize = {
+	summaryTokens: number | null,
+	replacedTokens: number | null,
+	previousSummaryTokens: number | null,
+	flag: GrowthFlag | null,
 };
 
 export type HitStatus = 
@@ -730,8 +812,6 @@ export type HooksView_Deserialize = {
 	timeoutMs: number,
 	/**  Branch-summary output limit (Pi's fixed 2048 when None). */
 	branchSummaryMaxTokens?: number | null,
-	/**  Add the artifact ledger to the compactions and branch summaries Arbor writes. */
-	artifactLedger: boolean,
 	/**  Where they are saved (None: no home folder, so they cannot be saved). */
 	path?: string | null,
 };
@@ -743,8 +823,6 @@ export type HooksView_Serialize = {
 	timeoutMs: number,
 	/**  Branch-summary output limit (Pi's fixed 2048 when None). */
 	branchSummaryMaxTokens: number | null,
-	/**  Add the artifact ledger to the compactions and branch summaries Arbor writes. */
-	artifactLedger: boolean,
 	/**  Where they are saved (None: no home folder, so they cannot be saved). */
 	path: string | null,
 };
@@ -885,43 +963,15 @@ export type KeyringStatus = {
 	message: string,
 };
 
+/**  Probes of one kind, and how many the summary answers. */
+export type KindScoreView = {
+	probes: number,
+	answered: number,
+};
+
 /**  A file to open, from a second launch of `arbor FILE`. */
 export type LaunchRequest = {
 	path: string,
-};
-
-/**
- *  The artifact ledger of a draft: its lines (empty when the draft mentions every artifact),
- *  the text with it, what it costs, and what it answers.
- */
-export type LedgerView = LedgerView_Serialize | LedgerView_Deserialize;
-
-/**
- *  The artifact ledger of a draft: its lines (empty when the draft mentions every artifact),
- *  the text with it, what it costs, and what it answers.
- */
-export type LedgerView_Deserialize = {
-	lines: string[],
-	/**  The draft with the ledger (the draft itself when there are no lines). */
-	text: string,
-	/**  Pi's estimate of the tokens the ledger adds (characters / 4, as Pi counts a summary). */
-	tokensAdded: number | null,
-	without: ScoreByKind_Deserialize,
-	with: ScoreByKind_Deserialize,
-};
-
-/**
- *  The artifact ledger of a draft: its lines (empty when the draft mentions every artifact),
- *  the text with it, what it costs, and what it answers.
- */
-export type LedgerView_Serialize = {
-	lines: string[],
-	/**  The draft with the ledger (the draft itself when there are no lines). */
-	text: string,
-	/**  Pi's estimate of the tokens the ledger adds (characters / 4, as Pi counts a summary). */
-	tokensAdded: number | null,
-	without: ScoreByKind_Serialize,
-	with: ScoreByKind_Serialize,
 };
 
 export type LibraryHit = LibraryHit_Serialize | LibraryHit_Deserialize;
@@ -1230,9 +1280,16 @@ export type PiExtensionStatus_Serialize = {
 	reviewer: ReviewStatus_Serialize,
 };
 
-export type ProbeCount = {
-	probes: number,
-	answered: number,
+/**  What a probe asks after: an exact value, a path/command/error, a decision, or where the work stood. */
+export type ProbeKind = "recall" | "artifact" | "decision" | "continuation";
+
+export type ProbeView = {
+	kind: ProbeKind,
+	question: string,
+	expected: string,
+	/**  The span entry the probe was made from (the workbench reveals it on the graph). */
+	sourceEntryId: string,
+	answered: boolean,
 };
 
 /**  What a progress event reports. */
@@ -1260,6 +1317,56 @@ export type ProjectRow_Serialize = {
 	lastModified: string | null,
 };
 
+/**
+ *  What the graph's marker and the Timeline show of one summary, computed for every summary of
+ *  the session in the background.
+ */
+export type QualityMarkView = QualityMarkView_Serialize | QualityMarkView_Deserialize;
+
+/**
+ *  What the graph's marker and the Timeline show of one summary, computed for every summary of
+ *  the session in the background.
+ */
+export type QualityMarkView_Deserialize = {
+	entryId: string,
+	score: ScoreView_Deserialize,
+	/**
+	 *  Compactions only, once computed at the file's current length (a compaction's mark comes
+	 *  first without it).
+	 */
+	forgetting?: ForgettingView_Deserialize | null,
+};
+
+/**
+ *  What the graph's marker and the Timeline show of one summary, computed for every summary of
+ *  the session in the background.
+ */
+export type QualityMarkView_Serialize = {
+	entryId: string,
+	score: ScoreView_Serialize,
+	/**
+	 *  Compactions only, once computed at the file's current length (a compaction's mark comes
+	 *  first without it).
+	 */
+	forgetting: ForgettingView_Serialize | null,
+};
+
+/**  How the background computation of every summary's marks went. */
+export type QualityWarm = {
+	/**
+	 *  Another call was already computing: it went on with this call's session version and now
+	 *  sends its marks to this call's channel; this one returned at once.
+	 */
+	joined: boolean,
+	/**  Summaries this call scored. */
+	scored: number,
+	/**  Compactions whose cost of forgetting this call computed. */
+	forgetting: number,
+	/**  Summary entries in the session when it finished. */
+	summaries: number,
+	elapsedMs: number | null,
+};
+
 /**  An alternative summary of the same span, written nowhere. */
 export type ResummaryView = ResummaryView_Serialize | ResummaryView_Deserialize;
 
@@ -1272,6 +1379,9 @@ export type ResummaryView_Deserialize = {
 	diff: SummaryDiffView_Deserialize,
 	retentionExisting: RetentionView,
 	retentionNew: RetentionView,
+	/**  The probe score by kind of the existing summary and of the alternative, over the same span. */
+	qualityExisting: ScoreView_Deserialize,
+	qualityNew: ScoreView_Deserialize,
 	/**  "offline summarizer" or "openai gpt-4o-mini". */
 	summarizer: string,
 	offline: boolean,
@@ -1288,6 +1398,9 @@ export type ResummaryView_Serialize = {
 	diff: SummaryDiffView_Serialize,
 	retentionExisting: RetentionView,
 	retentionNew: RetentionView,
+	/**  The probe score by kind of the existing summary and of the alternative, over the same span. */
+	qualityExisting: ScoreView_Serialize,
+	qualityNew: ScoreView_Serialize,
 	/**  "offline summarizer" or "openai gpt-4o-mini". */
 	summarizer: string,
 	offline: boolean,
@@ -1328,28 +1441,10 @@ export type ReviewEvent_Serialize =
  */
 export type ReviewPolicy = "review" | "watch" | "off";
 
-export type ReviewPrefs = ReviewPrefs_Serialize | ReviewPrefs_Deserialize;
-
-export type ReviewPrefs_Deserialize = {
+export type ReviewPrefs = {
 	policy: ReviewPolicy,
 	/**  How long Pi waits for the person, in seconds (default 300). */
 	timeoutSecs: number,
-	/**
-	 *  The dialog's "Add artifact ledger" box starts checked (default false: what Pi is sent
-	 *  is its draft or the person's edit alone). A state file from before this key reads as off.
-	 */
-	artifactLedger?: boolean,
-};
-
-export type ReviewPrefs_Serialize = {
-	policy: ReviewPolicy,
-	/**  How long Pi waits for the person, in seconds (default 300). */
-	timeoutSecs: number,
-	/**
-	 *  The dialog's "Add artifact ledger" box starts checked (default false: what Pi is sent
-	 *  is its draft or the person's edit alone). A state file from before this key reads as off.
-	 */
-	artifactLedger: boolean,
 };
 
 /**  One request of Pi's, as the dialog's first paint needs it. */
@@ -1384,7 +1479,7 @@ export type ReviewStatus = ReviewStatus_Serialize | ReviewStatus_Deserialize;
 
 /**  The reviewer as it runs now. */
 export type ReviewStatus_Deserialize = {
-	prefs: ReviewPrefs_Deserialize,
+	prefs: ReviewPrefs,
 	/**  The socket Pi's extension connects to. */
 	socket: string,
 	listening: boolean,
@@ -1399,7 +1494,7 @@ export type ReviewStatus_Deserialize = {
 
 /**  The reviewer as it runs now. */
 export type ReviewStatus_Serialize = {
-	prefs: ReviewPrefs_Serialize,
+	prefs: ReviewPrefs,
 	/**  The socket Pi's extension connects to. */
 	socket: string,
 	listening: boolean,
@@ -1452,11 +1547,6 @@ export type ReviewView_Deserialize = {
 	customInstructions?: string | null,
 	/**  Valid cut points on the path (entry ids, oldest first) for "Move the cut". */
 	validCuts: string[],
-	/**
-	 *  What the artifact ledger would add to Pi's draft, with the probe scores by kind with and
-	 *  without it (None when the draft could not be analysed).
-	 */
-	ledger?: LedgerView_Deserialize | null,
 	computeMs: number | null,
 };
 
@@ -1497,11 +1587,6 @@ export type ReviewView_Serialize = {
 	customInstructions: string | null,
 	/**  Valid cut points on the path (entry ids, oldest first) for "Move the cut". */
 	validCuts: string[],
-	/**
-	 *  What the artifact ledger would add to Pi's draft, with the probe scores by kind with and
-	 *  without it (None when the draft could not be analysed).
-	 */
-	ledger: LedgerView_Serialize | null,
 	computeMs: number | null,
 };
 
@@ -1518,27 +1603,28 @@ export type RootRow = {
 	exists: boolean,
 };
 
-/**  The probe score of a text over the draft's span, by kind (`summary_analysis::quality`). */
-export type ScoreByKind = ScoreByKind_Serialize | ScoreByKind_Deserialize;
+/**
+ *  The probe score of a text as a summary: overall (0..1, the mean over the kinds that have
+ *  probes; None when the span gives none) and by kind.
+ */
+export type ScoreView = ScoreView_Serialize | ScoreView_Deserialize;
 
-/**  The probe score of a text over the draft's span, by kind (`summary_analysis::quality`). */
-export type ScoreByKind_Deserialize = {
-	/**  0..1, the mean over the kinds that have probes (None: the span gives no probe). */
+/**
+ *  The probe score of a text as a summary: overall (0..1, the mean over the kinds that have
+ *  probes; None when the span gives none) and by kind.
+ */
+export type ScoreView_Deserialize = {
 	score?: number | null,
-	recall: ProbeCount,
-	artifact: ProbeCount,
-	decision: ProbeCount,
-	continuation: ProbeCount,
+	byKind: ByKindView,
 };
 
-/**  The probe score of a text over the draft's span, by kind (`summary_analysis::quality`). */
-export type ScoreByKind_Serialize = {
-	/**  0..1, the mean over the kinds that have probes (None: the span gives no probe). */
+/**
+ *  The probe score of a text as a summary: overall (0..1, the mean over the kinds that have
+ *  probes; None when the span gives none) and by kind.
+ */
+export type ScoreView_Serialize = {
 	score: number | null,
-	recall: ProbeCount,
-	artifact: ProbeCount,
-	decision: ProbeCount,
-	continuation: ProbeCount,
+	byKind: ByKindView,
 };
 
 export type SearchHit = {
@@ -1737,6 +1823,12 @@ export type SettingsScope = "global" | "project";
 
 export type SortKey = "modified" | "created" | "name" | "size" | "messages" | "tokens";
 
+export type SourceView = {
+	entryId: string,
+	/**  The share of the item's (rarity-weighted) words this entry holds, 0..1. */
+	score: number | null,
+};
+
 export type SpanView = SpanView_Serialize | SpanView_Deserialize;
 
 export type SpanView_Deserialize = {
@@ -1836,6 +1928,39 @@ export type SummaryProgress_Serialize = {
 	chars: number | null,
 	delta: string | null,
 	message: string | null,
+};
+
+/**  The workbench's quality panel and its citations for one summary entry. */
+export type SummaryQualityView = SummaryQualityView_Serialize | SummaryQualityView_Deserialize;
+
+/**  The workbench's quality panel and its citations for one summary entry. */
+export type SummaryQualityView_Deserialize = {
+	entryId: string,
+	score: ScoreView_Deserialize,
+	probes: ProbeView[],
+	/**  Every item of the summary with its sources, in the summary's order. */
+	citations: CitedView[],
+	unsupported: UnsupportedView[],
+	growth: GrowthView_Deserialize,
+	/**  Compactions only. */
+	forgetting?: ForgettingView_Deserialize | null,
+	/**  Time spent computing this view in Rust. */
+	computeMs: number | null,
+};
+
+/**  The workbench's quality panel and its citations for one summary entry. */
+export type SummaryQualityView_Serialize = {
+	entryId: string,
+	score: ScoreView_Serialize,
+	probes: ProbeView[],
+	/**  Every item of the summary with its sources, in the summary's order. */
+	citations: CitedView[],
+	unsupported: UnsupportedView[],
+	growth: GrowthView_Serialize,
+	/**  Compactions only. */
+	forgetting: ForgettingView_Serialize | null,
+	/**  Time spent computing this view in Rust. */
+	computeMs: number | null,
 };
 
 /**  Another summary of the session, for the diff's "any two" picker. */
@@ -1967,6 +2092,11 @@ export type SummaryWrite_Serialize = {
 
 /**  Where the characters of a context message go (the engine's `EstimateChars` parts). */
 export type TokenCategory = "summary" | "user" | "assistantText" | "thinking" | "toolCalls" | "toolResults" | "other";
+
+export type UnsupportedView = {
+	section: string,
+	text: string,
+};
 
 export type VersionKind = "original" | "edit" | "revert";
 

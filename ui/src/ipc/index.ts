@@ -14,6 +14,8 @@ import type {
   Continued_Serialize,
   EntryDetail_Serialize,
   ExtensionLocation_Serialize,
+  ForgettingView_Serialize,
+  GrowthView_Serialize,
   GraphRow_Serialize,
   GraphWindow_Serialize,
   HooksView_Serialize,
@@ -33,12 +35,14 @@ import type {
   OpenedSession_Serialize,
   PiExtensionStatus_Serialize,
   ProjectRow_Serialize,
+  QualityMarkView_Serialize,
   ResummaryView_Serialize,
   ReviewPrefs_Serialize,
   ReviewEvent_Serialize,
   ReviewPrompt_Serialize,
   ReviewStatus_Serialize,
   ReviewView_Serialize,
+  ScoreView_Serialize,
   SearchRequest_Serialize,
   SectionView_Serialize,
   Selection_Serialize,
@@ -48,6 +52,7 @@ import type {
   SummarizerConfig_Serialize,
   SummaryDiffView_Serialize,
   SummaryProgress_Serialize,
+  SummaryQualityView_Serialize,
   SummaryView_Serialize,
   SummaryWrite_Serialize,
   ScoreByKind_Serialize,
@@ -74,6 +79,8 @@ export type ContextWindowView = ContextWindowView_Serialize;
 export type Continued = Continued_Serialize;
 export type EntryDetail = EntryDetail_Serialize;
 export type ExtensionLocation = ExtensionLocation_Serialize;
+export type ForgettingView = ForgettingView_Serialize;
+export type GrowthView = GrowthView_Serialize;
 export type GraphRow = GraphRow_Serialize;
 export type GraphWindow = GraphWindow_Serialize;
 export type HooksView = HooksView_Serialize;
@@ -93,12 +100,14 @@ export type Navigation = Navigation_Serialize;
 export type OpenedSession = OpenedSession_Serialize;
 export type PiExtensionStatus = PiExtensionStatus_Serialize;
 export type ProjectRow = ProjectRow_Serialize;
+export type QualityMarkView = QualityMarkView_Serialize;
 export type ResummaryView = ResummaryView_Serialize;
 export type ReviewEvent = ReviewEvent_Serialize;
 export type ReviewPrefs = ReviewPrefs_Serialize;
 export type ReviewPrompt = ReviewPrompt_Serialize;
 export type ReviewStatus = ReviewStatus_Serialize;
 export type ReviewView = ReviewView_Serialize;
+export type ScoreView = ScoreView_Serialize;
 export type SearchRequest = SearchRequest_Serialize;
 export type SectionView = SectionView_Serialize;
 export type Selection = Selection_Serialize;
@@ -109,6 +118,7 @@ export type ScoreByKind = ScoreByKind_Serialize;
 export type SummarizerConfig = SummarizerConfig_Serialize;
 export type SummaryDiffView = SummaryDiffView_Serialize;
 export type SummaryProgress = SummaryProgress_Serialize;
+export type SummaryQualityView = SummaryQualityView_Serialize;
 export type SummaryView = SummaryView_Serialize;
 export type SummaryWrite = SummaryWrite_Serialize;
 export type VersionView = VersionView_Serialize;

@@ -1,6 +1,6 @@
 // What a summary holds, as the workbench shows it: a card per section (items with their
-// checkboxes and numbers; the split turn's prefix kept apart), the files it read and modified,
-// and its history of edits.
+// checkboxes and numbers, and their citations once judged: summary/quality.ts; the split turn's
+// prefix kept apart), the files it read and modified, and its history of edits.
 
 import type { SectionView, SummaryView } from "../ipc";
 import { button, el } from "../dom";
@@ -47,8 +47,10 @@ function card(b: Bench, s: SectionView): HTMLElement {
   if (s.text.trim()) d.appendChild(renderMarkdown(s.text));
   if (s.items.length) {
     const ul = el("ul", "wb-items");
-    for (const it of s.items) {
+    s.items.forEach((it, i) => {
       const li = el("li", `wb-item d${Math.min(it.depth, 4)}`);
+      // Where the item's citation goes (summary/quality.ts).
+      li.dataset.item = String(i);
       if (it.marker === "checkbox") {
         const box = el("span", `wb-box ${it.checked ? "on" : "off"}`, it.checked ? "☑" : "☐");
         box.title = it.checked ? "checked" : "not checked";
@@ -60,7 +62,7 @@ function card(b: Bench, s: SectionView): HTMLElement {
       }
       li.appendChild(renderMarkdown(it.text));
       ul.appendChild(li);
-    }
+    });
     d.appendChild(ul);
   }
   if (!s.items.length && !s.text.trim()) d.appendChild(el("div", "muted small", "(empty)"));

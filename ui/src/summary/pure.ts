@@ -1,5 +1,6 @@
 // Pure helpers of the summary workbench (no DOM, no IPC): section bodies and headings, the
-// whole text after a section edit, "add back" of a dropped item, labels. Tested in ui/test.
+// whole text after a section edit, "add back" of a dropped item, labels, and the words of summary
+// quality (scores by kind, growth, the cost of forgetting, where citations go). Tested in ui/test.
 
 /** The part of a section the workbench needs (a subset of the generated SectionView). */
 export interface SectionLike {
@@ -142,11 +143,173 @@ export function scoreLabel(mentioned: number, total: number): string {
   return `${mentioned}/${total} facts (${Math.round((100 * mentioned) / total)}%)`;
 }
 
-/** The graph badge texts of a summary row. */
-export function markerBadges(row: { dropped?: number | null; retained?: number | null; facts?: number | null }): { cls: string; text: string }[] {
-  const out: { cls: string; text: string }[] = [];
+/** The graph badges of a summary row: the drop alarm, the quality score (once the background
+ *  run or the workbench computed it; its tooltip by kind when the mark is known), retention. */
+export function markerBadges(
+  row: { dropped?: number | null; retained?: number | null; facts?: number | null; quality?: number | null },
+  score?: ScoreLike | null,
+): { cls: string; text: string; title?: string }[] {
+  const out: { cls: string; text: string; title?: string }[] = [];
   if (row.dropped) out.push({ cls: "b-dropped", text: `⚠ ${row.dropped} dropped` });
+  if (row.quality !== null && row.quality !== undefined) {
+    const title = score ? `Summary quality: probes it answers. ${kindScoreLine(score)}` : "Summary quality: the share of probes it answers";
+    out.push({ cls: `b-quality ${qualityClass(row.quality)}`, text: percent(row.quality), title });
+  }
   if (row.facts) out.push({ cls: "b-retention", text: `kept ${row.retained ?? 0}/${row.facts}` });
+  return out;
+}
+
+// ---- summary quality --------------------------------------------------------------------------
+
+/** The probes of one kind, and how many the summary answers. */
+export interface KindScoreLike {
+  probes: number;
+  answered: number;
+}
+
+/** A probe score: overall (0..1, null without probes) and by kind. */
+export interface ScoreLike {
+  score: number | null;
+  byKind: { recall: KindScoreLike; artifact: KindScoreLike; decision: KindScoreLike; continuation: KindScoreLike };
+}
+
+export const PROBE_KINDS = ["recall", "artifact", "decision", "continuation"] as const;
+
+/** "78 %" (a 0..1 share, rounded). */
+export function percent(share: number): string {
+  return `${Math.round(share * 100)} %`;
+}
+
+/** The colour class of a score: good from 80 %, fair from 50 %, else poor. */
+export function qualityClass(share: number): string {
+  return share >= 0.8 ? "q-good" : share >= 0.5 ? "q-fair" : "q-poor";
+}
+
+/** "recall 78 % (7/9)", or "recall: no probe" for a kind the span gave nothing to ask about. */
+export function kindScoreLabel(kind: string, k: KindScoreLike): string {
+  if (k.probes === 0) return `${kind}: no probe`;
+  return `${kind} ${percent(k.answered / k.probes)} (${k.answered}/${k.probes})`;
+}
+
+/** "recall 78 % (7/9) · artifact 86 % (6/7) · …". */
+export function kindScoreLine(s: ScoreLike): string {
+  return PROBE_KINDS.map((k) => kindScoreLabel(k, s.byKind[k])).join(" · ");
+}
+
+/** The overall score's label: "91 %", or why there is none. */
+export function overallLabel(s: ScoreLike): string {
+  return s.score === null ? "no probes" : percent(s.score);
+}
+
+/** The growth flag in words (null: none). */
+export function growthFlagText(flag: string | null | undefined): string | null {
+  if (flag === "notSmaller") return "not smaller than what it replaced";
+  if (flag === "grew") return "grew more than 1.5× over the previous summary";
+  return null;
+}
+
+/** "428 tokens for 4,465 replaced · previous summary 300". */
+export function growthLine(g: { summaryTokens: number | null; replacedTokens: number | null; previousSummaryTokens: number | null }): string {
+  const n = (x: number | null) => Math.round(x ?? 0).toLocaleString("en-US");
+  const prev = g.previousSummaryTokens === null ? "" : ` · previous summary ${n(g.previousSummaryTokens)}`;
+  return `${n(g.summaryTokens)} tokens for ${n(g.replacedTokens)} replaced${prev}`;
+}
+
+/** What the cost of forgetting looks like (the view's `ForgettingView`). */
+export interface ForgettingLike {
+  rereadFiles: string[];
+  rerunCommands: string[];
+  callsBeforeFirstEdit: number;
+  edited: boolean;
+  baselineCallsBeforeFirstEdit: number | null;
+  windowEntries: number;
+  cost: number;
+}
+
+/** A list for one line: every name up to `max`, then "and N more". */
+function names(list: string[], max = 5): string {
+  const shown = list.slice(0, max).join(", ");
+  return list.length > max ? `${shown} and ${list.length - max} more` : shown;
+}
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/** The cost of forgetting in lines of words: what was re-read, re-run, and the tool calls before
+ *  the first edit against the session start's. */
+export function forgettingLines(f: ForgettingLike): string[] {
+  if (f.windowEntries === 0) return ["Nothing happened after it yet."];
+  const out: string[] = [];
+  out.push(f.rereadFiles.length ? `${plural(f.rereadFiles.length, "file", "files")} re-read: ${names(f.rereadFiles)}` : "no file re-read");
+  out.push(f.rerunCommands.length ? `${plural(f.rerunCommands.length, "command", "commands")} re-run: ${names(f.rerunCommands, 3)}` : "no command re-run");
+  const calls = f.edited
+    ? `${plural(f.callsBeforeFirstEdit, "tool call", "tool calls")} before the first edit`
+    : `${plural(f.callsBeforeFirstEdit, "tool call", "tool calls")}, no edit yet`;
+  const base = f.baselineCallsBeforeFirstEdit === null ? "the session start made no edit" : `the session start: ${f.baselineCallsBeforeFirstEdit}`;
+  out.push(`${calls} (${base})`);
+  return out;
+}
+
+/** The Timeline's tooltip of a compaction's forgetting mark. */
+export function forgettingTip(entryId: string, f: ForgettingLike): string {
+  return [`After compaction ${entryId}, the agent did again what the summary did not carry:`, ...forgettingLines(f)].join("\n");
+}
+
+/** An item of the summary with its sources (the view's `CitedView`). */
+export interface CitedLike {
+  section: string;
+  text: string;
+  sources: { entryId: string; score: number | null }[];
+  unsupported: boolean;
+}
+
+/** Where each citation goes in the cards: `items` by "sectionIndex:itemIndex", and the free-text
+ *  lines of each section (by section index) in their order. Matched by section name and the
+ *  item's text, each item once, in order (two equal items take the citations in turn). */
+export function placeCitations<C extends CitedLike>(
+  sections: { index: number; name: string; items: { text: string }[] }[],
+  cites: C[],
+): { items: Map<string, C>; lines: Map<number, C[]> } {
+  const items = new Map<string, C>();
+  const lines = new Map<number, C[]>();
+  const byName = new Map<string, { index: number; free: Map<string, number[]> }>();
+  for (const s of sections) {
+    if (byName.has(s.name)) continue;
+    const free = new Map<string, number[]>();
+    s.items.forEach((it, i) => {
+      const t = it.text.trim();
+      free.set(t, [...(free.get(t) ?? []), i]);
+    });
+    byName.set(s.name, { index: s.index, free });
+  }
+  for (const c of cites) {
+    const s = byName.get(c.section);
+    if (!s) continue;
+    const queue = s.free.get(c.text.trim());
+    const i = queue?.shift();
+    if (i !== undefined) items.set(`${s.index}:${i}`, c);
+    else lines.set(s.index, [...(lines.get(s.index) ?? []), c]);
+  }
+  return { items, lines };
+}
+
+/** A source's label: "d081ee73 1.00". */
+export function sourceLabel(s: { entryId: string; score: number | null }): string {
+  return s.score === null ? s.entryId : `${s.entryId} ${s.score.toFixed(2)}`;
+}
+
+/** Forgetting marks of the Timeline: the compactions of the charted path (their positions, and
+ *  the id at a position) whose cost of forgetting is above 0, with their tooltip. */
+export function forgettingMarks(
+  positions: number[],
+  idAt: (pos: number) => string,
+  forgettingOf: (entryId: string) => ForgettingLike | null | undefined,
+): { pos: number; entryId: string; cost: number; tip: string }[] {
+  const out: { pos: number; entryId: string; cost: number; tip: string }[] = [];
+  for (const pos of positions) {
+    const id = idAt(pos);
+    const f = id ? forgettingOf(id) : null;
+    if (f && f.cost > 0) out.push({ pos, entryId: id, cost: f.cost, tip: forgettingTip(id, f) });
+  }
   return out;
 }
 

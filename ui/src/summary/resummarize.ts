@@ -1,5 +1,6 @@
 // Re-summarize & compare: the same span summarized again (another model, other instructions),
-// shown beside the existing summary with both retention scores and the diff. Nothing is written
+// shown beside the existing summary with both retention scores, both probe scores by kind, and
+// the diff. Nothing is written
 // unless "Use this" appends the alternative as an edit.
 
 import { Channel } from "@tauri-apps/api/core";
@@ -11,6 +12,16 @@ import type { Bench } from "./bench";
 import { renderDiff } from "./diff";
 import { scoreLabel } from "./pure";
 import { ledgerOption } from "./ledger";
+import type { ScoreLike } from "./pure";
+import { scoreChips } from "./quality";
+
+/** A column's probe score: overall, then each kind. */
+function scoreBox(s: ScoreLike, id: string): HTMLElement {
+  const box = el("div", "wb-qhead small");
+  box.id = id;
+  box.append(el("span", "muted", "quality"), ...scoreChips(s));
+  return box;
+}
 
 export function openResummarize(b: Bench): void {
   const body = b.openOverlay("Re-summarize the same span and compare (nothing is written)", "wb-resum-view");
@@ -67,17 +78,19 @@ export function openResummarize(b: Bench): void {
 function compare(b: Bench, r: ResummaryView): HTMLElement {
   const box = el("div", "wb-compare");
   const cols = el("div", "wb-cols");
-  const col = (title: string, score: string, text: string, id: string) => {
+  const col = (title: string, score: string, quality: ScoreLike, text: string, id: string) => {
     const c = el("div", "wb-col");
     c.id = id;
     const h = el("div", "wb-h");
     h.append(title, " ", el("span", "wb-score", score));
     c.appendChild(h);
+    // Both texts answer the same probes (made from the same span): the scores compare directly.
+    c.appendChild(scoreBox(quality, `${id}-quality`));
     c.appendChild(renderMarkdown(text));
     return c;
   };
-  cols.appendChild(col(`Existing (${b.v.entryId})`, scoreLabel(r.retentionExisting.mentioned, r.retentionExisting.total), b.v.text, "wb-col-existing"));
-  cols.appendChild(col(`Alternative (${r.summarizer})`, scoreLabel(r.retentionNew.mentioned, r.retentionNew.total), r.text, "wb-col-new"));
+  cols.appendChild(col(`Existing (${b.v.entryId})`, scoreLabel(r.retentionExisting.mentioned, r.retentionExisting.total), r.qualityExisting, b.v.text, "wb-col-existing"));
+  cols.appendChild(col(`Alternative (${r.summarizer})`, scoreLabel(r.retentionNew.mentioned, r.retentionNew.total), r.qualityNew, r.text, "wb-col-new"));
   box.appendChild(cols);
   const actions = el("div", "wb-actions");
   const ledger = ledgerOption(b.v.entryId, () => r.text, "wb-resum-ledger");

@@ -1,7 +1,8 @@
 // The summary workbench, shown in the Entry pane when a compaction or branch summary is selected.
 // This file holds the workbench itself (its keys, and the order of its panels); each panel is a
 // file of its own: the head (head.ts), the editor with edit and revert (editor.ts), the drop
-// alarm and retention (checks.ts), the section cards, files and history (cards.ts), the diff
+// alarm and retention (checks.ts), quality and citations (quality.ts), the section cards, files
+// and history (cards.ts), the diff
 // (diff.ts) and re-summarize & compare (resummarize.ts), the latter two in an overlay
 // (overlay.ts). Session content is untrusted: every piece of it becomes text nodes
 // (renderMarkdown for free text).
@@ -15,6 +16,7 @@ import { renderAlarm, renderRetention } from "./checks";
 import { SummaryEditor } from "./editor";
 import { renderHead } from "./head";
 import { Overlay } from "./overlay";
+import { applyCitations, fillQuality, loadQuality, renderQualityBox } from "./quality";
 import "./summary.css";
 
 export type { WorkbenchDeps } from "./bench";
@@ -66,11 +68,20 @@ export class Workbench implements Bench {
     r.appendChild(renderHead(this));
     r.appendChild(this.editor.box);
     r.appendChild(renderAlarm(this));
+    const quality = renderQualityBox();
+    r.appendChild(quality);
     r.appendChild(renderRetention(this));
     for (const box of renderSections(this)) r.appendChild(box);
     r.appendChild(renderFiles(v));
     r.appendChild(renderHistory(this));
     r.appendChild(el("div", "muted small wb-timing", `computed in ${(v.computeMs ?? 0).toFixed(1)} ms`));
+    // The judgement costs up to ~20 ms on a big span: it fills in after the workbench is drawn.
+    void loadQuality(this, r).then((q) => {
+      if (!q) return;
+      fillQuality(this, quality, q);
+      applyCitations(this, r, q);
+      r.dataset.qualityDone = "1";
+    });
   }
 
   // ---- what the panels call (Bench) -----------------------------------------------------------

@@ -15,6 +15,14 @@ import type { Columns, Scale, Series, Timeline } from "./pure";
 const HEIGHT = 240;
 const PAD = { left: 4, right: 4, top: 12, bottom: 6 };
 
+/** A compaction after which the agent re-read files or re-ran commands (the Timeline's marks). */
+export interface ForgettingMark {
+  pos: number;
+  entryId: string;
+  cost: number;
+  tip: string;
+}
+
 export interface ChartDeps {
   /** Select the entry on the graph (reveal + select). */
   select: (entryId: string) => void;
@@ -32,6 +40,11 @@ export class WaterfallChart {
   private cursor: HTMLDivElement;
   private selMark: HTMLDivElement;
   private tip: HTMLDivElement;
+  /** The forgetting marks, in a strip under the chart (outside it: the chart's pointer handling
+   *  reads offsets on its canvas only). */
+  readonly forgetStrip: HTMLDivElement;
+  private forgetting: ForgettingMark[] = [];
+  private forgettingAt = new Map<number, ForgettingMark>();
   private view: Timeline | null = null;
   private series: Series | null = null;
   private drawn: Drawn | null = null;
@@ -63,6 +76,9 @@ export class WaterfallChart {
     this.tip.className = "wf-tip";
     this.tip.hidden = true;
     this.root.append(this.canvas, this.selMark, this.cursor, this.tip);
+    this.forgetStrip = document.createElement("div");
+    this.forgetStrip.className = "wf-forget";
+    this.forgetStrip.id = "wf-forget";
     // The overlays take no pointer events, so offsetX is always the canvas's.
     this.root.addEventListener("mousemove", (e) => this.hoverAtX(e.offsetX - PAD.left));
     this.root.addEventListener("mouseleave", () => this.setHover(-1));
@@ -106,6 +122,32 @@ export class WaterfallChart {
     const v = this.view;
     const [win, thr] = v ? [v.contextWindow, v.threshold] : [0, 0];
     return this.fit === null ? initialScale(this.top, win, thr) : scaleFor(this.top, win, thr, this.fit);
+  }
+
+  /** The compactions with a cost of forgetting: a mark each under the chart (its tooltip says
+   *  what was re-read and re-run; a click selects the compaction), and lines in the hover's tip. */
+  setForgetting(marks: ForgettingMark[]): void {
+    this.forgetting = marks;
+    this.forgettingAt = new Map(marks.map((m) => [m.pos, m]));
+    this.placeForgetting();
+  }
+
+  private placeForgetting(): void {
+    const s = this.series;
+    const strip = this.forgetStrip;
+    strip.replaceChildren();
+    strip.dataset.marks = String(this.forgetting.length);
+    if (!s || !this.drawn) return;
+    for (const m of this.forgetting) {
+      const d = document.createElement("div");
+      d.className = "wf-fmark";
+      d.dataset.entryId = m.entryId;
+      d.textContent = `↻${m.cost}`;
+      d.title = m.tip;
+      d.style.left = `${PAD.left + xOf(m.pos, s.n, this.drawn.width)}px`;
+      d.addEventListener("click", () => this.deps.select(m.entryId));
+      strip.appendChild(d);
+    }
   }
 
   /** Path position of an entry id on the chart, or -1. */
@@ -292,6 +334,7 @@ export class WaterfallChart {
     ctx.fill(heads);
     marks.push(performance.now());
     this.drawn = { width, est, use };
+    this.placeForgetting();
     this.lastDrawMs = performance.now() - t0;
     const d = this.root.dataset;
     d.points = String(n);
@@ -349,6 +392,8 @@ export class WaterfallChart {
     if (s.kinds[i] === C_CODE && i > 0) {
       lines.push(`compaction: ${formatCount(s.tokens[i - 1])} → ${formatCount(t)}`);
       if (t >= s.tokens[i - 1]) lines.push("(Pi counts the last usage reported before it until the next reply)");
+      const f = this.forgettingAt.get(i);
+      if (f) lines.push(f.tip);
     }
     this.tip.textContent = lines.join("\n");
     this.tip.hidden = false;

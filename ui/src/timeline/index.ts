@@ -1,12 +1,15 @@
 // The Timeline tab: the context waterfall of the active path, or of the path to the selected
-// node when it is not on the active path. Fetched only while the tab is shown; selecting a node
-// on the charted path just moves the marker.
+// node when it is not on the active path, with a mark under each compaction after which the agent
+// re-read files or re-ran commands (the cost of forgetting, from summary/marks.ts). Fetched only
+// while the tab is shown; selecting a node on the charted path just moves the marker.
 
 import { api, call } from "../ipc";
 import type { BudgetArgs } from "../ipc";
 import { el } from "../dom";
 import * as store from "../store";
 import { WaterfallChart } from "./chart";
+import { onQualityMarks, qualityMark } from "../summary/marks";
+import { forgettingMarks } from "../summary/pure";
 import { aheadFits, decodeTimeline, formatCost, formatCount } from "./pure";
 import type { Timeline } from "./pure";
 import "./timeline.css";
@@ -57,6 +60,10 @@ function keyParts(): string[] {
 
 export function initTimeline(d: TimelineDeps): void {
   deps = d;
+  // The cost of forgetting arrives from the background run after the chart may be drawn.
+  onQualityMarks(() => {
+    if (chart?.data) markForgetting(chart, chart.data);
+  });
   // Shown: draw (the panel was hidden, so its size was unknown).
   const p = panel();
   if (p) new MutationObserver(() => visible() && void refreshTimeline()).observe(p, { attributes: true, attributeFilter: ["hidden"] });
@@ -165,6 +172,11 @@ export async function refreshTimeline(force = false): Promise<void> {
   }
 }
 
+/** The compactions of the chart's path after which the agent re-read or re-ran something. */
+function markForgetting(c: WaterfallChart, v: Timeline): void {
+  c.setForgetting(forgettingMarks(v.compactions, (p) => v.series.ids.at(p), (id) => qualityMark(id)?.forgetting));
+}
+
 function show(b: HTMLElement, v: Timeline): void {
   if (v.count === 0) {
     chart = null;
@@ -188,6 +200,7 @@ function show(b: HTMLElement, v: Timeline): void {
     item("wf-s-est", "Pi's estimate"),
     item("wf-s-use", "reported usage"),
     item("wf-s-drop", "compaction"),
+    item("wf-s-forget", "↻ files re-read / commands re-run after a compaction"),
     item("wf-s-thr", `threshold ${formatCount(v.threshold)}`),
     item("wf-s-win", `window ${formatCount(v.contextWindow)}`),
   );
@@ -210,9 +223,10 @@ function show(b: HTMLElement, v: Timeline): void {
     );
   const help = el("div", "muted small", "Hover or use the arrows (Shift: faster) to read an entry; click or Enter selects it on the graph.");
   const t = performance.now();
-  b.replaceChildren(head, legend, chart.root, ...notes, help);
+  b.replaceChildren(head, legend, chart.root, chart.forgetStrip, ...notes, help);
   const t1 = performance.now();
   chart.setData(v);
+  markForgetting(chart, v);
   // The box shows the scale drawn: the user's choice, or the one this data opens at.
   box.checked = chart.fit ?? chart.scale().fitted;
   b.dataset.showPhases = `${(t1 - t).toFixed(1)}/${(performance.now() - t1).toFixed(1)} (replace/setData)`;

@@ -1,0 +1,142 @@
+//! Summary quality, offline: the workbench's quality panel of one summary (score by kind, probes,
+//! citations, unsupported items, growth, the cost of forgetting), and the marks of every summary
+//! (score, cost of forgetting) that the graph's markers and the Timeline show, computed in the
+//! background after a session opens. Adapters over `summary_analysis::quality`.
+//!
+//! Everything here runs on a snapshot of the session, without its lock: the panel costs ~17 ms
+//! on the largest compaction of the 100k-entry session, and the marks of all its 378 summaries
+//! seconds, so neither may hold a click or the graph's painting.
+
+use super::summary::summary_idx;
+use crate::error::{AppError, IpcResult};
+use crate::state::app::AppState;
+use crate::state::quality::{is_current, MarkSink, Next, QualityCache, Work};
+use crate::view::quality::{
+    forgetting_of, score_of, summary_quality_view, QualityMarkView, QualityWarm, SummaryQualityView,
+};
+use crate::view::summary::is_summary;
+use session_engine::{Kind, Session};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tauri::ipc::Channel;
+use tauri::State;
+
+/// How long a background slice computes marks on one snapshot before it lets it go (at least one
+/// summary): a write meanwhile copies the session only while a snapshot is alive, and the marks
+/// reach the UI in batches of this length.
+pub const SLICE: Duration = Duration::from_millis(50);
+
+/// The quality panel of summary `entry_id`.
+pub fn quality(state: &AppState, entry_id: &str) -> Result<SummaryQualityView, AppError> {
+    let (s, idx, cache) =
+        state.with_open(|o| Ok((o.session.snapshot(), summary_idx(o, entry_id)?, o.quality.clone())))?;
+    Ok(quality_in(&s, idx, &cache))
+}
+
+/// [`quality`] on a snapshot. What it computed is the summary's mark too: the graph's marker gets
+/// it at once, before the background run reaches it.
+pub fn quality_in(s: &Session, idx: usize, cache: &QualityCache) -> SummaryQualityView {
+    let v = summary_quality_view(s, idx);
+    let version = s.file_len();
+    let forgetting = (s.kind(idx) == Kind::Compaction).then(|| (version, v.forgetting.clone()));
+    cache.store(&v.entry_id, Some(v.score.clone()), forgetting);
+    cache.send(cache.mark(s, idx, version).into_iter().collect());
+    v
+}
+
+/// Computes the marks of every summary of the open session that are not cached at its current
+/// file version (every score first, then every cost of forgetting; each newest first), in slices
+/// of `slice`, sending each slice's marks to `sink` (a compaction's mark twice: with its score,
+/// then with its forgetting). When a
+/// run is already going, this request joins it (the run reads the session again before it ends,
+/// and sends to `sink` from now on) and returns at once. Either way `sink` first gets every mark
+/// already cached at this version, so a listener that came late (a reloaded page) misses none.
+/// The run stops when another file is opened or the open one is read again (its cache is
+/// replaced).
+pub fn warm(state: &AppState, sink: MarkSink, slice: Duration) -> Result<QualityWarm, AppError> {
+    let t0 = Instant::now();
+    let (s, cache) = state.with_open(|o| Ok((o.session.snapshot(), o.quality.clone())))?;
+    let version = s.file_len();
+    let cached: Vec<QualityMarkView> =
+        (0..s.len()).filter(|&i| is_summary(&s, i)).filter_map(|i| cache.mark(&s, i, version)).collect();
+    drop(s);
+    if !cached.is_empty() {
+        sink(cached);
+    }
+    let elapsed = |t: Instant| t.elapsed().as_secs_f64() * 1000.0;
+    let Some(mut run) = cache.request(sink) else {
+        return Ok(QualityWarm { joined: true, scored: 0, forgetting: 0, summaries: 0, elapsed_ms: elapsed(t0) });
+    };
+    let (mut scored, mut forgetting, mut summaries) = (0, 0, 0);
+    loop {
+        // Read before the snapshot: a request counted after it may have a newer version.
+        let seen = cache.requests();
+        let Ok(Some(s)) = state.with_open(|o| Ok(is_current(&o.quality, &cache).then(|| o.session.snapshot()))) else {
+            break;
+        };
+        let work = match cache.next(&mut run, &s, seen) {
+            Next::Compute(todo) => todo,
+            Next::Again => continue,
+            Next::Done => {
+                summaries = (0..s.len()).filter(|&i| is_summary(&s, i)).count();
+                break;
+            }
+        };
+        let t = Instant::now();
+        let version = s.file_len();
+        let mut marks = Vec::new();
+        for w in work {
+            if !marks.is_empty() && t.elapsed() >= slice {
+                break;
+            }
+            let idx = match w {
+                Work::Score(idx) => {
+                    cache.store(s.id(idx), Some(score_of(&s, idx)), None);
+                    scored += 1;
+                    idx
+                }
+                Work::Forgetting(idx) => {
+                    cache.store(s.id(idx), None, Some((version, forgetting_of(&s, idx))));
+                    forgetting += 1;
+                    idx
+                }
+            };
+            marks.extend(cache.mark(&s, idx, version));
+        }
+        cache.send(marks);
+    }
+    Ok(QualityWarm { joined: false, scored, forgetting, summaries: summaries as u32, elapsed_ms: elapsed(t0) })
+}
+
+// ---- commands -----------------------------------------------------------------------------
+
+/// The quality panel of one summary entry, computed off the main thread.
+#[tauri::command]
+#[specta::specta]
+pub async fn get_summary_quality(state: State<'_, AppState>, entry_id: String) -> IpcResult<SummaryQualityView> {
+    let (s, idx, cache) =
+        state.with_open(|o| Ok((o.session.snapshot(), summary_idx(o, &entry_id)?, o.quality.clone())))?;
+    tauri::async_runtime::spawn_blocking(move || quality_in(&s, idx, &cache)).await.map_err(|_| {
+        AppError::Refused("judging the summary stopped unexpectedly; select it again to retry".into()).into()
+    })
+}
+
+/// Computes the marks of every summary of the open session in the background (the UI asks after
+/// a session opens or grows, once its graph is drawn), sending them to `on_marks` slice by slice.
+#[tauri::command]
+#[specta::specta]
+pub async fn warm_summary_quality(
+    app: tauri::AppHandle,
+    on_marks: Channel<Vec<QualityMarkView>>,
+) -> IpcResult<QualityWarm> {
+    use tauri::Manager;
+    let sink: MarkSink = Arc::new(move |marks| on_marks.send(marks).is_ok());
+    let done = crate::state::background::run_in_background(move || warm(&app.state::<AppState>(), sink, SLICE)).await;
+    match done {
+        Some(r) => Ok(r?),
+        None => Err(AppError::Refused(
+            "judging the session's summaries stopped unexpectedly; open the session again to retry".into(),
+        )
+        .into()),
+    }
+}
