@@ -98,8 +98,13 @@ export const commands = {
 	/**  Sections, files, span, author, history, editability and the check of one summary entry. */
 	getSummaryView: (entryId: string) => typedError<SummaryView_Serialize, IpcError>(__TAURI_INVOKE("get_summary_view", { entryId })),
 	diffSummaries: (fromId: string, toId: string) => typedError<SummaryDiffView_Serialize, IpcError>(__TAURI_INVOKE("diff_summaries", { fromId, toId })),
-	/**  Appends the edited text as a new compaction entry at the leaf (append-only). */
-	saveSummaryEdit: (entryId: string, text: string) => typedError<SummaryWrite_Serialize, IpcError>(__TAURI_INVOKE("save_summary_edit", { entryId, text })),
+	/**
+	 *  Appends the edited text as a new compaction entry at the leaf (append-only), with the
+	 *  artifact ledger added when `ledger`.
+	 */
+	saveSummaryEdit: (entryId: string, text: string, ledger: boolean) => typedError<SummaryWrite_Serialize, IpcError>(__TAURI_INVOKE("save_summary_edit", { entryId, text, ledger })),
+	/**  The artifact ledger `text` would get as the summary `entry_id` (nothing is written). */
+	summaryLedgerPreview: (entryId: string, text: string) => typedError<LedgerView_Serialize, IpcError>(__TAURI_INVOKE("summary_ledger_preview", { entryId, text })),
 	/**  Appends a compaction entry with the original text of an edited summary. */
 	revertSummary: (entryId: string) => typedError<SummaryWrite_Serialize, IpcError>(__TAURI_INVOKE("revert_summary", { entryId })),
 	/**  An alternative summary of the same span (nothing is written); progress on `on_progress`. */
@@ -155,12 +160,12 @@ export const commands = {
 	reviewSubscribe: (onEvent: Channel<ReviewEvent_Deserialize>) => typedError<ReviewStatus_Serialize, IpcError>(__TAURI_INVOKE("review_subscribe", { onEvent })),
 	getReviewView: (reviewId: number) => typedError<ReviewView_Serialize, IpcError>(__TAURI_INVOKE("get_review_view", { reviewId })),
 	reviewCutPreview: (reviewId: number, entryId: string) => typedError<CutPreview_Serialize, IpcError>(__TAURI_INVOKE("review_cut_preview", { reviewId, entryId })),
-	reviewDecide: (reviewId: number, choice: ReviewChoice) => typedError<null, IpcError>(__TAURI_INVOKE("review_decide", { reviewId, choice })),
+	reviewDecide: (reviewId: number, choice: ReviewChoice, ledger: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("review_decide", { reviewId, choice, ledger })),
 	reviewArborDraft: (reviewId: number, onProgress: Channel<SummaryProgress_Deserialize>) => typedError<string, IpcError>(__TAURI_INVOKE("review_arbor_draft", { reviewId, onProgress })),
 	getPiExtensionStatus: (project: string | null) => typedError<PiExtensionStatus_Serialize, IpcError>(__TAURI_INVOKE("get_pi_extension_status", { project })),
 	installPiExtension: (project: string | null) => typedError<InstallResult_Serialize, IpcError>(__TAURI_INVOKE("install_pi_extension", { project })),
 	removePiExtension: (project: string | null) => typedError<PiExtensionStatus_Serialize, IpcError>(__TAURI_INVOKE("remove_pi_extension", { project })),
-	saveReviewPrefs: (prefs: ReviewPrefs) => typedError<ReviewStatus_Serialize, IpcError>(__TAURI_INVOKE("save_review_prefs", { prefs })),
+	saveReviewPrefs: (prefs: ReviewPrefs_Deserialize) => typedError<ReviewStatus_Serialize, IpcError>(__TAURI_INVOKE("save_review_prefs", { prefs })),
 };
 
 /* Types */
@@ -812,6 +817,8 @@ export type HooksView_Deserialize = {
 	timeoutMs: number,
 	/**  Branch-summary output limit (Pi's fixed 2048 when None). */
 	branchSummaryMaxTokens?: number | null,
+	/**  Add the artifact ledger to the compactions and branch summaries Arbor writes. */
+	artifactLedger: boolean,
 	/**  Where they are saved (None: no home folder, so they cannot be saved). */
 	path?: string | null,
 };
@@ -823,6 +830,8 @@ export type HooksView_Serialize = {
 	timeoutMs: number,
 	/**  Branch-summary output limit (Pi's fixed 2048 when None). */
 	branchSummaryMaxTokens: number | null,
+	/**  Add the artifact ledger to the compactions and branch summaries Arbor writes. */
+	artifactLedger: boolean,
 	/**  Where they are saved (None: no home folder, so they cannot be saved). */
 	path: string | null,
 };
@@ -972,6 +981,40 @@ export type KindScoreView = {
 /**  A file to open, from a second launch of `arbor FILE`. */
 export type LaunchRequest = {
 	path: string,
+};
+
+/**
+ *  The artifact ledger of a draft: its lines (empty when the draft mentions every artifact),
+ *  the text with it, what it costs, and what it answers.
+ */
+export type LedgerView = LedgerView_Serialize | LedgerView_Deserialize;
+
+/**
+ *  The artifact ledger of a draft: its lines (empty when the draft mentions every artifact),
+ *  the text with it, what it costs, and what it answers.
+ */
+export type LedgerView_Deserialize = {
+	lines: string[],
+	/**  The draft with the ledger (the draft itself when there are no lines). */
+	text: string,
+	/**  Pi's estimate of the tokens the ledger adds (characters / 4, as Pi counts a summary). */
+	tokensAdded: number | null,
+	without: ScoreByKind_Deserialize,
+	with: ScoreByKind_Deserialize,
+};
+
+/**
+ *  The artifact ledger of a draft: its lines (empty when the draft mentions every artifact),
+ *  the text with it, what it costs, and what it answers.
+ */
+export type LedgerView_Serialize = {
+	lines: string[],
+	/**  The draft with the ledger (the draft itself when there are no lines). */
+	text: string,
+	/**  Pi's estimate of the tokens the ledger adds (characters / 4, as Pi counts a summary). */
+	tokensAdded: number | null,
+	without: ScoreByKind_Serialize,
+	with: ScoreByKind_Serialize,
 };
 
 export type LibraryHit = LibraryHit_Serialize | LibraryHit_Deserialize;
@@ -1280,6 +1323,11 @@ export type PiExtensionStatus_Serialize = {
 	reviewer: ReviewStatus_Serialize,
 };
 
+export type ProbeCount = {
+	probes: number,
+	answered: number,
+};
+
 /**  What a probe asks after: an exact value, a path/command/error, a decision, or where the work stood. */
 export type ProbeKind = "recall" | "artifact" | "decision" | "continuation";
 
@@ -1441,10 +1489,28 @@ export type ReviewEvent_Serialize =
  */
 export type ReviewPolicy = "review" | "watch" | "off";
 
-export type ReviewPrefs = {
+export type ReviewPrefs = ReviewPrefs_Serialize | ReviewPrefs_Deserialize;
+
+export type ReviewPrefs_Deserialize = {
 	policy: ReviewPolicy,
 	/**  How long Pi waits for the person, in seconds (default 300). */
 	timeoutSecs: number,
+	/**
+	 *  The dialog's "Add artifact ledger" box starts checked (default false: what Pi is sent
+	 *  is its draft or the person's edit alone). A state file from before this key reads as off.
+	 */
+	artifactLedger?: boolean,
+};
+
+export type ReviewPrefs_Serialize = {
+	policy: ReviewPolicy,
+	/**  How long Pi waits for the person, in seconds (default 300). */
+	timeoutSecs: number,
+	/**
+	 *  The dialog's "Add artifact ledger" box starts checked (default false: what Pi is sent
+	 *  is its draft or the person's edit alone). A state file from before this key reads as off.
+	 */
+	artifactLedger: boolean,
 };
 
 /**  One request of Pi's, as the dialog's first paint needs it. */
@@ -1479,7 +1545,7 @@ export type ReviewStatus = ReviewStatus_Serialize | ReviewStatus_Deserialize;
 
 /**  The reviewer as it runs now. */
 export type ReviewStatus_Deserialize = {
-	prefs: ReviewPrefs,
+	prefs: ReviewPrefs_Deserialize,
 	/**  The socket Pi's extension connects to. */
 	socket: string,
 	listening: boolean,
@@ -1494,7 +1560,7 @@ export type ReviewStatus_Deserialize = {
 
 /**  The reviewer as it runs now. */
 export type ReviewStatus_Serialize = {
-	prefs: ReviewPrefs,
+	prefs: ReviewPrefs_Serialize,
 	/**  The socket Pi's extension connects to. */
 	socket: string,
 	listening: boolean,
@@ -1547,6 +1613,11 @@ export type ReviewView_Deserialize = {
 	customInstructions?: string | null,
 	/**  Valid cut points on the path (entry ids, oldest first) for "Move the cut". */
 	validCuts: string[],
+	/**
+	 *  What the artifact ledger would add to Pi's draft, with the probe scores by kind with and
+	 *  without it (None when the draft could not be analysed).
+	 */
+	ledger?: LedgerView_Deserialize | null,
 	computeMs: number | null,
 };
 
@@ -1587,6 +1658,11 @@ export type ReviewView_Serialize = {
 	customInstructions: string | null,
 	/**  Valid cut points on the path (entry ids, oldest first) for "Move the cut". */
 	validCuts: string[],
+	/**
+	 *  What the artifact ledger would add to Pi's draft, with the probe scores by kind with and
+	 *  without it (None when the draft could not be analysed).
+	 */
+	ledger: LedgerView_Serialize | null,
 	computeMs: number | null,
 };
 
@@ -1601,6 +1677,29 @@ export type RootRow = {
 	/**  Added by the user (removable); otherwise one of Pi's roots. */
 	user: boolean,
 	exists: boolean,
+};
+
+/**  The probe score of a text over the draft's span, by kind (`summary_analysis::quality`). */
+export type ScoreByKind = ScoreByKind_Serialize | ScoreByKind_Deserialize;
+
+/**  The probe score of a text over the draft's span, by kind (`summary_analysis::quality`). */
+export type ScoreByKind_Deserialize = {
+	/**  0..1, the mean over the kinds that have probes (None: the span gives no probe). */
+	score?: number | null,
+	recall: ProbeCount,
+	artifact: ProbeCount,
+	decision: ProbeCount,
+	continuation: ProbeCount,
+};
+
+/**  The probe score of a text over the draft's span, by kind (`summary_analysis::quality`). */
+export type ScoreByKind_Serialize = {
+	/**  0..1, the mean over the kinds that have probes (None: the span gives no probe). */
+	score: number | null,
+	recall: ProbeCount,
+	artifact: ProbeCount,
+	decision: ProbeCount,
+	continuation: ProbeCount,
 };
 
 /**
