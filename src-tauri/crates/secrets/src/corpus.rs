@@ -144,3 +144,110 @@ pub fn look_alikes() -> Vec<String> {
         "https://user:pass@localhost:8080/ and postgres://postgres:postgres@localhost/db".into(),
     ]
 }
+
+/// Where a planted secret sits in [`planted_session`]: its entry, the string's path in the
+/// entry's JSON and the secret's span in that string in UTF-16 code units.
+#[derive(Clone, Debug)]
+pub struct Placed {
+    pub planted: Planted,
+    pub entry_id: String,
+    pub field: String,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// A Pi session (version 3 JSONL) with every planted secret in a user message, a tool result or
+/// a tool call's arguments (in turn), the look-alikes in a user message, a tool result and a
+/// tool call, and an image whose base64 data must stay. Returns the file's text and where each
+/// secret is.
+pub fn planted_session() -> (String, Vec<Placed>) {
+    let mut lines = vec![
+        r#"{"type":"session","version":3,"id":"5ec2e7a2-0000-4000-8000-00000000a7b0","timestamp":"2025-03-01T09:00:00.000Z","cwd":"/home/dev/project"}"#.to_string(),
+    ];
+    let mut placed = Vec::new();
+    let mut parent: Option<String> = None;
+    let mut n = 0;
+    let mut push = |lines: &mut Vec<String>, message: String| -> String {
+        n += 1;
+        let id = format!("{n:08x}");
+        let parent_json = parent.as_ref().map(|p| format!("\"{p}\"")).unwrap_or_else(|| "null".into());
+        lines.push(format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent_json},"timestamp":"2025-03-01T09:{:02}:00.000Z","message":{message}}}"#,
+            n % 60
+        ));
+        parent = Some(id.clone());
+        id
+    };
+    let user = |text: &str| {
+        format!(r#"{{"role":"user","content":[{{"type":"text","text":{}}}],"timestamp":1740819600000}}"#, js(text))
+    };
+    let call = |id: &str, command: &str| {
+        format!(
+            r#"{{"role":"assistant","content":[{{"type":"toolCall","id":"{id}","name":"bash","arguments":{{"command":{}}}}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}}},"stopReason":"toolUse","timestamp":1740819600000}}"#,
+            js(command)
+        )
+    };
+    let result = |id: &str, text: &str| {
+        format!(
+            r#"{{"role":"toolResult","toolCallId":"{id}","toolName":"bash","content":[{{"type":"text","text":{}}}],"isError":false,"timestamp":1740819600000}}"#,
+            js(text)
+        )
+    };
+    for (i, p) in planted_secrets().into_iter().enumerate() {
+        let call_id = format!("call_{i}");
+        let (text, field, entry) = match i % 3 {
+            0 => {
+                let t = p.line.clone();
+                let e = push(&mut lines, user(&t));
+                (t, "message.content[0].text", e)
+            }
+            1 => {
+                push(&mut lines, call(&call_id, "cat .env"));
+                let t = format!("output:\n{}", p.line);
+                let e = push(&mut lines, result(&call_id, &t));
+                (t, "message.content[0].text", e)
+            }
+            _ => {
+                let t = p.line.clone();
+                let e = push(&mut lines, call(&call_id, &t));
+                push(&mut lines, result(&call_id, "ok"));
+                (t, "message.content[0].arguments.command", e)
+            }
+        };
+        let at = text.find(&p.secret).expect("the line holds its secret");
+        let start = text[..at].encode_utf16().count();
+        let end = start + p.secret.encode_utf16().count();
+        placed.push(Placed { planted: p, entry_id: entry, field: field.into(), start, end });
+    }
+    let looks = look_alikes().join("\n");
+    push(&mut lines, user(&looks));
+    push(&mut lines, call("call_look", &looks));
+    push(&mut lines, result("call_look", &looks));
+    let image = format!("iVBORw0KGgoAAAANSUhEUgAA{}", Rng(7).pick(B64, 2000));
+    push(
+        &mut lines,
+        format!(
+            r#"{{"role":"user","content":[{{"type":"text","text":"a screenshot"}},{{"type":"image","data":"{image}","mimeType":"image/png"}}],"timestamp":1740819600000}}"#
+        ),
+    );
+    (lines.join("\n") + "\n", placed)
+}
+
+/// A JSON string literal, as `JSON.stringify` writes it.
+fn js(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
