@@ -13,6 +13,7 @@ pub mod pi;
 pub mod quality;
 pub mod rename;
 pub mod search;
+pub mod secrets;
 pub mod summary;
 pub mod timeline;
 pub mod tree;
