@@ -62,6 +62,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         summary::summary_markers,
         export::export_default_path,
         export::pick_export_path,
+        export::export_secrets,
         export::export_session,
         export::cancel_export,
         launch::launch_subscribe,
