@@ -204,6 +204,7 @@ async function secretsScenario(display) {
     check("the list never shows a key", items.every((t) => keys.every((k) => !t.includes(k.secret.slice(0, 12)))), JSON.stringify(items));
     check("keeping secrets is not ticked", (await s.exec(`return document.getElementById("export-keep-secrets").checked`)) === false);
     await s.screenshot("export-03-secrets-listed");
+    await s.click("#export-close");
     const out = path.join(dir, "planted.html");
     const r = await exportVia(s, { scope: "session", format: "html", out });
     const html = fs.existsSync(out) ? fs.readFileSync(out, "utf8") : "";
