@@ -59,7 +59,7 @@ pub(crate) fn redact_snippet(snippet: &str, body: &str) -> String {
     }
     // Rebuild: the markers at their places, those inside a secret moved to its edges.
     let markers: Vec<(usize, char)> =
-        markers.into_iter().filter_map(|(p, c)| (p >= from).then(|| (p - from, c))).collect();
+        markers.into_iter().filter(|&(p, _)| p >= from).map(|(p, c)| (p - from, c)).collect();
     let mut out = String::with_capacity(snippet.len());
     if lead {
         out.push('…');
