@@ -130,3 +130,48 @@ fn unknown_nodes_are_refused_and_default_paths_name_the_scope() {
         "beside the session without a documents folder"
     );
 }
+
+/// The dialog's list before the export names every planted key (entry, field, position), the
+/// default export holds none of them, "keep" keeps them, and the session file never changes.
+#[test]
+fn secrets_are_listed_before_and_redacted_unless_kept() {
+    let e = support::env();
+    let (jsonl, placed) = secrets::corpus::planted_session();
+    let file = e.dir.join("2025-03-01T09-00-00-000Z_planted.jsonl");
+    std::fs::write(&file, jsonl).unwrap();
+    arbor_app::commands::sessions::open(&e.state, &file, false).unwrap();
+    let before = std::fs::read(&file).unwrap();
+    let job = ExportJob::from_open(&e.state, ExportScope::Session, None, ExportFormat::Html).unwrap();
+    assert!(!job.keep_secrets, "secrets are redacted unless the user keeps them");
+    let list = job.secrets(&e.state).unwrap();
+    assert_eq!(list.total as usize, placed.len());
+    for p in &placed {
+        assert!(
+            list.items.iter().any(|i| i.entry_id == p.entry_id
+                && i.kind == p.planted.kind
+                && i.field == p.field
+                && (i.start as usize, i.end as usize) == (p.start, p.end)),
+            "{} in {} is not listed",
+            p.planted.kind,
+            p.entry_id
+        );
+    }
+    assert!(
+        list.items.iter().any(|i| i.entry_kind == "user") && list.items.iter().any(|i| i.entry_kind == "toolResult")
+    );
+    let out = e.tmp.path().join("planted.html");
+    let done = job.run(&out, false, &not_cancelled(), &mut |_, _| {}).unwrap();
+    assert_eq!(done.redacted as usize, placed.len());
+    let html = std::fs::read_to_string(&out).unwrap();
+    for p in &placed {
+        assert!(!html.contains(&p.planted.secret), "{} leaked into the export", p.planted.kind);
+    }
+    let mut keep = ExportJob::from_open(&e.state, ExportScope::Session, None, ExportFormat::Markdown).unwrap();
+    keep.keep_secrets = true;
+    let kept = e.tmp.path().join("kept.md");
+    let done = keep.run(&kept, false, &not_cancelled(), &mut |_, _| {}).unwrap();
+    assert_eq!(done.redacted, 0);
+    let md = std::fs::read_to_string(&kept).unwrap();
+    assert!(placed.iter().all(|p| md.contains(&p.planted.secret)), "kept on request");
+    assert_eq!(std::fs::read(&file).unwrap(), before, "the session file is byte-identical");
+}

@@ -65,6 +65,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         quality::warm_summary_quality,
         export::export_default_path,
         export::pick_export_path,
+        export::export_secrets,
         export::export_session,
         export::cancel_export,
         launch::launch_subscribe,

@@ -1,9 +1,11 @@
 // End-to-end test of export from the app in the real window, under Xvfb:
 // the Export dialog (prefilled path, scope and format, progress, an existing file refused until
-// confirmed, Escape), the files it writes, and the HTML export of the hostile F47 session loaded
-// in the real webview: no script runs, nothing is fetched, no handler or outside link survives.
+// confirmed, Escape), the files it writes, the HTML export of the hostile F47 session loaded in
+// the real webview (no script runs, nothing is fetched, no handler or outside link survives), and
+// a session with planted keys: the dialog lists them before exporting, the file holds none of
+// them unless "Keep secrets" is ticked, and the session file is unchanged.
 //
-//   ARBOR_BIN=/path/to/arbor node tests/e2e/e2e-export.mjs [demo|hostile]
+//   ARBOR_BIN=/path/to/arbor node tests/e2e/e2e-export.mjs [demo|hostile|secrets]
 //
 // Screenshots go to tests/artifacts/export-*.png (gitignored).
 
@@ -142,7 +144,100 @@ async function hostileScenario(display) {
   }
 }
 
+/** Keys in well-known formats, random on each run (so none is written in the repository). */
+function plantedKeys() {
+  const pick = (set, n) => Array.from({ length: n }, () => set[Math.floor(Math.random() * set.length)]).join("");
+  const B32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const B64 = ALNUM + "+/";
+  const pem = ["-----BEGIN RSA PRIVATE KEY-----", ...Array.from({ length: 5 }, () => pick(B64, 64)), "-----END RSA PRIVATE KEY-----"].join("\n");
+  return [
+    { kind: "aws-access-key", secret: `AKIA${pick(B32, 16)}`, where: "user" },
+    { kind: "github-token", secret: `ghp_${pick(ALNUM, 36)}`, where: "toolResult" },
+    { kind: "private-key", secret: pem, where: "toolCall" },
+  ];
+}
+
+/** A Pi session holding the keys: in a user message, a tool result and a tool call's arguments. */
+function plantedSession(keys) {
+  const head = { type: "session", version: 3, id: "5ec2e7a2-0000-4000-8000-0000000e2e01", timestamp: "2025-03-01T09:00:00.000Z", cwd: "/home/dev/project" };
+  const lines = [head];
+  let parent = null;
+  const push = (message) => {
+    const id = (lines.length).toString(16).padStart(8, "0");
+    lines.push({ type: "message", id, parentId: parent, timestamp: `2025-03-01T09:00:${String(lines.length).padStart(2, "0")}.000Z`, message: { ...message, timestamp: 1740819600000 + lines.length } });
+    parent = id;
+  };
+  const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 15, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+  const [aws, gh, pem] = keys;
+  push({ role: "user", content: [{ type: "text", text: `deploy with aws_access_key_id = ${aws.secret} and commit 3f9c2e1d4b5a69788f0e1d2c3b4a59687f0e1d2c` }] });
+  push({ role: "assistant", content: [{ type: "toolCall", id: "call_1", name: "bash", arguments: { command: "cat .env" } }], api: "anthropic-messages", provider: "anthropic", model: "claude-sonnet-4-5", usage, stopReason: "toolUse" });
+  push({ role: "toolResult", toolCallId: "call_1", toolName: "bash", content: [{ type: "text", text: `GITHUB_TOKEN=${gh.secret}\nDEBUG=true\nPORT=8080` }], isError: false });
+  push({ role: "assistant", content: [{ type: "toolCall", id: "call_2", name: "write", arguments: { path: "id_rsa", content: pem.secret } }], api: "anthropic-messages", provider: "anthropic", model: "claude-sonnet-4-5", usage, stopReason: "toolUse" });
+  push({ role: "toolResult", toolCallId: "call_2", toolName: "write", content: [{ type: "text", text: "written" }], isError: false });
+  return lines.map((l) => JSON.stringify(l)).join("\n") + "\n";
+}
+
+async function secretsScenario(display) {
+  const { dir, env } = tempEnv("export-secrets");
+  const proj = path.join(env.PI_CODING_AGENT_DIR, "sessions", "--home-dev-project--");
+  fs.mkdirSync(proj, { recursive: true });
+  const file = path.join(proj, "2025-03-01T09-00-00-000Z_planted.jsonl");
+  const keys = plantedKeys();
+  fs.writeFileSync(file, plantedSession(keys));
+  const before = fs.readFileSync(file);
+  const driver = await startDriver(display, env);
+  const s = await Session.start(driver.base);
+  try {
+    await s.waitFor("the planted session in the picker", () => s.exec(`return document.querySelectorAll("#picker-list .session-card").length >= 1`), 60_000);
+    await s.exec(`document.querySelector("#picker-list .session-card").click()`);
+    await s.waitFor("the planted session is open", async () => ((await s.exec(`return document.getElementById("session-title").title || ""`)) || "").endsWith("_planted.jsonl"), 30_000);
+    await s.click("#btn-export");
+    const listed = await s.waitFor("the list of secrets", async () => {
+      const st = await s.exec(`return document.getElementById("export-secrets").dataset.state`);
+      return st && st !== "looking" ? st : null;
+    }, 30_000);
+    const summary = await s.text("#export-secrets-summary");
+    const items = await s.exec(`return [...document.querySelectorAll("#export-secrets-list li")].map((li) => li.textContent)`);
+    check("the dialog lists the secrets before exporting", listed === "redacted" && summary.includes("3 secrets will be redacted"), `${listed}: ${summary}`);
+    for (const k of keys) check(`the list names the ${k.kind} and its entry`, items.some((t) => t.startsWith(`${k.kind} in `)), JSON.stringify(items));
+    check("the list never shows a key", items.every((t) => keys.every((k) => !t.includes(k.secret.slice(0, 12)))), JSON.stringify(items));
+    check("keeping secrets is not ticked", (await s.exec(`return document.getElementById("export-keep-secrets").checked`)) === false);
+    await s.screenshot("export-03-secrets-listed");
+    await s.click("#export-close");
+    const out = path.join(dir, "planted.html");
+    const r = await exportVia(s, { scope: "session", format: "html", out });
+    const html = fs.existsSync(out) ? fs.readFileSync(out, "utf8") : "";
+    check("the export is written", r.state === "done" && html.length > 0, `${r.state}: ${r.status}`);
+    check("the status says the secrets were redacted", r.status.includes("3 secrets redacted"), r.status);
+    for (const k of keys) {
+      const first = k.secret.split("\n")[k.kind === "private-key" ? 1 : 0];
+      check(`the export holds no ${k.kind}`, !html.includes(first) && html.includes(`[redacted: ${k.kind}]`));
+    }
+    check("look-alikes stay (a commit hash, DEBUG=true)", html.includes("3f9c2e1d4b5a69788f0e1d2c3b4a59687f0e1d2c") && html.includes("DEBUG=true"));
+    // Ticking "keep" says so, and the file has the keys as written.
+    await s.exec(`const b = document.getElementById("export-keep-secrets"); b.click();`);
+    const kept = await s.waitFor("the list says kept", async () => ((await s.exec(`return document.getElementById("export-secrets").dataset.state`)) === "kept" ? true : null));
+    check("ticking keep says the secrets will be kept", kept && (await s.text("#export-secrets-summary")).includes("will be kept"));
+    const out2 = path.join(dir, "kept.md");
+    await s.exec(`document.getElementById("export-path").value = arguments[0]; document.getElementById("export-path").dispatchEvent(new Event("input"));`, out2);
+    await s.exec(`const f = document.getElementById("export-format"); f.value = "markdown"; f.dispatchEvent(new Event("change"));`);
+    await s.exec(`document.getElementById("export-path").value = arguments[0];`, out2);
+    await s.click("#export-start");
+    await s.waitFor("the kept export", async () => {
+      const st = await s.exec(`return document.getElementById("export-status").dataset.state`);
+      return st && st !== "running" ? st : null;
+    }, 30_000);
+    const md = fs.existsSync(out2) ? fs.readFileSync(out2, "utf8") : "";
+    check("with keep ticked, the keys are written as they are", keys.slice(0, 2).every((k) => md.includes(k.secret)), (await s.text("#export-status")));
+    check("the session file is byte-identical", Buffer.compare(fs.readFileSync(file), before) === 0);
+  } finally {
+    await finish(s, driver, dir);
+  }
+}
+
 await runScenarios("e2e-export", [
   ["demo", demoScenario],
   ["hostile", hostileScenario],
+  ["secrets", secretsScenario],
 ]);

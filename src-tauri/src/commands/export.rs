@@ -5,13 +5,18 @@
 //! channel and `cancel_export` stops it (`state::export` holds the running export). The file is
 //! written by `store::write_new_file`: whole or not at all, and an existing file is replaced only
 //! when the user confirmed it.
+//!
+//! Secrets (API keys, tokens, private keys) are redacted unless the user ticks "keep";
+//! `export_secrets` lists them before the export (from the open session, off the session lock).
 use crate::error::{AppError, IpcResult};
 use crate::state::app::AppState;
 use crate::state::export::ExportState;
-use crate::view::export::{ExportDone, ExportFormat, ExportProgress, ExportScope};
+use crate::view::export::{
+    ExportDone, ExportFormat, ExportProgress, ExportScope, ExportSecrets, SecretItem, SECRETS_LISTED,
+};
 use session_engine::store::{same_file, write_new_file, NewFileError};
 use session_engine::Session;
-use session_export::{export, Format, Scope};
+use session_export::{export_with, find_secrets, Format, Options, Scope};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,6 +32,8 @@ pub struct ExportJob {
     pub node: Option<String>,
     pub scope: ExportScope,
     pub format: ExportFormat,
+    /// Write secrets as they are (false unless the user asked).
+    pub keep_secrets: bool,
 }
 
 impl ExportJob {
@@ -51,7 +58,7 @@ impl ExportJob {
                 Some(n) => format!("{n} ({file_name})"),
                 None => file_name,
             };
-            Ok(ExportJob { file: o.path.clone(), title, node, scope, format })
+            Ok(ExportJob { file: o.path.clone(), title, node, scope, format, keep_secrets: false })
         })
     }
 
@@ -94,23 +101,16 @@ impl ExportJob {
             )));
         }
         let session = Session::open(&self.file)?;
-        let leaf = match &self.node {
-            Some(id) => Some(session.index_of(id).ok_or_else(|| AppError::UnknownEntry(id.clone()))?),
-            None => session.file_leaf(),
-        };
-        let scope = match self.scope {
-            ExportScope::Session => Scope::Session { leaf },
-            ExportScope::Branch => Scope::Branch { leaf },
-            ExportScope::Context => Scope::Context { leaf },
-        };
+        let scope = self.scope_in(&session)?;
         let format = match self.format {
             ExportFormat::Markdown => Format::Markdown,
             ExportFormat::Html => Format::Html,
         };
         let mut bytes = 0u64;
+        let opts = Options { keep_secrets: self.keep_secrets };
         let res = write_new_file(out, replace, |w| {
             let mut w = Cancellable { inner: w, cancel, written: &mut bytes };
-            export(&session, scope, format, &self.title, &mut w, progress)
+            export_with(&session, scope, format, opts, &self.title, &mut w, progress)
         });
         let stats = res.map_err(|e| match e {
             NewFileError::Io(_) if cancel.load(Ordering::Relaxed) => {
@@ -124,7 +124,44 @@ impl ExportJob {
             branches: stats.branches as u32,
             bytes: bytes as f64,
             ms: started.elapsed().as_secs_f64() * 1e3,
+            redacted: stats.secrets.len() as u32,
         })
+    }
+
+    fn scope_in(&self, session: &Session) -> Result<Scope, AppError> {
+        let leaf = match &self.node {
+            Some(id) => Some(session.index_of(id).ok_or_else(|| AppError::UnknownEntry(id.clone()))?),
+            None => session.file_leaf(),
+        };
+        Ok(match self.scope {
+            ExportScope::Session => Scope::Session { leaf },
+            ExportScope::Branch => Scope::Branch { leaf },
+            ExportScope::Context => Scope::Context { leaf },
+        })
+    }
+
+    /// The secrets this export would redact, from the open session as it is now; the search
+    /// runs on a snapshot, without the session lock.
+    pub fn secrets(&self, state: &AppState) -> Result<ExportSecrets, AppError> {
+        let session = state.with_open(|o| Ok(o.session.snapshot()))?;
+        self.secrets_in(&session)
+    }
+
+    fn secrets_in(&self, session: &Session) -> Result<ExportSecrets, AppError> {
+        let found = find_secrets(session, self.scope_in(session)?);
+        let items = found
+            .iter()
+            .take(SECRETS_LISTED)
+            .map(|f| SecretItem {
+                entry_id: f.entry_id.clone(),
+                entry_kind: session.role(f.entry).unwrap_or(session.entry(f.entry).type_name.as_ref()).to_string(),
+                field: f.field.clone(),
+                kind: f.kind.to_string(),
+                start: f.start as u32,
+                end: f.end as u32,
+            })
+            .collect();
+        Ok(ExportSecrets { items, total: found.len() as u32 })
     }
 }
 
@@ -182,7 +219,24 @@ pub async fn pick_export_path(app: tauri::AppHandle, suggested: String) -> IpcRe
     Ok(d.blocking_save_file().and_then(|p| p.into_path().ok()).map(|p| p.display().to_string()))
 }
 
-/// Exports on a worker thread; progress goes to `on_progress` (at most about every 1%).
+/// The secrets an export of this scope would redact (the dialog lists them before exporting).
+#[tauri::command]
+#[specta::specta]
+pub async fn export_secrets(
+    state: State<'_, AppState>,
+    scope: ExportScope,
+    entry_id: Option<String>,
+) -> IpcResult<ExportSecrets> {
+    let job = ExportJob::from_open(&state, scope, entry_id.as_deref(), ExportFormat::Html)?;
+    let session = state.with_open(|o| Ok(o.session.snapshot()))?;
+    match tauri::async_runtime::spawn_blocking(move || job.secrets_in(&session)).await {
+        Ok(r) => Ok(r?),
+        Err(e) => Err(AppError::Refused(format!("the search for secrets stopped unexpectedly ({e})")).into()),
+    }
+}
+
+/// Exports on a worker thread; progress goes to `on_progress` (at most about every 1%). Secrets
+/// are redacted unless `keep_secrets`.
 #[tauri::command]
 #[specta::specta]
 #[allow(clippy::too_many_arguments)]
@@ -194,9 +248,11 @@ pub async fn export_session(
     format: ExportFormat,
     path: String,
     replace: bool,
+    keep_secrets: bool,
     on_progress: Channel<ExportProgress>,
 ) -> IpcResult<ExportDone> {
-    let job = ExportJob::from_open(&state, scope, entry_id.as_deref(), format)?;
+    let mut job = ExportJob::from_open(&state, scope, entry_id.as_deref(), format)?;
+    job.keep_secrets = keep_secrets;
     let cancel = exports.start()?;
     let out = store_path(&path);
     let flag = cancel.clone();

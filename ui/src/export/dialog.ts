@@ -2,11 +2,13 @@
 // sees there, as Markdown or one self-contained HTML file. The path field is prefilled
 // (documents folder, named after the session); "Browse…" opens the native save dialog. A big
 // export shows progress and can be cancelled; an existing file is replaced only after the user
-// confirms it.
+// confirms it. Before exporting, the dialog lists the secrets (API keys, tokens, private keys) the
+// export will redact, for the scope chosen; they stay out of the file unless "Keep secrets" is
+// ticked, which is never the default.
 
 import { Channel } from "@tauri-apps/api/core";
 import { api, call, CommandError, errorText } from "../ipc";
-import type { ExportFormat, ExportProgress, ExportScope } from "../ipc";
+import type { ExportFormat, ExportProgress, ExportScope, ExportSecrets } from "../ipc";
 import { $, elAttrs } from "../dom";
 import * as store from "../store";
 
@@ -17,6 +19,10 @@ export interface ExportDeps {
 let deps: ExportDeps;
 let running = false;
 let pathTouched = false;
+/** Which scope's secrets the list shows; a late answer for another scope is dropped. */
+let secretsAsked = "";
+/** Items of the list shown before "and N more". */
+const SECRETS_SHOWN = 12;
 
 function build(): HTMLElement {
   const root = elAttrs("div", { id: "export-dialog", class: "picker", role: "dialog", "aria-modal": "true", "aria-labelledby": "export-title" });
@@ -45,6 +51,11 @@ function build(): HTMLElement {
   const input = elAttrs("input", { id: "export-path", type: "text", autocomplete: "off", spellcheck: "false" });
   const browse = elAttrs("button", { id: "export-browse", type: "button" }, "Browse…");
   pathRow.append(input, browse);
+  const secrets = elAttrs("div", { id: "export-secrets", class: "export-secrets small", "aria-live": "polite" });
+  secrets.append(elAttrs("div", { id: "export-secrets-summary" }), elAttrs("ul", { id: "export-secrets-list" }));
+  const keep = elAttrs("label", { class: "row small" });
+  const keepBox = elAttrs("input", { id: "export-keep-secrets", type: "checkbox" });
+  keep.append(keepBox, document.createTextNode(" Keep secrets in the exported file (API keys, tokens, private keys)"));
   const bar = elAttrs("progress", { id: "export-progress", max: "1", value: "0" });
   bar.hidden = true;
   const status = elAttrs("div", { id: "export-status", class: "muted small", "aria-live": "polite" });
@@ -54,7 +65,7 @@ function build(): HTMLElement {
     elAttrs("button", { id: "export-cancel", type: "button", disabled: "" }, "Cancel export"),
     elAttrs("button", { id: "export-close", type: "button" }, "Close"),
   );
-  box.append(head, what, fmt, pathRow, bar, status, buttons);
+  box.append(head, what, fmt, pathRow, secrets, keep, bar, status, buttons);
   root.append(box);
   return root;
 }
@@ -82,6 +93,49 @@ async function suggest(): Promise<void> {
   }
 }
 
+function describeSecrets(r: ExportSecrets | null): void {
+  const summary = $("export-secrets-summary");
+  const list = $("export-secrets-list");
+  list.replaceChildren();
+  const box = $("export-secrets");
+  if (!r) {
+    summary.textContent = "Looking for secrets (API keys, tokens, private keys)…";
+    box.dataset.state = "looking";
+    return;
+  }
+  const keep = $<HTMLInputElement>("export-keep-secrets").checked;
+  box.dataset.state = r.total === 0 ? "none" : keep ? "kept" : "redacted";
+  const n = r.total;
+  const many = n === 1 ? "1 secret" : `${n.toLocaleString()} secrets`;
+  if (n === 0) {
+    summary.textContent = "No secrets found (API keys, tokens, private keys).";
+    return;
+  }
+  summary.textContent = keep ? `${many} will be kept in the file, as written in the session:` : `${many} will be redacted:`;
+  for (const it of r.items.slice(0, SECRETS_SHOWN)) {
+    // Never the secret itself: its kind and where it is.
+    list.append(elAttrs("li", {}, `${it.kind} in ${it.entryKind} ${it.entryId} (${it.field}, ${it.start}–${it.end})`));
+  }
+  if (n > SECRETS_SHOWN) list.append(elAttrs("li", { class: "muted" }, `and ${(n - SECRETS_SHOWN).toLocaleString()} more (arbor-cli secrets FILE lists them all)`));
+}
+
+let lastSecrets: ExportSecrets | null = null;
+
+async function findSecrets(): Promise<void> {
+  const key = `${scope()}:${nodeFor(scope()) ?? ""}`;
+  secretsAsked = key;
+  lastSecrets = null;
+  describeSecrets(null);
+  try {
+    const r = await call(api.exportSecrets(scope(), nodeFor(scope())));
+    if (secretsAsked !== key) return;
+    lastSecrets = r;
+    describeSecrets(r);
+  } catch (e) {
+    if (secretsAsked === key) $("export-secrets-summary").textContent = `Secrets could not be listed: ${errorText(e)}. They are still redacted unless kept.`;
+  }
+}
+
 export function openExport(): void {
   if (!store.session()) {
     deps.notify("Open a session first: Export works on the open session.");
@@ -92,6 +146,9 @@ export function openExport(): void {
     return;
   }
   pathTouched = false;
+  // Keeping secrets is a choice made for one export, never remembered.
+  $<HTMLInputElement>("export-keep-secrets").checked = false;
+  void findSecrets();
   $("export-status").textContent = "";
   $<HTMLProgressElement>("export-progress").hidden = true;
   $("export-dialog").hidden = false;
@@ -126,10 +183,12 @@ async function start(replace = false): Promise<void> {
     status.textContent = `Exporting… ${Math.round(bar.value * 100)}%`;
   };
   try {
-    const r = await call(api.exportSession(scope(), nodeFor(scope()), format(), path, replace, ch));
+    const keep = $<HTMLInputElement>("export-keep-secrets").checked;
+    const r = await call(api.exportSession(scope(), nodeFor(scope()), format(), path, replace, keep, ch));
     bar.value = 1;
     status.dataset.state = "done";
-    status.textContent = `Exported ${r.entries.toLocaleString()} entries (${((r.bytes ?? 0) / 1024).toFixed(0)} KB) to ${r.path} in ${Math.round(r.ms ?? 0)} ms.`;
+    const redacted = r.redacted > 0 ? ` ${r.redacted.toLocaleString()} ${r.redacted === 1 ? "secret" : "secrets"} redacted.` : "";
+    status.textContent = `Exported ${r.entries.toLocaleString()} entries (${((r.bytes ?? 0) / 1024).toFixed(0)} KB) to ${r.path} in ${Math.round(r.ms ?? 0)} ms.${redacted}`;
     deps.notify(`Exported to ${r.path}.`);
   } catch (e) {
     status.dataset.state = e instanceof CommandError ? e.ipc.kind : "error";
@@ -167,7 +226,14 @@ export function initExport(d: ExportDeps): void {
   $("export-close").addEventListener("click", close);
   $("export-browse").addEventListener("click", () => void browse());
   $("export-format").addEventListener("change", () => void suggest());
-  for (const r of document.querySelectorAll('input[name="export-scope"]')) r.addEventListener("change", () => void suggest());
+  for (const r of document.querySelectorAll('input[name="export-scope"]'))
+    r.addEventListener("change", () => {
+      void suggest();
+      void findSecrets();
+    });
+  $("export-keep-secrets").addEventListener("change", () => {
+    if (lastSecrets) describeSecrets(lastSecrets);
+  });
   $("export-path").addEventListener("input", () => (pathTouched = true));
   $("export-path").addEventListener("keydown", (e) => {
     if (e.key === "Enter") void start();

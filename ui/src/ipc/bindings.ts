@@ -125,8 +125,13 @@ export const commands = {
 	exportDefaultPath: (scope: ExportScope, entryId: string | null, format: ExportFormat) => typedError<string, IpcError>(__TAURI_INVOKE("export_default_path", { scope, entryId, format })),
 	/**  The native save dialog ("Browse…" in the export dialog); None when the user cancelled it. */
 	pickExportPath: (suggested: string) => typedError<string | null, IpcError>(__TAURI_INVOKE("pick_export_path", { suggested })),
-	/**  Exports on a worker thread; progress goes to `on_progress` (at most about every 1%). */
-	exportSession: (scope: ExportScope, entryId: string | null, format: ExportFormat, path: string, replace: boolean, onProgress: Channel<ExportProgress>) => typedError<ExportDone, IpcError>(__TAURI_INVOKE("export_session", { scope, entryId, format, path, replace, onProgress })),
+	/**  The secrets an export of this scope would redact (the dialog lists them before exporting). */
+	exportSecrets: (scope: ExportScope, entryId: string | null) => typedError<ExportSecrets, IpcError>(__TAURI_INVOKE("export_secrets", { scope, entryId })),
+	/**
+	 *  Exports on a worker thread; progress goes to `on_progress` (at most about every 1%). Secrets
+	 *  are redacted unless `keep_secrets`.
+	 */
+	exportSession: (scope: ExportScope, entryId: string | null, format: ExportFormat, path: string, replace: boolean, keepSecrets: boolean, onProgress: Channel<ExportProgress>) => typedError<ExportDone, IpcError>(__TAURI_INVOKE("export_session", { scope, entryId, format, path, replace, keepSecrets, onProgress })),
 	/**  Stops the running export; false when none runs. */
 	cancelExport: () => __TAURI_INVOKE<boolean>("cancel_export"),
 	/**
@@ -603,6 +608,8 @@ export type ExportDone = {
 	/**  Bytes written. */
 	bytes: number | null,
 	ms: number | null,
+	/**  Secrets redacted from the file (0 when the user kept them). */
+	redacted: number,
 };
 
 export type ExportFormat = "markdown" | "html";
@@ -615,6 +622,15 @@ export type ExportProgress = {
 
 /**  What to export: the whole tree, the branch to a node, or what the model sees at a node. */
 export type ExportScope = "session" | "branch" | "context";
+
+/**
+ *  The secrets an export of a scope would redact, before anything is written. The UI gets the
+ *  first [`SECRETS_LISTED`] and the count.
+ */
+export type ExportSecrets = {
+	items: SecretItem[],
+	total: number,
+};
 
 /**  One place the extension can live, as the Pi tab shows it. */
 export type ExtensionLocation = ExtensionLocation_Serialize | ExtensionLocation_Deserialize;
@@ -1759,6 +1775,20 @@ export type SearchRequest_Serialize = {
 	statuses: HitStatus[],
 	/**  At most this many hits (default 100). */
 	limit: number | null,
+};
+
+/**  One secret the export would redact: which entry, which of its strings, where in it. */
+export type SecretItem = {
+	entryId: string,
+	/**  What the entry is: a message's role (`user`, `toolResult`, …) or the entry's type. */
+	entryKind: string,
+	/**  The string's path in the entry's JSON: `message.content[0].text`, `summary`, … */
+	field: string,
+	/**  The rule: `aws-access-key`, `jwt`, `private-key`, … */
+	kind: string,
+	/**  UTF-16 code units into that string. */
+	start: number,
+	end: number,
 };
 
 export type SectionDiffView = {

@@ -78,6 +78,8 @@ enum Command {
     Timeline(commands::timeline::TimelineArgs),
     /// Export the session, a branch (--leaf) or the context at a node as Markdown or self-contained HTML
     Export(commands::export::ExportArgs),
+    /// List the API keys, tokens and private keys an export would redact (the session is only read)
+    Secrets(commands::secrets::SecretsArgs),
     /// Save a version 1 or 2 session as a new version 3 file (the original is not changed)
     Migrate(commands::migrate::MigrateArgs),
     /// Name the session: appends Pi's `session_info` entry (synced before the id is printed)
@@ -275,6 +277,7 @@ fn main() -> ExitCode {
         Command::Recall(a) => commands::recall::run(a),
         Command::Timeline(a) => commands::timeline::run(a),
         Command::Export(a) => commands::export::run(a),
+        Command::Secrets(a) => commands::secrets::run(a),
         Command::Migrate(a) => commands::migrate::run(a),
         Command::Rename(a) => commands::rename::run(a),
         Command::Pi(a) => commands::pi::run(a),

@@ -2,8 +2,8 @@
 //! writes them. The app and the CLI list, filter and search sessions through it.
 //!
 //! It depends on the session engine (`session-engine`, with its JSON reader `pi-json`), SQLite
-//! (`rusqlite`) and the file watcher (`notify`), plus small helpers (`dirs`, `serde`, `memchr`,
-//! `thiserror`). It must never depend on Tauri or the app: every format rule is the engine's, and
+//! (`rusqlite`) and the file watcher (`notify`), the `secrets` rules (search snippets are
+//! redacted), plus small helpers (`dirs`, `serde`, `memchr`, `thiserror`). It must never depend on Tauri or the app: every format rule is the engine's, and
 //! the CLI uses this crate without a window.
 //!
 //! * The JSONL files are the truth; the index is a cache. Delete it and it is rebuilt. A corrupt
@@ -17,8 +17,8 @@
 //! The modules, each using only those listed before it: `status` ([`EntryStatus`]), `error`
 //! ([`LibError`], [`Notice`]), [`roots`] (where sessions are), [`analyze`] (the facts the engine
 //! gives), [`db`] (the SQLite file), [`index`] (bringing one file's rows up to date), `sync`
-//! (passes over many files), `library` ([`Library`]), [`query`] (reading the index), [`watch`]
-//! (live follow). This file only declares and re-exports them.
+//! (passes over many files), `library` ([`Library`]), `snippet` (search snippets without
+//! secrets), [`query`] (reading the index), [`watch`] (live follow). This file only declares and re-exports them.
 //!
 //! Typical use (app):
 //! ```no_run
@@ -35,6 +35,7 @@ pub mod index;
 mod library;
 pub mod query;
 pub mod roots;
+mod snippet;
 mod status;
 mod sync;
 pub mod watch;

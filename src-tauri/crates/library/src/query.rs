@@ -144,7 +144,7 @@ pub struct SearchHit {
     pub timestamp: Option<String>,
     /// The entry's status against the file's leaf as indexed.
     pub status: EntryStatus,
-    /// Excerpt with the matches between `«` and `»`.
+    /// Excerpt with the matches between `«` and `»`, secrets replaced by `[redacted: kind]`.
     pub snippet: String,
 }
 
@@ -321,7 +321,8 @@ impl Library {
         rows.collect::<Result<_, _>>().map_err(classify_err)
     }
 
-    /// Full-text search, best matches first (bm25), each hit with its status and a snippet.
+    /// Full-text search, best matches first (bm25), each hit with its status and a snippet
+    /// (with the secrets of the entry's text redacted).
     /// Files whose full text is still pending (phase 2, see [`Library::sync_roots_with`]) are
     /// indexed first.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>, LibError> {
@@ -354,7 +355,7 @@ impl Library {
         let mut args: Vec<SqlValue> = vec![SqlValue::Text(m)];
         let mut sql = String::from(
             "SELECT f.path, f.header_id, f.name, f.cwd, e.entry_id, e.type, e.role, e.ts, e.status,
-                    snippet(fts, 0, '«', '»', '…', 16)
+                    snippet(fts, 0, '«', '»', '…', 16), fts.body
              FROM fts JOIN entries e ON e.rowid = fts.rowid JOIN files f ON f.id = e.file_id
              WHERE fts MATCH ?1",
         );
@@ -386,7 +387,10 @@ impl Library {
                     role: r.get(6)?,
                     timestamp: r.get(7)?,
                     status: r.get::<_, EntryStatus>(8)?,
-                    snippet: r.get(9)?,
+                    snippet: crate::snippet::redact_snippet(
+                        &r.get::<_, String>(9)?,
+                        &r.get::<_, Option<String>>(10)?.unwrap_or_default(),
+                    ),
                 })
             })
             .map_err(classify_err)?;

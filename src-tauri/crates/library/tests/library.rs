@@ -795,3 +795,30 @@ fn two_writers_on_one_index_do_not_duplicate_rows() {
     q.limit = 10_000;
     assert_eq!(lib.search(&q).unwrap().len(), 40 * 12);
 }
+
+/// A search that matches near a planted key, or the key itself, shows a snippet with the key
+/// redacted; the index still finds the entry (it is a cache of the session, on this machine).
+#[test]
+fn search_snippets_hold_no_secret() {
+    let (_d, root, db) = setup();
+    let (jsonl, placed) = secrets::corpus::planted_session();
+    let file = root.join("--p--/planted.jsonl");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, jsonl).unwrap();
+    let mut lib = Library::open(&db).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
+    let groq = placed.iter().find(|p| p.planted.kind == "groq-api-key").unwrap();
+    for q in ["GROQ_API_KEY", groq.planted.secret.as_str()] {
+        let hits = lib.search(&SearchQuery::new(q)).unwrap();
+        let hit = hits.iter().find(|h| h.entry_id == groq.entry_id).unwrap_or_else(|| panic!("{q}: {hits:?}"));
+        assert!(hit.snippet.contains("[redacted: groq-api-key]"), "{q}: {}", hit.snippet);
+        assert!(!hit.snippet.contains(&groq.planted.secret[4..16]), "{q}: a part of the key shows: {}", hit.snippet);
+    }
+    // Every planted key, searched by its own text: no snippet shows it.
+    for p in &placed {
+        let q = format!("\"{}\"", p.planted.secret.lines().next().unwrap().replace('"', ""));
+        for h in lib.search(&SearchQuery::new(&q)).unwrap_or_default() {
+            assert!(!h.snippet.contains(&p.planted.secret), "{}: {}", p.planted.kind, h.snippet);
+        }
+    }
+}

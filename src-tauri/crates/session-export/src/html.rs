@@ -35,6 +35,8 @@ article header,.meta,details>summary{color:#b0b4ba}article header b{color:#f0f0f
 
 pub(crate) struct Html<'w> {
     pub(crate) w: &'w mut dyn Write,
+    /// Secrets are kept (else a label's are redacted like the entries' texts).
+    pub(crate) keep: bool,
 }
 
 /// Writes `s` as HTML text with `&`, `<` and `>` escaped (memchr finds them). Session data is
@@ -192,7 +194,7 @@ impl Renderer for Html<'_> {
         esc(self.w, session.id(idx))?;
         if let Some(l) = session.label_of(session.id(idx)) {
             write!(self.w, " · label: ")?;
-            esc(self.w, l)?;
+            esc(self.w, &crate::redaction::text(l, self.keep))?;
         }
         if let Some(n) = status_note(st) {
             write!(self.w, "<span class=\"note\">{n}</span>")?;

@@ -14,20 +14,28 @@
 //! backtick run in it, and every inline piece (ids, names, summary items) has its punctuation
 //! backslash-escaped, so no renderer turns it into HTML or links.
 //!
+//! Secrets stay home: by default every entry's strings are redacted (`secrets::redact`, see
+//! `redaction.rs`) before anything is rendered from them, and [`Stats::secrets`] lists what was
+//! redacted where; [`find_secrets`] gives the same list before anything is written, and
+//! [`Options::keep_secrets`] keeps them.
+//!
 //! The output streams: each entry's line is parsed on its own (the session's DOM cache is not
 //! filled) and written before the next one, so a 264 MB session is held once, as its bytes.
 //!
 //! The files: `plan.rs` what is exported and the parts both formats show, `html.rs` and
-//! `markdown.rs` the two formats, and this file the driver (the outline, the body rendered in
-//! chunks on two threads, the context scope).
+//! `markdown.rs` the two formats, `redaction.rs` the secrets, and this file the driver (the
+//! outline, the body rendered in chunks on two threads, the context scope).
 
 mod html;
 mod markdown;
 mod plan;
+mod redaction;
+
+pub use redaction::SecretFinding;
 
 use html::Html;
 use markdown::Md;
-use plan::{content_text, entry_value, head_facts, outline_text, plan, preview, segment_label, Plan, Renderer, Status};
+use plan::{content_text, head_facts, outline_text, plan, preview, segment_label, Plan, Renderer, Status};
 use session_engine::context::{build_context, estimate_context};
 use session_engine::session::{Kind, Session};
 use std::io::{self, Write};
@@ -49,15 +57,51 @@ pub enum Scope {
     Context { leaf: Option<usize> },
 }
 
-/// What an export wrote.
+/// How to export.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Write secrets as they are. Off by default: an export is made to leave the machine.
+    pub keep_secrets: bool,
+}
+
+/// What an export wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
     pub entries: usize,
     pub branches: usize,
+    /// The secrets redacted, in output order (empty with `keep_secrets`).
+    pub secrets: Vec<SecretFinding>,
 }
 
-/// Streams the export to `w`. `progress(done, total)` is called every few hundred entries with
-/// bytes of the session read so far.
+/// The secrets an export of `scope` would redact, in output order, without writing anything:
+/// the list the user sees before choosing to export (and to keep them or not).
+pub fn find_secrets(session: &Session, scope: Scope) -> Vec<SecretFinding> {
+    let entries: Vec<usize> = match scope {
+        Scope::Context { leaf } => build_context(session, leaf).messages.iter().map(|m| m.entry).collect(),
+        Scope::Session { leaf } | Scope::Branch { leaf } => {
+            let p = plan(session, leaf, matches!(scope, Scope::Session { .. }));
+            p.segments.iter().flat_map(|s| s.entries.iter().copied()).collect()
+        }
+    };
+    // Most lines hold no keyword and cost one pass over their bytes; the others are parsed and
+    // scanned on two threads, like the export's body.
+    let half = entries.len() / 2;
+    let scan = |part: &[usize]| -> Vec<SecretFinding> {
+        part.iter().flat_map(|&i| redaction::entry_value(session, i, false).1).collect()
+    };
+    std::thread::scope(|sc| {
+        let second = sc.spawn(|| scan(&entries[half..]));
+        let mut out = scan(&entries[..half]);
+        match second.join() {
+            Ok(rest) => out.extend(rest),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+        out
+    })
+}
+
+/// Streams the export to `w`, secrets redacted. `progress(done, total)` is called every few
+/// hundred entries with bytes of the session read so far.
 pub fn export(
     session: &Session,
     scope: Scope,
@@ -66,15 +110,30 @@ pub fn export(
     w: &mut dyn Write,
     progress: &mut dyn FnMut(u64, u64),
 ) -> io::Result<Stats> {
-    let mut out = renderer(format, w);
+    export_with(session, scope, format, Options::default(), title, w, progress)
+}
+
+/// [`export`] with options.
+pub fn export_with(
+    session: &Session,
+    scope: Scope,
+    format: Format,
+    opts: Options,
+    title: &str,
+    w: &mut dyn Write,
+    progress: &mut dyn FnMut(u64, u64),
+) -> io::Result<Stats> {
+    let keep = opts.keep_secrets;
+    let mut out = renderer(format, keep, w);
     let total = session.file_len();
+    let title = redaction::text(title, keep);
     match scope {
-        Scope::Context { leaf } => export_context(session, leaf, title, out.as_mut()),
+        Scope::Context { leaf } => export_context(session, leaf, &title, keep, out.as_mut()),
         Scope::Session { leaf } | Scope::Branch { leaf } => {
             let whole = matches!(scope, Scope::Session { .. });
             let p = plan(session, leaf, whole);
             let what = if whole { "Session" } else { "Branch" };
-            out.begin(title, &head_facts(session, &p, what))?;
+            out.begin(&title, &head_facts(session, &p, what, keep))?;
             // The outline: one block per branch, its notable entries as links.
             out.outline_begin()?;
             // A user or bash message has `"user"` or `"bashExecution"` in its line: only those
@@ -95,29 +154,30 @@ pub fn export(
                     if !interesting && session.label_of(session.id(i)).is_none() {
                         continue;
                     }
-                    let v = entry_value(session, i);
+                    // Found again, and reported, when its entry is written.
+                    let (v, _) = redaction::entry_value(session, i, keep);
                     let mut text =
                         outline_text(session, i, &v).unwrap_or_else(|| session.entry(i).type_name.to_string());
                     if let Some(l) = session.label_of(session.id(i)) {
-                        text = format!("[{}] {text}", preview(l, 40));
+                        text = format!("[{}] {text}", preview(&redaction::text(l, keep), 40));
                     }
                     out.outline_item(i, &text, p.status[i])?;
                 }
                 out.outline_segment_end()?;
             }
             out.outline_end()?;
-            let done = body(session, &p, format, out.as_mut(), total, progress, CHUNK_ITEMS)?;
+            let (done, secrets) = body(session, &p, format, keep, out.as_mut(), total, progress, CHUNK_ITEMS)?;
             out.end()?;
             progress(total, total);
-            Ok(Stats { entries: done, branches: p.segments.len() })
+            Ok(Stats { entries: done, branches: p.segments.len(), secrets })
         }
     }
 }
 
-fn renderer<'w>(format: Format, w: &'w mut dyn Write) -> Box<dyn Renderer + 'w> {
+fn renderer<'w>(format: Format, keep: bool, w: &'w mut dyn Write) -> Box<dyn Renderer + 'w> {
     match format {
-        Format::Html => Box::new(Html { w }),
-        Format::Markdown => Box::new(Md { w }),
+        Format::Html => Box::new(Html { w, keep }),
+        Format::Markdown => Box::new(Md { w, keep }),
     }
 }
 
@@ -138,22 +198,25 @@ enum Item {
 /// session lines).
 const CHUNK_ITEMS: usize = 256;
 
-/// Writes the segments (every entry, in order) and returns how many entries were written.
+/// Writes the segments (every entry, in order) and returns how many entries were written, with
+/// the secrets redacted from them.
 ///
 /// The parse and the rendering are most of an export's time and each entry's output depends
 /// only on the session and the plan, so the body is cut into chunks that two threads render
 /// into buffers (this one the even chunks, a second one the odd chunks, at most two chunks
 /// ahead); this thread writes them in order. The output is byte for byte the same as rendering
 /// one entry after the other. A write error (a full disk, a cancel) stops both threads.
+#[allow(clippy::too_many_arguments)]
 fn body(
     session: &Session,
     p: &Plan,
     format: Format,
+    keep: bool,
     out: &mut dyn Renderer,
     total: u64,
     progress: &mut dyn FnMut(u64, u64),
     chunk_items: usize,
-) -> io::Result<usize> {
+) -> io::Result<(usize, Vec<SecretFinding>)> {
     let mut items = Vec::with_capacity(session.len() + 2 * p.segments.len());
     for (k, seg) in p.segments.iter().enumerate() {
         items.push(Item::SegmentBegin(k));
@@ -174,18 +237,21 @@ fn body(
     if from < items.len() {
         chunks.push((&items[from..], bytes));
     }
-    let render = |chunk: &[Item]| -> io::Result<Vec<u8>> {
+    type Rendered = (Vec<u8>, Vec<SecretFinding>);
+    let render = |chunk: &[Item]| -> io::Result<Rendered> {
         let mut buf = Vec::with_capacity(1 << 20);
-        let mut r = renderer(format, &mut buf);
+        let mut found = Vec::new();
+        let mut r = renderer(format, keep, &mut buf);
         for &item in chunk {
-            render_item(session, p, r.as_mut(), item)?;
+            render_item(session, p, keep, r.as_mut(), item, &mut found)?;
         }
         drop(r);
-        Ok(buf)
+        Ok((buf, found))
     };
     let entries = p.segments.iter().map(|seg| seg.entries.len()).sum();
+    let mut secrets = Vec::new();
     std::thread::scope(|sc| -> io::Result<()> {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<Vec<u8>>>(2);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<Rendered>>(2);
         if chunks.len() > 1 {
             let chunks = &chunks;
             let render = &render;
@@ -203,12 +269,13 @@ fn body(
         let mut done_bytes = 0u64;
         let mut reported = 0u64;
         for (j, &(c, bytes)) in chunks.iter().enumerate() {
-            let buf = if j % 2 == 0 {
+            let (buf, found) = if j % 2 == 0 {
                 render(c)?
             } else {
                 rx.recv().map_err(|_| io::Error::other("the export's second thread stopped"))??
             };
             out.raw(&buf)?;
+            secrets.extend(found);
             done_bytes += bytes;
             if done_bytes - reported >= 1 << 20 || j + 1 == chunks.len() {
                 reported = done_bytes;
@@ -217,7 +284,7 @@ fn body(
         }
         Ok(())
     })?;
-    Ok(entries)
+    Ok((entries, secrets))
 }
 
 /// Bytes of the session line behind an item (progress counts these).
@@ -228,7 +295,14 @@ fn item_bytes(session: &Session, it: &Item) -> u64 {
     }
 }
 
-fn render_item(session: &Session, p: &Plan, out: &mut dyn Renderer, item: Item) -> io::Result<()> {
+fn render_item(
+    session: &Session,
+    p: &Plan,
+    keep: bool,
+    out: &mut dyn Renderer,
+    item: Item,
+    found: &mut Vec<SecretFinding>,
+) -> io::Result<()> {
     match item {
         Item::SegmentBegin(k) => out.segment_begin(k, &segment_label(session, p, k), p.segments[k].from),
         Item::SegmentEnd => out.segment_end(),
@@ -238,7 +312,8 @@ fn render_item(session: &Session, p: &Plan, out: &mut dyn Renderer, item: Item) 
                     out.cut_marker(comp)?;
                 }
             }
-            let v = entry_value(session, i);
+            let (v, secrets) = redaction::entry_value(session, i, keep);
+            found.extend(secrets);
             out.entry(session, i, &v, p.status[i])?;
             // Branches that start here.
             let forks: Vec<usize> = session
@@ -255,7 +330,13 @@ fn render_item(session: &Session, p: &Plan, out: &mut dyn Renderer, item: Item) 
     }
 }
 
-fn export_context(session: &Session, leaf: Option<usize>, title: &str, out: &mut dyn Renderer) -> io::Result<Stats> {
+fn export_context(
+    session: &Session,
+    leaf: Option<usize>,
+    title: &str,
+    keep: bool,
+    out: &mut dyn Renderer,
+) -> io::Result<Stats> {
     let ctx = build_context(session, leaf);
     let msgs = ctx.agent_messages();
     let est = estimate_context(&msgs);
@@ -280,9 +361,15 @@ fn export_context(session: &Session, leaf: Option<usize>, title: &str, out: &mut
     out.begin(title, &facts)?;
     out.outline_begin()?;
     out.outline_segment_begin(0, "Context messages", true)?;
-    for m in &ctx.messages {
+    // Each entry once, redacted: the outline's previews and the body come from the same copy.
+    let values: Vec<(pi_json::Value, Vec<SecretFinding>)> =
+        ctx.messages.iter().map(|m| redaction::entry_value(session, m.entry, keep)).collect();
+    for (m, (v, _)) in ctx.messages.iter().zip(&values) {
         let text = match m.message.str_field("role") {
-            Some("user") => format!("user: {}", preview(&content_text(m.message.get("content")), 80)),
+            Some("user") => {
+                let content = v.get("message").and_then(|m| m.get("content"));
+                format!("user: {}", preview(&content_text(content), 80))
+            }
             Some(r) => r.to_string(),
             None => "message".into(),
         };
@@ -291,13 +378,15 @@ fn export_context(session: &Session, leaf: Option<usize>, title: &str, out: &mut
     out.outline_segment_end()?;
     out.outline_end()?;
     out.segment_begin(0, "What the model sees", None)?;
-    for m in &ctx.messages {
+    let mut secrets = Vec::new();
+    for (m, (v, found)) in ctx.messages.iter().zip(values) {
         // The entry itself: a message, or the summary / custom message the context shows.
-        out.entry(session, m.entry, session.value(m.entry), Status::Seen)?;
+        out.entry(session, m.entry, &v, Status::Seen)?;
+        secrets.extend(found);
     }
     out.segment_end()?;
     out.end()?;
-    Ok(Stats { entries: ctx.messages.len(), branches: 1 })
+    Ok(Stats { entries: ctx.messages.len(), branches: 1, secrets })
 }
 
 #[cfg(test)]
@@ -307,13 +396,14 @@ mod tests {
     /// The body as it was written before the two threads: one item after the other, one renderer.
     fn sequential(session: &Session, p: &Plan, format: Format) -> Vec<u8> {
         let mut buf = Vec::new();
-        let mut r = renderer(format, &mut buf);
+        let mut r = renderer(format, false, &mut buf);
+        let mut found = Vec::new();
         for (k, seg) in p.segments.iter().enumerate() {
-            render_item(session, p, r.as_mut(), Item::SegmentBegin(k)).unwrap();
+            render_item(session, p, false, r.as_mut(), Item::SegmentBegin(k), &mut found).unwrap();
             for &idx in &seg.entries {
-                render_item(session, p, r.as_mut(), Item::Entry { k, idx }).unwrap();
+                render_item(session, p, false, r.as_mut(), Item::Entry { k, idx }, &mut found).unwrap();
             }
-            render_item(session, p, r.as_mut(), Item::SegmentEnd).unwrap();
+            render_item(session, p, false, r.as_mut(), Item::SegmentEnd, &mut found).unwrap();
         }
         drop(r);
         buf
@@ -341,12 +431,13 @@ mod tests {
                     assert!(!want.is_empty(), "{name}");
                     for chunk in [1, 2, 3, 7, 256] {
                         let mut buf = Vec::new();
-                        let mut r = renderer(format, &mut buf);
+                        let mut r = renderer(format, false, &mut buf);
                         let mut last = (0, 0);
-                        let n = body(
+                        let (n, _) = body(
                             &session,
                             &p,
                             format,
+                            false,
                             r.as_mut(),
                             session.file_len(),
                             &mut |d, t| last = (d, t),
@@ -388,8 +479,8 @@ mod tests {
         let session = Session::open(&dir.join("branch-summaries-in-context.jsonl")).unwrap();
         let p = plan(&session, session.file_leaf(), true);
         let mut w = Fails(2);
-        let mut r = renderer(Format::Html, &mut w);
-        let e = body(&session, &p, Format::Html, r.as_mut(), session.file_len(), &mut |_, _| {}, 1).unwrap_err();
+        let mut r = renderer(Format::Html, false, &mut w);
+        let e = body(&session, &p, Format::Html, false, r.as_mut(), session.file_len(), &mut |_, _| {}, 1).unwrap_err();
         assert_eq!(e.to_string(), "disk full");
     }
 }

@@ -10,6 +10,8 @@ use summary_analysis::Marker;
 
 pub(crate) struct Md<'w> {
     pub(crate) w: &'w mut dyn Write,
+    /// Secrets are kept (else a label's are redacted like the entries' texts).
+    pub(crate) keep: bool,
 }
 
 /// Inline text: one line, every ASCII punctuation character backslash-escaped, so nothing in it
@@ -108,7 +110,7 @@ impl Renderer for Md<'_> {
         md_inline(self.w, session.id(idx))?;
         if let Some(l) = session.label_of(session.id(idx)) {
             write!(self.w, " · label: ")?;
-            md_inline(self.w, l)?;
+            md_inline(self.w, &crate::redaction::text(l, self.keep))?;
         }
         if let Some(n) = status_note(st) {
             write!(self.w, " *({n})*")?;

@@ -107,11 +107,6 @@ pub(crate) fn plan(session: &Session, leaf: Option<usize>, whole: bool) -> Plan 
     Plan { segments, seg_of, status, cut, leaf }
 }
 
-/// A parsed entry line (parsed again here, never cached in the session).
-pub(crate) fn entry_value(session: &Session, idx: usize) -> Value {
-    pi_json::parse_bytes(session.raw(idx)).unwrap_or(Value::Null)
-}
-
 /// One line of text for outlines: whitespace folded, control and bidi characters replaced.
 pub(crate) fn preview(text: &str, max: usize) -> String {
     let mut out = String::new();
@@ -181,7 +176,7 @@ pub(crate) fn outline_text(session: &Session, idx: usize, v: &Value) -> Option<S
     Some(text)
 }
 
-pub(crate) fn head_facts(session: &Session, p: &Plan, what: &str) -> Vec<(String, String)> {
+pub(crate) fn head_facts(session: &Session, p: &Plan, what: &str, keep: bool) -> Vec<(String, String)> {
     let mut f = Vec::new();
     f.push(("Export".into(), what.into()));
     if let Some(h) = session.header() {
@@ -194,7 +189,7 @@ pub(crate) fn head_facts(session: &Session, p: &Plan, what: &str) -> Vec<(String
         }
     }
     if let Some(n) = session.name() {
-        f.push(("Name".into(), n.into()));
+        f.push(("Name".into(), crate::redaction::text(n, keep).into_owned()));
     }
     f.push(("Entries".into(), session.len().to_string()));
     f.push(("Branches".into(), p.segments.len().to_string()));
@@ -409,7 +404,14 @@ pub(crate) fn parts_of<'a>(session: &'a Session, idx: usize, v: &'a Value) -> (S
             "thinking level".into()
         }
         _ => {
-            parts.push(Part::Folded { title: "entry data".into(), body: String::from_utf8_lossy(session.raw(idx)) });
+            // The line as written, unless secrets were redacted from it: then the redacted copy.
+            let raw = session.raw(idx);
+            let body = if pi_json::parse_bytes(raw).ok().as_ref() == Some(v) {
+                String::from_utf8_lossy(raw)
+            } else {
+                pretty(v).into()
+            };
+            parts.push(Part::Folded { title: "entry data".into(), body });
             session.entry(idx).type_name.to_string()
         }
     };

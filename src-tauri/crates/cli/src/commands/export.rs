@@ -1,14 +1,20 @@
-//! `arbor-cli export FILE --format markdown|html [--leaf ID] [--context] [--out PATH] [--force]`:
-//! the whole session (the path to the leaf first, then every branch), the branch to `--leaf`, or
-//! with `--context` what the model sees at the leaf, as Markdown or as one self-contained HTML
-//! file (`session_export`: no script, no external request, content escaped).
+//! `arbor-cli export FILE --format markdown|html [--leaf ID] [--context] [--out PATH] [--force]
+//! [--keep-secrets] [--json]`: the whole session (the path to the leaf first, then every branch),
+//! the branch to `--leaf`, or with `--context` what the model sees at the leaf, as Markdown or as
+//! one self-contained HTML file (`session_export`: no script, no external request, content
+//! escaped).
+//!
+//! Secrets (API keys, tokens, private keys, `KEY=value` secrets) are redacted unless
+//! `--keep-secrets`; stderr says how many and `arbor-cli secrets FILE` lists them. With `--out`,
+//! `--json` prints a report on stdout: `{out, entries, branches, keptSecrets, redacted: [{entryId,
+//! field, kind, start, end}]}` (positions as `arbor-cli secrets` gives them).
 //!
 //! The export streams through a buffered writer into a temporary file beside PATH, which then
 //! takes PATH's name (refused when PATH exists, unless `--force`; never the session file
 //! itself). Without `--out` it goes to stdout. Big files report progress on stderr.
 use super::CmdResult;
 use session_engine::store::{same_file, write_new_file, NewFileError};
-use session_export::{export, Format, Scope};
+use session_export::{export_with, Format, Options, Scope, Stats};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -32,6 +38,12 @@ pub struct ExportArgs {
     /// Replace an existing --out file (never the session file)
     #[arg(long)]
     pub force: bool,
+    /// Write API keys, tokens and private keys as they are (they are redacted by default)
+    #[arg(long)]
+    pub keep_secrets: bool,
+    /// With --out: print a JSON report on stdout (what was written, and the secrets redacted)
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Files above this size report progress on stderr.
@@ -43,6 +55,10 @@ pub fn run(args: ExportArgs) -> CmdResult {
         "html" => Format::Html,
         other => return Err(format!("unknown format {other:?}; use --format markdown or --format html")),
     };
+    if args.json && args.out.is_none() {
+        return Err("--json prints a report on stdout, where the export goes without --out; add --out PATH.".into());
+    }
+    let opts = Options { keep_secrets: args.keep_secrets };
     if let Some(out) = &args.out {
         if same_file(out, &args.file) {
             return Err(format!(
@@ -90,31 +106,61 @@ pub fn run(args: ExportArgs) -> CmdResult {
         None => {
             let stdout = std::io::stdout();
             let mut w = BufWriter::with_capacity(1 << 20, stdout.lock());
-            export(&session, scope, format, &title, &mut w, &mut progress)
-                .and_then(|_| w.flush())
+            let stats = export_with(&session, scope, format, opts, &title, &mut w, &mut progress)
+                .and_then(|s| w.flush().map(|_| s))
                 .map_err(|e| format!("cannot write the export to stdout: {e}"))?;
+            tell_redacted(&stats);
         }
         Some(out) => {
             // Checked again just before writing: the session file is never the target.
             if args.force && same_file(out, &args.file) {
                 return Err(format!("{} is the session file itself; nothing was written.", out.display()));
             }
-            write_new_file(out, args.force, |w| export(&session, scope, format, &title, w, &mut progress)).map_err(
-                |e| match e {
-                    NewFileError::Exists => format!(
-                        "{} appeared while exporting; nothing was written. Pass --force to replace it.",
-                        out.display()
-                    ),
-                    NewFileError::IsDir => {
-                        format!("{} is a folder; nothing was written. Give --out a file name.", out.display())
-                    }
-                    NewFileError::Io(e) => io_err(out, e),
-                },
-            )?;
+            let stats = write_new_file(out, args.force, |w| {
+                export_with(&session, scope, format, opts, &title, w, &mut progress)
+            })
+            .map_err(|e| match e {
+                NewFileError::Exists => format!(
+                    "{} appeared while exporting; nothing was written. Pass --force to replace it.",
+                    out.display()
+                ),
+                NewFileError::IsDir => {
+                    format!("{} is a folder; nothing was written. Give --out a file name.", out.display())
+                }
+                NewFileError::Io(e) => io_err(out, e),
+            })?;
             if big {
                 eprintln!("arbor-cli: wrote {}", out.display());
+            }
+            if args.json {
+                let report = serde_json::json!({
+                    "out": out.display().to_string(),
+                    "entries": stats.entries,
+                    "branches": stats.branches,
+                    "keptSecrets": args.keep_secrets,
+                    "redacted": super::secrets::findings_json(&stats.secrets),
+                });
+                println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+            } else {
+                tell_redacted(&stats);
             }
         }
     }
     Ok(())
+}
+
+/// One line on stderr when secrets were left out, so the user knows the export differs from
+/// the session and how to see or keep them.
+fn tell_redacted(stats: &Stats) {
+    if stats.secrets.is_empty() {
+        return;
+    }
+    let mut kinds: Vec<&str> = stats.secrets.iter().map(|f| f.kind).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    eprintln!(
+        "arbor-cli: redacted {} secret(s) ({}); `arbor-cli secrets FILE` lists them, --keep-secrets keeps them",
+        stats.secrets.len(),
+        kinds.join(", ")
+    );
 }

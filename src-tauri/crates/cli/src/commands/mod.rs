@@ -15,6 +15,7 @@ pub mod quality;
 pub mod recall;
 pub mod rename;
 pub mod search;
+pub mod secrets;
 pub mod summary;
 pub mod timeline;
 pub mod tree;

@@ -1,0 +1,140 @@
+//! Search snippets without secrets. SQLite's `snippet()` cuts a few words out of an entry's
+//! indexed text and marks the matches with `«` `»`; a secret in that text (an API key a tool
+//! printed) would be shown as is, or cut in half at the snippet's edge where no rule would
+//! recognize it. So the secrets are found in the whole indexed text (`secrets::find`) and every
+//! part of the snippet that lies inside one is replaced by `[redacted: kind]`, markers kept
+//! around it. The index itself keeps the text (it is a cache of the session, on the user's
+//! machine, and a search for a key must still find its entry).
+
+/// The snippet with every part of a secret of `body` replaced. `snippet` is SQLite's
+/// `snippet(fts, 0, '«', '»', '…', n)` of `body`.
+pub(crate) fn redact_snippet(snippet: &str, body: &str) -> String {
+    let found = secrets::find(body);
+    if found.is_empty() {
+        // Nothing in the text; the snippet is a part of it, so nothing in it either, unless its
+        // own cut makes a new match (redacting that costs nothing).
+        return secrets::redact(snippet).0;
+    }
+    // The snippet's text without its markers, and where the markers were.
+    let mut plain = String::with_capacity(snippet.len());
+    let mut markers: Vec<(usize, char)> = Vec::new();
+    for c in snippet.chars() {
+        if c == '«' || c == '»' {
+            markers.push((plain.len(), c));
+        } else {
+            plain.push(c);
+        }
+    }
+    // SQLite puts `…` where it cut the text: try without them first.
+    let lead = plain.starts_with('…') && !body.starts_with('…');
+    let trail = plain.ends_with('…') && plain.len() > '…'.len_utf8() && !body.ends_with('…');
+    let from = if lead { '…'.len_utf8() } else { 0 };
+    let to = if trail { plain.len() - '…'.len_utf8() } else { plain.len() };
+    let core = &plain[from..to];
+    let at: Vec<usize> =
+        if core.is_empty() { Vec::new() } else { body.match_indices(core).map(|(i, _)| i).take(64).collect() };
+    if at.is_empty() {
+        // The snippet is not a plain part of the text (a marker character in the text itself):
+        // say that a secret is there rather than risk showing a part of it.
+        return format!("[redacted: this entry holds {}]", found[0].kind);
+    }
+    // The parts of `core` inside a secret, wherever `core` sits in the text (it may sit at
+    // several places; each is covered).
+    let mut ranges: Vec<(usize, usize, &'static str)> = Vec::new();
+    for &o in &at {
+        for f in &found {
+            let (s, e) = (f.start.max(o), f.end.min(o + core.len()));
+            if s < e {
+                ranges.push((s - o, e - o, f.kind));
+            }
+        }
+    }
+    ranges.sort_unstable();
+    let mut merged: Vec<(usize, usize, &'static str)> = Vec::new();
+    for r in ranges {
+        match merged.last_mut() {
+            Some(last) if r.0 <= last.1 => last.1 = last.1.max(r.1),
+            _ => merged.push(r),
+        }
+    }
+    // Rebuild: the markers at their places, those inside a secret moved to its edges.
+    let markers: Vec<(usize, char)> =
+        markers.into_iter().filter(|&(p, _)| p >= from).map(|(p, c)| (p - from, c)).collect();
+    let mut out = String::with_capacity(snippet.len());
+    if lead {
+        out.push('…');
+    }
+    let (mut i, mut mi, mut ri) = (0, 0, 0);
+    loop {
+        while mi < markers.len() && markers[mi].0 <= i {
+            out.push(markers[mi].1);
+            mi += 1;
+        }
+        if ri < merged.len() && merged[ri].0 == i {
+            let (_, end, kind) = merged[ri];
+            let mut closes = 0;
+            while mi < markers.len() && markers[mi].0 < end {
+                if markers[mi].1 == '«' {
+                    out.push('«');
+                } else {
+                    closes += 1;
+                }
+                mi += 1;
+            }
+            out.push_str(&secrets::placeholder(kind));
+            out.extend(std::iter::repeat_n('»', closes));
+            i = end;
+            ri += 1;
+            continue;
+        }
+        let Some(c) = core[i..].chars().next() else { break };
+        out.push(c);
+        i += c.len_utf8();
+    }
+    while mi < markers.len() {
+        out.push(markers[mi].1);
+        mi += 1;
+    }
+    if trail {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_snippet;
+
+    const KEY: &str = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
+
+    #[test]
+    fn a_snippet_without_secrets_is_unchanged() {
+        assert_eq!(redact_snippet("…we «decided» to…", "so we decided to ship"), "…we «decided» to…");
+    }
+
+    #[test]
+    fn a_whole_key_in_the_snippet_is_replaced_and_the_match_stays_marked() {
+        let body = format!("the «token» GITHUB_TOKEN={KEY} was printed");
+        let snippet = format!("…GITHUB_TOKEN={KEY} was «printed»");
+        let out = redact_snippet(&snippet, &body.replace(['«', '»'], ""));
+        assert_eq!(out, "…GITHUB_TOKEN=[redacted: github-token] was «printed»");
+        // The search matched the key itself: the marker wraps the placeholder.
+        let out = redact_snippet(&format!("export «{KEY}» now"), &format!("export {KEY} now"));
+        assert_eq!(out, "export «[redacted: github-token]» now");
+    }
+
+    #[test]
+    fn a_key_cut_by_the_snippet_is_still_replaced() {
+        let body = "run with JWT eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c please";
+        // SQLite cut the snippet inside the token (its tokenizer splits at `.`).
+        let snippet = "…«JWT» eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0…";
+        let out = redact_snippet(snippet, body);
+        assert_eq!(out, "…«JWT» [redacted: jwt]…");
+    }
+
+    #[test]
+    fn a_snippet_that_is_not_part_of_the_text_names_the_secret_only() {
+        let out = redact_snippet("«odd» text", &format!("other {KEY}"));
+        assert_eq!(out, "[redacted: this entry holds github-token]");
+    }
+}
