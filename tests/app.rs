@@ -8,6 +8,8 @@ use arbor_app::view::graph::GraphRowKind;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+/// Compare, Bring back into context, forks across files: tests/branch_cmds.rs.
+mod branch_cmds;
 /// The session library in the app (picker, search, live follow): tests/library_cmds.rs.
 mod library_cmds;
 /// The app as Pi's reviewer over a real socket: tests/review.rs.

@@ -2,7 +2,9 @@
 //! without a window in tests/app.rs) with `#[tauri::command]` one-liners that map the error.
 pub mod budgets;
 pub mod clipboard;
+pub mod compare;
 pub mod export;
+pub mod forks;
 pub mod graph;
 pub mod keys;
 pub mod launch;
@@ -10,6 +12,7 @@ pub mod library;
 pub mod model_window;
 pub mod navigate;
 pub mod notices;
+pub mod recall;
 pub mod rename;
 pub mod review;
 pub mod sessions;

@@ -154,6 +154,24 @@ export const commands = {
 	installPiExtension: (project: string | null) => typedError<InstallResult_Serialize, IpcError>(__TAURI_INVOKE("install_pi_extension", { project })),
 	removePiExtension: (project: string | null) => typedError<PiExtensionStatus_Serialize, IpcError>(__TAURI_INVOKE("remove_pi_extension", { project })),
 	saveReviewPrefs: (prefs: ReviewPrefs) => typedError<ReviewStatus_Serialize, IpcError>(__TAURI_INVOKE("save_review_prefs", { prefs })),
+	/**
+	 *  The comparison walks both sides and builds the context at each tip (tens of milliseconds on
+	 *  a big session): on a blocking thread, so neither the window nor a click's command waits.
+	 */
+	compareEntries: (a: string, b: string) => typedError<ComparisonView_Serialize, IpcError>(__TAURI_INVOKE("compare_entries", { a, b })),
+	/**
+	 *  The preview of Bring back… (`budgets` are the Budgets panel's; `max_chars` None: the
+	 *  engine's default cut). Building the context at the leaf takes a while on a big session: on a
+	 *  blocking thread.
+	 */
+	previewRecall: (entryIds: string[], maxChars: number | null, budgets: BudgetArgs) => typedError<RecallPreview_Serialize, IpcError>(__TAURI_INVOKE("preview_recall", { entryIds, maxChars, budgets })),
+	/**  Bring back: appends the message and returns the session with it as the leaf. */
+	bringBackEntries: (entryIds: string[], maxChars: number | null, budgets: BudgetArgs) => typedError<RecallDone_Serialize, IpcError>(__TAURI_INVOKE("bring_back_entries", { entryIds, maxChars, budgets })),
+	/**
+	 *  Opening the parent file (and finding the fork point in it) reads a second session: on a
+	 *  blocking thread.
+	 */
+	forkParent: () => typedError<ForkView_Serialize | null, IpcError>(__TAURI_INVOKE("fork_parent")),
 };
 
 /* Types */
@@ -176,6 +194,22 @@ export type Block =
 { type: "summary"; title: string; text: string } | 
 /**  Small facts: model changes, label targets, file lists. */
 { type: "meta"; text: string };
+
+export type BothFilesView = BothFilesView_Serialize | BothFilesView_Deserialize;
+
+export type BothFilesView_Deserialize = {
+	readFiles: FileLink_Deserialize[],
+	modifiedFiles: FileLink_Deserialize[],
+	/**  Modified on both sides, the last edit differing. */
+	modifiedDifferently: FileLink_Deserialize[],
+};
+
+export type BothFilesView_Serialize = {
+	readFiles: FileLink_Serialize[],
+	modifiedFiles: FileLink_Serialize[],
+	/**  Modified on both sides, the last edit differing. */
+	modifiedDifferently: FileLink_Serialize[],
+};
 
 /**
  *  Pi's budgets as the UI shows them (the budgets form: the same `Budgets` the settings commands
@@ -241,6 +275,18 @@ export type CheckView_Serialize = {
 	dropped: DroppedView[],
 	moved: MovedView[],
 	retention: RetentionView,
+};
+
+export type CommandOutcome = "ok" | "error" | 
+/**  No result of its last run on the side. */
+"unknown";
+
+export type CommandView = {
+	command: string,
+	lastOutcome: CommandOutcome,
+	runs: number,
+	/**  The entry of the last run. */
+	entryId: string,
 };
 
 /**  The preview of "Compact up to here": a plan, or a refusal (never both). */
@@ -322,6 +368,28 @@ export type CompactionPreview_Serialize = {
 	overThreshold: boolean,
 	/**  Rows of the layout after the preview (a cut inside a folded run unfolds it). */
 	totalRows: number,
+};
+
+export type ComparisonView = ComparisonView_Serialize | ComparisonView_Deserialize;
+
+export type ComparisonView_Deserialize = {
+	/**  None when the two nodes share no ancestor (different roots). */
+	ancestor?: EntryLink | null,
+	a: SideView_Deserialize,
+	b: SideView_Deserialize,
+	onlyA: FilesView_Deserialize,
+	onlyB: FilesView_Deserialize,
+	both: BothFilesView_Deserialize,
+};
+
+export type ComparisonView_Serialize = {
+	/**  None when the two nodes share no ancestor (different roots). */
+	ancestor: EntryLink | null,
+	a: SideView_Serialize,
+	b: SideView_Serialize,
+	onlyA: FilesView_Serialize,
+	onlyB: FilesView_Serialize,
+	both: BothFilesView_Serialize,
 };
 
 export type ContextMessage = ContextMessage_Serialize | ContextMessage_Deserialize;
@@ -547,6 +615,13 @@ export type EntryDetail_Serialize = {
 	isLeaf: boolean,
 };
 
+/**  An entry as a link: its id and what its graph row says. */
+export type EntryLink = {
+	entryId: string,
+	kind: GraphRowKind,
+	title: string,
+};
+
 export type ErrorKind = 
 /**  No session is open, or the id/row asked for does not exist. */
 "notFound" | 
@@ -623,6 +698,106 @@ export type FactView = {
 	text: string,
 	sourceEntryId: string,
 	mentioned: boolean,
+};
+
+/**  A file, with the entry where side A and side B last touched it (`None` where that side did not). */
+export type FileLink = FileLink_Serialize | FileLink_Deserialize;
+
+/**  A file, with the entry where side A and side B last touched it (`None` where that side did not). */
+export type FileLink_Deserialize = {
+	path: string,
+	aEntryId?: string | null,
+	bEntryId?: string | null,
+};
+
+/**  A file, with the entry where side A and side B last touched it (`None` where that side did not). */
+export type FileLink_Serialize = {
+	path: string,
+	aEntryId: string | null,
+	bEntryId: string | null,
+};
+
+export type FilesView = FilesView_Serialize | FilesView_Deserialize;
+
+export type FilesView_Deserialize = {
+	readFiles: FileLink_Deserialize[],
+	modifiedFiles: FileLink_Deserialize[],
+};
+
+export type FilesView_Serialize = {
+	readFiles: FileLink_Serialize[],
+	modifiedFiles: FileLink_Serialize[],
+};
+
+/**
+ *  The open session's parent. `rows` are the parent's path from its root to the fork point (the
+ *  last row), at most the last [`ForkView::MAX_ROWS`]; `earlier` counts those left out.
+ */
+export type ForkView = ForkView_Serialize | ForkView_Deserialize;
+
+/**
+ *  The open session's parent. `rows` are the parent's path from its root to the fork point (the
+ *  last row), at most the last [`ForkView::MAX_ROWS`]; `earlier` counts those left out.
+ */
+export type ForkView_Deserialize = {
+	/**  As the header writes it. */
+	parentSession: string,
+	/**  Resolved (a relative path is the fork's folder's). */
+	parentPath: string,
+	status: ParentStatus,
+	/**  The engine's sentence: "forked from X", "…, which is no longer there (moved or deleted)". */
+	sentence: string,
+	/**  The parent's name (its `session_info`), when it resolves and has one. */
+	parentName?: string | null,
+	forkPointId?: string | null,
+	rows: ParentRow[],
+	earlier: number,
+	/**  Further up: the parent's own parent and so on, one sentence each, nearest first. */
+	ancestry: string[],
+};
+
+/**
+ *  The open session's parent. `rows` are the parent's path from its root to the fork point (the
+ *  last row), at most the last [`ForkView::MAX_ROWS`]; `earlier` counts those left out.
+ */
+export type ForkView_Serialize = {
+	/**  As the header writes it. */
+	parentSession: string,
+	/**  Resolved (a relative path is the fork's folder's). */
+	parentPath: string,
+	status: ParentStatus,
+	/**  The engine's sentence: "forked from X", "…, which is no longer there (moved or deleted)". */
+	sentence: string,
+	/**  The parent's name (its `session_info`), when it resolves and has one. */
+	parentName: string | null,
+	forkPointId: string | null,
+	rows: ParentRow[],
+	earlier: number,
+	/**  Further up: the parent's own parent and so on, one sentence each, nearest first. */
+	ancestry: string[],
+};
+
+/**  A fork's parent, on its picker card. */
+export type ForkedFrom = ForkedFrom_Serialize | ForkedFrom_Deserialize;
+
+/**  A fork's parent, on its picker card. */
+export type ForkedFrom_Deserialize = {
+	/**  The parent file (resolved from the header's `parentSession`). */
+	path: string,
+	/**  Its name or first message, from the index (None when it is not indexed). */
+	name?: string | null,
+	/**  The file is there. */
+	exists: boolean,
+};
+
+/**  A fork's parent, on its picker card. */
+export type ForkedFrom_Serialize = {
+	/**  The parent file (resolved from the header's `parentSession`). */
+	path: string,
+	/**  Its name or first message, from the index (None when it is not indexed). */
+	name: string | null,
+	/**  The file is there. */
+	exists: boolean,
 };
 
 export type GraphRow = GraphRow_Serialize | GraphRow_Deserialize;
@@ -1173,6 +1348,19 @@ export type OpenedSession_Serialize = {
 	readOnly: string | null,
 };
 
+/**  An entry of the parent's path, drawn dimmed above the fork's own entries. */
+export type ParentRow = {
+	entryId: string,
+	kind: GraphRowKind,
+	title: string,
+	timestamp: string,
+	/**  The fork holds the same entry (Pi's `/fork` copies the path with its ids). */
+	inFork: boolean,
+};
+
+/**  Whether the header's `parentSession` leads to a session (the engine's `ParentStatus`). */
+export type ParentStatus = "resolves" | "missing" | "selfReference" | "notASession";
+
 export type PiExtensionStatus = PiExtensionStatus_Serialize | PiExtensionStatus_Deserialize;
 
 export type PiExtensionStatus_Deserialize = {
@@ -1210,6 +1398,97 @@ export type ProjectRow_Serialize = {
 	cwd: string,
 	sessionCount: number,
 	lastModified: string | null,
+};
+
+/**  After Bring back: the session with the new custom message as its leaf. */
+export type RecallDone = RecallDone_Serialize | RecallDone_Deserialize;
+
+/**  After Bring back: the session with the new custom message as its leaf. */
+export type RecallDone_Deserialize = {
+	session: OpenedSession_Deserialize,
+	/**  The appended `custom_message` entry. */
+	entryId: string,
+	tokens: number,
+	contextTokensAfter: number,
+	threshold: number,
+	crossesThreshold: boolean,
+};
+
+/**  After Bring back: the session with the new custom message as its leaf. */
+export type RecallDone_Serialize = {
+	session: OpenedSession_Serialize,
+	/**  The appended `custom_message` entry. */
+	entryId: string,
+	tokens: number,
+	contextTokensAfter: number,
+	threshold: number,
+	crossesThreshold: boolean,
+};
+
+/**
+ *  What bringing `entry_ids` back at the leaf would append and cost. With a `refusal`, nothing
+ *  can be brought back and the numbers are zero.
+ */
+export type RecallPreview = RecallPreview_Serialize | RecallPreview_Deserialize;
+
+/**
+ *  What bringing `entry_ids` back at the leaf would append and cost. With a `refusal`, nothing
+ *  can be brought back and the numbers are zero.
+ */
+export type RecallPreview_Deserialize = {
+	entryIds: string[],
+	/**  The leaf the message would be appended under (Arbor's leaf). */
+	leafId?: string | null,
+	/**  The cut per entry the text was planned with. */
+	maxChars: number,
+	refusal?: string | null,
+	/**  The custom message's text, as it would be written. */
+	text: string,
+	/**  Pi's estimate of the message alone. */
+	tokens: number,
+	/**  The context at the leaf before and after. */
+	contextTokens: number,
+	contextTokensAfter: number,
+	/**  `contextWindow - reserveTokens`. */
+	threshold: number,
+	/**  With the message, the context is past the threshold: Pi compacts before the next prompt. */
+	crossesThreshold: boolean,
+	/**  Entries whose text was cut to `max_chars`. */
+	cut: string[],
+	sources: RecallSource[],
+};
+
+/**
+ *  What bringing `entry_ids` back at the leaf would append and cost. With a `refusal`, nothing
+ *  can be brought back and the numbers are zero.
+ */
+export type RecallPreview_Serialize = {
+	entryIds: string[],
+	/**  The leaf the message would be appended under (Arbor's leaf). */
+	leafId: string | null,
+	/**  The cut per entry the text was planned with. */
+	maxChars: number,
+	refusal: string | null,
+	/**  The custom message's text, as it would be written. */
+	text: string,
+	/**  Pi's estimate of the message alone. */
+	tokens: number,
+	/**  The context at the leaf before and after. */
+	contextTokens: number,
+	contextTokensAfter: number,
+	/**  `contextWindow - reserveTokens`. */
+	threshold: number,
+	/**  With the message, the context is past the threshold: Pi compacts before the next prompt. */
+	crossesThreshold: boolean,
+	/**  Entries whose text was cut to `max_chars`. */
+	cut: string[],
+	sources: RecallSource[],
+};
+
+export type RecallSource = {
+	entryId: string,
+	/**  Where the model lost it: "compacted away" or "on a branch that was left". */
+	place: string,
 };
 
 /**  An alternative summary of the same span, written nowhere. */
@@ -1593,6 +1872,10 @@ export type SessionRow_Deserialize = {
 	entryCount: number,
 	/**  Tips of the tree (1 = linear). */
 	branchCount: number,
+	/**  Indexed sessions whose header names this file as their parent (filled by the listing). */
+	forkCount: number,
+	/**  The parent this session was forked from, when its header names one other than itself. */
+	forkedFrom?: ForkedFrom_Deserialize | null,
 	compactionCount: number,
 	/**  Last model used ("provider/model"). */
 	model?: string | null,
@@ -1619,6 +1902,10 @@ export type SessionRow_Serialize = {
 	entryCount: number,
 	/**  Tips of the tree (1 = linear). */
 	branchCount: number,
+	/**  Indexed sessions whose header names this file as their parent (filled by the listing). */
+	forkCount: number,
+	/**  The parent this session was forked from, when its header names one other than itself. */
+	forkedFrom: ForkedFrom_Serialize | null,
 	compactionCount: number,
 	/**  Last model used ("provider/model"). */
 	model: string | null,
@@ -1635,6 +1922,48 @@ export type SessionRow_Serialize = {
 };
 
 export type SettingsScope = "global" | "project";
+
+export type SideView = SideView_Serialize | SideView_Deserialize;
+
+export type SideView_Deserialize = {
+	tip: EntryLink,
+	/**  The side's first entry after the common ancestor (None when the node is the ancestor). */
+	firstEntryId?: string | null,
+	entries: number,
+	turns: number,
+	/**  Pi's estimate of what the model sees at the tip, and the messages' estimate by category. */
+	contextTokens: number,
+	tokens: CategoryTokens[],
+	summaries: SummaryLink_Deserialize[],
+	readFiles: FileLink_Deserialize[],
+	modifiedFiles: FileLink_Deserialize[],
+	commands: CommandView[],
+	errors: TextLink[],
+	lastUserRequest?: TextLink | null,
+	model?: string | null,
+	/**  `usage.cost.total` summed over the side's assistant messages (None if not a number). */
+	cost?: number | null,
+};
+
+export type SideView_Serialize = {
+	tip: EntryLink,
+	/**  The side's first entry after the common ancestor (None when the node is the ancestor). */
+	firstEntryId: string | null,
+	entries: number,
+	turns: number,
+	/**  Pi's estimate of what the model sees at the tip, and the messages' estimate by category. */
+	contextTokens: number,
+	tokens: CategoryTokens[],
+	summaries: SummaryLink_Serialize[],
+	readFiles: FileLink_Serialize[],
+	modifiedFiles: FileLink_Serialize[],
+	commands: CommandView[],
+	errors: TextLink[],
+	lastUserRequest: TextLink | null,
+	model: string | null,
+	/**  `usage.cost.total` summed over the side's assistant messages (None if not a number). */
+	cost: number | null,
+};
 
 export type SortKey = "modified" | "created" | "name" | "size" | "messages" | "tokens";
 
@@ -1709,6 +2038,24 @@ export type SummaryDiffView_Serialize = {
 
 /**  Which kind of entry a summary is. */
 export type SummaryKind = "compaction" | "branch_summary";
+
+export type SummaryLink = SummaryLink_Serialize | SummaryLink_Deserialize;
+
+export type SummaryLink_Deserialize = {
+	entryId: string,
+	/**  `compaction` or `branch_summary`. */
+	kind: string,
+	/**  The offline retention score (0–1), when the summary's span has facts to score. */
+	score?: number | null,
+};
+
+export type SummaryLink_Serialize = {
+	entryId: string,
+	/**  `compaction` or `branch_summary`. */
+	kind: string,
+	/**  The offline retention score (0–1), when the summary's span has facts to score. */
+	score: number | null,
+};
 
 /**  One progress event for the UI. */
 export type SummaryProgress = SummaryProgress_Serialize | SummaryProgress_Deserialize;
@@ -1864,6 +2211,12 @@ export type SummaryWrite_Serialize = {
 	view: SummaryView_Serialize,
 	/**  False when the OS did not confirm the data reached the disk. */
 	synced: boolean,
+};
+
+/**  A line of text on a side (an error seen, the last request) and its entry. */
+export type TextLink = {
+	text: string,
+	entryId: string,
 };
 
 /**  Where the characters of a context message go (the engine's `EstimateChars` parts). */
