@@ -16,6 +16,8 @@ export interface GraphCallbacks {
   onParent(): void;
   /** `l`: go to the leaf. */
   onLeaf(): void;
+  /** Ctrl/Cmd+click or Space: pick the node besides the selected one (Compare, Bring back). */
+  onPick?(row: GraphRow): void;
 }
 
 export class GraphView {
@@ -34,6 +36,8 @@ export class GraphView {
   private frameRequested = false;
   private reviewSpan: Set<string> | null = null;
   private reviewKept: string | null = null;
+  /** The nodes picked besides the selection (ui/src/compare/picks.ts), drawn highlighted. */
+  private picked: Set<string> | null = null;
   /** The rows that have elements: the view and a margin around it. It moves only when the view
    *  comes near its edge, so most scroll frames make no elements and repaint nothing. */
   private band: { first: number; last: number } | null = null;
@@ -147,6 +151,12 @@ export class GraphView {
     this.reviewSpan = span;
     this.reviewKept = firstKept;
     for (const live of this.live.values()) this.markReview(live.el, live.row);
+  }
+
+  /** Highlights the picked nodes (null: none). */
+  setPicked(ids: Set<string> | null): void {
+    this.picked = ids && ids.size ? ids : null;
+    for (const live of this.live.values()) live.el.classList.toggle("picked", this.picked?.has(live.row.entryId) ?? false);
   }
 
   private markReview(d: HTMLElement, row: GraphRow): void {
@@ -266,6 +276,7 @@ export class GraphView {
       }
       live.el.classList.toggle("cursor", row.row === this.cursor);
       if (this.reviewSpan) this.markReview(live.el, row);
+      live.el.classList.toggle("picked", this.picked?.has(row.entryId) ?? false);
       prev = live.el;
       shown.add(r);
     }
@@ -460,10 +471,11 @@ export class GraphView {
     const t = el("span", "g-title");
     t.textContent = row.kind === "fold" ? "click or Enter to expand" : row.title;
     d.appendChild(t);
-    d.addEventListener("click", () => {
+    d.addEventListener("click", (e) => {
       this.cursor = row.row;
       this.root.focus({ preventScroll: true });
-      if (row.kind === "fold") this.cb.onActivate(row);
+      if ((e.ctrlKey || e.metaKey) && row.kind !== "fold" && this.cb.onPick) this.cb.onPick(row);
+      else if (row.kind === "fold") this.cb.onActivate(row);
       else this.cb.onSelect(row);
       this.schedule();
     });
@@ -486,6 +498,9 @@ export class GraphView {
         if (r.kind === "fold") this.cb.onActivate(r);
         else this.cb.onSelect(r);
       });
+    } else if (e.key === " ") {
+      e.preventDefault();
+      void this.ensureRow(this.cursor).then((r) => r && r.kind !== "fold" && this.cb.onPick?.(r));
     } else if (e.key === "ArrowLeft") {
       e.preventDefault();
       this.cb.onParent();
@@ -534,7 +549,8 @@ function rowSignature(row: GraphRow, gutter: number, rowHeight: number): string 
   return `${gutter}|${rowHeight}|${row.marks.join(",")}|${row.label ?? ""}|${row.dropped ?? ""}|${row.retained ?? ""}|${row.facts ?? ""}|${row.span}|${row.foldCount}`;
 }
 
-const SHORT_KIND: Record<GraphRowKind, string> = {
+/** A row kind as the graph's kind column names it (a fork's parent path uses it too). */
+export const SHORT_KIND: Record<GraphRowKind, string> = {
   user: "user",
   assistant: "asst",
   toolResult: "tool",
