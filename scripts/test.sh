@@ -73,6 +73,7 @@ ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" node "$ROOT/tests/e2e/
 ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" bash "$ROOT/scripts/with-secret-service.sh" node "$ROOT/tests/e2e/e2e-summarize.mjs"
 ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" node "$ROOT/tests/e2e/e2e-library.mjs"
 ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" node "$ROOT/tests/e2e/e2e-workbench.mjs"
+ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" node "$ROOT/tests/e2e/e2e-compare.mjs"
 ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" node "$ROOT/tests/e2e/e2e-desktop.mjs"
 ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" node "$ROOT/tests/e2e/e2e-launch.mjs"
 ARBOR_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/arbor" node "$ROOT/tests/e2e/e2e-waterfall.mjs"

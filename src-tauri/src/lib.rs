@@ -85,6 +85,10 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         review::install_pi_extension,
         review::remove_pi_extension,
         review::save_review_prefs,
+        compare::compare_entries,
+        recall::preview_recall,
+        recall::bring_back_entries,
+        forks::fork_parent,
     ])
 }
 

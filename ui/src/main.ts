@@ -37,6 +37,10 @@ import { showTab } from "./views/tabs";
 import { initWindow } from "./views/window";
 import { initPiTab } from "./views/pi";
 import { startReview } from "./review/dialog";
+import { clearPicks, initCompare, pickNode, picked } from "./compare";
+import { initRecall, openRecall } from "./recall/dialog";
+import { recallIds } from "./recall/pure";
+import { initForks } from "./forks/strip";
 
 initTheme(document.getElementById("theme-select") as HTMLSelectElement | null);
 
@@ -51,6 +55,7 @@ const graph = new GraphView($("graph"), {
     const leaf = store.session()?.leafId;
     if (leaf) void jumpTo(leaf).catch(report);
   },
+  onPick: (row) => pickNode(row.entryId),
 });
 setGraph(graph);
 
@@ -134,6 +139,12 @@ initSummarize({
   budgets: budgetArgs,
   jumpTo,
 });
+
+// Compare two nodes, Bring back into context, and a fork's parent path above its graph
+// (ui/src/compare, ui/src/recall, ui/src/forks).
+initCompare({ jumpTo, bringBack: (ids) => void openRecall(ids) });
+initRecall({ entries: () => recallIds(picked(), store.selectedId()), afterWrite: () => void clearPicks() });
+initForks({ openPath: (p) => openPath(p), jumpTo, report });
 
 // The Pi tab, and Pi's requests for review: taken from the start, since Pi waits meanwhile (the
 // library's first pass over a big folder takes seconds); the dialog opens Pi's session itself.

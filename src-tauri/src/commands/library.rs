@@ -56,12 +56,14 @@ pub fn listing(lib: &LibraryState, app: &AppState, q: &ListingQuery) -> Result<L
                 recent.push(SessionRow::from(&s));
             }
         }
+        let mut sessions: Vec<SessionRow> = sessions.iter().map(SessionRow::from).collect();
+        super::forks::fill_fork_facts(l, sessions.iter_mut().chain(recent.iter_mut()))?;
         Ok(LibraryListing {
             status: lib.status(),
             roots,
             projects: projects.iter().map(ProjectRow::from).collect(),
             models,
-            sessions: sessions.iter().map(SessionRow::from).collect(),
+            sessions,
             recent,
         })
     })

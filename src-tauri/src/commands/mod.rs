@@ -2,7 +2,9 @@
 //! without a window in tests/app.rs) with `#[tauri::command]` one-liners that map the error.
 pub mod budgets;
 pub mod clipboard;
+pub mod compare;
 pub mod export;
+pub mod forks;
 pub mod graph;
 pub mod keys;
 pub mod launch;
@@ -11,6 +13,7 @@ pub mod model_window;
 pub mod navigate;
 pub mod notices;
 pub mod quality;
+pub mod recall;
 pub mod rename;
 pub mod review;
 pub mod sessions;

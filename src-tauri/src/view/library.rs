@@ -20,6 +20,10 @@ pub struct SessionRow {
     pub entry_count: u32,
     /// Tips of the tree (1 = linear).
     pub branch_count: u32,
+    /// Indexed sessions whose header names this file as their parent (filled by the listing).
+    pub fork_count: u32,
+    /// The parent this session was forked from, when its header names one other than itself.
+    pub forked_from: Option<super::forks::ForkedFrom>,
     pub compaction_count: u32,
     /// Last model used ("provider/model").
     pub model: Option<String>,
@@ -46,6 +50,15 @@ impl From<&SessionInfo> for SessionRow {
             message_count: clamp_u32(s.message_count),
             entry_count: clamp_u32(s.entry_count),
             branch_count: clamp_u32(s.branch_count),
+            fork_count: 0,
+            forked_from: s.parent_session.as_deref().and_then(|raw| {
+                let parent = session_engine::fork::parent_path(&s.path, raw);
+                (parent != s.path).then(|| super::forks::ForkedFrom {
+                    path: parent.display().to_string(),
+                    name: None,
+                    exists: false,
+                })
+            }),
             compaction_count: clamp_u32(s.compaction_count),
             model: s.model.clone(),
             tokens_at_leaf: s.tokens_at_leaf as f64,

@@ -24,14 +24,17 @@ macro_rules! wire_enum {
 }
 
 pub mod budgets;
+pub mod compare;
 pub mod context;
 pub mod detail;
 pub mod export;
+pub mod forks;
 pub mod graph;
 pub mod keys;
 pub mod library;
 pub mod notices;
 pub mod quality;
+pub mod recall;
 pub mod review;
 pub mod session;
 pub mod summarize;
@@ -50,4 +53,10 @@ pub fn one_line(s: &str, max: usize) -> String {
         out.push(if c.is_control() { ' ' } else { c });
     }
     out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// One of the engine's token estimates (an `f64`, whole) as the UI's number: a float would reach
+/// the UI as `number | null` (JSON has no NaN).
+pub fn token_count(n: f64) -> u32 {
+    n.round().clamp(0.0, u32::MAX as f64) as u32
 }

@@ -17,6 +17,8 @@ export interface GraphCallbacks {
   onParent(): void;
   /** `l`: go to the leaf. */
   onLeaf(): void;
+  /** Ctrl/Cmd+click or Space: pick the node besides the selected one (Compare, Bring back). */
+  onPick?(row: GraphRow): void;
 }
 
 export class GraphView {
@@ -35,6 +37,8 @@ export class GraphView {
   private frameRequested = false;
   private reviewSpan: Set<string> | null = null;
   private reviewKept: string | null = null;
+  /** The nodes picked besides the selection (ui/src/compare/picks.ts), drawn highlighted. */
+  private picked: Set<string> | null = null;
   /** The rows that have elements: the view and a margin around it. It moves only when the view
    *  comes near its edge, so most scroll frames make no elements and repaint nothing. */
   private band: { first: number; last: number } | null = null;
@@ -168,6 +172,12 @@ export class GraphView {
     for (const live of this.live.values()) this.markReview(live.el, live.row);
   }
 
+  /** Highlights the picked nodes (null: none). */
+  setPicked(ids: Set<string> | null): void {
+    this.picked = ids && ids.size ? ids : null;
+    for (const live of this.live.values()) live.el.classList.toggle("picked", this.picked?.has(live.row.entryId) ?? false);
+  }
+
   private markReview(d: HTMLElement, row: GraphRow): void {
     d.classList.toggle("review-span", this.reviewSpan?.has(row.entryId) ?? false);
     d.classList.toggle("review-kept", this.reviewKept === row.entryId);
@@ -291,6 +301,7 @@ export class GraphView {
       }
       live.el.classList.toggle("cursor", row.row === this.cursor);
       if (this.reviewSpan) this.markReview(live.el, row);
+      live.el.classList.toggle("picked", this.picked?.has(row.entryId) ?? false);
       prev = live.el;
       shown.add(r);
     }
@@ -486,10 +497,11 @@ export class GraphView {
     const t = el("span", "g-title");
     t.textContent = row.kind === "fold" ? "click or Enter to expand" : row.title;
     d.appendChild(t);
-    d.addEventListener("click", () => {
+    d.addEventListener("click", (e) => {
       this.cursor = row.row;
       this.root.focus({ preventScroll: true });
-      if (row.kind === "fold") this.cb.onActivate(row);
+      if ((e.ctrlKey || e.metaKey) && row.kind !== "fold" && this.cb.onPick) this.cb.onPick(row);
+      else if (row.kind === "fold") this.cb.onActivate(row);
       else this.cb.onSelect(row);
       this.schedule();
     });
@@ -512,6 +524,9 @@ export class GraphView {
         if (r.kind === "fold") this.cb.onActivate(r);
         else this.cb.onSelect(r);
       });
+    } else if (e.key === " ") {
+      e.preventDefault();
+      void this.ensureRow(this.cursor).then((r) => r && r.kind !== "fold" && this.cb.onPick?.(r));
     } else if (e.key === "ArrowLeft") {
       e.preventDefault();
       this.cb.onParent();
@@ -560,7 +575,8 @@ function rowSignature(row: GraphRow, gutter: number, rowHeight: number): string 
   return `${gutter}|${rowHeight}|${row.marks.join(",")}|${row.label ?? ""}|${row.dropped ?? ""}|${row.retained ?? ""}|${row.facts ?? ""}|${row.quality ?? ""}|${row.span}|${row.foldCount}`;
 }
 
-const SHORT_KIND: Record<GraphRowKind, string> = {
+/** A row kind as the graph's kind column names it (a fork's parent path uses it too). */
+export const SHORT_KIND: Record<GraphRowKind, string> = {
   user: "user",
   assistant: "asst",
   toolResult: "tool",

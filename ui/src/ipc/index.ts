@@ -57,6 +57,16 @@ import type {
   SummaryWrite_Serialize,
   ScoreByKind_Serialize,
   VersionView_Serialize,
+  BothFilesView_Serialize,
+  ComparisonView_Serialize,
+  FileLink_Serialize,
+  FilesView_Serialize,
+  ForkView_Serialize,
+  ForkedFrom_Serialize,
+  RecallDone_Serialize,
+  RecallPreview_Serialize,
+  SideView_Serialize,
+  SummaryLink_Serialize,
 } from "./bindings";
 export type * from "./bindings";
 
@@ -122,6 +132,17 @@ export type SummaryQualityView = SummaryQualityView_Serialize;
 export type SummaryView = SummaryView_Serialize;
 export type SummaryWrite = SummaryWrite_Serialize;
 export type VersionView = VersionView_Serialize;
+// Compare, Bring back into context, forks across files.
+export type BothFilesView = BothFilesView_Serialize;
+export type ComparisonView = ComparisonView_Serialize;
+export type FileLink = FileLink_Serialize;
+export type FilesView = FilesView_Serialize;
+export type ForkView = ForkView_Serialize;
+export type ForkedFrom = ForkedFrom_Serialize;
+export type RecallDone = RecallDone_Serialize;
+export type RecallPreview = RecallPreview_Serialize;
+export type SideView = SideView_Serialize;
+export type SummaryLink = SummaryLink_Serialize;
 
 /** A rejected command, carrying the typed `{kind, message, hint}`. */
 export class CommandError extends Error {

@@ -10,6 +10,8 @@ import { $, el } from "../dom";
 import * as store from "../store";
 import { formatTime, formatTokens } from "../format";
 import { DATE_FILTERS, formatBytes, hitsText, progressText, sinceMs, snippetParts } from "./pure";
+import { forkCountText, forkedFromText } from "../forks/pure";
+import { openRecall } from "../recall/dialog";
 import "./library.css";
 
 export interface LibraryHooks {
@@ -186,6 +188,7 @@ function card(s: SessionRow): HTMLElement {
   const facts = [
     `${s.messageCount} messages`,
     s.branchCount > 1 ? `${s.branchCount} branches` : "",
+    forkCountText(s.forkCount),
     s.compactionCount ? `${s.compactionCount} compactions` : "",
     s.tokensAtLeaf ? `${formatTokens(s.tokensAtLeaf)} tokens` : "",
     s.model ?? "",
@@ -194,6 +197,8 @@ function card(s: SessionRow): HTMLElement {
   ].filter(Boolean);
   b.appendChild(el("span", "sc-meta muted", facts.join(" · ")));
   if (s.duplicateId) b.appendChild(el("span", "sc-first small over", "Another file has the same session id (a copy?)"));
+  const fork = forkedFromText(s);
+  if (fork) b.appendChild(el("span", "sc-fork", fork));
   b.addEventListener("click", () => void hooks.openPath(s.path));
   return b;
 }
@@ -316,7 +321,16 @@ function renderHit(h: LibraryHit): HTMLElement {
   for (const part of snippetParts(h.snippet)) snip.append(part.hit ? el("mark", undefined, part.text) : document.createTextNode(part.text));
   b.append(head, snip);
   b.addEventListener("click", () => void openHit(h));
-  return b;
+  if (h.status === "inContext") return b;
+  // The model no longer sees it: offer to bring it back (ui/src/recall), in its session.
+  const row = el("div", "lib-hit-row");
+  const back = el("button", "small lib-hit-recall", "Bring back…");
+  back.type = "button";
+  back.dataset.entryId = h.entryId;
+  back.title = "Open the session at this entry and bring it back into the model's context (a preview first)";
+  back.addEventListener("click", () => void openHit(h).then(() => (currentPath() === h.sessionPath ? openRecall([h.entryId]) : undefined)));
+  row.append(b, back);
+  return row;
 }
 
 let searchSeq = 0;

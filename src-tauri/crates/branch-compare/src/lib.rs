@@ -79,6 +79,9 @@ pub struct Side {
     pub summaries: Vec<SummaryOnSide>,
     pub read_files: Vec<String>,
     pub modified_files: Vec<String>,
+    /// Each file read or modified on the side → the entry of its last such tool call, so a file
+    /// in a list can be followed to where the side touched it.
+    pub file_entries: BTreeMap<String, String>,
     pub commands: Vec<CommandRun>,
     pub errors: Vec<ErrorSeen>,
     pub last_user_request: Option<Request>,
@@ -135,6 +138,7 @@ fn side(session: &Session, tip: usize, entries: &[usize]) -> Walk {
         summaries: Vec::new(),
         read_files: Vec::new(),
         modified_files: Vec::new(),
+        file_entries: BTreeMap::new(),
         commands: Vec::new(),
         errors: Vec::new(),
         last_user_request: None,
@@ -206,11 +210,13 @@ fn side(session: &Session, tip: usize, entries: &[usize]) -> Walk {
                                 Some("read") => {
                                     if let Some(p) = arg("path") {
                                         push_unique(&mut s.read_files, p);
+                                        s.file_entries.insert(p.to_string(), id.to_string());
                                     }
                                 }
                                 Some(n @ ("write" | "edit")) => {
                                     if let Some(p) = arg("path") {
                                         push_unique(&mut s.modified_files, p);
+                                        s.file_entries.insert(p.to_string(), id.to_string());
                                         let what = if n == "write" { arg("content") } else { arg("newText") };
                                         last_edit.insert(p.to_string(), format!("{n}\0{}", what.unwrap_or("")));
                                     }

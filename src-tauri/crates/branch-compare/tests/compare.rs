@@ -159,6 +159,10 @@ fn sides_touching_known_files() {
     assert_eq!(a.read_files, ["b.rs"]);
     assert_eq!(a.modified_files, ["x.rs"]);
     assert_eq!(b.modified_files, ["x.rs", "y.rs"]);
+    // Each file leads to the entry whose tool call last touched it on that side.
+    assert_eq!(a.file_entries.get("x.rs").map(String::as_str), Some("a2"));
+    assert_eq!(b.file_entries.get("b.rs").map(String::as_str), Some("b3"));
+    assert_eq!(b.file_entries.get("y.rs").map(String::as_str), Some("b2"));
     assert_eq!((a.commands[0].command.as_str(), a.commands[0].last_outcome.as_str()), ("cargo test", "error"));
     assert_eq!((b.commands[0].command.as_str(), b.commands[0].last_outcome.as_str()), ("cargo test", "ok"));
     // The failing run's two error lines.

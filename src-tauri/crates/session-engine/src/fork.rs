@@ -52,12 +52,22 @@ pub struct ForkParent {
     pub status: ParentStatus,
 }
 
+/// The file a `parentSession` value written in `file`'s header names: `~` expanded, a relative
+/// path taken from the fork's folder. The library counts forks by it without opening sessions.
+pub fn parent_path(file: &Path, parent_session: &str) -> PathBuf {
+    let p = crate::store::expand_tilde(parent_session);
+    if p.is_absolute() {
+        p
+    } else {
+        file.parent().unwrap_or(Path::new(".")).join(p)
+    }
+}
+
 /// The fork's parent as its header names it (None without `parentSession`). `file` is where
 /// `session` was read from.
 pub fn parent_of(file: &Path, session: &Session) -> Option<ForkParent> {
     let raw = session.header()?.parent_session.clone()?;
-    let p = crate::store::expand_tilde(&raw);
-    let path = if p.is_absolute() { p } else { file.parent().unwrap_or(Path::new(".")).join(p) };
+    let path = parent_path(file, &raw);
     let status = if crate::store::same_file(&path, file) {
         ParentStatus::SelfReference
     } else if !path.is_file() {
