@@ -18,9 +18,10 @@ use session_engine::{ids, time, Session};
 use tauri::Manager;
 
 /// The one place where the app hands entry text to the recall planner: what is brought back
-/// passes through here first, so the redaction of secrets plugs in at this single call.
+/// goes to a model provider, so secrets in it (keys a tool printed) are redacted, as in an
+/// export; the preview shows the placeholders.
 fn redact(text: &str) -> String {
-    text.to_string()
+    secrets::redact(text).0
 }
 
 /// The engine's plan at `leaf` against the Budgets panel's window and reserve.

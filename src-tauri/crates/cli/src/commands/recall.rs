@@ -25,6 +25,10 @@ pub struct RecallArgs {
     /// Show the cost and write nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Bring back API keys, tokens and private keys as they are (by default they are redacted,
+    /// as in an export: the message goes to a model provider)
+    #[arg(long)]
+    pub keep_secrets: bool,
     #[command(flatten)]
     pub budget: crate::BudgetArgs,
     /// Print JSON
@@ -53,7 +57,9 @@ pub fn run(a: RecallArgs) -> CmdResult {
         .collect::<Result<Vec<_>, _>>()?;
     let settings = super::navigate::compaction_settings(&session, &a.budget);
     let window = a.budget.context_window.unwrap_or_else(|| super::session_window(&session, leaf).tokens) as f64;
-    let plan = plan_recall(&session, leaf, &idx, a.max_chars, &settings, window, &|t| t.to_string())
+    let keep = a.keep_secrets;
+    let redact = move |t: &str| if keep { t.to_string() } else { secrets::redact(t).0 };
+    let plan = plan_recall(&session, leaf, &idx, a.max_chars, &settings, window, &redact)
         .map_err(|e| format!("{e}; nothing was written"))?;
     let preview = json!({
         "tokens": plan.tokens,
