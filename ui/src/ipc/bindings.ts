@@ -1606,6 +1606,13 @@ export type SessionRow_Deserialize = {
 	/**  A copy or sync conflict: another indexed file has the same session id. */
 	duplicateId: boolean,
 	badLines: number,
+	/**
+	 *  The cost of forgetting: files re-read plus commands re-run after its compactions that had
+	 *  been read or run before the compaction's cut (the summary did not carry them), summed over
+	 *  `forgettingCompactions` compactions. Null until the session's full text is indexed.
+	 */
+	forgetting?: number | null,
+	forgettingCompactions?: number | null,
 };
 
 /**  One session in the picker (from the index: no session file is read to list it). */
@@ -1632,11 +1639,20 @@ export type SessionRow_Serialize = {
 	/**  A copy or sync conflict: another indexed file has the same session id. */
 	duplicateId: boolean,
 	badLines: number,
+	/**
+	 *  The cost of forgetting: files re-read plus commands re-run after its compactions that had
+	 *  been read or run before the compaction's cut (the summary did not carry them), summed over
+	 *  `forgettingCompactions` compactions. Null until the session's full text is indexed.
+	 */
+	forgetting: number | null,
+	forgettingCompactions: number | null,
 };
 
 export type SettingsScope = "global" | "project";
 
-export type SortKey = "modified" | "created" | "name" | "size" | "messages" | "tokens";
+export type SortKey = "modified" | "created" | "name" | "size" | "messages" | "tokens" | 
+/**  Most re-done after compactions first (`SessionRow::forgetting`). */
+"forgetting";
 
 export type SpanView = SpanView_Serialize | SpanView_Deserialize;
 
