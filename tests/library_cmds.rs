@@ -173,6 +173,74 @@ fn picker_lists_from_the_index_with_projects_sorting_and_filters() {
     assert_eq!(again.recent.first().map(|s| s.path.clone()), Some(env.compacted.display().to_string()));
 }
 
+/// A session that re-did 3 things after its compaction: it read a.rs and b.rs and ran
+/// `cargo test` before the cut, and again after it.
+fn redone_three_session(dir: &Path) -> PathBuf {
+    let call = |id: &str, parent: &str, calls: &[(&str, &str)]| {
+        let blocks: Vec<String> = calls
+            .iter()
+            .map(|(name, arg)| {
+                let key = if *name == "bash" { "command" } else { "path" };
+                format!(r#"{{"type":"toolCall","id":"t","name":"{name}","arguments":{{"{key}":"{arg}"}}}}"#)
+            })
+            .collect();
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"2025-05-01T10:00:02.000Z","message":{{"role":"assistant","content":[{}],"provider":"p","model":"m","usage":{{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2}},"stopReason":"toolUse","timestamp":1746093602000}}}}"#,
+            blocks.join(",")
+        )
+    };
+    let lines = [
+        r#"{"type":"session","version":3,"id":"01960000-0000-7000-8000-0000000000f3","timestamp":"2025-05-01T10:00:00.000Z","cwd":"/home/dev/project"}"#.to_string(),
+        r#"{"type":"message","id":"f1000001","parentId":null,"timestamp":"2025-05-01T10:00:01.000Z","message":{"role":"user","content":"fix it","timestamp":1746093601000}}"#.to_string(),
+        call("f1000002", "f1000001", &[("read", "a.rs"), ("read", "b.rs"), ("read", "d.rs"), ("bash", "cargo test")]),
+        r#"{"type":"message","id":"f1000003","parentId":"f1000002","timestamp":"2025-05-01T10:00:03.000Z","message":{"role":"user","content":"go on","timestamp":1746093603000}}"#.to_string(),
+        r#"{"type":"compaction","id":"f1000004","parentId":"f1000003","timestamp":"2025-05-01T10:00:04.000Z","summary":"fixing it","firstKeptEntryId":"f1000003","tokensBefore":900}"#.to_string(),
+        call("f1000005", "f1000004", &[("read", "a.rs"), ("read", "b.rs"), ("bash", "cargo test")]),
+    ];
+    // written beside the root, then moved in: the watcher sees the whole file at once
+    let tmp = dir.parent().unwrap().join("redone.tmp");
+    std::fs::write(&tmp, lines.join("\n") + "\n").unwrap();
+    let p = dir.join("2025-05-01T10-00-00-000Z_redone.jsonl");
+    std::fs::rename(&tmp, &p).unwrap();
+    p
+}
+
+#[test]
+fn the_listing_sorts_by_what_compactions_made_the_agent_redo() {
+    let env = lib_env();
+    let by_forgetting = |ascending: bool| {
+        let q = ListingQuery { sort: SortKey::Forgetting, ascending, ..Default::default() };
+        lib_cmd::listing(&env.lib, &env.e.state, &q).unwrap().sessions
+    };
+    // The repeated-compaction fixture re-read and re-ran 45 things over its 3 compactions
+    // (summary-analysis's count); the demo's 3 compactions and the other sessions none.
+    let rows = by_forgetting(false);
+    assert_eq!(rows[0].path, env.compacted.display().to_string());
+    assert_eq!((rows[0].forgetting, rows[0].forgetting_compactions), (Some(45), Some(3)));
+    assert!(rows[1..].iter().all(|s| s.forgetting == Some(0)), "{rows:?}");
+    let demo = rows.iter().find(|s| s.path.ends_with("_demo.jsonl")).unwrap();
+    assert_eq!(demo.forgetting_compactions, Some(3));
+    // A session that re-did 3 arrives while the app runs; then Pi appends a re-read of d.rs,
+    // read before the cut: 4
+    let proj = env.e.agent.join("sessions").join("--home-dev-project--");
+    let redone = redone_three_session(&proj);
+    let key = redone.display().to_string();
+    let forgetting_of =
+        |ascending| by_forgetting(ascending).into_iter().find(|s| s.path == key).and_then(|s| s.forgetting);
+    wait_for(&env.events, "the new session", |_| forgetting_of(false) == Some(3));
+    let order: Vec<Option<u32>> = by_forgetting(false).iter().map(|s| s.forgetting).collect();
+    assert_eq!(order, [Some(45), Some(3), Some(0), Some(0), Some(0)]);
+    let order: Vec<Option<u32>> = by_forgetting(true).iter().map(|s| s.forgetting).collect();
+    assert_eq!(order, [Some(0), Some(0), Some(0), Some(3), Some(45)]);
+    append_from_other_process(
+        &redone,
+        r#"{"type":"message","id":"f1000006","parentId":"f1000005","timestamp":"2025-05-01T10:00:06.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"t","name":"read","arguments":{"path":"d.rs"}}],"provider":"p","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2},"stopReason":"toolUse","timestamp":1746093606000}}"#,
+    );
+    wait_for(&env.events, "the appended re-read", |_| forgetting_of(false) == Some(4));
+    let row = by_forgetting(false).into_iter().find(|s| s.path == key).unwrap();
+    assert_eq!((row.forgetting, row.forgetting_compactions), (Some(4), Some(1)));
+}
+
 #[test]
 fn search_badges_compacted_and_abandoned_and_opens_at_the_entry() {
     let env = lib_env();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatBytes, hitsText, progressText, sinceMs, snippetParts } from "../src/library/pure";
+import { SORTS, forgettingFact, formatBytes, hitsText, progressText, sinceMs, snippetParts } from "../src/library/pure";
 
 describe("library snippet", () => {
   it("splits matches marked with « »", () => {
@@ -45,5 +45,26 @@ describe("library filters", () => {
   it("formats sizes", () => {
     expect(formatBytes(512)).toBe("512 B");
     expect(formatBytes(3 * 1024 * 1024)).toBe("3.0 MB");
+  });
+});
+
+describe("library: what compactions made the agent redo", () => {
+  it("is a sort choice that says what it counts", () => {
+    const f = SORTS.find((o) => o.key === "forgetting");
+    expect(f?.label).toBe("Re-done after compactions");
+    expect(f?.title).toMatch(/read again .* ran again .* before the compaction's cut/);
+    expect(new Set(SORTS.map((o) => o.key)).size).toBe(SORTS.length);
+    expect(SORTS[0].key).toBe("modified");
+  });
+  it("shows the count on a card with compactions, with its tooltip", () => {
+    expect(forgettingFact({ forgetting: 3, forgettingCompactions: 1 })).toEqual({
+      text: "3 re-done",
+      title: expect.stringMatching(/did not carry them: 3 over 1 compaction$/),
+    });
+    expect(forgettingFact({ forgetting: 0, forgettingCompactions: 2 })?.title).toMatch(/: 0 over 2 compactions$/);
+  });
+  it("shows nothing without a compaction or before the full text is indexed", () => {
+    expect(forgettingFact({ forgetting: 0, forgettingCompactions: 0 })).toBeNull();
+    expect(forgettingFact({ forgetting: null, forgettingCompactions: null })).toBeNull();
   });
 });

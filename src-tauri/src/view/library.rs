@@ -37,6 +37,11 @@ pub struct SessionRow {
     /// A copy or sync conflict: another indexed file has the same session id.
     pub duplicate_id: bool,
     pub bad_lines: u32,
+    /// The cost of forgetting: files re-read plus commands re-run after its compactions that had
+    /// been read or run before the compaction's cut (the summary did not carry them), summed over
+    /// `forgettingCompactions` compactions. Null until the session's full text is indexed.
+    pub forgetting: Option<u32>,
+    pub forgetting_compactions: Option<u32>,
 }
 
 impl From<&SessionInfo> for SessionRow {
@@ -68,6 +73,8 @@ impl From<&SessionInfo> for SessionRow {
             size: s.size as f64,
             duplicate_id: s.duplicate_id,
             bad_lines: clamp_u32(s.bad_lines),
+            forgetting: s.forgetting_cost.map(clamp_u32),
+            forgetting_compactions: s.forgetting_compactions.map(clamp_u32),
         }
     }
 }
@@ -105,6 +112,8 @@ pub enum SortKey {
     Size,
     Messages,
     Tokens,
+    /// Most re-done after compactions first (`SessionRow::forgetting`).
+    Forgetting,
 }
 
 impl From<SortKey> for SessionSort {
@@ -116,6 +125,7 @@ impl From<SortKey> for SessionSort {
             SortKey::Size => SessionSort::Size,
             SortKey::Messages => SessionSort::Messages,
             SortKey::Tokens => SessionSort::Tokens,
+            SortKey::Forgetting => SessionSort::Forgetting,
         }
     }
 }

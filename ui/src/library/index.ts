@@ -9,7 +9,7 @@ import type { HitStatus, IndexStatus, LibraryHit, LibraryListing, LibraryUiEvent
 import { $, el } from "../dom";
 import * as store from "../store";
 import { formatTime, formatTokens } from "../format";
-import { DATE_FILTERS, formatBytes, hitsText, progressText, sinceMs, snippetParts } from "./pure";
+import { DATE_FILTERS, SORTS, forgettingFact, formatBytes, hitsText, progressText, sinceMs, snippetParts } from "./pure";
 import { forkCountText, forkedFromText } from "../forks/pure";
 import { openRecall } from "../recall/dialog";
 import "./library.css";
@@ -103,9 +103,15 @@ function buildDom(): void {
   for (const d of DATE_FILTERS) date.append(option(d.key, d.label));
   const sort = el("select");
   sort.id = "lib-sort";
-  for (const [k, t] of [["modified", "Newest activity"], ["created", "Created"], ["name", "Name"], ["messages", "Messages"], ["tokens", "Context tokens"], ["size", "File size"]]) {
-    sort.append(option(k, `Sort: ${t}`));
+  for (const o of SORTS) {
+    const opt = option(o.key, `Sort: ${o.label}`);
+    if (o.title) opt.title = o.title;
+    sort.append(opt);
   }
+  // the closed select says what the chosen sort counts (an option's own title shows, if at all,
+  // only while the menu is open)
+  const sortTitle = () => (sort.title = SORTS.find((o) => o.key === sort.value)?.title ?? "");
+  sort.addEventListener("change", sortTitle);
   const ascLabel = el("label", "small");
   const asc = el("input");
   asc.type = "checkbox";
@@ -195,7 +201,15 @@ function card(s: SessionRow): HTMLElement {
     formatBytes(s.size ?? 0),
     s.modified ? formatTime(s.modified) : "",
   ].filter(Boolean);
-  b.appendChild(el("span", "sc-meta muted", facts.join(" · ")));
+  const meta = el("span", "sc-meta muted", facts.join(" · "));
+  const redone = forgettingFact(s);
+  if (redone) {
+    const f = el("span", "sc-forget", redone.text);
+    f.title = redone.title;
+    meta.append(document.createTextNode(" · "), f);
+  }
+  b.dataset.forgetting = s.forgetting === null ? "" : String(s.forgetting);
+  b.appendChild(meta);
   if (s.duplicateId) b.appendChild(el("span", "sc-first small over", "Another file has the same session id (a copy?)"));
   const fork = forkedFromText(s);
   if (fork) b.appendChild(el("span", "sc-fork", fork));

@@ -1,5 +1,7 @@
 // Pure helpers of the library UI (unit-tested in ui/test/library.test.ts).
 
+import type { SortKey } from "../ipc";
+
 export interface SnippetPart {
   text: string;
   hit: boolean;
@@ -62,4 +64,31 @@ export function formatBytes(n: number): string {
   if (n >= 1 << 20) return `${(n / (1 << 20)).toFixed(1)} MB`;
   if (n >= 1 << 10) return `${Math.round(n / (1 << 10))} KB`;
   return `${n} B`;
+}
+
+/** What "re-done" counts, for its tooltips. */
+export const FORGETTING_TITLE =
+  "Re-done after compactions: files the agent read again and commands it ran again after a compaction, " +
+  "having read or run them before the compaction's cut, so the summary did not carry them";
+
+/** The picker's sort choices, in menu order, with a tooltip where the label needs one. */
+export const SORTS: { key: SortKey; label: string; title?: string }[] = [
+  { key: "modified", label: "Newest activity" },
+  { key: "created", label: "Created" },
+  { key: "name", label: "Name" },
+  { key: "messages", label: "Messages" },
+  { key: "tokens", label: "Context tokens" },
+  { key: "forgetting", label: "Re-done after compactions", title: `${FORGETTING_TITLE}; most first` },
+  { key: "size", label: "File size" },
+];
+
+/** A session card's "re-done" fact and its tooltip; null when the session has no compaction
+ * (nothing to count) or its full text is not indexed yet (not counted yet). */
+export function forgettingFact(s: { forgetting: number | null; forgettingCompactions: number | null }): { text: string; title: string } | null {
+  const n = s.forgettingCompactions;
+  if (s.forgetting === null || !n) return null;
+  return {
+    text: `${s.forgetting} re-done`,
+    title: `${FORGETTING_TITLE}: ${s.forgetting} over ${n} compaction${n === 1 ? "" : "s"}`,
+  };
 }

@@ -182,7 +182,8 @@ fn last_model(session: &Session) -> Option<String> {
 }
 
 /// What one entry contributes: its message in the LLM context (§8.2; a compaction: its summary),
-/// the token estimate and usage of that message (§9), the searchable text, and file paths.
+/// the token estimate and usage of that message (§9), the searchable text, file paths, and what
+/// the cost of forgetting counts ([`act_key`]).
 #[derive(Debug, Clone, Default)]
 pub struct EntryFacts {
     pub role: Option<String>,
@@ -193,6 +194,47 @@ pub struct EntryFacts {
     pub body: String,
     pub files_read: Vec<String>,
     pub files_modified: Vec<String>,
+    /// The entry's reads, commands and edits in order, as [`act_key`]s (empty for most entries).
+    pub acts: Vec<i64>,
+    /// A compaction that is an edit or revert of another: the id it names as its origin.
+    pub edit_origin: Option<String>,
+}
+
+/// What an act is, in the two low bits of its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Act {
+    /// A `read` tool call's path.
+    Read = 1,
+    /// A `bash` tool call's command, or a `bashExecution` message's.
+    Run = 2,
+    /// A `write` or `edit` tool call (what was written does not matter).
+    Edit = 3,
+}
+
+/// The key of one act, as the index stores it: the tag in the two low bits, the rest a 64-bit
+/// FNV-1a of the trimmed text. `summary_analysis::quality::forgetting` compares paths and
+/// commands trimmed and exactly; equal texts give equal keys, and a bash command of kilobytes
+/// costs 8 bytes in the index. (A collision of two different paths in 62 bits is not a concern
+/// for a count.)
+pub fn act_key(act: Act, text: &str) -> i64 {
+    if act == Act::Edit {
+        return Act::Edit as i64;
+    }
+    let mut h: u64 = 0xcbf29ce484222325;
+    for &x in text.trim().as_bytes() {
+        h ^= x as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    ((h & !3) | act as u64) as i64
+}
+
+/// The kind of act a key stands for ([`act_key`]).
+pub fn act_of(key: i64) -> Act {
+    match key & 3 {
+        1 => Act::Read,
+        2 => Act::Run,
+        _ => Act::Edit,
+    }
 }
 
 /// The context message an entry maps to (the engine's mapping, on a value instead of a loaded
@@ -216,6 +258,11 @@ pub fn entry_facts(kind: Kind, v: &Value) -> EntryFacts {
     }
     if kind == Kind::Compaction {
         f.first_kept = v.str_field("firstKeptEntryId").map(str::to_string);
+        // what `summary_analysis::edit_origin` reads: an edit is judged as its origin
+        let details = v.get("details");
+        if details.and_then(|d| d.str_field("editKind")).is_some() {
+            f.edit_origin = details.and_then(|d| d.str_field("editOrigin")).map(str::to_string);
+        }
     }
     let mut b = Body(String::new());
     match kind {
@@ -278,6 +325,15 @@ fn message_body(m: &Value, b: &mut Body, f: &mut EntryFacts) {
                         Block::ToolCall(bl) => {
                             let name = bl.str_field("name").unwrap_or("");
                             b.push(name, 200);
+                            // the acts `summary_analysis::quality::forgetting` counts, read as it
+                            // reads them
+                            let arg = |k: &str| bl.get("arguments").and_then(|a| a.str_field(k));
+                            match name {
+                                "read" => f.acts.extend(arg("path").map(|p| act_key(Act::Read, p))),
+                                "bash" => f.acts.extend(arg("command").map(|c| act_key(Act::Run, c))),
+                                "write" | "edit" => f.acts.push(act_key(Act::Edit, "")),
+                                _ => {}
+                            }
                             if let Some(a) = bl.get("arguments") {
                                 let mut t = String::new();
                                 leaves(a, &mut t, MAX_PART);
@@ -307,6 +363,7 @@ fn message_body(m: &Value, b: &mut Body, f: &mut EntryFacts) {
             }
         }
         Some("bashExecution") => {
+            f.acts.extend(m.str_field("command").map(|c| act_key(Act::Run, c)));
             for k in ["command", "output"] {
                 if let Some(t) = m.str_field(k) {
                     b.push(t, MAX_PART);
@@ -464,6 +521,16 @@ pub fn outcome(session: &Session, facts: &[(bool, i64, Option<i64>)]) -> Outcome
 
 fn facts_first_kept(session: &Session, c: usize) -> Option<String> {
     session.value(c).str_field("firstKeptEntryId").map(str::to_string)
+}
+
+/// Act keys as the index stores them: 8 bytes each, little-endian (`None`: no act).
+pub fn acts_blob(acts: &[i64]) -> Option<Vec<u8>> {
+    (!acts.is_empty()).then(|| acts.iter().flat_map(|k| k.to_le_bytes()).collect())
+}
+
+/// The keys of an [`acts_blob`].
+pub fn act_keys(blob: &[u8]) -> impl Iterator<Item = i64> + '_ {
+    blob.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or_default()))
 }
 
 /// A stand-in session made of the stored rows (type, id, parentId, firstKeptEntryId): loaded by

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Current schema version (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 #[derive(Debug, Clone)]
 pub struct OpenOptions {
@@ -28,7 +28,8 @@ impl Default for OpenOptions {
     }
 }
 
-/// v3 (the engine's rules, two-phase indexing: `fts_done`, `open_tail`, `migrated`).
+/// v4 (v3: the engine's rules, two-phase indexing: `fts_done`, `open_tail`, `migrated`; v4: the
+/// cost of forgetting, `forget_*` per session and each entry's `acts` and `edit_origin`).
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS user_roots(path TEXT PRIMARY KEY, added_ms INTEGER NOT NULL);
@@ -67,7 +68,10 @@ CREATE TABLE IF NOT EXISTS files(
   indexed_ms INTEGER,
   fts_done INTEGER NOT NULL DEFAULT 0,
   open_tail INTEGER NOT NULL DEFAULT 0,
-  migrated INTEGER NOT NULL DEFAULT 0
+  migrated INTEGER NOT NULL DEFAULT 0,
+  forget_cost INTEGER,
+  forget_compactions INTEGER,
+  forget_open BLOB
 );
 CREATE INDEX IF NOT EXISTS files_cwd ON files(cwd);
 CREATE INDEX IF NOT EXISTS files_header ON files(header_id);
@@ -84,7 +88,9 @@ CREATE TABLE IF NOT EXISTS entries(
   ctx INTEGER NOT NULL,
   tok INTEGER NOT NULL,
   usage INTEGER,
-  status INTEGER NOT NULL DEFAULT 0
+  status INTEGER NOT NULL DEFAULT 0,
+  acts BLOB,
+  edit_origin TEXT
 );
 CREATE INDEX IF NOT EXISTS entries_file_id ON entries(file_id, entry_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
@@ -180,7 +186,8 @@ fn migrate(conn: &Connection, from: i64) -> rusqlite::Result<()> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let r = (|| {
         if from > 0 {
-            // v1/v2 rows were made by the old parser; the index is a cache: start again
+            // v1/v2 rows were made by the old parser, v3 rows lack the cost of forgetting (which
+            // needs every entry's acts); the index is a cache: start again
             conn.execute_batch("DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS touched;")?;
         }
         conn.execute_batch(SCHEMA)?;

@@ -16,10 +16,11 @@
 //!
 //! The modules, each using only those listed before it: `status` ([`EntryStatus`]), `error`
 //! ([`LibError`], [`Notice`]), [`roots`] (where sessions are), [`analyze`] (the facts the engine
-//! gives), [`db`] (the SQLite file), [`index`] (bringing one file's rows up to date), `sync`
-//! (passes over many files), `library` ([`Library`]), `snippet` (search snippets without
-//! secrets), [`query`] (reading the index), `forks` (which sessions name another as their
-//! parent), [`watch`] (live follow). This file only declares and re-exports them.
+//! gives), [`forget`] (the cost of forgetting summed per session), [`db`] (the SQLite file),
+//! [`index`] (bringing one file's rows up to date), `sync` (passes over many files), `library`
+//! ([`Library`]), `snippet` (search snippets without secrets), [`query`] (reading the index),
+//! `forks` (which sessions name another as their parent), [`watch`] (live follow). This file
+//! only declares and re-exports them.
 //!
 //! Typical use (app):
 //! ```no_run
@@ -33,6 +34,7 @@ pub mod analyze;
 pub mod db;
 mod error;
 mod forks;
+pub mod forget;
 pub mod index;
 mod library;
 pub mod query;

@@ -54,6 +54,13 @@ pub struct SessionInfo {
     /// Another indexed file has the same session id (a copy, or a sync service's conflict copy),
     /// so the id alone does not say which file is meant.
     pub duplicate_id: bool,
+    /// The cost of forgetting: after each compaction, the files the agent read again and the
+    /// commands it ran again that it had read or run before the compaction's cut (so the summary
+    /// did not carry them), summed over the session's compactions. `None` until the session's
+    /// full text is indexed (phase 2), and for a file that is not a session.
+    pub forgetting_cost: Option<i64>,
+    /// The compactions [`SessionInfo::forgetting_cost`] is summed over.
+    pub forgetting_compactions: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -65,6 +72,8 @@ pub enum SessionSort {
     Size,
     Messages,
     Tokens,
+    /// The cost of forgetting ([`SessionInfo::forgetting_cost`]).
+    Forgetting,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -198,7 +207,8 @@ const SESSION_COLS: &str =
     "f.path, f.header_id, f.cwd, f.name, f.created, f.created_ms, f.modified_ms, f.entry_count, f.message_count,
   f.branch_count, f.compaction_count, f.model, f.first_message, COALESCE(f.ctx_usage, 0) + f.ctx_trailing, f.id,
   f.id, f.leaf_id, f.parent_session, f.size, f.size - f.offset, f.bad_lines, f.valid = 1,
-  (f.header_id IS NOT NULL AND EXISTS (SELECT 1 FROM files g WHERE g.header_id = f.header_id AND g.id != f.id))";
+  (f.header_id IS NOT NULL AND EXISTS (SELECT 1 FROM files g WHERE g.header_id = f.header_id AND g.id != f.id)),
+  f.forget_cost, f.forget_compactions";
 
 fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionInfo> {
     Ok(SessionInfo {
@@ -225,6 +235,8 @@ fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionInfo> {
         bad_lines: r.get(20)?,
         valid: r.get(21)?,
         duplicate_id: r.get(22)?,
+        forgetting_cost: r.get(23)?,
+        forgetting_compactions: r.get(24)?,
     })
 }
 
@@ -274,6 +286,7 @@ impl Library {
             SessionSort::Size => "f.size",
             SessionSort::Messages => "f.message_count",
             SessionSort::Tokens => "COALESCE(f.ctx_usage, 0) + f.ctx_trailing",
+            SessionSort::Forgetting => "f.forget_cost",
         };
         let dir = if f.ascending { "ASC" } else { "DESC" };
         sql.push_str(&format!(" ORDER BY {col} {dir}, f.path"));
@@ -291,7 +304,7 @@ impl Library {
             .query_row(
                 &format!("SELECT {SESSION_COLS}, f.id FROM files f WHERE f.path = ?1"),
                 [path.to_string_lossy()],
-                |r| Ok((session_row(r)?, r.get::<_, i64>(23)?)),
+                |r| Ok((session_row(r)?, r.get::<_, i64>(25)?)),
             )
             .optional()
             .map_err(classify_err)?;

@@ -206,6 +206,55 @@ fn statuses_and_tokens_agree_with_the_engine() {
     assert!(differ.is_empty(), "{} files differ:\n{}", differ.len(), differ.join("\n"));
 }
 
+/// The cost of forgetting the index sums per session is `summary_analysis`'s, compaction by
+/// compaction, on every session of the corpus (legacy, cyclic and duplicate-id files included),
+/// whole and streamed.
+#[test]
+fn the_cost_of_forgetting_agrees_with_summary_analysis() {
+    let files = fixtures();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("s");
+    std::fs::create_dir_all(&root).unwrap();
+    for f in &files {
+        std::fs::copy(f, root.join(f.file_name().unwrap())).unwrap();
+    }
+    let mut whole = Library::open(&dir.path().join("w.sqlite3")).unwrap();
+    whole.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
+    let mut streamed = Library::open(&dir.path().join("s.sqlite3")).unwrap();
+    streamed.set_index_options(IndexOptions { stream_from: 0, window: 1000 });
+    streamed.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
+    let (mut with_compactions, mut costly, mut failures) = (0, 0, Vec::new());
+    for f in &files {
+        let p = root.join(f.file_name().unwrap());
+        let session = Session::open(&p).unwrap();
+        if session.header().is_none() || !session.header_accepted() {
+            continue;
+        }
+        let mut want = (0i64, 0i64);
+        for i in 0..session.len() {
+            if let Some(x) = summary_analysis::forgetting(&session, i) {
+                want = (want.0 + x.cost() as i64, want.1 + 1);
+            }
+        }
+        with_compactions += (want.1 > 0) as usize;
+        costly += (want.0 > 0) as usize;
+        for (which, lib) in [("whole", &whole), ("streamed", &streamed)] {
+            let info = lib.session(&p).unwrap().unwrap();
+            if (info.forgetting_cost, info.forgetting_compactions) != (Some(want.0), Some(want.1)) {
+                failures.push(format!(
+                    "{} ({which}): {:?} over {:?} compactions here, summary-analysis {want:?}",
+                    p.display(),
+                    info.forgetting_cost,
+                    info.forgetting_compactions
+                ));
+            }
+        }
+    }
+    eprintln!("{with_compactions} sessions with compactions, {costly} with a cost");
+    assert!(failures.is_empty(), "{} disagreements:\n{}", failures.len(), failures.join("\n"));
+    assert!(with_compactions > 10, "{with_compactions}");
+}
+
 /// Appending is the same as reading whole: each session is indexed up to a line boundary, the
 /// rest is appended (chunk scanner, fast path or skeleton recompute), and the rows must equal a
 /// fresh index of the whole file.

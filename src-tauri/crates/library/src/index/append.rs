@@ -1,13 +1,15 @@
 //! Appends: the complete lines after a file's stored offset are scanned by the engine's chunk
 //! scanner and added as entry rows. A linear append at the leaf just adds `in_context` rows and
-//! moves the context estimate on; anything else (a compaction, a leaf on another branch, a
-//! duplicate id) recomputes every status from the stored rows, without re-reading the file.
-use super::facts::{session_facts, write_session_facts, SessionFacts};
+//! moves the context estimate on and the cost of forgetting by its acts; anything else (a
+//! compaction, a leaf on another branch, a duplicate id) recomputes every status and that cost
+//! from the stored rows, without re-reading the file.
+use super::facts::{session_facts, write_forget_open, write_session_facts, SessionFacts};
 use super::row::{self, hashes, load_row, Row, Stat};
 use super::update::{Change, FileUpdate, NewEntry, MAX_EVENT_ENTRIES};
 use crate::analyze::{self, EntryFacts};
 use crate::db::{classify_err, now};
 use crate::error::LibError;
+use crate::forget;
 use crate::status::EntryStatus;
 use rusqlite::{params, Connection};
 use session_engine::session::Kind;
@@ -70,8 +72,9 @@ fn append_entries(
 ) -> Result<Vec<NewEntry>, LibError> {
     let mut ins_e = conn
         .prepare_cached(
-            "INSERT INTO entries(file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 0)",
+            "INSERT INTO entries(file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status,
+                                 acts, edit_origin)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 0, ?12, ?13)",
         )
         .map_err(classify_err)?;
     let mut ins_f = conn.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").map_err(classify_err)?;
@@ -111,7 +114,9 @@ fn append_entries(
                 f.first_kept,
                 f.ctx,
                 f.tok,
-                f.usage
+                f.usage,
+                analyze::acts_blob(&f.acts),
+                f.edit_origin
             ])
             .map_err(classify_err)?;
         if !f.body.is_empty() {
@@ -126,6 +131,17 @@ fn append_entries(
     }
     r.leaf_id = entries.last().map(|e| e.id.clone());
     let mut statuses = vec![EntryStatus::InContext; rows.len()];
+    // what a linear append can add to the cost of forgetting, stored by the last full sum
+    let open: Option<Vec<u8>> = if linear && r.compaction_count > 0 {
+        conn.prepare_cached("SELECT forget_open FROM files WHERE id = ?1")
+            .and_then(|mut q| q.query_row([r.id], |x| x.get(0)))
+            .map_err(classify_err)?
+    } else {
+        None
+    };
+    if forget::must_recompute(open.as_deref()) {
+        linear = false;
+    }
     if linear {
         // a chain at the leaf: all in context; the estimate moves on (§9.3)
         for (_, f) in &rows {
@@ -143,6 +159,9 @@ fn append_entries(
         if !last_tip_gone {
             r.branch_count = 1;
         }
+        if let Some(open) = open {
+            extend_forgetting(conn, r, &open, rows.iter().flat_map(|(_, f)| f.acts.iter().copied()))?;
+        }
     } else {
         statuses = recompute(conn, r, &rows.iter().map(|x| x.0).collect::<Vec<_>>())?;
     }
@@ -155,17 +174,64 @@ fn append_entries(
         .collect())
 }
 
-/// Recompute every status of a file from its stored rows, through a skeleton session loaded by
-/// the engine (no file re-read); write only the statuses that changed. Returns the statuses of
-/// `new_rowids`.
+/// A linear append at the leaf: its acts against the open keys of the last compaction on the
+/// leaf's path (see [`crate::forget`]).
+fn extend_forgetting(
+    conn: &Connection,
+    r: &mut Row,
+    open: &[u8],
+    acts: impl Iterator<Item = i64>,
+) -> Result<(), LibError> {
+    let (added, open) = forget::extend(open, acts);
+    if added > 0 {
+        r.forget_cost = Some(r.forget_cost.unwrap_or(0) + added);
+        write_forget_open(conn, r.id, &forget::Open::Keys(open))?;
+    }
+    Ok(())
+}
+
+/// The stored rows [`recompute`] reads, for the cost of forgetting: act keys, first kept
+/// entries and edit origins, in file order.
+#[derive(Default)]
+struct StoredRows(Vec<StoredRow>);
+
+struct StoredRow {
+    acts: Option<Vec<u8>>,
+    first_kept: Option<String>,
+    edit_origin: Option<String>,
+}
+
+impl forget::Rows for StoredRows {
+    fn acts(&self, i: usize) -> &[u8] {
+        self.0[i].acts.as_deref().unwrap_or_default()
+    }
+    fn first_kept(&self, i: usize) -> Option<&str> {
+        self.0[i].first_kept.as_deref()
+    }
+    fn edit_origin(&self, i: usize) -> Option<&str> {
+        self.0[i].edit_origin.as_deref()
+    }
+}
+
+/// Recompute every status and the cost of forgetting of a file from its stored rows, through a
+/// skeleton session loaded by the engine (no file re-read); write only the statuses that
+/// changed. Returns the statuses of `new_rowids`.
 fn recompute(conn: &Connection, r: &mut Row, new_rowids: &[i64]) -> Result<Vec<EntryStatus>, LibError> {
+    // the acts are only read when a compaction has a window to count them in
+    let with_acts = r.compaction_count > 0;
     let mut q = conn
-        .prepare_cached("SELECT rowid, entry_id, parent_id, type, first_kept, ctx, tok, usage, status FROM entries WHERE file_id = ?1 ORDER BY rowid")
+        .prepare_cached(if with_acts {
+            "SELECT rowid, entry_id, parent_id, type, first_kept, ctx, tok, usage, status, acts, edit_origin
+             FROM entries WHERE file_id = ?1 ORDER BY rowid"
+        } else {
+            "SELECT rowid, entry_id, parent_id, type, first_kept, ctx, tok, usage, status FROM entries WHERE file_id = ?1 ORDER BY rowid"
+        })
         .map_err(classify_err)?;
     let mut rowids = Vec::new();
     let mut skel = Vec::new();
     let mut light = Vec::new();
     let mut old = Vec::new();
+    let mut stored = StoredRows::default();
     let rows = q
         .query_map([r.id], |x| {
             Ok((
@@ -178,11 +244,15 @@ fn recompute(conn: &Connection, r: &mut Row, new_rowids: &[i64]) -> Result<Vec<E
                 ),
                 (x.get::<_, bool>(5)?, x.get::<_, i64>(6)?, x.get::<_, Option<i64>>(7)?),
                 x.get::<_, i64>(8)?,
+                if with_acts { (x.get(9)?, x.get(10)?) } else { (None, None) },
             ))
         })
         .map_err(classify_err)?;
     for row in rows {
-        let (a, b, c, d) = row.map_err(classify_err)?;
+        let (a, b, c, d, (acts, origin)) = row.map_err(classify_err)?;
+        if with_acts {
+            stored.0.push(StoredRow { acts, first_kept: b.3.clone(), edit_origin: origin });
+        }
         rowids.push(a);
         skel.push(b);
         light.push(c);
@@ -209,6 +279,10 @@ fn recompute(conn: &Connection, r: &mut Row, new_rowids: &[i64]) -> Result<Vec<E
     r.ctx_usage = o.ctx_usage;
     r.ctx_trailing = o.ctx_trailing;
     r.branch_count = o.branches;
+    let sum = if with_acts { forget::sum(&session, &stored) } else { forget::Sum::default() };
+    r.forget_cost = Some(sum.cost);
+    r.forget_compactions = Some(sum.compactions);
+    write_forget_open(conn, r.id, &sum.open)?;
     let pos: std::collections::HashMap<i64, usize> = rowids.iter().enumerate().map(|(i, &x)| (x, i)).collect();
     Ok(new_rowids.iter().map(|x| pos.get(x).map(|&i| o.status[i]).unwrap_or(EntryStatus::InContext)).collect())
 }

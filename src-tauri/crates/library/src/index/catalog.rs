@@ -68,7 +68,7 @@ pub(crate) fn write_catalog(
            valid=?10, header_id=?11, cwd=?12, created=?13, created_ms=?14, parent_session=?15, version=?16, name=?17,
            model=?18, first_message=?19, modified_ms=?20, entry_count=?21, message_count=?22, compaction_count=?23,
            branch_count=0, bad_lines=?24, leaf_id=?25, ctx_usage=NULL, ctx_trailing=0, indexed_ms=?26, fts_done=0,
-           open_tail=?27, migrated=?28
+           open_tail=?27, migrated=?28, forget_cost=NULL, forget_compactions=NULL, forget_open=NULL
          WHERE id = ?1",
     )
     .and_then(|mut s| {

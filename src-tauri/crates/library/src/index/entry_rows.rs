@@ -4,6 +4,7 @@
 use super::update::{NewEntry, MAX_EVENT_ENTRIES};
 use crate::analyze::{self, EntryFacts, Outcome};
 use crate::error::LibError;
+use crate::forget;
 use crate::status::EntryStatus;
 
 /// The paths a file's tool calls read and modified, seen so far. A file's `touched` rows are its
@@ -61,17 +62,21 @@ impl TextBatch {
 }
 
 /// The entry rows of a file (everything but the text), kept by the reading thread; their
-/// statuses need the whole tree. Their strings share one buffer (a few allocations for the
-/// whole file, not six per entry: the writer frees them).
+/// statuses and the cost of forgetting need the whole tree. Their strings share one buffer (a
+/// few allocations for the whole file, not seven per entry: the writer frees them).
 #[derive(Default)]
 pub(crate) struct EntryRows {
     /// The strings of every row, back to back.
     text: String,
-    /// Per entry: where its id, parentId, type, firstKeptEntryId, timestamp and role end in
-    /// `text`, and which of them are present (bit k for part k).
-    ends: Vec<([usize; 6], u8)>,
+    /// Per entry: where its id, parentId, type, firstKeptEntryId, timestamp, role and edit
+    /// origin end in `text`, and which of them are present (bit k for part k).
+    ends: Vec<([usize; 7], u8)>,
     /// (in the context, token estimate, usage)
     pub light: Vec<(bool, i64, Option<i64>)>,
+    /// Every row's act keys as stored ([`analyze::acts_blob`]), back to back.
+    acts: Vec<u8>,
+    /// Per entry, where its acts end in `acts`.
+    act_ends: Vec<usize>,
 }
 
 /// One entry row of [`EntryRows`]: id, parentId, type, firstKeptEntryId, timestamp, role.
@@ -79,8 +84,16 @@ pub(crate) type EntryRowRef<'a> = (&'a str, Option<&'a str>, &'a str, Option<&'a
 
 impl EntryRows {
     pub(crate) fn push(&mut self, id: &str, parent: Option<&str>, ty: &str, ts: &str, f: &EntryFacts) {
-        let (mut ends, mut present) = ([0usize; 6], 0u8);
-        let parts = [Some(id), parent, Some(ty), f.first_kept.as_deref(), Some(ts), f.role.as_deref()];
+        let (mut ends, mut present) = ([0usize; 7], 0u8);
+        let parts = [
+            Some(id),
+            parent,
+            Some(ty),
+            f.first_kept.as_deref(),
+            Some(ts),
+            f.role.as_deref(),
+            f.edit_origin.as_deref(),
+        ];
         for (k, part) in parts.into_iter().enumerate() {
             if let Some(p) = part {
                 self.text.push_str(p);
@@ -90,6 +103,8 @@ impl EntryRows {
         }
         self.ends.push((ends, present));
         self.light.push((f.ctx, f.tok, f.usage));
+        self.acts.extend(f.acts.iter().flat_map(|k| k.to_le_bytes()));
+        self.act_ends.push(self.acts.len());
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -97,11 +112,31 @@ impl EntryRows {
     }
 
     pub(crate) fn row(&self, i: usize) -> EntryRowRef<'_> {
+        let part = |k: usize| self.part(i, k);
+        (part(0).unwrap_or(""), part(1), part(2).unwrap_or(""), part(3), part(4).unwrap_or(""), part(5))
+    }
+
+    /// Part `k` of entry `i` (see `ends`), if present.
+    fn part(&self, i: usize, k: usize) -> Option<&str> {
         let (e, present) = &self.ends[i];
-        let start = if i == 0 { 0 } else { self.ends[i - 1].0[5] };
-        let part = |k: usize| &self.text[if k == 0 { start } else { e[k - 1] }..e[k]];
-        let opt = |k: usize| Some(part(k)).filter(|_| present & (1 << k) != 0);
-        (part(0), opt(1), part(2), opt(3), part(4), opt(5))
+        let start = if k > 0 {
+            e[k - 1]
+        } else if i == 0 {
+            0
+        } else {
+            self.ends[i - 1].0[6]
+        };
+        Some(&self.text[start..e[k]]).filter(|_| present & (1 << k) != 0)
+    }
+
+    /// Entry `i`'s edit origin (a compaction that edits or reverts another).
+    pub(crate) fn edit_origin(&self, i: usize) -> Option<&str> {
+        self.part(i, 6)
+    }
+
+    /// Entry `i`'s act keys as stored (empty: none).
+    pub(crate) fn acts(&self, i: usize) -> &[u8] {
+        &self.acts[if i == 0 { 0 } else { self.act_ends[i - 1] }..self.act_ends[i]]
     }
 
     /// The first [`MAX_EVENT_ENTRIES`] entries as events, with their statuses.
@@ -114,8 +149,9 @@ impl EntryRows {
             .collect()
     }
 
-    /// Statuses, estimate and branches, from the skeleton session the engine loads.
-    pub(crate) fn outcome(&self, file_id: i64) -> Result<Outcome, LibError> {
+    /// Statuses, estimate, branches and the cost of forgetting, from the skeleton session the
+    /// engine loads.
+    pub(crate) fn outcome(&self, file_id: i64) -> Result<(Outcome, forget::Sum), LibError> {
         let session = analyze::skeleton((0..self.len()).map(|i| {
             let (id, parent, ty, fk, _, _) = self.row(i);
             (id, parent, ty, fk)
@@ -127,6 +163,18 @@ impl EntryRows {
                 self.len()
             )));
         }
-        Ok(analyze::outcome(&session, &self.light))
+        Ok((analyze::outcome(&session, &self.light), forget::sum(&session, self)))
+    }
+}
+
+impl forget::Rows for EntryRows {
+    fn acts(&self, i: usize) -> &[u8] {
+        EntryRows::acts(self, i)
+    }
+    fn first_kept(&self, i: usize) -> Option<&str> {
+        self.part(i, 3)
+    }
+    fn edit_origin(&self, i: usize) -> Option<&str> {
+        EntryRows::edit_origin(self, i)
     }
 }

@@ -1,10 +1,11 @@
 //! What a session row takes from entries read one by one (a streamed file's windows, appended
 //! lines): counts, `modified`, the first user message, the name and the last model, by Pi's
-//! picker rules on each entry's full JSON.
+//! picker rules on each entry's full JSON; and writing them with the cost of forgetting.
 use super::row::Row;
 use crate::analyze;
 use crate::db::classify_err;
 use crate::error::LibError;
+use crate::forget;
 use pi_json::Value;
 use rusqlite::{params, Connection};
 use session_engine::session::Kind;
@@ -64,7 +65,8 @@ pub(crate) fn write_session_facts(conn: &Connection, r: &Row, sf: &SessionFacts)
     conn.prepare_cached(
         "UPDATE files SET entry_count=?2, message_count=?3, compaction_count=?4, modified_ms=COALESCE(?5, modified_ms),
            first_message=?6, leaf_id=?7, ctx_usage=?8, ctx_trailing=?9, branch_count=?10,
-           name = CASE WHEN ?11 THEN ?12 ELSE name END, model = COALESCE(?13, model)
+           name = CASE WHEN ?11 THEN ?12 ELSE name END, model = COALESCE(?13, model),
+           forget_cost=?14, forget_compactions=?15
          WHERE id = ?1",
     )
     .and_then(|mut s| {
@@ -82,8 +84,18 @@ pub(crate) fn write_session_facts(conn: &Connection, r: &Row, sf: &SessionFacts)
             sf.name.is_some(),
             sf.name.clone().flatten(),
             sf.model,
+            r.forget_cost,
+            r.forget_compactions,
         ])
     })
     .map_err(classify_err)?;
+    Ok(())
+}
+
+/// Write a file's open keys of the cost of forgetting ([`crate::forget`]).
+pub(crate) fn write_forget_open(conn: &Connection, file_id: i64, open: &forget::Open) -> Result<(), LibError> {
+    conn.prepare_cached("UPDATE files SET forget_open = ?2 WHERE id = ?1")
+        .and_then(|mut s| s.execute(params![file_id, forget::open_blob(open)]))
+        .map_err(classify_err)?;
     Ok(())
 }

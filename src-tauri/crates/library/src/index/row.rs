@@ -36,6 +36,9 @@ pub(crate) struct Row {
     pub fts_done: i64,
     pub open_tail: bool,
     pub migrated: bool,
+    /// The cost of forgetting and the compactions it sums over (None: phase 2 pending).
+    pub forget_cost: Option<i64>,
+    pub forget_compactions: Option<i64>,
 }
 
 pub(crate) struct Stat {
@@ -97,7 +100,7 @@ pub(crate) fn load_row(conn: &Connection, path: &str) -> rusqlite::Result<Option
     conn.prepare_cached(
         "SELECT id, dev, ino, size, mtime_ns, offset, head_hash, tail_hash, valid, header_id, message_count, compaction_count,
                 entry_count, bad_lines, modified_ms, first_message, leaf_id, ctx_usage, ctx_trailing, branch_count, fts_done,
-                open_tail, migrated
+                open_tail, migrated, forget_cost, forget_compactions
          FROM files WHERE path = ?1",
     )?
     .query_row([path], |r| {
@@ -125,6 +128,8 @@ pub(crate) fn load_row(conn: &Connection, path: &str) -> rusqlite::Result<Option
             fts_done: r.get(20)?,
             open_tail: r.get(21)?,
             migrated: r.get(22)?,
+            forget_cost: r.get(23)?,
+            forget_compactions: r.get(24)?,
         })
     })
     .optional()

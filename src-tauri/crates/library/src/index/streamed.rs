@@ -4,7 +4,7 @@
 //! while the calling thread writes.
 use super::catalog::{fresh_file_row, CatalogOut};
 use super::entry_rows::{EntryRows, TextBatch, Touched};
-use super::facts::{session_facts, write_session_facts, SessionFacts};
+use super::facts::{session_facts, write_forget_open, write_session_facts, SessionFacts};
 use super::options::IndexOptions;
 use super::row::{self, hashes, read_full, stat, Row, Stat};
 use super::update::{Change, FileUpdate};
@@ -197,12 +197,14 @@ impl<'c> StreamRows<'c> {
         let mut ins_e = self
             .conn
             .prepare_cached(
-                "INSERT INTO entries(rowid, file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                "INSERT INTO entries(rowid, file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status,
+                                     acts, edit_origin)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
             )
             .map_err(classify_err)?;
         for (seq, &(ctx, tok, usage)) in rows.light.iter().enumerate() {
             let (id, parent, ty, fk, ts, role) = rows.row(seq);
+            let acts = Some(rows.acts(seq)).filter(|a| !a.is_empty());
             ins_e
                 .execute(params![
                     self.first_rowid + seq as i64,
@@ -217,7 +219,9 @@ impl<'c> StreamRows<'c> {
                     ctx,
                     tok,
                     usage,
-                    o.status[seq]
+                    o.status[seq],
+                    acts,
+                    rows.edit_origin(seq)
                 ])
                 .map_err(classify_err)?;
         }
@@ -296,14 +300,17 @@ pub(crate) fn stream_full(
         }
         let (read, sf) = read;
         let Some((mut read, entries)) = read? else { return Ok(None) };
-        if let Some((entries, o)) = entries {
+        if let Some((entries, (o, forget))) = entries {
             // from memory: reading them back sorted the file's every row by rowid
             events = entries.events(&o.status);
             rows.finish(entries, &o)?;
             read.r.ctx_usage = o.ctx_usage;
             read.r.ctx_trailing = o.ctx_trailing;
             read.r.branch_count = o.branches;
+            read.r.forget_cost = Some(forget.cost);
+            read.r.forget_compactions = Some(forget.compactions);
             write_session_facts(conn, &read.r, &sf)?;
+            write_forget_open(conn, id, &forget.open)?;
         }
         read
     };

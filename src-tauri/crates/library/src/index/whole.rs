@@ -7,6 +7,7 @@ use super::update::{Change, FileUpdate, NewEntry};
 use crate::analyze::{self, Loaded, Outcome};
 use crate::db::{classify_err, fnv64, write_tx};
 use crate::error::LibError;
+use crate::forget;
 use pi_json::Value;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::fs::File;
@@ -56,6 +57,8 @@ pub(crate) struct FullTextOut {
     rows: EntryRows,
     text: TextBatch,
     outcome: Outcome,
+    /// None for a file that is not a session (its rows are empty): nothing to sum, not a 0.
+    forget: Option<forget::Sum>,
 }
 
 /// Re-read a file for phase 2, checking that the bytes up to `offset` are those of phase 1.
@@ -107,7 +110,8 @@ pub(crate) fn fulltext_of(l: &Loaded) -> FullTextOut {
         rows.push(&e.id, e.parent_id.as_deref(), &e.type_name, &e.timestamp, f);
         text.push(f);
     }
-    FullTextOut { rows, text, outcome }
+    let forget = (l.valid == 1).then(|| forget::sum(session, &rows));
+    FullTextOut { rows, text, outcome, forget }
 }
 
 /// Write phase 2 of a file if its row is still the one phase 2 read (`fts_done = 0`, same offset
@@ -133,21 +137,38 @@ pub(crate) fn write_fulltext_checked(
 pub(crate) fn write_fulltext(conn: &Connection, file_id: i64, out: FullTextOut) -> Result<Vec<NewEntry>, LibError> {
     let mut ins_e = conn
         .prepare_cached(
-            "INSERT INTO entries(file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            "INSERT INTO entries(file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status,
+                                 acts, edit_origin)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
         )
         .map_err(classify_err)?;
     let mut ins_f = conn.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").map_err(classify_err)?;
     let mut ins_t = conn
         .prepare_cached("INSERT OR IGNORE INTO touched(file_id, op, path) VALUES (?1, ?2, ?3)")
         .map_err(classify_err)?;
-    let FullTextOut { rows, text, outcome } = out;
+    let FullTextOut { rows, text, outcome, forget } = out;
     let events = rows.events(&outcome.status);
     let mut touched = text.touched.iter().peekable();
     for (seq, (&(ctx, tok, usage), &status)) in rows.light.iter().zip(&outcome.status).enumerate() {
         let (id, parent, ty, fk, ts, role) = rows.row(seq);
+        let acts = Some(rows.acts(seq)).filter(|a| !a.is_empty());
         let rowid = ins_e
-            .insert(params![file_id, seq as i64, id, parent, ty, role, ts, fk, ctx, tok, usage, status])
+            .insert(params![
+                file_id,
+                seq as i64,
+                id,
+                parent,
+                ty,
+                role,
+                ts,
+                fk,
+                ctx,
+                tok,
+                usage,
+                status,
+                acts,
+                rows.edit_origin(seq)
+            ])
             .map_err(classify_err)?;
         let body = text.body(seq);
         if !body.is_empty() {
@@ -158,9 +179,20 @@ pub(crate) fn write_fulltext(conn: &Connection, file_id: i64, out: FullTextOut) 
         }
     }
     conn.prepare_cached(
-        "UPDATE files SET ctx_usage = ?2, ctx_trailing = ?3, branch_count = ?4, fts_done = 1 WHERE id = ?1",
+        "UPDATE files SET ctx_usage = ?2, ctx_trailing = ?3, branch_count = ?4, fts_done = 1,
+           forget_cost = ?5, forget_compactions = ?6, forget_open = ?7 WHERE id = ?1",
     )
-    .and_then(|mut s| s.execute(params![file_id, outcome.ctx_usage, outcome.ctx_trailing, outcome.branches]))
+    .and_then(|mut s| {
+        s.execute(params![
+            file_id,
+            outcome.ctx_usage,
+            outcome.ctx_trailing,
+            outcome.branches,
+            forget.as_ref().map(|f| f.cost),
+            forget.as_ref().map(|f| f.compactions),
+            forget.and_then(|f| forget::open_blob(&f.open))
+        ])
+    })
     .map_err(classify_err)?;
     Ok(events)
 }
