@@ -98,8 +98,13 @@ export const commands = {
 	/**  Sections, files, span, author, history, editability and the check of one summary entry. */
 	getSummaryView: (entryId: string) => typedError<SummaryView_Serialize, IpcError>(__TAURI_INVOKE("get_summary_view", { entryId })),
 	diffSummaries: (fromId: string, toId: string) => typedError<SummaryDiffView_Serialize, IpcError>(__TAURI_INVOKE("diff_summaries", { fromId, toId })),
-	/**  Appends the edited text as a new compaction entry at the leaf (append-only). */
-	saveSummaryEdit: (entryId: string, text: string) => typedError<SummaryWrite_Serialize, IpcError>(__TAURI_INVOKE("save_summary_edit", { entryId, text })),
+	/**
+	 *  Appends the edited text as a new compaction entry at the leaf (append-only), with the
+	 *  artifact ledger added when `ledger`.
+	 */
+	saveSummaryEdit: (entryId: string, text: string, ledger: boolean) => typedError<SummaryWrite_Serialize, IpcError>(__TAURI_INVOKE("save_summary_edit", { entryId, text, ledger })),
+	/**  The artifact ledger `text` would get as the summary `entry_id` (nothing is written). */
+	summaryLedgerPreview: (entryId: string, text: string) => typedError<LedgerView_Serialize, IpcError>(__TAURI_INVOKE("summary_ledger_preview", { entryId, text })),
 	/**  Appends a compaction entry with the original text of an edited summary. */
 	revertSummary: (entryId: string) => typedError<SummaryWrite_Serialize, IpcError>(__TAURI_INVOKE("revert_summary", { entryId })),
 	/**  An alternative summary of the same span (nothing is written); progress on `on_progress`. */
@@ -109,12 +114,24 @@ export const commands = {
 	 *  the rest) on a thread of low priority: the graph's painting and a click's command come first.
 	 */
 	summaryMarkers: (entryIds: string[]) => typedError<MarkerFactsView[], IpcError>(__TAURI_INVOKE("summary_markers", { entryIds })),
+	/**  The quality panel of one summary entry, computed off the main thread. */
+	getSummaryQuality: (entryId: string) => typedError<SummaryQualityView_Serialize, IpcError>(__TAURI_INVOKE("get_summary_quality", { entryId })),
+	/**
+	 *  Computes the marks of every summary of the open session in the background (the UI asks after
+	 *  a session opens or grows, once its graph is drawn), sending them to `on_marks` slice by slice.
+	 */
+	warmSummaryQuality: (onMarks: Channel<QualityMarkView_Deserialize[]>) => typedError<QualityWarm, IpcError>(__TAURI_INVOKE("warm_summary_quality", { onMarks })),
 	/**  The path the export dialog proposes for this scope and format. */
 	exportDefaultPath: (scope: ExportScope, entryId: string | null, format: ExportFormat) => typedError<string, IpcError>(__TAURI_INVOKE("export_default_path", { scope, entryId, format })),
 	/**  The native save dialog ("Browse…" in the export dialog); None when the user cancelled it. */
 	pickExportPath: (suggested: string) => typedError<string | null, IpcError>(__TAURI_INVOKE("pick_export_path", { suggested })),
-	/**  Exports on a worker thread; progress goes to `on_progress` (at most about every 1%). */
-	exportSession: (scope: ExportScope, entryId: string | null, format: ExportFormat, path: string, replace: boolean, onProgress: Channel<ExportProgress>) => typedError<ExportDone, IpcError>(__TAURI_INVOKE("export_session", { scope, entryId, format, path, replace, onProgress })),
+	/**  The secrets an export of this scope would redact (the dialog lists them before exporting). */
+	exportSecrets: (scope: ExportScope, entryId: string | null) => typedError<ExportSecrets, IpcError>(__TAURI_INVOKE("export_secrets", { scope, entryId })),
+	/**
+	 *  Exports on a worker thread; progress goes to `on_progress` (at most about every 1%). Secrets
+	 *  are redacted unless `keep_secrets`.
+	 */
+	exportSession: (scope: ExportScope, entryId: string | null, format: ExportFormat, path: string, replace: boolean, keepSecrets: boolean, onProgress: Channel<ExportProgress>) => typedError<ExportDone, IpcError>(__TAURI_INVOKE("export_session", { scope, entryId, format, path, replace, keepSecrets, onProgress })),
 	/**  Stops the running export; false when none runs. */
 	cancelExport: () => __TAURI_INVOKE<boolean>("cancel_export"),
 	/**
@@ -148,12 +165,30 @@ export const commands = {
 	reviewSubscribe: (onEvent: Channel<ReviewEvent_Deserialize>) => typedError<ReviewStatus_Serialize, IpcError>(__TAURI_INVOKE("review_subscribe", { onEvent })),
 	getReviewView: (reviewId: number) => typedError<ReviewView_Serialize, IpcError>(__TAURI_INVOKE("get_review_view", { reviewId })),
 	reviewCutPreview: (reviewId: number, entryId: string) => typedError<CutPreview_Serialize, IpcError>(__TAURI_INVOKE("review_cut_preview", { reviewId, entryId })),
-	reviewDecide: (reviewId: number, choice: ReviewChoice) => typedError<null, IpcError>(__TAURI_INVOKE("review_decide", { reviewId, choice })),
+	reviewDecide: (reviewId: number, choice: ReviewChoice, ledger: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("review_decide", { reviewId, choice, ledger })),
 	reviewArborDraft: (reviewId: number, onProgress: Channel<SummaryProgress_Deserialize>) => typedError<string, IpcError>(__TAURI_INVOKE("review_arbor_draft", { reviewId, onProgress })),
 	getPiExtensionStatus: (project: string | null) => typedError<PiExtensionStatus_Serialize, IpcError>(__TAURI_INVOKE("get_pi_extension_status", { project })),
 	installPiExtension: (project: string | null) => typedError<InstallResult_Serialize, IpcError>(__TAURI_INVOKE("install_pi_extension", { project })),
 	removePiExtension: (project: string | null) => typedError<PiExtensionStatus_Serialize, IpcError>(__TAURI_INVOKE("remove_pi_extension", { project })),
-	saveReviewPrefs: (prefs: ReviewPrefs) => typedError<ReviewStatus_Serialize, IpcError>(__TAURI_INVOKE("save_review_prefs", { prefs })),
+	saveReviewPrefs: (prefs: ReviewPrefs_Deserialize) => typedError<ReviewStatus_Serialize, IpcError>(__TAURI_INVOKE("save_review_prefs", { prefs })),
+	/**
+	 *  The comparison walks both sides and builds the context at each tip (tens of milliseconds on
+	 *  a big session): on a blocking thread, so neither the window nor a click's command waits.
+	 */
+	compareEntries: (a: string, b: string) => typedError<ComparisonView_Serialize, IpcError>(__TAURI_INVOKE("compare_entries", { a, b })),
+	/**
+	 *  The preview of Bring back… (`budgets` are the Budgets panel's; `max_chars` None: the
+	 *  engine's default cut). Building the context at the leaf takes a while on a big session: on a
+	 *  blocking thread.
+	 */
+	previewRecall: (entryIds: string[], maxChars: number | null, budgets: BudgetArgs) => typedError<RecallPreview_Serialize, IpcError>(__TAURI_INVOKE("preview_recall", { entryIds, maxChars, budgets })),
+	/**  Bring back: appends the message and returns the session with it as the leaf. */
+	bringBackEntries: (entryIds: string[], maxChars: number | null, budgets: BudgetArgs) => typedError<RecallDone_Serialize, IpcError>(__TAURI_INVOKE("bring_back_entries", { entryIds, maxChars, budgets })),
+	/**
+	 *  Opening the parent file (and finding the fork point in it) reads a second session: on a
+	 *  blocking thread.
+	 */
+	forkParent: () => typedError<ForkView_Serialize | null, IpcError>(__TAURI_INVOKE("fork_parent")),
 };
 
 /* Types */
@@ -176,6 +211,22 @@ export type Block =
 { type: "summary"; title: string; text: string } | 
 /**  Small facts: model changes, label targets, file lists. */
 { type: "meta"; text: string };
+
+export type BothFilesView = BothFilesView_Serialize | BothFilesView_Deserialize;
+
+export type BothFilesView_Deserialize = {
+	readFiles: FileLink_Deserialize[],
+	modifiedFiles: FileLink_Deserialize[],
+	/**  Modified on both sides, the last edit differing. */
+	modifiedDifferently: FileLink_Deserialize[],
+};
+
+export type BothFilesView_Serialize = {
+	readFiles: FileLink_Serialize[],
+	modifiedFiles: FileLink_Serialize[],
+	/**  Modified on both sides, the last edit differing. */
+	modifiedDifferently: FileLink_Serialize[],
+};
 
 /**
  *  Pi's budgets as the UI shows them (the budgets form: the same `Budgets` the settings commands
@@ -200,6 +251,13 @@ export type Budgets = {
 	reserveTokens: number,
 	keepRecentTokens: number,
 	branchReserveTokens: number,
+};
+
+export type ByKindView = {
+	recall: KindScoreView,
+	artifact: KindScoreView,
+	decision: KindScoreView,
+	continuation: KindScoreView,
 };
 
 export type CatalogModel = CatalogModel_Serialize | CatalogModel_Deserialize;
@@ -241,6 +299,28 @@ export type CheckView_Serialize = {
 	dropped: DroppedView[],
 	moved: MovedView[],
 	retention: RetentionView,
+};
+
+/**  One item of the summary (a list item or a line of free text) with the entries that support it. */
+export type CitedView = {
+	/**  The section's unique name (the workbench's card is found by it). */
+	section: string,
+	text: string,
+	sources: SourceView[],
+	/**  Nothing in the span says this (no source, and at least three content words). */
+	unsupported: boolean,
+};
+
+export type CommandOutcome = "ok" | "error" | 
+/**  No result of its last run on the side. */
+"unknown";
+
+export type CommandView = {
+	command: string,
+	lastOutcome: CommandOutcome,
+	runs: number,
+	/**  The entry of the last run. */
+	entryId: string,
 };
 
 /**  The preview of "Compact up to here": a plan, or a refusal (never both). */
@@ -322,6 +402,28 @@ export type CompactionPreview_Serialize = {
 	overThreshold: boolean,
 	/**  Rows of the layout after the preview (a cut inside a folded run unfolds it). */
 	totalRows: number,
+};
+
+export type ComparisonView = ComparisonView_Serialize | ComparisonView_Deserialize;
+
+export type ComparisonView_Deserialize = {
+	/**  None when the two nodes share no ancestor (different roots). */
+	ancestor?: EntryLink | null,
+	a: SideView_Deserialize,
+	b: SideView_Deserialize,
+	onlyA: FilesView_Deserialize,
+	onlyB: FilesView_Deserialize,
+	both: BothFilesView_Deserialize,
+};
+
+export type ComparisonView_Serialize = {
+	/**  None when the two nodes share no ancestor (different roots). */
+	ancestor: EntryLink | null,
+	a: SideView_Serialize,
+	b: SideView_Serialize,
+	onlyA: FilesView_Serialize,
+	onlyB: FilesView_Serialize,
+	both: BothFilesView_Serialize,
 };
 
 export type ContextMessage = ContextMessage_Serialize | ContextMessage_Deserialize;
@@ -547,6 +649,13 @@ export type EntryDetail_Serialize = {
 	isLeaf: boolean,
 };
 
+/**  An entry as a link: its id and what its graph row says. */
+export type EntryLink = {
+	entryId: string,
+	kind: GraphRowKind,
+	title: string,
+};
+
 export type ErrorKind = 
 /**  No session is open, or the id/row asked for does not exist. */
 "notFound" | 
@@ -574,6 +683,8 @@ export type ExportDone = {
 	/**  Bytes written. */
 	bytes: number | null,
 	ms: number | null,
+	/**  Secrets redacted from the file (0 when the user kept them). */
+	redacted: number,
 };
 
 export type ExportFormat = "markdown" | "html";
@@ -586,6 +697,15 @@ export type ExportProgress = {
 
 /**  What to export: the whole tree, the branch to a node, or what the model sees at a node. */
 export type ExportScope = "session" | "branch" | "context";
+
+/**
+ *  The secrets an export of a scope would redact, before anything is written. The UI gets the
+ *  first [`SECRETS_LISTED`] and the count.
+ */
+export type ExportSecrets = {
+	items: SecretItem[],
+	total: number,
+};
 
 /**  One place the extension can live, as the Pi tab shows it. */
 export type ExtensionLocation = ExtensionLocation_Serialize | ExtensionLocation_Deserialize;
@@ -623,6 +743,143 @@ export type FactView = {
 	text: string,
 	sourceEntryId: string,
 	mentioned: boolean,
+};
+
+/**  A file, with the entry where side A and side B last touched it (`None` where that side did not). */
+export type FileLink = FileLink_Serialize | FileLink_Deserialize;
+
+/**  A file, with the entry where side A and side B last touched it (`None` where that side did not). */
+export type FileLink_Deserialize = {
+	path: string,
+	aEntryId?: string | null,
+	bEntryId?: string | null,
+};
+
+/**  A file, with the entry where side A and side B last touched it (`None` where that side did not). */
+export type FileLink_Serialize = {
+	path: string,
+	aEntryId: string | null,
+	bEntryId: string | null,
+};
+
+export type FilesView = FilesView_Serialize | FilesView_Deserialize;
+
+export type FilesView_Deserialize = {
+	readFiles: FileLink_Deserialize[],
+	modifiedFiles: FileLink_Deserialize[],
+};
+
+export type FilesView_Serialize = {
+	readFiles: FileLink_Serialize[],
+	modifiedFiles: FileLink_Serialize[],
+};
+
+/**  What the agent did again after a compaction because the summary did not carry it. */
+export type ForgettingView = ForgettingView_Serialize | ForgettingView_Deserialize;
+
+/**  What the agent did again after a compaction because the summary did not carry it. */
+export type ForgettingView_Deserialize = {
+	/**  Paths given to `read` again that had been read before the cut. */
+	rereadFiles: string[],
+	/**  Commands run again that had been run before the cut. */
+	rerunCommands: string[],
+	/**  Tool calls after the compaction before the first edit or write (all of them when none). */
+	callsBeforeFirstEdit: number,
+	edited: boolean,
+	/**  The same count from the start of the session: what the agent needs with nothing forgotten. */
+	baselineCallsBeforeFirstEdit?: number | null,
+	/**  Entries below the compaction up to the next one (or the end). */
+	windowEntries: number,
+	/**  Files re-read plus commands re-run (what the Timeline marks). */
+	cost: number,
+};
+
+/**  What the agent did again after a compaction because the summary did not carry it. */
+export type ForgettingView_Serialize = {
+	/**  Paths given to `read` again that had been read before the cut. */
+	rereadFiles: string[],
+	/**  Commands run again that had been run before the cut. */
+	rerunCommands: string[],
+	/**  Tool calls after the compaction before the first edit or write (all of them when none). */
+	callsBeforeFirstEdit: number,
+	edited: boolean,
+	/**  The same count from the start of the session: what the agent needs with nothing forgotten. */
+	baselineCallsBeforeFirstEdit: number | null,
+	/**  Entries below the compaction up to the next one (or the end). */
+	windowEntries: number,
+	/**  Files re-read plus commands re-run (what the Timeline marks). */
+	cost: number,
+};
+
+/**
+ *  The open session's parent. `rows` are the parent's path from its root to the fork point (the
+ *  last row), at most the last [`ForkView::MAX_ROWS`]; `earlier` counts those left out.
+ */
+export type ForkView = ForkView_Serialize | ForkView_Deserialize;
+
+/**
+ *  The open session's parent. `rows` are the parent's path from its root to the fork point (the
+ *  last row), at most the last [`ForkView::MAX_ROWS`]; `earlier` counts those left out.
+ */
+export type ForkView_Deserialize = {
+	/**  As the header writes it. */
+	parentSession: string,
+	/**  Resolved (a relative path is the fork's folder's). */
+	parentPath: string,
+	status: ParentStatus,
+	/**  The engine's sentence: "forked from X", "…, which is no longer there (moved or deleted)". */
+	sentence: string,
+	/**  The parent's name (its `session_info`), when it resolves and has one. */
+	parentName?: string | null,
+	forkPointId?: string | null,
+	rows: ParentRow[],
+	earlier: number,
+	/**  Further up: the parent's own parent and so on, one sentence each, nearest first. */
+	ancestry: string[],
+};
+
+/**
+ *  The open session's parent. `rows` are the parent's path from its root to the fork point (the
+ *  last row), at most the last [`ForkView::MAX_ROWS`]; `earlier` counts those left out.
+ */
+export type ForkView_Serialize = {
+	/**  As the header writes it. */
+	parentSession: string,
+	/**  Resolved (a relative path is the fork's folder's). */
+	parentPath: string,
+	status: ParentStatus,
+	/**  The engine's sentence: "forked from X", "…, which is no longer there (moved or deleted)". */
+	sentence: string,
+	/**  The parent's name (its `session_info`), when it resolves and has one. */
+	parentName: string | null,
+	forkPointId: string | null,
+	rows: ParentRow[],
+	earlier: number,
+	/**  Further up: the parent's own parent and so on, one sentence each, nearest first. */
+	ancestry: string[],
+};
+
+/**  A fork's parent, on its picker card. */
+export type ForkedFrom = ForkedFrom_Serialize | ForkedFrom_Deserialize;
+
+/**  A fork's parent, on its picker card. */
+export type ForkedFrom_Deserialize = {
+	/**  The parent file (resolved from the header's `parentSession`). */
+	path: string,
+	/**  Its name or first message, from the index (None when it is not indexed). */
+	name?: string | null,
+	/**  The file is there. */
+	exists: boolean,
+};
+
+/**  A fork's parent, on its picker card. */
+export type ForkedFrom_Serialize = {
+	/**  The parent file (resolved from the header's `parentSession`). */
+	path: string,
+	/**  Its name or first message, from the index (None when it is not indexed). */
+	name: string | null,
+	/**  The file is there. */
+	exists: boolean,
 };
 
 export type GraphRow = GraphRow_Serialize | GraphRow_Deserialize;
@@ -663,6 +920,8 @@ export type GraphRow_Deserialize = {
 	/**  Summary rows: retention score, facts of the span the summary mentions / all facts. */
 	retained?: number | null,
 	facts?: number | null,
+	/**  Summary rows: the probe score (0..1), once the background run or the workbench computed it. */
+	quality?: number | null,
 };
 
 export type GraphRow_Serialize = {
@@ -689,6 +948,8 @@ export type GraphRow_Serialize = {
 	/**  Summary rows: retention score, facts of the span the summary mentions / all facts. */
 	retained: number | null,
 	facts: number | null,
+	/**  Summary rows: the probe score (0..1), once the background run or the workbench computed it. */
+	quality: number | null,
 };
 
 export type GraphWindow = GraphWindow_Serialize | GraphWindow_Deserialize;
@@ -705,6 +966,28 @@ export type GraphWindow_Serialize = {
 	totalRows: number,
 	lanes: number,
 	rows: GraphRow_Serialize[],
+};
+
+/**  `notSmaller`: not smaller than what it replaced; `grew`: more than 1.5× the previous summary. */
+export type GrowthFlag = "notSmaller" | "grew";
+
+/**  Tokens (Pi's estimate) of the summary, of what it replaced and of the summary before it. */
+export type GrowthView = GrowthView_Serialize | GrowthView_Deserialize;
+
+/**  Tokens (Pi's estimate) of the summary, of what it replaced and of the summary before it. */
+export type GrowthView_Deserialize = {
+	summaryTokens: number | null,
+	replacedTokens: number | null,
+	previousSummaryTokens?: number | null,
+	flag?: GrowthFlag | null,
+};
+
+/**  Tokens (Pi's estimate) of the summary, of what it replaced and of the summary before it. */
+export type GrowthView_Serialize = {
+	summaryTokens: number | null,
+	replacedTokens: number | null,
+	previousSummaryTokens: number | null,
+	flag: GrowthFlag | null,
 };
 
 export type HitStatus = 
@@ -725,6 +1008,8 @@ export type HooksView_Deserialize = {
 	timeoutMs: number,
 	/**  Branch-summary output limit (Pi's fixed 2048 when None). */
 	branchSummaryMaxTokens?: number | null,
+	/**  Add the artifact ledger to the compactions and branch summaries Arbor writes. */
+	artifactLedger: boolean,
 	/**  Where they are saved (None: no home folder, so they cannot be saved). */
 	path?: string | null,
 };
@@ -736,6 +1021,8 @@ export type HooksView_Serialize = {
 	timeoutMs: number,
 	/**  Branch-summary output limit (Pi's fixed 2048 when None). */
 	branchSummaryMaxTokens: number | null,
+	/**  Add the artifact ledger to the compactions and branch summaries Arbor writes. */
+	artifactLedger: boolean,
 	/**  Where they are saved (None: no home folder, so they cannot be saved). */
 	path: string | null,
 };
@@ -876,9 +1163,49 @@ export type KeyringStatus = {
 	message: string,
 };
 
+/**  Probes of one kind, and how many the summary answers. */
+export type KindScoreView = {
+	probes: number,
+	answered: number,
+};
+
 /**  A file to open, from a second launch of `arbor FILE`. */
 export type LaunchRequest = {
 	path: string,
+};
+
+/**
+ *  The artifact ledger of a draft: its lines (empty when the draft mentions every artifact),
+ *  the text with it, what it costs, and what it answers.
+ */
+export type LedgerView = LedgerView_Serialize | LedgerView_Deserialize;
+
+/**
+ *  The artifact ledger of a draft: its lines (empty when the draft mentions every artifact),
+ *  the text with it, what it costs, and what it answers.
+ */
+export type LedgerView_Deserialize = {
+	lines: string[],
+	/**  The draft with the ledger (the draft itself when there are no lines). */
+	text: string,
+	/**  Pi's estimate of the tokens the ledger adds (characters / 4, as Pi counts a summary). */
+	tokensAdded: number | null,
+	without: ScoreByKind_Deserialize,
+	with: ScoreByKind_Deserialize,
+};
+
+/**
+ *  The artifact ledger of a draft: its lines (empty when the draft mentions every artifact),
+ *  the text with it, what it costs, and what it answers.
+ */
+export type LedgerView_Serialize = {
+	lines: string[],
+	/**  The draft with the ledger (the draft itself when there are no lines). */
+	text: string,
+	/**  Pi's estimate of the tokens the ledger adds (characters / 4, as Pi counts a summary). */
+	tokensAdded: number | null,
+	without: ScoreByKind_Serialize,
+	with: ScoreByKind_Serialize,
 };
 
 export type LibraryHit = LibraryHit_Serialize | LibraryHit_Deserialize;
@@ -1173,6 +1500,19 @@ export type OpenedSession_Serialize = {
 	readOnly: string | null,
 };
 
+/**  An entry of the parent's path, drawn dimmed above the fork's own entries. */
+export type ParentRow = {
+	entryId: string,
+	kind: GraphRowKind,
+	title: string,
+	timestamp: string,
+	/**  The fork holds the same entry (Pi's `/fork` copies the path with its ids). */
+	inFork: boolean,
+};
+
+/**  Whether the header's `parentSession` leads to a session (the engine's `ParentStatus`). */
+export type ParentStatus = "resolves" | "missing" | "selfReference" | "notASession";
+
 export type PiExtensionStatus = PiExtensionStatus_Serialize | PiExtensionStatus_Deserialize;
 
 export type PiExtensionStatus_Deserialize = {
@@ -1185,6 +1525,23 @@ export type PiExtensionStatus_Serialize = {
 	extensionVersion: string,
 	locations: ExtensionLocation_Serialize[],
 	reviewer: ReviewStatus_Serialize,
+};
+
+export type ProbeCount = {
+	probes: number,
+	answered: number,
+};
+
+/**  What a probe asks after: an exact value, a path/command/error, a decision, or where the work stood. */
+export type ProbeKind = "recall" | "artifact" | "decision" | "continuation";
+
+export type ProbeView = {
+	kind: ProbeKind,
+	question: string,
+	expected: string,
+	/**  The span entry the probe was made from (the workbench reveals it on the graph). */
+	sourceEntryId: string,
+	answered: boolean,
 };
 
 /**  What a progress event reports. */
@@ -1212,6 +1569,147 @@ export type ProjectRow_Serialize = {
 	lastModified: string | null,
 };
 
+/**
+ *  What the graph's marker and the Timeline show of one summary, computed for every summary of
+ *  the session in the background.
+ */
+export type QualityMarkView = QualityMarkView_Serialize | QualityMarkView_Deserialize;
+
+/**
+ *  What the graph's marker and the Timeline show of one summary, computed for every summary of
+ *  the session in the background.
+ */
+export type QualityMarkView_Deserialize = {
+	entryId: string,
+	score: ScoreView_Deserialize,
+	/**
+	 *  Compactions only, once computed at the file's current length (a compaction's mark comes
+	 *  first without it).
+	 */
+	forgetting?: ForgettingView_Deserialize | null,
+};
+
+/**
+ *  What the graph's marker and the Timeline show of one summary, computed for every summary of
+ *  the session in the background.
+ */
+export type QualityMarkView_Serialize = {
+	entryId: string,
+	score: ScoreView_Serialize,
+	/**
+	 *  Compactions only, once computed at the file's current length (a compaction's mark comes
+	 *  first without it).
+	 */
+	forgetting: ForgettingView_Serialize | null,
+};
+
+/**  How the background computation of every summary's marks went. */
+export type QualityWarm = {
+	/**
+	 *  Another call was already computing: it went on with this call's session version and now
+	 *  sends its marks to this call's channel; this one returned at once.
+	 */
+	joined: boolean,
+	/**  Summaries this call scored. */
+	scored: number,
+	/**  Compactions whose cost of forgetting this call computed. */
+	forgetting: number,
+	/**  Summary entries in the session when it finished. */
+	summaries: number,
+	elapsedMs: number | null,
+};
+
+/**  After Bring back: the session with the new custom message as its leaf. */
+export type RecallDone = RecallDone_Serialize | RecallDone_Deserialize;
+
+/**  After Bring back: the session with the new custom message as its leaf. */
+export type RecallDone_Deserialize = {
+	session: OpenedSession_Deserialize,
+	/**  The appended `custom_message` entry. */
+	entryId: string,
+	tokens: number,
+	contextTokensAfter: number,
+	threshold: number,
+	crossesThreshold: boolean,
+};
+
+/**  After Bring back: the session with the new custom message as its leaf. */
+export type RecallDone_Serialize = {
+	session: OpenedSession_Serialize,
+	/**  The appended `custom_message` entry. */
+	entryId: string,
+	tokens: number,
+	contextTokensAfter: number,
+	threshold: number,
+	crossesThreshold: boolean,
+};
+
+/**
+ *  What bringing `entry_ids` back at the leaf would append and cost. With a `refusal`, nothing
+ *  can be brought back and the numbers are zero.
+ */
+export type RecallPreview = RecallPreview_Serialize | RecallPreview_Deserialize;
+
+/**
+ *  What bringing `entry_ids` back at the leaf would append and cost. With a `refusal`, nothing
+ *  can be brought back and the numbers are zero.
+ */
+export type RecallPreview_Deserialize = {
+	entryIds: string[],
+	/**  The leaf the message would be appended under (Arbor's leaf). */
+	leafId?: string | null,
+	/**  The cut per entry the text was planned with. */
+	maxChars: number,
+	refusal?: string | null,
+	/**  The custom message's text, as it would be written. */
+	text: string,
+	/**  Pi's estimate of the message alone. */
+	tokens: number,
+	/**  The context at the leaf before and after. */
+	contextTokens: number,
+	contextTokensAfter: number,
+	/**  `contextWindow - reserveTokens`. */
+	threshold: number,
+	/**  With the message, the context is past the threshold: Pi compacts before the next prompt. */
+	crossesThreshold: boolean,
+	/**  Entries whose text was cut to `max_chars`. */
+	cut: string[],
+	sources: RecallSource[],
+};
+
+/**
+ *  What bringing `entry_ids` back at the leaf would append and cost. With a `refusal`, nothing
+ *  can be brought back and the numbers are zero.
+ */
+export type RecallPreview_Serialize = {
+	entryIds: string[],
+	/**  The leaf the message would be appended under (Arbor's leaf). */
+	leafId: string | null,
+	/**  The cut per entry the text was planned with. */
+	maxChars: number,
+	refusal: string | null,
+	/**  The custom message's text, as it would be written. */
+	text: string,
+	/**  Pi's estimate of the message alone. */
+	tokens: number,
+	/**  The context at the leaf before and after. */
+	contextTokens: number,
+	contextTokensAfter: number,
+	/**  `contextWindow - reserveTokens`. */
+	threshold: number,
+	/**  With the message, the context is past the threshold: Pi compacts before the next prompt. */
+	crossesThreshold: boolean,
+	/**  Entries whose text was cut to `max_chars`. */
+	cut: string[],
+	sources: RecallSource[],
+};
+
+export type RecallSource = {
+	entryId: string,
+	/**  Where the model lost it: "compacted away" or "on a branch that was left". */
+	place: string,
+};
+
 /**  An alternative summary of the same span, written nowhere. */
 export type ResummaryView = ResummaryView_Serialize | ResummaryView_Deserialize;
 
@@ -1224,6 +1722,9 @@ export type ResummaryView_Deserialize = {
 	diff: SummaryDiffView_Deserialize,
 	retentionExisting: RetentionView,
 	retentionNew: RetentionView,
+	/**  The probe score by kind of the existing summary and of the alternative, over the same span. */
+	qualityExisting: ScoreView_Deserialize,
+	qualityNew: ScoreView_Deserialize,
 	/**  "offline summarizer" or "openai gpt-4o-mini". */
 	summarizer: string,
 	offline: boolean,
@@ -1240,6 +1741,9 @@ export type ResummaryView_Serialize = {
 	diff: SummaryDiffView_Serialize,
 	retentionExisting: RetentionView,
 	retentionNew: RetentionView,
+	/**  The probe score by kind of the existing summary and of the alternative, over the same span. */
+	qualityExisting: ScoreView_Serialize,
+	qualityNew: ScoreView_Serialize,
 	/**  "offline summarizer" or "openai gpt-4o-mini". */
 	summarizer: string,
 	offline: boolean,
@@ -1280,10 +1784,28 @@ export type ReviewEvent_Serialize =
  */
 export type ReviewPolicy = "review" | "watch" | "off";
 
-export type ReviewPrefs = {
+export type ReviewPrefs = ReviewPrefs_Serialize | ReviewPrefs_Deserialize;
+
+export type ReviewPrefs_Deserialize = {
 	policy: ReviewPolicy,
 	/**  How long Pi waits for the person, in seconds (default 300). */
 	timeoutSecs: number,
+	/**
+	 *  The dialog's "Add artifact ledger" box starts checked (default false: what Pi is sent
+	 *  is its draft or the person's edit alone). A state file from before this key reads as off.
+	 */
+	artifactLedger?: boolean,
+};
+
+export type ReviewPrefs_Serialize = {
+	policy: ReviewPolicy,
+	/**  How long Pi waits for the person, in seconds (default 300). */
+	timeoutSecs: number,
+	/**
+	 *  The dialog's "Add artifact ledger" box starts checked (default false: what Pi is sent
+	 *  is its draft or the person's edit alone). A state file from before this key reads as off.
+	 */
+	artifactLedger: boolean,
 };
 
 /**  One request of Pi's, as the dialog's first paint needs it. */
@@ -1318,7 +1840,7 @@ export type ReviewStatus = ReviewStatus_Serialize | ReviewStatus_Deserialize;
 
 /**  The reviewer as it runs now. */
 export type ReviewStatus_Deserialize = {
-	prefs: ReviewPrefs,
+	prefs: ReviewPrefs_Deserialize,
 	/**  The socket Pi's extension connects to. */
 	socket: string,
 	listening: boolean,
@@ -1333,7 +1855,7 @@ export type ReviewStatus_Deserialize = {
 
 /**  The reviewer as it runs now. */
 export type ReviewStatus_Serialize = {
-	prefs: ReviewPrefs,
+	prefs: ReviewPrefs_Serialize,
 	/**  The socket Pi's extension connects to. */
 	socket: string,
 	listening: boolean,
@@ -1386,6 +1908,11 @@ export type ReviewView_Deserialize = {
 	customInstructions?: string | null,
 	/**  Valid cut points on the path (entry ids, oldest first) for "Move the cut". */
 	validCuts: string[],
+	/**
+	 *  What the artifact ledger would add to Pi's draft, with the probe scores by kind with and
+	 *  without it (None when the draft could not be analysed).
+	 */
+	ledger?: LedgerView_Deserialize | null,
 	computeMs: number | null,
 };
 
@@ -1426,6 +1953,11 @@ export type ReviewView_Serialize = {
 	customInstructions: string | null,
 	/**  Valid cut points on the path (entry ids, oldest first) for "Move the cut". */
 	validCuts: string[],
+	/**
+	 *  What the artifact ledger would add to Pi's draft, with the probe scores by kind with and
+	 *  without it (None when the draft could not be analysed).
+	 */
+	ledger: LedgerView_Serialize | null,
 	computeMs: number | null,
 };
 
@@ -1440,6 +1972,53 @@ export type RootRow = {
 	/**  Added by the user (removable); otherwise one of Pi's roots. */
 	user: boolean,
 	exists: boolean,
+};
+
+/**  The probe score of a text over the draft's span, by kind (`summary_analysis::quality`). */
+export type ScoreByKind = ScoreByKind_Serialize | ScoreByKind_Deserialize;
+
+/**  The probe score of a text over the draft's span, by kind (`summary_analysis::quality`). */
+export type ScoreByKind_Deserialize = {
+	/**  0..1, the mean over the kinds that have probes (None: the span gives no probe). */
+	score?: number | null,
+	recall: ProbeCount,
+	artifact: ProbeCount,
+	decision: ProbeCount,
+	continuation: ProbeCount,
+};
+
+/**  The probe score of a text over the draft's span, by kind (`summary_analysis::quality`). */
+export type ScoreByKind_Serialize = {
+	/**  0..1, the mean over the kinds that have probes (None: the span gives no probe). */
+	score: number | null,
+	recall: ProbeCount,
+	artifact: ProbeCount,
+	decision: ProbeCount,
+	continuation: ProbeCount,
+};
+
+/**
+ *  The probe score of a text as a summary: overall (0..1, the mean over the kinds that have
+ *  probes; None when the span gives none) and by kind.
+ */
+export type ScoreView = ScoreView_Serialize | ScoreView_Deserialize;
+
+/**
+ *  The probe score of a text as a summary: overall (0..1, the mean over the kinds that have
+ *  probes; None when the span gives none) and by kind.
+ */
+export type ScoreView_Deserialize = {
+	score?: number | null,
+	byKind: ByKindView,
+};
+
+/**
+ *  The probe score of a text as a summary: overall (0..1, the mean over the kinds that have
+ *  probes; None when the span gives none) and by kind.
+ */
+export type ScoreView_Serialize = {
+	score: number | null,
+	byKind: ByKindView,
 };
 
 export type SearchHit = {
@@ -1475,6 +2054,20 @@ export type SearchRequest_Serialize = {
 	statuses: HitStatus[],
 	/**  At most this many hits (default 100). */
 	limit: number | null,
+};
+
+/**  One secret the export would redact: which entry, which of its strings, where in it. */
+export type SecretItem = {
+	entryId: string,
+	/**  What the entry is: a message's role (`user`, `toolResult`, …) or the entry's type. */
+	entryKind: string,
+	/**  The string's path in the entry's JSON: `message.content[0].text`, `summary`, … */
+	field: string,
+	/**  The rule: `aws-access-key`, `jwt`, `private-key`, … */
+	kind: string,
+	/**  UTF-16 code units into that string. */
+	start: number,
+	end: number,
 };
 
 export type SectionDiffView = {
@@ -1593,6 +2186,10 @@ export type SessionRow_Deserialize = {
 	entryCount: number,
 	/**  Tips of the tree (1 = linear). */
 	branchCount: number,
+	/**  Indexed sessions whose header names this file as their parent (filled by the listing). */
+	forkCount: number,
+	/**  The parent this session was forked from, when its header names one other than itself. */
+	forkedFrom?: ForkedFrom_Deserialize | null,
 	compactionCount: number,
 	/**  Last model used ("provider/model"). */
 	model?: string | null,
@@ -1626,6 +2223,10 @@ export type SessionRow_Serialize = {
 	entryCount: number,
 	/**  Tips of the tree (1 = linear). */
 	branchCount: number,
+	/**  Indexed sessions whose header names this file as their parent (filled by the listing). */
+	forkCount: number,
+	/**  The parent this session was forked from, when its header names one other than itself. */
+	forkedFrom: ForkedFrom_Serialize | null,
 	compactionCount: number,
 	/**  Last model used ("provider/model"). */
 	model: string | null,
@@ -1650,9 +2251,57 @@ export type SessionRow_Serialize = {
 
 export type SettingsScope = "global" | "project";
 
+export type SideView = SideView_Serialize | SideView_Deserialize;
+
+export type SideView_Deserialize = {
+	tip: EntryLink,
+	/**  The side's first entry after the common ancestor (None when the node is the ancestor). */
+	firstEntryId?: string | null,
+	entries: number,
+	turns: number,
+	/**  Pi's estimate of what the model sees at the tip, and the messages' estimate by category. */
+	contextTokens: number,
+	tokens: CategoryTokens[],
+	summaries: SummaryLink_Deserialize[],
+	readFiles: FileLink_Deserialize[],
+	modifiedFiles: FileLink_Deserialize[],
+	commands: CommandView[],
+	errors: TextLink[],
+	lastUserRequest?: TextLink | null,
+	model?: string | null,
+	/**  `usage.cost.total` summed over the side's assistant messages (None if not a number). */
+	cost?: number | null,
+};
+
+export type SideView_Serialize = {
+	tip: EntryLink,
+	/**  The side's first entry after the common ancestor (None when the node is the ancestor). */
+	firstEntryId: string | null,
+	entries: number,
+	turns: number,
+	/**  Pi's estimate of what the model sees at the tip, and the messages' estimate by category. */
+	contextTokens: number,
+	tokens: CategoryTokens[],
+	summaries: SummaryLink_Serialize[],
+	readFiles: FileLink_Serialize[],
+	modifiedFiles: FileLink_Serialize[],
+	commands: CommandView[],
+	errors: TextLink[],
+	lastUserRequest: TextLink | null,
+	model: string | null,
+	/**  `usage.cost.total` summed over the side's assistant messages (None if not a number). */
+	cost: number | null,
+};
+
 export type SortKey = "modified" | "created" | "name" | "size" | "messages" | "tokens" | 
 /**  Most re-done after compactions first (`SessionRow::forgetting`). */
 "forgetting";
+
+export type SourceView = {
+	entryId: string,
+	/**  The share of the item's (rarity-weighted) words this entry holds, 0..1. */
+	score: number | null,
+};
 
 export type SpanView = SpanView_Serialize | SpanView_Deserialize;
 
@@ -1726,6 +2375,24 @@ export type SummaryDiffView_Serialize = {
 /**  Which kind of entry a summary is. */
 export type SummaryKind = "compaction" | "branch_summary";
 
+export type SummaryLink = SummaryLink_Serialize | SummaryLink_Deserialize;
+
+export type SummaryLink_Deserialize = {
+	entryId: string,
+	/**  `compaction` or `branch_summary`. */
+	kind: string,
+	/**  The offline retention score (0–1), when the summary's span has facts to score. */
+	score?: number | null,
+};
+
+export type SummaryLink_Serialize = {
+	entryId: string,
+	/**  `compaction` or `branch_summary`. */
+	kind: string,
+	/**  The offline retention score (0–1), when the summary's span has facts to score. */
+	score: number | null,
+};
+
 /**  One progress event for the UI. */
 export type SummaryProgress = SummaryProgress_Serialize | SummaryProgress_Deserialize;
 
@@ -1753,6 +2420,39 @@ export type SummaryProgress_Serialize = {
 	chars: number | null,
 	delta: string | null,
 	message: string | null,
+};
+
+/**  The workbench's quality panel and its citations for one summary entry. */
+export type SummaryQualityView = SummaryQualityView_Serialize | SummaryQualityView_Deserialize;
+
+/**  The workbench's quality panel and its citations for one summary entry. */
+export type SummaryQualityView_Deserialize = {
+	entryId: string,
+	score: ScoreView_Deserialize,
+	probes: ProbeView[],
+	/**  Every item of the summary with its sources, in the summary's order. */
+	citations: CitedView[],
+	unsupported: UnsupportedView[],
+	growth: GrowthView_Deserialize,
+	/**  Compactions only. */
+	forgetting?: ForgettingView_Deserialize | null,
+	/**  Time spent computing this view in Rust. */
+	computeMs: number | null,
+};
+
+/**  The workbench's quality panel and its citations for one summary entry. */
+export type SummaryQualityView_Serialize = {
+	entryId: string,
+	score: ScoreView_Serialize,
+	probes: ProbeView[],
+	/**  Every item of the summary with its sources, in the summary's order. */
+	citations: CitedView[],
+	unsupported: UnsupportedView[],
+	growth: GrowthView_Serialize,
+	/**  Compactions only. */
+	forgetting: ForgettingView_Serialize | null,
+	/**  Time spent computing this view in Rust. */
+	computeMs: number | null,
 };
 
 /**  Another summary of the session, for the diff's "any two" picker. */
@@ -1882,8 +2582,19 @@ export type SummaryWrite_Serialize = {
 	synced: boolean,
 };
 
+/**  A line of text on a side (an error seen, the last request) and its entry. */
+export type TextLink = {
+	text: string,
+	entryId: string,
+};
+
 /**  Where the characters of a context message go (the engine's `EstimateChars` parts). */
 export type TokenCategory = "summary" | "user" | "assistantText" | "thinking" | "toolCalls" | "toolResults" | "other";
+
+export type UnsupportedView = {
+	section: string,
+	text: string,
+};
 
 export type VersionKind = "original" | "edit" | "revert";
 
