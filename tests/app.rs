@@ -8,10 +8,10 @@ use arbor_app::view::graph::GraphRowKind;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-/// The artifact ledger in the workbench's edits and the app's compactions: tests/ledger_cmds.rs.
-mod ledger_cmds;
 /// Compare, Bring back into context, forks across files: tests/branch_cmds.rs.
 mod branch_cmds;
+/// The artifact ledger in the workbench's edits and the app's compactions: tests/ledger_cmds.rs.
+mod ledger_cmds;
 /// The session library in the app (picker, search, live follow): tests/library_cmds.rs.
 mod library_cmds;
 /// Summary quality: the workbench's panel and the background marks: tests/quality.rs.

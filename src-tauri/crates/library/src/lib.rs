@@ -33,8 +33,8 @@
 pub mod analyze;
 pub mod db;
 mod error;
-mod forks;
 pub mod forget;
+mod forks;
 pub mod index;
 mod library;
 pub mod query;
