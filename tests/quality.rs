@@ -295,3 +295,52 @@ fn a_request_during_a_run_joins_it_and_is_not_lost() {
     drop(cache.request(sink.clone()));
     assert!(cache.request(sink).is_some());
 }
+
+/// Judge mode through the Model tab's model on a loopback OpenAI-compatible server: two calls per
+/// probe (answer from the summary alone, then grade), the judge's score named with its model and
+/// apart from the offline one; the offline summarizer refuses with a sentence.
+#[test]
+fn judge_mode_asks_the_chosen_model() {
+    use crate::support::provider::{block, fake, use_fake, Reply};
+    let e = env();
+    open_copy(&e, "rpc-manual.jsonl", None);
+    let id = "05e34e69";
+    // Offline (the default choice): refused before any call.
+    let err: IpcError = block(quality::judge(&e.state, &e.st, id, None)).unwrap_err().into();
+    assert_eq!(err.kind, ErrorKind::Invalid, "{err:?}");
+    assert!(err.message.contains("Model tab"), "{}", err.message);
+
+    // The model answers only the "which file" probes, and the grader passes only those answers:
+    // the judge's score then follows the kinds, and can fail.
+    let f = fake(|_, body| {
+        if body.contains("You grade an answer") {
+            Reply::Sse(
+                if body.contains("the file it names") { "CORRECT\nit matches" } else { "WRONG\nit does not" }.into(),
+                10,
+            )
+        } else if body.contains("Which file was") {
+            Reply::Sse("the file it names".into(), 10)
+        } else {
+            Reply::Sse("not in the summary".into(), 10)
+        }
+    });
+    use_fake(&e, &f.base, 32000);
+    let j = block(quality::judge(&e.state, &e.st, id, None)).unwrap();
+    assert_eq!((j.provider.as_str(), j.model.as_str()), ("openai", "fake-small"));
+    let asked = j.probes.len();
+    assert!(asked > 0 && asked <= 32, "{asked}");
+    assert_eq!(f.reqs.lock().unwrap().len(), asked * 2, "two calls per probe");
+    for p in &j.probes {
+        let file = p.question.contains("Which file was");
+        assert_eq!(p.verdict, if file { "correct" } else { "wrong" }, "{p:?}");
+        assert_eq!(p.answer, if file { "the file it names" } else { "not in the summary" });
+    }
+    let files = j.probes.iter().filter(|p| p.question.contains("Which file was")).count() as u32;
+    assert!(files > 0, "the session's span has file probes");
+    assert_eq!(j.score.by_kind.artifact.answered, files);
+    assert_eq!(j.score.by_kind.recall.answered, 0);
+    let s = j.score.score.unwrap();
+    assert!(s > 0.0 && s < 0.5, "only artifact probes pass: {s}");
+    let offline = quality::quality(&e.state, id).unwrap();
+    assert!(offline.score.score.unwrap() > 0.5, "the offline score stays its own");
+}

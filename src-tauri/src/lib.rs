@@ -62,6 +62,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         summary::resummarize_summary,
         summary::summary_markers,
         quality::get_summary_quality,
+        quality::judge_summary,
         quality::warm_summary_quality,
         export::export_default_path,
         export::pick_export_path,

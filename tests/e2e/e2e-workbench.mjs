@@ -122,7 +122,7 @@ async function scenario(display) {
     check("the score is given by kind, as percentages and n/m", kinds.length === 4 && kinds.every((t) => /^(recall|artifact|decision|continuation) (\d+ % \(\d+\/\d+\)|: no probe)/.test(t) || t.endsWith(": no probe")), JSON.stringify(kinds));
     check("growth is shown", /\d+ tokens for [\d,]+ replaced/.test(await s.text("#wb-growth")), await s.text("#wb-growth"));
     check("the cost of forgetting is shown for a compaction", /re-read|Nothing happened after it/.test(await s.text("#wb-forgetting")), await s.text("#wb-forgetting"));
-    check("a place is kept for judging with a model", await s.exec(`return document.getElementById("wb-judge").disabled`));
+    check("Judge with model is offered (it asks the Model tab's model)", await s.exec(`const b = document.getElementById("wb-judge"); return !b.disabled && b.title.includes("Model tab")`));
     await s.exec(`document.getElementById("wb-probes").open = true`);
     const probe = await s.exec(`const li = document.querySelector("#wb-probes li[data-kind]"); return li && { mark: li.querySelector(".wb-mark").textContent, q: li.querySelector(".wb-question").textContent, expected: li.querySelector(".wb-expected").textContent }`);
     check("a probe is listed with its answer mark, question and expected answer", !!probe && /[✓✗]/.test(probe.mark) && probe.q.length > 5 && probe.expected.length > 0, JSON.stringify(probe));

@@ -162,7 +162,7 @@ describe("the quality panel", () => {
     expect(box.querySelector("#wb-growth")?.textContent).toContain("grew more than 1.5× over the previous summary");
     expect(box.querySelector("#wb-forgetting")?.textContent).toContain("2 files re-read");
     expect(box.querySelector("#wb-unsupported")?.textContent).toContain("Wait for the user's next request");
-    expect((box.querySelector("#wb-judge") as HTMLButtonElement).disabled).toBe(true);
+    expect((box.querySelector("#wb-judge") as HTMLButtonElement).disabled).toBe(false);
     const rows = [...box.querySelectorAll("#wb-probes li")];
     expect(rows.map((r) => r.querySelector(".wb-mark")?.textContent)).toEqual(["✗", "✓"]);
     expect(box.querySelector("img")).toBeNull();
@@ -195,5 +195,15 @@ describe("the quality panel", () => {
     expect(root.querySelector("img")).toBeNull();
     (line.querySelector(".wb-cite-source") as HTMLButtonElement).click();
     expect(jumpTo).toHaveBeenCalledWith("d081ee73");
+  });
+});
+
+import { judgeProgressText, judgeVerdictMark } from "../src/summary/pure";
+
+describe("judge mode's words", () => {
+  it("says how far the judge got, and marks each verdict", () => {
+    expect(judgeProgressText(0, 0)).toBe("Judging: asking the model…");
+    expect(judgeProgressText(3, 10)).toBe("Judging: 3 of 10 probes graded…");
+    expect(["correct", "partial", "wrong", "unparseable"].map(judgeVerdictMark)).toEqual(["✓", "½", "✗", "✗"]);
   });
 });

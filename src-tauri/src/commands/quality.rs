@@ -11,8 +11,10 @@ use super::summary::summary_idx;
 use crate::error::{AppError, IpcResult};
 use crate::state::app::AppState;
 use crate::state::quality::{is_current, MarkSink, Next, QualityCache, Work};
+use crate::state::summarizer::{effective_base_url, Running, SummarizerState};
 use crate::view::quality::{
-    forgetting_of, score_of, summary_quality_view, QualityMarkView, QualityWarm, SummaryQualityView,
+    forgetting_of, judged_view, score_of, summary_quality_view, JudgeProgressView, JudgedView, QualityMarkView,
+    QualityWarm, SummaryQualityView,
 };
 use crate::view::summary::is_summary;
 use session_engine::{Kind, Session};
@@ -119,6 +121,60 @@ pub async fn get_summary_quality(state: State<'_, AppState>, entry_id: String) -
     tauri::async_runtime::spawn_blocking(move || quality_in(&s, idx, &cache)).await.map_err(|_| {
         AppError::Refused("judging the summary stopped unexpectedly; select it again to retry".into()).into()
     })
+}
+
+/// Judge mode: the model chosen in the Model tab answers each probe of summary `entry_id` from
+/// the summary alone, and a second call grades the answer against the expected one
+/// (`summarizer::judge`, at most 8 probes of each kind, the most recent). Its score is the
+/// judge's, named with its model, and never replaces the offline one. Cancellable with
+/// `cancel_summary`; nothing is written.
+pub async fn judge(
+    state: &AppState,
+    st: &SummarizerState,
+    entry_id: &str,
+    progress: Option<summarizer::judge::JudgeProgressFn>,
+) -> Result<JudgedView, AppError> {
+    let t0 = Instant::now();
+    let (text, probes) = state.with_open(|o| {
+        let i = summary_idx(o, entry_id)?;
+        let text = summary_analysis::summary_text(&o.session, i).to_string();
+        let probes = summary_analysis::quality::score(&o.session, i, &text).probes;
+        Ok((text, probes))
+    })?;
+    let choice = st.choice();
+    let model = match (choice.provider.as_str(), choice.model.as_deref()) {
+        ("offline", _) | (_, None) => {
+            return Err(AppError::BadInput(
+                "judge mode asks a model: choose a provider and a model in the Model tab (the offline summarizer cannot judge)"
+                    .into(),
+            ))
+        }
+        (_, Some(m)) => m.to_string(),
+    };
+    let cat = st.catalog()?;
+    let base = effective_base_url(&choice);
+    let prepared = summarizer::setup::prepare_judge(&format!("{}/{model}", choice.provider), base.as_deref(), &cat)?;
+    let (_running, cancel) = Running::start(st)?;
+    let opts = summarizer::judge::JudgeOptions::default();
+    let judged = summarizer::judge::judge(&prepared.client, &text, &probes, &opts, &cancel, progress.as_ref()).await?;
+    Ok(judged_view(&judged, t0.elapsed().as_secs_f64() * 1000.0))
+}
+
+/// Judge mode on summary `entry_id` with the Model tab's model; progress on `on_progress`.
+#[tauri::command]
+#[specta::specta]
+pub async fn judge_summary(
+    state: State<'_, AppState>,
+    st: State<'_, SummarizerState>,
+    entry_id: String,
+    on_progress: Channel<JudgeProgressView>,
+) -> IpcResult<JudgedView> {
+    let progress: summarizer::judge::JudgeProgressFn = Arc::new(move |p| {
+        if let summarizer::judge::JudgeProgress::Probes { done, total } = p {
+            let _ = on_progress.send(JudgeProgressView { done: done as u32, total: total as u32 });
+        }
+    });
+    Ok(judge(&state, &st, &entry_id, Some(progress)).await?)
 }
 
 /// Computes the marks of every summary of the open session in the background (the UI asks after

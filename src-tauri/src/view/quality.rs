@@ -3,7 +3,7 @@
 //! panel), and the few numbers of every summary the graph's markers and the Timeline show
 //! (computed in the background, `state::quality`).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use session_engine::{Kind, Session};
 use specta::Type;
 use summary_analysis::quality as q;
@@ -263,4 +263,63 @@ pub fn forgetting_of(session: &Session, idx: usize) -> Option<ForgettingView> {
         return None;
     }
     sm::forgetting(session, idx).as_ref().map(Into::into)
+}
+
+/// One probe as the judge model answered and graded it.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct JudgedProbeView {
+    pub kind: String,
+    pub question: String,
+    pub expected: String,
+    pub source_entry_id: String,
+    pub answer: String,
+    /// "correct", "partial", "wrong" or "unparseable" (counted as wrong).
+    pub verdict: String,
+    pub reason: String,
+}
+
+/// Judge mode's result: marked with the judge model, never mixed with the offline score.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct JudgedView {
+    pub provider: String,
+    pub model: String,
+    /// `byKind.answered` counts correct answers; the score counts a partial one as half.
+    pub score: ScoreView,
+    pub probes: Vec<JudgedProbeView>,
+    pub elapsed_ms: f64,
+}
+
+/// Judge mode's progress: probes graded of those asked.
+#[derive(Debug, Clone, Serialize, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct JudgeProgressView {
+    pub done: u32,
+    pub total: u32,
+}
+
+pub fn judged_view(j: &summarizer::judge::Judged, elapsed_ms: f64) -> JudgedView {
+    let word = |v: &summarizer::judge::Verdict| {
+        serde_json::to_value(v).ok().and_then(|x| x.as_str().map(str::to_string)).unwrap_or_default()
+    };
+    JudgedView {
+        provider: j.provider.clone(),
+        model: j.model.clone(),
+        score: ScoreView { score: j.score, by_kind: (&j.by_kind).into() },
+        probes: j
+            .probes
+            .iter()
+            .map(|p| JudgedProbeView {
+                kind: p.kind.as_str().to_string(),
+                question: p.question.clone(),
+                expected: p.expected.clone(),
+                source_entry_id: p.source_entry_id.clone(),
+                answer: p.answer.clone(),
+                verdict: word(&p.verdict),
+                reason: p.reason.clone(),
+            })
+            .collect(),
+        elapsed_ms,
+    }
 }

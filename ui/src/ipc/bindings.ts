@@ -116,6 +116,8 @@ export const commands = {
 	summaryMarkers: (entryIds: string[]) => typedError<MarkerFactsView[], IpcError>(__TAURI_INVOKE("summary_markers", { entryIds })),
 	/**  The quality panel of one summary entry, computed off the main thread. */
 	getSummaryQuality: (entryId: string) => typedError<SummaryQualityView_Serialize, IpcError>(__TAURI_INVOKE("get_summary_quality", { entryId })),
+	/**  Judge mode on summary `entry_id` with the Model tab's model; progress on `on_progress`. */
+	judgeSummary: (entryId: string, onProgress: Channel<JudgeProgressView>) => typedError<JudgedView_Serialize, IpcError>(__TAURI_INVOKE("judge_summary", { entryId, onProgress })),
 	/**
 	 *  Computes the marks of every summary of the open session in the background (the UI asks after
 	 *  a session opens or grows, once its graph is drawn), sending them to `on_marks` slice by slice.
@@ -1130,6 +1132,47 @@ export type ItemView_Serialize = {
 	marker: ItemMarker,
 	checked: boolean | null,
 	depth: number,
+};
+
+/**  Judge mode's progress: probes graded of those asked. */
+export type JudgeProgressView = {
+	done: number,
+	total: number,
+};
+
+/**  One probe as the judge model answered and graded it. */
+export type JudgedProbeView = {
+	kind: string,
+	question: string,
+	expected: string,
+	sourceEntryId: string,
+	answer: string,
+	/**  "correct", "partial", "wrong" or "unparseable" (counted as wrong). */
+	verdict: string,
+	reason: string,
+};
+
+/**  Judge mode's result: marked with the judge model, never mixed with the offline score. */
+export type JudgedView = JudgedView_Serialize | JudgedView_Deserialize;
+
+/**  Judge mode's result: marked with the judge model, never mixed with the offline score. */
+export type JudgedView_Deserialize = {
+	provider: string,
+	model: string,
+	/**  `byKind.answered` counts correct answers; the score counts a partial one as half. */
+	score: ScoreView_Deserialize,
+	probes: JudgedProbeView[],
+	elapsedMs: number | null,
+};
+
+/**  Judge mode's result: marked with the judge model, never mixed with the offline score. */
+export type JudgedView_Serialize = {
+	provider: string,
+	model: string,
+	/**  `byKind.answered` counts correct answers; the score counts a partial one as half. */
+	score: ScoreView_Serialize,
+	probes: JudgedProbeView[],
+	elapsedMs: number | null,
 };
 
 export type KeyState = KeyState_Serialize | KeyState_Deserialize;

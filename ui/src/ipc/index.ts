@@ -43,6 +43,7 @@ import type {
   ReviewStatus_Serialize,
   ReviewView_Serialize,
   ScoreView_Serialize,
+  JudgedView_Serialize,
   SearchRequest_Serialize,
   SectionView_Serialize,
   Selection_Serialize,
@@ -118,6 +119,7 @@ export type ReviewPrompt = ReviewPrompt_Serialize;
 export type ReviewStatus = ReviewStatus_Serialize;
 export type ReviewView = ReviewView_Serialize;
 export type ScoreView = ScoreView_Serialize;
+export type JudgedView = JudgedView_Serialize;
 export type SearchRequest = SearchRequest_Serialize;
 export type SectionView = SectionView_Serialize;
 export type Selection = Selection_Serialize;

@@ -354,3 +354,13 @@ export const ROLE_CLASS: Record<string, string> = {
   nextSteps: "r-next",
   criticalContext: "r-critical",
 };
+
+/** Judge mode's progress line. */
+export function judgeProgressText(done: number, total: number): string {
+  return total ? `Judging: ${done} of ${total} probes graded…` : "Judging: asking the model…";
+}
+
+/** The mark of a judge's verdict: correct ✓, partial ½, wrong or unparseable ✗. */
+export function judgeVerdictMark(verdict: string): string {
+  return verdict === "correct" ? "✓" : verdict === "partial" ? "½" : "✗";
+}

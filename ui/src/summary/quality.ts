@@ -7,8 +7,9 @@
 
 import { api, call } from "../ipc";
 import type { SummaryQualityView } from "../ipc";
-import { button, el } from "../dom";
+import { el } from "../dom";
 import { link } from "./bench";
+import { judgeButton } from "./judge";
 import type { Bench } from "./bench";
 import {
   forgettingLines,
@@ -70,11 +71,7 @@ export function fillQuality(b: Bench, box: HTMLElement, q: SummaryQualityView): 
   const [overall, ...kinds] = scoreChips(q.score);
   overall.id = "wb-quality-score";
   head.append(overall, ...kinds);
-  // Judge mode (a model answers the same probes) plugs in here: the summarizer is building it.
-  const judge = button("Judge with model", () => {}, "wb-judge", "Asking a model to answer these probes is not available yet; this score is Arbor's offline one");
-  judge.id = "wb-judge";
-  judge.disabled = true;
-  head.appendChild(judge);
+  head.appendChild(judgeButton(b, box, scoreChips));
   box.appendChild(head);
 
   const growth = el("div", "wb-growth small");
