@@ -142,3 +142,61 @@ fn recall_on_a_read_only_file_says_how_to_continue() {
     let err = refused(&file, &["recall", file.to_str().unwrap(), "--entry", &id]);
     assert!(err.contains("read-only") && err.contains("arbor-cli migrate"), "{err}");
 }
+
+/// The planted-secrets session with a branch taken from its first entry, so that everything after
+/// it is on a branch that was left (and can be brought back).
+fn planted_with_a_branch() -> (PathBuf, Vec<secrets::corpus::Placed>) {
+    let (text, placed) = secrets::corpus::planted_session();
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("recall-secrets-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let f = tmp.join("planted.jsonl");
+    let branch = r#"{"type":"message","id":"b0000001","parentId":"00000001","timestamp":"2025-03-01T10:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"let us try another way"}],"timestamp":1740823200000}}"#;
+    std::fs::write(&f, format!("{}\n{branch}\n", text.trim_end())).unwrap();
+    (f, placed)
+}
+
+#[test]
+fn recall_lists_the_secrets_it_redacts_and_keeps_them_only_when_asked() {
+    let (file, placed) = planted_with_a_branch();
+    let f = file.to_str().unwrap();
+    // The first planted secret in a tool result (the third entry) and one in a tool call's arguments.
+    let in_result = placed.iter().find(|p| p.field == "message.content[0].text" && p.entry_id != "00000001").unwrap();
+    let in_call = placed.iter().find(|p| p.field.ends_with("arguments.command")).unwrap();
+    let ids = [in_result.entry_id.as_str(), in_call.entry_id.as_str()];
+
+    let preview = ok_json(&["recall", f, "--entry", ids[0], "--entry", ids[1], "--dry-run", "--json"]);
+    let listed: Vec<(String, String)> = preview["secrets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["entryId"].as_str().unwrap().to_string(), s["kind"].as_str().unwrap().to_string()))
+        .collect();
+    assert!(listed.contains(&(in_result.entry_id.clone(), in_result.planted.kind.to_string())), "{listed:?}");
+    assert!(listed.contains(&(in_call.entry_id.clone(), in_call.planted.kind.to_string())), "{listed:?}");
+    assert_eq!(preview["secretsKept"], false);
+    // The text-based listing goes to stderr, before anything is written.
+    let o = run(&["recall", f, "--entry", ids[0], "--dry-run"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("{} in entry {}", in_result.planted.kind, in_result.entry_id)), "{err}");
+
+    let out = ok_json(&["recall", f, "--entry", ids[0], "--entry", ids[1], "--json"]);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let last: J = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["id"], out["entryId"]);
+    let content = last["content"].as_str().unwrap();
+    assert!(!content.contains(&in_result.planted.secret) && !content.contains(&in_call.planted.secret), "redacted");
+    assert!(content.contains(&format!("[redacted: {}]", in_result.planted.kind)), "{content}");
+    // The source entries still hold their secrets: nothing is removed from the file.
+    assert!(text.contains(&in_result.planted.secret));
+
+    // --keep-secrets, on a fresh copy: the secret goes into the message as it was, and is listed.
+    let (file, _) = planted_with_a_branch();
+    let f = file.to_str().unwrap();
+    let kept = ok_json(&["recall", f, "--entry", ids[0], "--keep-secrets", "--json"]);
+    assert_eq!(kept["secretsKept"], true);
+    assert!(!kept["secrets"].as_array().unwrap().is_empty());
+    let text = std::fs::read_to_string(&file).unwrap();
+    let last: J = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert!(last["content"].as_str().unwrap().contains(&in_result.planted.secret));
+}

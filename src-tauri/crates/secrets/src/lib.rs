@@ -53,6 +53,14 @@ pub fn redact(text: &str) -> (String, Vec<Finding>) {
     (apply(text, &found), found)
 }
 
+/// One pass over a text that leaves the machine: the findings, and the text redacted, or as it
+/// was when the person chose to keep its secrets (they still see the list).
+pub fn redact_unless(text: &str, keep: bool) -> (String, Vec<Finding>) {
+    let found = find(text);
+    let out = if keep { text.to_string() } else { apply(text, &found) };
+    (out, found)
+}
+
 /// `text` with the given findings (from [`find`] on this very text) replaced by placeholders.
 pub fn apply(text: &str, found: &[Finding]) -> String {
     if found.is_empty() {

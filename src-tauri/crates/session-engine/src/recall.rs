@@ -6,7 +6,9 @@
 //! context view shows it where Pi puts it.
 //!
 //! Pure planning: the caller writes the entry (the store's planned append) and passes a
-//! `redact` function for the text (secrets stay home).
+//! `redact` function for the text (secrets stay home): it returns the text to bring back and the
+//! secrets it found, which the plan lists per entry whether they were redacted or kept, so the
+//! person sees them before anything is written.
 //!
 //! Refused, with a sentence: an entry the model already sees at the leaf (in its own place, or
 //! brought back by an earlier recall still in context), an entry that is not a
@@ -38,7 +40,24 @@ pub struct RecallPlan {
     pub crosses_threshold: bool,
     /// Entries whose text was cut to `max_chars`.
     pub cut: Vec<String>,
+    /// The secrets `redact` found, by entry, in the order given.
+    pub secrets: Vec<RecallSecret>,
 }
+
+/// A secret in an entry's text (bytes `start..end` of the text before the cut), as the caller's
+/// `redact` reported it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecallSecret {
+    pub entry_id: String,
+    /// The rule that found it, e.g. `github-token`.
+    pub kind: String,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// The caller's secrets pass over one entry's text: the text to bring back (redacted, or as it
+/// was when the person chose to keep secrets) and what it found, as `(kind, start, end)`.
+pub type Redact<'a> = &'a dyn Fn(&str) -> (String, Vec<(String, usize, usize)>);
 
 fn cut(text: &str, max: usize) -> (String, bool) {
     match text.char_indices().nth(max) {
@@ -102,7 +121,7 @@ pub fn plan_recall(
     max_chars: usize,
     settings: &CompactionSettings,
     context_window: f64,
-    redact: &dyn Fn(&str) -> String,
+    redact: Redact,
 ) -> Result<RecallPlan, String> {
     if let Some(why) = session.read_only_reason() {
         return Err(format!("this session is read-only, so nothing can be brought back: {why}"));
@@ -128,6 +147,7 @@ pub fn plan_recall(
     let mut parts = Vec::new();
     let mut sources = Vec::new();
     let mut cut_ids = Vec::new();
+    let mut found = Vec::new();
     for &i in ids {
         let id = session.id(i);
         if seen.contains(&i) {
@@ -140,7 +160,14 @@ pub fn plan_recall(
             ));
         };
         let place: &'static str = if on_path.contains(&i) { "compacted away" } else { "on a branch that was left" };
-        let (body, was_cut) = cut(&redact(&text), max_chars);
+        let (text, secrets) = redact(&text);
+        found.extend(secrets.into_iter().map(|(kind, start, end)| RecallSecret {
+            entry_id: id.to_string(),
+            kind,
+            start,
+            end,
+        }));
+        let (body, was_cut) = cut(&text, max_chars);
         if was_cut {
             cut_ids.push(id.to_string());
         }
@@ -167,6 +194,7 @@ pub fn plan_recall(
         threshold,
         crosses_threshold: should_compact(context_tokens_after, context_window, settings),
         cut: cut_ids,
+        secrets: found,
     })
 }
 

@@ -58,7 +58,10 @@ pub fn run(a: RecallArgs) -> CmdResult {
     let settings = super::navigate::compaction_settings(&session, &a.budget);
     let window = a.budget.context_window.unwrap_or_else(|| super::session_window(&session, leaf).tokens) as f64;
     let keep = a.keep_secrets;
-    let redact = move |t: &str| if keep { t.to_string() } else { secrets::redact(t).0 };
+    let redact = move |t: &str| {
+        let (text, found) = secrets::redact_unless(t, keep);
+        (text, found.iter().map(|f| (f.kind.to_string(), f.start, f.end)).collect())
+    };
     let plan = plan_recall(&session, leaf, &idx, a.max_chars, &settings, window, &redact)
         .map_err(|e| format!("{e}; nothing was written"))?;
     let preview = json!({
@@ -69,7 +72,19 @@ pub fn run(a: RecallArgs) -> CmdResult {
         "crossesThreshold": plan.crosses_threshold,
         "cut": plan.cut,
         "sources": plan.sources.iter().map(|(id, place)| json!({"entryId": id, "where": place})).collect::<Vec<_>>(),
+        "secrets": plan.secrets.iter().map(|s| json!({"entryId": s.entry_id, "kind": s.kind, "start": s.start, "end": s.end})).collect::<Vec<_>>(),
+        "secretsKept": keep,
     });
+    if !plan.secrets.is_empty() && !a.json {
+        eprintln!(
+            "{} secret(s) in the text brought back, {}:",
+            plan.secrets.len(),
+            if keep { "kept as they are (--keep-secrets)" } else { "redacted (--keep-secrets keeps them)" }
+        );
+        for s in &plan.secrets {
+            eprintln!("  {} in entry {} at {}..{}", s.kind, s.entry_id, s.start, s.end);
+        }
+    }
     if a.dry_run {
         if a.json {
             println!("{}", serde_json::to_string_pretty(&preview).expect("JSON"));
