@@ -76,7 +76,7 @@ fn bring_back_previews_then_appends_one_custom_message_at_the_leaf() {
     let before = std::fs::read(&file).unwrap();
     let ids = vec![LEFT_USER.to_string()];
     // The preview: the text, its cost and the context before and after; nothing written.
-    let p = recall::preview(&e.state, &ids, None, &budgets(200_000)).unwrap();
+    let p = recall::preview(&e.state, &ids, None, false, &budgets(200_000)).unwrap();
     assert_eq!(p.refusal, None);
     assert_eq!(p.max_chars, session_engine::recall::DEFAULT_MAX_CHARS as u32);
     assert_eq!(p.leaf_id.as_deref(), Some(TIP_B));
@@ -85,21 +85,21 @@ fn bring_back_previews_then_appends_one_custom_message_at_the_leaf() {
     assert!(!p.crosses_threshold);
     assert_eq!(p.sources[0].place, "on a branch that was left");
     // A small window puts it past the threshold; a short cut says which entry was cut.
-    let tight = recall::preview(&e.state, &ids, Some(20), &budgets(p.context_tokens_after + 16_000)).unwrap();
+    let tight = recall::preview(&e.state, &ids, Some(20), false, &budgets(p.context_tokens_after + 16_000)).unwrap();
     assert!(tight.cut.contains(&LEFT_USER.to_string()) && tight.text.contains("more characters not brought back"));
     let small = BudgetArgs {
         budgets: Budgets { reserve_tokens: 1, ..Budgets::default() },
         context_window: p.context_tokens + 2,
     };
-    assert!(recall::preview(&e.state, &ids, None, &small).unwrap().crosses_threshold);
+    assert!(recall::preview(&e.state, &ids, None, false, &small).unwrap().crosses_threshold);
     // An entry the model sees: the engine's sentence, as a refusal of the preview.
-    let seen = recall::preview(&e.state, &[TIP_B.to_string()], None, &budgets(200_000)).unwrap();
+    let seen = recall::preview(&e.state, &[TIP_B.to_string()], None, false, &budgets(200_000)).unwrap();
     assert!(seen.refusal.as_deref().is_some_and(|r| r.contains("already sees")), "{:?}", seen.refusal);
     assert_eq!(std::fs::read(&file).unwrap(), before, "previews write nothing");
 
     // Bring back: one custom_message under the old leaf, which it becomes.
-    let done =
-        recall::bring_back(&e.state, &ids, None, &budgets(200_000), 1_740_900_000_000, Some("feedbac1")).unwrap();
+    let done = recall::bring_back(&e.state, &ids, None, false, &budgets(200_000), 1_740_900_000_000, Some("feedbac1"))
+        .unwrap();
     assert_eq!(done.entry_id, "feedbac1");
     assert_eq!(done.session.leaf_id.as_deref(), Some("feedbac1"));
     let l = lines(&file);
@@ -116,7 +116,8 @@ fn bring_back_previews_then_appends_one_custom_message_at_the_leaf() {
     let m = ctx.messages.last().unwrap();
     assert_eq!((m.entry_id.as_deref(), m.role.as_str()), (Some("feedbac1"), "custom"));
     // Again: the model sees it now, so the engine refuses and nothing is written.
-    let again = recall::bring_back(&e.state, &ids, None, &budgets(200_000), 1_740_900_000_001, None).unwrap_err();
+    let again =
+        recall::bring_back(&e.state, &ids, None, false, &budgets(200_000), 1_740_900_000_001, None).unwrap_err();
     assert!(again.to_string().contains("already sees") && again.to_string().contains("nothing was written"), "{again}");
     assert_eq!(lines(&file).len(), 64);
 }
@@ -126,17 +127,63 @@ fn bring_back_writes_nothing_when_pi_appended_meanwhile() {
     let e = env();
     let file = open_copy(&e, "compaction-repeated.jsonl", "compacted.jsonl");
     let ids = vec!["a6771de3".to_string()];
-    let p = recall::preview(&e.state, &ids, None, &budgets(200_000)).unwrap();
+    let p = recall::preview(&e.state, &ids, None, false, &budgets(200_000)).unwrap();
     assert_eq!(p.sources[0].place, "compacted away", "{:?}", p.refusal);
     // Pi appends a line after Arbor read the file.
     let pi_line = "{\"type\":\"label\",\"id\":\"0f0f0f0f\",\"parentId\":\"c9d4d100\",\"timestamp\":\"2025-03-02T10:00:00.000Z\",\"targetId\":\"c9d4d100\",\"label\":\"pi\"}\n";
     let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
     std::io::Write::write_all(&mut f, pi_line.as_bytes()).unwrap();
     let n = lines(&file).len();
-    let err = recall::bring_back(&e.state, &ids, None, &budgets(200_000), 1_740_900_000_000, None).unwrap_err();
+    let err = recall::bring_back(&e.state, &ids, None, false, &budgets(200_000), 1_740_900_000_000, None).unwrap_err();
     assert_eq!(lines(&file).len(), n, "a recall planned on the old leaf is not written: {err}");
     // A cut of 0 characters is no cut.
-    assert!(recall::preview(&e.state, &ids, Some(0), &budgets(200_000)).is_err());
+    assert!(recall::preview(&e.state, &ids, Some(0), false, &budgets(200_000)).is_err());
+}
+
+/// The secrets corpus's session with a branch taken from its first entry: every planted secret
+/// is then on a branch that was left.
+fn open_planted(e: &Env, name: &str) -> (PathBuf, Vec<secrets::corpus::Placed>) {
+    let (text, placed) = secrets::corpus::planted_session();
+    let p = e.dir.join(name);
+    let branch = r#"{"type":"message","id":"b0000001","parentId":"00000001","timestamp":"2025-03-01T10:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"let us try another way"}],"timestamp":1740823200000}}"#;
+    std::fs::write(&p, format!("{}\n{branch}\n", text.trim_end())).unwrap();
+    sessions::open(&e.state, &p, false).unwrap();
+    (p, placed)
+}
+
+#[test]
+fn bring_back_lists_secrets_before_writing_and_keeps_them_only_when_chosen() {
+    let e = env();
+    let (file, placed) = open_planted(&e, "planted.jsonl");
+    let target = placed.iter().find(|p| p.entry_id != "00000001" && p.field == "message.content[0].text").unwrap();
+    let ids = vec![target.entry_id.clone()];
+    let p = recall::preview(&e.state, &ids, None, false, &budgets(200_000)).unwrap();
+    assert_eq!(p.refusal, None);
+    assert!(!p.secrets_kept);
+    assert_eq!(p.secrets.len(), 1, "{:?}", p.secrets);
+    assert_eq!(
+        (p.secrets[0].entry_id.as_str(), p.secrets[0].kind.as_str()),
+        (target.entry_id.as_str(), target.planted.kind)
+    );
+    assert!(
+        !p.text.contains(&target.planted.secret) && p.text.contains(&format!("[redacted: {}]", target.planted.kind))
+    );
+    // Asked to keep them: the same list, the text as it was.
+    let kept = recall::preview(&e.state, &ids, None, true, &budgets(200_000)).unwrap();
+    assert!(kept.secrets_kept && kept.text.contains(&target.planted.secret));
+    assert_eq!(kept.secrets.len(), 1);
+
+    let done = recall::bring_back(&e.state, &ids, None, false, &budgets(200_000), 1_740_900_000_000, None).unwrap();
+    let last = lines(&file).pop().unwrap();
+    assert_eq!(last["id"], done.entry_id.as_str());
+    assert!(!last["content"].as_str().unwrap().contains(&target.planted.secret), "redacted by default");
+    assert!(std::fs::read_to_string(&file).unwrap().contains(&target.planted.secret), "the source keeps it");
+
+    let e = env();
+    let (file, _) = open_planted(&e, "kept.jsonl");
+    recall::bring_back(&e.state, &ids, None, true, &budgets(200_000), 1_740_900_000_000, None).unwrap();
+    let last = lines(&file).pop().unwrap();
+    assert!(last["content"].as_str().unwrap().contains(&target.planted.secret), "kept when chosen");
 }
 
 /// A fork as Pi's `/fork` writes it: the parent's path up to `at` copied with its ids, then a new

@@ -21,7 +21,7 @@ import { continueHere, setLabel } from "./session/entry-actions";
 import { afterRename, openFile, openPath, readOnlyBanner, startSessions } from "./session/lifecycle";
 import { initNotices } from "./session/notices";
 import { search } from "./session/search";
-import { jumpTo, refreshContext, select } from "./session/selection";
+import { jumpTo, refreshContext, select, setBringBack } from "./session/selection";
 import { showSession } from "./session/header";
 import { initTitleEdit } from "./session/title";
 import * as store from "./store";
@@ -143,6 +143,7 @@ initSummarize({
 // Compare two nodes, Bring back into context, and a fork's parent path above its graph
 // (ui/src/compare, ui/src/recall, ui/src/forks).
 initCompare({ jumpTo, bringBack: (ids) => void openRecall(ids) });
+setBringBack((ids) => void openRecall(ids));
 initRecall({ entries: () => recallIds(picked(), store.selectedId()), afterWrite: () => void clearPicks() });
 initForks({ openPath: (p) => openPath(p), jumpTo, report });
 

@@ -143,7 +143,7 @@ describe("the quality panel", () => {
     const jumpTo = vi.fn(async () => {});
     const b = {
       v: { entryId: "05e34e69", sections: [{ index: 0, name: "Goal", items: [] }, { index: 1, name: "Next Steps", items: [{ text: "Wait for the user's next request" }] }] },
-      deps: { jumpTo, afterWrite: async () => {}, notify: () => {}, report: () => {} },
+      deps: { jumpTo, afterWrite: async () => {}, notify: () => {}, report: () => {}, bringBack: () => {} },
       openEditor: () => {},
       revert: async () => {},
       write: async () => {},

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { confirmText, costText, crossingText, doneText, parseMaxChars, recallIds } from "../src/recall/pure";
+import { confirmText, costText, crossingText, doneText, parseMaxChars, recallIds, secretLines } from "../src/recall/pure";
 import type { RecallPreview } from "../src/ipc";
 
 function preview(over: Partial<RecallPreview> = {}): RecallPreview {
@@ -16,6 +16,8 @@ function preview(over: Partial<RecallPreview> = {}): RecallPreview {
     crossesThreshold: false,
     cut: [],
     sources: [{ entryId: "e1", place: "compacted away" }],
+    secrets: [],
+    secretsKept: false,
     ...over,
   };
 }
@@ -46,5 +48,18 @@ describe("Bring back", () => {
     expect(confirmText(preview({ entryIds: ["a", "b"] }))).toContain("these 2 entries");
     expect(doneText("n1", true)).toContain("past the compaction threshold");
     expect(doneText("n1", false)).not.toContain("threshold");
+  });
+  it("lists the secrets found, saying whether they are redacted or kept", () => {
+    const secrets = [
+      { entryId: "e1", kind: "github-token", start: 10, end: 50 },
+      { entryId: "e2", kind: "jwt", start: 0, end: 120 },
+    ];
+    const red = secretLines(preview({ secrets }));
+    expect(red.head).toContain("2 secrets");
+    expect(red.head).toContain("redacted");
+    expect(red.items).toEqual(["github-token in entry e1, bytes 10–50 of its text", "jwt in entry e2, bytes 0–120 of its text"]);
+    const kept = secretLines(preview({ secrets: secrets.slice(0, 1), secretsKept: true }));
+    expect(kept.head).toContain("1 secret ");
+    expect(kept.head).toContain("as they are");
   });
 });

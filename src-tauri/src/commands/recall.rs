@@ -17,22 +17,23 @@ use session_engine::store::{append_entry_planned, SessionLock};
 use session_engine::{ids, time, Session};
 use tauri::Manager;
 
-/// The one place where the app hands entry text to the recall planner: what is brought back
-/// goes to a model provider, so secrets in it (keys a tool printed) are redacted, as in an
-/// export; the preview shows the placeholders.
-fn redact(text: &str) -> String {
-    secrets::redact(text).0
-}
-
-/// The engine's plan at `leaf` against the Budgets panel's window and reserve.
+/// The engine's plan at `leaf` against the Budgets panel's window and reserve. This is the one
+/// place where the app hands entry text to the recall planner: what is brought back goes to a
+/// model provider, so secrets in it (keys a tool printed) are redacted, as in an export, unless
+/// the person chose to keep them after seeing the list.
 fn plan(
     session: &Session,
     leaf: Option<usize>,
     idx: &[usize],
     max_chars: u32,
+    keep_secrets: bool,
     budgets: &BudgetArgs,
 ) -> Result<RecallPlan, String> {
     let window = budgets.context_window as f64;
+    let redact = |t: &str| {
+        let (text, found) = secrets::redact_unless(t, keep_secrets);
+        (text, found.iter().map(|f| (f.kind.to_string(), f.start, f.end)).collect())
+    };
     plan_recall(session, leaf, idx, max_chars as usize, &budgets.settings(), window, &redact)
 }
 
@@ -57,26 +58,29 @@ pub fn preview(
     state: &AppState,
     ids: &[String],
     max_chars: Option<u32>,
+    keep_secrets: bool,
     budgets: &BudgetArgs,
 ) -> Result<RecallPreview, AppError> {
     let max = max_chars_of(max_chars)?;
     let (s, leaf) = state.with_open(|o| Ok((o.session.snapshot(), o.leaf)))?;
     let idx = indices(&s, ids)?;
     let leaf_id = leaf.map(|l| s.id(l).to_string());
-    Ok(match plan(&s, leaf, &idx, max, budgets) {
-        Ok(p) => RecallPreview::planned(ids.to_vec(), leaf_id, max, &p),
+    Ok(match plan(&s, leaf, &idx, max, keep_secrets, budgets) {
+        Ok(p) => RecallPreview::planned(ids.to_vec(), leaf_id, max, keep_secrets, &p),
         Err(why) => RecallPreview::refused(ids.to_vec(), leaf_id, max, why),
     })
 }
 
 /// Appends the recall of `ids` as a child of Arbor's leaf, which it then becomes (in Pi too: it
-/// is the file's last line). `id` fixes the new entry's id (tests); `now_ms` its timestamp.
+/// is the file's last line). `id` fixes the new entry's id (tests); `now_ms` its timestamp;
+/// `keep_secrets` is the preview's explicit choice to bring secrets back as they are.
 /// Refused, with nothing written: the engine's refusals, a read-only file, another program's
 /// append since Arbor read the file.
 pub fn bring_back(
     state: &AppState,
     ids: &[String],
     max_chars: Option<u32>,
+    keep_secrets: bool,
     budgets: &BudgetArgs,
     now_ms: i64,
     id: Option<&str>,
@@ -88,7 +92,7 @@ pub fn bring_back(
         }
         let idx = indices(&o.session, ids)?;
         let _lock = SessionLock::try_acquire(&o.path)?;
-        let p = plan(&o.session, o.leaf, &idx, max, budgets)
+        let p = plan(&o.session, o.leaf, &idx, max, keep_secrets, budgets)
             .map_err(|why| AppError::Refused(format!("{why}; nothing was written")))?;
         let session = &o.session;
         let new_id = match id {
@@ -118,7 +122,7 @@ pub fn bring_back(
 }
 
 /// The preview of Bring back… (`budgets` are the Budgets panel's; `max_chars` None: the
-/// engine's default cut). Building the context at the leaf takes a while on a big session: on a
+/// engine's default cut; `keep_secrets`: the secrets found are listed but not redacted). Building the context at the leaf takes a while on a big session: on a
 /// blocking thread.
 #[tauri::command]
 #[specta::specta]
@@ -126,12 +130,15 @@ pub async fn preview_recall(
     app: tauri::AppHandle,
     entry_ids: Vec<String>,
     max_chars: Option<u32>,
+    keep_secrets: bool,
     budgets: BudgetArgs,
 ) -> IpcResult<RecallPreview> {
-    tauri::async_runtime::spawn_blocking(move || preview(&app.state::<AppState>(), &entry_ids, max_chars, &budgets))
-        .await
-        .map_err(|e| AppError::Refused(format!("the preview stopped unexpectedly ({e})")))?
-        .map_err(Into::into)
+    tauri::async_runtime::spawn_blocking(move || {
+        preview(&app.state::<AppState>(), &entry_ids, max_chars, keep_secrets, &budgets)
+    })
+    .await
+    .map_err(|e| AppError::Refused(format!("the preview stopped unexpectedly ({e})")))?
+    .map_err(Into::into)
 }
 
 /// Bring back: appends the message and returns the session with it as the leaf.
@@ -141,10 +148,11 @@ pub async fn bring_back_entries(
     app: tauri::AppHandle,
     entry_ids: Vec<String>,
     max_chars: Option<u32>,
+    keep_secrets: bool,
     budgets: BudgetArgs,
 ) -> IpcResult<RecallDone> {
     tauri::async_runtime::spawn_blocking(move || {
-        bring_back(&app.state::<AppState>(), &entry_ids, max_chars, &budgets, time::now_ms(), None)
+        bring_back(&app.state::<AppState>(), &entry_ids, max_chars, keep_secrets, &budgets, time::now_ms(), None)
     })
     .await
     .map_err(|e| {

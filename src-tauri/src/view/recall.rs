@@ -16,6 +16,18 @@ pub struct RecallSource {
     pub place: String,
 }
 
+/// A secret found in an entry's text (`start..end`, bytes of the text before the cut): redacted
+/// in the message unless the preview was asked to keep secrets.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct RecallSecretView {
+    pub entry_id: String,
+    /// The rule that found it, e.g. `github-token`.
+    pub kind: String,
+    pub start: u32,
+    pub end: u32,
+}
+
 /// What bringing `entry_ids` back at the leaf would append and cost. With a `refusal`, nothing
 /// can be brought back and the numbers are zero.
 #[derive(Debug, Clone, Serialize, Type)]
@@ -41,10 +53,20 @@ pub struct RecallPreview {
     /// Entries whose text was cut to `max_chars`.
     pub cut: Vec<String>,
     pub sources: Vec<RecallSource>,
+    /// The secrets in the text, listed before anything is written.
+    pub secrets: Vec<RecallSecretView>,
+    /// The text holds them as they are (the person's explicit choice); else placeholders.
+    pub secrets_kept: bool,
 }
 
 impl RecallPreview {
-    pub fn planned(entry_ids: Vec<String>, leaf_id: Option<String>, max_chars: u32, p: &RecallPlan) -> RecallPreview {
+    pub fn planned(
+        entry_ids: Vec<String>,
+        leaf_id: Option<String>,
+        max_chars: u32,
+        secrets_kept: bool,
+        p: &RecallPlan,
+    ) -> RecallPreview {
         RecallPreview {
             entry_ids,
             leaf_id,
@@ -62,6 +84,17 @@ impl RecallPreview {
                 .iter()
                 .map(|(id, place)| RecallSource { entry_id: id.clone(), place: (*place).to_string() })
                 .collect(),
+            secrets: p
+                .secrets
+                .iter()
+                .map(|s| RecallSecretView {
+                    entry_id: s.entry_id.clone(),
+                    kind: s.kind.clone(),
+                    start: u32::try_from(s.start).unwrap_or(u32::MAX),
+                    end: u32::try_from(s.end).unwrap_or(u32::MAX),
+                })
+                .collect(),
+            secrets_kept,
         }
     }
 
@@ -79,6 +112,8 @@ impl RecallPreview {
             crosses_threshold: false,
             cut: Vec::new(),
             sources: Vec::new(),
+            secrets: Vec::new(),
+            secrets_kept: false,
         }
     }
 }

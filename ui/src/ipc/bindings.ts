@@ -180,12 +180,12 @@ export const commands = {
 	compareEntries: (a: string, b: string) => typedError<ComparisonView_Serialize, IpcError>(__TAURI_INVOKE("compare_entries", { a, b })),
 	/**
 	 *  The preview of Bring back… (`budgets` are the Budgets panel's; `max_chars` None: the
-	 *  engine's default cut). Building the context at the leaf takes a while on a big session: on a
+	 *  engine's default cut; `keep_secrets`: the secrets found are listed but not redacted). Building the context at the leaf takes a while on a big session: on a
 	 *  blocking thread.
 	 */
-	previewRecall: (entryIds: string[], maxChars: number | null, budgets: BudgetArgs) => typedError<RecallPreview_Serialize, IpcError>(__TAURI_INVOKE("preview_recall", { entryIds, maxChars, budgets })),
+	previewRecall: (entryIds: string[], maxChars: number | null, keepSecrets: boolean, budgets: BudgetArgs) => typedError<RecallPreview_Serialize, IpcError>(__TAURI_INVOKE("preview_recall", { entryIds, maxChars, keepSecrets, budgets })),
 	/**  Bring back: appends the message and returns the session with it as the leaf. */
-	bringBackEntries: (entryIds: string[], maxChars: number | null, budgets: BudgetArgs) => typedError<RecallDone_Serialize, IpcError>(__TAURI_INVOKE("bring_back_entries", { entryIds, maxChars, budgets })),
+	bringBackEntries: (entryIds: string[], maxChars: number | null, keepSecrets: boolean, budgets: BudgetArgs) => typedError<RecallDone_Serialize, IpcError>(__TAURI_INVOKE("bring_back_entries", { entryIds, maxChars, keepSecrets, budgets })),
 	/**
 	 *  Opening the parent file (and finding the fork point in it) reads a second session: on a
 	 *  blocking thread.
@@ -1718,6 +1718,10 @@ export type RecallPreview_Deserialize = {
 	/**  Entries whose text was cut to `max_chars`. */
 	cut: string[],
 	sources: RecallSource[],
+	/**  The secrets in the text, listed before anything is written. */
+	secrets: RecallSecretView[],
+	/**  The text holds them as they are (the person's explicit choice); else placeholders. */
+	secretsKept: boolean,
 };
 
 /**
@@ -1745,6 +1749,22 @@ export type RecallPreview_Serialize = {
 	/**  Entries whose text was cut to `max_chars`. */
 	cut: string[],
 	sources: RecallSource[],
+	/**  The secrets in the text, listed before anything is written. */
+	secrets: RecallSecretView[],
+	/**  The text holds them as they are (the person's explicit choice); else placeholders. */
+	secretsKept: boolean,
+};
+
+/**
+ *  A secret found in an entry's text (`start..end`, bytes of the text before the cut): redacted
+ *  in the message unless the preview was asked to keep secrets.
+ */
+export type RecallSecretView = {
+	entryId: string,
+	/**  The rule that found it, e.g. `github-token`. */
+	kind: string,
+	start: number,
+	end: number,
 };
 
 export type RecallSource = {

@@ -1,7 +1,9 @@
 // Bring back into context: the preview of entries the model no longer sees brought back as one
 // message at the leaf (the message text, its cost, the context before and after against the
 // compaction threshold, a cut for long texts), then the write. A refusal shows the engine's
-// sentence and writes nothing; past the threshold, "Compact first" opens the Compact dialog.
+// sentence and writes nothing; past the threshold, "Compact first" opens the Compact dialog and
+// the preview comes back once the compaction is written. Secrets in the text (keys a tool
+// printed) are listed and redacted, unless the person ticks the box that keeps them.
 // The write cannot be undone (session files are append-only), and the confirm text says so.
 
 import { api, call } from "../ipc";
@@ -13,10 +15,13 @@ import { showSession } from "../session/header";
 import * as store from "../store";
 import { select } from "../session/selection";
 import { budgetArgs, preview as budgetPreview } from "../views/budgets";
-import { confirmText, costText, crossingText, doneText, parseMaxChars } from "./pure";
+import { compactThen } from "../summarize/panel";
+import { confirmText, costText, crossingText, doneText, parseMaxChars, secretLines } from "./pure";
 import "./recall.css";
 
 let ids: string[] = [];
+/** The box "keep them as they are", for the entries being previewed. */
+let keepSecrets = false;
 let shown: RecallPreview | null = null;
 let seq = 0;
 let returnFocus: HTMLElement | null = null;
@@ -94,7 +99,9 @@ function renderPreview(p: RecallPreview): void {
   const cost = el("div", "recall-cost");
   cost.id = "recall-cost";
   cost.textContent = costText(p);
-  const parts: HTMLElement[] = [sources, text, cost];
+  const parts: HTMLElement[] = [sources];
+  if (p.secrets.length) parts.push(secretsBox(p));
+  parts.push(text, cost);
   if (p.cut.length) parts.push(el("div", "muted small", `Cut to ${p.maxChars} characters: ${p.cut.join(", ")}.`));
   const crossing = crossingText(p);
   if (crossing) {
@@ -111,13 +118,36 @@ function renderPreview(p: RecallPreview): void {
   go.disabled = false;
 }
 
-/** Past the threshold: the app's own Compact flow, then Bring back… again. */
+/** The secrets found in the text, before anything is written, and the explicit choice to keep
+ * them. */
+function secretsBox(p: RecallPreview): HTMLElement {
+  const box = el("div", "recall-secrets");
+  box.id = "recall-secrets";
+  const lines = secretLines(p);
+  box.append(el("div", undefined, lines.head));
+  const list = el("ul", "small");
+  for (const l of lines.items) list.append(el("li", undefined, l));
+  const keep = elAttrs("input", { id: "recall-keep-secrets", type: "checkbox" }) as HTMLInputElement;
+  keep.checked = p.secretsKept;
+  keep.addEventListener("change", () => {
+    keepSecrets = keep.checked;
+    void refresh();
+  });
+  const label = el("label", "small");
+  label.append(keep, document.createTextNode(" Keep them as they are (the message goes to the model's provider)"));
+  box.append(list, label);
+  return box;
+}
+
+/** Past the threshold: the app's own Compact flow, then this preview again for the same entries
+ * (planned on the new leaf, so the cost is the one after the compaction). */
 function compactFirst(): void {
+  const again = ids.slice();
+  const keep = keepSecrets;
   closeRecall();
-  const b = $("btn-compact") as HTMLButtonElement;
-  if (b.disabled) return notify("Compact works on the open session's leaf: open a session first.");
-  b.click();
-  notify("Compact first: after the compaction, choose Bring back… again for these entries.");
+  if (($("btn-compact") as HTMLButtonElement).disabled) return notify("Compact works on the open session's leaf: open a session first.");
+  compactThen(() => void openRecall(again, keep));
+  notify("Compact first: once the compaction is written, the Bring back preview opens again for these entries.");
 }
 
 async function refresh(): Promise<void> {
@@ -130,7 +160,7 @@ async function refresh(): Promise<void> {
   const n = ++seq;
   ($("recall-go") as HTMLButtonElement).disabled = true;
   try {
-    const p = await call(api.previewRecall(ids, max, budgetArgs()));
+    const p = await call(api.previewRecall(ids, max, keepSecrets, budgetArgs()));
     if (n !== seq) return;
     shown = p;
     renderPreview(p);
@@ -146,7 +176,7 @@ async function write(): Promise<void> {
   const go = $("recall-go") as HTMLButtonElement;
   go.disabled = true;
   try {
-    const done = await call(api.bringBackEntries(shown.entryIds, shown.maxChars, budgetArgs()));
+    const done = await call(api.bringBackEntries(shown.entryIds, shown.maxChars, shown.secretsKept, budgetArgs()));
     closeRecall();
     afterWrite();
     showSession(done.session);
@@ -161,8 +191,9 @@ async function write(): Promise<void> {
 }
 
 /** Bring back… for `entryIds`: opens the preview (nothing is written until Bring back). */
-export async function openRecall(entryIds: string[]): Promise<void> {
+export async function openRecall(entryIds: string[], keep = false): Promise<void> {
   if (!entryIds.length) return;
+  keepSecrets = keep;
   const d = dialog();
   const a = document.activeElement;
   returnFocus = a instanceof HTMLElement && a !== document.body ? a : null;

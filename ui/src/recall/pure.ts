@@ -40,3 +40,13 @@ export function confirmText(p: RecallPreview): string {
 export function doneText(entryId: string, crosses: boolean): string {
   return `Brought back as message ${entryId}, now the leaf: Pi sends it to the model with the next prompt.${crosses ? " The context is now past the compaction threshold, so Pi compacts first." : ""}`;
 }
+
+/** The preview's list of secrets: a heading saying what happens to them, and one line each. */
+export function secretLines(p: RecallPreview): { head: string; items: string[] } {
+  const n = p.secrets.length;
+  const what = n === 1 ? "1 secret" : `${n} secrets`;
+  const head = p.secretsKept
+    ? `${what} (API keys, tokens, private keys) will be brought back as they are, and sent to the model's provider:`
+    : `${what} (API keys, tokens, private keys) redacted in the message; the session file keeps them:`;
+  return { head, items: p.secrets.map((s) => `${s.kind} in entry ${s.entryId}, bytes ${s.start}–${s.end} of its text`) };
+}

@@ -73,6 +73,13 @@ export async function showSelection(sel: Selection, waitForWorkbench: boolean): 
   } else hideWorkbench();
 }
 
+/** Bring back…, set by main.ts (the recall dialog selects entries itself, so it is not imported
+ * here). */
+let bringBack: (entryIds: string[]) => void = () => {};
+export function setBringBack(f: (entryIds: string[]) => void): void {
+  bringBack = f;
+}
+
 // The summary workbench (ui/src/summary): reveals entries, and after an edit or revert shows
 // the appended entry as the new leaf.
 const workbenchDeps: WorkbenchDeps = {
@@ -86,6 +93,7 @@ const workbenchDeps: WorkbenchDeps = {
   },
   notify,
   report,
+  bringBack: (ids) => bringBack(ids),
 };
 
 /** Reveals an entry on the graph (unfolding the run that hides it), scrolls to it and selects it. */

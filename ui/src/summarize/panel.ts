@@ -25,6 +25,8 @@ const input = (id: string) => $(id) as HTMLInputElement;
 let app: AppHooks;
 let config: SummarizerConfig | null = null;
 let running = false;
+/** What to do once the Compact dialog's compaction is written (Bring back's "Compact first"). */
+let afterCompact: (() => void) | null = null;
 
 async function adoptSession(s: OpenedSession): Promise<void> {
   app.showSession(s);
@@ -199,6 +201,7 @@ function progressChannel(out: HTMLElement): Channel<SummaryProgress_Deserialize>
 
 function openDialog(m: Mode): void {
   mode = m;
+  afterCompact = null;
   navTarget = m === "compact" ? null : store.selectedId();
   $("sum-title").textContent = m === "compact" ? "Compact the session at the leaf" : m === "keep" ? `Compact up to ${navTarget}` : `Continue from ${navTarget}`;
   $("sum-choices").hidden = m !== "navigate";
@@ -289,6 +292,9 @@ async function startDialog(): Promise<void> {
         `Compacted by ${r.summarizer}${r.offline ? " (offline)" : ""}${r.fromHook ? " (summary from the before-compact hook)" : ""}: ${r.tokensBefore.toLocaleString()} → ${r.tokensAfter.toLocaleString()} tokens. New compaction entry ${r.entryId}.`,
       );
       await adoptSession(r.session);
+      const then = afterCompact;
+      afterCompact = null;
+      if (then) queueMicrotask(then);
     } else if (navTarget) {
       const m = navMode();
       const r = await call(api.navigateWithSummary(navTarget, m !== "none", m === "instructions" ? instructions : null, app.budgets(), progressChannel(out)));
@@ -424,6 +430,13 @@ async function keyringNotice(): Promise<void> {
   } catch (e) {
     app.notify(errorText(e), "error");
   }
+}
+
+/** The Compact dialog on the leaf, then `then` once its compaction is written (not when it is
+ * cancelled or fails). */
+export function compactThen(then: () => void): void {
+  openDialog("compact");
+  afterCompact = then;
 }
 
 export function initSummarize(hooks: AppHooks): void {

@@ -11,6 +11,8 @@ export interface WorkbenchDeps {
   afterWrite(s: OpenedSession, entryId: string, note: string): Promise<void>;
   notify(text: string, kind?: "info" | "error"): void;
   report(e: unknown): void;
+  /** Bring back… for entries the summary replaced (the preview first). */
+  bringBack(entryIds: string[]): void;
 }
 
 /** One workbench, as its panels see it (ui/src/summary/workbench.ts). */

@@ -1,6 +1,7 @@
 // What a summary kept of what it replaced: the drop alarm (items of the previous summary no longer
 // carried, each with "Add back", and items moved between sections) and the retention list (the
-// facts of the summarized span, and whether the summary mentions each).
+// facts of the summarized span, and whether the summary mentions each, with Bring back… on the
+// entry a fact comes from: the model no longer sees it verbatim once the summary replaced it).
 
 import { button, el } from "../dom";
 import { link } from "./bench";
@@ -64,6 +65,9 @@ export function renderRetention(b: Bench): HTMLElement {
     t.title = f.text;
     li.appendChild(t);
     li.appendChild(link(f.sourceEntryId, () => void b.deps.jumpTo(f.sourceEntryId), "Go to the entry this fact comes from"));
+    const back = button("Bring back…", () => b.deps.bringBack([f.sourceEntryId]), "wb-bringback small", `Bring entry ${f.sourceEntryId} back into the model's context as a message at the leaf (a preview first)`);
+    back.dataset.entryId = f.sourceEntryId;
+    li.appendChild(back);
     ul.appendChild(li);
   }
   if (r.facts.length > 300) ul.appendChild(el("li", "muted", `… and ${r.facts.length - 300} more`));
