@@ -20,9 +20,22 @@ export function forkCountText(n: number): string {
   return n === 0 ? "" : n === 1 ? "1 fork" : `${n} forks`;
 }
 
+/** The parent's rows the strip draws: those this session does not hold, and the fork point. A
+ * `/fork` copies the parent's path with its ids, so those rows are already in the graph below
+ * and drawing them twice would only push the fork's own entries down. */
+export function stripRows(v: ForkView): ForkView["rows"] {
+  return v.rows.filter((r) => !r.inFork || r.entryId === v.forkPointId);
+}
+
 /** The head of the parent path above a fork's graph. */
 export function stripHead(v: ForkView): string {
   if (v.status !== "resolves" || !v.rows.length) return v.sentence[0].toUpperCase() + v.sentence.slice(1);
+  const name = v.parentName ?? baseName(v.parentPath);
+  const copied = v.rows.length - stripRows(v).length;
+  if (copied) {
+    const n = copied === 1 ? "1 entry" : `${copied} entries`;
+    return `Forked from ${name} at ${v.forkPointId}: this session starts with a copy of its path (${n}, in the graph below). Read-only here; click an entry to open the parent there.`;
+  }
   const more = v.earlier ? ` (${v.earlier} earlier entries not shown)` : "";
-  return `Forked from ${v.parentName ?? baseName(v.parentPath)}: its path up to the fork point${more}. Read-only here; click an entry to open the parent there.`;
+  return `Forked from ${name}: its path up to the fork point${more}. Read-only here; click an entry to open the parent there.`;
 }

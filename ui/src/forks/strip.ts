@@ -9,7 +9,7 @@ import { button, el } from "../dom";
 import { graphColumn } from "../graph/column";
 import { SHORT_KIND } from "../graph/view";
 import * as store from "../store";
-import { stripHead } from "./pure";
+import { stripHead, stripRows } from "./pure";
 import "./forks.css";
 
 export interface ForkHooks {
@@ -55,6 +55,8 @@ function render(v: ForkView | null): void {
   const head = el("summary", "fork-head", stripHead(v));
   head.title = v.parentPath;
   const parts: HTMLElement[] = [head];
+  s.classList.remove("show-copied");
+  const copied = v.rows.length - stripRows(v).length;
   if (v.rows.length) {
     const rows = el("div", "fork-rows");
     rows.setAttribute("role", "list");
@@ -66,9 +68,19 @@ function render(v: ForkView | null): void {
       b.append(el("span", `g-kind k-${r.kind}`, SHORT_KIND[r.kind]), el("span", "fork-title", r.title));
       if (point) b.append(el("span", "g-badge b-fork-point", "fork point: this session goes on below"));
       else if (!r.inFork) b.append(el("span", "g-badge", "only in the parent"));
+      else b.classList.add("fork-copied");
       rows.append(b);
     }
     parts.push(rows);
+  }
+  if (copied) {
+    const label = (shown: boolean) => (shown ? "Hide the copied path" : `Show the copied path here too (${copied})`);
+    const toggle = button(label(false), () => {
+      const on = s.classList.toggle("show-copied");
+      toggle.textContent = label(on);
+    }, "small fork-toggle", "The parent's entries this session holds a copy of, as the parent has them (a click opens the parent there)");
+    toggle.id = "fork-toggle-copied";
+    parts.push(toggle);
   }
   if (v.ancestry.length) parts.push(el("div", "muted small fork-ancestry", v.ancestry.join("; ")));
   s.replaceChildren(...parts);
