@@ -8,7 +8,8 @@
 // and clears. Bring back an entry of the branch that was left: the preview, the write (one
 // custom_message at the leaf, in the file, on the graph and in the context view), and the
 // refusal when the model already sees it. Forks: the picker says "forked from" and "1 fork";
-// opening the fork shows the parent's path dimmed above its graph, with the fork point; a click
+// opening the fork shows the parent's fork point dimmed above its graph (the path /fork copied is
+// the fork's own first rows, and shows in the strip too on request); a click
 // opens the parent there; a fork whose parent is gone says so. Screenshots: tests/artifacts/compare-*.png.
 
 import fs from "node:fs";
@@ -202,8 +203,11 @@ async function scenario(display) {
     await shot(s, "compare-30-picker-forks");
     await s.click(`.session-card[data-path="${fork}"]`);
     const strip = await s.waitFor("the parent path", () =>
-      s.exec(`const f = document.getElementById("fork-strip"); return f && !f.hidden && f.dataset.status === "resolves" ? { point: f.dataset.forkPoint, rows: f.querySelectorAll(".fork-row").length, head: f.querySelector("summary").textContent } : null`), 20_000);
-    check("opening a fork shows the parent's path above its graph", strip.rows > 5 && strip.head.startsWith("Forked from"), JSON.stringify(strip));
+      s.exec(`const f = document.getElementById("fork-strip"); return f && !f.hidden && f.dataset.status === "resolves" ? { point: f.dataset.forkPoint, rows: f.querySelectorAll(".fork-row").length, visible: [...f.querySelectorAll(".fork-row")].filter((r) => r.offsetParent !== null).length, head: f.querySelector("summary").textContent } : null`), 20_000);
+    check("opening a fork shows the parent above its graph, without drawing the copied path twice", strip.rows > 5 && strip.visible === 1 && strip.head.startsWith("Forked from") && strip.head.includes("a copy of its path"), JSON.stringify(strip));
+    await s.click("#fork-toggle-copied");
+    const all = await s.exec(`return [...document.querySelectorAll("#fork-strip .fork-row")].filter((r) => r.offsetParent !== null).length`);
+    check("the copied path shows in the strip on request", all === strip.rows, `${all} of ${strip.rows}`);
     const last = await s.exec(`const r = [...document.querySelectorAll("#fork-strip .fork-row")].pop(); return { id: r.dataset.entryId, point: r.classList.contains("fork-point"), opacity: Number(getComputedStyle(document.querySelector("#fork-strip .fork-row")).opacity) }`);
     check("the last row is the fork point", strip.point === FORK_AT && last.id === FORK_AT && last.point, JSON.stringify(last));
     check("the parent's rows are dimmed", last.opacity < 1, String(last.opacity));
@@ -228,4 +232,88 @@ async function scenario(display) {
   }
 }
 
-runScenarios("e2e-compare", [["compare", scenario]]);
+/** compaction-repeated.jsonl: three compactions; FIRST_USER is compacted away by the first. */
+const COMPACTION = "6ff09278";
+const FIRST_USER = "a6771de3";
+/** A GitHub token made here (no key is written in the repository), planted in FIRST_USER's text. */
+const TOKEN = "ghp_" + Array.from({ length: 36 }, (_, i) => "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"[(i * 7 + 3) % 36]).join("");
+
+async function openRecallFor(s, id) {
+  await selectRow(s, id);
+  await s.click("#btn-recall");
+  await s.waitFor(`the preview of ${id}`, () => s.exec(`const d = document.getElementById("recall-dialog"); return d && !d.hidden && d.dataset.ready === "true" && d.dataset.entryIds === arguments[0]`, id), 20_000);
+}
+
+/** Bring back from the workbench's retention facts, the secrets listed before writing with the
+ * explicit choice to keep them, and "Compact first" coming back to the preview. */
+async function recallScenario(display) {
+  const { dir, env } = tempEnv("recall");
+  const proj = path.join(env.PI_CODING_AGENT_DIR, "sessions", "--home-dev-project--");
+  fs.mkdirSync(proj, { recursive: true });
+  const file = path.join(proj, "2025-03-01T09-00-00-000Z_compacted.jsonl");
+  const src = lines(path.join(CONF, "compaction-repeated.jsonl"));
+  const first = src.find((e) => e.id === FIRST_USER);
+  first.message.content[0].text += `\nexport GITHUB_TOKEN=${TOKEN}`;
+  fs.writeFileSync(file, src.map((v) => JSON.stringify(v)).join("\n") + "\n");
+  const leaf = src[src.length - 1].id;
+  const driver = await startDriver(display, env);
+  const s = await Session.start(driver.base, [file]);
+  try {
+    await s.waitFor("the session open", async () => (await s.text("#status-leaf")) === leaf, 30_000);
+    await s.click("#btn-unfold");
+    await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length > 10`));
+
+    // From the workbench's retention facts.
+    await selectRow(s, COMPACTION);
+    const factId = await s.waitFor("the retention facts", () => s.exec(`const d = document.getElementById("wb-retention"); if (!d) return null; d.open = true; const b = d.querySelector(".wb-bringback"); return b ? b.dataset.entryId : null`), 20_000);
+    await s.click(`#wb-retention .wb-bringback[data-entry-id="${factId}"]`);
+    await s.waitFor("the fact's preview", () => s.exec(`const d = document.getElementById("recall-dialog"); return d && !d.hidden && d.dataset.ready === "true" && d.dataset.entryIds === arguments[0]`, factId), 20_000);
+    const factText = await s.text("#recall-text");
+    check("a retention fact's Bring back… previews the entry it comes from, compacted away", factText.includes(factId) && factText.includes("compacted away"), factText.slice(0, 160));
+    await s.click("#recall-cancel");
+
+    // Secrets: listed before anything is written, redacted unless the box is ticked.
+    const n0 = lines(file).length;
+    await openRecallFor(s, FIRST_USER);
+    const listed = await s.text("#recall-secrets");
+    check("the preview lists the secret, its kind and entry, before writing", listed.includes(`github-token in entry ${FIRST_USER}`) && listed.includes("redacted"), listed);
+    let text = await s.text("#recall-text");
+    check("the preview's text holds the placeholder, not the token", text.includes("[redacted: github-token]") && !text.includes(TOKEN));
+    await shot(s, "compare-50-recall-secrets");
+    await s.click("#recall-keep-secrets");
+    text = await s.waitFor("the kept preview", async () => {
+      const t = await s.text("#recall-text");
+      return t && t.includes(TOKEN) ? t : null;
+    });
+    check("ticking Keep them brings the token back as it is, and says so", !!text && (await s.text("#recall-secrets")).includes("as they are"));
+    await s.click("#recall-keep-secrets");
+    await s.waitFor("redacted again", async () => !((await s.text("#recall-text")) || "").includes(TOKEN));
+    await s.click("#recall-go");
+    const added = await s.waitFor("the appended message", () => {
+      const l = lines(file);
+      return l.length > n0 ? l[l.length - 1] : null;
+    }, 15_000);
+    check("the message written holds the placeholder; the source entry keeps its text", added.content.includes("[redacted: github-token]") && !added.content.includes(TOKEN) && fs.readFileSync(file, "utf8").includes(TOKEN));
+
+    // Past the threshold: Compact first, and the preview comes back for the same entries.
+    await s.exec(`const r = document.getElementById("reserve"); r.max = "400000"; r.value = "199990"; r.dispatchEvent(new Event("input", { bubbles: true })); r.dispatchEvent(new Event("change", { bubbles: true })); const k = document.getElementById("keep-recent"); k.value = "2000"; k.dispatchEvent(new Event("input", { bubbles: true }));`);
+    const second = src.find((e) => e.type === "message" && e.message.role === "user" && e.id !== FIRST_USER && src.indexOf(e) < src.findIndex((x) => x.id === COMPACTION)).id;
+    await openRecallFor(s, second);
+    await s.waitFor("the crossing warning", () => s.exec(`return !!document.getElementById("recall-compact-first")`));
+    await s.click("#recall-compact-first");
+    await s.waitFor("the Compact dialog", () => s.exec(`return !document.getElementById("sum-dialog").hidden`));
+    check("Compact first closes the preview and opens the Compact dialog", await s.exec(`return document.getElementById("recall-dialog").hidden`));
+    const n1 = lines(file).length;
+    await s.click("#sum-start");
+    await s.waitFor("the preview again", () => s.exec(`const d = document.getElementById("recall-dialog"); return d && !d.hidden && d.dataset.ready === "true" && d.dataset.entryIds === arguments[0]`, second), 60_000);
+    const l = lines(file);
+    check("after the compaction is written, the preview opens again for the same entry", l.length === n1 + 1 && l[l.length - 1].type === "compaction");
+    check("nothing was brought back yet", !l.slice(n1).some((e) => e.type === "custom_message"));
+    await shot(s, "compare-51-after-compact-first");
+    await s.click("#recall-cancel");
+  } finally {
+    await finish(s, driver, dir);
+  }
+}
+
+runScenarios("e2e-compare", [["compare", scenario], ["recall", recallScenario]]);
