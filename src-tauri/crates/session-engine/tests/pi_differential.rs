@@ -227,23 +227,41 @@ fn the_recorded_answers_are_what_pi_says_today() {
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
     names.sort();
-    let input: String = names.iter().map(|p| format!("{}\n", p.display())).collect();
-    let mut child = std::process::Command::new("node")
-        .arg(pi::repo_root().join("tests/pi/pi-differential.mjs"))
-        .args(["--timeout-ms", "3000"])
-        .env_remove("PI_CODING_AGENT_DIR")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), names.len());
-    for (p, line) in names.iter().zip(lines) {
+    let run = |files: &[PathBuf], timeout_ms: u32| -> Vec<String> {
+        let input: String = files.iter().map(|p| format!("{}\n", p.display())).collect();
+        let mut child = std::process::Command::new("node")
+            .arg(pi::repo_root().join("tests/pi/pi-differential.mjs"))
+            .args(["--timeout-ms", &timeout_ms.to_string()])
+            .env_remove("PI_CODING_AGENT_DIR")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        let lines: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect();
+        assert_eq!(lines.len(), files.len());
+        lines
+    };
+    let mut lines = run(&names, 3000);
+    // A file Pi answers in milliseconds can pass 3 s on a machine under heavy load: such a
+    // timeout is asked again with time to spare before it counts as a change in Pi.
+    let slow: Vec<usize> = (0..names.len())
+        .filter(|&i| {
+            let live_timed_out = pi_json::parse(&lines[i]).unwrap().get("timeout").is_some();
+            let rec = std::fs::read_to_string(names[i].with_extension("pi.json")).unwrap();
+            live_timed_out && pi_json::parse(&rec).unwrap().get("timeout").is_none()
+        })
+        .collect();
+    if !slow.is_empty() {
+        let again = run(&slow.iter().map(|&i| names[i].clone()).collect::<Vec<_>>(), 60_000);
+        for (&i, line) in slow.iter().zip(again) {
+            lines[i] = line;
+        }
+    }
+    for (p, line) in names.iter().zip(&lines) {
         let live = pi_json::parse(line).unwrap();
         let rec = pi_json::parse(&std::fs::read_to_string(p.with_extension("pi.json")).unwrap()).unwrap();
         if rec.get("timeout").is_some() {
