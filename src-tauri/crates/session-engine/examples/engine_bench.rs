@@ -72,6 +72,11 @@ fn main() {
             let path = session.path(session.file_leaf());
             let prep = compaction::prepare_compaction(&session, &path, &Default::default()).expect("prepare");
             let prep_ms = ms(t);
+            for _ in 0..std::env::var("ARBOR_BENCH_WARM").ok().and_then(|v| v.parse().ok()).unwrap_or(0) {
+                let path = session.path(session.file_leaf());
+                let p = compaction::prepare_compaction(&session, &path, &Default::default()).expect("prepare");
+                std::hint::black_box((p.serialized_history(), p.serialized_turn_prefix()));
+            }
             let t2 = Instant::now();
             let text = prep.serialized_history();
             let prefix = if prep.is_split_turn { prep.serialized_turn_prefix() } else { String::new() };
