@@ -7,6 +7,11 @@ interleaved; the figures are medians, and the ratios are paired within a round.
 
   python3 compare.py --data DIR --pi-dir PI_DIR --pi-op PATH/pi-bench-op.mjs \
       --rs PATH/rs-limit --arbor PATH/engine_bench [--runs 3] [--sizes 1k,10k,100k]
+      [--arbor-before PATH/engine_bench]
+
+--arbor-before runs a second build of engine_bench (say, the commit before a change) right
+after --arbor in every measurement of every round, so a change is measured before and after in
+one run; its rows are marked "before".
 
 DIR holds s1k.jsonl, s10k.jsonl, s100k.jsonl and their .meta.json, written by the repository's
 scripts/gen-sessions.mjs --seed 42.
@@ -35,6 +40,7 @@ def main():
     ap.add_argument("--pi-op", required=True)
     ap.add_argument("--rs", required=True)
     ap.add_argument("--arbor", required=True)
+    ap.add_argument("--arbor-before")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--sizes", default="1k,10k,100k")
     a = ap.parse_args()
@@ -56,6 +62,8 @@ def main():
             subprocess.run(["cat", f], stdout=subprocess.DEVNULL)
             add(size, "open", "pi", timed([node, a.pi_op, "load", f], penv))
             add(size, "open", "arbor", timed([a.arbor, "load", f]))
+            if a.arbor_before:
+                add(size, "open", "before", timed([a.arbor_before, "load", f]))
             add(size, "open", "rs", timed([a.rs, "tree", f], {"RS_MMAP": "1"}))
             for op, pi_args, ar_args in [
                 ("context", ["context", f], ["context", f]),
@@ -65,6 +73,8 @@ def main():
             ]:
                 add(size, op, "pi", timed([node, a.pi_op] + pi_args, penv))
                 add(size, op, "arbor", timed([a.arbor] + ar_args))
+                if a.arbor_before:
+                    add(size, op, "before", timed([a.arbor_before] + ar_args))
             for who, cmd in [("pi", [node, a.pi_op, "append"]), ("arbor", [a.arbor, "append"])]:
                 tmp = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False)
                 tmp.close()
@@ -84,7 +94,7 @@ def main():
 
     med = statistics.median
     summary = {}
-    lines = ["| size | op | Pi ms | Arbor ms | Pi/Arbor | Pi RSS MB | Arbor RSS MB |", "|---|---|---|---|---|---|---|"]
+    lines = ["| size | op | Pi ms | Arbor ms | Pi/Arbor median (min–max of rounds) | Pi RSS MB | Arbor RSS MB |", "|---|---|---|---|---|---|---|"]
     for size in sizes:
         for op in ["open", "context", "compact", "navRecent", "navOldest"]:
             pi = res[(size, op, "pi")]
@@ -100,11 +110,22 @@ def main():
             if op == "open":
                 rs = res[(size, op, "rs")]
                 row["rsTreeMs"] = med([op_ms(r, "rs") for r in rs])
-                row["arborOverRs"] = med([op_ms(q, "arbor") / op_ms(r, "rs") for q, r in zip(ar, rs)])
+                over = [op_ms(q, "arbor") / op_ms(r, "rs") for q, r in zip(ar, rs)]
+                row["arborOverRs"] = med(over)
+                row["arborOverRsRange"] = [min(over), max(over)]
                 row["fileMB"] = os.path.getsize(os.path.join(a.data, f"s{size}.jsonl")) / 1048576
                 row["arborRssOverFile"] = row["arborRss"] / row["fileMB"]
             summary[f"{size}/{op}"] = row
-            lines.append(f"| {size} | {op} | {row['piMs']:.1f} | {row['arborMs']:.2f} | {row['ratio']:.0f}× | {row['piRss']:.0f} | {row['arborRss']:.0f} |")
+            lines.append(f"| {size} | {op} | {row['piMs']:.1f} | {row['arborMs']:.2f} | {row['ratio']:.1f}× ({min(ratios):.1f}–{max(ratios):.1f}) | {row['piRss']:.0f} | {row['arborRss']:.0f} |")
+            if a.arbor_before:
+                bf = res[(size, op, "before")]
+                b_ratios = [op_ms(p, "pi") / max(op_ms(q, "before"), 1e-3) for p, q in zip(pi, bf)]
+                b_ratio = med(b_ratios)
+                row["beforeMs"] = med([op_ms(q, "before") for q in bf])
+                row["beforeRatio"] = b_ratio
+                if op == "open":
+                    row["beforeOverRs"] = med([op_ms(q, "before") / op_ms(r, "rs") for q, r in zip(bf, rs)])
+                lines.append(f"| {size} | {op} (before) | | {row['beforeMs']:.2f} | {b_ratio:.1f}× ({min(b_ratios):.1f}–{max(b_ratios):.1f}) | | {med([q['rss'] for q in bf]):.0f} |")
         for op in ["navRecent", "navOldest"]:
             pi = res[(size, op, "pi")]
             ar = res[(size, op, "arbor")]
@@ -124,7 +145,9 @@ def main():
     for size in sizes:
         o = summary.get(f"{size}/open")
         if o:
-            lines.append(f"\n{size}: open+tree {o['arborMs']:.1f} ms = {o['arborOverRs']:.2f}× rs-limit tree ({o['rsTreeMs']:.1f} ms); peak RSS {o['arborRss']:.0f} MB = {o['arborRssOverFile']:.2f}× the file ({o['fileMB']:.0f} MB)")
+            lines.append(f"\n{size}: open+tree {o['arborMs']:.1f} ms = {o['arborOverRs']:.2f}× ({o['arborOverRsRange'][0]:.2f}–{o['arborOverRsRange'][1]:.2f}) rs-limit tree ({o['rsTreeMs']:.1f} ms); peak RSS {o['arborRss']:.0f} MB = {o['arborRssOverFile']:.2f}× the file ({o['fileMB']:.0f} MB)")
+            if "beforeOverRs" in o:
+                lines.append(f"{size}: before, open+tree {o['beforeMs']:.1f} ms = {o['beforeOverRs']:.2f}× rs-limit tree")
     if "100k/context" in summary and "10k/context" in summary:
         lin = summary["100k/context"]["arborMs"] / max(summary["10k/context"]["arborMs"], 1e-3)
         lines.append(f"context build 100k/10k = {lin:.1f} (target ≤ 12)")

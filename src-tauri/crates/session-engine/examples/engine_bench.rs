@@ -8,15 +8,22 @@
 //!   engine_bench append FILE N        append N message lines one by one (p50/p99/max in µs)
 //!
 //! Prints one JSON line: {"op", "ms", ...}. Peak RSS is measured from outside (/usr/bin/time).
-//! For profiling: `ARBOR_BENCH_WARM=N` repeats the context build (context) or the branch
-//! preparation (navigate) N more times on the parsed entries, untimed in the JSON line;
-//! `ARBOR_BENCH_SPLIT=1` prints navigate's parts on stderr.
+//! For profiling: `ARBOR_BENCH_WARM=N` repeats the context build (context), the compaction's
+//! path, preparation and serialization (compact) or the branch preparation (navigate) N more
+//! times, untimed in the JSON line; `ARBOR_BENCH_SPLIT=1` prints navigate's parts on stderr, with
+//! the page faults each took (on Linux; a fresh process's parses are bound by them).
 use session_engine::{branch, compaction, context, entries, store, Session};
 use std::path::Path;
 use std::time::Instant;
 
 fn ms(t: Instant) -> f64 {
     (t.elapsed().as_secs_f64() * 1e6).round() / 1e3
+}
+
+/// This process's minor page faults so far (Linux; 0 elsewhere).
+fn minflt() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    s.rsplit(')').next().and_then(|r| r.split_whitespace().nth(7)).and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
 fn main() {
@@ -72,6 +79,11 @@ fn main() {
             let path = session.path(session.file_leaf());
             let prep = compaction::prepare_compaction(&session, &path, &Default::default()).expect("prepare");
             let prep_ms = ms(t);
+            for _ in 0..std::env::var("ARBOR_BENCH_WARM").ok().and_then(|v| v.parse().ok()).unwrap_or(0) {
+                let path = session.path(session.file_leaf());
+                let p = compaction::prepare_compaction(&session, &path, &Default::default()).expect("prepare");
+                std::hint::black_box((p.serialized_history(), p.serialized_turn_prefix()));
+            }
             let t2 = Instant::now();
             let text = prep.serialized_history();
             let prefix = if prep.is_split_turn { prep.serialized_turn_prefix() } else { String::new() };
@@ -88,6 +100,9 @@ fn main() {
         "navigate" => {
             let session = Session::open(file).expect("open");
             let target = session.index_of(&args[3]).expect("target id");
+            // Reading the fault count costs tens of µs: only when the parts are asked for.
+            let split = std::env::var_os("ARBOR_BENCH_SPLIT").is_some();
+            let f0 = if split { minflt() } else { 0 };
             let t = Instant::now();
             let col = branch::collect_branch_entries(&session, session.file_leaf(), target);
             let collect_ms = ms(t);
@@ -100,9 +115,11 @@ fn main() {
             let t1 = Instant::now();
             let text = prep.serialized();
             let ser_ms = ms(t1);
+            let f1 = if split { minflt() } else { 0 };
             let t1 = Instant::now();
             let ctx = context::build_context(&session, Some(target));
-            if std::env::var_os("ARBOR_BENCH_SPLIT").is_some() {
+            if split {
+                eprintln!("faults: prepare+serialize {}, context {}", f1 - f0, minflt() - f1);
                 eprintln!(
                     "prepare {prep_ms} ms ({} read, {} modified files), serialize {ser_ms} ms, context {} ms",
                     prep.read_files.len(),

@@ -6,7 +6,7 @@
 //! [`CompactionJob::summarized`] (or [`CompactionJob::from_hook`]) → [`compaction_entry`].
 
 use crate::blocks::{blocks, Block};
-use crate::context::{self, build_context_on_path, estimate_context, estimate_tokens, CompactionSettings};
+use crate::context::{self, build_context_on_path, estimate_context_refs, estimate_tokens, CompactionSettings};
 use crate::entries;
 use crate::session::{Kind, Session};
 use pi_json::{obj, Map, Value};
@@ -557,7 +557,7 @@ pub fn prepare_compaction(
     let previous_summary = prev.and_then(|p| session.value(path[p]).get("summary").cloned());
     let end = path.len();
     let ctx = build_context_on_path(session, path);
-    let tokens_before = estimate_context(&ctx.agent_messages()).tokens;
+    let tokens_before = estimate_context_refs(&ctx.message_refs()).tokens;
     let cut = find_cut_point(session, path, boundary_start, end, settings.keep_recent_tokens);
     if !keeps_an_entry(session, path, cut.first_kept) {
         return Err(Refusal::NoFirstKeptEntry);

@@ -48,6 +48,11 @@ impl Context<'_> {
     pub fn agent_messages(&self) -> Vec<Value> {
         self.messages.iter().map(|m| m.message.clone().into_owned()).collect()
     }
+    /// The messages, borrowed: for reading them (a token estimate) without the copy
+    /// [`Context::agent_messages`] makes.
+    pub fn message_refs(&self) -> Vec<&Value> {
+        self.messages.iter().map(|m| &*m.message).collect()
+    }
 }
 
 fn ts_ms(session: &Session, idx: usize) -> Value {
@@ -569,15 +574,25 @@ pub struct Estimate {
 
 /// `estimateContextTokens` (§9.3).
 pub fn estimate_context(messages: &[Value]) -> Estimate {
-    let last = messages.iter().rposition(|m| assistant_usage(m).is_some());
+    estimate_context_of(messages)
+}
+
+/// [`estimate_context`] of borrowed messages (a context's own, [`Context::message_refs`]):
+/// the same figure without copying every message first.
+pub fn estimate_context_refs(messages: &[&Value]) -> Estimate {
+    estimate_context_of(messages)
+}
+
+fn estimate_context_of<M: std::borrow::Borrow<Value>>(messages: &[M]) -> Estimate {
+    let last = messages.iter().rposition(|m| assistant_usage(m.borrow()).is_some());
     match last {
         None => {
-            let t: f64 = messages.iter().map(estimate_tokens).sum();
+            let t: f64 = messages.iter().map(|m| estimate_tokens(m.borrow())).sum();
             Estimate { tokens: t, usage_tokens: 0.0, trailing_tokens: t, last_usage_index: None }
         }
         Some(u) => {
-            let usage = context_tokens_of_usage(assistant_usage(&messages[u]).unwrap_or(&Value::Null));
-            let trailing: f64 = messages[u + 1..].iter().map(estimate_tokens).sum();
+            let usage = context_tokens_of_usage(assistant_usage(messages[u].borrow()).unwrap_or(&Value::Null));
+            let trailing: f64 = messages[u + 1..].iter().map(|m| estimate_tokens(m.borrow())).sum();
             Estimate {
                 tokens: usage + trailing,
                 usage_tokens: usage,
@@ -819,5 +834,29 @@ mod tests {
             assert_eq!(build_context(&session, None), build_context_on_path(&session, &[]));
         }
         assert!(leaves > 5000 && with_compaction > 1000 && kept > 500, "{leaves} {with_compaction} {kept}");
+    }
+
+    /// The estimate of borrowed messages is the estimate of their copies: with a usage to start
+    /// from (the last valid one, an aborted one after it not counting), and with none.
+    #[test]
+    fn the_estimate_of_borrowed_messages_is_the_estimate_of_copies() {
+        let msgs: Vec<Value> = [
+            r#"{"role":"user","content":"hello there"}"#,
+            r#"{"role":"assistant","content":[{"type":"text","text":"hi"}],"usage":{"input":100,"output":20,"cacheRead":0,"cacheWrite":0,"totalTokens":120}}"#,
+            r#"{"role":"user","content":"a longer question about the file src/main.rs"}"#,
+            r#"{"role":"assistant","stopReason":"aborted","content":[{"type":"text","text":"partial answer"}],"usage":{"totalTokens":999}}"#,
+            r#"{"role":"toolResult","toolCallId":"t","content":[{"type":"text","text":"output of the tool"}]}"#,
+        ]
+        .iter()
+        .map(|t| pi_json::parse(t).unwrap())
+        .collect();
+        for n in 0..=msgs.len() {
+            let owned = estimate_context(&msgs[..n]);
+            let refs: Vec<&Value> = msgs[..n].iter().collect();
+            assert_eq!(estimate_context_refs(&refs), owned, "first {n} messages");
+        }
+        let all = estimate_context(&msgs);
+        assert_eq!((all.usage_tokens, all.last_usage_index), (120.0, Some(1)));
+        assert!(all.trailing_tokens > 0.0 && estimate_context(&msgs[..1]).last_usage_index.is_none());
     }
 }
