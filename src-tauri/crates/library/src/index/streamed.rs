@@ -27,8 +27,10 @@ struct StreamRead {
     unterminated: bool,
 }
 
-/// Takes each window's entries: (the facts gathered so far, the window, its entries).
-type WindowSink<'a> = dyn FnMut(&mut Row, &[u8], &[session_engine::chunk::ChunkEntry]) -> Result<(), LibError> + 'a;
+/// Takes each window's entries: (the facts gathered so far, the window, the window's offset in
+/// the file, its entries).
+type WindowSink<'a> =
+    dyn FnMut(&mut Row, &[u8], u64, &[session_engine::chunk::ChunkEntry]) -> Result<(), LibError> + 'a;
 
 /// Read a file in windows through the engine's chunk scanner (the loader's rules: the first JSON
 /// line decides, skipped lines are counted, a torn tail is pending) and hand each window's
@@ -132,7 +134,7 @@ fn stream_range(
         if valid == 1 {
             r.bad_lines += scan.skipped.iter().filter(|(_, k)| !matches!(k, D::ExtraHeader)).count() as i64;
             if !entries.is_empty() {
-                sink(&mut r, &buf[..filled], entries)?;
+                sink(&mut r, &buf[..filled], base, entries)?;
             }
         }
         unterminated = scan.unterminated;
@@ -198,13 +200,14 @@ impl<'c> StreamRows<'c> {
             .conn
             .prepare_cached(
                 "INSERT INTO entries(rowid, file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status,
-                                     acts, edit_origin)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                                     acts, edit_origin, off, len, bh)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
             )
             .map_err(classify_err)?;
         for (seq, &(ctx, tok, usage)) in rows.light.iter().enumerate() {
             let (id, parent, ty, fk, ts, role) = rows.row(seq);
             let acts = Some(rows.acts(seq)).filter(|a| !a.is_empty());
+            let loc = rows.loc(seq);
             ins_e
                 .execute(params![
                     self.first_rowid + seq as i64,
@@ -221,7 +224,10 @@ impl<'c> StreamRows<'c> {
                     usage,
                     o.status[seq],
                     acts,
-                    rows.edit_origin(seq)
+                    rows.edit_origin(seq),
+                    loc.map(|l| l.0),
+                    loc.map(|l| l.1),
+                    loc.map(|l| l.2)
                 ])
                 .map_err(classify_err)?;
         }
@@ -257,7 +263,7 @@ pub(crate) fn stream_full(
                 let mut sf = SessionFacts::default();
                 let mut entries = EntryRows::default();
                 let mut touched = Touched::default();
-                let read = stream_windows(path, fr, id, opts.window(), &mut |r, buf, es| {
+                let read = stream_windows(path, fr, id, opts.window(), &mut |r, buf, base, es| {
                     let mut batch = back_rx.try_recv().unwrap_or_default();
                     batch.clear();
                     for e in es {
@@ -265,8 +271,10 @@ pub(crate) fn stream_full(
                         session_facts(r, &mut sf, e, &v);
                         let mut f = analyze::entry_facts(e.kind, &v);
                         touched.keep_new(&mut f);
+                        // before the batch takes the body: the row keeps its hash
+                        let line = (base + e.start as u64, base + e.end as u64);
+                        entries.push(&e.id, e.parent_id.as_deref(), &e.type_name, &e.timestamp, line, &f);
                         batch.push(&mut f);
-                        entries.push(&e.id, e.parent_id.as_deref(), &e.type_name, &e.timestamp, &f);
                     }
                     r.leaf_id = es.last().map(|e| e.id.clone());
                     tx.send(batch).map_err(|_| LibError::Invalid("the index writer stopped".into()))
@@ -501,12 +509,12 @@ pub(crate) fn catalog_stream(path: &Path, opts: &IndexOptions) -> Result<Option<
             let (mut c1, mut c2) = (StreamCatalog::default(), StreamCatalog::default());
             let (first, second) = std::thread::scope(|sc| {
                 let second = sc.spawn(|| {
-                    stream_range(path, &mut f2, 0, (mid, u64::MAX), true, window, &mut |r, buf, es| {
+                    stream_range(path, &mut f2, 0, (mid, u64::MAX), true, window, &mut |r, buf, _, es| {
                         c2.add(r, buf, es);
                         Ok(())
                     })
                 });
-                let first = stream_range(path, &mut f, 0, (0, mid), false, window, &mut |r, buf, es| {
+                let first = stream_range(path, &mut f, 0, (0, mid), false, window, &mut |r, buf, _, es| {
                     c1.add(r, buf, es);
                     Ok(())
                 });
@@ -524,7 +532,7 @@ pub(crate) fn catalog_stream(path: &Path, opts: &IndexOptions) -> Result<Option<
         Some(x) => x,
         None => {
             let mut cat = StreamCatalog::default();
-            let Some(read) = stream_windows(path, &mut f, 0, window, &mut |r, buf, es| {
+            let Some(read) = stream_windows(path, &mut f, 0, window, &mut |r, buf, _, es| {
                 cat.add(r, buf, es);
                 Ok(())
             })?
