@@ -154,6 +154,30 @@ fn statuses_and_tokens_agree_with_the_engine() {
         .unwrap();
         lib2.sessions(&all).unwrap()
     });
+    // A pass's phase 1 reads every file through the chunk scanner (one window for most); one
+    // file synced alone is loaded whole by the engine: the picker's facts agree, file by file.
+    let mut single = Library::open(&dir.path().join("single.sqlite3")).unwrap();
+    for f in &files {
+        single.sync_file(&root.join(f.file_name().unwrap()), Some(&root)).unwrap();
+    }
+    let catalog_facts = |s: &library::SessionInfo| {
+        (
+            s.path.clone(),
+            s.session_id.clone(),
+            s.cwd.clone(),
+            s.name.clone(),
+            s.created.clone(),
+            s.modified_ms,
+            (s.entry_count, s.message_count, s.compaction_count),
+            s.model.clone(),
+            s.first_message.clone(),
+            s.leaf_id.clone(),
+            (s.size, s.pending_bytes, s.bad_lines, s.valid),
+        )
+    };
+    let whole_loaded: Vec<_> = single.sessions(&all).unwrap().iter().map(catalog_facts).collect();
+    assert_eq!(whole_loaded.len(), listed.len());
+    assert_eq!(listed.iter().map(catalog_facts).collect::<Vec<_>>(), whole_loaded);
     // the entry and full-text rows: whole-file phase 2, streamed both phases, streamed phase 2
     // after a streamed catalog; the same rows, bodies and search hits
     let whole_rows = text_rows(&dir.path().join("i.sqlite3"));
