@@ -250,6 +250,9 @@ pub struct LibraryHit {
     pub snippet: String,
 }
 
+/// What the search panel shows for a hit without a snippet (no `«»` marks: shown as plain text).
+pub const NO_SNIPPET: &str = "(no excerpt: the session file changed since it was indexed)";
+
 impl From<&SearchHit> for LibraryHit {
     fn from(h: &SearchHit) -> LibraryHit {
         let status = HitStatus::from(h.status);
@@ -264,7 +267,9 @@ impl From<&SearchHit> for LibraryHit {
             timestamp: h.timestamp.clone(),
             status,
             badge: status.label().to_string(),
-            snippet: h.snippet.clone(),
+            // No snippet: the session file changed at that entry since it was indexed (the
+            // library has it re-read); the hit still opens the session.
+            snippet: h.snippet.clone().unwrap_or_else(|| NO_SNIPPET.to_string()),
         }
     }
 }

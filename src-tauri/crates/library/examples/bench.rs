@@ -66,16 +66,18 @@ fn dir_bytes(dir: &Path) -> u64 {
 /// the index's own definition and hash size, under the index's pragmas, in one transaction.
 /// (rows, MB of text, ms, CPU s)
 fn fts_floor(src: &Path, out: &Path) -> (usize, f64, f64, f64) {
-    let src = rusqlite::Connection::open(src).unwrap();
-    let def: String = src.query_row("SELECT sql FROM sqlite_master WHERE name = 'fts'", [], |r| r.get(0)).unwrap();
-    let bodies: Vec<(i64, String)> = src
-        .prepare("SELECT rowid, body FROM fts")
+    let def: String = rusqlite::Connection::open(src)
         .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row("SELECT sql FROM sqlite_master WHERE name = 'fts'", [], |r| r.get(0))
+        .unwrap();
+    // the index keeps no copy of its text: read it again from the sessions, as a search does
+    let bodies: Vec<(i64, String)> = Library::open(src)
         .unwrap()
-        .map(Result::unwrap)
+        .indexed_texts()
+        .unwrap()
+        .into_iter()
+        .map(|(r, b)| (r, b.expect("a session changed since it was indexed")))
         .collect();
-    drop(src);
     let mb = bodies.iter().map(|b| b.1.len()).sum::<usize>() as f64 / 1e6;
     wipe(out);
     let (t, cpu) = (Instant::now(), cpu_s("self"));

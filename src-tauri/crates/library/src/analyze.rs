@@ -200,6 +200,36 @@ pub struct EntryFacts {
     pub edit_origin: Option<String>,
 }
 
+/// The hash of an entry's full-text body that the index keeps (`entries.bh`): the full-text
+/// table keeps no copy of the text, so a snippet is made from the entry's line read again at its
+/// offset, and only when that line still gives this very text (a file rewritten since indexing
+/// gives no snippet rather than a wrong one). 32 bits of a word-at-a-time multiply-xor hash
+/// (cheap next to the full-text insert of the same bytes), stable across builds.
+pub fn body_hash(body: &str) -> i64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let b = body.as_bytes();
+    let mut h = (b.len() as u64).wrapping_mul(K);
+    let mut words = b.chunks_exact(8);
+    for w in &mut words {
+        let x = u64::from_le_bytes(w.try_into().unwrap_or_default());
+        h = (h.rotate_left(5) ^ x).wrapping_mul(K);
+    }
+    let mut last = [0u8; 8];
+    last[..words.remainder().len()].copy_from_slice(words.remainder());
+    h = (h.rotate_left(5) ^ u64::from_le_bytes(last)).wrapping_mul(K);
+    ((h ^ (h >> 32)) & 0xffff_ffff) as i64
+}
+
+/// The full-text body of one entry line, read again from its file: the line as the chunk
+/// scanner decodes it (invalid UTF-8 replaced), its type, and [`entry_facts`]. (A legacy file's
+/// entries are migrated in memory first: their body comes from the engine's load instead.)
+pub fn line_body(line: &[u8]) -> String {
+    let text = String::from_utf8_lossy(line);
+    let v = pi_json::parse_bytes(text.as_bytes()).unwrap_or(Value::Null);
+    let kind = Kind::from_type(v.str_field("type").unwrap_or(""));
+    entry_facts(kind, &v).body
+}
+
 /// What an act is, in the two low bits of its key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Act {

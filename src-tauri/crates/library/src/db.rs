@@ -10,8 +10,11 @@ use rusqlite::{Connection, ErrorCode};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+/// The full-text tokenizer (also the snippets' table's, so their tokens are the index's).
+pub(crate) const FTS_TOKENIZE: &str = "'unicode61 remove_diacritics 2'";
+
 /// Current schema version (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 #[derive(Debug, Clone)]
 pub struct OpenOptions {
@@ -28,8 +31,10 @@ impl Default for OpenOptions {
     }
 }
 
-/// v4 (v3: the engine's rules, two-phase indexing: `fts_done`, `open_tail`, `migrated`; v4: the
-/// cost of forgetting, `forget_*` per session and each entry's `acts` and `edit_origin`).
+/// v5 (v3: the engine's rules, two-phase indexing: `fts_done`, `open_tail`, `migrated`; v4: the
+/// cost of forgetting, `forget_*` per session and each entry's `acts` and `edit_origin`; v5: the
+/// full-text table keeps no copy of the text (`content=''`): an entry's line is found again by
+/// `off` and `len`, and `bh` (a hash of the indexed text) says whether it still gives that text).
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS user_roots(path TEXT PRIMARY KEY, added_ms INTEGER NOT NULL);
@@ -90,10 +95,13 @@ CREATE TABLE IF NOT EXISTS entries(
   usage INTEGER,
   status INTEGER NOT NULL DEFAULT 0,
   acts BLOB,
-  edit_origin TEXT
+  edit_origin TEXT,
+  off INTEGER,
+  len INTEGER,
+  bh INTEGER
 );
 CREATE INDEX IF NOT EXISTS entries_file_id ON entries(file_id, entry_id);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
 "#;
 
 /// Paths read / modified by a session's tool calls, one row each, so an append adds only its
@@ -187,7 +195,8 @@ fn migrate(conn: &Connection, from: i64) -> rusqlite::Result<()> {
     let r = (|| {
         if from > 0 {
             // v1/v2 rows were made by the old parser, v3 rows lack the cost of forgetting (which
-            // needs every entry's acts); the index is a cache: start again
+            // needs every entry's acts), v4 rows lack where each entry's text is in its file
+            // (the full-text table of v4 kept a copy instead); the index is a cache: start again
             conn.execute_batch("DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS touched;")?;
         }
         conn.execute_batch(SCHEMA)?;

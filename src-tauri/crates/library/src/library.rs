@@ -160,6 +160,40 @@ impl Library {
         }
     }
 
+    /// Files whose indexed text a search could not find again at its place (rewritten, replaced
+    /// or gone since they were indexed): each is marked to be read again in full by the next pass
+    /// (`fts_done = 2`, which change detection turns into a full re-read, or a removal when the
+    /// file is gone), and with `now` read again right away. The mark does not wait for another
+    /// writer (the app's watcher): a busy index is left as it is, that writer follows the files.
+    pub(crate) fn reindex_changed(&self, files: &[(i64, PathBuf)], now: bool) -> Result<(), LibError> {
+        if files.is_empty() {
+            return Ok(());
+        }
+        self.conn.busy_timeout(std::time::Duration::ZERO).map_err(db::classify_err)?;
+        let marked = files.iter().try_for_each(|(id, _)| {
+            self.conn
+                .execute("UPDATE files SET fts_done = 2 WHERE id = ?1 AND fts_done = 1", [id])
+                .map(|_| ())
+                .map_err(db::classify_err)
+        });
+        self.conn.busy_timeout(self.opts.busy_timeout).map_err(db::classify_err)?;
+        match marked {
+            Ok(()) => {}
+            Err(LibError::Busy(_)) => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        if now {
+            for (_, path) in files {
+                match index::sync_file(&self.conn, path, None, &self.index) {
+                    Ok(_) | Err(LibError::Busy(_)) => {}
+                    Err(e) if e.file_problem().is_some() => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Run phase 2 for every file whose catalog row is newer than its entry rows.
     pub fn complete_fulltext(&self) -> Result<usize, LibError> {
         sync::fulltext_pass(&self.conn, SyncOptions::default().threads, &self.index, None, &mut |_| {})

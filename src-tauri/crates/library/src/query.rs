@@ -2,9 +2,12 @@
 use crate::db::classify_err;
 use crate::error::LibError;
 use crate::library::Library;
+use crate::snippet::Place;
 use crate::status::EntryStatus;
 use rusqlite::types::Value as SqlValue;
+use rusqlite::Connection;
 use serde::Serialize;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -154,7 +157,10 @@ pub struct SearchHit {
     /// The entry's status against the file's leaf as indexed.
     pub status: EntryStatus,
     /// Excerpt with the matches between `«` and `»`, secrets replaced by `[redacted: kind]`.
-    pub snippet: String,
+    /// `None` when the session file no longer holds the indexed text at the entry's place
+    /// (rewritten or replaced since it was indexed, or gone): the hit is what the index knew,
+    /// and the search has the file read again (see [`Library::search`]).
+    pub snippet: Option<String>,
 }
 
 /// Turn user text into an FTS5 query: each word and each "quoted phrase" becomes a quoted
@@ -322,6 +328,44 @@ impl Library {
         Ok(Some(info))
     }
 
+    /// Every full-text row's text, read again from the session files as a search reads it
+    /// (rowid, text; `None` where the file no longer gives the text indexed), in rowid order.
+    /// The index keeps no copy of the text: this is for benchmarks (the same text into a bare
+    /// FTS5 table) and checks.
+    pub fn indexed_texts(&self) -> Result<Vec<(i64, Option<String>)>, LibError> {
+        let mut q = self
+            .conn
+            .prepare(
+                "SELECT e.rowid, f.id, f.path, f.migrated, e.seq, e.off, e.len, e.bh FROM entries e
+                 JOIN files f ON f.id = e.file_id WHERE e.bh IS NOT NULL ORDER BY e.file_id, e.rowid",
+            )
+            .map_err(classify_err)?;
+        let rows = q
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    Place {
+                        file_id: r.get(1)?,
+                        path: PathBuf::from(r.get::<_, String>(2)?),
+                        migrated: r.get(3)?,
+                        seq: r.get(4)?,
+                        loc: Some((r.get(5)?, r.get(6)?, r.get(7)?)),
+                    },
+                ))
+            })
+            .map_err(classify_err)?;
+        let rows: Vec<(i64, Place)> = rows.collect::<Result<_, _>>().map_err(classify_err)?;
+        let mut out = Vec::with_capacity(rows.len());
+        // one file at a time: each is opened once, and never all at once
+        for file in rows.chunk_by(|a, b| a.1.file_id == b.1.file_id) {
+            let (ids, places): (Vec<i64>, Vec<Place>) =
+                file.iter().map(|(id, p)| (*id, Place { path: p.path.clone(), ..*p })).unzip();
+            out.extend(ids.into_iter().zip(crate::snippet::bodies(&places).0));
+        }
+        out.sort_unstable_by_key(|x| x.0);
+        Ok(out)
+    }
+
     /// Status of every entry of one session, in file order: (entry id, status). For graph badges.
     pub fn entry_statuses(&self, path: &Path) -> Result<Vec<(String, EntryStatus)>, LibError> {
         let mut q = self
@@ -335,7 +379,11 @@ impl Library {
     }
 
     /// Full-text search, best matches first (bm25), each hit with its status and a snippet
-    /// (with the secrets of the entry's text redacted).
+    /// (with the secrets of the entry's text redacted), made from the entry's line in its file.
+    /// A hit whose file no longer holds the indexed text there (rewritten, replaced or deleted
+    /// since indexing) comes without a snippet, and the file is marked to be read again in full
+    /// by the next pass; with `complete_pending` it is read again before this call returns (a
+    /// deleted file's rows are then dropped; the hits of this answer stay as they were).
     /// Files whose full text is still pending (phase 2, see [`Library::sync_roots_with`]) are
     /// indexed first.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>, LibError> {
@@ -365,10 +413,10 @@ impl Library {
                 n <= 1000
             }
         };
-        let mut args: Vec<SqlValue> = vec![SqlValue::Text(m)];
+        let mut args: Vec<SqlValue> = vec![SqlValue::Text(m.clone())];
         let mut sql = String::from(
             "SELECT f.path, f.header_id, f.name, f.cwd, e.entry_id, e.type, e.role, e.ts, e.status,
-                    snippet(fts, 0, '«', '»', '…', 16), fts.body
+                    fts.rowid, f.id, f.migrated, e.seq, e.off, e.len, e.bh
              FROM fts JOIN entries e ON e.rowid = fts.rowid JOIN files f ON f.id = e.file_id
              WHERE fts MATCH ?1",
         );
@@ -390,8 +438,16 @@ impl Library {
         let mut st = self.conn.prepare(&sql).map_err(search_err)?;
         let rows = st
             .query_map(rusqlite::params_from_iter(args), |r| {
-                Ok(SearchHit {
-                    session_path: PathBuf::from(r.get::<_, String>(0)?),
+                let path = PathBuf::from(r.get::<_, String>(0)?);
+                let loc =
+                    match (r.get::<_, Option<i64>>(13)?, r.get::<_, Option<i64>>(14)?, r.get::<_, Option<i64>>(15)?) {
+                        (Some(o), Some(l), Some(h)) => Some((o, l, h)),
+                        _ => None,
+                    };
+                let place =
+                    Place { file_id: r.get(10)?, path: path.clone(), migrated: r.get(11)?, seq: r.get(12)?, loc };
+                let hit = SearchHit {
+                    session_path: path,
                     session_id: r.get(1)?,
                     session_name: r.get(2)?,
                     cwd: r.get(3)?,
@@ -400,15 +456,62 @@ impl Library {
                     role: r.get(6)?,
                     timestamp: r.get(7)?,
                     status: r.get::<_, EntryStatus>(8)?,
-                    snippet: crate::snippet::redact_snippet(
-                        &r.get::<_, String>(9)?,
-                        &r.get::<_, Option<String>>(10)?.unwrap_or_default(),
-                    ),
-                })
+                    snippet: None,
+                };
+                Ok((hit, r.get::<_, i64>(9)?, place))
             })
             .map_err(classify_err)?;
-        rows.collect::<Result<_, _>>().map_err(search_err)
+        let found: Vec<(SearchHit, i64, Place)> = rows.collect::<Result<_, _>>().map_err(search_err)?;
+        drop(st);
+        let (found, places): (Vec<(SearchHit, i64)>, Vec<Place>) =
+            found.into_iter().map(|(h, rowid, p)| ((h, rowid), p)).unzip();
+        let (bodies, changed) = crate::snippet::bodies(&places);
+        let texts: Vec<(i64, &str)> =
+            found.iter().zip(&bodies).filter_map(|((_, rowid), b)| Some((*rowid, b.as_deref()?))).collect();
+        let mut snippets = snippets_of(&self.conn, &m, &texts).map_err(search_err)?;
+        let hits = found
+            .into_iter()
+            .zip(&bodies)
+            .map(|((mut hit, rowid), body)| {
+                if let (Some(body), Some(s)) = (body, snippets.remove(&rowid)) {
+                    hit.snippet = Some(crate::snippet::redact_snippet(&s, body));
+                }
+                hit
+            })
+            .collect();
+        self.reindex_changed(&changed, q.complete_pending)?;
+        Ok(hits)
     }
+}
+
+/// SQLite's `snippet(fts, 0, '«', '»', '…', 16)` of each text (rowid, text) for the FTS5 query
+/// `m`, from a temporary FTS5 table with the index's tokenizer: the snippet the full-text table
+/// gave when it kept its texts (`snippet()` reads only the row's text and the query's matches in
+/// it, never the other rows).
+fn snippets_of(conn: &Connection, m: &str, texts: &[(i64, &str)]) -> rusqlite::Result<HashMap<i64, String>> {
+    let mut out = HashMap::new();
+    if texts.is_empty() {
+        return Ok(out);
+    }
+    conn.execute_batch(&format!(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.snip USING fts5(body, tokenize = {}); DELETE FROM temp.snip;",
+        crate::db::FTS_TOKENIZE
+    ))?;
+    {
+        let mut ins = conn.prepare_cached("INSERT INTO temp.snip(rowid, body) VALUES (?1, ?2)")?;
+        for (rowid, text) in texts {
+            ins.execute(rusqlite::params![rowid, text])?;
+        }
+        let mut q = conn
+            .prepare_cached("SELECT rowid, snippet(snip, 0, '«', '»', '…', 16) FROM temp.snip WHERE snip MATCH ?1")?;
+        let rows = q.query_map([m], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+        for row in rows {
+            let (rowid, s) = row?;
+            out.insert(rowid, s);
+        }
+    }
+    conn.execute_batch("DELETE FROM temp.snip")?;
+    Ok(out)
 }
 
 /// An error of the search statement: one that is neither damage nor a busy or full index is

@@ -1,10 +1,69 @@
-//! Search snippets without secrets. SQLite's `snippet()` cuts a few words out of an entry's
+//! Search snippets, made from the session files and without secrets.
+//!
+//! The full-text table keeps no copy of the text (`content=''`: the copy was more than half of
+//! the index). A hit's entry row says where its line is in the file (`off`, `len`) and the hash
+//! of the text indexed from it (`bh`); the line is read again, its text extracted again by the
+//! same rule ([`crate::analyze::line_body`]), and only a text with the same hash gets a snippet.
+//! A file changed at that place, replaced or gone gives a hit without a snippet (never one cut
+//! from other text), and the search has the file read again. An append does not move earlier
+//! lines: their snippets stay. The snippet itself is SQLite's `snippet()` on that text in a
+//! small in-memory FTS5 table with the index's tokenizer and the same query, so it is the one
+//! the full-text table gave when it kept the text.
+//!
+//! SQLite's `snippet()` cuts a few words out of an entry's
 //! indexed text and marks the matches with `«` `»`; a secret in that text (an API key a tool
 //! printed) would be shown as is, or cut in half at the snippet's edge where no rule would
 //! recognize it. So the secrets are found in the whole indexed text (`secrets::find`) and every
 //! part of the snippet that lies inside one is replaced by `[redacted: kind]`, markers kept
-//! around it. The index itself keeps the text (it is a cache of the session, on the user's
+//! around it. The index itself keeps the words (it is a cache of the session, on the user's
 //! machine, and a search for a key must still find its entry).
+use crate::analyze;
+use std::collections::HashMap;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::PathBuf;
+
+/// Where a hit's text is: its file and the entry's place in it, as the index recorded them.
+pub(crate) struct Place {
+    pub file_id: i64,
+    pub path: PathBuf,
+    /// A legacy file, migrated in memory: its entries' text comes from the engine's load.
+    pub migrated: bool,
+    pub seq: i64,
+    /// (offset, length, body hash); `None` for an entry indexed without them.
+    pub loc: Option<(i64, i64, i64)>,
+}
+
+/// The text each place was indexed with, read again from its file; `None` where the file does
+/// not give that text any more (changed there, replaced, gone, unreadable). Also the files
+/// that did not (file id, path), once each.
+pub(crate) fn bodies(places: &[Place]) -> (Vec<Option<String>>, Vec<(i64, PathBuf)>) {
+    let mut files: HashMap<i64, Option<std::fs::File>> = HashMap::new();
+    let mut loaded: HashMap<i64, Option<analyze::Loaded>> = HashMap::new();
+    let mut changed: Vec<(i64, PathBuf)> = Vec::new();
+    let mut out = Vec::with_capacity(places.len());
+    for p in places {
+        let body = p.loc.and_then(|(off, len, hash)| {
+            let body = if p.migrated {
+                let l = loaded.entry(p.file_id).or_insert_with(|| std::fs::read(&p.path).ok().map(analyze::load));
+                let l = l.as_ref()?;
+                let i = usize::try_from(p.seq).ok().filter(|&i| i < l.s.len())?;
+                analyze::entry_facts(l.s.kind(i), l.s.value(i)).body
+            } else {
+                let f = files.entry(p.file_id).or_insert_with(|| std::fs::File::open(&p.path).ok()).as_mut()?;
+                let mut line = vec![0u8; usize::try_from(len).ok()?];
+                f.seek(SeekFrom::Start(u64::try_from(off).ok()?)).ok()?;
+                f.read_exact(&mut line).ok()?;
+                analyze::line_body(&line)
+            };
+            (analyze::body_hash(&body) == hash).then_some(body)
+        });
+        if body.is_none() && !changed.iter().any(|c| c.0 == p.file_id) {
+            changed.push((p.file_id, p.path.clone()));
+        }
+        out.push(body);
+    }
+    (out, changed)
+}
 
 /// The snippet with every part of a secret of `body` replaced. `snippet` is SQLite's
 /// `snippet(fts, 0, '«', '»', '…', n)` of `body`.

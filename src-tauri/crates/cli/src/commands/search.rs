@@ -59,7 +59,11 @@ fn print_hits(out: &mut impl Write, args: &crate::SearchArgs, hits: &[library::S
             library::EntryStatus::Abandoned => "abandoned branch",
         };
         writeln!(out, "[{badge}] {} #{}", h.session_path.display(), h.entry_id)?;
-        writeln!(out, "    {}", h.snippet.replace('\n', " "))?;
+        match &h.snippet {
+            Some(s) => writeln!(out, "    {}", s.replace('\n', " "))?,
+            // the file changed at that entry since it was indexed; the search had it re-read
+            None => writeln!(out, "    (no excerpt: the session file changed since it was indexed)")?,
+        }
     }
     writeln!(out, "{} hit(s)", hits.len())?;
     Ok(())

@@ -3,6 +3,7 @@
 //! moves the context estimate on and the cost of forgetting by its acts; anything else (a
 //! compaction, a leaf on another branch, a duplicate id) recomputes every status and that cost
 //! from the stored rows, without re-reading the file.
+use super::entry_rows::loc_of;
 use super::facts::{session_facts, write_forget_open, write_session_facts, SessionFacts};
 use super::row::{self, hashes, load_row, Row, Stat};
 use super::update::{Change, FileUpdate, NewEntry, MAX_EVENT_ENTRIES};
@@ -43,7 +44,7 @@ pub(crate) fn append(conn: &Connection, path: &Path, mut r: Row, st: Stat) -> Re
         r.offset = (start + scan.consumed as u64) as i64;
         r.open_tail = scan.unterminated;
         if !scan.entries.is_empty() {
-            new_entries = append_entries(conn, &mut r, &buf, &scan.entries)?;
+            new_entries = append_entries(conn, &mut r, &buf, start, &scan.entries)?;
         }
     }
     let (h, t) = hashes(&mut f, r.offset as u64).map_err(|e| LibError::read(path, e))?;
@@ -68,13 +69,14 @@ fn append_entries(
     conn: &Connection,
     r: &mut Row,
     buf: &[u8],
+    base: u64,
     entries: &[session_engine::chunk::ChunkEntry],
 ) -> Result<Vec<NewEntry>, LibError> {
     let mut ins_e = conn
         .prepare_cached(
             "INSERT INTO entries(file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status,
-                                 acts, edit_origin)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 0, ?12, ?13)",
+                                 acts, edit_origin, off, len, bh)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 0, ?12, ?13, ?14, ?15, ?16)",
         )
         .map_err(classify_err)?;
     let mut ins_f = conn.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").map_err(classify_err)?;
@@ -102,6 +104,7 @@ fn append_entries(
         prev = Some(e.id.clone());
         session_facts(r, &mut sf, e, &v);
         let seq = r.entry_count - 1;
+        let loc = loc_of(base + e.start as u64, base + e.end as u64, &f.body);
         let rowid = ins_e
             .insert(params![
                 r.id,
@@ -116,7 +119,10 @@ fn append_entries(
                 f.tok,
                 f.usage,
                 analyze::acts_blob(&f.acts),
-                f.edit_origin
+                f.edit_origin,
+                loc.map(|l| l.0),
+                loc.map(|l| l.1),
+                loc.map(|l| l.2)
             ])
             .map_err(classify_err)?;
         if !f.body.is_empty() {

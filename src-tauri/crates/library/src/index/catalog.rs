@@ -4,7 +4,7 @@ use super::row::{remove_file_rows, Row, Stat};
 use crate::analyze::{self, Loaded};
 use crate::db::{classify_err, now};
 use crate::error::LibError;
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
 
 /// Phase 1 of one file, without the database (made on worker threads).
@@ -40,11 +40,22 @@ pub(crate) fn fresh_file_row(
 ) -> Result<i64, LibError> {
     let id = match old {
         Some(o) => o.id,
-        // another writer (the watcher, a second window) may have added it since the plan
-        None => conn
-            .prepare_cached("INSERT INTO files(path, root) VALUES (?1, ?2) ON CONFLICT(path) DO UPDATE SET root = root RETURNING id")
-            .and_then(|mut s| s.query_row(params![path.to_string_lossy(), root], |r| r.get(0)))
-            .map_err(classify_err)?,
+        None => {
+            let new: Option<i64> = conn
+                .prepare_cached(
+                    "INSERT INTO files(path, root) VALUES (?1, ?2) ON CONFLICT(path) DO NOTHING RETURNING id",
+                )
+                .and_then(|mut s| s.query_row(params![path.to_string_lossy(), root], |r| r.get(0)).optional())
+                .map_err(classify_err)?;
+            // a new row has no entry rows to drop (three statements fewer per file of a cold pass)
+            if let Some(id) = new {
+                return Ok(id);
+            }
+            // another writer (the watcher, a second window) added it since the plan
+            conn.prepare_cached("SELECT id FROM files WHERE path = ?1")
+                .and_then(|mut s| s.query_row([path.to_string_lossy()], |r| r.get(0)))
+                .map_err(classify_err)?
+        }
     };
     remove_file_rows(conn, id, true).map_err(classify_err)?;
     Ok(id)

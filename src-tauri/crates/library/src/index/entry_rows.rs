@@ -77,13 +77,36 @@ pub(crate) struct EntryRows {
     acts: Vec<u8>,
     /// Per entry, where its acts end in `acts`.
     act_ends: Vec<usize>,
+    /// Per entry with a full-text body: where its line is in the file and the hash of the body
+    /// ([`EntryRows::loc`]); `None` for an entry without text.
+    locs: Vec<Option<Loc>>,
+}
+
+/// Where an entry's line is in its file (offset, length) and the hash of the full-text body it
+/// gave ([`analyze::body_hash`]): what a search reads again to make a snippet.
+pub(crate) type Loc = (i64, i64, i64);
+
+/// The [`Loc`] of an entry whose line is the bytes `start..end` of its file and whose body is
+/// `body` (`None` when it has no text: it has no full-text row either).
+pub(crate) fn loc_of(start: u64, end: u64, body: &str) -> Option<Loc> {
+    (!body.is_empty()).then(|| (start as i64, (end - start) as i64, analyze::body_hash(body)))
 }
 
 /// One entry row of [`EntryRows`]: id, parentId, type, firstKeptEntryId, timestamp, role.
 pub(crate) type EntryRowRef<'a> = (&'a str, Option<&'a str>, &'a str, Option<&'a str>, &'a str, Option<&'a str>);
 
 impl EntryRows {
-    pub(crate) fn push(&mut self, id: &str, parent: Option<&str>, ty: &str, ts: &str, f: &EntryFacts) {
+    /// `line`: the entry line's byte range in the file.
+    pub(crate) fn push(
+        &mut self,
+        id: &str,
+        parent: Option<&str>,
+        ty: &str,
+        ts: &str,
+        line: (u64, u64),
+        f: &EntryFacts,
+    ) {
+        self.locs.push(loc_of(line.0, line.1, &f.body));
         let (mut ends, mut present) = ([0usize; 7], 0u8);
         let parts = [
             Some(id),
@@ -127,6 +150,11 @@ impl EntryRows {
             self.ends[i - 1].0[6]
         };
         Some(&self.text[start..e[k]]).filter(|_| present & (1 << k) != 0)
+    }
+
+    /// Entry `i`'s line and body hash ([`Loc`]).
+    pub(crate) fn loc(&self, i: usize) -> Option<Loc> {
+        self.locs[i]
     }
 
     /// Entry `i`'s edit origin (a compaction that edits or reverts another).

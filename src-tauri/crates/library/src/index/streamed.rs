@@ -15,7 +15,7 @@ use pi_json::Value;
 use rusqlite::{params, Connection};
 use session_engine::session::Kind;
 use std::fs::File;
-use std::io::{Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 /// What a streamed read of a file found besides its entries.
@@ -27,8 +27,10 @@ struct StreamRead {
     unterminated: bool,
 }
 
-/// Takes each window's entries: (the facts gathered so far, the window, its entries).
-type WindowSink<'a> = dyn FnMut(&mut Row, &[u8], &[session_engine::chunk::ChunkEntry]) -> Result<(), LibError> + 'a;
+/// Takes each window's entries: (the facts gathered so far, the window, the window's offset in
+/// the file, its entries).
+type WindowSink<'a> =
+    dyn FnMut(&mut Row, &[u8], u64, &[session_engine::chunk::ChunkEntry]) -> Result<(), LibError> + 'a;
 
 /// Read a file in windows through the engine's chunk scanner (the loader's rules: the first JSON
 /// line decides, skipped lines are counted, a torn tail is pending) and hand each window's
@@ -62,7 +64,8 @@ fn stream_range(
     let mut header: Option<session_engine::session::Header> = None;
     let mut valid = if after_header { 1i64 } else { 0 };
     // `buf[..filled]` holds the bytes read and not yet consumed. The buffer keeps its length
-    // (zeroed once, when it grows): zeroing each window again cost 4 % of a cold listing's CPU.
+    // once grown, and grows without zeroing (`read_to_end` reads into its spare capacity):
+    // zeroing each window cost 4 % of a cold listing's CPU.
     let mut buf: Vec<u8> = Vec::new();
     let mut filled = 0usize;
     let mut base = from; // file offset of buf[0]
@@ -73,14 +76,21 @@ fn stream_range(
     // The first read is a 32nd of the window (256 KB of the default 8 MB) and each next one
     // doubles up to the window: phase 2's writer, waiting on this reader, gets its first entries
     // sooner (on the 264 MB bench session it waited 100-140 ms for the reader, 60-80 ms since).
-    let mut step = (window / 32).max(1);
+    // A range that fits in one window is read at once (one read and one scan: most files of a
+    // cold listing), one byte more than its size so that the end of the file shows.
+    let rest = f.metadata().map(|m| m.len().saturating_sub(from).min(to - from)).unwrap_or(u64::MAX);
+    let mut step = if rest < window as u64 { rest as usize + 1 } else { (window / 32).max(1) };
     while !eof {
         let want = step.min(to.saturating_sub(read_to).try_into().unwrap_or(usize::MAX));
         step = (step * 2).min(window);
-        if buf.len() < filled + want {
-            buf.resize(filled + want, 0);
+        let n = if buf.len() >= filled + want {
+            read_full(f, &mut buf[filled..filled + want])
+        } else {
+            buf.truncate(filled);
+            buf.reserve(want);
+            (&mut *f).take(want as u64).read_to_end(&mut buf)
         }
-        let n = read_full(f, &mut buf[filled..filled + want]).map_err(|e| LibError::read(path, e))?;
+        .map_err(|e| LibError::read(path, e))?;
         filled += n;
         read_to += n as u64;
         eof = n < want || read_to >= to;
@@ -132,7 +142,7 @@ fn stream_range(
         if valid == 1 {
             r.bad_lines += scan.skipped.iter().filter(|(_, k)| !matches!(k, D::ExtraHeader)).count() as i64;
             if !entries.is_empty() {
-                sink(&mut r, &buf[..filled], entries)?;
+                sink(&mut r, &buf[..filled], base, entries)?;
             }
         }
         unterminated = scan.unterminated;
@@ -198,13 +208,14 @@ impl<'c> StreamRows<'c> {
             .conn
             .prepare_cached(
                 "INSERT INTO entries(rowid, file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status,
-                                     acts, edit_origin)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                                     acts, edit_origin, off, len, bh)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
             )
             .map_err(classify_err)?;
         for (seq, &(ctx, tok, usage)) in rows.light.iter().enumerate() {
             let (id, parent, ty, fk, ts, role) = rows.row(seq);
             let acts = Some(rows.acts(seq)).filter(|a| !a.is_empty());
+            let loc = rows.loc(seq);
             ins_e
                 .execute(params![
                     self.first_rowid + seq as i64,
@@ -221,7 +232,10 @@ impl<'c> StreamRows<'c> {
                     usage,
                     o.status[seq],
                     acts,
-                    rows.edit_origin(seq)
+                    rows.edit_origin(seq),
+                    loc.map(|l| l.0),
+                    loc.map(|l| l.1),
+                    loc.map(|l| l.2)
                 ])
                 .map_err(classify_err)?;
         }
@@ -257,7 +271,7 @@ pub(crate) fn stream_full(
                 let mut sf = SessionFacts::default();
                 let mut entries = EntryRows::default();
                 let mut touched = Touched::default();
-                let read = stream_windows(path, fr, id, opts.window(), &mut |r, buf, es| {
+                let read = stream_windows(path, fr, id, opts.window(), &mut |r, buf, base, es| {
                     let mut batch = back_rx.try_recv().unwrap_or_default();
                     batch.clear();
                     for e in es {
@@ -265,8 +279,10 @@ pub(crate) fn stream_full(
                         session_facts(r, &mut sf, e, &v);
                         let mut f = analyze::entry_facts(e.kind, &v);
                         touched.keep_new(&mut f);
+                        // before the batch takes the body: the row keeps its hash
+                        let line = (base + e.start as u64, base + e.end as u64);
+                        entries.push(&e.id, e.parent_id.as_deref(), &e.type_name, &e.timestamp, line, &f);
                         batch.push(&mut f);
-                        entries.push(&e.id, e.parent_id.as_deref(), &e.type_name, &e.timestamp, &f);
                     }
                     r.leaf_id = es.last().map(|e| e.id.clone());
                     tx.send(batch).map_err(|_| LibError::Invalid("the index writer stopped".into()))
@@ -484,9 +500,9 @@ fn join_halves(
     (StreamRead { r, header: a.header, valid: 1, unterminated: b.unterminated }, cat)
 }
 
-/// Phase 1 of a big file (without the database, on a worker thread): Pi's picker facts and the
-/// tracking info from a streamed read, with memory bounded by the window. `Ok(None)`: the file
-/// needs the whole-file loader.
+/// Phase 1 of a file (without the database, on a worker thread): Pi's picker facts and the
+/// tracking info from a streamed read, with memory bounded by the window (a file within one
+/// window: one read, one scan). `Ok(None)`: the file needs the whole-file loader.
 pub(crate) fn catalog_stream(path: &Path, opts: &IndexOptions) -> Result<Option<CatalogOut>, LibError> {
     let window = opts.window();
     let mut f = row::open(path)?;
@@ -494,19 +510,23 @@ pub(crate) fn catalog_stream(path: &Path, opts: &IndexOptions) -> Result<Option<
     // Two threads: the second half (from a line start near the middle) is read as lines after
     // the header, while this thread reads the first half; the halves' facts are then joined in
     // file order. A first half without an accepted header is read again whole, in one pass.
-    let mid = line_start_near(&mut f, st.size as u64 / 2).map_err(|e| LibError::read(path, e))?;
+    let mid = if st.size as u64 >= 2 * window as u64 {
+        line_start_near(&mut f, st.size as u64 / 2).map_err(|e| LibError::read(path, e))?
+    } else {
+        None
+    };
     let halves = match mid {
         Some(mid) if st.size as u64 >= 2 * window as u64 => {
             let mut f2 = row::open(path)?;
             let (mut c1, mut c2) = (StreamCatalog::default(), StreamCatalog::default());
             let (first, second) = std::thread::scope(|sc| {
                 let second = sc.spawn(|| {
-                    stream_range(path, &mut f2, 0, (mid, u64::MAX), true, window, &mut |r, buf, es| {
+                    stream_range(path, &mut f2, 0, (mid, u64::MAX), true, window, &mut |r, buf, _, es| {
                         c2.add(r, buf, es);
                         Ok(())
                     })
                 });
-                let first = stream_range(path, &mut f, 0, (0, mid), false, window, &mut |r, buf, es| {
+                let first = stream_range(path, &mut f, 0, (0, mid), false, window, &mut |r, buf, _, es| {
                     c1.add(r, buf, es);
                     Ok(())
                 });
@@ -524,7 +544,7 @@ pub(crate) fn catalog_stream(path: &Path, opts: &IndexOptions) -> Result<Option<
         Some(x) => x,
         None => {
             let mut cat = StreamCatalog::default();
-            let Some(read) = stream_windows(path, &mut f, 0, window, &mut |r, buf, es| {
+            let Some(read) = stream_windows(path, &mut f, 0, window, &mut |r, buf, _, es| {
                 cat.add(r, buf, es);
                 Ok(())
             })?

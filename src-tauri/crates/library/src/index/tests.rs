@@ -3,52 +3,83 @@ use super::options::IndexOptions;
 use super::{streamed, whole};
 use crate::analyze;
 use crate::db::write_tx;
+use crate::snippet::{bodies, Place};
 use crate::status::EntryStatus;
 use rusqlite::Connection;
 
-/// Every column of every entry row, its full-text body, and the file's `touched` rows.
-type Rows = (
-    Vec<(
-        String,
-        Option<String>,
-        String,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-        bool,
-        i64,
-        Option<i64>,
-        i64,
-        Option<String>,
-    )>,
-    Vec<(i64, String)>,
+/// Every column of an entry row, and its full-text body.
+type EntryRow = (
+    String,
+    Option<String>,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    bool,
+    i64,
+    Option<i64>,
+    i64,
+    Option<String>,
 );
 
+/// Every entry row with its full-text body, and the file's `touched` rows.
+type Rows = (Vec<EntryRow>, Vec<(i64, String)>);
+
 fn rows(conn: &Connection) -> Rows {
+    // the index keeps no copy of the text: each body is read again from the file at the entry's
+    // place, as a search reads it (and only an entry with a full-text row has one)
     let mut q = conn
         .prepare(
-            "SELECT e.entry_id, e.parent_id, e.type, e.first_kept, e.ts, e.role, e.ctx, e.tok, e.usage, e.status, t.body
-             FROM entries e LEFT JOIN fts t ON t.rowid = e.rowid ORDER BY e.rowid",
+            "SELECT e.entry_id, e.parent_id, e.type, e.first_kept, e.ts, e.role, e.ctx, e.tok, e.usage, e.status,
+                    EXISTS (SELECT 1 FROM fts t WHERE t.rowid = e.rowid), f.id, f.path, e.seq, e.off, e.len, e.bh
+             FROM entries e JOIN files f ON f.id = e.file_id ORDER BY e.rowid",
         )
         .unwrap();
-    let entries = q
+    type Read = (EntryRow, bool, Place);
+    let read: Vec<Read> = q
         .query_map([], |r| {
+            let loc = match (r.get(14)?, r.get(15)?, r.get(16)?) {
+                (Some(o), Some(l), Some(h)) => Some((o, l, h)),
+                _ => None,
+            };
             Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-                r.get(7)?,
-                r.get(8)?,
-                r.get(9)?,
+                (
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    r.get(7)?,
+                    r.get(8)?,
+                    r.get(9)?,
+                    None,
+                ),
                 r.get(10)?,
+                Place {
+                    file_id: r.get(11)?,
+                    path: std::path::PathBuf::from(r.get::<_, String>(12)?),
+                    migrated: false,
+                    seq: r.get(13)?,
+                    loc,
+                },
             ))
         })
         .unwrap()
         .map(Result::unwrap)
+        .collect();
+    let (rows, places): (Vec<(EntryRow, bool)>, Vec<Place>) = read.into_iter().map(|(e, f, p)| ((e, f), p)).unzip();
+    let (bodies, changed) = bodies(&places);
+    assert!(changed.iter().all(|c| places.iter().any(|p| p.file_id == c.0 && p.loc.is_none())));
+    let entries = rows
+        .into_iter()
+        .zip(bodies)
+        .map(|((mut e, has_fts), body)| {
+            assert_eq!(has_fts, body.is_some(), "a full-text row exactly for an entry with a text: {}", e.0);
+            e.10 = body;
+            e
+        })
         .collect();
     let mut q = conn.prepare("SELECT op, path FROM touched ORDER BY id").unwrap();
     let touched = q.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();

@@ -107,7 +107,7 @@ pub(crate) fn fulltext_of(l: &Loaded) -> FullTextOut {
     let (mut rows, mut text) = (EntryRows::default(), TextBatch::default());
     for (i, f) in facts.iter_mut().enumerate() {
         let e = session.entry(i);
-        rows.push(&e.id, e.parent_id.as_deref(), &e.type_name, &e.timestamp, f);
+        rows.push(&e.id, e.parent_id.as_deref(), &e.type_name, &e.timestamp, (e.start, e.end), f);
         text.push(f);
     }
     let forget = (l.valid == 1).then(|| forget::sum(session, &rows));
@@ -138,8 +138,8 @@ pub(crate) fn write_fulltext(conn: &Connection, file_id: i64, out: FullTextOut) 
     let mut ins_e = conn
         .prepare_cached(
             "INSERT INTO entries(file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status,
-                                 acts, edit_origin)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                                 acts, edit_origin, off, len, bh)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
         )
         .map_err(classify_err)?;
     let mut ins_f = conn.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").map_err(classify_err)?;
@@ -152,6 +152,7 @@ pub(crate) fn write_fulltext(conn: &Connection, file_id: i64, out: FullTextOut) 
     for (seq, (&(ctx, tok, usage), &status)) in rows.light.iter().zip(&outcome.status).enumerate() {
         let (id, parent, ty, fk, ts, role) = rows.row(seq);
         let acts = Some(rows.acts(seq)).filter(|a| !a.is_empty());
+        let loc = rows.loc(seq);
         let rowid = ins_e
             .insert(params![
                 file_id,
@@ -167,7 +168,10 @@ pub(crate) fn write_fulltext(conn: &Connection, file_id: i64, out: FullTextOut) 
                 usage,
                 status,
                 acts,
-                rows.edit_origin(seq)
+                rows.edit_origin(seq),
+                loc.map(|l| l.0),
+                loc.map(|l| l.1),
+                loc.map(|l| l.2)
             ])
             .map_err(classify_err)?;
         let body = text.body(seq);
