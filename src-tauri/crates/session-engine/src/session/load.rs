@@ -198,6 +198,7 @@ impl Session {
             parent: Vec::new(),
             diagnostics: Vec::new(),
             labels: Vec::new(),
+            label_at: FxHashMap::default(),
             name: None,
             read_only: None,
             migrated: false,
@@ -728,11 +729,21 @@ impl Session {
                     _ => None,
                 };
                 let ts = self.entries[i].timestamp.to_string();
-                match (text, self.labels.iter().position(|(t, _, _)| *t == target)) {
+                match (text, self.label_at.get(target.as_str()).copied()) {
                     (Some(l), Some(k)) => self.labels[k] = (target, l, ts),
-                    (Some(l), None) => self.labels.push((target, l, ts)),
+                    (Some(l), None) => {
+                        self.label_at.insert(target.as_str().into(), self.labels.len());
+                        self.labels.push((target, l, ts));
+                    }
                     (None, Some(k)) => {
                         self.labels.remove(k);
+                        self.label_at.remove(target.as_str());
+                        // Rare (a label cleared): the labels after it moved up by one.
+                        for (t, _, _) in &self.labels[k..] {
+                            if let Some(at) = self.label_at.get_mut(t.as_str()) {
+                                *at -= 1;
+                            }
+                        }
                     }
                     (None, None) => {}
                 }
