@@ -222,11 +222,12 @@ impl Session {
     }
 
     fn load(&mut self, ids: &mut dyn IdSource, parallel_min: usize, parse_parallel_min: usize) {
-        let buf = std::mem::take(&mut self.buf);
+        let bytes = std::mem::take(&mut self.buf);
+        let buf = bytes.as_read();
         self.ends_with_newline = buf.last() == Some(&b'\n');
-        let all_utf8 = simdutf8::basic::from_utf8(&buf).is_ok();
-        let t0 = js_trim_start(&buf);
-        let t1 = js_trim_end(&buf, t0);
+        let all_utf8 = simdutf8::basic::from_utf8(buf).is_ok();
+        let t0 = js_trim_start(buf);
+        let t1 = js_trim_end(buf, t0);
         // Lines of the trimmed text, split on '\n' only.
         let mut line_no = 0usize;
         let mut pos = t0;
@@ -256,7 +257,7 @@ impl Session {
         } else {
             None
         };
-        let bufr: &[u8] = &buf;
+        let bufr: &[u8] = buf;
         std::thread::scope(|scope| {
             let mut worker =
                 split.map(|sp| scope.spawn(move || read_lines(bufr, sp + 1, t1, all_utf8, 2, pi_json::scan_line_fast)));
@@ -322,7 +323,7 @@ impl Session {
                                     line.len()
                                 ),
                             )
-                        } else if is_last && !self.ends_with_newline_at(t1, &buf) {
+                        } else if is_last && !self.ends_with_newline_at(t1, buf) {
                             (
                                 DiagnosticKind::TornTail,
                                 format!(
@@ -400,7 +401,7 @@ impl Session {
                     }
                     continue;
                 }
-                let unterminated = is_last && !self.ends_with_newline_at(t1, &buf);
+                let unterminated = is_last && !self.ends_with_newline_at(t1, buf);
                 match (parsed, scanned) {
                     (Some(v), _) => self.add_entry_value(v, line_start, nl, line_no, unterminated),
                     (None, Some(sc)) => self.add_entry_line(text, &sc, line_start, nl, line_no, unterminated),
@@ -413,7 +414,7 @@ impl Session {
         });
         self.lines_seen = line_no;
         self.text_end = t1;
-        self.buf = buf;
+        self.buf = bytes;
         if rejected {
             self.header = None;
             self.read_only = Some(ReadOnly::Rejected);

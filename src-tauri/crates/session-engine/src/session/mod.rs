@@ -198,8 +198,9 @@ pub struct Entry {
     pub timestamp: Box<str>,
 }
 
-/// A loaded session. A clone copies the file's bytes (about 120 ms for a 264 MB session): the
-/// app shares one behind an `Arc` and clones only when it writes while a reader still holds it.
+/// A loaded session. A clone shares the bytes read at open (it copies the index, and the bytes
+/// appended since): the app shares one behind an `Arc` and clones only when it writes while a
+/// reader still holds it.
 #[derive(Clone)]
 pub struct Session {
     buf: bytes::FileBytes,
@@ -330,7 +331,7 @@ impl Session {
     /// The original bytes of the entry's line (without `\n`; a CRLF file keeps its `\r`).
     pub fn raw(&self, idx: usize) -> &[u8] {
         let e = &self.entries[idx];
-        &self.buf[e.start as usize..e.end as usize]
+        self.buf.slice(e.start as usize, e.end as usize)
     }
     /// The entry's full JSON, parsed on first use. A line nested deeper than
     /// [`pi_json::MAX_DEPTH`] (which Pi loads, V8 having no limit) reads as `null` here: its
