@@ -62,7 +62,7 @@ runBench("bench-open", async (s) => {
         };
         poll();
       });`, !!process.env.ARBOR_BENCH_TRACE);
-    if (r.trace.length) console.error(JSON.stringify(r.trace));
+    if (r.trace?.length) console.error(JSON.stringify(r.trace));
     paint.push(r.painted);
     selected.push(r.selected);
   }

@@ -17,6 +17,19 @@ pub struct RawStr {
     pub escaped: bool,
 }
 
+impl RawStr {
+    /// The string at bytes `start..end` of its line. The positions are kept in 32 bits (the
+    /// scan of a big file's second half holds one per field of every line); a string that ends
+    /// 4 GiB or more into its line cannot be held, so its line is refused instead of read at a
+    /// wrapped position (Pi cannot read such a line either: its strings stop at 512 MiB).
+    pub fn at(start: usize, end: usize, escaped: bool) -> Result<RawStr, JsonError> {
+        match (u32::try_from(start), u32::try_from(end)) {
+            (Ok(start), Ok(end)) => Ok(RawStr { start, end, escaped }),
+            _ => Err(JsonError { pos: start, msg: "a string 4 GiB or more into its line" }),
+        }
+    }
+}
+
 /// What a top-level key held, when it matters for loading.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Field {
@@ -114,7 +127,7 @@ pub fn scan_line(s: &[u8]) -> Result<ScannedLine, JsonError> {
                 let start = i + 1;
                 let (end, escaped) = skip_string(s, i)?;
                 if key != 0 {
-                    let f = Field::Str(RawStr { start: start as u32, end: (end - 1) as u32, escaped });
+                    let f = Field::Str(RawStr::at(start, end - 1, escaped)?);
                     record(&mut out, key, f);
                 }
                 i = end;
@@ -319,13 +332,12 @@ pub fn scan_line_fast(s: &[u8]) -> Result<ScannedLine, JsonError> {
             ] {
                 if let Some(b) = f {
                     let start = b.as_ptr() as usize - s.as_ptr() as usize;
-                    *slot = Field::Str(RawStr { start: start as u32, end: (start + b.len()) as u32, escaped: false });
+                    *slot = Field::Str(RawStr::at(start, start + b.len(), false)?);
                 }
             }
             if let Some(b) = role {
                 let start = b.as_ptr() as usize - s.as_ptr() as usize;
-                out.role =
-                    Some(Field::Str(RawStr { start: start as u32, end: (start + b.len()) as u32, escaped: false }));
+                out.role = Some(Field::Str(RawStr::at(start, start + b.len(), false)?));
             }
             // `null` and absent both read as None here; the loader treats them alike.
             return Ok(out);
@@ -361,6 +373,20 @@ pub fn raw_str_borrowed(line: &[u8], r: RawStr) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use crate::*;
+
+    /// Positions past 4 GiB into a line are refused, not wrapped to a small one (which would
+    /// read another part of the line as the entry's id).
+    #[test]
+    fn raw_str_positions_past_4_gib_are_refused() {
+        let r = RawStr::at(7, 15, true).unwrap();
+        assert_eq!((r.start, r.end, r.escaped), (7, 15, true));
+        let top = u32::MAX as usize;
+        assert_eq!(RawStr::at(top - 8, top, false).unwrap().end, u32::MAX);
+        for (start, end) in [(5usize << 30, (5usize << 30) + 8), (top - 3, top + 5), (top + 1, top + 1)] {
+            let e = RawStr::at(start, end, false).unwrap_err();
+            assert_eq!(e.pos, start);
+        }
+    }
 
     #[test]
     fn scanner_agrees_with_parser() {

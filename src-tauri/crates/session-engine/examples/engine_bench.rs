@@ -6,6 +6,8 @@
 //!   engine_bench compact FILE         open (untimed), then path + prepare_compaction + serialization
 //!   engine_bench navigate FILE TARGET open (untimed), then collect + prepare + serialize + context at TARGET
 //!   engine_bench append FILE N        append N message lines one by one (p50/p99/max in µs)
+//!   engine_bench follow FILE N        open (untimed), keep a clone alive, then read N appended
+//!                                     messages one by one with extend_from_file (µs); writes FILE
 //!
 //! Prints one JSON line: {"op", "ms", ...}. Peak RSS is measured from outside (/usr/bin/time).
 //! For profiling: `ARBOR_BENCH_WARM=N` repeats the context build (context), the compaction's
@@ -29,7 +31,7 @@ fn minflt() -> u64 {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
-        eprintln!("usage: engine_bench load|context|compact|navigate|append FILE [TARGET|N]");
+        eprintln!("usage: engine_bench load|context|compact|navigate|append|follow FILE [TARGET|N]");
         std::process::exit(2);
     }
     let (op, file) = (args[1].as_str(), Path::new(&args[2]));
@@ -166,6 +168,44 @@ fn main() {
                 p(50.0),
                 p(99.0),
                 sorted[sorted.len() - 1]
+            )
+        }
+        "follow" => {
+            // The app's live follow while a background reader holds the session (a snapshot):
+            // another writer appends N messages of about 3 KB, one at a time, and the session
+            // reads each with extend_from_file. Peak memory (measured from outside) shows whether
+            // the bytes read at open were held twice.
+            let n: usize = args.get(3).and_then(|x| x.parse().ok()).unwrap_or(1000);
+            let mut session = Session::open(file).expect("open");
+            let snapshot = session.clone();
+            let mut times = Vec::with_capacity(n);
+            let body = "x".repeat(3000);
+            for i in 0..n {
+                let parent = session.file_leaf().map(|l| session.id(l).to_string());
+                let id = session_engine::ids::new_entry_id(|c| session.index_of(c).is_some());
+                let msg = pi_json::obj([
+                    ("role", "user".into()),
+                    ("content", format!("follow {i} {body}").into()),
+                    ("timestamp", pi_json::Value::Num(i as f64)),
+                ]);
+                let e = entries::message(&id, parent.as_deref(), &session_engine::time::now_iso(), msg);
+                store::append_entry(file, &e, false).expect("append");
+                let t = Instant::now();
+                let r = session.extend_from_file(file).expect("extend");
+                times.push(t.elapsed().as_secs_f64() * 1e6);
+                assert_eq!(r, session_engine::session::Extend::Added(1), "append {i} not read as one entry");
+            }
+            assert_eq!(session.len(), snapshot.len() + n);
+            let mut sorted = times.clone();
+            sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            let p =
+                |q: f64| sorted[((q / 100.0) * sorted.len() as f64).floor().min(sorted.len() as f64 - 1.0) as usize];
+            format!(
+                "{{\"op\":\"follow\",\"n\":{n},\"medianUs\":{:.1},\"p99Us\":{:.1},\"maxUs\":{:.1},\"entries\":{}}}",
+                p(50.0),
+                p(99.0),
+                sorted[sorted.len() - 1],
+                session.len()
             )
         }
         other => {

@@ -10,9 +10,17 @@
 //! 72-83 ms in some rounds and 380-575 ms in others, worse than the `Vec`: not used. The memory is
 //! Arbor's own copy, never a mapping of the file, so a file truncated by another program while it
 //! is open cannot fault the process.
+//!
+//! What the open read (the base) is shared between clones of a session, and what is appended
+//! later goes into the base's room while nothing else holds it, else into a tail of its own: a
+//! million-entry session is 2.6 GB, and a copy of it (the app's open session written while a
+//! background reader still holds the previous one, or a full room moved to a bigger buffer)
+//! held the file twice. Every line lies whole in the base or in the tail: appends are whole
+//! lines after a `\n`.
 use std::io::{self, Read};
 use std::ops::Deref;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Files of this size or more go to anonymous memory; smaller ones stay in a `Vec` (small files
 /// are most of what users open, and their few faults cost little).
@@ -23,8 +31,15 @@ const MAPPED_MIN_BYTES: usize = 8 << 20;
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const ROOM: usize = 2 << 20;
 
-/// A session file's bytes: a `Vec`, or for big files on Linux anonymous memory with room to grow.
-pub(crate) struct FileBytes(Inner);
+/// A session file's bytes: the base (a `Vec`, or for big files on Linux anonymous memory with
+/// room to grow), shared by clones, and the bytes appended where the base could not take them.
+pub(crate) struct FileBytes {
+    base: Arc<Base>,
+    tail: Vec<u8>,
+}
+
+/// The bytes as read: one contiguous buffer.
+struct Base(Inner);
 
 enum Inner {
     Heap(Vec<u8>),
@@ -38,11 +53,83 @@ enum Inner {
 impl FileBytes {
     /// Reads the whole file (to its end as read, even if it grows meanwhile).
     pub(crate) fn read(path: &Path) -> io::Result<FileBytes> {
+        Base::read(path).map(FileBytes::from_base)
+    }
+
+    fn from_base(base: Base) -> FileBytes {
+        FileBytes { base: Arc::new(base), tail: Vec::new() }
+    }
+
+    /// Bytes the base holds (the rest, up to `len`, is in the tail).
+    fn base_len(&self) -> usize {
+        self.base.len()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.base.len() + self.tail.len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes `start..end`, which lie in the base or in the tail (a line, or part of one).
+    pub(crate) fn slice(&self, start: usize, end: usize) -> &[u8] {
+        let b = self.base_len();
+        debug_assert!(end <= b || start >= b, "bytes {start}..{end} span the base's end ({b})");
+        if end <= b {
+            &self.base[start..end]
+        } else {
+            &self.tail[start - b..end - b]
+        }
+    }
+
+    /// A copy of the bytes `start..end`, across the base and the tail.
+    pub(crate) fn copy_range(&self, start: usize, end: usize) -> Vec<u8> {
+        let b = self.base_len();
+        let mut v = Vec::with_capacity(end - start);
+        if start < b {
+            v.extend_from_slice(&self.base[start..end.min(b)]);
+        }
+        if end > b {
+            v.extend_from_slice(&self.tail[start.max(b) - b..end - b]);
+        }
+        v
+    }
+
+    /// Whether two byte sets share one base (a clone's), not copies of it.
+    #[cfg(test)]
+    pub(crate) fn same_base(&self, other: &FileBytes) -> bool {
+        Arc::ptr_eq(&self.base, &other.base)
+    }
+
+    /// The whole file as one slice, for the open (nothing appended yet: the base is all).
+    pub(crate) fn as_read(&self) -> &[u8] {
+        debug_assert!(self.tail.is_empty(), "the open reads the base alone");
+        &self.base
+    }
+
+    /// Appends `more`: into the base's room while the tail is empty and no clone holds the base,
+    /// else into the tail. The base never moves (a copy would hold the file twice).
+    pub(crate) fn extend_from_slice(&mut self, more: &[u8]) {
+        if self.tail.is_empty() {
+            if let Some(base) = Arc::get_mut(&mut self.base) {
+                if base.try_extend(more) {
+                    return;
+                }
+            }
+        }
+        self.tail.extend_from_slice(more);
+    }
+}
+
+impl Base {
+    fn read(path: &Path) -> io::Result<Base> {
         let mut f = std::fs::File::open(path)?;
         let len = f.metadata()?.len() as usize;
         #[cfg(target_os = "linux")]
         if len >= MAPPED_MIN_BYTES {
-            if let Some(mut b) = FileBytes::mapped(len + 1) {
+            if let Some(mut b) = Base::mapped(len + 1) {
                 if b.read_halves(&f, len).is_ok() {
                     // Whatever was appended since the size was read.
                     std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(len as u64))?;
@@ -56,14 +143,14 @@ impl FileBytes {
         // As `std::fs::read`: one more byte than the size, so the end is found without growing.
         let mut v = Vec::with_capacity(len + 1);
         f.read_to_end(&mut v)?;
-        Ok(FileBytes(Inner::Heap(v)))
+        Ok(Base(Inner::Heap(v)))
     }
 
     /// Empty anonymous memory for at least `min` bytes, or `None` if the system refuses it.
     #[cfg(target_os = "linux")]
-    fn mapped(min: usize) -> Option<FileBytes> {
+    fn mapped(min: usize) -> Option<Base> {
         let map = memmap2::MmapOptions::new().len(min + ROOM).map_anon().ok()?;
-        Some(FileBytes(Inner::Mapped { map, len: 0 }))
+        Some(Base(Inner::Mapped { map, len: 0 }))
     }
 
     /// Reads the file's first `n` bytes into this empty mapped buffer, each half on its own
@@ -102,22 +189,24 @@ impl FileBytes {
         }
     }
 
-    /// Room for `extra` more bytes: a full mapped buffer moves to a bigger one (one copy).
+    /// Room for `extra` more bytes: a full mapped buffer moves to a bigger one (one copy). Only
+    /// while the open reads a file that grows meanwhile; later appends go to the tail instead.
     #[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
     fn reserve(&mut self, extra: usize) {
         #[cfg(target_os = "linux")]
         if let Inner::Mapped { map, len } = &self.0 {
             if map.len() - len < extra {
                 let whole = len + extra;
-                let mut bigger = FileBytes::mapped(whole + whole / 8)
-                    .unwrap_or_else(|| FileBytes(Inner::Heap(Vec::with_capacity(whole))));
-                bigger.extend_from_slice(self);
+                let mut bigger =
+                    Base::mapped(whole + whole / 8).unwrap_or_else(|| Base(Inner::Heap(Vec::with_capacity(whole))));
+                bigger.push(&self[..]);
                 *self = bigger;
             }
         }
     }
 
-    pub(crate) fn extend_from_slice(&mut self, more: &[u8]) {
+    /// Appends `more` after a [`Base::reserve`].
+    fn push(&mut self, more: &[u8]) {
         self.reserve(more.len());
         match &mut self.0 {
             Inner::Heap(v) => v.extend_from_slice(more),
@@ -129,20 +218,29 @@ impl FileBytes {
         }
     }
 
-    /// A copy of `bytes`, in anonymous memory when they are many.
-    fn copy_of(bytes: &[u8]) -> FileBytes {
-        #[cfg(target_os = "linux")]
-        if bytes.len() >= MAPPED_MIN_BYTES {
-            if let Some(mut b) = FileBytes::mapped(bytes.len()) {
-                b.extend_from_slice(bytes);
-                return b;
+    /// Appends `more` where it fits without moving what is held: a `Vec` (a small file; its
+    /// growth copies little) or mapped memory with room left. False: nothing appended.
+    fn try_extend(&mut self, more: &[u8]) -> bool {
+        match &mut self.0 {
+            Inner::Heap(v) if v.len() < MAPPED_MIN_BYTES => {
+                v.extend_from_slice(more);
+                true
+            }
+            Inner::Heap(_) => false,
+            #[cfg(target_os = "linux")]
+            Inner::Mapped { map, len } => {
+                if map.len() - *len < more.len() {
+                    return false;
+                }
+                map[*len..*len + more.len()].copy_from_slice(more);
+                *len += more.len();
+                true
             }
         }
-        FileBytes(Inner::Heap(bytes.to_vec()))
     }
 }
 
-impl Deref for FileBytes {
+impl Deref for Base {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         match &self.0 {
@@ -154,26 +252,32 @@ impl Deref for FileBytes {
 }
 
 impl Clone for FileBytes {
+    /// Shares the base; copies only what was appended into the tail.
     fn clone(&self) -> FileBytes {
-        FileBytes::copy_of(self)
+        FileBytes { base: Arc::clone(&self.base), tail: self.tail.clone() }
     }
 }
 
 impl Default for FileBytes {
     fn default() -> FileBytes {
-        FileBytes(Inner::Heap(Vec::new()))
+        FileBytes::from(Vec::new())
     }
 }
 
 impl From<Vec<u8>> for FileBytes {
     fn from(v: Vec<u8>) -> FileBytes {
-        FileBytes(Inner::Heap(v))
+        FileBytes::from_base(Base(Inner::Heap(v)))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Everything the bytes hold, across the base and the tail.
+    fn all(b: &FileBytes) -> Vec<u8> {
+        b.copy_range(0, b.len())
+    }
 
     #[test]
     fn a_big_file_reads_whole_and_grows_past_its_room() {
@@ -184,19 +288,53 @@ mod tests {
         std::fs::write(&p, &body).unwrap();
         let mut b = FileBytes::read(&p).unwrap();
         #[cfg(target_os = "linux")]
-        assert!(matches!(b.0, Inner::Mapped { .. }), "a big file goes to anonymous memory on Linux");
-        assert_eq!(&b[..], &body[..]);
-        // Appends beyond the room left move the bytes to a bigger buffer, in order.
+        assert!(matches!(b.base.0, Inner::Mapped { .. }), "a big file goes to anonymous memory on Linux");
+        assert_eq!(b.as_read(), &body[..]);
+        // Appends fill the room left, then go to the tail: the base never moves.
+        let base_at = b.base.as_ptr();
         let mut want = body.clone();
+        let mut starts = Vec::new();
         for i in 0..5 {
             let more = vec![b'a' + i as u8; ROOM / 2 + 7];
+            starts.push((b.len(), more.len()));
             b.extend_from_slice(&more);
             want.extend_from_slice(&more);
             assert_eq!(b.len(), want.len());
         }
-        assert_eq!(&b[..], &want[..]);
+        assert_eq!(b.base.as_ptr(), base_at, "the base was moved (copied)");
+        #[cfg(target_os = "linux")]
+        assert!(!b.tail.is_empty(), "past the room, appends go to the tail");
+        assert_eq!(all(&b), want);
+        for (s, n) in starts {
+            assert_eq!(b.slice(s, s + n), &want[s..s + n]);
+        }
         let c = b.clone();
-        assert_eq!(&c[..], &want[..]);
+        assert_eq!(all(&c), want);
+    }
+
+    /// A clone shares the bytes read at open: appends to either copy go to its own tail, and
+    /// neither sees the other's.
+    #[test]
+    fn clones_share_the_base_and_keep_their_own_appends() {
+        let body: Vec<u8> = b"{\"type\":\"session\"}\n".repeat(1000);
+        let mut a = FileBytes::from(body.clone());
+        let mut b = a.clone();
+        assert!(std::ptr::eq(a.base.as_ptr(), b.base.as_ptr()), "a clone copied the base");
+        a.extend_from_slice(b"a\n");
+        b.extend_from_slice(b"bb\n");
+        // The base is held twice: neither append went into it.
+        assert_eq!(a.base_len(), body.len());
+        assert_eq!(all(&a), [&body[..], b"a\n"].concat());
+        assert_eq!(all(&b), [&body[..], b"bb\n"].concat());
+        assert_eq!(b.slice(body.len(), body.len() + 2), b"bb");
+        assert_eq!(a.copy_range(body.len() - 1, a.len()), b"\na\n");
+        assert_eq!(a.copy_range(body.len() - 1, body.len() + 1), b"\na");
+        assert_eq!(a.copy_range(3, 9), &body[3..9]);
+        // Once alone again (the clone dropped), the base still keeps the order: a's next
+        // append follows its tail, not the base.
+        drop(b);
+        a.extend_from_slice(b"c\n");
+        assert_eq!(all(&a), [&body[..], b"a\nc\n"].concat());
     }
 
     /// A file cut after its size was read: the halves' read fails (and `read` starts over).
@@ -207,9 +345,9 @@ mod tests {
         let p = dir.path().join("cut.jsonl");
         std::fs::write(&p, vec![b'x'; 1000]).unwrap();
         let f = std::fs::File::open(&p).unwrap();
-        let mut b = FileBytes::mapped(2001).unwrap();
+        let mut b = Base::mapped(2001).unwrap();
         assert_eq!(b.read_halves(&f, 2000).unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
-        let mut b = FileBytes::mapped(1001).unwrap();
+        let mut b = Base::mapped(1001).unwrap();
         b.read_halves(&f, 1000).unwrap();
         assert_eq!(&b[..], &[b'x'; 1000][..]);
     }
@@ -220,9 +358,10 @@ mod tests {
         let p = dir.path().join("small.jsonl");
         std::fs::write(&p, b"{\"type\":\"session\"}\n").unwrap();
         let mut b = FileBytes::read(&p).unwrap();
-        assert!(matches!(b.0, Inner::Heap(_)));
+        assert!(matches!(b.base.0, Inner::Heap(_)));
         b.extend_from_slice(b"x");
-        assert_eq!(&b[..], b"{\"type\":\"session\"}\nx");
+        assert!(b.tail.is_empty(), "a small file's appends stay in its Vec");
+        assert_eq!(all(&b), b"{\"type\":\"session\"}\nx");
         assert_eq!(
             &FileBytes::read(&dir.path().join("empty")).map(|_| ()).unwrap_err().kind(),
             &io::ErrorKind::NotFound

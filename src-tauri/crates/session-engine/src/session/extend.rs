@@ -31,7 +31,7 @@ impl Session {
         let mut tail = vec![0u8; probe as usize];
         f.seek(SeekFrom::Start(old - probe)).map_err(io)?;
         f.read_exact(&mut tail).map_err(io)?;
-        if tail[..] != self.buf[(old - probe) as usize..] {
+        if tail != self.buf.copy_range((old - probe) as usize, old as usize) {
             return Ok(Extend::Reload);
         }
         let mut new = Vec::with_capacity((len - old) as usize);
@@ -42,14 +42,17 @@ impl Session {
         let old_len = self.buf.len();
         self.buf.extend_from_slice(&new);
         // Pi trims the whole file: what the loader (and each extend) read ends at `text_end`,
-        // and the text now ends at `end`. Only whitespace appended: nothing changes.
-        let end = js_trim_end(&self.buf, self.text_end);
-        if end <= self.text_end {
+        // and the text now ends at `end`. Only whitespace appended: nothing changes. (What was
+        // held ends with `\n`, so no whitespace character spans the old bytes and the new.)
+        let new_end = js_trim_end(&new, 0);
+        if new_end == 0 {
             return Ok(Extend::Added(0));
         }
+        let end = old_len + new_end;
         // The old tail (after `text_end`) now belongs to the last line read, up to its `\n`,
         // and to blank lines, as in a fresh load of the longer file.
-        let tail = &self.buf[self.text_end..old_len];
+        let tail = self.buf.copy_range(self.text_end, old_len);
+        let tail = &tail[..];
         let first_nl = memchr::memchr(b'\n', tail).unwrap_or(tail.len());
         if tail[..first_nl].iter().any(|b| !matches!(b, b' ' | b'\t' | b'\r')) {
             // Whitespace JSON does not allow (U+00A0, U+2028, a BOM, ...): trimmed, the last line
@@ -69,7 +72,7 @@ impl Session {
                     d.line == last_line && matches!(d.kind, DiagnosticKind::Malformed | DiagnosticKind::NulBytes)
                 })
             {
-                let whole = String::from_utf8_lossy(&self.buf[d.offset as usize..last_end as usize]).into_owned();
+                let whole = String::from_utf8_lossy(self.buf.slice(d.offset as usize, last_end as usize)).into_owned();
                 if let Err(e) = pi_json::scan_line_fast(whole.as_bytes()) {
                     (d.kind, d.message) = whole_line_diag(whole.as_bytes(), &e);
                 }
@@ -77,19 +80,20 @@ impl Session {
         }
         self.lines_seen += memchr::memchr_iter(b'\n', &tail[first_nl.min(tail.len())..]).count().saturating_sub(1);
         let first_new = self.entries.len();
+        // The new lines, all in `new` (which starts at `old_len` in the file).
         let mut pos = old_len;
         while pos < end {
-            let nl = memchr::memchr(b'\n', &self.buf[pos..end]).map(|o| pos + o).unwrap_or(end);
+            let nl = memchr::memchr(b'\n', &new[pos - old_len..new_end]).map(|o| pos + o).unwrap_or(end);
             let line_start = pos;
             pos = nl + 1;
-            let line = self.buf[line_start..nl].to_vec();
+            let line = &new[line_start - old_len..nl - old_len];
             self.lines_seen += 1;
             let line_no = self.lines_seen;
-            if js_is_blank(&line) {
+            if js_is_blank(line) {
                 continue;
             }
             self.non_empty_lines += 1;
-            let text = self.utf8_text(&line, all_utf8, line_no, line_start);
+            let text = self.utf8_text(line, all_utf8, line_no, line_start);
             match pi_json::scan_line_fast(&text) {
                 Ok(scanned) => self.add_entry_line(&text, &scanned, line_start, nl, line_no, false),
                 Err(e) => {
@@ -151,5 +155,59 @@ impl Session {
         self.children = OnceLock::new();
         self.text_end = end;
         Ok(Extend::Added(n - first_new))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn line(k: usize, parent: Option<usize>) -> String {
+        let p = parent.map_or("null".to_string(), |p| format!("\"e{p}\""));
+        format!(
+            r#"{{"type":"message","id":"e{k}","parentId":{p},"timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":"{k} é"}}}}"#
+        )
+    }
+
+    /// A session read while a clone of it is alive (the app's snapshot for a background reader):
+    /// the appended lines go to its own tail, the clone keeps what it had, both still share the
+    /// bytes read at open, and the grown session reads as a fresh open of the file.
+    #[test]
+    fn appends_while_a_clone_holds_the_bytes_leave_them_shared() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("s.jsonl");
+        let mut text = String::from(
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
+        );
+        text.push('\n');
+        for k in 0..50 {
+            text.push_str(&line(k, k.checked_sub(1)));
+            text.push('\n');
+        }
+        std::fs::write(&f, &text).unwrap();
+        let mut session = Session::open(&f).unwrap();
+        let snapshot = session.clone();
+        for round in 0..3 {
+            let mut file = std::fs::OpenOptions::new().append(true).open(&f).unwrap();
+            for k in 50 + round * 10..60 + round * 10 {
+                writeln!(file, "{}", line(k, Some(k - 1))).unwrap();
+            }
+            drop(file);
+            assert_eq!(session.extend_from_file(&f).unwrap(), Extend::Added(10));
+        }
+        assert!(session.buf.same_base(&snapshot.buf), "the bytes read at open were copied");
+        assert_eq!(snapshot.len(), 50);
+        assert_eq!(snapshot.raw(49), line(49, Some(48)).as_bytes());
+        let fresh = Session::open(&f).unwrap();
+        assert_eq!(session.len(), 80);
+        assert_eq!(session.file_len(), fresh.file_len());
+        for i in 0..fresh.len() {
+            assert_eq!(session.raw(i), fresh.raw(i), "entry {i}");
+            assert_eq!(session.parent_of(i), fresh.parent_of(i), "entry {i}");
+            assert_eq!(session.role(i), fresh.role(i), "entry {i}");
+            assert_eq!(session.value(i), fresh.value(i), "entry {i}");
+        }
+        assert_eq!(session.path(session.file_leaf()).len(), 80);
     }
 }

@@ -198,6 +198,7 @@ impl Session {
             parent: Vec::new(),
             diagnostics: Vec::new(),
             labels: Vec::new(),
+            label_at: FxHashMap::default(),
             name: None,
             read_only: None,
             migrated: false,
@@ -221,11 +222,12 @@ impl Session {
     }
 
     fn load(&mut self, ids: &mut dyn IdSource, parallel_min: usize, parse_parallel_min: usize) {
-        let buf = std::mem::take(&mut self.buf);
+        let bytes = std::mem::take(&mut self.buf);
+        let buf = bytes.as_read();
         self.ends_with_newline = buf.last() == Some(&b'\n');
-        let all_utf8 = simdutf8::basic::from_utf8(&buf).is_ok();
-        let t0 = js_trim_start(&buf);
-        let t1 = js_trim_end(&buf, t0);
+        let all_utf8 = simdutf8::basic::from_utf8(buf).is_ok();
+        let t0 = js_trim_start(buf);
+        let t1 = js_trim_end(buf, t0);
         // Lines of the trimmed text, split on '\n' only.
         let mut line_no = 0usize;
         let mut pos = t0;
@@ -255,7 +257,7 @@ impl Session {
         } else {
             None
         };
-        let bufr: &[u8] = &buf;
+        let bufr: &[u8] = buf;
         std::thread::scope(|scope| {
             let mut worker =
                 split.map(|sp| scope.spawn(move || read_lines(bufr, sp + 1, t1, all_utf8, 2, pi_json::scan_line_fast)));
@@ -321,7 +323,7 @@ impl Session {
                                     line.len()
                                 ),
                             )
-                        } else if is_last && !self.ends_with_newline_at(t1, &buf) {
+                        } else if is_last && !self.ends_with_newline_at(t1, buf) {
                             (
                                 DiagnosticKind::TornTail,
                                 format!(
@@ -399,7 +401,7 @@ impl Session {
                     }
                     continue;
                 }
-                let unterminated = is_last && !self.ends_with_newline_at(t1, &buf);
+                let unterminated = is_last && !self.ends_with_newline_at(t1, buf);
                 match (parsed, scanned) {
                     (Some(v), _) => self.add_entry_value(v, line_start, nl, line_no, unterminated),
                     (None, Some(sc)) => self.add_entry_line(text, &sc, line_start, nl, line_no, unterminated),
@@ -412,7 +414,7 @@ impl Session {
         });
         self.lines_seen = line_no;
         self.text_end = t1;
-        self.buf = buf;
+        self.buf = bytes;
         if rejected {
             self.header = None;
             self.read_only = Some(ReadOnly::Rejected);
@@ -728,11 +730,21 @@ impl Session {
                     _ => None,
                 };
                 let ts = self.entries[i].timestamp.to_string();
-                match (text, self.labels.iter().position(|(t, _, _)| *t == target)) {
+                match (text, self.label_at.get(target.as_str()).copied()) {
                     (Some(l), Some(k)) => self.labels[k] = (target, l, ts),
-                    (Some(l), None) => self.labels.push((target, l, ts)),
+                    (Some(l), None) => {
+                        self.label_at.insert(target.as_str().into(), self.labels.len());
+                        self.labels.push((target, l, ts));
+                    }
                     (None, Some(k)) => {
                         self.labels.remove(k);
+                        self.label_at.remove(target.as_str());
+                        // Rare (a label cleared): the labels after it moved up by one.
+                        for (t, _, _) in &self.labels[k..] {
+                            if let Some(at) = self.label_at.get_mut(t.as_str()) {
+                                *at -= 1;
+                            }
+                        }
                     }
                     (None, None) => {}
                 }

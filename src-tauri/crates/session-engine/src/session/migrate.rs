@@ -130,8 +130,10 @@ impl Session {
     }
 
     fn first_header_value(&self) -> Option<Value> {
-        let t0 = js_trim_start(&self.buf);
-        for line in self.buf[t0..].split(|&b| b == b'\n') {
+        // A legacy session is read-only, so nothing was appended: the bytes read are all.
+        let buf = self.buf.as_read();
+        let t0 = js_trim_start(buf);
+        for line in buf[t0..].split(|&b| b == b'\n') {
             if js_is_blank(line) {
                 continue;
             }
