@@ -420,13 +420,22 @@ fn index_on_a_full_tmpfs_fails_clearly_and_the_next_run_answers() {
     let root = dir.join("sessions");
     let n = sessions(&root);
     let rs = root.to_str().unwrap().to_string();
+    // The index this pass writes, measured outside the tmpfs: the tmpfs keeps half of it free, so
+    // the pass fills the disk midway whatever size the index's layout gives it.
+    let probe = dir.join("probe/index.sqlite3");
+    index_ok(&dir, &root, &probe, n);
+    let need: u64 =
+        std::fs::read_dir(probe.parent().unwrap()).unwrap().map(|d| d.unwrap().metadata().unwrap().len()).sum();
+    let size: u64 = 4 * 1024 * 1024;
+    assert!(need / 2 < size, "the probe index ({need} bytes) outgrew the 4 MiB tmpfs");
     let mnt = Tmpfs::mount(&dir.join("mnt"), "4m");
     let db2 = mnt.0.join("index.sqlite3");
     let filler = mnt.0.join("filler");
     {
         use std::io::Write;
         let mut f = std::fs::File::create(&filler).unwrap();
-        f.write_all(&vec![b'x'; 3584 * 1024]).unwrap();
+        let free = (need / 2).next_multiple_of(4096);
+        f.write_all(&vec![b'x'; (size - free) as usize]).unwrap();
     }
     let o = cli(&dir, &["index", "--root", &rs, "--db", db2.to_str().unwrap()], None, false, false);
     let e = assert_index_full(&o, "index on a full tmpfs");
