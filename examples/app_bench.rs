@@ -8,8 +8,11 @@
 //! where BENCH is `open` (an open split into its parts, and leaf moves), `continue` ("Continue
 //! from here" and its parts), `append` (a label appended and read back), `send` (a message to a
 //! loopback provider), `timeline` (the waterfall), `workbench` (the summary workbench and the
-//! graph's markers) or `quality` (the quality panel of the largest compaction, and the background
-//! run that marks every summary, alone and beside graph windows asked meanwhile), and FILE a session file (default: `$ARBOR_BENCH_FILE`). The session is
+//! graph's markers), `quality` (the quality panel of the largest compaction, and the background
+//! run that marks every summary, alone and beside graph windows asked meanwhile) or `memory` (this
+//! process's resident memory and its peak, from /proc, after each step of what the window does
+//! with a session it opens: the open, the waterfall's warm-up, the quality marks of every summary,
+//! the graph's summary markers, clicks and Continue), and FILE a session file (default: `$ARBOR_BENCH_FILE`). The session is
 //! copied into a temp dir first where the benchmark writes. Figures are printed; nothing is
 //! asserted about speed.
 
@@ -35,7 +38,7 @@ const BIG: Duration = Duration::from_secs(60);
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: cargo run --release --example app_bench -- open|continue|append|send|timeline|workbench|quality [FILE] (FILE defaults to $ARBOR_BENCH_FILE)";
+    let usage = "usage: cargo run --release --example app_bench -- open|continue|append|send|timeline|workbench|quality|memory [FILE] (FILE defaults to $ARBOR_BENCH_FILE)";
     let bench = args.next().unwrap_or_else(|| panic!("{usage}"));
     let file: PathBuf = match args.next() {
         Some(f) => f.into(),
@@ -49,6 +52,7 @@ fn main() {
         "timeline" => timeline_bench(&file),
         "workbench" => workbench(&file),
         "quality" => quality_bench(&file),
+        "memory" => memory(&file),
         _ => panic!("{usage}"),
     }
 }
@@ -483,4 +487,70 @@ fn quality_bench(file: &Path) {
             );
         }
     }
+}
+
+/// This process's resident memory and its peak in MB (VmRSS, VmHWM), from /proc (Linux).
+fn resident() -> (f64, f64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kb = |key: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (kb("VmRSS:") / 1024.0, kb("VmHWM:") / 1024.0)
+}
+
+/// What each step of the window's work on a freshly opened session adds to this process's
+/// memory: the open, the waterfall's warm-up and answer, the background run of the quality marks,
+/// the graph's summary markers of every summary, then clicks and "Continue from here" on 12
+/// entries spread over the session. Each line: resident and peak in MB and as a multiple of the
+/// file's size.
+fn memory(file: &Path) {
+    let mb = std::fs::metadata(file).unwrap().len() as f64 / (1 << 20) as f64;
+    let report = |step: &str, t: Instant| {
+        let (rss, peak) = resident();
+        println!(
+            "{step:<28} resident {rss:>6.0} MB ({:.2}x)  peak {peak:>6.0} MB ({:.2}x)  {:>7.0} ms",
+            rss / mb,
+            peak / mb,
+            t.elapsed().as_secs_f64() * 1e3
+        );
+    };
+    let t = Instant::now();
+    report("start", t);
+    let e = env();
+    let opened = sessions::open(&e.state, file, false).unwrap();
+    report("open", t);
+    let t = Instant::now();
+    let cache = TimelineCache::new();
+    warm(&e.state, &cache, BIG).unwrap();
+    timeline(&e.state, &cache, None, 200_000, 16_384, BIG).unwrap();
+    report("timeline warm + answer", t);
+    let t = Instant::now();
+    let sink: arbor_app::state::quality::MarkSink = Arc::new(|_| true);
+    quality::warm(&e.state, sink, quality::SLICE).unwrap();
+    report("quality marks", t);
+    let t = Instant::now();
+    let ids: Vec<String> = e
+        .state
+        .with_open(|o| {
+            Ok((0..o.session.len())
+                .filter(|&i| arbor_app::view::summary::is_summary(&o.session, i))
+                .map(|i| o.session.id(i).to_string())
+                .collect())
+        })
+        .unwrap();
+    summary::markers(&e.state, &ids, BIG).unwrap();
+    report("summary markers", t);
+    let t = Instant::now();
+    let args = BudgetArgs { budgets: Budgets::default(), context_window: 200_000 };
+    let n = opened.entry_count as usize;
+    for k in 1..=12 {
+        let id = e.state.with_open(|o| Ok(o.session.id(n * k / 13).to_string())).unwrap();
+        graph::select(&e.state, &id, 16384, true).unwrap();
+        navigate::continue_here(&e.state, &id, &args).unwrap();
+    }
+    report("12 clicks + Continue", t);
 }

@@ -203,7 +203,39 @@ export async function openBenchSession(tag) {
   await s.exec(`document.querySelector(".session-card").click()`);
   await s.waitFor("graph rows", () => s.exec(`return document.querySelectorAll(".g-row").length > 0`), 300_000);
   await s.waitFor("leaf selected", async () => !!(await s.exec(`return document.getElementById("detail").dataset.entryId`)), 60_000);
-  return { s, dir, sessionPath };
+  return { s, dir, sessionPath, pgid: driver.pgid };
+}
+
+/**
+ * Resident memory of the app's processes started through the driver of process group `pgid`
+ * (WebKitWebDriver starts the app in the driver's group, and the app its web processes), from
+ * /proc: `{ main, web, network }`, each `{ pid, rssMB, peakMB, anonMB, fileMB }` (VmRSS, VmHWM,
+ * RssAnon, RssFile) or null.
+ * Linux only.
+ */
+export function appMemory(pgid) {
+  const out = { main: null, web: null, network: null };
+  const mainName = path.basename(BIN).slice(0, 15);
+  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    let stat, status;
+    try {
+      stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+      status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+    } catch {
+      continue; // gone meanwhile
+    }
+    // The fields after the command's closing parenthesis: state, ppid, pgrp, ...
+    const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+    if (pgrp !== pgid) continue;
+    const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const kb = (k) => Number((new RegExp(`^${k}:\\s+(\\d+) kB`, "m").exec(status) || [])[1] || 0);
+    const mb = (k) => +(kb(k) / 1024).toFixed(1);
+    // RssAnon is the process's own memory; RssFile mostly the libraries it maps (WebKitGTK's).
+    const m = { pid: Number(pid), rssMB: mb("VmRSS"), peakMB: mb("VmHWM"), anonMB: mb("RssAnon"), fileMB: mb("RssFile") };
+    const slot = comm === mainName ? "main" : comm.startsWith("WebKitWebProces") ? "web" : comm.startsWith("WebKitNetwork") ? "network" : null;
+    if (slot && (!out[slot] || m.rssMB > out[slot].rssMB)) out[slot] = m;
+  }
+  return out;
 }
 
 /** Median, p95 and max of the finite numbers in `xs` (with `all`: the sorted values too). */
@@ -222,9 +254,9 @@ export function benchStats(xs, { all = false } = {}) {
  */
 export function runBench(tag, body) {
   (async () => {
-    const { s, dir, sessionPath } = await openBenchSession(tag);
+    const { s, dir, sessionPath, pgid } = await openBenchSession(tag);
     try {
-      console.log(JSON.stringify(await body(s, sessionPath), null, 2));
+      console.log(JSON.stringify(await body(s, sessionPath, { pgid }), null, 2));
     } finally {
       await s.end();
       killAll();

@@ -38,7 +38,7 @@ pub fn quality(state: &AppState, entry_id: &str) -> Result<SummaryQualityView, A
 /// [`quality`] on a snapshot. What it computed is the summary's mark too: the graph's marker gets
 /// it at once, before the background run reaches it.
 pub fn quality_in(s: &Session, idx: usize, cache: &QualityCache) -> SummaryQualityView {
-    let v = summary_quality_view(s, idx);
+    let v = summary_quality_view(s, idx, &cache.acts);
     let version = s.file_len();
     let forgetting = (s.kind(idx) == Kind::Compaction).then(|| (version, v.forgetting.clone()));
     cache.store(&v.entry_id, Some(v.score.clone()), forgetting);
@@ -98,7 +98,7 @@ pub fn warm(state: &AppState, sink: MarkSink, slice: Duration) -> Result<Quality
                     idx
                 }
                 Work::Forgetting(idx) => {
-                    cache.store(s.id(idx), None, Some((version, forgetting_of(&s, idx))));
+                    cache.store(s.id(idx), None, Some((version, forgetting_of(&s, idx, &cache.acts))));
                     forgetting += 1;
                     idx
                 }

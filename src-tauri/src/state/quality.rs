@@ -35,6 +35,10 @@ struct Inner {
 #[derive(Default)]
 pub struct QualityCache {
     inner: Mutex<Inner>,
+    /// What the costs of forgetting read of each entry of this session (a few strings per
+    /// message), so that the run over every compaction parses each message once and keeps no
+    /// parse of it.
+    pub acts: summary_analysis::ActsMemo,
 }
 
 /// A background run's claim on the cache: dropping it (stopped or panicked) lets the next request

@@ -206,14 +206,14 @@ pub struct QualityWarm {
 
 /// The quality panel of the summary at `idx`: one score, one citation pass (the unsupported
 /// items are its items without a source, as `summary_analysis::quality` has them), growth and
-/// forgetting.
-pub fn summary_quality_view(session: &Session, idx: usize) -> SummaryQualityView {
+/// forgetting (with `acts`, what earlier costs of forgetting read of the session).
+pub fn summary_quality_view(session: &Session, idx: usize, acts: &sm::ActsMemo) -> SummaryQualityView {
     let t0 = std::time::Instant::now();
     let text = sm::summary_text(session, idx);
     let score = q::score(session, idx, text);
     let cites = q::citations(session, idx, text);
     let growth = q::growth(session, idx, text);
-    let forgetting = sm::forgetting(session, idx);
+    let forgetting = sm::forgetting_with(session, idx, acts);
     SummaryQualityView {
         entry_id: session.id(idx).to_string(),
         score: (&score).into(),
@@ -257,12 +257,13 @@ pub fn score_of(session: &Session, idx: usize) -> ScoreView {
     (&q::score(session, idx, sm::summary_text(session, idx))).into()
 }
 
-/// The cost of forgetting after the compaction at `idx` (None for a branch summary).
-pub fn forgetting_of(session: &Session, idx: usize) -> Option<ForgettingView> {
+/// The cost of forgetting after the compaction at `idx` (None for a branch summary), with `acts`
+/// (what earlier calls read of the session).
+pub fn forgetting_of(session: &Session, idx: usize, acts: &sm::ActsMemo) -> Option<ForgettingView> {
     if session.kind(idx) != Kind::Compaction {
         return None;
     }
-    sm::forgetting(session, idx).as_ref().map(Into::into)
+    sm::forgetting_with(session, idx, acts).as_ref().map(Into::into)
 }
 
 /// One probe as the judge model answered and graded it.

@@ -634,7 +634,7 @@ fn retention_over_probe(session: &Session, entries: &[usize], prev: Option<usize
         let id = session.id(e);
         match session.kind(e) {
             Kind::BranchSummary => {
-                if let Some(d) = session.value(e).get("details") {
+                if let Some(d) = session.value_transient(e).get("details") {
                     for f in file_list_values(d, "readFiles").into_iter().chain(file_list_values(d, "modifiedFiles")) {
                         p.add(FactKind::Path, &f, id);
                     }
@@ -642,7 +642,9 @@ fn retention_over_probe(session: &Session, entries: &[usize], prev: Option<usize
             }
             Kind::Message => {
                 let role = session.role(e);
-                let Some(m) = session.message(e) else { continue };
+                // Parsed for this call only (see `quality::probes::collect`).
+                let v = session.value_transient(e);
+                let Some(m) = v.get("message") else { continue };
                 match role {
                     Some("assistant") => {
                         for b in blocks(m.get("content")) {

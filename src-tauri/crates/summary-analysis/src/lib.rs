@@ -50,5 +50,5 @@ pub use edit::{
 pub use parse::{
     parse, print, replace_section, role_of, Item, Marker, Section, SectionRole, Summary, TURN_CONTEXT_MARKER,
 };
-pub use quality::{citations, forgetting, quality, score, with_ledger, Quality};
+pub use quality::{citations, forgetting, forgetting_with, quality, score, with_ledger, ActsMemo, Quality};
 pub use span::{span, span_count, span_messages, Span};

@@ -208,6 +208,37 @@ fn forgetting_counts_rereads_reruns_and_calls_before_the_first_edit() {
     assert!(forgetting(&session, idx(&session, &kept2)).is_none(), "not a compaction");
 }
 
+/// The app marks every compaction with one memo of what each entry does: the answers must be
+/// those of a fresh reading, for each compaction, in any order, and for entries appended after
+/// the memo was filled (it covers only the entries it first saw).
+#[test]
+fn forgetting_with_a_shared_memo_answers_as_a_fresh_reading() {
+    let mut b = B::new();
+    b.user("start");
+    b.calls(&[("read", r#"{"path":"a.rs"}"#), ("bash", r#"{"command":"cargo test"}"#)]);
+    let kept = b.user("go on");
+    let c1 = b.compaction("## Goal\ngo\n", &kept, None);
+    b.calls(&[("read", r#"{"path":"a.rs"}"#), ("read", r#"{"path":"b.rs"}"#)]);
+    let kept2 = b.user("more");
+    let c2 = b.compaction("## Goal\nmore\n", &kept2, None);
+    b.calls(&[("read", r#"{"path":"b.rs"}"#), ("bash", r#"{"command":" cargo test "}"#)]);
+    let memo = ActsMemo::default();
+    let session = b.session();
+    for c in [&c2, &c1, &c2] {
+        let i = idx(&session, c);
+        assert_eq!(forgetting_with(&session, i, &memo), forgetting(&session, i), "{c}");
+    }
+    assert_eq!(forgetting_with(&session, idx(&session, &c2), &memo).unwrap().cost(), 2, "b.rs and cargo test");
+    // Appended after the memo was filled: read fresh.
+    b.calls(&[("read", r#"{"path":"a.rs"}"#)]);
+    let grown = b.session();
+    for c in [&c1, &c2] {
+        let i = idx(&grown, c);
+        assert_eq!(forgetting_with(&grown, i, &memo), forgetting(&grown, i), "{c} after the append");
+    }
+    assert_eq!(forgetting_with(&grown, idx(&grown, &c2), &memo).unwrap().reread_files, ["b.rs", "a.rs"]);
+}
+
 #[test]
 fn the_ledger_lists_what_the_summary_leaves_out_before_the_appendix() {
     let (mut b, kept, _) = probe_session();

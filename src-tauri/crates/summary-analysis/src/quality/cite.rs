@@ -86,11 +86,13 @@ fn entry_texts(session: &Session, e: usize, f: &mut dyn FnMut(&str)) {
     match session.kind(e) {
         Kind::BranchSummary | Kind::Compaction => each(summary_text(session, e)),
         Kind::CustomMessage => {
-            let v = session.value(e);
+            let v = session.value_transient(e);
             each(&context::text_blocks_joined(v.get("content").unwrap_or(&Value::Null), "\n"));
         }
         Kind::Message => {
-            let Some(m) = session.message(e) else { return };
+            // Parsed for this call only (see `probes::collect`).
+            let v = session.value_transient(e);
+            let Some(m) = v.get("message") else { return };
             match session.role(e) {
                 Some("user") => each(&context::user_text(m.get("content").unwrap_or(&Value::Null))),
                 Some("assistant") => {

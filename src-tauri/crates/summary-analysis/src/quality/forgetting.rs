@@ -16,6 +16,7 @@ use rustc_hash::FxHashSet;
 use serde::Serialize;
 use session_engine::blocks::{blocks, Block};
 use session_engine::session::{Kind, Session};
+use std::sync::OnceLock;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -44,32 +45,65 @@ enum Act {
     Other,
 }
 
-fn acts(session: &Session, e: usize, f: &mut dyn FnMut(Act)) {
-    if session.kind(e) != Kind::Message {
-        return;
+/// What [`forgetting_with`] read of each entry (its reads, commands and edits), kept across calls
+/// on one session. The cost of forgetting after a compaction reads every assistant message on the
+/// path above it, so the marks of all the compactions of a big session read most of the file
+/// many times over: with this, each message is parsed once, for that call only, and only these
+/// few strings stay (not the message's parse, which the session would otherwise keep: about the
+/// size of the file). Entries appended after the memo was first used are read without it.
+#[derive(Default)]
+pub struct ActsMemo(OnceLock<Vec<OnceLock<Box<[Act]>>>>);
+
+impl ActsMemo {
+    fn slot(&self, session: &Session, e: usize) -> Option<&OnceLock<Box<[Act]>>> {
+        self.0.get_or_init(|| (0..session.len()).map(|_| OnceLock::new()).collect()).get(e)
     }
-    let Some(m) = session.message(e) else { return };
+}
+
+fn parse_acts(session: &Session, e: usize) -> Box<[Act]> {
+    let mut out = Vec::new();
+    let v = session.value_transient(e);
+    let Some(m) = v.get("message") else { return out.into() };
     match session.role(e) {
         Some("assistant") => {
             for b in blocks(m.get("content")) {
                 let Block::ToolCall(v) = b else { continue };
                 let arg = |k: &str| v.get("arguments").and_then(|a| a.str_field(k)).map(|s| s.trim().to_string());
-                match v.str_field("name") {
-                    Some("read") => f(arg("path").map_or(Act::Other, Act::Read)),
-                    Some("bash") => f(arg("command").map_or(Act::Other, Act::Run)),
-                    Some("write" | "edit") => f(Act::Edit),
-                    _ => f(Act::Other),
-                }
+                out.push(match v.str_field("name") {
+                    Some("read") => arg("path").map_or(Act::Other, Act::Read),
+                    Some("bash") => arg("command").map_or(Act::Other, Act::Run),
+                    Some("write" | "edit") => Act::Edit,
+                    _ => Act::Other,
+                });
             }
         }
         Some("bashExecution") => {
             if let Some(c) = m.str_field("command") {
                 // A command the user ran is not a tool call of the agent: it counts as a re-run
                 // but not as a call before the first edit.
-                f(Act::Run(format!("\0{}", c.trim())));
+                out.push(Act::Run(format!("\0{}", c.trim())));
             }
         }
         _ => {}
+    }
+    out.into()
+}
+
+fn acts(session: &Session, memo: &ActsMemo, e: usize, f: &mut dyn FnMut(&Act)) {
+    // Only these roles act: the others (tool results, most of a file's bytes) are not parsed.
+    if session.kind(e) != Kind::Message || !matches!(session.role(e), Some("assistant" | "bashExecution")) {
+        return;
+    }
+    let fresh;
+    let list = match memo.slot(session, e) {
+        Some(slot) => slot.get_or_init(|| parse_acts(session, e)),
+        None => {
+            fresh = parse_acts(session, e);
+            &fresh
+        }
+    };
+    for a in list.iter() {
+        f(a);
     }
 }
 
@@ -92,11 +126,11 @@ fn window(session: &Session, idx: usize) -> Vec<usize> {
     out
 }
 
-fn calls_before_edit(session: &Session, entries: impl Iterator<Item = usize>) -> (usize, bool) {
+fn calls_before_edit(session: &Session, memo: &ActsMemo, entries: impl Iterator<Item = usize>) -> (usize, bool) {
     let mut n = 0;
     let mut edited = false;
     for e in entries {
-        acts(session, e, &mut |a| match a {
+        acts(session, memo, e, &mut |a| match a {
             Act::Edit => edited = true,
             Act::Run(c) if c.starts_with('\0') => {}
             _ if !edited => n += 1,
@@ -112,6 +146,11 @@ fn calls_before_edit(session: &Session, entries: impl Iterator<Item = usize>) ->
 /// The cost of forgetting after the compaction at `idx` (None for anything else). An edit or
 /// revert is judged as its original's window would be: it cuts at the same first kept entry.
 pub fn forgetting(session: &Session, idx: usize) -> Option<Forgetting> {
+    forgetting_with(session, idx, &ActsMemo::default())
+}
+
+/// [`forgetting`] with what earlier calls on the same session read (see [`ActsMemo`]).
+pub fn forgetting_with(session: &Session, idx: usize, memo: &ActsMemo) -> Option<Forgetting> {
     if idx >= session.len() || session.kind(idx) != Kind::Compaction {
         return None;
     }
@@ -122,12 +161,15 @@ pub fn forgetting(session: &Session, idx: usize) -> Option<Forgetting> {
     let mut read_before = FxHashSet::default();
     let mut run_before = FxHashSet::default();
     for &e in &path[..cut] {
-        acts(session, e, &mut |a| match a {
-            Act::Read(p) => {
-                read_before.insert(p);
+        acts(session, memo, e, &mut |a| match a {
+            Act::Read(p) if !read_before.contains(p) => {
+                read_before.insert(p.clone());
             }
             Act::Run(c) => {
-                run_before.insert(c.trim_start_matches('\0').to_string());
+                let c = c.trim_start_matches('\0');
+                if !run_before.contains(c) {
+                    run_before.insert(c.to_string());
+                }
             }
             _ => {}
         });
@@ -139,19 +181,19 @@ pub fn forgetting(session: &Session, idx: usize) -> Option<Forgetting> {
     let mut rerun = Vec::new();
     let mut seen = FxHashSet::default();
     for &e in win {
-        acts(session, e, &mut |a| match a {
-            Act::Read(p) if read_before.contains(&p) && seen.insert(format!("r{p}")) => reread.push(p),
+        acts(session, memo, e, &mut |a| match a {
+            Act::Read(p) if read_before.contains(p) && seen.insert(format!("r{p}")) => reread.push(p.clone()),
             Act::Run(c) => {
-                let c = c.trim_start_matches('\0').to_string();
-                if run_before.contains(&c) && seen.insert(format!("c{c}")) {
-                    rerun.push(c);
+                let c = c.trim_start_matches('\0');
+                if run_before.contains(c) && seen.insert(format!("c{c}")) {
+                    rerun.push(c.to_string());
                 }
             }
             _ => {}
         });
     }
-    let (calls, edited) = calls_before_edit(session, win.iter().copied());
-    let (base, base_edited) = calls_before_edit(session, path.iter().copied());
+    let (calls, edited) = calls_before_edit(session, memo, win.iter().copied());
+    let (base, base_edited) = calls_before_edit(session, memo, path.iter().copied());
     Some(Forgetting {
         reread_files: reread,
         rerun_commands: rerun,

@@ -42,7 +42,9 @@ fn occurrences(session: &Session, entries: &[usize]) -> (FxHashMap<String, (usiz
         if session.kind(e) != Kind::Message {
             continue;
         }
-        let Some(m) = session.message(e) else { continue };
+        // Parsed for this call only (see `probes::collect`).
+        let v = session.value_transient(e);
+        let Some(m) = v.get("message") else { continue };
         let mut bump = |k: String| {
             let o = occ.entry(k).or_insert((0, pos));
             o.0 += 1;

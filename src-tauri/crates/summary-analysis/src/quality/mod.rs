@@ -18,7 +18,7 @@ use serde::Serialize;
 use session_engine::session::{Kind, Session};
 
 pub use cite::{Citations, Cited, Source};
-pub use forgetting::{forgetting, Forgetting};
+pub use forgetting::{forgetting, forgetting_with, ActsMemo, Forgetting};
 pub use growth::{text_tokens, Growth, GrowthFlag};
 pub use probes::{ByKind, KindScore, Probe, ProbeKind, Score};
 

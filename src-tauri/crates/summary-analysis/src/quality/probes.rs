@@ -443,7 +443,11 @@ fn collect(session: &Session, entries: &[usize]) -> Collected {
             continue;
         }
         let id = session.id(e);
-        let Some(m) = session.message(e) else { continue };
+        // Parsed for this call only: the app scores every summary of a session in the background,
+        // and spans together cover the whole path, so cached parses would keep a DOM of most of
+        // a big file in memory for good (a small file is parsed whole at open anyway).
+        let v = session.value_transient(e);
+        let Some(m) = v.get("message") else { continue };
         match session.role(e) {
             Some("user") => {
                 let text = context::user_text(m.get("content").unwrap_or(&Value::Null));
