@@ -106,7 +106,11 @@ async function scenario(display) {
     await shot(s, "compare-10-panel");
     await s.click(`.cmp-group[data-group="only-b"] .cmp-file[data-path="Makefile"] .cmp-link`);
     await s.waitFor("the Makefile's entry selected", async () => (await selected(s)) === MAKEFILE_ENTRY);
-    check("a file's link reveals and selects its entry on the graph", (await s.exec(`const r = document.querySelector(".g-row.cursor"); return r && r.dataset.entryId`)) === MAKEFILE_ENTRY);
+    // The selection lands before the graph redraws its cursor row: wait for the row, not a frame.
+    const cursorRow = await s
+      .waitFor("the cursor on the Makefile's row", () => s.exec(`const r = document.querySelector(".g-row.cursor"); return r && r.dataset.entryId === arguments[0] ? r.dataset.entryId : null`, MAKEFILE_ENTRY), 10_000)
+      .catch(() => null);
+    check("a file's link reveals and selects its entry on the graph", cursorRow === MAKEFILE_ENTRY);
     check("the panel stays open beside the graph", await s.exec(`return !document.getElementById("compare").hidden`));
     await key(s, "Escape", "body");
     check("Escape closes the Compare panel", await s.exec(`return document.getElementById("compare").hidden`));
