@@ -15,25 +15,9 @@ The file's .meta.json (scripts/gen-sessions.mjs) names the branches to navigate 
 deleted at the end (it grows by about a thousand entries a round). The open's ratio pairs each
 round's open with the faster of the reader's two runs in that round (one before, one after).
 """
-import argparse, json, os, re, shutil, statistics, subprocess, sys, time
+import argparse, json, os, shutil, statistics, subprocess, sys, time
 
-
-def timed(cmd, env=None):
-    e = dict(os.environ)
-    if env:
-        e.update(env)
-    t0 = time.perf_counter()
-    r = subprocess.run(["/usr/bin/time", "-f", "@@TIME %e %M"] + cmd, capture_output=True, text=True, env=e)
-    wall = (time.perf_counter() - t0) * 1000
-    if r.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
-    m = re.search(r"@@TIME ([\d.]+) (\d+)", r.stderr)
-    out = [l for l in r.stdout.strip().split("\n") if l.startswith("{")]
-    try:
-        parsed = json.loads(out[-1]) if out else {}
-    except json.JSONDecodeError:
-        parsed = {}
-    return {"wall": wall, "rss": int(m.group(2)) / 1024 if m else None, "out": parsed}
+from compare import timed  # the same measurement of one process, beside this file
 
 
 def main():

@@ -30,7 +30,12 @@ def timed(cmd, env=None):
         raise SystemExit(f"{' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
     m = re.search(r"@@TIME ([\d.]+) (\d+)", r.stderr)
     out = [l for l in r.stdout.strip().split("\n") if l.startswith("{")]
-    return {"wall": wall, "rss": int(m.group(2)) / 1024 if m else None, "out": json.loads(out[-1]) if out else {}}
+    # A program that prints pretty JSON (arbor-cli inspect) gives no one-line result: only its time counts.
+    try:
+        parsed = json.loads(out[-1]) if out else {}
+    except json.JSONDecodeError:
+        parsed = {}
+    return {"wall": wall, "rss": int(m.group(2)) / 1024 if m else None, "out": parsed}
 
 
 def main():

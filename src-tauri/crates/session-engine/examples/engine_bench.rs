@@ -148,27 +148,14 @@ fn main() {
             for i in 0..n {
                 let id = session_engine::ids::new_entry_id(|c| session.index_of(c).is_some() || taken.contains(c));
                 taken.insert(id.clone());
-                let msg = pi_json::obj([
-                    ("role", "user".into()),
-                    ("content", format!("bench message {i}").into()),
-                    ("timestamp", pi_json::Value::Num(i as f64)),
-                ]);
-                let e = entries::message(&id, parent.as_deref(), &session_engine::time::now_iso(), msg);
+                let e = user_entry(&id, parent.as_deref(), i, format!("bench message {i}"));
                 let t = Instant::now();
                 store::append_entry(file, &e, false).expect("append");
                 times.push(t.elapsed().as_secs_f64() * 1e6);
                 parent = Some(id);
             }
-            let mut sorted = times.clone();
-            sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
-            let p =
-                |q: f64| sorted[((q / 100.0) * sorted.len() as f64).floor().min(sorted.len() as f64 - 1.0) as usize];
-            format!(
-                "{{\"op\":\"append\",\"n\":{n},\"medianUs\":{:.1},\"p99Us\":{:.1},\"maxUs\":{:.1}}}",
-                p(50.0),
-                p(99.0),
-                sorted[sorted.len() - 1]
-            )
+            let (p50, p99, max) = percentiles(times);
+            format!("{{\"op\":\"append\",\"n\":{n},\"medianUs\":{p50:.1},\"p99Us\":{p99:.1},\"maxUs\":{max:.1}}}")
         }
         "follow" => {
             // The app's live follow while a background reader holds the session (a snapshot):
@@ -183,12 +170,7 @@ fn main() {
             for i in 0..n {
                 let parent = session.file_leaf().map(|l| session.id(l).to_string());
                 let id = session_engine::ids::new_entry_id(|c| session.index_of(c).is_some());
-                let msg = pi_json::obj([
-                    ("role", "user".into()),
-                    ("content", format!("follow {i} {body}").into()),
-                    ("timestamp", pi_json::Value::Num(i as f64)),
-                ]);
-                let e = entries::message(&id, parent.as_deref(), &session_engine::time::now_iso(), msg);
+                let e = user_entry(&id, parent.as_deref(), i, format!("follow {i} {body}"));
                 store::append_entry(file, &e, false).expect("append");
                 let t = Instant::now();
                 let r = session.extend_from_file(file).expect("extend");
@@ -196,15 +178,9 @@ fn main() {
                 assert_eq!(r, session_engine::session::Extend::Added(1), "append {i} not read as one entry");
             }
             assert_eq!(session.len(), snapshot.len() + n);
-            let mut sorted = times.clone();
-            sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
-            let p =
-                |q: f64| sorted[((q / 100.0) * sorted.len() as f64).floor().min(sorted.len() as f64 - 1.0) as usize];
+            let (p50, p99, max) = percentiles(times);
             format!(
-                "{{\"op\":\"follow\",\"n\":{n},\"medianUs\":{:.1},\"p99Us\":{:.1},\"maxUs\":{:.1},\"entries\":{}}}",
-                p(50.0),
-                p(99.0),
-                sorted[sorted.len() - 1],
+                "{{\"op\":\"follow\",\"n\":{n},\"medianUs\":{p50:.1},\"p99Us\":{p99:.1},\"maxUs\":{max:.1},\"entries\":{}}}",
                 session.len()
             )
         }
@@ -214,4 +190,18 @@ fn main() {
         }
     };
     println!("{out}");
+}
+
+/// The user message the append benchmarks write, `i` its timestamp.
+fn user_entry(id: &str, parent: Option<&str>, i: usize, text: String) -> pi_json::Value {
+    let msg =
+        pi_json::obj([("role", "user".into()), ("content", text.into()), ("timestamp", pi_json::Value::Num(i as f64))]);
+    entries::message(id, parent, &session_engine::time::now_iso(), msg)
+}
+
+/// Median, 99th percentile and maximum of per-append times (the nearest-rank percentile).
+fn percentiles(mut times: Vec<f64>) -> (f64, f64, f64) {
+    times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let p = |q: f64| times[((q / 100.0) * times.len() as f64).floor().min(times.len() as f64 - 1.0) as usize];
+    (p(50.0), p(99.0), times[times.len() - 1])
 }
