@@ -140,13 +140,11 @@ fn bring_back_writes_nothing_when_pi_appended_meanwhile() {
     assert!(recall::preview(&e.state, &ids, Some(0), false, &budgets(200_000)).is_err());
 }
 
-/// The secrets corpus's session with a branch taken from its first entry: every planted secret
-/// is then on a branch that was left.
+/// The secrets corpus's session with every planted secret on a branch that was left, opened.
 fn open_planted(e: &Env, name: &str) -> (PathBuf, Vec<secrets::corpus::Placed>) {
-    let (text, placed) = secrets::corpus::planted_session();
+    let (text, placed) = secrets::corpus::planted_session_left_behind();
     let p = e.dir.join(name);
-    let branch = r#"{"type":"message","id":"b0000001","parentId":"00000001","timestamp":"2025-03-01T10:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"let us try another way"}],"timestamp":1740823200000}}"#;
-    std::fs::write(&p, format!("{}\n{branch}\n", text.trim_end())).unwrap();
+    std::fs::write(&p, text).unwrap();
     sessions::open(&e.state, &p, false).unwrap();
     (p, placed)
 }

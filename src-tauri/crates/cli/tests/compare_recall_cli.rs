@@ -143,16 +143,14 @@ fn recall_on_a_read_only_file_says_how_to_continue() {
     assert!(err.contains("read-only") && err.contains("arbor-cli migrate"), "{err}");
 }
 
-/// The planted-secrets session with a branch taken from its first entry, so that everything after
-/// it is on a branch that was left (and can be brought back).
+/// The planted-secrets session with every secret on a branch that was left, in a folder of its own.
 fn planted_with_a_branch() -> (PathBuf, Vec<secrets::corpus::Placed>) {
-    let (text, placed) = secrets::corpus::planted_session();
+    let (text, placed) = secrets::corpus::planted_session_left_behind();
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("recall-secrets-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
     let f = tmp.join("planted.jsonl");
-    let branch = r#"{"type":"message","id":"b0000001","parentId":"00000001","timestamp":"2025-03-01T10:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"let us try another way"}],"timestamp":1740823200000}}"#;
-    std::fs::write(&f, format!("{}\n{branch}\n", text.trim_end())).unwrap();
+    std::fs::write(&f, text).unwrap();
     (f, placed)
 }
 

@@ -145,6 +145,14 @@ pub fn look_alikes() -> Vec<String> {
     ]
 }
 
+/// [`planted_session`] with a branch taken from its first entry (a user message `b0000001`, now
+/// the leaf): every planted secret is on a branch that was left, so it can be brought back.
+pub fn planted_session_left_behind() -> (String, Vec<Placed>) {
+    let (text, placed) = planted_session();
+    let branch = r#"{"type":"message","id":"b0000001","parentId":"00000001","timestamp":"2025-03-01T10:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"let us try another way"}],"timestamp":1740823200000}}"#;
+    (format!("{}\n{branch}\n", text.trim_end()), placed)
+}
+
 /// Where a planted secret sits in [`planted_session`]: its entry, the string's path in the
 /// entry's JSON and the secret's span in that string in UTF-16 code units.
 #[derive(Clone, Debug)]
