@@ -24,7 +24,12 @@ export function forkCountText(n: number): string {
  * `/fork` copies the parent's path with its ids, so those rows are already in the graph below
  * and drawing them twice would only push the fork's own entries down. */
 export function stripRows(v: ForkView): ForkView["rows"] {
-  return v.rows.filter((r) => !r.inFork || r.entryId === v.forkPointId);
+  return v.rows.filter((r) => !isCopied(v, r));
+}
+
+/** A row of the parent's path that this session holds a copy of (the fork point aside). */
+export function isCopied(v: ForkView, r: ForkView["rows"][number]): boolean {
+  return r.inFork && r.entryId !== v.forkPointId;
 }
 
 /** The head of the parent path above a fork's graph. */

@@ -9,7 +9,7 @@ import { button, el } from "../dom";
 import { graphColumn } from "../graph/column";
 import { SHORT_KIND } from "../graph/view";
 import * as store from "../store";
-import { stripHead, stripRows } from "./pure";
+import { isCopied, stripHead, stripRows } from "./pure";
 import "./forks.css";
 
 export interface ForkHooks {
@@ -67,8 +67,8 @@ function render(v: ForkView | null): void {
       b.dataset.entryId = r.entryId;
       b.append(el("span", `g-kind k-${r.kind}`, SHORT_KIND[r.kind]), el("span", "fork-title", r.title));
       if (point) b.append(el("span", "g-badge b-fork-point", "fork point: this session goes on below"));
-      else if (!r.inFork) b.append(el("span", "g-badge", "only in the parent"));
-      else b.classList.add("fork-copied");
+      else if (isCopied(v, r)) b.classList.add("fork-copied");
+      else b.append(el("span", "g-badge", "only in the parent"));
       rows.append(b);
     }
     parts.push(rows);
