@@ -85,6 +85,23 @@ pub struct Watcher {
     /// Set by [`Watcher::cancel_pass`]: the running full pass stops between files, and no new
     /// one starts until [`Watcher::resume`].
     paused: Arc<AtomicBool>,
+    pass: Pass,
+}
+
+/// Whether a full pass is running, and whether the first one ran (or was cancelled before it
+/// began). A cancel and the end of a pass take this lock, so a cancel that arrives as a pass
+/// ends either stops it (a `Cancelled` event) or is dropped: it never holds later passes with
+/// no `Cancelled` event, which would leave the picker with nothing to resume.
+#[derive(Default)]
+struct PassState {
+    running: bool,
+    first_ran: bool,
+}
+
+type Pass = Arc<Mutex<PassState>>;
+
+fn pass_state(p: &Pass) -> std::sync::MutexGuard<'_, PassState> {
+    p.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn emit(subs: &Subs, ev: LibraryEvent) {
@@ -144,17 +161,25 @@ impl Watcher {
         }
         let fs: Fs = Arc::new(Mutex::new(Some(fs)));
         let paused = Arc::new(AtomicBool::new(false));
-        let (subs2, fs2, paused2) = (subs.clone(), fs.clone(), paused.clone());
+        let pass = Pass::default();
+        let (subs2, fs2, paused2, pass2) = (subs.clone(), fs.clone(), paused.clone(), pass.clone());
         let thread = std::thread::Builder::new()
             .name("arbor-library-watch".into())
-            .spawn(move || run(lib, roots, unwatched, fs2, rx, subs2, opts, paused2))
+            .spawn(move || run(lib, roots, unwatched, fs2, rx, subs2, opts, paused2, pass2))
             .map_err(LibError::WatchThread)?;
-        Ok((Watcher { subs, tx, thread: Some(thread), fs, paused }, first_rx))
+        Ok((Watcher { subs, tx, thread: Some(thread), fs, paused, pass }, first_rx))
     }
 
     /// Cancel the running full pass (it stops between files, keeps what it indexed and sends
     /// [`LibraryEvent::Cancelled`]) and hold further full passes until [`Watcher::resume`].
+    /// Before the first pass began, it is cancelled as it starts. Once the first pass ran, a
+    /// cancel while no full pass runs (it finished as the user clicked) does nothing: there is
+    /// nothing to stop, and no `Cancelled` event would tell the user that passes are held.
     pub fn cancel_pass(&self) {
+        let st = pass_state(&self.pass);
+        if st.first_ran && !st.running {
+            return;
+        }
         self.paused.store(true, Ordering::SeqCst);
     }
 
@@ -237,31 +262,42 @@ fn run(
     subs: Subs,
     opts: WatchOptions,
     paused: Arc<AtomicBool>,
+    pass: Pass,
 ) {
     for n in lib.take_notices() {
         emit(&subs, LibraryEvent::Notice { notice: n });
     }
-    let full_pass = |lib: &mut Library, subs: &Subs, report_progress: bool| match lib.sync_roots_cancellable(
-        &roots,
-        crate::sync::SyncOptions::default(),
-        Some(&paused),
-        &mut |p| {
+    let tracked_pass = |lib: &mut Library, subs: &Subs, report_progress: bool| {
+        pass_state(&pass).running = true;
+        let res = lib.sync_roots_cancellable(&roots, crate::sync::SyncOptions::default(), Some(&paused), &mut |p| {
             if report_progress && (p.done % 25 == 0 || p.done == p.total) {
                 emit(subs, LibraryEvent::Indexing { done: p.done, total: p.total, full_text: p.full_text });
             }
-        },
-    ) {
-        Ok(r) => {
-            for (p, m) in &r.errors {
-                emit(subs, LibraryEvent::Error { path: Some(p.clone()), message: m.clone() });
-            }
-            Some(r)
+        });
+        let mut st = pass_state(&pass);
+        st.running = false;
+        st.first_ran = true;
+        // a cancel that came after the pass's last look at the flag stopped nothing: the pass
+        // reports `Synced` (or its error), so it must not hold the next passes either
+        if !res.as_ref().is_ok_and(|r| r.cancelled) {
+            paused.store(false, Ordering::SeqCst);
         }
-        Err(e) => {
-            emit(subs, LibraryEvent::Error { path: None, message: e.to_string() });
-            None
-        }
+        drop(st);
+        res
     };
+    let full_pass =
+        |lib: &mut Library, subs: &Subs, report_progress: bool| match tracked_pass(lib, subs, report_progress) {
+            Ok(r) => {
+                for (p, m) in &r.errors {
+                    emit(subs, LibraryEvent::Error { path: Some(p.clone()), message: m.clone() });
+                }
+                Some(r)
+            }
+            Err(e) => {
+                emit(subs, LibraryEvent::Error { path: None, message: e.to_string() });
+                None
+            }
+        };
     let loud_pass = |lib: &mut Library, subs: &Subs| {
         if let Some(report) = full_pass(lib, subs, true) {
             emit(
@@ -270,7 +306,12 @@ fn run(
             );
         }
     };
-    if paused.load(Ordering::SeqCst) {
+    let cancelled_first = {
+        let mut st = pass_state(&pass);
+        st.first_ran = paused.load(Ordering::SeqCst);
+        st.first_ran
+    };
+    if cancelled_first {
         // cancelled before the first pass began: say so, so the UI stops waiting for it
         emit(&subs, LibraryEvent::Cancelled { report: SyncReport { cancelled: true, ..Default::default() } });
     } else {

@@ -152,3 +152,32 @@ fn the_watcher_cancels_holds_its_rescans_and_resumes() {
     assert_eq!(lib.pending_fulltext_count().unwrap(), 0, "after_cancel {after_cancel}, {report:?}");
     w.stop();
 }
+
+/// A Cancel that arrives after the pass finished (the user clicked as the last files were
+/// written) has nothing to stop: it must not hold the later passes, since no `Cancelled` event
+/// would tell the picker to offer Resume. The root that appears afterwards is only found by a
+/// full pass (it was not there to be watched), so it is indexed only if passes still run.
+#[test]
+fn a_cancel_after_the_pass_finished_holds_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = sessions_in(dir.path(), 3);
+    let late = dir.path().join("late");
+    let db = dir.path().join("index.sqlite3");
+    let opts = WatchOptions { rescan_every: Duration::from_millis(100), ..Default::default() };
+    let (w, rx) = library::Watcher::start(&db, vec![root.clone(), late.clone()], opts).unwrap();
+    let ev = wait(&rx, &|e| matches!(e, LibraryEvent::Cancelled { .. } | LibraryEvent::Synced { .. }));
+    assert!(matches!(ev, LibraryEvent::Synced { .. }), "{ev:?}");
+    w.cancel_pass();
+    assert!(!w.is_paused(), "a cancel with no pass running holds the next passes");
+    // the new root is made whole elsewhere and moved in, so only a pass can index its session
+    let staging = dir.path().join("staging");
+    let mut g = Gen::new("sess-late", "/proj/late");
+    g.chain(None, 3, "latecomer", "m");
+    g.write(&staging.join("--proj-late--").join("late.jsonl"));
+    std::fs::rename(&staging, &late).unwrap();
+    let ev = wait(&rx, &|e| matches!(e, LibraryEvent::Cancelled { .. } | LibraryEvent::Synced { .. }));
+    let LibraryEvent::Synced { report } = ev else { panic!("a pass after the late cancel: {ev:?}") };
+    assert_eq!(report.new, 1, "{report:?}");
+    assert_eq!(count(&Library::open(&db).unwrap()), 4);
+    w.stop();
+}
