@@ -305,15 +305,15 @@ pub(crate) fn fulltext_pass(
         threads,
         cancel,
         // a big file is streamed on this thread (bounded memory), not loaded by a worker
-        |(_, path, offset, hh, th)| {
+        |(_, path, offset, hh, th, bad)| {
             if opts.is_big(path) {
                 None
             } else {
-                Some(index::fulltext_file(path, *offset, *hh, *th))
+                Some(index::fulltext_file(path, *offset, *hh, *th, *bad))
             }
         },
         |k, res| {
-            let (id, path, offset, hh, th) = &pending[k];
+            let (id, path, offset, hh, th, _) = &pending[k];
             progress(Progress { done: k + 1, total, path: path.clone(), full_text: true });
             batch.begin(conn)?;
             // changed since phase 1, or unreadable: the next pass re-reads it in full

@@ -824,3 +824,71 @@ fn search_snippets_hold_no_secret() {
         }
     }
 }
+
+/// The session list walks lines instead of validating them, so it can take a malformed line
+/// whose brackets and quotes balance for an entry; the full-text pass loads the file as Pi does,
+/// finds the lines and corrects what the list shows (the damaged-line count, the counts, the
+/// first message, the name, the model and the leaf) to what a whole-file load gives.
+#[test]
+fn a_broken_line_found_only_by_the_full_text_pass_corrects_the_list() {
+    let (_d, root, db) = setup();
+    let path = root.join("broken.jsonl");
+    let mut g = Gen::new("sess-broken", "/p");
+    // valid JSON but for a bad literal at its end
+    let broken = |v: &serde_json::Value| {
+        let mut l = line(v);
+        l.insert_str(l.len() - 2, ",\"n\":tru");
+        l
+    };
+    let mut text = line(&g.lines[0]);
+    g.user(None, "the walrus came first");
+    text.push_str(&broken(g.lines.last().unwrap()));
+    let from = g.lines.len();
+    let last = g.chain(None, 2, "ok", "model-a").unwrap();
+    for l in &g.lines[from..] {
+        text.push_str(&line(l));
+    }
+    g.name(&last, "a broken name");
+    text.push_str(&broken(g.lines.last().unwrap()));
+    g.assistant(Some(&last), "the walrus answer", "model-broken");
+    text.push_str(&broken(g.lines.last().unwrap()));
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(&path, &text).unwrap();
+
+    let mut lib = Library::open(&db).unwrap();
+    let opts = library::SyncOptions { full_text: false, ..Default::default() };
+    lib.sync_roots_with(std::slice::from_ref(&root), opts, &mut |_| {}).unwrap();
+    let listed = lib.session(&path).unwrap().unwrap();
+    assert_eq!((listed.entry_count, listed.bad_lines), (7, 0), "the list took the broken lines for entries");
+    lib.complete_fulltext().unwrap();
+    let s = lib.session(&path).unwrap().unwrap();
+
+    let whole_db = db.with_file_name("whole.sqlite3");
+    let mut whole = Library::open(&whole_db).unwrap();
+    whole.sync_file(&path, Some(&root)).unwrap();
+    let w = whole.session(&path).unwrap().unwrap();
+    assert_eq!((w.bad_lines, w.entry_count, w.message_count), (3, 4, 4));
+    assert_eq!(w.first_message.as_deref(), Some("ok question 0 about the parser"));
+    assert_eq!(
+        (w.name.as_deref(), w.model.as_deref(), w.leaf_id.as_deref()),
+        (None, Some("prov/model-a"), Some(&*last))
+    );
+    let facts = |s: &library::SessionInfo| {
+        (
+            s.bad_lines,
+            s.entry_count,
+            s.message_count,
+            s.compaction_count,
+            s.first_message.clone(),
+            s.name.clone(),
+            s.model.clone(),
+            s.leaf_id.clone(),
+            s.modified_ms,
+            s.branch_count,
+            s.tokens_at_leaf,
+        )
+    };
+    assert_eq!(facts(&s), facts(&w));
+    assert!(hits(&lib, "walrus").is_empty(), "a broken line is not indexed");
+    assert_eq!(hits(&lib, "tokenizer").len(), 2);
+}

@@ -75,7 +75,7 @@ pub(crate) fn sync_file(
             Ok(u)
         }
         Plan::FullTextOnly(r) => {
-            let out = fulltext_file(path, r.offset as u64, r.head_hash, r.tail_hash)?;
+            let out = fulltext_file(path, r.offset as u64, r.head_hash, r.tail_hash, r.bad_lines)?;
             match out {
                 Some(out) => {
                     let ev = write_tx(conn, || {

@@ -149,12 +149,14 @@ pub(crate) fn remove_file_rows(conn: &Connection, file_id: i64, keep_file_row: b
 }
 
 /// A file whose phase 2 is pending: (file id, path, offset, head hash, tail hash).
-pub(crate) type Pending = (i64, PathBuf, u64, i64, i64);
+pub(crate) type Pending = (i64, PathBuf, u64, i64, i64, i64);
 
 /// Every file with phase 2 pending, in id order.
 pub(crate) fn pending_fulltext(conn: &Connection) -> Result<Vec<Pending>, LibError> {
     let mut q = conn
-        .prepare_cached("SELECT id, path, offset, head_hash, tail_hash FROM files WHERE fts_done = 0 ORDER BY id")
+        .prepare_cached(
+            "SELECT id, path, offset, head_hash, tail_hash, bad_lines FROM files WHERE fts_done = 0 ORDER BY id",
+        )
         .map_err(classify_err)?;
     let rows = q
         .query_map([], |r| {
@@ -164,6 +166,7 @@ pub(crate) fn pending_fulltext(conn: &Connection) -> Result<Vec<Pending>, LibErr
                 r.get::<_, i64>(2)? as u64,
                 r.get(3)?,
                 r.get(4)?,
+                r.get(5)?,
             ))
         })
         .map_err(classify_err)?;

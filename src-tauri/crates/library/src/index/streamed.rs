@@ -44,18 +44,22 @@ fn stream_windows(
     window: usize,
     sink: &mut WindowSink<'_>,
 ) -> Result<Option<StreamRead>, LibError> {
-    stream_range(path, f, id, (0, u64::MAX), false, window, sink)
+    stream_range(path, f, id, (0, u64::MAX), false, false, window, sink)
 }
 
 /// [`stream_windows`] over the bytes `from..to` of the file (`from` at a line start, `to` after a
 /// `\n` or `u64::MAX` for the end of the file). `after_header`: the range follows the header
-/// line (its entries count, `header` stays `None`).
+/// line (its entries count, `header` stays `None`). `walk`: lines after the first valid JSON line
+/// are walked, not validated ([`session_engine::chunk::scan_catalog`]: for a catalog that phase 2's
+/// full load corrects).
+#[allow(clippy::too_many_arguments)]
 fn stream_range(
     path: &Path,
     f: &mut File,
     id: i64,
     (from, to): (u64, u64),
     after_header: bool,
+    walk: bool,
     window: usize,
     sink: &mut WindowSink<'_>,
 ) -> Result<Option<StreamRead>, LibError> {
@@ -94,7 +98,11 @@ fn stream_range(
         filled += n;
         read_to += n as u64;
         eof = n < want || read_to >= to;
-        let scan = session_engine::chunk::scan(&buf[..filled], eof);
+        let scan = if walk {
+            session_engine::chunk::scan_catalog(&buf[..filled], eof)
+        } else {
+            session_engine::chunk::scan(&buf[..filled], eof)
+        };
         let mut entries: &[session_engine::chunk::ChunkEntry] = &scan.entries;
         if valid == 0 {
             if base == 0 && buf[..filled].first().is_some_and(|&b| b >= 0x80) {
@@ -510,6 +518,11 @@ pub(crate) fn catalog_stream(path: &Path, opts: &IndexOptions) -> Result<Option<
     // Two threads: the second half (from a line start near the middle) is read as lines after
     // the header, while this thread reads the first half; the halves' facts are then joined in
     // file order. A first half without an accepted header is read again whole, in one pass.
+    // A file phase 2 loads whole has its lines walked here, not validated: that load finds a
+    // malformed line the walk took for an entry and corrects the row (`fulltext_file`). A big
+    // file is streamed again by phase 2, which rewrites its facts, but keeps the name and model
+    // it does not see again: its lines are validated here.
+    let walk = (st.size as u64) < opts.stream_from;
     let mid = if st.size as u64 >= 2 * window as u64 {
         line_start_near(&mut f, st.size as u64 / 2).map_err(|e| LibError::read(path, e))?
     } else {
@@ -521,12 +534,12 @@ pub(crate) fn catalog_stream(path: &Path, opts: &IndexOptions) -> Result<Option<
             let (mut c1, mut c2) = (StreamCatalog::default(), StreamCatalog::default());
             let (first, second) = std::thread::scope(|sc| {
                 let second = sc.spawn(|| {
-                    stream_range(path, &mut f2, 0, (mid, u64::MAX), true, window, &mut |r, buf, _, es| {
+                    stream_range(path, &mut f2, 0, (mid, u64::MAX), true, walk, window, &mut |r, buf, _, es| {
                         c2.add(r, buf, es);
                         Ok(())
                     })
                 });
-                let first = stream_range(path, &mut f, 0, (0, mid), false, window, &mut |r, buf, _, es| {
+                let first = stream_range(path, &mut f, 0, (0, mid), false, walk, window, &mut |r, buf, _, es| {
                     c1.add(r, buf, es);
                     Ok(())
                 });
@@ -544,10 +557,11 @@ pub(crate) fn catalog_stream(path: &Path, opts: &IndexOptions) -> Result<Option<
         Some(x) => x,
         None => {
             let mut cat = StreamCatalog::default();
-            let Some(read) = stream_windows(path, &mut f, 0, window, &mut |r, buf, _, es| {
-                cat.add(r, buf, es);
-                Ok(())
-            })?
+            let Some(read) =
+                stream_range(path, &mut f, 0, (0, u64::MAX), false, walk, window, &mut |r, buf, _, es| {
+                    cat.add(r, buf, es);
+                    Ok(())
+                })?
             else {
                 return Ok(None);
             };

@@ -59,15 +59,23 @@ pub(crate) struct FullTextOut {
     outcome: Outcome,
     /// None for a file that is not a session (its rows are empty): nothing to sum, not a 0.
     forget: Option<forget::Sum>,
+    /// The session list's facts and the number of skipped lines, when they differ from what the
+    /// catalog wrote: it walks lines instead of validating them
+    /// ([`session_engine::chunk::scan_catalog`]), so it can take a malformed line for an entry.
+    /// Such a line is then found here, and the list shows what Pi's load gives.
+    recount: Option<(analyze::Catalog, i64)>,
 }
 
 /// Re-read a file for phase 2, checking that the bytes up to `offset` are those of phase 1.
-/// `Ok(None)`: they changed; the next pass re-reads the file in full.
+/// `Ok(None)`: they changed; the next pass re-reads the file in full. `bad_lines`: the skipped
+/// lines phase 1 counted (more here: it took a malformed line for an entry, and its facts are
+/// made again from this load).
 pub(crate) fn fulltext_file(
     path: &Path,
     offset: u64,
     head_hash: i64,
     tail_hash: i64,
+    bad_lines: i64,
 ) -> Result<Option<FullTextOut>, LibError> {
     let mut f = match File::open(path) {
         Ok(f) => f,
@@ -80,7 +88,11 @@ pub(crate) fn fulltext_file(
         return Ok(None);
     }
     let l = analyze::load(buf);
-    Ok(Some(fulltext_of(&l)))
+    let mut out = fulltext_of(&l);
+    if l.valid == 1 && l.bad_lines != bad_lines {
+        out.recount = Some((analyze::catalog(&l), l.bad_lines));
+    }
+    Ok(Some(out))
 }
 
 pub(crate) fn fulltext_of(l: &Loaded) -> FullTextOut {
@@ -111,7 +123,7 @@ pub(crate) fn fulltext_of(l: &Loaded) -> FullTextOut {
         text.push(f);
     }
     let forget = (l.valid == 1).then(|| forget::sum(session, &rows));
-    FullTextOut { rows, text, outcome, forget }
+    FullTextOut { rows, text, outcome, forget, recount: None }
 }
 
 /// Write phase 2 of a file if its row is still the one phase 2 read (`fts_done = 0`, same offset
@@ -146,7 +158,7 @@ pub(crate) fn write_fulltext(conn: &Connection, file_id: i64, out: FullTextOut) 
     let mut ins_t = conn
         .prepare_cached("INSERT OR IGNORE INTO touched(file_id, op, path) VALUES (?1, ?2, ?3)")
         .map_err(classify_err)?;
-    let FullTextOut { rows, text, outcome, forget } = out;
+    let FullTextOut { rows, text, outcome, forget, recount } = out;
     let events = rows.events(&outcome.status);
     let mut touched = text.touched.iter().peekable();
     for (seq, (&(ctx, tok, usage), &status)) in rows.light.iter().zip(&outcome.status).enumerate() {
@@ -198,6 +210,27 @@ pub(crate) fn write_fulltext(conn: &Connection, file_id: i64, out: FullTextOut) 
         ])
     })
     .map_err(classify_err)?;
+    if let Some((c, bad)) = recount {
+        conn.prepare_cached(
+            "UPDATE files SET bad_lines=?2, entry_count=?3, message_count=?4, compaction_count=?5,
+               modified_ms=COALESCE(?6, created_ms), first_message=?7, leaf_id=?8, name=?9, model=?10 WHERE id = ?1",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                file_id,
+                bad,
+                c.entry_count,
+                c.message_count,
+                c.compaction_count,
+                c.modified_ms,
+                c.first_message,
+                c.leaf_id,
+                c.name,
+                c.model
+            ])
+        })
+        .map_err(classify_err)?;
+    }
     Ok(events)
 }
 
