@@ -41,6 +41,11 @@ pub struct ChunkEntry {
     pub timestamp: String,
     /// The line had invalid UTF-8 (decoded with U+FFFD).
     pub lossy: bool,
+    /// `message.role`, whether the message has `content`, and its `timestamp` when a number (as
+    /// [`pi_json::message_head`] gives them, and `JSON.parse` reads a repeated key: the last),
+    /// taken on the way by [`scan_catalog`]'s walk when the top-level `message` is an object
+    /// without escaped keys. `None` otherwise: read the line.
+    pub message: Option<pi_json::MessageHead>,
 }
 
 impl ChunkEntry {
@@ -127,6 +132,10 @@ fn scan_with(chunk: &[u8], at_eof: bool, lazy: bool) -> Scan {
             line
         };
         let walked = if walk && terminated && !lossy { walk_line(line) } else { None };
+        let (walked, message) = match walked {
+            Some((s, m)) => (Some(s), m),
+            None => (None, None),
+        };
         let scanned = match walked.map_or_else(|| pi_json::scan_line_fast(text), Ok) {
             Ok(s) => s,
             Err(_) => {
@@ -164,6 +173,7 @@ fn scan_with(chunk: &[u8], at_eof: bool, lazy: bool) -> Scan {
             parent_id,
             timestamp,
             lossy,
+            message,
         });
     }
     out
@@ -174,9 +184,11 @@ fn scan_with(chunk: &[u8], at_eof: bool, lazy: bool) -> Scan {
 /// repeated key's last value wins, as in `JSON.parse`. `None` hands the line to the validator:
 /// not an object, unbalanced, something after the object, or an escaped top-level key or
 /// escaped `type`, `id`, `parentId` or `timestamp` (rare; the validator decodes them).
-fn walk_line(s: &[u8]) -> Option<pi_json::ScannedLine> {
+/// Also the message's head (see [`ChunkEntry::message`]).
+fn walk_line(s: &[u8]) -> Option<(pi_json::ScannedLine, Option<pi_json::MessageHead>)> {
     use pi_json::{Field, RawStr};
     let mut out = pi_json::ScannedLine { is_object: true, role: Some(Field::Absent), ..Default::default() };
+    let mut message = None;
     let mut i = skip_ws(s, 0);
     if s.get(i) != Some(&b'{') {
         return None;
@@ -197,7 +209,9 @@ fn walk_line(s: &[u8]) -> Option<pi_json::ScannedLine> {
         if escaped {
             return None;
         }
-        let slot = match &s[i + 1..key_end - 1] {
+        let key = &s[i + 1..key_end - 1];
+        let is_message = key == b"message";
+        let slot = match key {
             b"type" => Some(&mut out.type_),
             b"id" => Some(&mut out.id),
             b"parentId" => Some(&mut out.parent_id),
@@ -209,7 +223,13 @@ fn walk_line(s: &[u8]) -> Option<pi_json::ScannedLine> {
             return None;
         }
         i = skip_ws(s, i + 1);
-        let end = skip_value(s, i)?;
+        let end = if is_message {
+            let (end, head) = walk_message(s, i)?;
+            message = head;
+            end
+        } else {
+            skip_value(s, i)?
+        };
         if let Some(slot) = slot {
             *slot = match s[i] {
                 b'"' => {
@@ -225,7 +245,57 @@ fn walk_line(s: &[u8]) -> Option<pi_json::ScannedLine> {
         }
         i = end;
     }
-    (skip_ws(s, i + 1) == s.len()).then_some(out)
+    (skip_ws(s, i + 1) == s.len()).then_some((out, message))
+}
+
+/// The index after the `message` value at `s[i]`, and its head when it is an object whose keys
+/// have no escapes (`None`: the caller reads the line).
+fn walk_message(s: &[u8], mut i: usize) -> Option<(usize, Option<pi_json::MessageHead>)> {
+    if *s.get(i)? != b'{' {
+        return Some((skip_value(s, i)?, None));
+    }
+    i += 1;
+    let (mut role, mut content, mut ts, mut sure) = (None, false, None, true);
+    loop {
+        i = skip_ws(s, i);
+        match *s.get(i)? {
+            b'}' => return Some((i + 1, sure.then_some((role, content, ts)))),
+            b',' => {
+                i += 1;
+                continue;
+            }
+            b'"' => {}
+            _ => return None,
+        }
+        let (key_end, escaped) = str_end(s, i)?;
+        let key = &s[i + 1..key_end - 1];
+        sure &= !escaped;
+        i = skip_ws(s, key_end);
+        if s.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(s, i + 1);
+        let end = skip_value(s, i)?;
+        match key {
+            _ if escaped => {}
+            b"role" => {
+                role = None;
+                if s[i] == b'"' {
+                    let (_, escaped) = str_end(s, i)?;
+                    sure &= !escaped;
+                    role = std::str::from_utf8(&s[i + 1..end - 1]).ok().map(str::to_string);
+                }
+            }
+            b"content" => content = true,
+            b"timestamp" => {
+                // as `message_head` reads it
+                let t = std::str::from_utf8(&s[i..end]).ok()?.trim_end();
+                ts = if t.starts_with(|c: char| c == '-' || c.is_ascii_digit()) { t.parse::<f64>().ok() } else { None };
+            }
+            _ => {}
+        }
+        i = end;
+    }
 }
 
 #[inline]
@@ -374,6 +444,14 @@ mod tests {
             "\n",
             r#"{"type":"message","id":"m","message":{"role":"user","content":"say \\"}}"#,
             "\n",
+            r#"{"type":"message","id":"m2","message":{"role":"toolResult","role":"user","content":1,"timestamp":-1.5e3}}"#,
+            "\n",
+            r#"{"type":"message","id":"m3","message":{"role":"user","timestamp":5,"timestamp":"x"},"message":{"r\u006fle":"user"}}"#,
+            "\n",
+            r#"{"type":"message","id":"m4","message":{"role":"us\u0065r","content":[]},"message":{"role":"assistant","content":null}}"#,
+            "\n",
+            r#"{"type":"message","id":"m5","message":{"content":{"role":"x"},"role":null},"message":[]}"#,
+            "\n",
             r#"{"type":"message","id":"n","parentId":"m","n":tru}"#,
             "\n",
             r#"{"type":"custom","id":"o",}"#,
@@ -391,7 +469,7 @@ mod tests {
             }
         }
         assert!(files.len() > 80, "{}", files.len());
-        let (mut walked_lines, mut differ) = (0, 0);
+        let (mut walked_lines, mut differ, mut heads) = (0, 0, 0);
         for f in &files {
             for at_eof in [true, false] {
                 let (exact, walked) = (scan(f, at_eof), scan_catalog(f, at_eof));
@@ -425,6 +503,22 @@ mod tests {
                     assert!(malformed.contains(&x.start), "an entry the scan does not see: {:?}", key(x));
                     differ += 1;
                 }
+                // the message head taken on the way is the DOM's (a line nested too deep for
+                // the DOM: the engine's structural reader's)
+                for e in walked.entries.iter().filter(|e| !malformed.contains(&e.start)) {
+                    let Some(head) = &e.message else { continue };
+                    let v = e.value(f);
+                    let want = match v.get("message") {
+                        Some(m) => (
+                            m.str_field("role").map(str::to_string),
+                            m.get("content").is_some(),
+                            m.get("timestamp").and_then(Value::as_f64),
+                        ),
+                        None => pi_json::message_head(&f[e.start..e.end]).unwrap(),
+                    };
+                    assert_eq!(head, &want, "{}", String::from_utf8_lossy(&f[e.start..e.end]));
+                    heads += 1;
+                }
                 for s in &walked.skipped {
                     assert!(exact.skipped.contains(s) || malformed.contains(&s.0), "{s:?}");
                 }
@@ -437,13 +531,19 @@ mod tests {
             }
         }
         assert!(walked_lines > 10_000, "{walked_lines}");
+        assert!(heads > 5_000, "{heads}");
         assert!(differ >= 2, "the malformed lines of the extra file are taken for entries: {differ}");
         // the extra file: `n` (a bad literal), `o` (a trailing comma) and a raw control character
         // in a string are entries to the walk
         let (exact, walked) = (scan(extra.as_bytes(), true), scan_catalog(extra.as_bytes(), true));
         let ids = |s: &Scan| s.entries.iter().map(|e| e.id.clone()).collect::<Vec<_>>();
-        assert_eq!(ids(&exact), ["a\"b", "y", "q", "z", "m", "last"]);
-        assert_eq!(ids(&walked), ["a\"b", "y", "q", "z", "m", "n", "o", "\u{1}", "last"]);
+        assert_eq!(ids(&exact), ["a\"b", "y", "q", "z", "m", "m2", "m3", "m4", "m5", "last"]);
+        assert_eq!(ids(&walked), ["a\"b", "y", "q", "z", "m", "m2", "m3", "m4", "m5", "n", "o", "\u{1}", "last"]);
+        let head = |i: usize| walked.entries[i].message.clone();
+        assert_eq!(head(5), Some((Some("user".into()), true, Some(-1500.0))), "the last role");
+        assert_eq!(head(6), None, "the last message has an escaped key");
+        assert_eq!(head(7), Some((Some("assistant".into()), true, None)));
+        assert_eq!(head(8), None, "the last message is not an object");
         for s in [&exact, &walked] {
             assert_eq!(s.entries[1].parent_id, None, "the last parentId wins");
             assert_eq!(s.entries[2].kind, Kind::Label, "an escaped key is read by the validator");

@@ -405,7 +405,8 @@ impl StreamCatalog {
             match e.kind {
                 Kind::Message => {
                     r.message_count += 1;
-                    let head = pi_json::message_head(&e.text(buf)).or_else(|| {
+                    // taken by the chunk scanner's walk, or walked here
+                    let head = e.message.clone().or_else(|| pi_json::message_head(&e.text(buf))).or_else(|| {
                         let v = e.value(buf);
                         v.get("message").map(|m| {
                             (
@@ -448,9 +449,12 @@ impl StreamCatalog {
         for e in entries.iter().rev() {
             let is_candidate = match e.kind {
                 Kind::ModelChange => true,
-                Kind::Message => match pi_json::message_head(&e.text(buf)) {
+                Kind::Message => match &e.message {
                     Some((role, _, _)) => role.as_deref() == Some("assistant"),
-                    None => true,
+                    None => match pi_json::message_head(&e.text(buf)) {
+                        Some((role, _, _)) => role.as_deref() == Some("assistant"),
+                        None => true,
+                    },
                 },
                 _ => false,
             };
