@@ -1,6 +1,6 @@
 //! A session file's row in `files` as the indexer tracks it (dev, inode, size, mtime, the byte
 //! offset indexed up to, the hashes of the bytes before it), and reading those bytes back.
-use crate::db::{classify_err, fnv64};
+use crate::db::{classify_err, fnv64_pair};
 use crate::error::LibError;
 use rusqlite::{Connection, OptionalExtension};
 use std::fs::File;
@@ -76,12 +76,12 @@ fn read_span(f: &mut File, from: u64, to: u64) -> std::io::Result<Vec<u8>> {
 pub(crate) fn hashes(f: &mut File, offset: u64) -> std::io::Result<(i64, i64)> {
     let head = read_span(f, 0, offset.min(HASH_SPAN))?;
     let tail = read_span(f, offset.saturating_sub(HASH_SPAN), offset)?;
-    Ok((fnv64(&head), fnv64(&tail)))
+    Ok(fnv64_pair(&head, &tail))
 }
 
 /// [`hashes`] of bytes in memory.
 pub(crate) fn hashes_of(buf: &[u8], offset: usize) -> (i64, i64) {
-    (fnv64(&buf[..offset.min(HASH_SPAN as usize)]), fnv64(&buf[offset.saturating_sub(HASH_SPAN as usize)..offset]))
+    fnv64_pair(&buf[..offset.min(HASH_SPAN as usize)], &buf[offset.saturating_sub(HASH_SPAN as usize)..offset])
 }
 
 /// Read until `out` is full or the file ends; the number of bytes read.
