@@ -4,7 +4,7 @@ use super::row::{remove_file_rows, Row, Stat};
 use crate::analyze::{self, Loaded};
 use crate::db::{classify_err, now};
 use crate::error::LibError;
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension, ToSql};
 use std::path::Path;
 
 /// Phase 1 of one file, without the database (made on worker threads).
@@ -70,10 +70,64 @@ pub(crate) fn write_catalog(
     c: &CatalogOut,
 ) -> Result<i64, LibError> {
     let root_s = root.map(|r| r.to_string_lossy().to_string());
-    let id = fresh_file_row(conn, path, root_s.as_deref(), old)?;
     let h = c.header.as_ref();
     let created = h.and_then(|h| h.timestamp.clone());
     let created_ms = created.as_deref().and_then(session_engine::time::parse_iso_ms);
+    let (header_id, cwd, parent) =
+        (h.map(|h| h.id.clone()), h.and_then(|h| h.cwd.clone()), h.and_then(|h| h.parent_session.clone()));
+    let (version, modified, indexed) = (h.and_then(|h| h.version), c.cat.modified_ms.or(created_ms), now());
+    let offset = c.offset as i64;
+    // ?2 onwards, the same for a new row and an update
+    let rest: [&dyn ToSql; 27] = [
+        &root_s,
+        &c.st.dev,
+        &c.st.ino,
+        &c.st.size,
+        &c.st.mtime_ns,
+        &offset,
+        &c.head_hash,
+        &c.tail_hash,
+        &c.loaded_valid,
+        &header_id,
+        &cwd,
+        &created,
+        &created_ms,
+        &parent,
+        &version,
+        &c.cat.name,
+        &c.cat.model,
+        &c.cat.first_message,
+        &modified,
+        &c.cat.entry_count,
+        &c.cat.message_count,
+        &c.cat.compaction_count,
+        &c.bad_lines,
+        &c.cat.leaf_id,
+        &indexed,
+        &c.unterminated,
+        &c.migrated,
+    ];
+    if old.is_none() {
+        // A new file (most of a cold pass): its whole row in one statement, not an insert and
+        // an update. The other columns' defaults are what the update below writes.
+        let path_s = path.to_string_lossy();
+        let new: Option<i64> = conn
+            .prepare_cached(
+                "INSERT INTO files(path, root, dev, ino, size, mtime_ns, offset, head_hash, tail_hash, valid, header_id, cwd,
+                   created, created_ms, parent_session, version, name, model, first_message, modified_ms, entry_count,
+                   message_count, compaction_count, bad_lines, leaf_id, indexed_ms, open_tail, migrated)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
+                   ?23, ?24, ?25, ?26, ?27, ?28)
+                 ON CONFLICT(path) DO NOTHING RETURNING id",
+            )
+            .and_then(|mut s| s.query_row(params_from_iter(std::iter::once(&path_s as &dyn ToSql).chain(rest)), |r| r.get(0)).optional())
+            .map_err(classify_err)?;
+        if let Some(id) = new {
+            return Ok(id);
+        }
+        // another writer (the watcher, a second window) added it since the plan: update it
+    }
+    let id = fresh_file_row(conn, path, root_s.as_deref(), old)?;
     conn.prepare_cached(
         "UPDATE files SET root = COALESCE(?2, root), dev=?3, ino=?4, size=?5, mtime_ns=?6, offset=?7, head_hash=?8, tail_hash=?9,
            valid=?10, header_id=?11, cwd=?12, created=?13, created_ms=?14, parent_session=?15, version=?16, name=?17,
@@ -82,38 +136,7 @@ pub(crate) fn write_catalog(
            open_tail=?27, migrated=?28, forget_cost=NULL, forget_compactions=NULL, forget_open=NULL
          WHERE id = ?1",
     )
-    .and_then(|mut s| {
-        s.execute(params![
-            id,
-            root_s,
-            c.st.dev,
-            c.st.ino,
-            c.st.size,
-            c.st.mtime_ns,
-            c.offset as i64,
-            c.head_hash,
-            c.tail_hash,
-            c.loaded_valid,
-            h.map(|h| h.id.clone()),
-            h.and_then(|h| h.cwd.clone()),
-            created,
-            created_ms,
-            h.and_then(|h| h.parent_session.clone()),
-            h.and_then(|h| h.version),
-            c.cat.name,
-            c.cat.model,
-            c.cat.first_message,
-            c.cat.modified_ms.or(created_ms),
-            c.cat.entry_count,
-            c.cat.message_count,
-            c.cat.compaction_count,
-            c.bad_lines,
-            c.cat.leaf_id,
-            now(),
-            c.unterminated,
-            c.migrated,
-        ])
-    })
+    .and_then(|mut s| s.execute(params_from_iter(std::iter::once(&id as &dyn ToSql).chain(rest))))
     .map_err(classify_err)?;
     Ok(id)
 }
