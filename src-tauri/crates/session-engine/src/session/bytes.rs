@@ -22,17 +22,24 @@ use std::ops::Deref;
 use std::path::Path;
 use std::sync::Arc;
 
-/// Files of this size or more go to anonymous memory; smaller ones stay in a `Vec` (small files
-/// are most of what users open, and their few faults cost little).
+/// Files of this size or more go to anonymous memory, read in halves by two threads; smaller
+/// ones are read by one (small files are most of what users open), the smallest into a `Vec`.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const MAPPED_MIN_BYTES: usize = 8 << 20;
+/// Files from this size up to [`MAPPED_MIN_BYTES`] also go to anonymous memory, but with its
+/// pages populated in one call (`MADV_POPULATE_WRITE`) and read by one thread: a `Vec` of their
+/// size is a fresh mapping too (the allocator maps anything over 128 KiB), and its page faults,
+/// one per 4 KiB as the read fills it, made the read of the 1000-entry session (2.25 MB) about
+/// 0.3 ms slower than the populated buffer's (5.65 against 5.35 ms for its whole open).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+const POPULATED_MIN_BYTES: usize = 256 << 10;
 /// Room left after a mapped file's bytes for what is appended while it is open (a full buffer
 /// moves to a bigger one: one copy).
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const ROOM: usize = 2 << 20;
 
-/// A session file's bytes: the base (a `Vec`, or for big files on Linux anonymous memory with
-/// room to grow), shared by clones, and the bytes appended where the base could not take them.
+/// A session file's bytes: the base (a `Vec`, or from [`POPULATED_MIN_BYTES`] on Linux anonymous
+/// memory with room to grow), shared by clones, and the bytes appended where the base could not take them.
 pub(crate) struct FileBytes {
     base: Arc<Base>,
     tail: Vec<u8>,
@@ -140,6 +147,16 @@ impl Base {
                 // from the start, one way, which reports the error if there is one.
             }
         }
+        #[cfg(target_os = "linux")]
+        if len >= POPULATED_MIN_BYTES {
+            if let Some(mut b) = Base::mapped(len + 1) {
+                if b.read_populated(&f, len).is_ok() {
+                    std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(len as u64))?;
+                    b.read_to_end(&mut f)?;
+                    return Ok(b);
+                }
+            }
+        }
         // As `std::fs::read`: one more byte than the size, so the end is found without growing.
         let mut v = Vec::with_capacity(len + 1);
         f.read_to_end(&mut v)?;
@@ -167,6 +184,19 @@ impl Base {
             let other = other.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
             mine.and(other)
         })?;
+        *len = n;
+        Ok(())
+    }
+
+    /// Reads the file's first `n` bytes into this empty mapped buffer, its pages (and the one
+    /// after, where the end is looked for) populated first in one call. A kernel without
+    /// `MADV_POPULATE_WRITE` (before 5.14) refuses it: the read then faults them in.
+    #[cfg(target_os = "linux")]
+    fn read_populated(&mut self, f: &std::fs::File, n: usize) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let Inner::Mapped { map, len } = &mut self.0 else { unreachable!("read_populated on a Vec") };
+        let _ = map.advise_range(memmap2::Advice::PopulateWrite, 0, n + 1);
+        f.read_exact_at(&mut map[..n], 0)?;
         *len = n;
         Ok(())
     }
@@ -350,6 +380,30 @@ mod tests {
         let mut b = Base::mapped(1001).unwrap();
         b.read_halves(&f, 1000).unwrap();
         assert_eq!(&b[..], &[b'x'; 1000][..]);
+    }
+
+    /// A file between the two sizes goes to populated anonymous memory: read whole, then
+    /// appends fill its room and go to the tail, as a big file's do.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_mid_size_file_reads_whole_into_populated_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("mid.jsonl");
+        let body: Vec<u8> = (0..POPULATED_MIN_BYTES + 4_099).map(|i| (i % 249) as u8).collect();
+        std::fs::write(&p, &body).unwrap();
+        let mut b = FileBytes::read(&p).unwrap();
+        assert!(matches!(b.base.0, Inner::Mapped { .. }), "a mid-size file goes to anonymous memory");
+        assert_eq!(b.as_read(), &body[..]);
+        let more = vec![b'z'; ROOM + 1];
+        b.extend_from_slice(b"x\n");
+        assert!(b.tail.is_empty(), "the first append goes into the room");
+        b.extend_from_slice(&more);
+        assert!(!b.tail.is_empty(), "past the room, appends go to the tail");
+        assert_eq!(all(&b), [&body[..], b"x\n", &more[..]].concat());
+        // A file cut after its size was read: the read fails (and `read` starts over).
+        let f = std::fs::File::open(&p).unwrap();
+        let mut short = Base::mapped(body.len() + 2).unwrap();
+        assert_eq!(short.read_populated(&f, body.len() + 1).unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
     }
 
     #[test]
