@@ -18,7 +18,7 @@
 //!   deviation: real text containing U+10F800..U+10FFFF is treated as lone surrogates.
 //! * Nesting deeper than [`MAX_DEPTH`] is an error, never a stack overflow.
 //!
-//! The parts: [`Value`] and [`Map`] (`value`), the UTF-16 helpers and stand-ins (`utf16`),
+//! The parts: [`Value`] and [`Map`] (`value`), an object's [`Key`] (`key`), the UTF-16 helpers and stand-ins (`utf16`),
 //! the `JSON.stringify` writer (`write`), `JSON.stringify(v, null, 2)` (`pretty`), the
 //! `JSON.parse` parser (`parse`), the line scanner of loading (`scan`) and the message-head
 //! walk of the library's picker facts (`head`).
@@ -28,6 +28,7 @@
 //! the scanner's fast path.
 
 mod head;
+mod key;
 mod parse;
 mod pretty;
 mod scan;
@@ -38,6 +39,7 @@ mod value;
 mod write;
 
 pub use head::{message_head, MessageHead};
+pub use key::{Key, KNOWN as KNOWN_KEYS};
 pub use parse::{parse, parse_bytes, JsonError, MAX_DEPTH};
 pub use pretty::to_pretty;
 pub use scan::{raw_str, raw_str_borrowed, scan_line, scan_line_fast, Field, RawStr, ScannedLine};

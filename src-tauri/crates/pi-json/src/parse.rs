@@ -6,6 +6,7 @@
 //! parsing (exact in `f64`). `tests/parser_equivalence.rs` holds the previous, simpler parser
 //! verbatim and checks this one against it.
 
+use crate::key::Key;
 use crate::utf16::standin;
 use crate::value::{Map, Value};
 
@@ -44,7 +45,7 @@ pub fn parse(text: &str) -> Result<Value, JsonError> {
 const SCRATCH_MAX: usize = 4096;
 
 /// Object members, array elements and an escape buffer.
-type Scratch = (Vec<(String, Value)>, Vec<Value>, String);
+type Scratch = (Vec<(Key, Value)>, Vec<Value>, String);
 
 thread_local! {
     /// The parser's member stacks and escape buffer, kept between parses on this thread: a line
@@ -113,7 +114,7 @@ struct Parser<'a> {
     /// Members of the objects being parsed, innermost last: an object's members are collected
     /// here and moved into a `Vec` of exactly their number when it closes (one allocation
     /// instead of a growing one per object).
-    pairs: Vec<(String, Value)>,
+    pairs: Vec<(Key, Value)>,
     /// The same for array elements.
     items: Vec<Value>,
     /// A string with escapes is decoded here and copied out at its exact length (growing a
@@ -154,7 +155,7 @@ impl<'a> Parser<'a> {
                     if self.s.get(self.i) != Some(&b'"') {
                         return Err(self.err("expected a string key"));
                     }
-                    let k = self.string()?;
+                    let k = self.key()?;
                     self.ws();
                     if self.s.get(self.i) != Some(&b':') {
                         return Err(self.err("expected ':'"));
@@ -178,7 +179,7 @@ impl<'a> Parser<'a> {
                             self.i += 1;
                             // A new Vec of exactly the members, moved in one copy (a drain
                             // collected them one by one); the stack keeps its capacity.
-                            let m: Vec<(String, Value)> = self.pairs.split_off(base);
+                            let m: Vec<(Key, Value)> = self.pairs.split_off(base);
                             return Ok(Value::Obj(Map(m)));
                         }
                         _ => return Err(self.err("expected ',' or '}'")),
@@ -240,6 +241,17 @@ impl<'a> Parser<'a> {
         }
         let text = &self.src[start..end];
         text.parse::<f64>().map(Value::Num).map_err(|_| self.err("invalid number"))
+    }
+    /// An object's key: [`Parser::string`], without an allocation for a key Pi writes.
+    fn key(&mut self) -> Result<Key, JsonError> {
+        // self.s[self.i] == b'"'
+        let start = self.i + 1;
+        let j = find_special(self.s, start);
+        if self.s.get(j) == Some(&b'"') {
+            self.i = j + 1;
+            return Ok(Key::new(&self.src[start..j]));
+        }
+        self.string().map(Key::from)
     }
     fn string(&mut self) -> Result<String, JsonError> {
         // self.s[self.i] == b'"'
@@ -432,6 +444,9 @@ mod tests {
     fn duplicate_keys_keep_first_position_and_last_value() {
         let v = parse(r#"{"a":1,"b":2,"a":3}"#).unwrap();
         assert_eq!(to_string(&v), r#"{"a":3,"b":2}"#);
+        // The same for keys Pi writes (held by number), one of them spelled with an escape.
+        let v = parse(r#"{"type":1,"id":2,"t\u0079pe":3,"typ":4}"#).unwrap();
+        assert_eq!(to_string(&v), r#"{"type":3,"id":2,"typ":4}"#);
     }
 
     #[test]

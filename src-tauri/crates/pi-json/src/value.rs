@@ -1,5 +1,7 @@
 //! The JSON value: [`Value`] and the insertion-ordered [`Map`].
 
+use crate::key::Key;
+
 #[derive(Clone, Debug, PartialEq, Default)]
 pub enum Value {
     #[default]
@@ -13,17 +15,17 @@ pub enum Value {
 
 /// An insertion-ordered JSON object.
 #[derive(Clone, Debug, PartialEq, Default)]
-pub struct Map(pub Vec<(String, Value)>);
+pub struct Map(pub Vec<(Key, Value)>);
 
 impl Map {
     pub fn new() -> Self {
         Map(Vec::new())
     }
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+        self.0.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
     }
     /// Sets a key: an existing key keeps its position (like assigning a JS property).
-    pub fn insert(&mut self, key: impl Into<String>, value: Value) {
+    pub fn insert(&mut self, key: impl Into<Key>, value: Value) {
         let key = key.into();
         if let Some(slot) = self.0.iter_mut().find(|(k, _)| *k == key) {
             slot.1 = value;
@@ -32,11 +34,11 @@ impl Map {
         }
     }
     pub fn remove(&mut self, key: &str) -> Option<Value> {
-        let pos = self.0.iter().position(|(k, _)| k == key)?;
+        let pos = self.0.iter().position(|(k, _)| k.as_str() == key)?;
         Some(self.0.remove(pos).1)
     }
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &Value)> {
-        self.0.iter().map(|(k, v)| (k, v))
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
     }
     pub fn len(&self) -> usize {
         self.0.len()
@@ -128,5 +130,5 @@ impl From<bool> for Value {
 
 /// Builds an object from `(key, value)` pairs in the given order.
 pub fn obj<const N: usize>(pairs: [(&str, Value); N]) -> Value {
-    Value::Obj(Map(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()))
+    Value::Obj(Map(pairs.into_iter().map(|(k, v)| (Key::new(k), v)).collect()))
 }

@@ -56,11 +56,11 @@ pub fn deep_merge(base: &Value, over: &Value) -> Value {
                 (Some(Value::Obj(a)), Value::Obj(b)) => {
                     let mut merged = a.clone();
                     for (kk, vv) in b.iter() {
-                        merged.insert(kk.clone(), vv.clone());
+                        merged.insert(kk, vv.clone());
                     }
-                    out.insert(k.clone(), Value::Obj(merged));
+                    out.insert(k, Value::Obj(merged));
                 }
-                _ => out.insert(k.clone(), v.clone()),
+                _ => out.insert(k, v.clone()),
             }
         }
     }

@@ -42,7 +42,7 @@ fn project(v: Option<&Value>, keys: &[&str]) -> Option<Value> {
         arr.iter()
             .map(|o| {
                 Value::Obj(pi_json::Map(
-                    keys.iter().filter_map(|k| o.get(k).map(|x| (k.to_string(), x.clone()))).collect(),
+                    keys.iter().filter_map(|k| o.get(k).map(|x| (pi_json::Key::new(k), x.clone()))).collect(),
                 ))
             })
             .collect(),

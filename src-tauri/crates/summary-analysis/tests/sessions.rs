@@ -189,7 +189,7 @@ fn check_reports_drops_and_moves_against_the_previous_compaction() {
 // ---- edit and revert ----------------------------------------------------------------------
 
 fn keys(v: &Value) -> Vec<String> {
-    v.as_object().unwrap().iter().map(|(k, _)| k.clone()).collect()
+    v.as_object().unwrap().iter().map(|(k, _)| k.to_string()).collect()
 }
 
 #[test]

@@ -172,7 +172,7 @@ pub fn pi_view(file: &Path, leaf: Option<&str>) -> View {
         .unwrap_or_default();
     let t = ctx.get("tokens").unwrap_or(&Value::Null);
     let mut labels: Vec<(String, String)> = match v.get("labels") {
-        Some(Value::Obj(m)) => m.iter().map(|(k, l)| (k.clone(), l.as_str().unwrap_or("").to_string())).collect(),
+        Some(Value::Obj(m)) => m.iter().map(|(k, l)| (k.to_string(), l.as_str().unwrap_or("").to_string())).collect(),
         _ => Vec::new(),
     };
     labels.sort();

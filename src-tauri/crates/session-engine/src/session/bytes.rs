@@ -22,17 +22,31 @@ use std::ops::Deref;
 use std::path::Path;
 use std::sync::Arc;
 
-/// Files of this size or more go to anonymous memory; smaller ones stay in a `Vec` (small files
-/// are most of what users open, and their few faults cost little).
+/// Files of this size or more go to anonymous memory, read in halves by two threads; smaller
+/// ones as [`HALVES_MIN_BYTES`] and [`POPULATED_MIN_BYTES`] say, the smallest into a `Vec` (small
+/// files are most of what users open).
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const MAPPED_MIN_BYTES: usize = 8 << 20;
+/// Files from this size up to [`HALVES_MIN_BYTES`] also go to anonymous memory, but with its
+/// pages populated in one call (`MADV_POPULATE_WRITE`) and read by one thread: a `Vec` of their
+/// size is a fresh mapping too (the allocator maps anything over 128 KiB), and its page faults,
+/// one per 4 KiB as the read fills it, made the read of the 1000-entry session (2.25 MB) about
+/// 0.3 ms slower than the populated buffer's (5.65 against 5.35 ms for its whole open).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+const POPULATED_MIN_BYTES: usize = 256 << 10;
+/// Files from this size up to [`MAPPED_MIN_BYTES`] are read in halves by two threads too, each
+/// first faulting its half's pages in by writing a byte to each: on the 1000-entry session
+/// (2.25 MB) the open took 3.90 ms against 4.14 ms with one populated read (median of 40
+/// interleaved rounds; reading in halves without the writes, 4.11 ms).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+const HALVES_MIN_BYTES: usize = 1 << 20;
 /// Room left after a mapped file's bytes for what is appended while it is open (a full buffer
 /// moves to a bigger one: one copy).
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const ROOM: usize = 2 << 20;
 
-/// A session file's bytes: the base (a `Vec`, or for big files on Linux anonymous memory with
-/// room to grow), shared by clones, and the bytes appended where the base could not take them.
+/// A session file's bytes: the base (a `Vec`, or from [`POPULATED_MIN_BYTES`] on Linux anonymous
+/// memory with room to grow), shared by clones, and the bytes appended where the base could not take them.
 pub(crate) struct FileBytes {
     base: Arc<Base>,
     tail: Vec<u8>,
@@ -128,9 +142,16 @@ impl Base {
         let mut f = std::fs::File::open(path)?;
         let len = f.metadata()?.len() as usize;
         #[cfg(target_os = "linux")]
-        if len >= MAPPED_MIN_BYTES {
+        if len >= POPULATED_MIN_BYTES {
             if let Some(mut b) = Base::mapped(len + 1) {
-                if b.read_halves(&f, len).is_ok() {
+                let read = if len >= MAPPED_MIN_BYTES {
+                    b.read_halves(&f, len, false)
+                } else if len >= HALVES_MIN_BYTES {
+                    b.read_halves(&f, len, true)
+                } else {
+                    b.read_populated(&f, len)
+                };
+                if read.is_ok() {
                     // Whatever was appended since the size was read.
                     std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(len as u64))?;
                     b.read_to_end(&mut f)?;
@@ -154,19 +175,43 @@ impl Base {
     }
 
     /// Reads the file's first `n` bytes into this empty mapped buffer, each half on its own
-    /// thread (both fault their half's pages in at the same time).
+    /// thread (both fault their half's pages in at the same time). With `touch`, each thread
+    /// writes one byte of every page of its half before reading into it (see
+    /// [`HALVES_MIN_BYTES`]).
     #[cfg(target_os = "linux")]
-    fn read_halves(&mut self, f: &std::fs::File, n: usize) -> io::Result<()> {
+    fn read_halves(&mut self, f: &std::fs::File, n: usize, touch: bool) -> io::Result<()> {
         use std::os::unix::fs::FileExt;
         let Inner::Mapped { map, len } = &mut self.0 else { unreachable!("read_halves on a Vec") };
         let h = n / 2;
         let (first, second) = map[..n].split_at_mut(h);
+        let fault_in = move |half: &mut [u8]| {
+            if touch {
+                half.iter_mut().step_by(4096).for_each(|b| *b = 0);
+            }
+        };
         std::thread::scope(|s| {
-            let other = s.spawn(|| f.read_exact_at(second, h as u64));
+            let other = s.spawn(|| {
+                fault_in(second);
+                f.read_exact_at(second, h as u64)
+            });
+            fault_in(first);
             let mine = f.read_exact_at(first, 0);
             let other = other.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
             mine.and(other)
         })?;
+        *len = n;
+        Ok(())
+    }
+
+    /// Reads the file's first `n` bytes into this empty mapped buffer, its pages (and the one
+    /// after, where the end is looked for) populated first in one call. A kernel without
+    /// `MADV_POPULATE_WRITE` (before 5.14) refuses it: the read then faults them in.
+    #[cfg(target_os = "linux")]
+    fn read_populated(&mut self, f: &std::fs::File, n: usize) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let Inner::Mapped { map, len } = &mut self.0 else { unreachable!("read_populated on a Vec") };
+        let _ = map.advise_range(memmap2::Advice::PopulateWrite, 0, n + 1);
+        f.read_exact_at(&mut map[..n], 0)?;
         *len = n;
         Ok(())
     }
@@ -345,11 +390,41 @@ mod tests {
         let p = dir.path().join("cut.jsonl");
         std::fs::write(&p, vec![b'x'; 1000]).unwrap();
         let f = std::fs::File::open(&p).unwrap();
-        let mut b = Base::mapped(2001).unwrap();
-        assert_eq!(b.read_halves(&f, 2000).unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
-        let mut b = Base::mapped(1001).unwrap();
-        b.read_halves(&f, 1000).unwrap();
-        assert_eq!(&b[..], &[b'x'; 1000][..]);
+        for touch in [false, true] {
+            let mut b = Base::mapped(2001).unwrap();
+            assert_eq!(b.read_halves(&f, 2000, touch).unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
+            let mut b = Base::mapped(1001).unwrap();
+            b.read_halves(&f, 1000, touch).unwrap();
+            assert_eq!(&b[..], &[b'x'; 1000][..]);
+        }
+    }
+
+    /// A file between the two sizes goes to populated anonymous memory: read whole, then
+    /// appends fill its room and go to the tail, as a big file's do.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_mid_size_file_reads_whole_into_populated_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("mid.jsonl");
+        // Read in halves, pages written first: every byte comes through.
+        let body: Vec<u8> = (0..HALVES_MIN_BYTES + 8_191).map(|i| (i % 241) as u8).collect();
+        std::fs::write(&p, &body).unwrap();
+        assert_eq!(FileBytes::read(&p).unwrap().as_read(), &body[..]);
+        let body: Vec<u8> = (0..POPULATED_MIN_BYTES + 4_099).map(|i| (i % 249) as u8).collect();
+        std::fs::write(&p, &body).unwrap();
+        let mut b = FileBytes::read(&p).unwrap();
+        assert!(matches!(b.base.0, Inner::Mapped { .. }), "a mid-size file goes to anonymous memory");
+        assert_eq!(b.as_read(), &body[..]);
+        let more = vec![b'z'; ROOM + 1];
+        b.extend_from_slice(b"x\n");
+        assert!(b.tail.is_empty(), "the first append goes into the room");
+        b.extend_from_slice(&more);
+        assert!(!b.tail.is_empty(), "past the room, appends go to the tail");
+        assert_eq!(all(&b), [&body[..], b"x\n", &more[..]].concat());
+        // A file cut after its size was read: the read fails (and `read` starts over).
+        let f = std::fs::File::open(&p).unwrap();
+        let mut short = Base::mapped(body.len() + 2).unwrap();
+        assert_eq!(short.read_populated(&f, body.len() + 1).unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
     }
 
     #[test]
