@@ -348,6 +348,27 @@ fn continue_already_gives_the_new_leafs_default_cut_its_row() {
     assert_eq!(json(&c.preview), json(&budgets::preview(&e.state, 1500, 6000, 24000, true).unwrap()));
 }
 
+/// An open lets the session before it go before reading the next one (at a million entries a
+/// session is 2.6 GB, and a reopen held two); when the new file cannot be opened, the previous
+/// session is open again, at the entry the user had moved its leaf to.
+#[test]
+fn a_failed_open_leaves_the_previous_session_open_at_its_leaf() {
+    let e = Env::with_demo();
+    let moved = e.state.with_open(|o| Ok(o.session.id(5).to_string())).unwrap();
+    let args = BudgetArgs { budgets: Budgets::default(), context_window: 200_000 };
+    navigate::continue_here(&e.state, &moved, &args).unwrap();
+    let before = sessions::describe(&e.state).unwrap();
+    assert!(before.leaf_moved && before.leaf_id.as_deref() == Some(moved.as_str()), "{before:?}");
+    let held = std::sync::Arc::downgrade(&e.state.with_open(|o| Ok(o.session.snapshot())).unwrap());
+    let missing = e.dir.join("missing.jsonl");
+    assert!(sessions::open(&e.state, &missing, false).is_err());
+    let after = sessions::describe(&e.state).unwrap();
+    assert_eq!((after.path.as_str(), after.leaf_id.as_deref()), (before.path.as_str(), Some(moved.as_str())));
+    assert!(after.leaf_moved);
+    assert_eq!((after.entry_count, after.total_rows), (before.entry_count, before.total_rows));
+    assert!(held.upgrade().is_none(), "the previous session was kept while the new file was read");
+}
+
 #[test]
 fn errors_are_tagged_with_hints() {
     let e = env();

@@ -173,6 +173,45 @@ fn picker_lists_from_the_index_with_projects_sorting_and_filters() {
     assert_eq!(again.recent.first().map(|s| s.path.clone()), Some(env.compacted.display().to_string()));
 }
 
+/// The comm name and nice value of each thread of this process whose name starts with `prefix`
+/// (Linux's /proc; a name is cut to 15 bytes).
+#[cfg(target_os = "linux")]
+fn threads_named(prefix: &str) -> Vec<(String, i32)> {
+    let mut out = Vec::new();
+    for t in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(t.path().join("stat")) else { continue };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { continue };
+        let comm = &stat[open + 1..close];
+        // After the name: state, ppid, pgrp, session, tty, tpgid, flags, 4 fault counts, 4
+        // times, priority, then nice.
+        let nice: i32 = stat[close + 2..].split(' ').nth(16).and_then(|n| n.parse().ok()).unwrap();
+        if comm.starts_with(prefix) {
+            out.push((comm.to_string(), nice));
+        }
+    }
+    out
+}
+
+/// The watcher's index passes run at background priority (on two cores, a first pass of a
+/// 2.6 GB session at normal priority took a core from the open of the same file), while live
+/// follow of the open session, on the events thread, keeps the caller's priority.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_index_pass_runs_at_background_priority_and_live_follow_does_not() {
+    let env = lib_env();
+    let caller = rustix::process::getpriority_process(Some(rustix::thread::gettid())).unwrap();
+    let watch = threads_named("arbor-library-w");
+    assert!(!watch.is_empty(), "no watcher thread found");
+    assert!(watch.iter().all(|(_, nice)| *nice >= 10), "the watcher runs above background priority: {watch:?}");
+    let events = threads_named("arbor-library-e");
+    assert!(!events.is_empty(), "no events thread found");
+    assert!(
+        events.iter().any(|(_, nice)| *nice == caller),
+        "live follow lost the caller's priority {caller}: {events:?}"
+    );
+    drop(env);
+}
+
 /// A session that re-did 3 things after its compaction: it read a.rs and b.rs and ran
 /// `cargo test` before the cut, and again after it.
 fn redone_three_session(dir: &Path) -> PathBuf {

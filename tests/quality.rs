@@ -265,6 +265,27 @@ fn a_run_stops_when_another_session_opens() {
     assert_eq!(flat(&got)[0].entry_id, "2cb2c56f");
 }
 
+/// An open lets the session before it go before reading the next (a million-entry session is
+/// 2.6 GB): the old session's marks are retired, and a run on a retired cache stops at its next
+/// summary instead of computing the rest of its slice on a snapshot that keeps the old session.
+#[test]
+fn an_open_retires_the_previous_sessions_marks_and_a_retired_run_stops_at_once() {
+    let e = env();
+    open_copy(&e, "print-autocompact.jsonl", None);
+    let old = e.state.with_open(|o| Ok(o.quality.clone())).unwrap();
+    assert!(!old.is_retired());
+    sessions::open(&e.state, &fixture("rpc-branch.jsonl"), false).unwrap();
+    assert!(old.is_retired(), "the replaced session's marks were not retired");
+    let new = e.state.with_open(|o| Ok(o.quality.clone())).unwrap();
+    assert!(!new.is_retired());
+    // A run whose slice could hold every summary computes none once its cache is retired.
+    new.retire();
+    let (sink, got) = collector();
+    let w = quality::warm(&e.state, sink, Duration::from_secs(3600)).unwrap();
+    assert_eq!((w.joined, w.scored, w.forgetting), (false, 0, 0));
+    assert!(flat(&got).is_empty());
+}
+
 /// One run at a time: a request while one runs joins it, and the run reads the session again
 /// before it ends when a request came after its snapshot.
 #[test]

@@ -2,7 +2,7 @@
 //! sessions (the demo, conformance fixtures copied to temp dirs, and a session written with
 //! absurd numbers), checked against the engine's own `estimate_context(build_context(..))`.
 
-use arbor_app::commands::timeline::{timeline, timeline_in_steps, warm};
+use arbor_app::commands::timeline::{timeline, timeline_in_steps, warm, warm_in_steps};
 use arbor_app::commands::{navigate, sessions};
 use arbor_app::state::app::AppState;
 use arbor_app::state::timeline::TimelineCache;
@@ -380,4 +380,29 @@ fn warming_fills_the_active_path_and_a_big_session_matches_pi_at_its_leaf() {
     let leaf = v.ids.last().unwrap();
     assert!(same(*v.context_tokens.last().unwrap(), pi_estimate(&e.state, leaf)));
     assert!(!v.compactions.is_empty());
+}
+
+/// The warm-up reads each slice on a snapshot of its own and stops once its session was let go
+/// (another open): at a million entries it lasts longer than a reopen, and one snapshot held
+/// through it kept the previous 2.6 GB session beside the new one.
+#[test]
+fn warming_stops_after_its_slice_once_its_session_was_let_go() {
+    let e = env();
+    open_copy(&e, "large-2k-small-window.jsonl");
+    let path_len = e.state.with_open(|o| Ok(o.session.path(o.leaf).len())).unwrap();
+    // Slice by slice (one entry each) on fresh snapshots, the whole path is kept.
+    let cache = TimelineCache::new();
+    assert_eq!(warm_in_steps(&e.state, &cache, Duration::ZERO, 7).unwrap(), path_len);
+    // Its session let go: one slice, then it stops, holding nothing.
+    e.state
+        .with_open(|o| {
+            o.quality.retire();
+            Ok(())
+        })
+        .unwrap();
+    let cache = TimelineCache::new();
+    let err = warm_in_steps(&e.state, &cache, Duration::ZERO, 7).unwrap_err();
+    assert!(matches!(err, arbor_app::error::AppError::Refused(_)), "{err:?}");
+    let kept = e.state.with_open(|o| Ok(cache.of(&o.path).1.kept(&o.session, &o.session.path(o.leaf)))).unwrap();
+    assert_eq!(kept, 7, "it read more than one slice after its session was let go");
 }

@@ -73,7 +73,9 @@ pub fn warm(state: &AppState, sink: MarkSink, slice: Duration) -> Result<Quality
     loop {
         // Read before the snapshot: a request counted after it may have a newer version.
         let seen = cache.requests();
-        let Ok(Some(s)) = state.with_open(|o| Ok(is_current(&o.quality, &cache).then(|| o.session.snapshot()))) else {
+        let Ok(Some(s)) = state
+            .with_open(|o| Ok((is_current(&o.quality, &cache) && !cache.is_retired()).then(|| o.session.snapshot())))
+        else {
             break;
         };
         let work = match cache.next(&mut run, &s, seen) {
@@ -88,7 +90,7 @@ pub fn warm(state: &AppState, sink: MarkSink, slice: Duration) -> Result<Quality
         let version = s.file_len();
         let mut marks = Vec::new();
         for w in work {
-            if !marks.is_empty() && t.elapsed() >= slice {
+            if (!marks.is_empty() && t.elapsed() >= slice) || cache.is_retired() {
                 break;
             }
             let idx = match w {

@@ -20,20 +20,68 @@ pub fn describe(state: &AppState) -> Result<OpenedSession, AppError> {
 }
 
 /// Open `path`, restoring the leaf Arbor remembered for it (if that entry still exists).
+///
+/// The session open before is let go first: a session is held whole, and at a million entries
+/// that is 2.6 GB, which a reopen held twice while the new copy was read (a main process of
+/// 9.4 GB). If the new file cannot be opened, the previous session is read again, at the entry
+/// it showed, so a failed open still leaves it open as before.
 pub fn open(state: &AppState, path: &Path, is_demo: bool) -> Result<OpenedSession, AppError> {
+    let previous = lock(&state.open).take().map(|o| {
+        // Its background run of quality marks stops at its next summary instead of its next
+        // slice, and lets the old session go with it.
+        o.quality.retire();
+        Previous { path: o.path.clone(), is_demo: o.is_demo, leaf: o.leaf.map(|l| o.session.id(l).to_string()) }
+    });
+    let opened = read_open(state, path, is_demo, None);
+    let open = match opened {
+        Ok(open) => open,
+        Err(e) => {
+            if let Some(p) = previous {
+                if let Ok(o) = read_open(state, &p.path, p.is_demo, p.leaf.as_deref()) {
+                    let mut g = lock(&state.open);
+                    if g.is_none() {
+                        *g = Some(o);
+                    }
+                }
+            }
+            return Err(e);
+        }
+    };
+    let dto = describe_open(&open);
+    *lock(&state.open) = Some(open);
+    if !is_demo {
+        let key = path.display().to_string();
+        let mut st = ArborStateFile::load(&state.state_file());
+        st.touch_recent(&key);
+        st.save(&state.state_file())?;
+    }
+    Ok(dto)
+}
+
+/// What is kept of the session an open replaces, to open it again if the new one fails.
+struct Previous {
+    path: std::path::PathBuf,
+    is_demo: bool,
+    leaf: Option<String>,
+}
+
+/// Reads `path` and lays it out at `leaf` (an entry id), else at the leaf Arbor remembered for
+/// it, else at the file's leaf.
+fn read_open(state: &AppState, path: &Path, is_demo: bool, leaf: Option<&str>) -> Result<OpenSession, AppError> {
     let session = Session::open(path)?;
     if session.header().is_none() {
         return Err(AppError::BadInput(format!("{} is not a Pi session (no session header line)", path.display())));
     }
     let key = path.display().to_string();
-    let mut st = ArborStateFile::load(&state.state_file());
-    let leaf = st.leaves.get(&key).and_then(|id| session.index_of(id)).or(session.file_leaf());
+    let st = ArborStateFile::load(&state.state_file());
+    let remembered = leaf.or(st.leaves.get(&key).map(String::as_str));
+    let leaf = remembered.and_then(|id| session.index_of(id)).or(session.file_leaf());
     let mut folding = Folding::default();
     let mut nodes = NodeCache::default();
     let cut = default_cut(&session, leaf, default_keep_recent(&state.agent_dir));
     let layout = relayout_revealing(&session, leaf, &mut folding, &mut nodes, cut);
     let noticed = session.len();
-    let open = OpenSession {
+    Ok(OpenSession {
         noticed,
         path: path.to_path_buf(),
         session: session.into(),
@@ -44,14 +92,7 @@ pub fn open(state: &AppState, path: &Path, is_demo: bool) -> Result<OpenedSessio
         is_demo,
         markers: Default::default(),
         quality: Default::default(),
-    };
-    let dto = describe_open(&open);
-    *lock(&state.open) = Some(open);
-    if !is_demo {
-        st.touch_recent(&key);
-        st.save(&state.state_file())?;
-    }
-    Ok(dto)
+    })
 }
 
 /// Copy the embedded demo into Arbor's data dir (once; labels are appended to the copy) and open it.

@@ -10,6 +10,7 @@
 
 use crate::error::{AppError, IpcResult};
 use crate::state::app::{AppState, OpenSession};
+use crate::state::quality::is_current;
 use crate::state::timeline::TimelineCache;
 use crate::view::budgets::BudgetArgs;
 use crate::view::timeline::{timeline_view, TimelineView};
@@ -112,10 +113,41 @@ pub fn timeline_in_steps(
 /// Reads the numbers of the active path into the cache (in slices, as [`timeline`]) so the
 /// Timeline tab's first draw is only the arithmetic pass. Returns how many path entries are kept.
 pub fn warm(state: &AppState, cache: &TimelineCache, budget: Duration) -> Result<usize, AppError> {
+    warm_in_steps(state, cache, budget, STEP)
+}
+
+/// [`warm`] reading `step` entries at a time. Each slice reads on a snapshot of its own, taken
+/// while the session it started on is still the open one: at a million entries the warm-up lasts
+/// longer than a reopen, and one snapshot held through it kept a whole 2.6 GB session alive
+/// beside the next one. When that session was let go (another file, or the same one opened again),
+/// it stops.
+pub fn warm_in_steps(
+    state: &AppState,
+    cache: &TimelineCache,
+    budget: Duration,
+    step: usize,
+) -> Result<usize, AppError> {
     let snap = snapshot(state, None)?;
-    let mut c = cache.of(&snap.file);
-    while !c.1.fill(&snap.session, &snap.path, budget, STEP) {}
-    Ok(c.1.kept(&snap.session, &snap.path))
+    let started_on = state.with_open(|o| Ok(o.quality.clone()))?;
+    let (file, path) = (snap.file, snap.path);
+    let mut session = snap.session;
+    let mut c = cache.of(&file);
+    while !c.1.fill(&session, &path, budget, step) {
+        drop(session);
+        let next = state.with_open(|o| {
+            Ok((is_current(&o.quality, &started_on) && !started_on.is_retired()).then(|| o.session.snapshot()))
+        });
+        session = match next {
+            Ok(Some(s)) => s,
+            _ => {
+                return Err(AppError::Refused(
+                    "the session was opened again while the waterfall's numbers were read; they are read when the Timeline tab opens"
+                        .into(),
+                ))
+            }
+        };
+    }
+    Ok(c.1.kept(&session, &path))
 }
 
 /// The answer of [`get_timeline`]: [`TimelineView::to_bytes`], sent as raw bytes (an ArrayBuffer

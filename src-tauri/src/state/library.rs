@@ -141,7 +141,21 @@ impl LibraryState {
             st.done = 0;
             st.total = 0;
         }
-        match Watcher::start(&self.db_path, roots, ::library::watch::WatchOptions::default()) {
+        // The watcher's threads (its index passes, the full text of a new 2.6 GB session) are
+        // started from a thread at background priority, which they inherit: on two cores, a first
+        // pass at normal priority took a core from the open of the same big file for as long as
+        // the open lasted. Live follow of the open session stays at normal priority: it is
+        // handled on the events thread below, started from this one.
+        let started = std::thread::scope(|sc| {
+            sc.spawn(|| {
+                super::background::background_priority();
+                Watcher::start(&self.db_path, roots, ::library::watch::WatchOptions::default())
+            })
+            .join()
+        });
+        let started =
+            started.map_err(|_| AppError::Refused("starting the library watcher stopped unexpectedly".into()))?;
+        match started {
             Ok((w, rx)) => {
                 std::thread::Builder::new()
                     .name("arbor-library-events".into())

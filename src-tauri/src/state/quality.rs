@@ -39,6 +39,9 @@ pub struct QualityCache {
     /// message), so that the run over every compaction parses each message once and keeps no
     /// parse of it.
     pub acts: summary_analysis::ActsMemo,
+    /// Set when its session is let go (another open): a run stops at its next summary, so its
+    /// snapshot does not keep a whole session alive beside the next one for the rest of a slice.
+    retired: std::sync::atomic::AtomicBool,
 }
 
 /// A background run's claim on the cache: dropping it (stopped or panicked) lets the next request
@@ -76,6 +79,16 @@ pub enum Next {
 }
 
 impl QualityCache {
+    /// Marks this cache's session as let go (see [`QualityCache::is_retired`]).
+    pub fn retire(&self) {
+        self.retired.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether its session was let go: a run on it stops.
+    pub fn is_retired(&self) -> bool {
+        self.retired.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The cached score of summary `id`, for the graph's row.
     pub fn score(&self, id: &str) -> Option<f64> {
         lock(&self.inner).scores.get(id).and_then(|s| s.score)
