@@ -13,6 +13,7 @@ use crate::db::{classify_err, now};
 use crate::error::LibError;
 use pi_json::Value;
 use rusqlite::{params, Connection};
+use session_engine::chunk::{CatalogEntry, ChunkEntry, Role, Scan};
 use session_engine::session::Kind;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -29,8 +30,32 @@ struct StreamRead {
 
 /// Takes each window's entries: (the facts gathered so far, the window, the window's offset in
 /// the file, its entries).
-type WindowSink<'a> =
-    dyn FnMut(&mut Row, &[u8], u64, &[session_engine::chunk::ChunkEntry]) -> Result<(), LibError> + 'a;
+type WindowSink<'a, E = ChunkEntry> = dyn FnMut(&mut Row, &[u8], u64, &[E]) -> Result<(), LibError> + 'a;
+
+/// The entries a streamed read hands its sink: the full-text pass's ([`ChunkEntry`], every field
+/// decoded) or the catalog's ([`CatalogEntry`], nothing copied out of the line).
+trait WindowEntry: Sized {
+    fn scan(chunk: &[u8], at_eof: bool, walk: bool) -> Scan<Self>;
+    fn start(&self) -> usize;
+}
+
+impl WindowEntry for ChunkEntry {
+    fn scan(chunk: &[u8], at_eof: bool, _walk: bool) -> Scan<Self> {
+        session_engine::chunk::scan(chunk, at_eof)
+    }
+    fn start(&self) -> usize {
+        self.start
+    }
+}
+
+impl WindowEntry for CatalogEntry {
+    fn scan(chunk: &[u8], at_eof: bool, walk: bool) -> Scan<Self> {
+        session_engine::chunk::scan_catalog(chunk, at_eof, walk)
+    }
+    fn start(&self) -> usize {
+        self.start
+    }
+}
 
 /// Read a file in windows through the engine's chunk scanner (the loader's rules: the first JSON
 /// line decides, skipped lines are counted, a torn tail is pending) and hand each window's
@@ -51,9 +76,9 @@ fn stream_windows(
 /// `\n` or `u64::MAX` for the end of the file). `after_header`: the range follows the header
 /// line (its entries count, `header` stays `None`). `walk`: lines after the first valid JSON line
 /// are walked, not validated ([`session_engine::chunk::scan_catalog`]: for a catalog that phase 2's
-/// full load corrects).
+/// full load corrects; catalog entries only).
 #[allow(clippy::too_many_arguments)]
-fn stream_range(
+fn stream_range<E: WindowEntry>(
     path: &Path,
     f: &mut File,
     id: i64,
@@ -61,7 +86,7 @@ fn stream_range(
     after_header: bool,
     walk: bool,
     window: usize,
-    sink: &mut WindowSink<'_>,
+    sink: &mut WindowSink<'_, E>,
 ) -> Result<Option<StreamRead>, LibError> {
     use session_engine::DiagnosticKind as D;
     let mut r = Row { id, ..Default::default() };
@@ -98,18 +123,14 @@ fn stream_range(
         filled += n;
         read_to += n as u64;
         eof = n < want || read_to >= to;
-        let scan = if walk {
-            session_engine::chunk::scan_catalog(&buf[..filled], eof)
-        } else {
-            session_engine::chunk::scan(&buf[..filled], eof)
-        };
-        let mut entries: &[session_engine::chunk::ChunkEntry] = &scan.entries;
+        let scan = E::scan(&buf[..filled], eof, walk);
+        let mut entries: &[E] = &scan.entries;
         if valid == 0 {
             if base == 0 && buf[..filled].first().is_some_and(|&b| b >= 0x80) {
                 return Ok(None);
             }
             // the first line that is JSON decides (the loader's rule)
-            let first_entry = scan.entries.first().map(|e| e.start);
+            let first_entry = scan.entries.first().map(E::start);
             let first_skip =
                 scan.skipped.iter().filter(|(_, k)| matches!(k, D::InvalidEntry | D::ExtraHeader)).map(|x| x.0).next();
             let first = match (first_entry, first_skip) {
@@ -136,7 +157,7 @@ fn stream_range(
                         parent_session: v.str_field("parentSession").map(str::to_string),
                     });
                     valid = 1;
-                    entries = &scan.entries[scan.entries.iter().take_while(|e| e.start < at).count()..];
+                    entries = &scan.entries[scan.entries.iter().take_while(|e| e.start() < at).count()..];
                 } else {
                     // rejected, as the loader counts it: the lines skipped before it, and it
                     valid = 2;
@@ -399,32 +420,38 @@ struct StreamCatalog {
 }
 
 impl StreamCatalog {
-    fn add(&mut self, r: &mut Row, buf: &[u8], entries: &[session_engine::chunk::ChunkEntry]) {
+    fn add(&mut self, r: &mut Row, buf: &[u8], entries: &[CatalogEntry]) {
         for e in entries {
             r.entry_count += 1;
             match e.kind {
                 Kind::Message => {
                     r.message_count += 1;
                     // taken by the chunk scanner's walk, or walked here
-                    let head = e.message.clone().or_else(|| pi_json::message_head(&e.text(buf))).or_else(|| {
-                        let v = e.value(buf);
-                        v.get("message").map(|m| {
-                            (
-                                m.str_field("role").map(str::to_string),
-                                m.get("content").is_some(),
-                                m.num_field("timestamp"),
-                            )
+                    let head = e
+                        .message
+                        .or_else(|| {
+                            pi_json::message_head(&e.text(buf))
+                                .map(|(role, c, t)| (role.as_deref().map(Role::of), c, t))
                         })
-                    });
+                        .or_else(|| {
+                            let v = e.value(buf);
+                            v.get("message").map(|m| {
+                                (
+                                    m.str_field("role").map(Role::of),
+                                    m.get("content").is_some(),
+                                    m.num_field("timestamp"),
+                                )
+                            })
+                        });
                     let Some((role, has_content, ts)) = head else { continue };
-                    if !has_content || !matches!(role.as_deref(), Some("user" | "assistant")) {
+                    if !has_content || !matches!(role, Some(Role::User | Role::Assistant)) {
                         continue;
                     }
-                    let t = ts.or_else(|| session_engine::time::parse_iso_ms(&e.timestamp).map(|x| x as f64));
+                    let t = ts.or_else(|| session_engine::time::parse_iso_ms(&e.timestamp(buf)).map(|x| x as f64));
                     if let Some(t) = t.filter(|t| *t > 0.0) {
                         r.modified_ms = Some(r.modified_ms.map_or(t as i64, |x| x.max(t as i64)));
                     }
-                    if r.first_message.is_none() && role.as_deref() == Some("user") {
+                    if r.first_message.is_none() && role == Some(Role::User) {
                         let v = e.value(buf);
                         let t = v
                             .get("message")
@@ -450,7 +477,7 @@ impl StreamCatalog {
             let is_candidate = match e.kind {
                 Kind::ModelChange => true,
                 Kind::Message => match &e.message {
-                    Some((role, _, _)) => role.as_deref() == Some("assistant"),
+                    Some((role, _, _)) => *role == Some(Role::Assistant),
                     None => match pi_json::message_head(&e.text(buf)) {
                         Some((role, _, _)) => role.as_deref() == Some("assistant"),
                         None => true,
@@ -474,7 +501,7 @@ impl StreamCatalog {
                 break;
             }
         }
-        r.leaf_id = entries.last().map(|e| e.id.clone()).or(r.leaf_id.take());
+        r.leaf_id = entries.last().map(|e| e.id(buf)).or(r.leaf_id.take());
     }
 }
 
