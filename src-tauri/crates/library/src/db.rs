@@ -40,7 +40,10 @@ impl Default for OpenOptions {
 /// file (ids, type, firstKeptEntryId, estimate, status, acts); a hit's role and timestamp are
 /// read again from its line with its text, and `bh` covers them too. `type` has no declared type:
 /// a type the engine knows is stored as its number ([`type_sql`]), any other as its name. No
-/// `seq`: a legacy file's entry is found in the engine's load by its line's offset.)
+/// `seq`: a legacy file's entry is found in the engine's load by its line's offset. The entries
+/// are indexed by file only: an index by id took a random-order insert per row, a twentieth of
+/// the pass; the ids an append checks for duplicates are in `entry_ids`, filled at a file's
+/// first append.)
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS user_roots(path TEXT PRIMARY KEY, added_ms INTEGER NOT NULL);
@@ -103,7 +106,12 @@ CREATE TABLE IF NOT EXISTS entries(
   len INTEGER,
   bh INTEGER
 );
-CREATE INDEX IF NOT EXISTS entries_file_id ON entries(file_id, entry_id);
+CREATE INDEX IF NOT EXISTS entries_file ON entries(file_id);
+CREATE TABLE IF NOT EXISTS entry_ids(
+  file_id INTEGER NOT NULL,
+  entry_id TEXT NOT NULL,
+  PRIMARY KEY(file_id, entry_id)
+) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
 "#;
 
@@ -241,7 +249,7 @@ fn migrate(conn: &Connection, from: i64) -> rusqlite::Result<()> {
             // (the full-text table of v4 kept a copy instead), v5 rows hold a role and timestamp
             // that v6 reads from the file, and a text hash that does not cover them; the index is
             // a cache: start again
-            conn.execute_batch("DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS touched;")?;
+            conn.execute_batch("DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS touched; DROP TABLE IF EXISTS entry_ids;")?;
         }
         conn.execute_batch(SCHEMA)?;
         conn.execute_batch(SCHEMA_TOUCHED)?;

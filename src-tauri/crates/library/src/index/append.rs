@@ -77,8 +77,11 @@ fn append_entries(
     let mut ins_t = conn
         .prepare_cached("INSERT OR IGNORE INTO touched(file_id, op, path) VALUES (?1, ?2, ?3)")
         .map_err(classify_err)?;
-    let mut dup = conn
-        .prepare_cached("SELECT 1 FROM entries WHERE file_id = ?1 AND entry_id = ?2 LIMIT 1")
+    known_ids(conn, r.id)?;
+    let mut dup =
+        conn.prepare_cached("SELECT 1 FROM entry_ids WHERE file_id = ?1 AND entry_id = ?2").map_err(classify_err)?;
+    let mut add_id = conn
+        .prepare_cached("INSERT OR IGNORE INTO entry_ids(file_id, entry_id) VALUES (?1, ?2)")
         .map_err(classify_err)?;
     let old_leaf = r.leaf_id.clone();
     let mut linear = true;
@@ -111,6 +114,7 @@ fn append_entries(
             loc: loc_of(base + e.start as u64, base + e.end as u64, &f, &e.timestamp),
         };
         let rowid = ins_e.insert(None, r.id, &row)?;
+        add_id.execute(params![r.id, e.id]).map_err(classify_err)?;
         if !f.body.is_empty() {
             ins_f.execute(params![rowid, f.body]).map_err(classify_err)?;
         }
@@ -164,6 +168,28 @@ fn append_entries(
         .take(MAX_EVENT_ENTRIES)
         .map(|(e, st)| NewEntry::new(&e.id, e.parent_id.as_deref(), &e.type_name, st))
         .collect())
+}
+
+/// Make sure `entry_ids` holds the ids of every stored entry of file `file_id`, for the duplicate
+/// check of its appends. The entries table is indexed by file only (an index by id cost phase 2
+/// a random-order insert per entry, for the few files that are ever appended to), so a file's
+/// ids are copied here at its first append, and each append adds its own. A file with ids here
+/// has them all: they are dropped with its entry rows.
+fn known_ids(conn: &Connection, file_id: i64) -> Result<(), LibError> {
+    let have: bool = conn
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM entry_ids WHERE file_id = ?1)")
+        .and_then(|mut q| q.query_row([file_id], |x| x.get(0)))
+        .map_err(classify_err)?;
+    if !have {
+        // in key order: 57 ms instead of 70 ms for the 100k-entry session's ids
+        conn.prepare_cached(
+            "INSERT OR IGNORE INTO entry_ids(file_id, entry_id)
+             SELECT file_id, entry_id FROM entries WHERE file_id = ?1 ORDER BY entry_id",
+        )
+        .and_then(|mut s| s.execute([file_id]))
+        .map_err(classify_err)?;
+    }
+    Ok(())
 }
 
 /// A linear append at the leaf: its acts against the open keys of the last compaction on the
