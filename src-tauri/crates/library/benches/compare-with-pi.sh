@@ -63,6 +63,6 @@ rm -f append-copy.jsonl
 if [ "${1:-}" = "--gb" ]; then
   echo "== ~1 GB of sessions: index once, then queries"
   "$B" links many500s7 gb7 8
-  [ -f gb7.sqlite3 ] && [ "$(sqlite3 gb7.sqlite3 "PRAGMA user_version" 2>/dev/null)" = 5 ] || "$B" index gb7 gb7.sqlite3
+  [ -f gb7.sqlite3 ] && [ "$(sqlite3 gb7.sqlite3 "PRAGMA user_version" 2>/dev/null)" = 6 ] || "$B" index gb7 gb7.sqlite3
   "$B" query gb7.sqlite3 21 error "registry buffer" '"request error"' decoder "Successfully replaced" zzzznothing
 fi

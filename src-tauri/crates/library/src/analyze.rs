@@ -200,34 +200,54 @@ pub struct EntryFacts {
     pub edit_origin: Option<String>,
 }
 
-/// The hash of an entry's full-text body that the index keeps (`entries.bh`): the full-text
-/// table keeps no copy of the text, so a snippet is made from the entry's line read again at its
-/// offset, and only when that line still gives this very text (a file rewritten since indexing
-/// gives no snippet rather than a wrong one). 32 bits of a word-at-a-time multiply-xor hash
-/// (cheap next to the full-text insert of the same bytes), stable across builds.
-pub fn body_hash(body: &str) -> i64 {
+/// What a search hit shows from its entry's line besides the ids the index keeps: the full-text
+/// body (for the snippet), the message's role and the entry's timestamp.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LineText {
+    pub body: String,
+    pub role: Option<String>,
+    pub timestamp: String,
+}
+
+/// The hash of what a search shows from an entry's line ([`LineText`]) that the index keeps
+/// (`entries.bh`): neither the full-text table nor the entry row keeps a copy of these, so a hit
+/// reads the entry's line again at its offset, and shows them only when that line still gives
+/// these very values (a file rewritten since indexing gives a hit without them rather than
+/// wrong ones). 32 bits of a word-at-a-time multiply-xor hash (cheap next to the full-text
+/// insert of the same bytes), stable across builds.
+pub fn text_hash(body: &str, role: Option<&str>, timestamp: &str) -> i64 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let b = body.as_bytes();
-    let mut h = (b.len() as u64).wrapping_mul(K);
-    let mut words = b.chunks_exact(8);
-    for w in &mut words {
-        let x = u64::from_le_bytes(w.try_into().unwrap_or_default());
-        h = (h.rotate_left(5) ^ x).wrapping_mul(K);
-    }
-    let mut last = [0u8; 8];
-    last[..words.remainder().len()].copy_from_slice(words.remainder());
-    h = (h.rotate_left(5) ^ u64::from_le_bytes(last)).wrapping_mul(K);
+    // each part with its length first, so that no two different triples hash as one text
+    let mix = |mut h: u64, b: &[u8]| {
+        h = (h.rotate_left(5) ^ b.len() as u64).wrapping_mul(K);
+        let mut words = b.chunks_exact(8);
+        for w in &mut words {
+            let x = u64::from_le_bytes(w.try_into().unwrap_or_default());
+            h = (h.rotate_left(5) ^ x).wrapping_mul(K);
+        }
+        let mut last = [0u8; 8];
+        last[..words.remainder().len()].copy_from_slice(words.remainder());
+        (h.rotate_left(5) ^ u64::from_le_bytes(last)).wrapping_mul(K)
+    };
+    let mut h = mix(K, body.as_bytes());
+    h = match role {
+        Some(r) => mix(h ^ 1, r.as_bytes()),
+        None => (h.rotate_left(5) ^ 2).wrapping_mul(K),
+    };
+    h = mix(h, timestamp.as_bytes());
     ((h ^ (h >> 32)) & 0xffff_ffff) as i64
 }
 
-/// The full-text body of one entry line, read again from its file: the line as the chunk
-/// scanner decodes it (invalid UTF-8 replaced), its type, and [`entry_facts`]. (A legacy file's
-/// entries are migrated in memory first: their body comes from the engine's load instead.)
-pub fn line_body(line: &[u8]) -> String {
+/// What a hit shows from one entry line, read again from its file: the line as the chunk
+/// scanner decodes it (invalid UTF-8 replaced), its type and [`entry_facts`] (body, role), and
+/// its `timestamp` as the loader reads it (not a string: empty). (A legacy file's entries are
+/// migrated in memory first: theirs come from the engine's load instead.)
+pub fn line_text(line: &[u8]) -> LineText {
     let text = String::from_utf8_lossy(line);
     let v = pi_json::parse_bytes(text.as_bytes()).unwrap_or(Value::Null);
     let kind = Kind::from_type(v.str_field("type").unwrap_or(""));
-    entry_facts(kind, &v).body
+    let f = entry_facts(kind, &v);
+    LineText { body: f.body, role: f.role, timestamp: v.str_field("timestamp").unwrap_or_default().to_string() }
 }
 
 /// What an act is, in the two low bits of its key.

@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 pub(crate) const FTS_TOKENIZE: &str = "'unicode61 remove_diacritics 2'";
 
 /// Current schema version (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 #[derive(Debug, Clone)]
 pub struct OpenOptions {
@@ -31,10 +31,19 @@ impl Default for OpenOptions {
     }
 }
 
-/// v5 (v3: the engine's rules, two-phase indexing: `fts_done`, `open_tail`, `migrated`; v4: the
+/// v6 (v3: the engine's rules, two-phase indexing: `fts_done`, `open_tail`, `migrated`; v4: the
 /// cost of forgetting, `forget_*` per session and each entry's `acts` and `edit_origin`; v5: the
 /// full-text table keeps no copy of the text (`content=''`): an entry's line is found again by
-/// `off` and `len`, and `bh` (a hash of the indexed text) says whether it still gives that text).
+/// `off` and `len`, and `bh` (a hash of the indexed text) says whether it still gives that text;
+/// v6: narrower entry rows, which were most of the full-text pass's cost above bare FTS5. A row
+/// keeps what a query filters or sorts by and what a status recompute needs without reading the
+/// file (ids, type, firstKeptEntryId, estimate, status, acts); a hit's role and timestamp are
+/// read again from its line with its text, and `bh` covers them too. `type` has no declared type:
+/// a type the engine knows is stored as its number ([`type_sql`]), any other as its name. No
+/// `seq`: a legacy file's entry is found in the engine's load by its line's offset. The entries
+/// are indexed by file only: an index by id took a random-order insert per row, a twentieth of
+/// the pass; the ids an append checks for duplicates are in `entry_ids`, filled at a file's
+/// first append.)
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS user_roots(path TEXT PRIMARY KEY, added_ms INTEGER NOT NULL);
@@ -83,12 +92,9 @@ CREATE INDEX IF NOT EXISTS files_header ON files(header_id);
 CREATE TABLE IF NOT EXISTS entries(
   rowid INTEGER PRIMARY KEY,
   file_id INTEGER NOT NULL,
-  seq INTEGER NOT NULL,
   entry_id TEXT NOT NULL,
   parent_id TEXT,
-  type TEXT NOT NULL,
-  role TEXT,
-  ts TEXT,
+  type NOT NULL,
   first_kept TEXT,
   ctx INTEGER NOT NULL,
   tok INTEGER NOT NULL,
@@ -100,7 +106,12 @@ CREATE TABLE IF NOT EXISTS entries(
   len INTEGER,
   bh INTEGER
 );
-CREATE INDEX IF NOT EXISTS entries_file_id ON entries(file_id, entry_id);
+CREATE INDEX IF NOT EXISTS entries_file ON entries(file_id);
+CREATE TABLE IF NOT EXISTS entry_ids(
+  file_id INTEGER NOT NULL,
+  entry_id TEXT NOT NULL,
+  PRIMARY KEY(file_id, entry_id)
+) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
 "#;
 
@@ -115,6 +126,45 @@ CREATE TABLE IF NOT EXISTS touched(
   UNIQUE(file_id, op, path)
 );
 "#;
+
+/// The entry types the engine knows (`session_engine::session::Kind`), by the number the
+/// entries table stores for each.
+const KNOWN_TYPES: [&str; 9] = [
+    "message",
+    "thinking_level_change",
+    "model_change",
+    "compaction",
+    "branch_summary",
+    "custom",
+    "custom_message",
+    "label",
+    "session_info",
+];
+
+/// An entry's `type` as the entries table stores it: a type the engine knows as its number (one
+/// byte, or none, in the row instead of up to 21), any other type as its name, so that no name is
+/// lost.
+pub(crate) fn type_sql(t: &str) -> rusqlite::types::ToSqlOutput<'_> {
+    use rusqlite::types::{ToSqlOutput, Value, ValueRef};
+    match KNOWN_TYPES.iter().position(|k| *k == t) {
+        Some(n) => ToSqlOutput::Owned(Value::Integer(n as i64)),
+        None => ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes())),
+    }
+}
+
+/// The type name a stored `type` ([`type_sql`]) stands for.
+pub(crate) fn type_of_sql(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<String> {
+    use rusqlite::types::{FromSqlError, ValueRef};
+    match v {
+        ValueRef::Integer(n) => usize::try_from(n)
+            .ok()
+            .and_then(|n| KNOWN_TYPES.get(n))
+            .map(|t| t.to_string())
+            .ok_or(FromSqlError::OutOfRange(n)),
+        ValueRef::Text(t) => Ok(String::from_utf8_lossy(t).into_owned()),
+        _ => Err(FromSqlError::InvalidType),
+    }
+}
 
 pub(crate) fn classify_err(e: rusqlite::Error) -> LibError {
     if let rusqlite::Error::SqliteFailure(f, _) = &e {
@@ -202,8 +252,10 @@ fn migrate(conn: &Connection, from: i64) -> rusqlite::Result<()> {
         if from > 0 {
             // v1/v2 rows were made by the old parser, v3 rows lack the cost of forgetting (which
             // needs every entry's acts), v4 rows lack where each entry's text is in its file
-            // (the full-text table of v4 kept a copy instead); the index is a cache: start again
-            conn.execute_batch("DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS touched;")?;
+            // (the full-text table of v4 kept a copy instead), v5 rows hold a role and timestamp
+            // that v6 reads from the file, and a text hash that does not cover them; the index is
+            // a cache: start again
+            conn.execute_batch("DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS touched; DROP TABLE IF EXISTS entry_ids;")?;
         }
         conn.execute_batch(SCHEMA)?;
         conn.execute_batch(SCHEMA_TOUCHED)?;
@@ -334,6 +386,41 @@ pub(crate) fn now() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The entries table stores a known type as a number and reads it back as its name; the
+    /// numbers follow the engine's kinds, and any other name (even one that looks like a number,
+    /// or none) is stored as it is.
+    #[test]
+    fn entry_types_are_stored_as_numbers_and_read_back_as_names() {
+        use session_engine::session::Kind;
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch("CREATE TABLE t(type NOT NULL)").unwrap();
+        let names = [
+            "message",
+            "thinking_level_change",
+            "model_change",
+            "compaction",
+            "branch_summary",
+            "custom",
+            "custom_message",
+            "label",
+            "session_info",
+            "some_future_type",
+            "3",
+            "",
+        ];
+        for n in names {
+            c.execute("INSERT INTO t VALUES (?1)", [type_sql(n)]).unwrap();
+            assert_ne!(Kind::from_type(n) == Kind::Other, KNOWN_TYPES.contains(&n), "{n}");
+        }
+        let mut q = c.prepare("SELECT type, typeof(type) FROM t ORDER BY rowid").unwrap();
+        let back: Vec<(String, String)> =
+            q.query_map([], |r| Ok((type_of_sql(r.get_ref(0)?)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(back[i].0, *n);
+            assert_eq!(back[i].1, if i < 9 { "integer" } else { "text" }, "{n}");
+        }
+    }
 
     /// The head and tail hashes are stored in every index: hashing the two at once must give
     /// the values hashed one by one (else every file of an existing index reads as rewritten).

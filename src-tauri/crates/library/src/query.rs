@@ -152,6 +152,8 @@ pub struct SearchHit {
     pub cwd: Option<String>,
     pub entry_id: String,
     pub entry_type: String,
+    /// The message's role and the entry's timestamp, read again from the entry's line with its
+    /// text: `None` (both) when the file no longer holds that text there, as for the snippet.
     pub role: Option<String>,
     pub timestamp: Option<String>,
     /// The entry's status against the file's leaf as indexed.
@@ -336,7 +338,7 @@ impl Library {
         let mut q = self
             .conn
             .prepare(
-                "SELECT e.rowid, f.id, f.path, f.migrated, e.seq, e.off, e.len, e.bh FROM entries e
+                "SELECT e.rowid, f.id, f.path, f.migrated, e.off, e.len, e.bh FROM entries e
                  JOIN files f ON f.id = e.file_id WHERE e.bh IS NOT NULL ORDER BY e.file_id, e.rowid",
             )
             .map_err(classify_err)?;
@@ -348,8 +350,7 @@ impl Library {
                         file_id: r.get(1)?,
                         path: PathBuf::from(r.get::<_, String>(2)?),
                         migrated: r.get(3)?,
-                        seq: r.get(4)?,
-                        loc: Some((r.get(5)?, r.get(6)?, r.get(7)?)),
+                        loc: Some((r.get(4)?, r.get(5)?, r.get(6)?)),
                     },
                 ))
             })
@@ -360,7 +361,7 @@ impl Library {
         for file in rows.chunk_by(|a, b| a.1.file_id == b.1.file_id) {
             let (ids, places): (Vec<i64>, Vec<Place>) =
                 file.iter().map(|(id, p)| (*id, Place { path: p.path.clone(), ..*p })).unzip();
-            out.extend(ids.into_iter().zip(crate::snippet::bodies(&places).0));
+            out.extend(ids.into_iter().zip(crate::snippet::texts(&places).0.into_iter().map(|t| Some(t?.body))));
         }
         out.sort_unstable_by_key(|x| x.0);
         Ok(out)
@@ -415,8 +416,8 @@ impl Library {
         };
         let mut args: Vec<SqlValue> = vec![SqlValue::Text(m.clone())];
         let mut sql = String::from(
-            "SELECT f.path, f.header_id, f.name, f.cwd, e.entry_id, e.type, e.role, e.ts, e.status,
-                    fts.rowid, f.id, f.migrated, e.seq, e.off, e.len, e.bh
+            "SELECT f.path, f.header_id, f.name, f.cwd, e.entry_id, e.type, e.status,
+                    fts.rowid, f.id, f.migrated, e.off, e.len, e.bh
              FROM fts JOIN entries e ON e.rowid = fts.rowid JOIN files f ON f.id = e.file_id
              WHERE fts MATCH ?1",
         );
@@ -440,41 +441,44 @@ impl Library {
             .query_map(rusqlite::params_from_iter(args), |r| {
                 let path = PathBuf::from(r.get::<_, String>(0)?);
                 let loc =
-                    match (r.get::<_, Option<i64>>(13)?, r.get::<_, Option<i64>>(14)?, r.get::<_, Option<i64>>(15)?) {
+                    match (r.get::<_, Option<i64>>(10)?, r.get::<_, Option<i64>>(11)?, r.get::<_, Option<i64>>(12)?) {
                         (Some(o), Some(l), Some(h)) => Some((o, l, h)),
                         _ => None,
                     };
-                let place =
-                    Place { file_id: r.get(10)?, path: path.clone(), migrated: r.get(11)?, seq: r.get(12)?, loc };
+                let place = Place { file_id: r.get(8)?, path: path.clone(), migrated: r.get(9)?, loc };
                 let hit = SearchHit {
                     session_path: path,
                     session_id: r.get(1)?,
                     session_name: r.get(2)?,
                     cwd: r.get(3)?,
                     entry_id: r.get(4)?,
-                    entry_type: r.get(5)?,
-                    role: r.get(6)?,
-                    timestamp: r.get(7)?,
-                    status: r.get::<_, EntryStatus>(8)?,
+                    entry_type: crate::db::type_of_sql(r.get_ref(5)?)?,
+                    role: None,
+                    timestamp: None,
+                    status: r.get::<_, EntryStatus>(6)?,
                     snippet: None,
                 };
-                Ok((hit, r.get::<_, i64>(9)?, place))
+                Ok((hit, r.get::<_, i64>(7)?, place))
             })
             .map_err(classify_err)?;
         let found: Vec<(SearchHit, i64, Place)> = rows.collect::<Result<_, _>>().map_err(search_err)?;
         drop(st);
         let (found, places): (Vec<(SearchHit, i64)>, Vec<Place>) =
             found.into_iter().map(|(h, rowid, p)| ((h, rowid), p)).unzip();
-        let (bodies, changed) = crate::snippet::bodies(&places);
+        let (lines, changed) = crate::snippet::texts(&places);
         let texts: Vec<(i64, &str)> =
-            found.iter().zip(&bodies).filter_map(|((_, rowid), b)| Some((*rowid, b.as_deref()?))).collect();
+            found.iter().zip(&lines).filter_map(|((_, rowid), t)| Some((*rowid, t.as_ref()?.body.as_str()))).collect();
         let mut snippets = snippets_of(&self.conn, &m, &texts).map_err(search_err)?;
         let hits = found
             .into_iter()
-            .zip(&bodies)
-            .map(|((mut hit, rowid), body)| {
-                if let (Some(body), Some(s)) = (body, snippets.remove(&rowid)) {
-                    hit.snippet = Some(crate::snippet::redact_snippet(&s, body));
+            .zip(lines)
+            .map(|((mut hit, rowid), line)| {
+                if let Some(line) = line {
+                    if let Some(s) = snippets.remove(&rowid) {
+                        hit.snippet = Some(crate::snippet::redact_snippet(&s, &line.body));
+                    }
+                    hit.role = line.role;
+                    hit.timestamp = Some(line.timestamp);
                 }
                 hit
             })

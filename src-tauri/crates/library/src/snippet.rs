@@ -1,14 +1,16 @@
 //! Search snippets, made from the session files and without secrets.
 //!
 //! The full-text table keeps no copy of the text (`content=''`: the copy was more than half of
-//! the index). A hit's entry row says where its line is in the file (`off`, `len`) and the hash
-//! of the text indexed from it (`bh`); the line is read again, its text extracted again by the
-//! same rule ([`crate::analyze::line_body`]), and only a text with the same hash gets a snippet.
-//! A file changed at that place, replaced or gone gives a hit without a snippet (never one cut
-//! from other text), and the search has the file read again. An append does not move earlier
-//! lines: their snippets stay. The snippet itself is SQLite's `snippet()` on that text in a
-//! small in-memory FTS5 table with the index's tokenizer and the same query, so it is the one
-//! the full-text table gave when it kept the text.
+//! the index), nor does the entry row keep the role and timestamp a hit shows. A hit's entry row
+//! says where its line is in the file (`off`, `len`) and the hash of the text indexed from it,
+//! role and timestamp included (`bh`); the line is read again, they are extracted again by the
+//! same rule ([`crate::analyze::line_text`]), and only a line that gives the same hash gives a
+//! snippet, role and timestamp. A file changed at that place, replaced or gone gives a hit
+//! without them (never a snippet cut from other text, nor another entry's time), and the search
+//! has the file read again. An append does not move earlier lines: their snippets stay. The
+//! snippet itself is SQLite's `snippet()` on that text in a small in-memory FTS5 table with the
+//! index's tokenizer and the same query, so it is the one the full-text table gave when it kept
+//! the text.
 //!
 //! SQLite's `snippet()` cuts a few words out of an entry's
 //! indexed text and marks the matches with `«` `»`; a secret in that text (an API key a tool
@@ -26,41 +28,44 @@ use std::path::PathBuf;
 pub(crate) struct Place {
     pub file_id: i64,
     pub path: PathBuf,
-    /// A legacy file, migrated in memory: its entries' text comes from the engine's load.
+    /// A legacy file, migrated in memory: its entries' text comes from the engine's load (the
+    /// entry whose line starts at the offset).
     pub migrated: bool,
-    pub seq: i64,
-    /// (offset, length, body hash); `None` for an entry indexed without them.
+    /// (offset, length, text hash); `None` for an entry indexed without them.
     pub loc: Option<(i64, i64, i64)>,
 }
 
-/// The text each place was indexed with, read again from its file; `None` where the file does
-/// not give that text any more (changed there, replaced, gone, unreadable). Also the files
-/// that did not (file id, path), once each.
-pub(crate) fn bodies(places: &[Place]) -> (Vec<Option<String>>, Vec<(i64, PathBuf)>) {
+/// The text, role and timestamp each place was indexed with, read again from its file; `None`
+/// where the file does not give them any more (changed there, replaced, gone, unreadable). Also
+/// the files that did not (file id, path), once each.
+pub(crate) fn texts(places: &[Place]) -> (Vec<Option<analyze::LineText>>, Vec<(i64, PathBuf)>) {
     let mut files: HashMap<i64, Option<std::fs::File>> = HashMap::new();
     let mut loaded: HashMap<i64, Option<analyze::Loaded>> = HashMap::new();
     let mut changed: Vec<(i64, PathBuf)> = Vec::new();
     let mut out = Vec::with_capacity(places.len());
     for p in places {
-        let body = p.loc.and_then(|(off, len, hash)| {
-            let body = if p.migrated {
+        let text = p.loc.and_then(|(off, len, hash)| {
+            let t = if p.migrated {
                 let l = loaded.entry(p.file_id).or_insert_with(|| std::fs::read(&p.path).ok().map(analyze::load));
                 let l = l.as_ref()?;
-                let i = usize::try_from(p.seq).ok().filter(|&i| i < l.s.len())?;
-                analyze::entry_facts(l.s.kind(i), l.s.value(i)).body
+                // entries are in file order, one line each
+                let i = l.s.entries().partition_point(|e| (e.start as i64) < off);
+                let e = l.s.entries().get(i).filter(|e| e.start as i64 == off)?;
+                let f = analyze::entry_facts(l.s.kind(i), l.s.value(i));
+                analyze::LineText { body: f.body, role: f.role, timestamp: e.timestamp.to_string() }
             } else {
                 let f = files.entry(p.file_id).or_insert_with(|| std::fs::File::open(&p.path).ok()).as_mut()?;
                 let mut line = vec![0u8; usize::try_from(len).ok()?];
                 f.seek(SeekFrom::Start(u64::try_from(off).ok()?)).ok()?;
                 f.read_exact(&mut line).ok()?;
-                analyze::line_body(&line)
+                analyze::line_text(&line)
             };
-            (analyze::body_hash(&body) == hash).then_some(body)
+            (analyze::text_hash(&t.body, t.role.as_deref(), &t.timestamp) == hash).then_some(t)
         });
-        if body.is_none() && !changed.iter().any(|c| c.0 == p.file_id) {
+        if text.is_none() && !changed.iter().any(|c| c.0 == p.file_id) {
             changed.push((p.file_id, p.path.clone()));
         }
-        out.push(body);
+        out.push(text);
     }
     (out, changed)
 }

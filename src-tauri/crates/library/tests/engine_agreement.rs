@@ -16,9 +16,9 @@ fn text_rows(db: &std::path::Path) -> Vec<TextRow> {
     let c = rusqlite::Connection::open(db).unwrap();
     let mut q = c
         .prepare(
-            "SELECT f.path, e.seq, e.entry_id, e.status, e.off, e.len, e.bh,
-                    EXISTS (SELECT 1 FROM fts t WHERE t.rowid = e.rowid)
-             FROM entries e JOIN files f ON f.id = e.file_id ORDER BY f.path, e.seq",
+            "SELECT f.path, row_number() OVER (PARTITION BY e.file_id ORDER BY e.rowid) - 1, e.entry_id, e.status,
+                    e.off, e.len, e.bh, EXISTS (SELECT 1 FROM fts t WHERE t.rowid = e.rowid)
+             FROM entries e JOIN files f ON f.id = e.file_id ORDER BY f.path, e.rowid",
         )
         .unwrap();
     let rows = q
@@ -199,23 +199,36 @@ fn statuses_and_tokens_agree_with_the_engine() {
     let texts = lib.indexed_texts().unwrap();
     assert_eq!(texts.len(), whole_rows.iter().filter(|r| r.5).count());
     assert!(texts.iter().all(|t| t.1.is_some()), "a text not found again in its file");
-    for q in ["the", "error", "file", "\"summary\""] {
-        let a: Vec<_> = lib
-            .search(&SearchQuery::new(q))
-            .unwrap()
-            .into_iter()
-            .map(|h| (h.session_path, h.entry_id, h.status, h.snippet))
-            .collect();
+    let (mut shown, mut legacy_shown) = (0, 0);
+    // common words, then every entry with text of the two legacy files (migrated in memory)
+    let legacy = ["load-v1-legacy.jsonl", "load-v2-hookmessage.jsonl"].map(|n| Some(root.join(n)));
+    let queries = ["the", "error", "file", "\"summary\""].map(|q| (q, None)).into_iter();
+    for (q, within) in queries.chain(legacy.map(|p| ("a* OR b* OR c* OR m* OR r* OR s* OR t*", p))) {
+        let query = SearchQuery { session_path: within.clone(), raw: within.is_some(), ..SearchQuery::new(q) };
+        let a: Vec<_> = lib.search(&query).unwrap().into_iter().collect();
+        // the type, role and timestamp of every hit are the engine's (the last two read again
+        // from the entry's line, legacy files' from the engine's load of them)
+        for h in &a {
+            let s = Session::open(&h.session_path).unwrap();
+            let i = s.index_of(&h.entry_id).unwrap_or_else(|| panic!("{q}: {} not in the engine's load", h.entry_id));
+            let e = s.entry(i);
+            let role = library::analyze::entry_facts(s.kind(i), s.value(i)).role;
+            assert!(h.snippet.is_some(), "{q}: {h:?}");
+            assert_eq!(
+                (h.entry_type.as_str(), h.role.as_deref(), h.timestamp.as_deref()),
+                (&*e.type_name, role.as_deref(), Some(&*e.timestamp)),
+                "{q}: {}",
+                h.session_path.display()
+            );
+            shown += 1;
+            legacy_shown += s.migrated() as usize;
+        }
         for other in [&streamed, &cat_streamed] {
-            let b: Vec<_> = other
-                .search(&SearchQuery::new(q))
-                .unwrap()
-                .into_iter()
-                .map(|h| (h.session_path, h.entry_id, h.status, h.snippet))
-                .collect();
+            let b: Vec<_> = other.search(&query).unwrap();
             assert_eq!(a, b, "{q}");
         }
     }
+    assert!(shown > 200 && legacy_shown > 10, "hits compared: {shown}, in legacy files: {legacy_shown}");
     let mut differ = Vec::new();
     for f in &files {
         let p = root.join(f.file_name().unwrap());

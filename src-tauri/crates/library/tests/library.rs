@@ -892,3 +892,56 @@ fn a_broken_line_found_only_by_the_full_text_pass_corrects_the_list() {
     assert!(hits(&lib, "walrus").is_empty(), "a broken line is not indexed");
     assert_eq!(hits(&lib, "tokenizer").len(), 2);
 }
+
+/// An appended entry whose id an earlier entry already has changes the tree (the engine's rule
+/// for a repeated id), so the statuses are recomputed, not just extended: found at a file's first
+/// append (its ids are copied for the check then) and at a later one, and the ids go with the
+/// file's rows when it is read again in full.
+#[test]
+fn an_appended_repeated_id_is_found_at_the_first_append_and_later_ones() {
+    let (_d, root, db) = setup();
+    let f = root.join("s.jsonl");
+    let mut g = Gen::new("sess-r", "/r");
+    let leaf = g.chain(None, 3, "kiwi", "m").unwrap();
+    g.write(&f);
+    let mut lib = Library::open(&db).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
+    let ids = |n: &str| -> i64 {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.query_row("SELECT count(*) FROM entry_ids WHERE entry_id LIKE ?1", [n], |r| r.get(0)).unwrap()
+    };
+    assert_eq!(ids("%"), 0, "no append yet: no ids copied");
+    // the statuses and facts of a fresh index of the same bytes (the whole file loaded by the engine)
+    let fresh = |k: usize| {
+        let mut other = Library::open(&root.parent().unwrap().join(format!("fresh{k}.sqlite3"))).unwrap();
+        other.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
+        let s = other.session(&f).unwrap().unwrap();
+        (other.entry_statuses(&f).unwrap(), s.tokens_at_leaf, s.branch_count)
+    };
+    let ours = |lib: &Library| {
+        let s = lib.session(&f).unwrap().unwrap();
+        (lib.entry_statuses(&f).unwrap(), s.tokens_at_leaf, s.branch_count)
+    };
+    let msg = |id: &str, parent: &str, text: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"2025-03-01T10:00:00.000Z","message":{{"role":"user","content":"{text}","timestamp":1740823200000}}}}"#
+        ) + "\n"
+    };
+    // a linear append first: the file's ids are copied, the statuses just extended
+    append_from_other_process(&f, &msg("0000aaaa", &leaf, "kiwi one more"));
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
+    assert_eq!(ids("%"), 7);
+    assert_eq!(ours(&lib), fresh(1));
+    // then the id of the first user message again, at the leaf
+    append_from_other_process(&f, &msg("00000001", "0000aaaa", "kiwi repeated id"));
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
+    let (statuses, ..) = ours(&lib);
+    assert!(statuses.iter().any(|s| s.1 != library::EntryStatus::InContext), "{statuses:?}");
+    assert_eq!(ours(&lib), fresh(2));
+    assert_eq!(ids("00000001"), 1, "a repeated id is kept once");
+    // rewritten: read again in full, its copied ids dropped with its rows
+    std::fs::write(&f, g.text()).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
+    assert_eq!(ids("%"), 0);
+    assert_eq!(ours(&lib), fresh(3));
+}

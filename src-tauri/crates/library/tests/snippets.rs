@@ -192,3 +192,91 @@ fn the_index_holds_no_copy_of_the_text() {
         assert!(!b.windows(b"we changed the tokenizer".len()).any(|w| w == b"we changed the tokenizer"));
     }
 }
+
+/// (entry id, type, role, timestamp, has a snippet) of a search that does not write.
+type Shown = (String, String, Option<String>, Option<String>, bool);
+fn shown(lib: &Library, q: &str) -> Vec<Shown> {
+    let sq = SearchQuery { complete_pending: false, ..SearchQuery::new(q) };
+    let mut v: Vec<_> = lib
+        .search(&sq)
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.entry_id, h.entry_type, h.role, h.timestamp, h.snippet.is_some()))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_hit_reads_its_role_and_time_from_its_line_and_shows_none_once_the_line_changed() {
+    let (_d, root, db) = setup();
+    let f = root.join("s.jsonl");
+    let mut g = Gen::new("sess-t", "/t");
+    let leaf = g.chain(None, 2, "tapir", "m").unwrap();
+    g.compaction(&leaf, "00000003", "the tapir summary");
+    g.write(&f);
+    let mut lib = Library::open(&db).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
+    let ts = |id: &str| g.lines.iter().find(|l| l["id"] == id).unwrap()["timestamp"].as_str().map(str::to_string);
+    let some = |s: &str| Some(s.to_string());
+    let want: Vec<Shown> = vec![
+        ("00000001".into(), "message".into(), some("user"), ts("00000001"), true),
+        ("00000002".into(), "message".into(), some("assistant"), ts("00000002"), true),
+        ("00000003".into(), "message".into(), some("user"), ts("00000003"), true),
+        ("00000004".into(), "message".into(), some("assistant"), ts("00000004"), true),
+        ("00000005".into(), "compaction".into(), None, ts("00000005"), true),
+    ];
+    assert_eq!(shown(&lib, "tapir"), want);
+    // another program rewrites one entry's time in place (same size, same text): its hit keeps
+    // what the index holds (id, type) and shows neither a role nor a time it cannot vouch for
+    let old = ts("00000003").unwrap();
+    let new = old.replace("09:00:03", "09:59:03");
+    assert_ne!(old, new);
+    let text = std::fs::read_to_string(&f).unwrap().replacen(&old, &new, 1);
+    std::fs::write(&f, text).unwrap();
+    let mut changed = want.clone();
+    changed[2] = ("00000003".into(), "message".into(), None, None, false);
+    assert_eq!(shown(&lib, "tapir"), changed);
+    assert_eq!(fts_done(&db, &f), 2, "marked to be read again");
+    // read again: the new time
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
+    let mut again = want.clone();
+    again[2].3 = Some(new);
+    assert_eq!(shown(&lib, "tapir"), again);
+}
+
+#[test]
+fn an_index_of_schema_5_is_rebuilt_with_roles_and_times_read_from_the_files() {
+    let (_d, root, db) = setup();
+    let f = root.join("s.jsonl");
+    let mut g = Gen::new("sess-v", "/v");
+    g.chain(None, 1, "vicuna", "m");
+    g.write(&f);
+    let mut lib = Library::open(&db).unwrap();
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
+    drop(lib);
+    // schema 5's entry rows: with their sequence, role and time, and a hash of the text alone
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "ALTER TABLE entries ADD COLUMN seq INTEGER; ALTER TABLE entries ADD COLUMN role TEXT;
+             ALTER TABLE entries ADD COLUMN ts TEXT; UPDATE entries SET bh = bh + 1; PRAGMA user_version = 5;",
+        )
+        .unwrap();
+    let mut lib = Library::open(&db).unwrap();
+    assert!(lib.notices().is_empty(), "an older index is a cache to refill, not damage");
+    assert_eq!(lib.session(&f).unwrap(), None, "its rows are gone");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let cols: Vec<String> = c
+        .prepare("SELECT name FROM pragma_table_info('entries')")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(!cols.iter().any(|c| ["seq", "role", "ts"].contains(&c.as_str())), "{cols:?}");
+    lib.sync_roots(std::slice::from_ref(&root), &mut |_| {}).unwrap();
+    let hits = shown(&lib, "vicuna");
+    assert_eq!(hits.len(), 2);
+    assert!(hits.iter().all(|h| h.2.is_some() && h.3.is_some() && h.4), "{hits:?}");
+}

@@ -3,9 +3,11 @@
 //! buffers (a few allocations per file or window, not several per entry: the writer frees them).
 use super::update::{NewEntry, MAX_EVENT_ENTRIES};
 use crate::analyze::{self, EntryFacts, Outcome};
+use crate::db::classify_err;
 use crate::error::LibError;
 use crate::forget;
 use crate::status::EntryStatus;
+use rusqlite::{params, Connection};
 
 /// The paths a file's tool calls read and modified, seen so far. A file's `touched` rows are its
 /// first sighting of each (op, path) (`INSERT OR IGNORE` on a unique key): a read of a whole file
@@ -63,40 +65,99 @@ impl TextBatch {
 
 /// The entry rows of a file (everything but the text), kept by the reading thread; their
 /// statuses and the cost of forgetting need the whole tree. Their strings share one buffer (a
-/// few allocations for the whole file, not seven per entry: the writer frees them).
+/// few allocations for the whole file, not five per entry: the writer frees them).
 #[derive(Default)]
 pub(crate) struct EntryRows {
     /// The strings of every row, back to back.
     text: String,
-    /// Per entry: where its id, parentId, type, firstKeptEntryId, timestamp, role and edit
-    /// origin end in `text`, and which of them are present (bit k for part k).
-    ends: Vec<([usize; 7], u8)>,
+    /// Per entry: where its id, parentId, type, firstKeptEntryId and edit origin end in `text`,
+    /// and which of them are present (bit k for part k).
+    ends: Vec<([usize; 5], u8)>,
     /// (in the context, token estimate, usage)
     pub light: Vec<(bool, i64, Option<i64>)>,
     /// Every row's act keys as stored ([`analyze::acts_blob`]), back to back.
     acts: Vec<u8>,
     /// Per entry, where its acts end in `acts`.
     act_ends: Vec<usize>,
-    /// Per entry with a full-text body: where its line is in the file and the hash of the body
-    /// ([`EntryRows::loc`]); `None` for an entry without text.
+    /// Per entry with a full-text body: where its line is in the file and the hash of what a
+    /// hit shows from it ([`EntryRows::loc`]); `None` for an entry without text.
     locs: Vec<Option<Loc>>,
 }
 
-/// Where an entry's line is in its file (offset, length) and the hash of the full-text body it
-/// gave ([`analyze::body_hash`]): what a search reads again to make a snippet.
+/// Where an entry's line is in its file (offset, length) and the hash of what a hit shows from
+/// it ([`analyze::text_hash`]: the full-text body, role and timestamp): what a search reads again.
 pub(crate) type Loc = (i64, i64, i64);
 
-/// The [`Loc`] of an entry whose line is the bytes `start..end` of its file and whose body is
-/// `body` (`None` when it has no text: it has no full-text row either).
-pub(crate) fn loc_of(start: u64, end: u64, body: &str) -> Option<Loc> {
-    (!body.is_empty()).then(|| (start as i64, (end - start) as i64, analyze::body_hash(body)))
+/// The [`Loc`] of an entry whose line is the bytes `start..end` of its file, whose body is
+/// `f.body` and role `f.role`, and whose timestamp is `ts` (`None` when it has no text: it has
+/// no full-text row either, and no hit shows it).
+pub(crate) fn loc_of(start: u64, end: u64, f: &EntryFacts, ts: &str) -> Option<Loc> {
+    (!f.body.is_empty())
+        .then(|| (start as i64, (end - start) as i64, analyze::text_hash(&f.body, f.role.as_deref(), ts)))
 }
 
-/// One entry row of [`EntryRows`]: id, parentId, type, firstKeptEntryId, timestamp, role.
-pub(crate) type EntryRowRef<'a> = (&'a str, Option<&'a str>, &'a str, Option<&'a str>, &'a str, Option<&'a str>);
+/// One entry row as the entries table stores it (see the schema in `db.rs`): what queries
+/// filter by, and what a status recompute needs without reading the file.
+pub(crate) struct EntryRow<'a> {
+    pub id: &'a str,
+    pub parent: Option<&'a str>,
+    pub ty: &'a str,
+    pub first_kept: Option<&'a str>,
+    /// (in the context, token estimate, usage)
+    pub light: (bool, i64, Option<i64>),
+    pub status: EntryStatus,
+    /// Act keys as stored (`None`: none).
+    pub acts: Option<&'a [u8]>,
+    pub edit_origin: Option<&'a str>,
+    pub loc: Option<Loc>,
+}
+
+/// The one statement every writer inserts entry rows with (a whole file, a streamed file's
+/// rows at its end, an append), prepared once per file.
+pub(crate) struct EntryInsert<'c>(rusqlite::CachedStatement<'c>);
+
+impl<'c> EntryInsert<'c> {
+    pub(crate) fn new(conn: &'c Connection) -> Result<Self, LibError> {
+        conn.prepare_cached(
+            "INSERT INTO entries(rowid, file_id, entry_id, parent_id, type, first_kept, ctx, tok, usage, status,
+                                 acts, edit_origin, off, len, bh)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+        )
+        .map(EntryInsert)
+        .map_err(classify_err)
+    }
+
+    /// Insert `row` of file `file_id` with `rowid` (`None`: the next free one). Returns its rowid.
+    pub(crate) fn insert(&mut self, rowid: Option<i64>, file_id: i64, row: &EntryRow) -> Result<i64, LibError> {
+        let (ctx, tok, usage) = row.light;
+        let loc = row.loc;
+        self.0
+            .insert(params![
+                rowid,
+                file_id,
+                row.id,
+                row.parent,
+                crate::db::type_sql(row.ty),
+                row.first_kept,
+                ctx,
+                tok,
+                usage,
+                row.status,
+                row.acts,
+                row.edit_origin,
+                loc.map(|l| l.0),
+                loc.map(|l| l.1),
+                loc.map(|l| l.2)
+            ])
+            .map_err(classify_err)
+    }
+}
+
+/// One entry row of [`EntryRows`]: id, parentId, type, firstKeptEntryId.
+pub(crate) type EntryRowRef<'a> = (&'a str, Option<&'a str>, &'a str, Option<&'a str>);
 
 impl EntryRows {
-    /// `line`: the entry line's byte range in the file.
+    /// `line`: the entry line's byte range in the file; `ts`: its timestamp (only hashed).
     pub(crate) fn push(
         &mut self,
         id: &str,
@@ -106,17 +167,9 @@ impl EntryRows {
         line: (u64, u64),
         f: &EntryFacts,
     ) {
-        self.locs.push(loc_of(line.0, line.1, &f.body));
-        let (mut ends, mut present) = ([0usize; 7], 0u8);
-        let parts = [
-            Some(id),
-            parent,
-            Some(ty),
-            f.first_kept.as_deref(),
-            Some(ts),
-            f.role.as_deref(),
-            f.edit_origin.as_deref(),
-        ];
+        self.locs.push(loc_of(line.0, line.1, f, ts));
+        let (mut ends, mut present) = ([0usize; 5], 0u8);
+        let parts = [Some(id), parent, Some(ty), f.first_kept.as_deref(), f.edit_origin.as_deref()];
         for (k, part) in parts.into_iter().enumerate() {
             if let Some(p) = part {
                 self.text.push_str(p);
@@ -136,7 +189,23 @@ impl EntryRows {
 
     pub(crate) fn row(&self, i: usize) -> EntryRowRef<'_> {
         let part = |k: usize| self.part(i, k);
-        (part(0).unwrap_or(""), part(1), part(2).unwrap_or(""), part(3), part(4).unwrap_or(""), part(5))
+        (part(0).unwrap_or(""), part(1), part(2).unwrap_or(""), part(3))
+    }
+
+    /// Entry `i` as stored, with its status.
+    pub(crate) fn stored(&self, i: usize, status: EntryStatus) -> EntryRow<'_> {
+        let (id, parent, ty, first_kept) = self.row(i);
+        EntryRow {
+            id,
+            parent,
+            ty,
+            first_kept,
+            light: self.light[i],
+            status,
+            acts: Some(self.acts(i)).filter(|a| !a.is_empty()),
+            edit_origin: self.edit_origin(i),
+            loc: self.locs[i],
+        }
     }
 
     /// Part `k` of entry `i` (see `ends`), if present.
@@ -147,19 +216,14 @@ impl EntryRows {
         } else if i == 0 {
             0
         } else {
-            self.ends[i - 1].0[6]
+            self.ends[i - 1].0[4]
         };
         Some(&self.text[start..e[k]]).filter(|_| present & (1 << k) != 0)
     }
 
-    /// Entry `i`'s line and body hash ([`Loc`]).
-    pub(crate) fn loc(&self, i: usize) -> Option<Loc> {
-        self.locs[i]
-    }
-
     /// Entry `i`'s edit origin (a compaction that edits or reverts another).
     pub(crate) fn edit_origin(&self, i: usize) -> Option<&str> {
-        self.part(i, 6)
+        self.part(i, 4)
     }
 
     /// Entry `i`'s act keys as stored (empty: none).
@@ -171,7 +235,7 @@ impl EntryRows {
     pub(crate) fn events(&self, status: &[EntryStatus]) -> Vec<NewEntry> {
         (0..self.len().min(MAX_EVENT_ENTRIES))
             .map(|i| {
-                let (id, parent, ty, _, _, _) = self.row(i);
+                let (id, parent, ty, _) = self.row(i);
                 NewEntry::new(id, parent, ty, status[i])
             })
             .collect()
@@ -180,10 +244,7 @@ impl EntryRows {
     /// Statuses, estimate, branches and the cost of forgetting, from the skeleton session the
     /// engine loads.
     pub(crate) fn outcome(&self, file_id: i64) -> Result<(Outcome, forget::Sum), LibError> {
-        let session = analyze::skeleton((0..self.len()).map(|i| {
-            let (id, parent, ty, fk, _, _) = self.row(i);
-            (id, parent, ty, fk)
-        }));
+        let session = analyze::skeleton((0..self.len()).map(|i| self.row(i)));
         if session.len() != self.len() {
             return Err(LibError::Inconsistent(format!(
                 "the entries of file {file_id} do not load back ({} of {}); delete the index to rebuild it",

@@ -135,12 +135,13 @@ pub(crate) fn load_row(conn: &Connection, path: &str) -> rusqlite::Result<Option
     .optional()
 }
 
-/// Drop every row of a file (entries, full-text rows, file lists, and the file row itself unless
-/// `keep_file_row`).
+/// Drop every row of a file (entries, full-text rows, the ids appends check, file lists, and the
+/// file row itself unless `keep_file_row`).
 pub(crate) fn remove_file_rows(conn: &Connection, file_id: i64, keep_file_row: bool) -> rusqlite::Result<()> {
     conn.prepare_cached("DELETE FROM fts WHERE rowid IN (SELECT rowid FROM entries WHERE file_id = ?1)")?
         .execute([file_id])?;
     conn.prepare_cached("DELETE FROM entries WHERE file_id = ?1")?.execute([file_id])?;
+    conn.prepare_cached("DELETE FROM entry_ids WHERE file_id = ?1")?.execute([file_id])?;
     conn.prepare_cached("DELETE FROM touched WHERE file_id = ?1")?.execute([file_id])?;
     if !keep_file_row {
         conn.prepare_cached("DELETE FROM files WHERE id = ?1")?.execute([file_id])?;

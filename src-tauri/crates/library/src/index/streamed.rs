@@ -3,7 +3,7 @@
 //! big file in two halves at once; a full read (both phases) has one thread read, scan and parse
 //! while the calling thread writes.
 use super::catalog::{fresh_file_row, CatalogOut};
-use super::entry_rows::{EntryRows, TextBatch, Touched};
+use super::entry_rows::{EntryInsert, EntryRows, TextBatch, Touched};
 use super::facts::{session_facts, write_forget_open, write_session_facts, SessionFacts};
 use super::options::IndexOptions;
 use super::row::{self, hashes, read_full, stat, Row, Stat};
@@ -233,40 +233,9 @@ impl<'c> StreamRows<'c> {
 
     /// The entry rows, with the rowids their full-text rows got.
     fn finish(self, rows: EntryRows, o: &Outcome) -> Result<(), LibError> {
-        let mut ins_e = self
-            .conn
-            .prepare_cached(
-                "INSERT INTO entries(rowid, file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status,
-                                     acts, edit_origin, off, len, bh)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
-            )
-            .map_err(classify_err)?;
-        for (seq, &(ctx, tok, usage)) in rows.light.iter().enumerate() {
-            let (id, parent, ty, fk, ts, role) = rows.row(seq);
-            let acts = Some(rows.acts(seq)).filter(|a| !a.is_empty());
-            let loc = rows.loc(seq);
-            ins_e
-                .execute(params![
-                    self.first_rowid + seq as i64,
-                    self.file_id,
-                    seq as i64,
-                    id,
-                    parent,
-                    ty,
-                    role,
-                    ts,
-                    fk,
-                    ctx,
-                    tok,
-                    usage,
-                    o.status[seq],
-                    acts,
-                    rows.edit_origin(seq),
-                    loc.map(|l| l.0),
-                    loc.map(|l| l.1),
-                    loc.map(|l| l.2)
-                ])
-                .map_err(classify_err)?;
+        let mut ins_e = EntryInsert::new(self.conn)?;
+        for (seq, &status) in o.status.iter().enumerate() {
+            ins_e.insert(Some(self.first_rowid + seq as i64), self.file_id, &rows.stored(seq, status))?;
         }
         Ok(())
     }

@@ -3,11 +3,12 @@ use super::options::IndexOptions;
 use super::{streamed, whole};
 use crate::analyze;
 use crate::db::write_tx;
-use crate::snippet::{bodies, Place};
+use crate::snippet::{texts, Place};
 use crate::status::EntryStatus;
 use rusqlite::Connection;
 
-/// Every column of an entry row, and its full-text body.
+/// Every column of an entry row with the timestamp and role read again from its line, and its
+/// full-text body (the three only for an entry with a full-text row: no hit shows another).
 type EntryRow = (
     String,
     Option<String>,
@@ -30,15 +31,15 @@ fn rows(conn: &Connection) -> Rows {
     // place, as a search reads it (and only an entry with a full-text row has one)
     let mut q = conn
         .prepare(
-            "SELECT e.entry_id, e.parent_id, e.type, e.first_kept, e.ts, e.role, e.ctx, e.tok, e.usage, e.status,
-                    EXISTS (SELECT 1 FROM fts t WHERE t.rowid = e.rowid), f.id, f.path, e.seq, e.off, e.len, e.bh
+            "SELECT e.entry_id, e.parent_id, e.type, e.first_kept, e.ctx, e.tok, e.usage, e.status,
+                    EXISTS (SELECT 1 FROM fts t WHERE t.rowid = e.rowid), f.id, f.path, e.off, e.len, e.bh
              FROM entries e JOIN files f ON f.id = e.file_id ORDER BY e.rowid",
         )
         .unwrap();
     type Read = (EntryRow, bool, Place);
     let read: Vec<Read> = q
         .query_map([], |r| {
-            let loc = match (r.get(14)?, r.get(15)?, r.get(16)?) {
+            let loc = match (r.get(11)?, r.get(12)?, r.get(13)?) {
                 (Some(o), Some(l), Some(h)) => Some((o, l, h)),
                 _ => None,
             };
@@ -46,22 +47,21 @@ fn rows(conn: &Connection) -> Rows {
                 (
                     r.get(0)?,
                     r.get(1)?,
-                    r.get(2)?,
+                    crate::db::type_of_sql(r.get_ref(2)?)?,
                     r.get(3)?,
+                    None,
+                    None,
                     r.get(4)?,
                     r.get(5)?,
                     r.get(6)?,
                     r.get(7)?,
-                    r.get(8)?,
-                    r.get(9)?,
                     None,
                 ),
-                r.get(10)?,
+                r.get(8)?,
                 Place {
-                    file_id: r.get(11)?,
-                    path: std::path::PathBuf::from(r.get::<_, String>(12)?),
+                    file_id: r.get(9)?,
+                    path: std::path::PathBuf::from(r.get::<_, String>(10)?),
                     migrated: false,
-                    seq: r.get(13)?,
                     loc,
                 },
             ))
@@ -70,14 +70,16 @@ fn rows(conn: &Connection) -> Rows {
         .map(Result::unwrap)
         .collect();
     let (rows, places): (Vec<(EntryRow, bool)>, Vec<Place>) = read.into_iter().map(|(e, f, p)| ((e, f), p)).unzip();
-    let (bodies, changed) = bodies(&places);
+    let (lines, changed) = texts(&places);
     assert!(changed.iter().all(|c| places.iter().any(|p| p.file_id == c.0 && p.loc.is_none())));
     let entries = rows
         .into_iter()
-        .zip(bodies)
-        .map(|((mut e, has_fts), body)| {
-            assert_eq!(has_fts, body.is_some(), "a full-text row exactly for an entry with a text: {}", e.0);
-            e.10 = body;
+        .zip(lines)
+        .map(|((mut e, has_fts), line)| {
+            assert_eq!(has_fts, line.is_some(), "a full-text row exactly for an entry with a text: {}", e.0);
+            if let Some(l) = line {
+                (e.4, e.5, e.10) = (Some(l.timestamp), l.role, Some(l.body));
+            }
             e
         })
         .collect();
@@ -88,8 +90,9 @@ fn rows(conn: &Connection) -> Rows {
 
 /// Both phase-2 writers (the whole-file one and the streamed one, over many windows whose
 /// batches are reused) store each entry's strings from the shared buffers exactly: an empty
-/// parentId, role or firstKeptEntryId stays empty (not NULL), a missing one stays NULL,
-/// multi-byte text keeps its bounds, bodies and file lists stay with their entries.
+/// parentId or firstKeptEntryId stays empty (not NULL), a missing one stays NULL, multi-byte text
+/// keeps its bounds, bodies and file lists stay with their entries; and the role and timestamp
+/// read again from an entry's line with its text are the engine's (an empty role stays empty).
 #[test]
 fn entry_rows_keep_every_string_on_both_write_paths() {
     let dir = tempfile::tempdir().unwrap();
@@ -119,6 +122,8 @@ fn entry_rows_keep_every_string_on_both_write_paths() {
     lines.push(format!(
         r#"{{"type":"model_change","id":"m1","parentId":"c2","timestamp":"{ts}","provider":"p","modelId":"m"}}"#
     ));
+    // a type this build does not know: stored by its name, not a number
+    lines.push(format!(r#"{{"type":"future_kind","id":"f1","parentId":"m1","timestamp":"{ts}"}}"#));
     for i in 0..40 {
         let parent = if i == 0 { r#""m1""#.to_string() } else { format!(r#""u{}""#, i - 1) };
         lines.push(msg(&format!("u{i}"), &parent, "user", &format!(r#""question {i} ✓ {}""#, "x".repeat(i * 7))));
@@ -133,13 +138,14 @@ fn entry_rows_keep_every_string_on_both_write_paths() {
         let e = session.entry(i);
         let f = analyze::entry_facts(session.kind(i), session.value(i));
         let body = Some(f.body.clone()).filter(|b| !b.is_empty());
+        let shown = body.is_some(); // a hit shows role and timestamp, and only an entry with text is hit
         want.push((
             e.id.to_string(),
             e.parent_id.as_deref().map(str::to_string),
             e.type_name.to_string(),
             f.first_kept,
-            Some(e.timestamp.to_string()),
-            f.role,
+            shown.then(|| e.timestamp.to_string()),
+            f.role.filter(|_| shown),
             f.ctx,
             f.tok,
             f.usage,
@@ -150,6 +156,8 @@ fn entry_rows_keep_every_string_on_both_write_paths() {
     assert_eq!(want[3].1.as_deref(), Some(""), "the empty parentId is kept");
     assert_eq!(want[0].1, None);
     assert_eq!(want[5].3.as_deref(), Some(""), "the empty firstKeptEntryId is kept");
+    assert_eq!(want[3].4.as_deref(), Some(""), "the empty timestamp of an entry with text is kept");
+    assert_eq!(want[7].2, "future_kind");
 
     let mut got = Vec::new();
     for streamed in [false, true] {

@@ -1,7 +1,7 @@
 //! Whole-file indexing: the engine loads the file, phase 1 takes the picker facts and phase 2
 //! the entry rows, statuses and full text, from the same bytes.
 use super::catalog::{write_catalog, CatalogOut};
-use super::entry_rows::{EntryRows, TextBatch, Touched};
+use super::entry_rows::{EntryInsert, EntryRows, TextBatch, Touched};
 use super::row::{self, hashes, hashes_of, stat, Row, Stat, HASH_SPAN};
 use super::update::{Change, FileUpdate, NewEntry};
 use crate::analyze::{self, Loaded, Outcome};
@@ -147,13 +147,7 @@ pub(crate) fn write_fulltext_checked(
 
 /// Write phase 2 of a file. Returns the first [`super::MAX_EVENT_ENTRIES`] entries as events.
 pub(crate) fn write_fulltext(conn: &Connection, file_id: i64, out: FullTextOut) -> Result<Vec<NewEntry>, LibError> {
-    let mut ins_e = conn
-        .prepare_cached(
-            "INSERT INTO entries(file_id, seq, entry_id, parent_id, type, role, ts, first_kept, ctx, tok, usage, status,
-                                 acts, edit_origin, off, len, bh)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
-        )
-        .map_err(classify_err)?;
+    let mut ins_e = EntryInsert::new(conn)?;
     let mut ins_f = conn.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").map_err(classify_err)?;
     let mut ins_t = conn
         .prepare_cached("INSERT OR IGNORE INTO touched(file_id, op, path) VALUES (?1, ?2, ?3)")
@@ -161,31 +155,8 @@ pub(crate) fn write_fulltext(conn: &Connection, file_id: i64, out: FullTextOut) 
     let FullTextOut { rows, text, outcome, forget, recount } = out;
     let events = rows.events(&outcome.status);
     let mut touched = text.touched.iter().peekable();
-    for (seq, (&(ctx, tok, usage), &status)) in rows.light.iter().zip(&outcome.status).enumerate() {
-        let (id, parent, ty, fk, ts, role) = rows.row(seq);
-        let acts = Some(rows.acts(seq)).filter(|a| !a.is_empty());
-        let loc = rows.loc(seq);
-        let rowid = ins_e
-            .insert(params![
-                file_id,
-                seq as i64,
-                id,
-                parent,
-                ty,
-                role,
-                ts,
-                fk,
-                ctx,
-                tok,
-                usage,
-                status,
-                acts,
-                rows.edit_origin(seq),
-                loc.map(|l| l.0),
-                loc.map(|l| l.1),
-                loc.map(|l| l.2)
-            ])
-            .map_err(classify_err)?;
+    for (seq, &status) in outcome.status.iter().enumerate() {
+        let rowid = ins_e.insert(None, file_id, &rows.stored(seq, status))?;
         let body = text.body(seq);
         if !body.is_empty() {
             ins_f.execute(params![rowid, body]).map_err(classify_err)?;
