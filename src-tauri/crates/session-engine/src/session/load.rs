@@ -56,12 +56,13 @@ fn grow_thread_heap(bytes: usize) {
     drop(std::hint::black_box(blocks));
 }
 
-/// The entry fields of a validated current-version line.
-pub(crate) struct EntryFields {
-    pub type_name: String,
-    pub id: String,
-    pub parent_id: Option<String>,
-    pub timestamp: String,
+/// The entry fields of a validated current-version line: `String`s from the scan, the parsed
+/// value's own `pi_json::Str`s from a parse.
+pub(crate) struct EntryFields<S = String> {
+    pub type_name: S,
+    pub id: S,
+    pub parent_id: Option<S>,
+    pub timestamp: S,
 }
 
 /// Why a valid JSON line is not an entry.
@@ -106,21 +107,20 @@ pub(crate) fn entry_fields(text: &[u8], scanned: &pi_json::ScannedLine) -> Resul
 
 /// [`entry_fields`] read from the line's parsed value (the top-level keys, the last of a
 /// repeated key, decoded as the scan decodes them).
-pub(crate) fn entry_fields_of_value(v: &Value) -> Result<EntryFields, NotAnEntry> {
-    if v.as_object().is_none() {
-        return Err(NotAnEntry::NotObject);
-    }
-    let type_name = v.str_field("type").unwrap_or_default().to_string();
+/// (Copies of the value's strings: those up to 24 bytes, all of Pi's, are copied without an
+/// allocation.)
+pub(crate) fn entry_fields_of_value(v: &Value) -> Result<EntryFields<pi_json::Str>, NotAnEntry> {
+    let Value::Obj(m) = v else { return Err(NotAnEntry::NotObject) };
+    let text = |key: &str| match m.get(key) {
+        Some(Value::Str(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let type_name = text("type").unwrap_or_default();
     if type_name == "session" {
         return Err(NotAnEntry::Header);
     }
-    let Some(id) = v.str_field("id") else { return Err(NotAnEntry::NoId) };
-    Ok(EntryFields {
-        type_name,
-        id: id.to_string(),
-        parent_id: v.str_field("parentId").map(str::to_string),
-        timestamp: v.str_field("timestamp").unwrap_or_default().to_string(),
-    })
+    let Some(id) = text("id") else { return Err(NotAnEntry::NoId) };
+    Ok(EntryFields { type_name, id, parent_id: text("parentId"), timestamp: text("timestamp").unwrap_or_default() })
 }
 
 /// How a malformed whole line (ended by `\n`) is reported, as the loader reports it.
@@ -467,7 +467,16 @@ impl Session {
         else {
             return;
         };
-        self.push_entry(line_start as u64, nl as u64, line_no, &type_name, id, parent_id, timestamp, None);
+        self.push_entry(
+            line_start as u64,
+            nl as u64,
+            line_no,
+            type_name.into(),
+            id.into(),
+            parent_id.map(Into::into),
+            timestamp.into(),
+            None,
+        );
         match scanned.role {
             Some(pi_json::Field::Str(r)) => match pi_json::raw_str_borrowed(text, r) {
                 Some(name) => self.set_role(name),
@@ -517,7 +526,7 @@ impl Session {
                 Some(k) => Err(k as u8 + 1),
                 None => Ok(Box::<str>::from(r)),
             });
-        self.push_entry(line_start as u64, nl as u64, line_no, &type_name, id, parent_id, timestamp, Some(v));
+        self.push_entry(line_start as u64, nl as u64, line_no, type_name, id, parent_id, timestamp, Some(v));
         match role {
             Some(Err(code)) => {
                 if let Some(c) = self.role_codes.last_mut() {
@@ -531,13 +540,13 @@ impl Session {
 
     /// The entry's fields, or the diagnostic that says why the line is not an entry (and the
     /// one for an unterminated last line).
-    fn entry_or_diag(
+    fn entry_or_diag<S>(
         &mut self,
-        fields: Result<EntryFields, NotAnEntry>,
+        fields: Result<EntryFields<S>, NotAnEntry>,
         line_start: usize,
         line_no: usize,
         unterminated: bool,
-    ) -> Option<EntryFields> {
+    ) -> Option<EntryFields<S>> {
         let f = match fields {
             Ok(f) => f,
             Err(NotAnEntry::NotObject) => {
@@ -590,25 +599,16 @@ impl Session {
         start: u64,
         end: u64,
         line: usize,
-        type_name: &str,
-        id: String,
-        parent_id: Option<String>,
-        timestamp: String,
+        type_name: pi_json::Str,
+        id: pi_json::Str,
+        parent_id: Option<pi_json::Str>,
+        timestamp: pi_json::Str,
         value: Option<Value>,
     ) {
         let idx = self.entries.len() as u32;
-        let kind = Kind::from_type(type_name);
+        let kind = Kind::from_type(&type_name);
         self.kinds.push(kind);
-        self.entries.push(Entry {
-            start,
-            end,
-            line: line as u32,
-            kind,
-            type_name: type_name.into(),
-            id: id.into(),
-            parent_id: parent_id.map(Into::into),
-            timestamp: timestamp.into(),
-        });
+        self.entries.push(Entry { start, end, line: line as u32, kind, type_name, id, parent_id, timestamp });
         let cell = OnceLock::new();
         if let Some(v) = value {
             let _ = cell.set(v);
@@ -745,7 +745,7 @@ impl Session {
                 let v = self.value(i);
                 let target = v.str_field("targetId").unwrap_or("").to_string();
                 let text = match v.get("label") {
-                    Some(Value::Str(s)) if !s.is_empty() => Some(s.clone()),
+                    Some(Value::Str(s)) if !s.is_empty() => Some(s.to_string()),
                     Some(l) if l.truthy() => Some(pi_json::to_string(l)),
                     _ => None,
                 };
