@@ -407,7 +407,7 @@ fn revert_appends_the_original_text() {
     let session = Session::open(&path).unwrap();
     let (first, rest) = context_after_summary(&session, "ed170002");
     let (_, rest_before) = context_after_summary(&session, DEMO_LEAF);
-    assert!(first.contains(&pi_json::to_string(&pi_json::Value::Str(original.clone()))), "{first}");
+    assert!(first.contains(&pi_json::to_string(&pi_json::Value::from(original.as_str()))), "{first}");
     assert_eq!(rest, rest_before);
 }
 

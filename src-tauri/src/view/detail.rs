@@ -64,7 +64,7 @@ pub struct EntryDetail {
 
 fn content_blocks(content: &Value, out: &mut Vec<Block>) {
     match content {
-        Value::Str(s) => out.push(Block::Text { text: s.clone() }),
+        Value::Str(s) => out.push(Block::Text { text: s.to_string() }),
         Value::Arr(_) => {
             for cb in blocks(Some(content)) {
                 let b = cb.value();

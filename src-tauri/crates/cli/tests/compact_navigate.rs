@@ -67,7 +67,7 @@ fn cases() -> Vec<Case> {
 
 fn opt_str(c: &Case, k: &str) -> Option<String> {
     c.expected.get("options").and_then(|o| o.get(k)).and_then(|v| match v {
-        Value::Str(s) => Some(s.clone()),
+        Value::Str(s) => Some(s.to_string()),
         Value::Num(n) => Some(pi_json::number_to_string(*n)),
         _ => None,
     })
@@ -171,11 +171,11 @@ fn normalize(ours: &[String], pis: &[String], strip_extras: bool) -> Vec<String>
                     "id" | "parentId" | "targetId" | "fromId" => {
                         if let Value::Str(s) = val {
                             if let Some((_, to)) = map.iter().find(|(from, _)| from == s) {
-                                *s = to.clone();
+                                *s = to.as_str().into();
                             }
                         }
                     }
-                    "timestamp" => *val = Value::Str(pi_ts.clone()),
+                    "timestamp" => *val = Value::from(pi_ts.as_str()),
                     "details" if strip_extras => {
                         if let Value::Obj(d) = val {
                             d.0.retain(|(dk, _)| !EXTRA_KEYS.contains(&dk.as_str()));

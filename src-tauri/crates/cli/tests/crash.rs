@@ -221,7 +221,7 @@ fn sigkill_during_appends_loses_nothing_acknowledged() {
             Op::Label | Op::Clear => {
                 assert_eq!(v.str_field("type"), Some("label"), "{}", a.id);
                 assert_eq!(v.str_field("targetId"), Some(a.target.as_str()), "{}", a.id);
-                let want = if a.op == Op::Label { Some(&Value::Str(a.text.clone())) } else { None };
+                let want = if a.op == Op::Label { Some(&Value::from(a.text.as_str())) } else { None };
                 assert_eq!(v.get("label"), want, "{}", a.id);
             }
         }

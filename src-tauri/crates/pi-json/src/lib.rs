@@ -45,5 +45,5 @@ pub use parse::{parse, parse_bytes, JsonError, MAX_DEPTH};
 pub use pretty::to_pretty;
 pub use scan::{raw_str, raw_str_borrowed, scan_line, scan_line_fast, Field, RawStr, ScannedLine};
 pub use utf16::{cmp_utf16, from_utf16, sort_utf16, to_utf16, utf16_len, utf16_prefix};
-pub use value::{obj, Map, Value};
+pub use value::{obj, Map, Str, Value};
 pub use write::{number_to_string, quote, stringified_utf16_len, to_string, write_number, write_str, write_value};

@@ -8,7 +8,7 @@
 
 use crate::key::Key;
 use crate::utf16::standin;
-use crate::value::{Map, Value};
+use crate::value::{Map, Str, Value};
 
 /// Maximum nesting depth accepted by [`parse`] and by the line scanner.
 pub const MAX_DEPTH: usize = 1000;
@@ -251,9 +251,9 @@ impl<'a> Parser<'a> {
             self.i = j + 1;
             return Ok(Key::new(&self.src[start..j]));
         }
-        self.string().map(Key::from)
+        self.string().map(|s| Key::new(&s))
     }
-    fn string(&mut self) -> Result<String, JsonError> {
+    fn string(&mut self) -> Result<Str, JsonError> {
         // self.s[self.i] == b'"'
         self.i += 1;
         let start = self.i;
@@ -262,7 +262,7 @@ impl<'a> Parser<'a> {
         match self.s.get(j) {
             Some(b'"') => {
                 self.i = j + 1;
-                Ok(self.src[start..j].to_string())
+                Ok(Str::new(&self.src[start..j]))
             }
             Some(b'\\') => self.string_slow(),
             Some(_) => {
@@ -275,7 +275,7 @@ impl<'a> Parser<'a> {
             }
         }
     }
-    fn string_slow(&mut self) -> Result<String, JsonError> {
+    fn string_slow(&mut self) -> Result<Str, JsonError> {
         // Decodes straight into a String; only \u escapes need UTF-16 thinking (pairs combine,
         // a lone surrogate becomes its stand-in).
         let mut out = std::mem::take(&mut self.buf);
@@ -306,7 +306,7 @@ impl<'a> Parser<'a> {
                 if let Some(h) = pending_high.take() {
                     out.push(standin(h));
                 }
-                let decoded = out.as_str().to_owned();
+                let decoded = Str::new(out.as_str());
                 self.buf = out;
                 return Ok(decoded);
             }
@@ -454,5 +454,29 @@ mod tests {
         let src = r#""a\"b\\c\n\u0001\u2028é🚀\/""#;
         let v = parse(src).unwrap();
         assert_eq!(to_string(&v), "\"a\\\"b\\\\c\\n\\u0001\u{2028}é🚀/\"");
+    }
+
+    /// String values of up to 24 bytes (Pi's ids, timestamps, roles and types among them) are
+    /// held inline, with no allocation of their own; longer ones on the heap. Either way a value
+    /// reads and writes as the text parsed, whether the source spelled it plainly or with
+    /// escapes, in ASCII, in multi-byte UTF-8 or with a lone surrogate's stand-in.
+    #[test]
+    fn short_strings_are_inline_and_read_as_parsed() {
+        for unit in ["a", "é", "🚀", r"\u00e9", r"\n", r"\ud800"] {
+            for n in 0..30 {
+                let src = format!("\"{}\"", unit.repeat(n));
+                let v = parse(&src).unwrap();
+                let Value::Str(s) = &v else { panic!("{src}: {v:?}") };
+                let want = match unit {
+                    "\\u00e9" => "é".repeat(n),
+                    "\\n" => "\n".repeat(n),
+                    "\\ud800" => '\u{10F800}'.to_string().repeat(n),
+                    plain => plain.repeat(n),
+                };
+                assert_eq!(s.as_str(), want, "{src}");
+                assert_eq!(s.is_heap_allocated(), want.len() > 24, "{src}: {} bytes", want.len());
+                assert_eq!(to_string(&v), to_string(&Value::from(want.as_str())), "{src}");
+            }
+        }
     }
 }

@@ -356,7 +356,7 @@ pub fn raw_str(line: &[u8], r: RawStr) -> String {
     parse_bytes(quoted)
         .ok()
         .and_then(|v| match v {
-            Value::Str(s) => Some(s),
+            Value::Str(s) => Some(s.into_string()),
             _ => None,
         })
         .unwrap_or_default()

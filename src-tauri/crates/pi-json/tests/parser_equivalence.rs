@@ -164,7 +164,7 @@ mod reference {
                         }
                     }
                 }
-                Some(b'"') => Ok(Value::Str(self.string()?)),
+                Some(b'"') => Ok(Value::Str(self.string()?.into())),
                 Some(b't') => self.lit("true", Value::Bool(true)),
                 Some(b'f') => self.lit("false", Value::Bool(false)),
                 Some(b'n') => self.lit("null", Value::Null),

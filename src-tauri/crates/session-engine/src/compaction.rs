@@ -624,8 +624,8 @@ pub fn merge_summary(prep: &CompactionPreparation, history: Option<&str>, prefix
 /// `details` as Pi writes it: `{readFiles, modifiedFiles}`.
 pub fn file_details(read: &[String], modified: &[String]) -> Value {
     obj([
-        ("readFiles", Value::Arr(read.iter().map(|f| Value::Str(f.clone())).collect())),
-        ("modifiedFiles", Value::Arr(modified.iter().map(|f| Value::Str(f.clone())).collect())),
+        ("readFiles", Value::Arr(read.iter().map(|f| Value::from(f.as_str())).collect())),
+        ("modifiedFiles", Value::Arr(modified.iter().map(|f| Value::from(f.as_str())).collect())),
     ])
 }
 

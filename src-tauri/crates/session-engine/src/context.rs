@@ -302,11 +302,11 @@ fn kept_position(session: &Session, path: &[usize], ci: usize, first_kept: &str)
 /// JavaScript's `String(text)`.
 pub fn text_blocks_joined(content: &Value, sep: &str) -> String {
     match content {
-        Value::Str(s) => s.clone(),
+        Value::Str(s) => s.to_string(),
         Value::Arr(_) => blocks(Some(content))
             .filter_map(|b| match b {
                 Block::Text(b) => Some(match b.get("text") {
-                    Some(Value::Str(t)) => t.clone(),
+                    Some(Value::Str(t)) => t.to_string(),
                     Some(other) => js_to_string(other),
                     None => "undefined".into(),
                 }),
@@ -336,7 +336,7 @@ pub fn js_to_string(v: &Value) -> String {
                 pi_json::number_to_string(*n)
             }
         }
-        Value::Str(s) => s.clone(),
+        Value::Str(s) => s.to_string(),
         Value::Arr(a) => {
             a.iter().map(|x| if x.is_null() { String::new() } else { js_to_string(x) }).collect::<Vec<_>>().join(",")
         }
@@ -373,7 +373,7 @@ pub fn bash_text(m: &Value) -> String {
 }
 
 fn text_block(text: String) -> Value {
-    obj([("type", "text".into()), ("text", Value::Str(text))])
+    obj([("type", "text".into()), ("text", Value::from(text))])
 }
 
 fn user_msg(content: Value, ts: Option<&Value>) -> Value {
@@ -409,7 +409,7 @@ pub fn to_llm_one(m: &Value) -> Option<Value> {
         }
         "custom" => {
             let content = match m.get("content") {
-                Some(Value::Str(s)) => Value::Arr(vec![text_block(s.clone())]),
+                Some(Value::Str(s)) => Value::Arr(vec![text_block(s.to_string())]),
                 Some(other) => other.clone(),
                 None => Value::Null,
             };

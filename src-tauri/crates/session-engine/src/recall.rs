@@ -181,7 +181,7 @@ pub fn plan_recall(
     let context_tokens = estimate_context(&messages).tokens;
     let mut m = Map::new();
     m.insert("role", Value::Str("custom".into()));
-    m.insert("content", Value::Str(text.clone()));
+    m.insert("content", Value::from(text.as_str()));
     messages.push(Value::Obj(m));
     let context_tokens_after = estimate_context(&messages).tokens;
     let threshold = context_window - settings.reserve_tokens;
@@ -205,7 +205,7 @@ pub fn recall_entry(plan: &RecallPlan, id: &str, parent: Option<&str>, timestamp
         .iter()
         .map(|(id, place)| {
             let mut s = Map::new();
-            s.insert("entryId", Value::Str(id.clone()));
+            s.insert("entryId", Value::from(id.as_str()));
             s.insert("where", Value::Str((*place).into()));
             Value::Obj(s)
         })
@@ -217,7 +217,7 @@ pub fn recall_entry(plan: &RecallPlan, id: &str, parent: Option<&str>, timestamp
         parent,
         timestamp,
         CUSTOM_TYPE,
-        Value::Str(plan.text.clone()),
+        Value::from(plan.text.as_str()),
         true,
         Some(Value::Obj(details)),
     )

@@ -98,11 +98,11 @@ fn num(n: f64) -> Value {
 }
 
 fn opt_id(session: &Session, i: Option<usize>) -> Value {
-    i.map(|i| Value::Str(session.id(i).to_string())).unwrap_or(Value::Null)
+    i.map(|i| Value::from(session.id(i))).unwrap_or(Value::Null)
 }
 
 fn strs(v: &[String]) -> Value {
-    Value::Arr(v.iter().map(|s| Value::Str(s.clone())).collect())
+    Value::Arr(v.iter().map(|s| Value::from(s.as_str())).collect())
 }
 
 /// The leaf chosen by the options.
@@ -234,7 +234,7 @@ fn labels_object(session: &Session) -> Value {
     let mut m = Map::new();
     for e in session.entries() {
         if let Some(l) = session.label_of(&e.id) {
-            m.insert(e.id.to_string(), Value::Str(l.to_string()));
+            m.insert(e.id.to_string(), Value::from(l));
         }
     }
     let is_index = |k: &str| {

@@ -150,7 +150,7 @@ fn check_case(jsonl: &Path, exp_path: &Path, errors: &mut Vec<String>, tally: &m
     // Legacy files: the exact lines Pi would write back after migrating.
     if let Some(Value::Arr(lines)) = get(&expected, "load.migratedFileLines") {
         let want: Vec<Value> = lines.clone();
-        let got_lines: Vec<Value> = session.migrated_lines().unwrap_or_default().into_iter().map(Value::Str).collect();
+        let got_lines: Vec<Value> = session.migrated_lines().unwrap_or_default().into_iter().map(Value::from).collect();
         cmp(errors, &name, "load.migratedFileLines", Some(Value::Arr(want)), Some(Value::Arr(got_lines)));
     }
     // Round trip: every line of a current-version file is kept byte for byte.
@@ -261,7 +261,7 @@ fn check_simulations(
             name,
             &format!("simulation.{key}.editorText"),
             Some(want_editor),
-            Some(nav.editor_text.map(Value::Str).unwrap_or(Value::Null)),
+            Some(nav.editor_text.map(Value::from).unwrap_or(Value::Null)),
         );
         let want_leaf = n.get("after").and_then(|a| a.get("leafId")).cloned();
         if want_leaf.is_some() {
@@ -270,7 +270,7 @@ fn check_simulations(
                 name,
                 &format!("simulation.{key}.after.leafId"),
                 want_leaf,
-                Some(nav.leaf_id.map(Value::Str).unwrap_or(Value::Null)),
+                Some(nav.leaf_id.map(Value::from).unwrap_or(Value::Null)),
             );
         }
     }
@@ -305,7 +305,7 @@ fn check_simulations(
 }
 
 fn strings(v: &[String]) -> Value {
-    Value::Arr(v.iter().map(|s| Value::Str(s.clone())).collect())
+    Value::Arr(v.iter().map(|s| Value::from(s.as_str())).collect())
 }
 
 fn run_dir(dir: &str, min_cases: usize, min_simulated: usize, min_lines: usize) {

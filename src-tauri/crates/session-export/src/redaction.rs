@@ -145,7 +145,7 @@ fn walk(
 
 /// Redacts one string; with `name`, as the line `name: value` (findings inside the value only).
 fn redact_string(
-    s: &mut String,
+    s: &mut pi_json::Str,
     path: &str,
     name: Option<&str>,
     report: &mut dyn FnMut(&str, &secrets::Finding, &str),
@@ -168,7 +168,7 @@ fn redact_string(
     for f in &found {
         report(path, f, s);
     }
-    *s = secrets::apply(s, &found);
+    *s = secrets::apply(s, &found).into();
 }
 
 /// A text from outside the entries' values that the export shows (the title, a label, the

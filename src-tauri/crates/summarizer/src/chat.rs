@@ -15,7 +15,7 @@ Answer in text; when a step needs a tool, say exactly what to run or change.";
 
 fn text_blocks(content: Option<&Value>, sep: &str) -> String {
     match content {
-        Some(Value::Str(s)) => s.clone(),
+        Some(Value::Str(s)) => s.to_string(),
         Some(Value::Arr(_)) => blocks(content)
             .filter_map(|b| match b {
                 Block::Text(_) => b.text().map(str::to_string),

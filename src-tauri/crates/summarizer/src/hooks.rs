@@ -181,7 +181,7 @@ pub async fn run_hook(hook: &HookCommand, input: &Value, cancel: &CancellationTo
     }
     match v.get("summary") {
         Some(Value::Str(s)) => Ok(HookAnswer::Replace {
-            summary: s.clone(),
+            summary: s.to_string(),
             first_kept_entry_id: v.str_field("firstKeptEntryId").map(str::to_string),
             tokens_before: v.num_field("tokensBefore"),
             details: v.get("details").cloned(),

@@ -229,7 +229,7 @@ impl Facts {
 
 fn text_of(content: Option<&Value>) -> String {
     match content {
-        Some(Value::Str(s)) => s.clone(),
+        Some(Value::Str(s)) => s.to_string(),
         Some(Value::Arr(_)) => blocks(content).filter_map(Block::text).collect::<Vec<_>>().join(""),
         _ => String::new(),
     }

@@ -187,7 +187,7 @@ pub fn plan_compaction(
 /// The hook's view of a compaction (Pi's `preparation`, with messages in agent form).
 pub fn compaction_hook_input(job: &CompactionJob, custom: Option<&str>) -> Value {
     let p = &job.prep;
-    let strs = |v: &[String]| Value::Arr(v.iter().map(|s| Value::Str(s.clone())).collect());
+    let strs = |v: &[String]| Value::Arr(v.iter().map(|s| Value::from(s.as_str())).collect());
     obj([
         ("type", "session_before_compact".into()),
         ("leafId", job.leaf_id.as_deref().map(Value::from).unwrap_or(Value::Null)),
@@ -239,7 +239,7 @@ pub struct CompactionOutcome {
 
 fn previous_summary_text(p: &CompactionPreparation) -> Option<String> {
     p.previous_summary.as_ref().map(|v| match v {
-        Value::Str(s) => s.clone(),
+        Value::Str(s) => s.to_string(),
         other => context::js_to_string(other),
     })
 }
@@ -421,7 +421,7 @@ pub fn navigation_hook_input(job: &NavigationJob, custom: Option<&str>, label: O
         ("targetId", job.target_id.as_str().into()),
         ("oldLeafId", job.old_leaf_id.as_deref().map(Value::from).unwrap_or(Value::Null)),
         ("newLeafId", job.new_leaf_id.as_deref().map(Value::from).unwrap_or(Value::Null)),
-        ("entriesToSummarize", Value::Arr(job.branch_entry_ids.iter().map(|i| Value::Str(i.clone())).collect())),
+        ("entriesToSummarize", Value::Arr(job.branch_entry_ids.iter().map(|i| Value::from(i.as_str())).collect())),
         ("messagesToSummarize", Value::Arr(msgs)),
         ("customInstructions", custom.map(Value::from).unwrap_or(Value::Null)),
         ("label", label.map(Value::from).unwrap_or(Value::Null)),

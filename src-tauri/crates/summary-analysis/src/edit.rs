@@ -166,8 +166,8 @@ fn build(
 ) -> Value {
     let (read, modified) = files_of(session, files_from);
     let mut d = Map::new();
-    d.insert("readFiles", Value::Arr(read.into_iter().map(Value::Str).collect()));
-    d.insert("modifiedFiles", Value::Arr(modified.into_iter().map(Value::Str).collect()));
+    d.insert("readFiles", Value::Arr(read.into_iter().map(Value::from).collect()));
+    d.insert("modifiedFiles", Value::Arr(modified.into_iter().map(Value::from).collect()));
     d.insert("editedFrom", session.id(idx).into());
     d.insert("editOrigin", origin_of(session, idx).as_str().into());
     d.insert("editKind", kind.into());

@@ -49,16 +49,16 @@ pub fn run(a: crate::InspectArgs) -> CmdResult {
     // other file stays byte for byte what it was.
     if let (Some(p), pi_json::Value::Obj(m)) = (session_engine::fork::parent_of(&a.file, &session), &mut v) {
         let mut o = pi_json::Map::new();
-        o.insert("value", pi_json::Value::Str(p.parent_session.clone()));
-        o.insert("path", pi_json::Value::Str(p.path.display().to_string()));
+        o.insert("value", pi_json::Value::from(p.parent_session.as_str()));
+        o.insert("path", pi_json::Value::from(p.path.display().to_string()));
         o.insert("status", pi_json::Value::Str(p.status.as_str().into()));
         o.insert("resolves", pi_json::Value::Bool(p.status == session_engine::fork::ParentStatus::Resolves));
-        o.insert("explain", pi_json::Value::Str(p.status.explain(&p.parent_session)));
+        o.insert("explain", pi_json::Value::from(p.status.explain(&p.parent_session)));
         let point = (p.status == session_engine::fork::ParentStatus::Resolves)
             .then(|| session_engine::Session::open(&p.path).ok())
             .flatten()
             .and_then(|parent| session_engine::fork::fork_point(&session, &parent).map(|i| parent.id(i).to_string()));
-        o.insert("forkPointId", point.map_or(pi_json::Value::Null, pi_json::Value::Str));
+        o.insert("forkPointId", point.map_or(pi_json::Value::Null, pi_json::Value::from));
         m.insert("parentSession", pi_json::Value::Obj(o));
     }
     let text = if a.pretty { pi_json::to_pretty(&v) } else { pi_json::to_string(&v) };

@@ -129,7 +129,7 @@ pub fn message_text(m: &Value) -> String {
         Some("branchSummary") | Some("compactionSummary") => m.str_field("summary").unwrap_or("").to_string(),
         Some("bashExecution") => m.str_field("command").unwrap_or("").to_string(),
         _ => match m.get("content") {
-            Some(Value::Str(t)) => t.clone(),
+            Some(Value::Str(t)) => t.to_string(),
             Some(Value::Arr(blocks)) => blocks
                 .iter()
                 .filter(|b| b.str_field("type") == Some("text"))

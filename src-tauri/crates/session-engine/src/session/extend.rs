@@ -108,7 +108,7 @@ impl Session {
         let n = self.entries.len();
         for i in first_new..n {
             // A repeated id, or the parent an earlier orphan was waiting for.
-            if self.missing_parents.contains(&self.entries[i].id)
+            if self.missing_parents.contains(self.entries[i].id.as_str())
                 || self.by_id.insert(self.entries[i].id.clone(), i as u32).is_some()
             {
                 self.stale = true;
@@ -123,7 +123,7 @@ impl Session {
             self.parent.push(par);
             if par == NONE && self.entries[i].parent_id.as_deref().is_some_and(|p| !p.is_empty()) {
                 let e = &self.entries[i];
-                self.missing_parents.insert(e.parent_id.clone().unwrap_or_default());
+                self.missing_parents.insert(e.parent_id.as_deref().unwrap_or_default().into());
                 let msg = format!(
                     "entry {} has parent {} which is not in the file; shown as an extra root",
                     e.id,

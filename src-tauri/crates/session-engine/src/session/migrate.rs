@@ -33,7 +33,7 @@ impl Session {
                                     // Earlier objects already carry their new id; a forward index
                                     // sees the old one (usually absent, i.e. `undefined`).
                                     target = if (k as usize) == i {
-                                        Some(Value::Str(id.clone()))
+                                        Some(Value::from(id.as_str()))
                                     } else {
                                         t.get("id").cloned()
                                     };
@@ -47,8 +47,8 @@ impl Session {
                     None
                 };
                 if let Value::Obj(m) = &mut vals[i].3 {
-                    m.insert("id", Value::Str(id.clone()));
-                    m.insert("parentId", prev.clone().map(Value::Str).unwrap_or(Value::Null));
+                    m.insert("id", Value::from(id.as_str()));
+                    m.insert("parentId", prev.clone().map(Value::from).unwrap_or(Value::Null));
                     if let Some(target) = first_kept_target {
                         if let Some(t) = target {
                             m.insert("firstKeptEntryId", t);
@@ -101,10 +101,10 @@ impl Session {
             if !matches!(v, Value::Obj(_)) {
                 continue;
             }
-            let t = v.str_field("type").unwrap_or("").to_string();
-            let parent = v.str_field("parentId").map(str::to_string);
-            let ts = v.str_field("timestamp").unwrap_or("").to_string();
-            self.push_entry(start, end, line, &t, id, parent, ts, Some(v));
+            let t = v.str_field("type").unwrap_or("").into();
+            let parent = v.str_field("parentId").map(Into::into);
+            let ts = v.str_field("timestamp").unwrap_or("").into();
+            self.push_entry(start, end, line, t, id.into(), parent, ts, Some(v));
         }
     }
 

@@ -190,12 +190,15 @@ pub struct Entry {
     pub end: u64,
     pub line: u32,
     pub kind: Kind,
-    pub type_name: Box<str>,
-    pub id: Box<str>,
+    // The four texts are `pi_json::Str`, held inline up to 24 bytes: Pi's types, ids and
+    // timestamps all fit, so an entry's fields need no allocation (as `Box<str>`s they were four
+    // per entry, and the id index's key a fifth).
+    pub type_name: pi_json::Str,
+    pub id: pi_json::Str,
     /// `None` for `null` or a missing key; `Some("")` is kept (Pi treats it like null when
     /// walking, but as an orphan in the tree).
-    pub parent_id: Option<Box<str>>,
-    pub timestamp: Box<str>,
+    pub parent_id: Option<pi_json::Str>,
+    pub timestamp: pi_json::Str,
 }
 
 /// A loaded session. A clone shares the bytes read at open (it copies the index, and the bytes
@@ -216,7 +219,7 @@ pub struct Session {
     /// The common roles as the loader read them ([`ROLE_NAMES`] index + 1; [`ROLE_ABSENT`]: no
     /// string role; 0: another role, in `roles`).
     role_codes: Vec<u8>,
-    by_id: FxHashMap<Box<str>, u32>,
+    by_id: FxHashMap<pi_json::Str, u32>,
     /// Parent of each entry through the id index (Pi's `byId.get(parentId)`), or NONE.
     parent: Vec<u32>,
     diagnostics: Vec<Diagnostic>,
