@@ -2,6 +2,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
 // The graph asks Rust for its rows through the generated bindings; here they answer at once.
 const asked: [number, number][] = [];
+/** The layout the graph is given: entry `e<n>` at row n + shift, and its markers. */
+const layout = { shift: 0, marks: (_n: number): string[] => ["active"] };
 vi.mock("../src/ipc/bindings", () => ({
   commands: {
     graphWindow: (start: number, end: number) => {
@@ -13,10 +15,10 @@ vi.mock("../src/ipc/bindings", () => ({
         toBelow: true,
         through: [],
         forks: [],
-        marks: ["active"],
-        entryId: `e${start + i}`,
+        marks: layout.marks(start + i - layout.shift),
+        entryId: `e${start + i - layout.shift}`,
         kind: "user",
-        title: `message ${start + i}`,
+        title: `message ${start + i - layout.shift}`,
         label: null,
         foldCount: 0,
         span: 0,
@@ -35,6 +37,8 @@ describe("graph view", () => {
   beforeEach(() => {
     asked.length = 0;
     frames.length = 0;
+    layout.shift = 0;
+    layout.marks = () => ["active"];
     // jsdom has no canvas: the lanes are not drawn, the rows are.
     vi.spyOn(HTMLCanvasElement.prototype, "getContext").mockReturnValue(null);
     // Frames only run when the test says so.
@@ -149,6 +153,53 @@ describe("graph view", () => {
     g.schedule();
     frame();
     expect(byId().get("e5")).not.toBe(e5);
+  });
+
+  it("after a new layout (Continue) keeps the elements of the entries drawn the same, moved to their rows", async () => {
+    const root = document.createElement("div");
+    Object.defineProperty(root, "clientHeight", { value: 240 });
+    document.body.appendChild(root);
+    const g = new GraphView(root, { onSelect() {}, onActivate() {}, onParent() {}, onLeaf() {} });
+    g.reset(100_000, 1);
+    const frame = () => frames.splice(0).forEach((f) => f(0));
+    frame();
+    await new Promise((r) => setTimeout(r, 0));
+    frame();
+    const byId = () => new Map([...root.querySelectorAll<HTMLElement>(".g-row")].map((e) => [e.dataset.entryId, e]));
+    const before = byId();
+    expect(before.size).toBe(58);
+    // The new layout: every entry one row further down (a fold above it opened), the leaf moved
+    // to e3 (its badge), and the entries after it off the active path.
+    layout.shift = 1;
+    layout.marks = (n) => (n === 3 ? ["active", "leaf"] : n < 3 ? ["active"] : []);
+    g.reset(100_001, 1);
+    // Its rows are on their way: the frame keeps the elements there are, not an empty graph.
+    frame();
+    expect(byId().size).toBe(58);
+    for (const [id, e] of byId()) expect(e).toBe(before.get(id));
+    await new Promise((r) => setTimeout(r, 0));
+    frame();
+    const after = byId();
+    // e0..e56 are drawn at their new rows with the same elements; e3 (a badge now) is made anew.
+    for (const n of [0, 2, 4, 30, 56]) {
+      const e = after.get(`e${n}`)!;
+      expect(e).toBe(before.get(`e${n}`));
+      expect(e.dataset.row).toBe(String(n + 1));
+      expect(e.style.top).toBe(`${(n + 1) * 24}px`);
+      expect(e.classList.contains("m-active")).toBe(n < 3);
+    }
+    expect(after.get("e3")).not.toBe(before.get("e3"));
+    expect(after.get("e3")!.querySelector(".b-leaf")).not.toBeNull();
+    expect(after.get("e3")!.dataset.row).toBe("4");
+    // No element is left over from the layout before, and the rows stay in order, with the new
+    // first row's entry (e-1 here) made before them.
+    const rows = [...root.querySelectorAll<HTMLElement>(".g-row")];
+    expect(rows.map((e) => e.dataset.entryId)).toEqual(Array.from({ length: 58 }, (_, i) => `e${i - 1}`));
+    // A click on a kept element selects the row of the new layout.
+    let picked: { row: number; entryId: string } | null = null;
+    (g as unknown as { cb: { onSelect: (r: { row: number; entryId: string }) => void } }).cb.onSelect = (r) => (picked = r);
+    after.get("e10")!.click();
+    expect(picked).toMatchObject({ row: 11, entryId: "e10" });
   });
 });
 
