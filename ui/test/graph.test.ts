@@ -201,6 +201,44 @@ describe("graph view", () => {
     after.get("e10")!.click();
     expect(picked).toMatchObject({ row: 11, entryId: "e10" });
   });
+
+  it("draws a new layout whose rows came with it (Continue) in the frame after, keeping the elements of entries that moved far", async () => {
+    const root = document.createElement("div");
+    let top = 0;
+    Object.defineProperty(root, "clientHeight", { value: 240 });
+    Object.defineProperty(root, "scrollTop", { get: () => top, set: (v: number) => (top = v) });
+    document.body.appendChild(root);
+    const g = new GraphView(root, { onSelect() {}, onActivate() {}, onParent() {}, onLeaf() {} });
+    g.reset(100_000, 1);
+    const frame = () => frames.splice(0).forEach((f) => f(0));
+    top = 1000 * 24;
+    frame();
+    await new Promise((r) => setTimeout(r, 0));
+    frame();
+    frame();
+    const byId = () => new Map([...root.querySelectorAll<HTMLElement>(".g-row")].map((e) => [e.dataset.entryId, e]));
+    const before = byId();
+    expect(before.has("e1000")).toBe(true);
+    // The new layout puts every entry 600 rows further down (a long fold above opened); its
+    // rows at the leaf (e1000, now row 1600) are asked for before it is shown.
+    layout.shift = 600;
+    const rows = await g.rowsAround(100_600, 1600);
+    const n = asked.length;
+    g.reset(100_600, 1, rows);
+    g.setCursor(1600, false);
+    frame();
+    // One frame: no row asked for again, the view's entries drawn at their new rows with the
+    // same elements, and none left over from the layout before.
+    expect(asked.length).toBe(n);
+    const after = byId();
+    for (const id of ["e996", "e1000", "e1003"]) {
+      expect(after.get(id)).toBe(before.get(id));
+      expect(after.get(id)!.dataset.row).toBe(String(Number(id.slice(1)) + 600));
+    }
+    const order = [...root.querySelectorAll<HTMLElement>(".g-row")].map((e) => Number(e.dataset.row));
+    expect(order.every((r) => r >= 1500 && r < 1700)).toBe(true);
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+  });
 });
 
 describe("the band of rows with elements", () => {

@@ -4,7 +4,7 @@
 
 import { api, call } from "../ipc";
 import type { GraphRow, GraphRowKind, Mark } from "../ipc";
-import { CHUNK, SEGMENT, bandFor, chunksFor, laneColour, laneX, scrollToShow, visibleRange } from "./geometry";
+import { BAND_MARGIN, CHUNK, SEGMENT, bandFor, chunksFor, laneColour, laneX, scrollToShow, visibleRange } from "./geometry";
 import { markerBadges } from "../summary/pure";
 import { onQualityMarks, qualityMark } from "../summary/marks";
 import { cssVar, THEME_EVENT } from "../theme";
@@ -114,8 +114,9 @@ export class GraphView {
     if (changed) this.schedule();
   }
 
-  /** New layout (open, navigation, fold): drop cached rows. */
-  reset(totalRows: number, lanes: number): void {
+  /** New layout (open, navigation, fold): drop cached rows. `rows` (from `rowsAround`) are the
+   *  new layout's rows already in hand, by chunk. */
+  reset(totalRows: number, lanes: number, rows?: Map<number, GraphRow[]>): void {
     this.generation++;
     this.chunks.clear();
     this.summaryRows.clear();
@@ -127,7 +128,23 @@ export class GraphView {
     this.cursor = Math.min(this.cursor, Math.max(0, totalRows - 1));
     // Size the spacer now, so a scroll to a row right after a reset is not clamped.
     this.sizeSpacer();
+    for (const [c, r] of rows ?? []) this.adoptChunk(c, r, this.generation);
     this.schedule();
+  }
+
+  /** The rows of a new layout of `totalRows` rows (the one Rust has just made) around `row`, as
+   *  the view will show them once scrolled to it, asked for before that layout is shown: given
+   *  to `reset`, the frame after draws the new layout at once. (Continue: without them its frame
+   *  drew the graph empty, and the rows two frames later.) */
+  async rowsAround(totalRows: number, row: number): Promise<Map<number, GraphRow[]>> {
+    const v = { ...this.viewport(), totalRows };
+    const vis = visibleRange({ ...v, scrollTop: scrollToShow(row, v) }, 0);
+    const out = new Map<number, GraphRow[]>();
+    const chunks = chunksFor(Math.max(0, vis.first - BAND_MARGIN), Math.min(totalRows, vis.last + BAND_MARGIN));
+    await Promise.all(
+      chunks.map(async (c) => out.set(c, (await call(api.graphWindow(c * CHUNK, Math.min(totalRows, (c + 1) * CHUNK)))).rows)),
+    );
+    return out;
   }
 
   zoom(factor: number): void {
@@ -212,18 +229,23 @@ export class GraphView {
     try {
       const w = await call(api.graphWindow(c * CHUNK, Math.min(this.totalRows, (c + 1) * CHUNK)));
       if (gen !== this.generation) return;
-      for (const r of w.rows) {
-        if (r.kind !== "compaction" && r.kind !== "branch_summary") continue;
-        this.summaryRows.set(r.entryId, { chunk: c, row: r });
-        // A score that arrived while the window was on its way.
-        if (r.quality === null) r.quality = qualityMark(r.entryId)?.score.score ?? null;
-      }
-      this.chunks.set(c, w.rows);
-      this.schedule();
-      void this.fillMarkers(w.rows, gen);
+      this.adoptChunk(c, w.rows, gen);
     } finally {
       this.pending.delete(c);
     }
+  }
+
+  /** Chunk `c`'s rows of layout `gen` (the current one) arrived: kept, drawn at the next frame. */
+  private adoptChunk(c: number, rows: GraphRow[], gen: number): void {
+    for (const r of rows) {
+      if (r.kind !== "compaction" && r.kind !== "branch_summary") continue;
+      this.summaryRows.set(r.entryId, { chunk: c, row: r });
+      // A score that arrived while the window was on its way.
+      if (r.quality === null) r.quality = qualityMark(r.entryId)?.score.score ?? null;
+    }
+    this.chunks.set(c, rows);
+    this.schedule();
+    void this.fillMarkers(rows, gen);
   }
 
   /** Summary markers the window left without a drop count / retention score (too many to
@@ -283,13 +305,13 @@ export class GraphView {
     // few rows around it, so it paints as soon as it would have with no band, and the next frame
     // makes the rest.
     let [make0, make1] = [first, last];
-    // After a new layout (Continue, a fold), the elements of the layout before whose rows have
-    // arrived are taken out, by entry, to be kept for the same entry wherever the new layout
-    // puts it. Those whose rows are still on their way stay where they are until they arrive,
-    // so the graph is not painted empty in between and then painted whole again.
+    // After a new layout (Continue, a fold), the elements of the layout before are taken out, by
+    // entry, to be kept for the same entry wherever the new layout puts it. Those in the band
+    // whose rows are still on their way stay where they are until they arrive, so the graph is
+    // not painted empty in between and then painted whole again.
     const reclaim = new Map<string, Live>();
     for (const [r, live] of this.live) {
-      if (live.gen === this.generation || (r < this.totalRows && !this.rowAt(r))) continue;
+      if (live.gen === this.generation || (r >= first && r < Math.min(last, this.totalRows) && !this.rowAt(r))) continue;
       this.live.delete(r);
       // (A fold row can carry the entry id of a row beside it: one element per entry is kept.)
       reclaim.get(live.row.entryId)?.el.remove();

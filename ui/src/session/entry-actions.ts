@@ -18,7 +18,12 @@ export async function continueHere(): Promise<void> {
     const drawPreview = startPreview();
     const c = await call(api.continueFromEntry(from, budgetArgs()));
     const nav = c.navigation;
-    showSession(nav.session);
+    // The new layout's rows at the leaf, asked for before anything is drawn, so that the frame
+    // after draws graph, detail and preview at once (the graph's rows came two frames later, after
+    // a frame of an empty graph). A failure leaves them to the graph's own fetch.
+    const leafRow = nav.session.leafId ? nav.session.leafRow : null;
+    const rows = leafRow !== null ? await graph().rowsAround(nav.session.totalRows, leafRow).catch(() => undefined) : undefined;
+    showSession(nav.session, rows);
     if (nav.composerText !== null) ($("composer") as HTMLTextAreaElement).value = nav.composerText;
     notify(nav.note);
     drawPreview(c.preview);
