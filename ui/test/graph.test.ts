@@ -172,12 +172,8 @@ describe("graph view", () => {
     // to e3 (its badge), and the entries after it off the active path.
     layout.shift = 1;
     layout.marks = (n) => (n === 3 ? ["active", "leaf"] : n < 3 ? ["active"] : []);
-    g.reset(100_001, 1);
-    // Its rows are on their way: the frame keeps the elements there are, not an empty graph.
-    frame();
-    expect(byId().size).toBe(58);
-    for (const [id, e] of byId()) expect(e).toBe(before.get(id));
-    await new Promise((r) => setTimeout(r, 0));
+    // Continue brings the new layout's rows at the leaf: the frame after draws it whole.
+    g.reset(100_001, 1, await g.rowsAround(100_001, 4));
     frame();
     const after = byId();
     // e0..e56 are drawn at their new rows with the same elements; e3 (a badge now) is made anew.
@@ -200,6 +196,12 @@ describe("graph view", () => {
     (g as unknown as { cb: { onSelect: (r: { row: number; entryId: string }) => void } }).cb.onSelect = (r) => (picked = r);
     after.get("e10")!.click();
     expect(picked).toMatchObject({ row: 11, entryId: "e10" });
+    // A new layout without its rows in hand (a fold, an append): its frame leaves no row of the
+    // layout before standing (the old leaf's would be taken for the new layout's).
+    layout.shift = 2;
+    g.reset(100_002, 1);
+    frame();
+    expect(byId().size).toBe(0);
   });
 
   it("draws a new layout whose rows came with it (Continue) in the frame after, keeping the elements of entries that moved far", async () => {

@@ -306,12 +306,12 @@ export class GraphView {
     // makes the rest.
     let [make0, make1] = [first, last];
     // After a new layout (Continue, a fold), the elements of the layout before are taken out, by
-    // entry, to be kept for the same entry wherever the new layout puts it. Those in the band
-    // whose rows are still on their way stay where they are until they arrive, so the graph is
-    // not painted empty in between and then painted whole again.
+    // entry, to be kept for the same entry wherever the new layout puts it, when its rows are in
+    // hand (Continue brings them); the others go. (None is left standing for rows still on their
+    // way: the old leaf's row would be taken for the new layout's.)
     const reclaim = new Map<string, Live>();
     for (const [r, live] of this.live) {
-      if (live.gen === this.generation || (r >= first && r < Math.min(last, this.totalRows) && !this.rowAt(r))) continue;
+      if (live.gen === this.generation) continue;
       this.live.delete(r);
       // (A fold row can carry the entry id of a row beside it: one element per entry is kept.)
       reclaim.get(live.row.entryId)?.el.remove();
@@ -337,14 +337,8 @@ export class GraphView {
     let prev: HTMLElement | null = null;
     for (let r = first; r < last; r++) {
       const row = this.rowAt(r);
+      if (!row) continue;
       let live = this.live.get(r);
-      if (!row) {
-        if (live) {
-          prev = live.el;
-          shown.add(r);
-        }
-        continue;
-      }
       const sig = rowSignature(row, gutter, rh);
       const kept = live ? undefined : reclaim.get(row.entryId);
       // The same entry drawn the same way in the new layout (most rows after a Continue), after
@@ -404,10 +398,8 @@ export class GraphView {
     const dpr = window.devicePixelRatio || 1;
     // Canvases of segments that left the band are kept and reused (moved and repainted): a new
     // canvas is a new composited layer for the webview, which took a frame of its own.
-    // A segment whose rows are on their way after a new layout keeps its painting of the layout
-    // before until they arrive, as the row elements do.
     for (const [seg, s] of this.segments) {
-      if ((seg + 1) * SEGMENT <= first || seg * SEGMENT >= Math.min(last, this.totalRows)) {
+      if ((seg + 1) * SEGMENT <= first || seg * SEGMENT >= last || !this.chunks.has(Math.floor((seg * SEGMENT) / CHUNK))) {
         this.segments.delete(seg);
         s.canvas.hidden = true;
         delete s.canvas.dataset.segment;
