@@ -287,10 +287,16 @@ function renderListing(l: LibraryListing): void {
   $("picker-list").replaceChildren(...items);
 }
 
+/** The newest listing asked for. Listings run concurrently and can come back out of order: an
+ * older one carries an older index status (say, indexing still running after a Cancelled event
+ * was shown), so only the newest asked for is drawn. */
+let listingSeq = 0;
+
 async function refresh(): Promise<LibraryListing | null> {
+  const seq = ++listingSeq;
   try {
     const l = await call(api.libraryListing(query()));
-    renderListing(l);
+    if (seq === listingSeq) renderListing(l);
     return l;
   } catch (e) {
     hooks.report(e);

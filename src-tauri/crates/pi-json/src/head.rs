@@ -6,6 +6,8 @@
 //! One known difference from the DOM: a repeated `role` after a first one that does not count
 //! (not a string) is missed by the streamed catalog; it only changes a picker count.
 
+use crate::skip::{skip_str, skip_value, skip_ws};
+
 /// `message.role`, whether `content` is present, and `message.timestamp` when it is a number:
 /// what Pi's picker needs from every message, read without building the DOM.
 ///
@@ -131,73 +133,12 @@ fn message_object(b: &[u8], mut i: usize) -> Option<(MessageHead, usize)> {
     }
 }
 
-#[inline]
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
-        i += 1;
-    }
-    i
-}
-
 /// The string at `b[i]` (a quote): (its raw bytes, whether it has escapes, index after it).
 #[inline]
 fn read_str(b: &[u8], i: usize) -> Option<(&[u8], bool, usize)> {
     let end = skip_str(b, i)?;
     let raw = &b[i + 1..end - 1];
     Some((raw, memchr::memchr(b'\\', raw).is_some(), end))
-}
-
-/// Index after the string at `b[i]` (a quote). Jumps from quote to quote: a quote preceded by
-/// an odd run of backslashes is escaped. (Escapes such as `\n`, frequent in code, cost nothing.)
-#[inline]
-fn skip_str(b: &[u8], i: usize) -> Option<usize> {
-    let mut j = i + 1;
-    loop {
-        let k = j + memchr::memchr(b'"', &b[j..])?;
-        let mut n = 0;
-        while k - n > i + 1 && b[k - 1 - n] == b'\\' {
-            n += 1;
-        }
-        if n % 2 == 0 {
-            return Some(k + 1);
-        }
-        j = k + 1;
-    }
-}
-
-/// Index after the (valid) JSON value at `b[i]`.
-fn skip_value(b: &[u8], i: usize) -> Option<usize> {
-    match b.get(i)? {
-        b'"' => skip_str(b, i),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut j = i;
-            loop {
-                match b.get(j)? {
-                    b'"' => {
-                        j = skip_str(b, j)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(j + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-        }
-        _ => {
-            let mut j = i;
-            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
-                j += 1;
-            }
-            Some(j)
-        }
-    }
 }
 
 #[cfg(test)]

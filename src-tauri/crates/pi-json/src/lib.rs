@@ -32,6 +32,7 @@ mod key;
 mod parse;
 mod pretty;
 mod scan;
+pub mod skip;
 #[cfg(test)]
 mod testing;
 mod utf16;

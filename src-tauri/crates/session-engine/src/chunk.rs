@@ -25,6 +25,7 @@
 
 use crate::session::load::{entry_fields, EntryFields};
 use crate::session::{js_is_blank, DiagnosticKind, Kind};
+use pi_json::skip::{skip_value, skip_ws};
 use pi_json::Value;
 use std::borrow::Cow;
 
@@ -298,14 +299,6 @@ fn walk_message(s: &[u8], mut i: usize) -> Option<(usize, Option<pi_json::Messag
     }
 }
 
-#[inline]
-fn skip_ws(s: &[u8], mut i: usize) -> usize {
-    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | b'\r') {
-        i += 1;
-    }
-    i
-}
-
 /// The index after the string whose opening quote is `s[i]`, and whether it holds a backslash.
 #[inline]
 fn str_end(s: &[u8], i: usize) -> Option<(usize, bool)> {
@@ -320,58 +313,6 @@ fn str_end(s: &[u8], i: usize) -> Option<(usize, bool)> {
         j = k + 2; // the escaped byte (a quote or a backslash among them) is not a delimiter
         if j > s.len() {
             return None;
-        }
-    }
-}
-
-/// The index after the string whose opening quote is `s[i]`, from quote to quote: a quote after
-/// an odd run of backslashes is escaped (so the escapes of code and output, frequent in tool
-/// results, cost nothing).
-#[inline]
-fn skip_str(s: &[u8], i: usize) -> Option<usize> {
-    let mut j = i + 1;
-    loop {
-        let k = j + memchr::memchr(b'"', &s[j..])?;
-        let run = s[j..k].iter().rev().take_while(|&&b| b == b'\\').count();
-        if run % 2 == 0 {
-            return Some(k + 1);
-        }
-        j = k + 1;
-    }
-}
-
-/// The index after the value at `s[i]`, by its structure only.
-fn skip_value(s: &[u8], i: usize) -> Option<usize> {
-    match *s.get(i)? {
-        b'"' => skip_str(s, i),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut j = i;
-            loop {
-                match *s.get(j)? {
-                    b'"' => {
-                        j = skip_str(s, j)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(j + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-        }
-        b',' | b'}' | b']' | b':' => None,
-        _ => {
-            let mut j = i;
-            while j < s.len() && !matches!(s[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
-                j += 1;
-            }
-            Some(j)
         }
     }
 }
