@@ -30,6 +30,12 @@ vi.mock("../src/ipc/bindings", () => ({
 }));
 
 const { GraphView } = await import("../src/graph/view");
+const { commands } = await import("../src/ipc/bindings");
+/** Rows [start, end) of a layout of `totalRows` rows as Continue's answer carries them. */
+async function answerRows(start: number, end: number, totalRows: number) {
+  const w = await (commands.graphWindow(start, end) as unknown as Promise<{ data: { start: number; lanes: number; rows: never[] } }>);
+  return { ...w.data, totalRows };
+}
 const { BAND_AHEAD, BAND_BEHIND, BAND_MARGIN, BAND_SLACK, bandFor, visibleRange } = await import("../src/graph/geometry");
 
 describe("graph view", () => {
@@ -172,8 +178,10 @@ describe("graph view", () => {
     // to e3 (its badge), and the entries after it off the active path.
     layout.shift = 1;
     layout.marks = (n) => (n === 3 ? ["active", "leaf"] : n < 3 ? ["active"] : []);
-    // Continue brings the new layout's rows at the leaf: the frame after draws it whole.
-    g.reset(100_001, 1, await g.rowsAround(100_001, 4));
+    // Continue brings the new layout's rows at the leaf (row 4, in the view of rows 0..10, so
+    // Rust sends the chunk of rows 0..10 and the margin): the frame after draws it whole.
+    expect(g.viewRequest()).toEqual({ top: 0, height: 10, margin: BAND_MARGIN, chunk: 256 });
+    g.reset(100_001, 1, await answerRows(0, 256, 100_001));
     frame();
     const after = byId();
     // e0..e56 are drawn at their new rows with the same elements; e3 (a badge now) is made anew.
@@ -204,6 +212,29 @@ describe("graph view", () => {
     expect(byId().size).toBe(0);
   });
 
+  it("takes only whole chunks of the rows a new layout came with, and asks for the rest", async () => {
+    const root = document.createElement("div");
+    Object.defineProperty(root, "clientHeight", { value: 240 });
+    document.body.appendChild(root);
+    const g = new GraphView(root, { onSelect() {}, onActivate() {}, onParent() {}, onLeaf() {} });
+    // Part of chunk 0: the graph cannot draw from it, so it asks for the chunk.
+    g.reset(100_000, 1, await answerRows(0, 100, 100_000));
+    asked.length = 0;
+    frames.splice(0).forEach((f) => f(0));
+    expect(asked).toEqual([[0, 256]]);
+    // Rows of another layout (another row count) are not taken either.
+    g.reset(100_000, 1, await answerRows(0, 256, 99_999));
+    asked.length = 0;
+    frames.splice(0).forEach((f) => f(0));
+    expect(asked).toEqual([[0, 256]]);
+    // The whole chunk is drawn without asking.
+    g.reset(100_000, 1, await answerRows(0, 256, 100_000));
+    asked.length = 0;
+    frames.splice(0).forEach((f) => f(0));
+    expect(asked).toEqual([]);
+    expect(root.querySelectorAll(".g-row").length).toBeGreaterThan(10);
+  });
+
   it("draws a new layout whose rows came with it (Continue) in the frame after, keeping the elements of entries that moved far", async () => {
     const root = document.createElement("div");
     let top = 0;
@@ -222,9 +253,11 @@ describe("graph view", () => {
     const before = byId();
     expect(before.has("e1000")).toBe(true);
     // The new layout puts every entry 600 rows further down (a long fold above opened); its
-    // rows at the leaf (e1000, now row 1600) are asked for before it is shown.
+    // rows at the leaf (e1000, now row 1600) come with Continue's answer: the view (rows
+    // 1000..1010) centres row 1600, so rows 1595..1606 and the margin, in chunk 6.
     layout.shift = 600;
-    const rows = await g.rowsAround(100_600, 1600);
+    expect(g.viewRequest()).toMatchObject({ top: 1000, height: 10 });
+    const rows = await answerRows(1536, 1792, 100_600);
     const n = asked.length;
     g.reset(100_600, 1, rows);
     g.setCursor(1600, false);

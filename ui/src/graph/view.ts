@@ -3,7 +3,7 @@
 // so the webview scrolls them itself. Rows come from Rust in chunks.
 
 import { api, call } from "../ipc";
-import type { GraphRow, GraphRowKind, Mark } from "../ipc";
+import type { GraphRow, GraphRowKind, GraphViewport, GraphWindow, Mark } from "../ipc";
 import { BAND_MARGIN, CHUNK, SEGMENT, bandFor, chunksFor, laneColour, laneX, scrollToShow, visibleRange } from "./geometry";
 import { markerBadges } from "../summary/pure";
 import { onQualityMarks, qualityMark } from "../summary/marks";
@@ -114,9 +114,9 @@ export class GraphView {
     if (changed) this.schedule();
   }
 
-  /** New layout (open, navigation, fold): drop cached rows. `rows` (from `rowsAround`) are the
-   *  new layout's rows already in hand, by chunk. */
-  reset(totalRows: number, lanes: number, rows?: Map<number, GraphRow[]>): void {
+  /** New layout (open, navigation, fold): drop cached rows. `rows`: the new layout's rows already
+   *  in hand, in whole chunks (Continue's answer, for `viewRequest`): the frame after draws them. */
+  reset(totalRows: number, lanes: number, rows?: GraphWindow | null): void {
     this.generation++;
     this.chunks.clear();
     this.summaryRows.clear();
@@ -128,23 +128,23 @@ export class GraphView {
     this.cursor = Math.min(this.cursor, Math.max(0, totalRows - 1));
     // Size the spacer now, so a scroll to a row right after a reset is not clamped.
     this.sizeSpacer();
-    for (const [c, r] of rows ?? []) this.adoptChunk(c, r, this.generation);
+    if (rows && rows.totalRows === totalRows && rows.start % CHUNK === 0) {
+      for (let c = rows.start / CHUNK, k = 0; k < rows.rows.length; c++, k += CHUNK) {
+        const part = rows.rows.slice(k, k + CHUNK);
+        // Only whole chunks: the graph asks for a chunk it does not have, never for a part.
+        if (part.length === Math.min(CHUNK, totalRows - c * CHUNK)) this.adoptChunk(c, part, this.generation);
+      }
+    }
     this.schedule();
   }
 
-  /** The rows of a new layout of `totalRows` rows (the one Rust has just made) around `row`, as
-   *  the view will show them once scrolled to it, asked for before that layout is shown: given
-   *  to `reset`, the frame after draws the new layout at once. (Continue: without them its frame
-   *  drew the graph empty, and the rows two frames later.) */
-  async rowsAround(totalRows: number, row: number): Promise<Map<number, GraphRow[]>> {
-    const v = { ...this.viewport(), totalRows };
-    const vis = visibleRange({ ...v, scrollTop: scrollToShow(row, v) }, 0);
-    const out = new Map<number, GraphRow[]>();
-    const chunks = chunksFor(Math.max(0, vis.first - BAND_MARGIN), Math.min(totalRows, vis.last + BAND_MARGIN));
-    await Promise.all(
-      chunks.map(async (c) => out.set(c, (await call(api.graphWindow(c * CHUNK, Math.min(totalRows, (c + 1) * CHUNK)))).rows)),
-    );
-    return out;
+  /** The view as a command that lays the graph out anew (Continue) is told it, in rows: its
+   *  answer then carries the rows this view draws once scrolled to the new leaf, so the frame
+   *  after draws the new layout at once (without them it drew the graph empty, and the rows came
+   *  with a second round trip, which waited behind the webview's painting of the click). */
+  viewRequest(): GraphViewport {
+    const v = this.viewport();
+    return { top: v.scrollTop / v.rowHeight, height: v.height / v.rowHeight, margin: BAND_MARGIN, chunk: CHUNK };
   }
 
   zoom(factor: number): void {
