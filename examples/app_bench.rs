@@ -114,20 +114,25 @@ fn open(file: &Path) {
 }
 
 /// "Continue from here" on a big session, as the UI asks for it (one round trip: the leaf move,
-/// the new leaf's selection and the preview), on 12 entries spread over the session, with its
-/// parts timed alone after it.
+/// the new leaf's selection, the preview and the rows of a 32-row view at the new leaf), on 12
+/// entries spread over the session, with its parts timed alone after it.
 fn continue_here(file: &Path) {
     let e = env();
     sessions::open(&e.state, file, false).unwrap();
     let n = e.state.with_open(|o| Ok(o.session.len())).unwrap();
     let args = BudgetArgs { budgets: Budgets::default(), context_window: 200_000 };
+    let view = arbor_app::view::graph::GraphViewport { top: 0.0, height: 32.0, margin: 48, chunk: 256 };
     let ms = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
-    let mut all: [Vec<f64>; 4] = Default::default();
+    let mut all: [Vec<f64>; 5] = Default::default();
     for k in 1..=12 {
         let id = e.state.with_open(|o| Ok(o.session.id(n * k / 13).to_string())).unwrap();
         let t = std::time::Instant::now();
-        let c = navigate::continue_here(&e.state, &id, &args).unwrap();
+        let c = navigate::continue_here(&e.state, &id, &args, Some(&view)).unwrap();
         all[0].push(ms(t));
+        let w = c.rows.as_ref().expect("rows at the new leaf");
+        let t = std::time::Instant::now();
+        graph::window(&e.state, w.start, w.start + w.rows.len() as u32).unwrap();
+        all[4].push(ms(t));
         let t = std::time::Instant::now();
         let bytes = serde_json::to_vec(&c).unwrap().len();
         println!(
@@ -146,7 +151,9 @@ fn continue_here(file: &Path) {
         budgets::preview(&e.state, 20000, 16384, 200_000, true).unwrap();
         all[3].push(ms(t));
     }
-    for (name, v) in ["continue_here", "leaf move alone", "selection alone", "preview alone"].iter().zip(all.iter_mut())
+    for (name, v) in ["continue_here", "leaf move alone", "selection alone", "preview alone", "its rows alone"]
+        .iter()
+        .zip(all.iter_mut())
     {
         v.sort_by(f64::total_cmp);
         println!("{name}: median {:.1} ms ({:.1}-{:.1})", v[6], v[0], v[11]);
@@ -550,7 +557,7 @@ fn memory(file: &Path) {
     for k in 1..=12 {
         let id = e.state.with_open(|o| Ok(o.session.id(n * k / 13).to_string())).unwrap();
         graph::select(&e.state, &id, 16384, true).unwrap();
-        navigate::continue_here(&e.state, &id, &args).unwrap();
+        navigate::continue_here(&e.state, &id, &args, None).unwrap();
     }
     report("12 clicks + Continue", t);
 }

@@ -4,7 +4,7 @@
 use arbor_app::commands::{budgets, graph, navigate, sessions};
 use arbor_app::state::state_file::ArborStateFile;
 use arbor_app::view::budgets::{BudgetArgs, Budgets, SettingsScope};
-use arbor_app::view::graph::GraphRowKind;
+use arbor_app::view::graph::{GraphRowKind, GraphViewport};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -187,7 +187,7 @@ fn label_replans_when_another_program_appended_unseen() {
         session.id(session.parent_of(i).unwrap()).to_string()
     };
     let args = BudgetArgs { budgets: Budgets::default(), context_window: 24000 };
-    navigate::continue_here(&e.state, &parent_of_leaf, &args).unwrap();
+    navigate::continue_here(&e.state, &parent_of_leaf, &args, None).unwrap();
     let pi_line2 = pi_line.replace("0p1a0001", "0p1a0002");
     std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(pi_line2.as_bytes()).unwrap();
     navigate::set_label(&e.state, &target, Some("here"), 0, None).unwrap();
@@ -331,21 +331,54 @@ fn continue_already_gives_the_new_leafs_default_cut_its_row() {
         budgets: Budgets { keep_recent_tokens: 1500, reserve_tokens: 6000, ..Budgets::default() },
         context_window: 24000,
     };
-    let c = navigate::continue_here(&e.state, "00000131", &args).unwrap();
+    fn json(v: &impl serde::Serialize) -> serde_json::Value {
+        serde_json::to_value(v).unwrap()
+    }
+    // A view of 4 rows at the top, chunks of 8 rows: the answer carries the rows that view draws
+    // once scrolled to the new leaf, as graph_window gives them, in whole chunks.
+    let view = GraphViewport { top: 0.0, height: 4.0, margin: 2, chunk: 8 };
+    let c = navigate::continue_here(&e.state, "00000131", &args, Some(&view)).unwrap();
     assert_eq!(c.navigation.session.leaf_id.as_deref(), Some("00000131"));
+    let w = c.rows.as_ref().expect("the rows at the new leaf");
+    let leaf_row = c.navigation.session.leaf_row.unwrap();
+    let end = w.start + w.rows.len() as u32;
+    let total = c.navigation.session.total_rows;
+    assert!(
+        w.start <= leaf_row.saturating_sub(4) && (leaf_row + 4).min(total) <= end,
+        "{leaf_row} in {}..{end}",
+        w.start
+    );
+    assert!(w.start.is_multiple_of(8), "whole chunks: {}", w.start);
+    assert!(end.is_multiple_of(8) || end == total, "whole chunks: {end}");
+    assert_eq!(w.total_rows, total);
+    assert_eq!(w.rows[(leaf_row - w.start) as usize].entry_id, "00000131");
+    assert_eq!(json(w), json(&graph::window(&e.state, w.start, end).unwrap()), "graph_window's rows");
     let row = c.preview.first_kept_row.expect("a cut");
     assert_eq!(c.preview.total_rows, c.navigation.session.total_rows, "the preview had to lay the graph out again");
     assert_eq!(
         graph::window(&e.state, row, row + 1).unwrap().rows[0].entry_id,
         c.preview.first_kept_id.clone().unwrap()
     );
-    fn json(v: &impl serde::Serialize) -> serde_json::Value {
-        serde_json::to_value(v).unwrap()
-    }
     let selection = c.selection.as_ref().expect("the new leaf's selection");
     assert_eq!(selection.detail.id, "00000131");
     assert_eq!(json(selection), json(&graph::select(&e.state, "00000131", 6000, true).unwrap()));
     assert_eq!(json(&c.preview), json(&budgets::preview(&e.state, 1500, 6000, 24000, true).unwrap()));
+}
+
+/// The rows Continue sends are those the graph draws once it has scrolled to the new leaf as
+/// the UI's `scrollToShow` does: the view stays when the leaf is in it, else the leaf is centred,
+/// and the scroll stops at the graph's end; then the margin, widened to whole chunks.
+#[test]
+fn the_rows_continue_sends_are_those_the_view_draws_at_the_leaf() {
+    let v = GraphViewport { top: 100.0, height: 20.0, margin: 10, chunk: 50 };
+    assert_eq!(v.rows_showing(110, 1000), Some((50, 150)), "in view: rows 90..130");
+    assert_eq!(v.rows_showing(500, 1000), Some((450, 550)), "centred: view 490.5..510.5, rows 480..521");
+    assert_eq!(v.rows_showing(995, 1000), Some((950, 1000)), "at the end the view is 980..1000");
+    assert_eq!(v.rows_showing(3, 1000), Some((0, 50)), "at the start the view is 0..20");
+    assert_eq!(v.rows_showing(1000, 1000), None, "no such row");
+    assert_eq!(GraphViewport { height: 0.0, ..v }.rows_showing(110, 1000), None, "a view with no height");
+    assert_eq!(GraphViewport { chunk: 0, ..v }.rows_showing(110, 1000), None, "no chunk");
+    assert_eq!(GraphViewport { chunk: 6000, ..v }.rows_showing(110, 100_000), None, "more than a window's 5000 rows");
 }
 
 /// An open lets the session before it go before reading the next one (at a million entries a
@@ -356,7 +389,7 @@ fn a_failed_open_leaves_the_previous_session_open_at_its_leaf() {
     let e = Env::with_demo();
     let moved = e.state.with_open(|o| Ok(o.session.id(5).to_string())).unwrap();
     let args = BudgetArgs { budgets: Budgets::default(), context_window: 200_000 };
-    navigate::continue_here(&e.state, &moved, &args).unwrap();
+    navigate::continue_here(&e.state, &moved, &args, None).unwrap();
     let before = sessions::describe(&e.state).unwrap();
     assert!(before.leaf_moved && before.leaf_id.as_deref() == Some(moved.as_str()), "{before:?}");
     let held = std::sync::Arc::downgrade(&e.state.with_open(|o| Ok(o.session.snapshot())).unwrap());

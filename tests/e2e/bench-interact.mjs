@@ -4,14 +4,18 @@
 //   ARBOR_BIN=<release arbor> ARBOR_BENCH_AGENT_DIR=$DIR/agent node tests/e2e/bench-interact.mjs
 //
 // Opens the big session, then measures, each until the UI's state is updated ("updated") and
-// until the next painted frame after that ("painted"):
+// until the frame that paints it ("painted"; times are taken at the start of that frame's
+// animation callbacks):
 //  (1) click on a node of the graph -> detail, context window, context view and timeline
 //      selection updated (`data-select-done` on <body>, set by main.ts's select() once those are
 //      drawn; a summary node's workbench fills in after that and is not counted);
 //  (2) "Continue from here" on a selected node -> leaf moved, graph, detail and preview updated
 //      (`data-continue-done`; as for a click, a summary leaf's workbench fills in after that and
 //      is not counted: until 2026-12-02 Continue's mark waited for it). Continue writes no session line (Arbor keeps the position in
-//      its own state file), so the session file is only read.
+//      its own state file), so the session file is only read. Continue's "painted" is the first
+//      frame that paints both the mark and the new leaf's row (its `.g-row.m-leaf` element,
+//      inside the graph's view): until 2026-12-05 it was the frame after the mark alone
+//      ("nextFrame" below), which on a Continue that re-lays the graph out drew the graph empty.
 // Targets: 50 ms each. ARBOR_BENCH_TRACE=1 prints each Continue's IPC calls to stderr. The nodes are rows of the graph spread over its whole height.
 
 import path from "node:path";
@@ -59,7 +63,13 @@ const pickRow = (s, fraction) =>
     SETTLE,
   );
 
-/** Runs `action` in the page and times it until <body data-{what}-done> names `entryId` anew, then one frame. */
+/** Runs `action` in the page and times it until <body data-{what}-done> names `entryId` anew
+ *  ("done"), then one frame ("painted"). For Continue also until the first frame that paints the
+ *  new leaf's row ("leaf"): the row of the entry #status-leaf names once the session was shown
+ *  anew, with the leaf marker, inside the graph's view. A change made in a frame's animation
+ *  callbacks (the graph draws there) is painted by that frame, one made between frames by the
+ *  next: a callback that runs first in every frame notes when the frame began and a message
+ *  posted from it, which runs once the frame is painted, when it ended. */
 const timeUntilDone = (s, what, action, entryId) =>
   s.exec(
     `const [what, action, entryId] = arguments;
@@ -84,21 +94,63 @@ const timeUntilDone = (s, what, action, entryId) =>
        let t0 = 0;
        // A MutationObserver sees the mark as it is set (a timer poll would add up to ~4 ms).
        let timer = 0;
+       let result = null;
+       const finish = () => {
+         if (!result || (watchLeaf && !leaf)) return;
+         clearTimeout(timer);
+         gObs.disconnect();
+         sObs.disconnect();
+         resolve({ ...result, leaf, trace: window.__benchTrace && window.__benchTrace.calls });
+       };
        const obs = new MutationObserver(() => check());
        const check = () => {
          const now = document.body.dataset[key] || "";
          if (now !== before && (what !== "select" || now.startsWith(entryId + "#"))) {
            const done = performance.now() - t0;
            obs.disconnect();
-           clearTimeout(timer);
-           requestAnimationFrame(() => resolve({ done, painted: performance.now() - t0, trace: window.__benchTrace && window.__benchTrace.calls }));
+           requestAnimationFrame(() => { result = { done, painted: performance.now() - t0 }; finish(); });
            return true;
          }
          return false;
        };
+       // Continue: the frame that paints the new leaf's row.
+       const watchLeaf = action === "continue";
+       let leaf = 0, shown = false, frameStart = 0, inFrame = false;
+       const graphEl = document.getElementById("graph");
+       const leafDrawn = () => {
+         if (!shown) return false;
+         const id = document.getElementById("status-leaf").textContent;
+         const e = graphEl.querySelector('.g-row.m-leaf[data-entry-id="' + id + '"]');
+         if (!e) return false;
+         const g = graphEl.getBoundingClientRect(), b = e.getBoundingClientRect();
+         return b.bottom > g.top && b.top < g.bottom;
+       };
+       const ends = new MessageChannel();
+       ends.port1.onmessage = () => { inFrame = false; };
+       const onFrame = () => {
+         if (leaf) return;
+         frameStart = performance.now();
+         inFrame = true;
+         ends.port2.postMessage(0);
+         if (leafDrawn()) { leaf = frameStart - t0; finish(); }
+         else requestAnimationFrame(onFrame);
+       };
+       const seen = () => {
+         if (leaf || !leafDrawn()) return;
+         if (inFrame) { leaf = frameStart - t0; finish(); }
+         // Drawn between frames: the next frame's callback (onFrame) notes it.
+       };
+       const gObs = new MutationObserver(seen);
+       // showSession writes the leaf's id into the status line: from then on the rows are the new layout's.
+       const sObs = new MutationObserver(() => { shown = true; seen(); });
        const poll = () => {
          obs.observe(document.body, { attributes: true });
-         timer = setTimeout(() => { obs.disconnect(); resolve({ done: -1, painted: -1 }); }, 30000);
+         if (watchLeaf) {
+           gObs.observe(graphEl, { subtree: true, childList: true, attributes: true, attributeFilter: ["class", "style"] });
+           sObs.observe(document.getElementById("status-leaf"), { childList: true, characterData: true, subtree: true });
+           requestAnimationFrame(onFrame);
+         }
+         timer = setTimeout(() => { obs.disconnect(); gObs.disconnect(); sObs.disconnect(); resolve({ done: -1, painted: -1, leaf: -1 }); }, 30000);
          check();
        };
        go();
@@ -146,7 +198,12 @@ runBench("bench-interact", async (s, sessionPath) => {
     clickToUpdatedMs: benchStats(click.map((x) => x.done), { all: true }),
     clickToPaintedMs: benchStats(click.map((x) => x.painted), { all: true }),
     continueToUpdatedMs: benchStats(cont.map((x) => x.done), { all: true }),
-    continueToPaintedMs: benchStats(cont.map((x) => x.painted), { all: true }),
+    // The first frame that paints both the mark and the new leaf's row.
+    continueToPaintedMs: benchStats(cont.map((x) => Math.max(x.painted, x.leaf)), { all: true }),
+    // The frame after the mark alone (this file's "painted" until 2026-12-05).
+    continueToNextFrameMs: benchStats(cont.map((x) => x.painted), { all: true }),
+    // The first frame that paints the new leaf's row.
+    continueToLeafRowMs: benchStats(cont.map((x) => x.leaf), { all: true }),
     targetMs: 50,
   };
 });

@@ -2,6 +2,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
 // The graph asks Rust for its rows through the generated bindings; here they answer at once.
 const asked: [number, number][] = [];
+/** The layout the graph is given: entry `e<n>` at row n + shift, and its markers. */
+const layout = { shift: 0, marks: (_n: number): string[] => ["active"] };
 vi.mock("../src/ipc/bindings", () => ({
   commands: {
     graphWindow: (start: number, end: number) => {
@@ -13,10 +15,10 @@ vi.mock("../src/ipc/bindings", () => ({
         toBelow: true,
         through: [],
         forks: [],
-        marks: ["active"],
-        entryId: `e${start + i}`,
+        marks: layout.marks(start + i - layout.shift),
+        entryId: `e${start + i - layout.shift}`,
         kind: "user",
-        title: `message ${start + i}`,
+        title: `message ${start + i - layout.shift}`,
         label: null,
         foldCount: 0,
         span: 0,
@@ -28,6 +30,12 @@ vi.mock("../src/ipc/bindings", () => ({
 }));
 
 const { GraphView } = await import("../src/graph/view");
+const { commands } = await import("../src/ipc/bindings");
+/** Rows [start, end) of a layout of `totalRows` rows as Continue's answer carries them. */
+async function answerRows(start: number, end: number, totalRows: number) {
+  const w = await (commands.graphWindow(start, end) as unknown as Promise<{ data: { start: number; lanes: number; rows: never[] } }>);
+  return { ...w.data, totalRows };
+}
 const { BAND_AHEAD, BAND_BEHIND, BAND_MARGIN, BAND_SLACK, bandFor, visibleRange } = await import("../src/graph/geometry");
 
 describe("graph view", () => {
@@ -35,6 +43,8 @@ describe("graph view", () => {
   beforeEach(() => {
     asked.length = 0;
     frames.length = 0;
+    layout.shift = 0;
+    layout.marks = () => ["active"];
     // jsdom has no canvas: the lanes are not drawn, the rows are.
     vi.spyOn(HTMLCanvasElement.prototype, "getContext").mockReturnValue(null);
     // Frames only run when the test says so.
@@ -149,6 +159,120 @@ describe("graph view", () => {
     g.schedule();
     frame();
     expect(byId().get("e5")).not.toBe(e5);
+  });
+
+  it("after a new layout (Continue) keeps the elements of the entries drawn the same, moved to their rows", async () => {
+    const root = document.createElement("div");
+    Object.defineProperty(root, "clientHeight", { value: 240 });
+    document.body.appendChild(root);
+    const g = new GraphView(root, { onSelect() {}, onActivate() {}, onParent() {}, onLeaf() {} });
+    g.reset(100_000, 1);
+    const frame = () => frames.splice(0).forEach((f) => f(0));
+    frame();
+    await new Promise((r) => setTimeout(r, 0));
+    frame();
+    const byId = () => new Map([...root.querySelectorAll<HTMLElement>(".g-row")].map((e) => [e.dataset.entryId, e]));
+    const before = byId();
+    expect(before.size).toBe(58);
+    // The new layout: every entry one row further down (a fold above it opened), the leaf moved
+    // to e3 (its badge), and the entries after it off the active path.
+    layout.shift = 1;
+    layout.marks = (n) => (n === 3 ? ["active", "leaf"] : n < 3 ? ["active"] : []);
+    // Continue brings the new layout's rows at the leaf (row 4, in the view of rows 0..10, so
+    // Rust sends the chunk of rows 0..10 and the margin): the frame after draws it whole.
+    expect(g.viewRequest()).toEqual({ top: 0, height: 10, margin: BAND_MARGIN, chunk: 256 });
+    g.reset(100_001, 1, await answerRows(0, 256, 100_001));
+    frame();
+    const after = byId();
+    // e0..e56 are drawn at their new rows with the same elements; e3 (a badge now) is made anew.
+    for (const n of [0, 2, 4, 30, 56]) {
+      const e = after.get(`e${n}`)!;
+      expect(e).toBe(before.get(`e${n}`));
+      expect(e.dataset.row).toBe(String(n + 1));
+      expect(e.style.top).toBe(`${(n + 1) * 24}px`);
+      expect(e.classList.contains("m-active")).toBe(n < 3);
+    }
+    expect(after.get("e3")).not.toBe(before.get("e3"));
+    expect(after.get("e3")!.querySelector(".b-leaf")).not.toBeNull();
+    expect(after.get("e3")!.dataset.row).toBe("4");
+    // No element is left over from the layout before, and the rows stay in order, with the new
+    // first row's entry (e-1 here) made before them.
+    const rows = [...root.querySelectorAll<HTMLElement>(".g-row")];
+    expect(rows.map((e) => e.dataset.entryId)).toEqual(Array.from({ length: 58 }, (_, i) => `e${i - 1}`));
+    // A click on a kept element selects the row of the new layout.
+    let picked: { row: number; entryId: string } | null = null;
+    (g as unknown as { cb: { onSelect: (r: { row: number; entryId: string }) => void } }).cb.onSelect = (r) => (picked = r);
+    after.get("e10")!.click();
+    expect(picked).toMatchObject({ row: 11, entryId: "e10" });
+    // A new layout without its rows in hand (a fold, an append): its frame leaves no row of the
+    // layout before standing (the old leaf's would be taken for the new layout's).
+    layout.shift = 2;
+    g.reset(100_002, 1);
+    frame();
+    expect(byId().size).toBe(0);
+  });
+
+  it("takes only whole chunks of the rows a new layout came with, and asks for the rest", async () => {
+    const root = document.createElement("div");
+    Object.defineProperty(root, "clientHeight", { value: 240 });
+    document.body.appendChild(root);
+    const g = new GraphView(root, { onSelect() {}, onActivate() {}, onParent() {}, onLeaf() {} });
+    // Part of chunk 0: the graph cannot draw from it, so it asks for the chunk.
+    g.reset(100_000, 1, await answerRows(0, 100, 100_000));
+    asked.length = 0;
+    frames.splice(0).forEach((f) => f(0));
+    expect(asked).toEqual([[0, 256]]);
+    // Rows of another layout (another row count) are not taken either.
+    g.reset(100_000, 1, await answerRows(0, 256, 99_999));
+    asked.length = 0;
+    frames.splice(0).forEach((f) => f(0));
+    expect(asked).toEqual([[0, 256]]);
+    // The whole chunk is drawn without asking.
+    g.reset(100_000, 1, await answerRows(0, 256, 100_000));
+    asked.length = 0;
+    frames.splice(0).forEach((f) => f(0));
+    expect(asked).toEqual([]);
+    expect(root.querySelectorAll(".g-row").length).toBeGreaterThan(10);
+  });
+
+  it("draws a new layout whose rows came with it (Continue) in the frame after, keeping the elements of entries that moved far", async () => {
+    const root = document.createElement("div");
+    let top = 0;
+    Object.defineProperty(root, "clientHeight", { value: 240 });
+    Object.defineProperty(root, "scrollTop", { get: () => top, set: (v: number) => (top = v) });
+    document.body.appendChild(root);
+    const g = new GraphView(root, { onSelect() {}, onActivate() {}, onParent() {}, onLeaf() {} });
+    g.reset(100_000, 1);
+    const frame = () => frames.splice(0).forEach((f) => f(0));
+    top = 1000 * 24;
+    frame();
+    await new Promise((r) => setTimeout(r, 0));
+    frame();
+    frame();
+    const byId = () => new Map([...root.querySelectorAll<HTMLElement>(".g-row")].map((e) => [e.dataset.entryId, e]));
+    const before = byId();
+    expect(before.has("e1000")).toBe(true);
+    // The new layout puts every entry 600 rows further down (a long fold above opened); its
+    // rows at the leaf (e1000, now row 1600) come with Continue's answer: the view (rows
+    // 1000..1010) centres row 1600, so rows 1595..1606 and the margin, in chunk 6.
+    layout.shift = 600;
+    expect(g.viewRequest()).toMatchObject({ top: 1000, height: 10 });
+    const rows = await answerRows(1536, 1792, 100_600);
+    const n = asked.length;
+    g.reset(100_600, 1, rows);
+    g.setCursor(1600, false);
+    frame();
+    // One frame: no row asked for again, the view's entries drawn at their new rows with the
+    // same elements, and none left over from the layout before.
+    expect(asked.length).toBe(n);
+    const after = byId();
+    for (const id of ["e996", "e1000", "e1003"]) {
+      expect(after.get(id)).toBe(before.get(id));
+      expect(after.get(id)!.dataset.row).toBe(String(Number(id.slice(1)) + 600));
+    }
+    const order = [...root.querySelectorAll<HTMLElement>(".g-row")].map((e) => Number(e.dataset.row));
+    expect(order.every((r) => r >= 1500 && r < 1700)).toBe(true);
+    expect(order).toEqual([...order].sort((a, b) => a - b));
   });
 });
 

@@ -9,7 +9,7 @@ use crate::state::state_file::ArborStateFile;
 use crate::view::budgets::Budgets;
 use crate::view::context::{context_view_of, ContextView};
 use crate::view::detail::{entry_detail, EntryDetail, Selection};
-use crate::view::graph::{self, GraphWindow, SearchHit};
+use crate::view::graph::{self, GraphViewport, GraphWindow, SearchHit};
 use crate::view::window::ContextWindowView;
 use session_engine::context::build_context;
 use session_engine::Session;
@@ -24,11 +24,22 @@ pub fn window(state: &AppState, start: u32, end: u32) -> Result<GraphWindow, App
     if end < start || end - start > 5_000 {
         return Err(AppError::BadInput(format!("window {start}..{end}: ask for at most 5000 rows at a time")));
     }
-    state.with_open(|o| {
-        let mut rows = graph::window(&o.session, &o.layout, start, end);
-        annotate_rows(&o.session, &o.markers, &o.quality, &mut rows);
-        Ok(GraphWindow { start, total_rows: o.layout.len() as u32, lanes: o.layout.lanes() as u32, rows })
-    })
+    state.with_open(|o| Ok(window_of(o, start, end)))
+}
+
+/// Rows `[start, end)` of the open session's layout, with their markers, as the graph draws them.
+pub(crate) fn window_of(o: &OpenSession, start: u32, end: u32) -> GraphWindow {
+    let mut rows = graph::window(&o.session, &o.layout, start, end);
+    annotate_rows(&o.session, &o.markers, &o.quality, &mut rows);
+    GraphWindow { start, total_rows: o.layout.len() as u32, lanes: o.layout.lanes() as u32, rows }
+}
+
+/// The rows `view` will draw of the open session's layout once scrolled to its leaf (Continue
+/// sends them with its answer); `None` without a leaf or for a view the UI could not have.
+pub(crate) fn rows_at_leaf(o: &OpenSession, view: &GraphViewport) -> Option<GraphWindow> {
+    let row = o.layout.row_of(o.leaf? as u32)?;
+    let (start, end) = view.rows_showing(row, o.layout.len() as u32)?;
+    Some(window_of(o, start, end))
 }
 
 /// Expand a folded run (or fold it back); `fold_id` is the fold row's entry id.

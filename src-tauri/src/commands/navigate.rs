@@ -9,6 +9,7 @@ use crate::state::state_file::ArborStateFile;
 use crate::view::budgets::BudgetArgs;
 use crate::view::context::{context_view, ContextView};
 use crate::view::detail::Selection;
+use crate::view::graph::GraphViewport;
 use crate::view::session::{Continued, Navigation, OpenedSession};
 use session_engine::branch::navigation_target;
 use session_engine::store::{append_entry_planned, SessionLock};
@@ -23,13 +24,19 @@ pub fn continue_from(state: &AppState, entry_id: &str) -> Result<Navigation, App
 }
 
 /// "Continue from here" as the UI asks for it: the leaf moved (the graph laid out once, with
-/// the cut of `budgets` revealed), the new leaf's selection and the budget preview, in one round
+/// the cut of `budgets` revealed), the new leaf's selection, the budget preview and the new
+/// layout's rows that `view` (the graph's, when given) will draw at the new leaf, in one round
 /// trip. The selection's context and the preview's cut are built on another thread while the
 /// graph is laid out.
-pub fn continue_here(state: &AppState, entry_id: &str, budgets: &BudgetArgs) -> Result<Continued, AppError> {
+pub fn continue_here(
+    state: &AppState,
+    entry_id: &str,
+    budgets: &BudgetArgs,
+    view: Option<&GraphViewport>,
+) -> Result<Continued, AppError> {
     let b = &budgets.budgets;
     let pi = state.pi_models_json();
-    let (navigation, (selection, preview)) = move_leaf(
+    let (navigation, (selection, preview, rows)) = move_leaf(
         state,
         entry_id,
         Some(b.keep_recent_tokens as f64),
@@ -40,10 +47,13 @@ pub fn continue_here(state: &AppState, entry_id: &str, budgets: &BudgetArgs) -> 
         |o, (context, plan)| {
             let selection =
                 context.map(|(l, (window, context))| Selection { detail: graph_cmd::detail_of(o, l), window, context });
-            (selection, plan.finish(o))
+            let preview = plan.finish(o);
+            // After the preview's layout (its cut may unfold a run), which is the one shown.
+            let rows = view.and_then(|v| graph_cmd::rows_at_leaf(o, v));
+            (selection, preview, rows)
         },
     )?;
-    Ok(Continued { navigation, selection, preview })
+    Ok(Continued { navigation, selection, preview, rows })
 }
 
 /// Moves the leaf to `entry_id` by Pi's rule and lays the graph out once, with the cut for
@@ -179,17 +189,19 @@ pub fn context(
     })
 }
 
-/// "Continue from here": the moved leaf, its selection and the budget preview (`budgets` are the
-/// Budgets panel's) in one round trip. Off the main thread: as a main-thread command it waited
-/// for the webview's painting of the click before it.
+/// "Continue from here": the moved leaf, its selection, the budget preview (`budgets` are the
+/// Budgets panel's) and the new layout's rows the graph's `view` will draw at the new leaf, in
+/// one round trip. Off the main thread: as a main-thread command it waited for the webview's
+/// painting of the click before it (and so did a `graph_window` call for the rows after it).
 #[tauri::command]
 #[specta::specta]
 pub async fn continue_from_entry(
     state: State<'_, AppState>,
     entry_id: String,
     budgets: BudgetArgs,
+    view: GraphViewport,
 ) -> IpcResult<Continued> {
-    Ok(continue_here(&state, &entry_id, &budgets)?)
+    Ok(continue_here(&state, &entry_id, &budgets, Some(&view))?)
 }
 
 #[tauri::command]

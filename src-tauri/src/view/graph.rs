@@ -1,7 +1,7 @@
 //! Engine session -> session-graph input, and layout rows -> the DTOs the canvas draws.
 
 use pi_json::Value;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use session_engine::blocks::{blocks, Block};
 use session_engine::context::user_text;
 use session_engine::time::parse_iso_ms;
@@ -323,4 +323,40 @@ pub struct GraphWindow {
     pub total_rows: u32,
     pub lanes: u32,
     pub rows: Vec<GraphRow>,
+}
+
+/// The graph's view as the UI has it when it asks for a new layout (Continue), in rows: the
+/// answer then carries the rows the view will draw once scrolled to the new leaf, and the UI
+/// draws the new layout without a second round trip for them.
+#[derive(Debug, Clone, Copy, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphViewport {
+    /// Rows above the view (its scroll position over the row height; a fraction is a part row).
+    pub top: f64,
+    /// Rows the view is tall.
+    pub height: f64,
+    /// Rows drawn beyond the view on each side when the view jumps (the UI's `BAND_MARGIN`).
+    pub margin: u32,
+    /// Rows the UI keeps together (its `CHUNK`): the answer's rows start and end on a multiple.
+    pub chunk: u32,
+}
+
+impl GraphViewport {
+    /// The rows `[start, end)` the UI draws in a layout of `total` rows once it has scrolled to
+    /// show `row` as its `scrollToShow` does (the view stays when the row is in it, else the row
+    /// is centred, and the scroll stops at the graph's end), widened to whole chunks. `None` for
+    /// a view the UI could not have (no height or chunk, more than 5,000 rows: a window's limit).
+    pub fn rows_showing(&self, row: u32, total: u32) -> Option<(u32, u32)> {
+        let (h, c) = (self.height, self.chunk);
+        if !(h > 0.0 && h.is_finite() && self.top.is_finite()) || c == 0 || row >= total {
+            return None;
+        }
+        let r = f64::from(row);
+        let mut top = if r >= self.top && r + 1.0 <= self.top + h { self.top } else { (r - h / 2.0 + 0.5).max(0.0) };
+        top = top.min((f64::from(total) - h).max(0.0));
+        let first = (top.floor() as u32).saturating_sub(self.margin);
+        let last = (((top + h).ceil() as u32).saturating_add(self.margin)).min(total);
+        let (start, end) = ((first / c) * c, (last.div_ceil(c).saturating_mul(c)).min(total));
+        (end > start && end - start <= 5_000).then_some((start, end))
+    }
 }

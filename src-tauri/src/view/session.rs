@@ -41,11 +41,15 @@ pub struct Navigation {
 }
 
 /// "Continue from here" in one round trip: the moved leaf, the new leaf's selection (as a click
-/// on it gives; `None` when the session has no leaf) and the budget preview at the new leaf.
+/// on it gives; `None` when the session has no leaf), the budget preview at the new leaf, and
+/// the new layout's rows the graph's view will draw there.
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]
 pub struct Continued {
     pub navigation: Navigation,
     pub selection: Option<crate::view::detail::Selection>,
     pub preview: crate::view::budgets::CompactionPreview,
+    /// Whole chunks of rows (`GraphViewport::chunk`) around the new leaf, as `graph_window` gives
+    /// them; `None` without a leaf or a view.
+    pub rows: Option<crate::view::graph::GraphWindow>,
 }

@@ -3,8 +3,8 @@
 // so the webview scrolls them itself. Rows come from Rust in chunks.
 
 import { api, call } from "../ipc";
-import type { GraphRow, GraphRowKind, Mark } from "../ipc";
-import { CHUNK, SEGMENT, bandFor, chunksFor, laneColour, laneX, scrollToShow, visibleRange } from "./geometry";
+import type { GraphRow, GraphRowKind, GraphViewport, GraphWindow, Mark } from "../ipc";
+import { BAND_MARGIN, CHUNK, SEGMENT, bandFor, chunksFor, laneColour, laneX, scrollToShow, visibleRange } from "./geometry";
 import { markerBadges } from "../summary/pure";
 import { onQualityMarks, qualityMark } from "../summary/marks";
 import { cssVar, THEME_EVENT } from "../theme";
@@ -19,6 +19,15 @@ export interface GraphCallbacks {
   onLeaf(): void;
   /** Ctrl/Cmd+click or Space: pick the node besides the selected one (Compare, Bring back). */
   onPick?(row: GraphRow): void;
+}
+
+/** A row element, with the row and signature it was drawn from and the layout (generation) that
+ *  row belongs to. */
+interface Live {
+  row: GraphRow;
+  sig: string;
+  el: HTMLElement;
+  gen: number;
 }
 
 export class GraphView {
@@ -44,8 +53,12 @@ export class GraphView {
   private band: { first: number; last: number } | null = null;
   /** The last frame made only the view's rows of a new band: this one makes the rest. */
   private deferred = false;
-  /** The row elements drawn, by row number, with the row and signature they were made from. */
-  private live = new Map<number, { row: GraphRow; sig: string; el: HTMLElement }>();
+  /** The row elements drawn, by row number, with the row and signature they were made from and
+   *  the layout (generation) that row belongs to. */
+  private live = new Map<number, Live>();
+  /** The row a row element stands for now (an element kept across a new layout answers for the
+   *  new layout's row). */
+  private elRow = new WeakMap<HTMLElement, GraphRow>();
   /** The lane canvases of the band, by segment, with what they were painted from. */
   private segments = new Map<number, { canvas: HTMLCanvasElement; sig: string }>();
   /** Lane canvases not in use, hidden, for the next segments. */
@@ -101,8 +114,9 @@ export class GraphView {
     if (changed) this.schedule();
   }
 
-  /** New layout (open, navigation, fold): drop cached rows. */
-  reset(totalRows: number, lanes: number): void {
+  /** New layout (open, navigation, fold): drop cached rows. `rows`: the new layout's rows already
+   *  in hand, in whole chunks (Continue's answer, for `viewRequest`): the frame after draws them. */
+  reset(totalRows: number, lanes: number, rows?: GraphWindow | null): void {
     this.generation++;
     this.chunks.clear();
     this.summaryRows.clear();
@@ -114,7 +128,23 @@ export class GraphView {
     this.cursor = Math.min(this.cursor, Math.max(0, totalRows - 1));
     // Size the spacer now, so a scroll to a row right after a reset is not clamped.
     this.sizeSpacer();
+    if (rows && rows.totalRows === totalRows && rows.start % CHUNK === 0) {
+      for (let c = rows.start / CHUNK, k = 0; k < rows.rows.length; c++, k += CHUNK) {
+        const part = rows.rows.slice(k, k + CHUNK);
+        // Only whole chunks: the graph asks for a chunk it does not have, never for a part.
+        if (part.length === Math.min(CHUNK, totalRows - c * CHUNK)) this.adoptChunk(c, part, this.generation);
+      }
+    }
     this.schedule();
+  }
+
+  /** The view as a command that lays the graph out anew (Continue) is told it, in rows: its
+   *  answer then carries the rows this view draws once scrolled to the new leaf, so the frame
+   *  after draws the new layout at once (without them it drew the graph empty, and the rows came
+   *  with a second round trip, which waited behind the webview's painting of the click). */
+  viewRequest(): GraphViewport {
+    const v = this.viewport();
+    return { top: v.scrollTop / v.rowHeight, height: v.height / v.rowHeight, margin: BAND_MARGIN, chunk: CHUNK };
   }
 
   zoom(factor: number): void {
@@ -199,18 +229,23 @@ export class GraphView {
     try {
       const w = await call(api.graphWindow(c * CHUNK, Math.min(this.totalRows, (c + 1) * CHUNK)));
       if (gen !== this.generation) return;
-      for (const r of w.rows) {
-        if (r.kind !== "compaction" && r.kind !== "branch_summary") continue;
-        this.summaryRows.set(r.entryId, { chunk: c, row: r });
-        // A score that arrived while the window was on its way.
-        if (r.quality === null) r.quality = qualityMark(r.entryId)?.score.score ?? null;
-      }
-      this.chunks.set(c, w.rows);
-      this.schedule();
-      void this.fillMarkers(w.rows, gen);
+      this.adoptChunk(c, w.rows, gen);
     } finally {
       this.pending.delete(c);
     }
+  }
+
+  /** Chunk `c`'s rows of layout `gen` (the current one) arrived: kept, drawn at the next frame. */
+  private adoptChunk(c: number, rows: GraphRow[], gen: number): void {
+    for (const r of rows) {
+      if (r.kind !== "compaction" && r.kind !== "branch_summary") continue;
+      this.summaryRows.set(r.entryId, { chunk: c, row: r });
+      // A score that arrived while the window was on its way.
+      if (r.quality === null) r.quality = qualityMark(r.entryId)?.score.score ?? null;
+    }
+    this.chunks.set(c, rows);
+    this.schedule();
+    void this.fillMarkers(rows, gen);
   }
 
   /** Summary markers the window left without a drop count / retention score (too many to
@@ -270,7 +305,22 @@ export class GraphView {
     // few rows around it, so it paints as soon as it would have with no band, and the next frame
     // makes the rest.
     let [make0, make1] = [first, last];
-    const unmade = (r: number) => !!this.rowAt(r) && !this.live.has(r);
+    // After a new layout (Continue, a fold), the elements of the layout before are taken out, by
+    // entry, to be kept for the same entry wherever the new layout puts it, when its rows are in
+    // hand (Continue brings them); the others go. (None is left standing for rows still on their
+    // way: the old leaf's row would be taken for the new layout's.)
+    const reclaim = new Map<string, Live>();
+    for (const [r, live] of this.live) {
+      if (live.gen === this.generation) continue;
+      this.live.delete(r);
+      // (A fold row can carry the entry id of a row beside it: one element per entry is kept.)
+      reclaim.get(live.row.entryId)?.el.remove();
+      reclaim.set(live.row.entryId, live);
+    }
+    const unmade = (r: number) => {
+      const row = this.rowAt(r);
+      return !!row && !this.live.has(r) && !reclaim.has(row.entryId);
+    };
     let missing = 0;
     let viewMissing = false;
     for (let r = vis.first; r < vis.last && !viewMissing; r++) viewMissing = unmade(r);
@@ -288,15 +338,32 @@ export class GraphView {
     for (let r = first; r < last; r++) {
       const row = this.rowAt(r);
       if (!row) continue;
-      const sig = rowSignature(row, gutter, rh);
       let live = this.live.get(r);
+      const sig = rowSignature(row, gutter, rh);
+      const kept = live ? undefined : reclaim.get(row.entryId);
+      // The same entry drawn the same way in the new layout (most rows after a Continue), after
+      // the elements placed so far (the rows keep their order): its element stays, moved to the
+      // entry's row if that changed, and only its marker classes follow the row (the active
+      // path's colour). Remaking every row of the band made the webview lay out and paint the
+      // whole graph pane twice, empty and then full.
+      if (kept && kept.sig === sig && (!prev || prev.compareDocumentPosition(kept.el) & Node.DOCUMENT_POSITION_FOLLOWING)) {
+        reclaim.delete(row.entryId);
+        live = { row, sig, el: kept.el, gen: this.generation };
+        if (kept.row.row !== r) {
+          live.el.style.top = `${r * rh}px`;
+          live.el.dataset.row = String(r);
+        }
+        this.elRow.set(live.el, row);
+        for (const m of ALL_MARKS) live.el.classList.toggle(`m-${m}`, row.marks.includes(m));
+        this.live.set(r, live);
+      }
       if ((r < make0 || r >= make1) && (!live || live.row !== row)) continue;
       if (!live || live.row !== row || live.sig !== sig) {
         const d = this.rowElement(row, r * rh, gutter);
         if (live) live.el.remove();
         if (prev) prev.after(d);
         else this.rowsEl.prepend(d);
-        live = { row, sig, el: d };
+        live = { row, sig, el: d, gen: this.generation };
         this.live.set(r, live);
       }
       live.el.classList.toggle("cursor", row.row === this.cursor);
@@ -305,6 +372,7 @@ export class GraphView {
       prev = live.el;
       shown.add(r);
     }
+    for (const live of reclaim.values()) live.el.remove();
     for (const [r, live] of this.live) {
       if (!shown.has(r)) {
         live.el.remove();
@@ -497,7 +565,9 @@ export class GraphView {
     const t = el("span", "g-title");
     t.textContent = row.kind === "fold" ? "click or Enter to expand" : row.title;
     d.appendChild(t);
+    this.elRow.set(d, row);
     d.addEventListener("click", (e) => {
+      const row = this.elRow.get(d)!;
       this.cursor = row.row;
       this.root.focus({ preventScroll: true });
       if ((e.ctrlKey || e.metaKey) && row.kind !== "fold" && this.cb.onPick) this.cb.onPick(row);
@@ -570,9 +640,17 @@ const MARK_BADGES: [Mark, string][] = [
   ["branchSummary", "branch summary"],
 ];
 
-/** What a row element is made from besides its row object: when it changes, the element is made anew. */
+/** Every marker, each drawn as an `m-<name>` class on its row. */
+const ALL_MARKS = Object.keys({
+  active: 1, leaf: 1, labeled: 1, branchSummary: 1, compaction: 1, firstKept: 1, summarized: 1, beyondHorizon: 1, cut: 1, foldActive: 1, fold: 1,
+} satisfies Record<Mark, 1>) as Mark[];
+
+/** What a row element's content is made from: when it changes, the element is made anew. The
+ *  markers without a badge are only classes, set on a kept element; the entry, kind and title
+ *  are in it so that an element is kept across a new layout only for the same entry. */
 function rowSignature(row: GraphRow, gutter: number, rowHeight: number): string {
-  return `${gutter}|${rowHeight}|${row.marks.join(",")}|${row.label ?? ""}|${row.dropped ?? ""}|${row.retained ?? ""}|${row.facts ?? ""}|${row.quality ?? ""}|${row.span}|${row.foldCount}`;
+  const badges = MARK_BADGES.filter(([m]) => row.marks.includes(m)).map(([m]) => m).join(",");
+  return `${gutter}|${rowHeight}|${row.entryId}|${row.kind}|${row.title}|${badges}|${row.label ?? ""}|${row.dropped ?? ""}|${row.retained ?? ""}|${row.facts ?? ""}|${row.quality ?? ""}|${row.span}|${row.foldCount}`;
 }
 
 /** A row kind as the graph's kind column names it (a fork's parent path uses it too). */

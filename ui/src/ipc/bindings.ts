@@ -33,11 +33,12 @@ export const commands = {
 	 */
 	selectEntry: (entryId: string, budgets: Budgets) => typedError<Selection_Serialize, IpcError>(__TAURI_INVOKE("select_entry", { entryId, budgets })),
 	/**
-	 *  "Continue from here": the moved leaf, its selection and the budget preview (`budgets` are the
-	 *  Budgets panel's) in one round trip. Off the main thread: as a main-thread command it waited
-	 *  for the webview's painting of the click before it.
+	 *  "Continue from here": the moved leaf, its selection, the budget preview (`budgets` are the
+	 *  Budgets panel's) and the new layout's rows the graph's `view` will draw at the new leaf, in
+	 *  one round trip. Off the main thread: as a main-thread command it waited for the webview's
+	 *  painting of the click before it (and so did a `graph_window` call for the rows after it).
 	 */
-	continueFromEntry: (entryId: string, budgets: BudgetArgs) => typedError<Continued_Serialize, IpcError>(__TAURI_INVOKE("continue_from_entry", { entryId, budgets })),
+	continueFromEntry: (entryId: string, budgets: BudgetArgs, view: GraphViewport) => typedError<Continued_Serialize, IpcError>(__TAURI_INVOKE("continue_from_entry", { entryId, budgets, view })),
 	setEntryLabel: (entryId: string, label: string | null) => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("set_entry_label", { entryId, label })),
 	/**
 	 *  What the model would see if `entry_id` (default: the leaf) were the leaf, against the window,
@@ -520,28 +521,41 @@ export type ContextWindowView_Serialize = {
 
 /**
  *  "Continue from here" in one round trip: the moved leaf, the new leaf's selection (as a click
- *  on it gives; `None` when the session has no leaf) and the budget preview at the new leaf.
+ *  on it gives; `None` when the session has no leaf), the budget preview at the new leaf, and
+ *  the new layout's rows the graph's view will draw there.
  */
 export type Continued = Continued_Serialize | Continued_Deserialize;
 
 /**
  *  "Continue from here" in one round trip: the moved leaf, the new leaf's selection (as a click
- *  on it gives; `None` when the session has no leaf) and the budget preview at the new leaf.
+ *  on it gives; `None` when the session has no leaf), the budget preview at the new leaf, and
+ *  the new layout's rows the graph's view will draw there.
  */
 export type Continued_Deserialize = {
 	navigation: Navigation_Deserialize,
 	selection?: Selection_Deserialize | null,
 	preview: CompactionPreview_Deserialize,
+	/**
+	 *  Whole chunks of rows (`GraphViewport::chunk`) around the new leaf, as `graph_window` gives
+	 *  them; `None` without a leaf or a view.
+	 */
+	rows?: GraphWindow_Deserialize | null,
 };
 
 /**
  *  "Continue from here" in one round trip: the moved leaf, the new leaf's selection (as a click
- *  on it gives; `None` when the session has no leaf) and the budget preview at the new leaf.
+ *  on it gives; `None` when the session has no leaf), the budget preview at the new leaf, and
+ *  the new layout's rows the graph's view will draw there.
  */
 export type Continued_Serialize = {
 	navigation: Navigation_Serialize,
 	selection: Selection_Serialize | null,
 	preview: CompactionPreview_Serialize,
+	/**
+	 *  Whole chunks of rows (`GraphViewport::chunk`) around the new leaf, as `graph_window` gives
+	 *  them; `None` without a leaf or a view.
+	 */
+	rows: GraphWindow_Serialize | null,
 };
 
 /**  What a compaction that keeps from the chosen entry would do (no model is asked). */
@@ -952,6 +966,22 @@ export type GraphRow_Serialize = {
 	facts: number | null,
 	/**  Summary rows: the probe score (0..1), once the background run or the workbench computed it. */
 	quality: number | null,
+};
+
+/**
+ *  The graph's view as the UI has it when it asks for a new layout (Continue), in rows: the
+ *  answer then carries the rows the view will draw once scrolled to the new leaf, and the UI
+ *  draws the new layout without a second round trip for them.
+ */
+export type GraphViewport = {
+	/**  Rows above the view (its scroll position over the row height; a fraction is a part row). */
+	top: number | null,
+	/**  Rows the view is tall. */
+	height: number | null,
+	/**  Rows drawn beyond the view on each side when the view jumps (the UI's `BAND_MARGIN`). */
+	margin: number,
+	/**  Rows the UI keeps together (its `CHUNK`): the answer's rows start and end on a multiple. */
+	chunk: number,
 };
 
 export type GraphWindow = GraphWindow_Serialize | GraphWindow_Deserialize;

@@ -13,12 +13,14 @@ import { markDone, select, showSelection } from "./selection";
 export async function continueHere(): Promise<void> {
   if (!store.selectedId()) return;
   try {
-    // One round trip: the moved leaf, the new leaf's selection and the budget preview.
+    // One round trip: the moved leaf, the new leaf's selection, the budget preview and the new
+    // layout's rows the graph's view draws at the new leaf, so that the frame after draws graph,
+    // detail and preview at once.
     const from = store.selectedId()!;
     const drawPreview = startPreview();
-    const c = await call(api.continueFromEntry(from, budgetArgs()));
+    const c = await call(api.continueFromEntry(from, budgetArgs(), graph().viewRequest()));
     const nav = c.navigation;
-    showSession(nav.session);
+    showSession(nav.session, c.rows);
     if (nav.composerText !== null) ($("composer") as HTMLTextAreaElement).value = nav.composerText;
     notify(nav.note);
     drawPreview(c.preview);
