@@ -59,6 +59,10 @@ export class GraphView {
   private palVersion = 0;
   /** Frame times (ms) of the last draws, for the benchmark. */
   readonly frameTimes: number[] = [];
+  /** The rows are a big session's provisional graph (its newest entries, drawn while the full
+   *  open reads the file): all of them are here, none is asked for, and a click or a key other
+   *  than a move or a zoom does nothing, since there is no open session to answer it yet. */
+  previewing = false;
 
   constructor(private readonly root: HTMLElement, private readonly cb: GraphCallbacks) {
     root.tabIndex = 0;
@@ -104,6 +108,7 @@ export class GraphView {
   /** New layout (open, navigation, fold): drop cached rows. */
   reset(totalRows: number, lanes: number): void {
     this.generation++;
+    this.previewing = false;
     this.chunks.clear();
     this.summaryRows.clear();
     this.pending.clear();
@@ -114,6 +119,28 @@ export class GraphView {
     this.cursor = Math.min(this.cursor, Math.max(0, totalRows - 1));
     // Size the spacer now, so a scroll to a row right after a reset is not clamped.
     this.sizeSpacer();
+    this.schedule();
+  }
+
+  /** A big session's provisional rows (all of them, numbered from 0), with the cursor on
+   *  `cursor`; the next [`reset`] (the full open's layout) replaces them. */
+  showPreview(rows: GraphRow[], lanes: number, cursor: number): void {
+    this.reset(rows.length, lanes);
+    this.previewing = true;
+    for (let c = 0; c * CHUNK < rows.length; c++) this.chunks.set(c, rows.slice(c * CHUNK, (c + 1) * CHUNK));
+    this.setCursor(cursor, false);
+  }
+
+  /** Where row `row` sits in the view, in pixels from its top (negative or past the height when
+   *  it is out of view). */
+  offsetInView(row: number): number {
+    return row * this.rowHeight - this.root.scrollTop;
+  }
+
+  /** Scrolls so that row `row` sits `offset` pixels from the view's top, where another layout's
+   *  row stood: the full graph replaces the provisional one without the leaf moving. */
+  placeRow(row: number, offset: number): void {
+    this.root.scrollTop = Math.max(0, row * this.rowHeight - offset);
     this.schedule();
   }
 
@@ -193,7 +220,7 @@ export class GraphView {
   }
 
   private async fetchChunk(c: number): Promise<void> {
-    if (this.chunks.has(c) || this.pending.has(c)) return;
+    if (this.previewing || this.chunks.has(c) || this.pending.has(c)) return;
     this.pending.add(c);
     const gen = this.generation;
     try {
@@ -498,6 +525,7 @@ export class GraphView {
     t.textContent = row.kind === "fold" ? "click or Enter to expand" : row.title;
     d.appendChild(t);
     d.addEventListener("click", (e) => {
+      if (this.previewing) return;
       this.cursor = row.row;
       this.root.focus({ preventScroll: true });
       if ((e.ctrlKey || e.metaKey) && row.kind !== "fold" && this.cb.onPick) this.cb.onPick(row);
@@ -517,6 +545,9 @@ export class GraphView {
     } else if (e.key === "Home" || e.key === "End") {
       e.preventDefault();
       this.setCursor(e.key === "Home" ? 0 : this.totalRows - 1, false);
+    } else if (this.previewing && (e.key === "Enter" || e.key === " " || e.key === "ArrowLeft" || e.key === "l")) {
+      // Selecting, picking, the parent and the leaf need the open session.
+      e.preventDefault();
     } else if (e.key === "Enter") {
       e.preventDefault();
       void this.ensureRow(this.cursor).then((r) => {
