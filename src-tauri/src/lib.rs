@@ -14,7 +14,6 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     tauri_specta::Builder::<tauri::Wry>::new().commands(tauri_specta::collect_commands![
         sessions::open_session,
         preview::preview_session,
-        preview::open_session_in_background,
         sessions::open_demo_session,
         sessions::current_session,
         sessions::pick_session_file,

@@ -11,15 +11,12 @@
 //! Files under [`PREVIEW_MIN_BYTES`] get no preview: they open in one step, as before.
 
 use crate::error::{AppError, IpcResult};
-use crate::state::app::AppState;
 use crate::view::graph::{entry_title, marks_of, nodes_in, GraphRow, GraphRowKind};
-use crate::view::session::OpenedSession;
 use serde::Serialize;
 use session_engine::tail::{read_tail, Tail};
 use session_graph::{layout, LayoutOptions, Node, NodeKind, RowKind};
 use specta::Type;
 use std::path::Path;
-use tauri::Manager;
 
 /// Files from this size on are drawn from their tail first: s1m (2.6 GB) takes 4.5 s to open
 /// under load, while s100k (252 MiB) opens in well under a second, and keeps the single open it
@@ -163,17 +160,4 @@ pub async fn preview_session(path: String) -> IpcResult<Option<SessionPreview>> 
         .await
         .map_err(|e| AppError::Refused(format!("reading the session's newest entries stopped unexpectedly ({e})")))?
         .map_err(Into::into)
-}
-
-/// `open_session` off the main thread, for a file whose preview is drawn: the window keeps
-/// drawing (the banner's clock, scrolling the preview) during the seconds the open takes.
-#[tauri::command]
-#[specta::specta]
-pub async fn open_session_in_background(app: tauri::AppHandle, path: String) -> IpcResult<OpenedSession> {
-    tauri::async_runtime::spawn_blocking(move || {
-        super::sessions::open(&app.state::<AppState>(), Path::new(&path), false)
-    })
-    .await
-    .map_err(|e| AppError::Refused(format!("opening the session stopped unexpectedly ({e})")))?
-    .map_err(Into::into)
 }

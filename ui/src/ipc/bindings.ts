@@ -12,11 +12,6 @@ export const commands = {
 	 *  `None` for a file the full open reads as quickly.
 	 */
 	previewSession: (path: string) => typedError<SessionPreview_Serialize | null, IpcError>(__TAURI_INVOKE("preview_session", { path })),
-	/**
-	 *  `open_session` off the main thread, for a file whose preview is drawn: the window keeps
-	 *  drawing (the banner's clock, scrolling the preview) during the seconds the open takes.
-	 */
-	openSessionInBackground: (path: string) => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("open_session_in_background", { path })),
 	openDemoSession: () => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("open_demo_session")),
 	currentSession: () => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("current_session")),
 	/**  Native file dialog, opened from Rust so the webview needs no dialog permission. */

@@ -18,8 +18,11 @@ import { jumpTo, select } from "./selection";
 /** Opens a session (or the demo); false (with the error shown) when it could not be opened.
  *
  * A big file (src-tauri/src/commands/preview.rs says which) is drawn twice: its newest entries
- * at once, read-only (ui/src/session/preview.ts), then the whole session when the full open,
- * off the main thread, has read it; the leaf stays where the preview drew it. */
+ * at once, read-only (ui/src/session/preview.ts), then the whole session when the full open has
+ * read it; the leaf stays where the preview drew it. The full open is the same command as for any
+ * file, on the main thread, started once the preview is on screen: run off the main thread it took
+ * 1.4–1.8× as long at a million entries (the parse's memory then comes from per-thread allocator
+ * arenas, and the webview paints beside it on two cores). */
 export async function openPath(path: string | null, demo = false): Promise<boolean> {
   // One open at a time: a second one (a later `arbor FILE` launch) waits for the first, whose
   // preview would otherwise be replaced by a session it did not ask for.
@@ -38,7 +41,8 @@ export async function openPath(path: string | null, demo = false): Promise<boole
     }
     let s: OpenedSession;
     try {
-      s = await call(demo || path === null ? api.openDemoSession() : pv ? api.openSessionInBackground(path) : api.openSession(path));
+      if (pv) await previewOnScreen();
+      s = await call(demo || path === null ? api.openDemoSession() : api.openSession(path));
     } catch (e) {
       if (pv) await showCurrentAgain();
       throw e;
@@ -64,6 +68,12 @@ export async function openPath(path: string | null, demo = false): Promise<boole
   } finally {
     done();
   }
+}
+
+/** Resolves once the preview's frame has been painted and handed to the window: the full open
+ * then holds the main thread, which presents frames, for seconds. */
+function previewOnScreen(): Promise<void> {
+  return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 30))));
 }
 
 /** The open in flight (resolved when there is none). */
