@@ -14,6 +14,8 @@ mod branch_cmds;
 mod ledger_cmds;
 /// The session library in the app (picker, search, live follow): tests/library_cmds.rs.
 mod library_cmds;
+/// A big session's preview against its full open: tests/preview_cmds.rs.
+mod preview_cmds;
 /// Summary quality: the workbench's panel and the background marks: tests/quality.rs.
 mod quality;
 /// The app as Pi's reviewer over a real socket: tests/review.rs.

@@ -13,6 +13,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     use commands::*;
     tauri_specta::Builder::<tauri::Wry>::new().commands(tauri_specta::collect_commands![
         sessions::open_session,
+        preview::preview_session,
         sessions::open_demo_session,
         sessions::current_session,
         sessions::pick_session_file,

@@ -7,13 +7,14 @@
 // first painted graph rows of the new open ("firstPaint"), and the leaf selected with detail
 // and context drawn (`data-select-done`, "leafSelected"). ARBOR_BENCH_TRACE=1 prints each IPC
 // call of an open (command, sent and answered in ms after the click) to stderr. Between rounds the app rests 3 s, so
-// each open starts with the background work of the previous one finished.
+// each open starts with the background work of the previous one finished. The report ends with
+// the main process's peak resident memory over the run (mainPeakMB).
 
-import { benchStats, runBench, sleep } from "./driver.mjs";
+import { appMemory, benchStats, runBench, sleep } from "./driver.mjs";
 
 const ROUNDS = Number(process.env.ARBOR_BENCH_ROUNDS || 6);
 
-runBench("bench-open", async (s) => {
+runBench("bench-open", async (s, _path, { pgid }) => {
   const paint = [];
   const selected = [];
   for (let i = 0; i < ROUNDS; i++) {
@@ -66,5 +67,7 @@ runBench("bench-open", async (s) => {
     paint.push(r.painted);
     selected.push(r.selected);
   }
-  return { rounds: ROUNDS, firstPaintMs: benchStats(paint, { all: true }), leafSelectedMs: benchStats(selected, { all: true }) };
+  // The main process's peak (VmHWM) over the whole run: the harness's open and every round.
+  const main = appMemory(pgid).main;
+  return { rounds: ROUNDS, firstPaintMs: benchStats(paint, { all: true }), leafSelectedMs: benchStats(selected, { all: true }), mainPeakMB: main?.peakMB ?? null };
 });

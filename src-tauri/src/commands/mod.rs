@@ -12,6 +12,7 @@ pub mod library;
 pub mod model_window;
 pub mod navigate;
 pub mod notices;
+pub mod preview;
 pub mod quality;
 pub mod recall;
 pub mod rename;

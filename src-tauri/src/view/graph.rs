@@ -187,6 +187,11 @@ const MARK_NAMES: [(u16, Mark); 10] = [
     (marks::FOLD_ACTIVE, Mark::FoldActive),
 ];
 
+/// A layout row's marker bits as the UI names them.
+pub fn marks_of(bits: u16) -> Vec<Mark> {
+    MARK_NAMES.iter().filter(|(m, _)| bits & m != 0).map(|&(_, n)| n).collect()
+}
+
 fn content_text(v: Option<&Value>) -> String {
     user_text(v.unwrap_or(&Value::Null))
 }
@@ -245,8 +250,7 @@ pub fn window(session: &Session, l: &Layout, start: u32, end: u32) -> Vec<GraphR
     rows.iter()
         .enumerate()
         .map(|(k, r)| {
-            let mut mark_names: Vec<Mark> =
-                MARK_NAMES.iter().filter(|(m, _)| r.marks & m != 0).map(|&(_, n)| n).collect();
+            let mut mark_names = marks_of(r.marks);
             let (entry_id, kind, title, label, fold_count) = match r.kind {
                 RowKind::Node { node } => {
                     let id = session.id(node as usize);

@@ -72,6 +72,10 @@ export class GraphView {
   private palVersion = 0;
   /** Frame times (ms) of the last draws, for the benchmark. */
   readonly frameTimes: number[] = [];
+  /** The rows are a big session's provisional graph (its newest entries, drawn while the full
+   *  open reads the file): all of them are here, none is asked for, and a click or a key other
+   *  than a move or a zoom does nothing, since there is no open session to answer it yet. */
+  previewing = false;
 
   constructor(private readonly root: HTMLElement, private readonly cb: GraphCallbacks) {
     root.tabIndex = 0;
@@ -118,6 +122,7 @@ export class GraphView {
    *  in hand, in whole chunks (Continue's answer, for `viewRequest`): the frame after draws them. */
   reset(totalRows: number, lanes: number, rows?: GraphWindow | null): void {
     this.generation++;
+    this.previewing = false;
     this.chunks.clear();
     this.summaryRows.clear();
     this.pending.clear();
@@ -145,6 +150,28 @@ export class GraphView {
   viewRequest(): GraphViewport {
     const v = this.viewport();
     return { top: v.scrollTop / v.rowHeight, height: v.height / v.rowHeight, margin: BAND_MARGIN, chunk: CHUNK };
+  }
+
+  /** A big session's provisional rows (all of them, numbered from 0), with the cursor on
+   *  `cursor`; the next [`reset`] (the full open's layout) replaces them. */
+  showPreview(rows: GraphRow[], lanes: number, cursor: number): void {
+    this.reset(rows.length, lanes);
+    this.previewing = true;
+    for (let c = 0; c * CHUNK < rows.length; c++) this.chunks.set(c, rows.slice(c * CHUNK, (c + 1) * CHUNK));
+    this.setCursor(cursor, false);
+  }
+
+  /** Where row `row` sits in the view, in pixels from its top (negative or past the height when
+   *  it is out of view). */
+  offsetInView(row: number): number {
+    return row * this.rowHeight - this.root.scrollTop;
+  }
+
+  /** Scrolls so that row `row` sits `offset` pixels from the view's top, where another layout's
+   *  row stood: the full graph replaces the provisional one without the leaf moving. */
+  placeRow(row: number, offset: number): void {
+    this.root.scrollTop = Math.max(0, row * this.rowHeight - offset);
+    this.schedule();
   }
 
   zoom(factor: number): void {
@@ -223,7 +250,7 @@ export class GraphView {
   }
 
   private async fetchChunk(c: number): Promise<void> {
-    if (this.chunks.has(c) || this.pending.has(c)) return;
+    if (this.previewing || this.chunks.has(c) || this.pending.has(c)) return;
     this.pending.add(c);
     const gen = this.generation;
     try {
@@ -567,6 +594,7 @@ export class GraphView {
     d.appendChild(t);
     this.elRow.set(d, row);
     d.addEventListener("click", (e) => {
+      if (this.previewing) return;
       const row = this.elRow.get(d)!;
       this.cursor = row.row;
       this.root.focus({ preventScroll: true });
@@ -587,6 +615,9 @@ export class GraphView {
     } else if (e.key === "Home" || e.key === "End") {
       e.preventDefault();
       this.setCursor(e.key === "Home" ? 0 : this.totalRows - 1, false);
+    } else if (this.previewing && (e.key === "Enter" || e.key === " " || e.key === "ArrowLeft" || e.key === "l")) {
+      // Selecting, picking, the parent and the leaf need the open session.
+      e.preventDefault();
     } else if (e.key === "Enter") {
       e.preventDefault();
       void this.ensureRow(this.cursor).then((r) => {

@@ -7,6 +7,11 @@ import { invoke as __TAURI_INVOKE, Channel } from "@tauri-apps/api/core";
 /** Commands */
 export const commands = {
 	openSession: (path: string) => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("open_session", { path })),
+	/**
+	 *  The provisional graph of a big session, read off the main thread (which draws the window);
+	 *  `None` for a file the full open reads as quickly.
+	 */
+	previewSession: (path: string) => typedError<SessionPreview_Serialize | null, IpcError>(__TAURI_INVOKE("preview_session", { path })),
 	openDemoSession: () => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("open_demo_session")),
 	currentSession: () => typedError<OpenedSession_Serialize, IpcError>(__TAURI_INVOKE("current_session")),
 	/**  Native file dialog, opened from Rust so the webview needs no dialog permission. */
@@ -2264,6 +2269,43 @@ export type SendResult_Serialize = {
 
 /**  What happened to a session file in a library pass (the library's `Change`). */
 export type SessionChange = "unchanged" | "new" | "appended" | "reindexed" | "removed";
+
+/**  A big session's provisional graph: every row of it (a few hundred), at once. */
+export type SessionPreview = SessionPreview_Serialize | SessionPreview_Deserialize;
+
+/**  A big session's provisional graph: every row of it (a few hundred), at once. */
+export type SessionPreview_Deserialize = {
+	path: string,
+	/**  The name a `session_info` entry in the tail gives (a name set earlier is not seen yet). */
+	name?: string | null,
+	/**  The file's size, and how much of its end was read (KiB: a u32 in bytes stops at 4 GiB). */
+	fileKib: number,
+	tailKib: number,
+	/**  The entries read. */
+	entryCount: number,
+	rows: GraphRow_Deserialize[],
+	lanes: number,
+	/**  Pi's leaf: the file's last entry. */
+	leafId?: string | null,
+	leafRow?: number | null,
+};
+
+/**  A big session's provisional graph: every row of it (a few hundred), at once. */
+export type SessionPreview_Serialize = {
+	path: string,
+	/**  The name a `session_info` entry in the tail gives (a name set earlier is not seen yet). */
+	name: string | null,
+	/**  The file's size, and how much of its end was read (KiB: a u32 in bytes stops at 4 GiB). */
+	fileKib: number,
+	tailKib: number,
+	/**  The entries read. */
+	entryCount: number,
+	rows: GraphRow_Serialize[],
+	lanes: number,
+	/**  Pi's leaf: the file's last entry. */
+	leafId: string | null,
+	leafRow: number | null,
+};
 
 /**  One session in the picker (from the index: no session file is read to list it). */
 export type SessionRow = SessionRow_Serialize | SessionRow_Deserialize;

@@ -48,6 +48,7 @@ import type {
   SectionView_Serialize,
   Selection_Serialize,
   SendResult_Serialize,
+  SessionPreview_Serialize,
   SessionRow_Serialize,
   SpanView_Serialize,
   SummarizerConfig_Serialize,
@@ -124,6 +125,7 @@ export type SearchRequest = SearchRequest_Serialize;
 export type SectionView = SectionView_Serialize;
 export type Selection = Selection_Serialize;
 export type SendResult = SendResult_Serialize;
+export type SessionPreview = SessionPreview_Serialize;
 export type SessionRow = SessionRow_Serialize;
 export type SpanView = SpanView_Serialize;
 export type ScoreByKind = ScoreByKind_Serialize;

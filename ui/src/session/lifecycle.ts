@@ -12,25 +12,84 @@ import * as store from "../store";
 import { loadBudgets, preview } from "../views/budgets";
 import { showSession } from "./header";
 import { startLaunch } from "./launch";
+import { enterPreview } from "./preview";
 import { jumpTo, select } from "./selection";
 
-/** Opens a session (or the demo); false (with the error shown) when it could not be opened. */
+/** Opens a session (or the demo); false (with the error shown) when it could not be opened.
+ *
+ * A big file (src-tauri/src/commands/preview.rs says which) is drawn twice: its newest entries
+ * at once, read-only (ui/src/session/preview.ts), then the whole session when the full open has
+ * read it; the leaf stays where the preview drew it. The full open is the same command as for any
+ * file, on the main thread, started once the preview is on screen: run off the main thread it took
+ * 1.4–1.8× as long at a million entries (the parse's memory then comes from per-thread allocator
+ * arenas, and the webview paints beside it on two cores). */
 export async function openPath(path: string | null, demo = false): Promise<boolean> {
+  // One open at a time: a second one (a later `arbor FILE` launch) waits for the first, whose
+  // preview would otherwise be replaced by a session it did not ask for.
+  const before = opening;
+  let done = () => {};
+  opening = new Promise<void>((r) => (done = r));
+  await before;
+  let endPreview: (() => void) | null = null;
   try {
-    const s = await call(demo || path === null ? api.openDemoSession() : api.openSession(path));
+    const pv = demo || path === null ? null : await call(api.previewSession(path)).catch(() => null);
+    if (pv) {
+      $("picker").hidden = true;
+      $("session-title").textContent = pv.name ?? path!.split("/").pop() ?? path!;
+      graph().showPreview(pv.rows, pv.lanes, pv.leafRow ?? 0);
+      endPreview = enterPreview(pv);
+    }
+    let s: OpenedSession;
+    try {
+      if (pv) await previewOnScreen();
+      s = await call(demo || path === null ? api.openDemoSession() : api.openSession(path));
+    } catch (e) {
+      if (pv) await showCurrentAgain();
+      throw e;
+    }
+    // Where the preview drew the leaf, to draw the whole graph's leaf at the same place.
+    const keep = pv && pv.leafRow !== null && pv.leafId === s.leafId ? graph().offsetInView(pv.leafRow) : null;
+    endPreview?.();
+    endPreview = null;
     $("picker").hidden = true;
     showSession(s);
     if (s.readOnly) readOnlyBanner(s.readOnly);
     else if (s.isDemo) notify("This is Arbor's demo session (no Pi sessions were found, or you chose it). Labels you set go to a copy in Arbor's data folder.");
     else $("notice").hidden = true;
+    if (s.leafRow !== null && keep !== null) graph().placeRow(s.leafRow, keep);
     if (s.leafRow !== null) graph().showRowNow(s.leafRow);
     if (s.leafId) await select(s.leafId);
     await loadBudgets();
     return true;
   } catch (e) {
+    endPreview?.();
     report(e);
     return false;
+  } finally {
+    done();
   }
+}
+
+/** Resolves once the preview's frame has been painted and handed to the window: the full open
+ * then holds the main thread, which presents frames, for seconds. */
+function previewOnScreen(): Promise<void> {
+  return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 30))));
+}
+
+/** The open in flight (resolved when there is none). */
+let opening: Promise<void> = Promise.resolve();
+
+/** A big file's full open failed after its preview was drawn: the session open before (which the
+ * failed open reads again) replaces the preview, or an empty graph when there is none. */
+async function showCurrentAgain(): Promise<void> {
+  const s = await call(api.currentSession()).catch(() => null);
+  if (!s) {
+    graph().reset(0, 1);
+    $("session-title").textContent = "No session";
+    return;
+  }
+  showSession(s);
+  if (s.leafRow !== null) graph().showRowNow(s.leafRow);
 }
 
 /** The top bar's Open file…: the native file dialog, then the file. */

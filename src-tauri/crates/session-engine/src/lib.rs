@@ -25,6 +25,7 @@ pub mod report;
 pub mod session;
 pub mod settings;
 pub mod store;
+pub mod tail;
 #[cfg(test)]
 mod testing;
 pub mod time;
