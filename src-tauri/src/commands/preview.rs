@@ -11,7 +11,7 @@
 //! Files under [`PREVIEW_MIN_BYTES`] get no preview: they open in one step, as before.
 
 use crate::error::{AppError, IpcResult};
-use crate::view::graph::{entry_title, marks_of, nodes_in, GraphRow, GraphRowKind};
+use crate::view::graph::{entry_title, graph_row, marks_of, nodes_in, GraphRow, GraphRowKind};
 use serde::Serialize;
 use session_engine::tail::{read_tail, Tail};
 use session_graph::{layout, LayoutOptions, Node, NodeKind, RowKind};
@@ -116,25 +116,7 @@ pub fn preview(path: &Path, min_bytes: u64, tail_bytes: u64) -> Result<Option<Se
                     (id, GraphRowKind::Fold, format!("{count} entries"), None, count)
                 }
             };
-            GraphRow {
-                row: k as u32,
-                lane: r.lane as u32,
-                from_above: r.from_above,
-                to_below: r.to_below,
-                through: r.through.iter().map(|x| *x as u32).collect(),
-                forks: r.forks.iter().map(|x| *x as u32).collect(),
-                marks,
-                entry_id,
-                kind,
-                title,
-                label,
-                fold_count,
-                span: r.span,
-                dropped: None,
-                retained: None,
-                facts: None,
-                quality: None,
-            }
+            graph_row(k as u32, r, marks, (entry_id, kind, title, label, fold_count))
         })
         .collect();
     Ok(Some(SessionPreview {

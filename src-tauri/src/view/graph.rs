@@ -268,27 +268,37 @@ pub fn window(session: &Session, l: &Layout, start: u32, end: u32) -> Vec<GraphR
                     )
                 }
             };
-            GraphRow {
-                row: start + k as u32,
-                lane: r.lane as u32,
-                from_above: r.from_above,
-                to_below: r.to_below,
-                through: r.through.iter().map(|x| *x as u32).collect(),
-                forks: r.forks.iter().map(|x| *x as u32).collect(),
-                marks: mark_names,
-                entry_id,
-                kind,
-                title,
-                label,
-                fold_count,
-                span: r.span,
-                dropped: None,
-                retained: None,
-                facts: None,
-                quality: None,
-            }
+            graph_row(start + k as u32, r, mark_names, (entry_id, kind, title, label, fold_count))
         })
         .collect()
+}
+
+/// What a row shows of its entry, or of the entries it folds: id, kind, title, label, count.
+pub(crate) type RowText = (String, GraphRowKind, String, Option<String>, u32);
+
+/// Layout row `r` as the graph draws it at `row`, before any summary facts are filled in. The
+/// open session's window and a big file's preview both draw their rows through it.
+pub(crate) fn graph_row(row: u32, r: &session_graph::Row, marks: Vec<Mark>, text: RowText) -> GraphRow {
+    let (entry_id, kind, title, label, fold_count) = text;
+    GraphRow {
+        row,
+        lane: r.lane as u32,
+        from_above: r.from_above,
+        to_below: r.to_below,
+        through: r.through.iter().map(|x| *x as u32).collect(),
+        forks: r.forks.iter().map(|x| *x as u32).collect(),
+        marks,
+        entry_id,
+        kind,
+        title,
+        label,
+        fold_count,
+        span: r.span,
+        dropped: None,
+        retained: None,
+        facts: None,
+        quality: None,
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
