@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { stubGraphDom } from "./graph-dom";
 
 // The graph asks Rust for its rows through the generated bindings; here they answer at once.
 const asked: [number, number][] = [];
@@ -45,16 +46,7 @@ describe("graph view", () => {
     frames.length = 0;
     layout.shift = 0;
     layout.marks = () => ["active"];
-    // jsdom has no canvas: the lanes are not drawn, the rows are.
-    vi.spyOn(HTMLCanvasElement.prototype, "getContext").mockReturnValue(null);
-    // Frames only run when the test says so.
-    vi.stubGlobal("requestAnimationFrame", (f: FrameRequestCallback) => frames.push(f));
-    vi.stubGlobal(
-      "ResizeObserver",
-      class {
-        observe() {}
-      },
-    );
+    stubGraphDom(frames);
   });
   afterEach(() => {
     vi.unstubAllGlobals();

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { stubGraphDom } from "./graph-dom";
 import type { GraphRow, SessionPreview } from "../src/ipc";
 
 // The graph asks Rust for rows only outside a preview; here every ask is recorded.
@@ -58,19 +59,11 @@ describe("a big session's preview", () => {
     document.body.innerHTML = `<div id="notice" hidden></div><button id="btn-continue" disabled>Continue</button>
       <button id="btn-compact" title="Compact the session at the leaf now">Compact…</button><input id="search" />
       <button id="btn-zoom-in">+</button>`;
-    vi.spyOn(HTMLCanvasElement.prototype, "getContext").mockReturnValue(null);
-    vi.stubGlobal("requestAnimationFrame", (f: FrameRequestCallback) => frames.push(f));
-    vi.stubGlobal(
-      "ResizeObserver",
-      class {
-        observe() {}
-      },
-    );
+    stubGraphDom(frames);
   });
   afterEach(() => {
     vi.unstubAllGlobals();
     vi.restoreAllMocks();
-    vi.useRealTimers();
   });
 
   it("draws its rows with the cursor on the leaf, asks Rust for none, and ignores clicks and selecting keys", () => {
