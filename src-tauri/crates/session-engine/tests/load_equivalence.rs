@@ -153,3 +153,56 @@ fn a_lazy_branch_preparation_equals_a_parsed_one() {
         assert_eq!(branch::branch_message(&lazy, i), branch::branch_message(&parsed, i), "entry {i}");
     }
 }
+
+/// The open of a file of 1 to 8 MiB, whose halves are parsed by the threads that read them,
+/// equals the load of the same bytes in one pass, wherever the middle falls: on lines that are
+/// not UTF-8, not JSON, blank or only whitespace, on long lines and multi-byte text, with
+/// whitespace before the header and after the last line.
+#[test]
+fn an_open_read_and_parsed_in_halves_equals_the_single_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let odd: [&[u8]; 6] = [
+        b"{\"type\":\"message\",\"id\":\"bad\xff\",\"parentId\":null,\"timestamp\":\"t\",\"message\":{\"role\":\"us\xc3\"}}",
+        b"{\"type\":\"message\",\"id\":",
+        b"   \t ",
+        "\u{a0}\u{2028}".as_bytes(),
+        "{\"type\":\"custom\",\"id\":\"é😀\",\"parentId\":\"m0\",\"timestamp\":\"t\",\"data\":\"ü\\n\\u00e9\"}".as_bytes(),
+        b"[1,2]",
+    ];
+    for pad in [0usize, 37, 511, 3001] {
+        let mut text: Vec<u8> = b" \n".to_vec();
+        text.extend_from_slice(br#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/p"}"#);
+        text.push(b'\n');
+        let mut k = 0;
+        while text.len() < (1 << 20) + (1 << 18) {
+            if k % 7 == 3 {
+                text.extend_from_slice(odd[(k / 7) % odd.len()]);
+            } else {
+                let body = "x".repeat(if k % 5 == 0 { pad + 4000 } else { 300 + k % 97 });
+                let parent = if k == 0 { "null".to_string() } else { format!("\"m{}\"", k - 1) };
+                text.extend_from_slice(
+                    format!(r#"{{"type":"message","id":"m{k}","parentId":{parent},"timestamp":"t","message":{{"role":"assistant","content":"{body} ö"}}}}"#)
+                        .as_bytes(),
+                );
+            }
+            text.push(b'\n');
+            k += 1;
+        }
+        text.extend_from_slice(b"\n \n");
+        let f = dir.path().join(format!("s{pad}.jsonl"));
+        std::fs::write(&f, &text).unwrap();
+        let opened = Session::open(&f).unwrap();
+        let single = Session::from_bytes_with_splits(
+            text.clone(),
+            &mut session_engine::session::CounterIds { prefix: 'm', next: 0 },
+            usize::MAX,
+            usize::MAX,
+        );
+        assert!(single.len() > 200 && !single.diagnostics().is_empty(), "pad {pad}");
+        fuzz_checks::same_load(&single, &opened);
+        // And every split of the bytes near the middle, as the parts' threads would cut them.
+        for h in (text.len() / 2..).step_by(997).take(8).chain([text.len() * 11 / 20]) {
+            fuzz_checks::same_load(&single, &Session::from_bytes_in_parts(text.clone(), h));
+        }
+    }
+}

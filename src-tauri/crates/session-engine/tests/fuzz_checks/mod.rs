@@ -22,7 +22,8 @@ fn scratch(what: &str) -> PathBuf {
 /// report. Nothing may panic, and:
 /// * the one-thread and two-thread loads agree (the one-thread load of a small file is the
 ///   single pass that parses each line whole; the two-thread load scans, then parses; the
-///   single pass may also parse its second half on another thread): the same entries with the
+///   single pass may also parse its second half on another thread, or take both halves parsed
+///   by the threads that read them): the same entries with the
 ///   same fields, roles, values, labels, name and header;
 /// * every path starts at a root (no parent) and follows parent links to the entry it ends at;
 /// * every entry the id index holds is in the tree exactly once (a root or one parent's child);
@@ -32,28 +33,14 @@ pub fn loader(data: &[u8]) {
     let two = Session::from_bytes_with(data.to_vec(), &mut CounterIds { prefix: 'm', next: 0 }, 0);
     // The single pass with its second half parsed on another thread.
     let split = Session::from_bytes_with_splits(data.to_vec(), &mut CounterIds { prefix: 'm', next: 0 }, usize::MAX, 0);
-    for two in [&two, &split] {
-        assert_eq!(session.len(), two.len());
-        assert_eq!(session.diagnostics(), two.diagnostics());
-        assert_eq!(session.file_leaf(), two.file_leaf());
-        assert_eq!(session.header(), two.header());
-        assert_eq!(session.read_only(), two.read_only());
-        assert_eq!(session.labels(), two.labels());
-        assert_eq!(session.name(), two.name());
-        assert_eq!(session.malformed_lines(), two.malformed_lines());
-        for i in 0..session.len() {
-            assert_eq!(session.raw(i), two.raw(i));
-            let (a, b) = (session.entry(i), two.entry(i));
-            assert_eq!((a.start, a.end, a.line, a.kind), (b.start, b.end, b.line, b.kind), "entry {i}");
-            assert_eq!(
-                (&a.type_name, &a.id, &a.parent_id, &a.timestamp),
-                (&b.type_name, &b.id, &b.parent_id, &b.timestamp),
-                "entry {i}"
-            );
-            assert_eq!(session.parent_of(i), two.parent_of(i));
-            assert_eq!(pi_json::to_string(session.value(i)), pi_json::to_string(two.value(i)), "entry {i}");
-            assert_eq!(session.role(i), two.role(i), "entry {i}");
-        }
+    // The open of a file read in two parts, each parsed by the thread that read it, split
+    // anywhere (inside a line, a character, the leading or trailing whitespace).
+    let parts: Vec<Session> = [data.len() / 2, data.len() * 11 / 20, data.len() / 5, 1]
+        .into_iter()
+        .map(|h| Session::from_bytes_in_parts(data.to_vec(), h))
+        .collect();
+    for two in [&two, &split].into_iter().chain(&parts) {
+        same_load(&session, two);
     }
     let n = session.len();
     // The tree: each indexed entry once.
@@ -114,6 +101,32 @@ pub fn loader(data: &[u8]) {
     let opts = report::InspectOptions::default();
     let r = report::inspect(&session, &opts).expect("inspect with the file's leaf always answers");
     let _ = pi_json::to_string(&r);
+}
+
+/// Two loads of the same bytes agree: the same entries with the same fields, roles, values,
+/// labels, name, header, diagnostics and malformed lines.
+pub fn same_load(session: &Session, two: &Session) {
+    assert_eq!(session.len(), two.len());
+    assert_eq!(session.diagnostics(), two.diagnostics());
+    assert_eq!(session.file_leaf(), two.file_leaf());
+    assert_eq!(session.header(), two.header());
+    assert_eq!(session.read_only(), two.read_only());
+    assert_eq!(session.labels(), two.labels());
+    assert_eq!(session.name(), two.name());
+    assert_eq!(session.malformed_lines(), two.malformed_lines());
+    for i in 0..session.len() {
+        assert_eq!(session.raw(i), two.raw(i));
+        let (a, b) = (session.entry(i), two.entry(i));
+        assert_eq!((a.start, a.end, a.line, a.kind), (b.start, b.end, b.line, b.kind), "entry {i}");
+        assert_eq!(
+            (&a.type_name, &a.id, &a.parent_id, &a.timestamp),
+            (&b.type_name, &b.id, &b.parent_id, &b.timestamp),
+            "entry {i}"
+        );
+        assert_eq!(session.parent_of(i), two.parent_of(i));
+        assert_eq!(pi_json::to_string(session.value(i)), pi_json::to_string(two.value(i)), "entry {i}");
+        assert_eq!(session.role(i), two.role(i), "entry {i}");
+    }
 }
 
 /// Everything a session shows, field by field (for "extended == loaded fresh").
