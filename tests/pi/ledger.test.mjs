@@ -84,7 +84,11 @@ test("Pi loads Arbor's ledger, continues the session and hands the ledger to its
     };
     fs.writeFileSync(path.join(agentDir, "settings.json"), JSON.stringify(settings, null, 2));
     const file = path.join(dir, "session.jsonl");
-    fs.copyFileSync(RECORDING, file);
+    // The recording's header names the recorder's scratch folder as its working directory, which
+    // a fresh machine does not have, and Pi refuses to resume a session whose folder is gone. The
+    // copy (this test's own file) names the test's folder instead; every other line is as recorded.
+    const [header, ...rest] = fs.readFileSync(RECORDING, "utf8").split("\n");
+    fs.writeFileSync(file, [JSON.stringify({ ...JSON.parse(header), cwd: dir }), ...rest].join("\n"));
 
     // 1. Arbor compacts with the ledger, summarizing with the same loopback model.
     const compact = await run(
