@@ -96,6 +96,10 @@ pub struct Watcher {
 struct PassState {
     running: bool,
     first_ran: bool,
+    /// Set by [`Watcher::resume`] until the watcher thread takes its `Resume`: the rescan timer
+    /// could otherwise run a quiet pass in between, which would index the rest with no progress
+    /// events and leave the resumed pass, the one with progress, nothing to do.
+    resuming: bool,
 }
 
 type Pass = Arc<Mutex<PassState>>;
@@ -185,6 +189,7 @@ impl Watcher {
 
     /// Index the rest: a full pass with progress events, as at start.
     pub fn resume(&self) {
+        pass_state(&self.pass).resuming = true;
         self.paused.store(false, Ordering::SeqCst);
         let _ = self.tx.send(Msg::Resume);
     }
@@ -320,7 +325,9 @@ fn run(
     // A pass that found something (the OS missed it, or a root appeared) says so, so that the
     // picker refreshes; a pass that found nothing stays quiet. None runs while paused.
     let quiet_pass = |lib: &mut Library, subs: &Subs| {
-        if paused.load(Ordering::SeqCst) {
+        // `resume` sets `resuming` before it clears `paused`, so reading them in this order never
+        // sees a resume half done.
+        if paused.load(Ordering::SeqCst) || pass_state(&pass).resuming {
             return;
         }
         if let Some(r) = full_pass(lib, subs, false) {
@@ -342,6 +349,7 @@ fn run(
         match rx.recv_timeout(wait) {
             Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return,
             Ok(Msg::Resume) => {
+                pass_state(&pass).resuming = false;
                 if !paused.load(Ordering::SeqCst) {
                     loud_pass(&mut lib, &subs);
                     last_rescan = Instant::now();
@@ -396,6 +404,9 @@ fn run(
         }
         for n in lib.take_notices() {
             emit(&subs, LibraryEvent::Notice { notice: n });
+        }
+        if resume_after {
+            pass_state(&pass).resuming = false;
         }
         if resume_after && !paused.load(Ordering::SeqCst) {
             loud_pass(&mut lib, &subs);
