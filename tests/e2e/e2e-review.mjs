@@ -227,8 +227,7 @@ async function timeLimitScenario(display) {
     // A 3-second limit, set in the Pi tab.
     await s.exec(`document.querySelector('.tab[data-tab="pi"]').click()`);
     await s.waitFor("the Pi tab", async () => /Listening on/.test((await s.text("#review-status")) || ""), 10_000);
-    await s.exec(`document.getElementById("review-timeout").value = "0.05"; document.getElementById("btn-save-review").click()`);
-    await s.waitFor("saved", async () => /Saved: review/.test((await s.text("#notice")) || ""), 10_000);
+    await saveReview(s, `document.getElementById("review-timeout").value = "0.05"`);
     const pi = piCompacts(c);
     await dialogShown(s);
     const r = await pi;
@@ -297,6 +296,16 @@ async function branchScenario(display) {
   }
 }
 
+/** Sets the Pi tab's review preferences with `set` (page script), saves them and waits for the
+ * notice that says so. Every text the notice line shows is kept: Arbor's follow of a file Pi just
+ * wrote can replace "Saved" before a poll sees it. */
+async function saveReview(s, set) {
+  await s.exec(`window.__notices = [];
+    new MutationObserver(() => window.__notices.push(document.getElementById("notice").textContent)).observe(document.getElementById("notice"), { childList: true, characterData: true, subtree: true });
+    ${set}; document.getElementById("btn-save-review").click()`);
+  await s.waitFor("saved", () => s.exec(`return window.__notices.some((t) => /Saved: review/.test(t))`), 10_000);
+}
+
 /** The review preference "add the artifact ledger", saved in the Pi tab, checks the dialog's
  * box; Pi then writes the summary with the `## Artifacts` section. The span gets artifacts from a
  * scripted turn whose tools run in the empty project (a failing grep, read and python). When
@@ -311,8 +320,7 @@ async function ledgerScenario(display) {
     check("ledger: Pi ran the scripted tool turn", tools.code === 0, tools.stderr);
     await s.exec(`document.querySelector('.tab[data-tab="pi"]').click()`);
     await s.waitFor("the Pi tab", async () => /Listening on/.test((await s.text("#review-status")) || ""), 10_000);
-    await s.exec(`document.getElementById("review-ledger").checked = true; document.getElementById("btn-save-review").click()`);
-    await s.waitFor("saved", async () => /Saved: review/.test((await s.text("#notice")) || ""), 10_000);
+    await saveReview(s, `document.getElementById("review-ledger").checked = true`);
     const pi = piCompacts(c);
     await dialogShown(s);
     await s.waitFor("the ledger panel", () => s.exec(`return !!document.getElementById("review-ledger")`), 10_000);
