@@ -407,10 +407,10 @@ fn run(
         }
         if resume_after {
             pass_state(&pass).resuming = false;
-        }
-        if resume_after && !paused.load(Ordering::SeqCst) {
-            loud_pass(&mut lib, &subs);
-            last_rescan = Instant::now();
+            if !paused.load(Ordering::SeqCst) {
+                loud_pass(&mut lib, &subs);
+                last_rescan = Instant::now();
+            }
         }
     }
 }
