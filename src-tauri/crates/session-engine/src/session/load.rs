@@ -244,7 +244,7 @@ impl Session {
             FileBytes::read(path).map(|b| (b, None))
         }
         .map_err(|e| OpenError::Io { path: p, source: e })?;
-        let parts = parts.and_then(|(a, b)| Some((a?, b?)));
+        let parts = parts.and_then(|(a, b)| a.zip(b));
         Ok(Session::from_file_bytes(
             buf,
             &mut CounterIds { prefix: 'm', next: 0 },
