@@ -318,7 +318,7 @@ pub fn search(session: &Session, l: &Layout, query: &str, limit: usize) -> Vec<S
     }
     let mut hits = Vec::new();
     for i in 0..session.len() {
-        if String::from_utf8_lossy(session.raw(i)).to_lowercase().contains(&q) {
+        if String::from_utf8_lossy(&session.raw(i)).to_lowercase().contains(&q) {
             let row = l.row_of(i as u32).unwrap_or(0);
             hits.push(SearchHit { entry_id: session.id(i).to_string(), row, title: entry_title(session, i).1 });
             if hits.len() >= limit {

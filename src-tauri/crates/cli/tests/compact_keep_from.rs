@@ -79,7 +79,7 @@ fn every_entry_as_the_cut_point_of_three_pi_sessions() {
                 valid += 1;
                 let after = Session::open(&file).unwrap();
                 let last = after.file_leaf().unwrap();
-                let entry: serde_json::Value = serde_json::from_slice(after.raw(last)).unwrap();
+                let entry: serde_json::Value = serde_json::from_slice(&after.raw(last)).unwrap();
                 assert_eq!(entry["type"], "compaction");
                 assert_eq!(entry["firstKeptEntryId"], id.as_str(), "{name}");
                 assert_eq!(

@@ -282,7 +282,7 @@ fn main() {
             for f in library::roots::scan(&dir) {
                 let l = library::analyze::load(std::fs::read(&f).unwrap());
                 for i in 0..l.s.len() {
-                    let v = pi_json::parse_bytes(l.s.raw(i)).unwrap_or_default();
+                    let v = pi_json::parse_bytes(&l.s.raw(i)).unwrap_or_default();
                     let e = library::analyze::entry_facts(l.s.kind(i), &v);
                     body += e.body.len();
                     n += 1;

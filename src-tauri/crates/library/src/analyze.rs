@@ -112,7 +112,7 @@ pub fn catalog(l: &Loaded) -> Catalog {
                 let head = if session.migrated() {
                     None
                 } else {
-                    pi_json::message_head(session.raw(i)).filter(|h| h.0.as_deref() == role_now)
+                    pi_json::message_head(&session.raw(i)).filter(|h| h.0.as_deref() == role_now)
                 };
                 let (role, has_content, ts) = match head {
                     Some(h) => h,
@@ -133,7 +133,7 @@ pub fn catalog(l: &Loaded) -> Catalog {
                     let m = if session.migrated() {
                         session.message(i)
                     } else {
-                        v = pi_json::parse_bytes(session.raw(i)).unwrap_or(Value::Null);
+                        v = pi_json::parse_bytes(&session.raw(i)).unwrap_or(Value::Null);
                         v.get("message")
                     };
                     if let Some(t) = m.and_then(|m| m.get("content")).map(text_content) {

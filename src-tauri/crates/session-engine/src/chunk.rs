@@ -447,7 +447,7 @@ mod tests {
             assert_eq!(e.id, session.id(i));
             assert_eq!(e.kind, session.kind(i));
             assert_eq!(e.parent_id.as_deref(), session.entry(i).parent_id.as_deref());
-            assert_eq!(&body.as_bytes()[e.start..e.end], session.raw(i));
+            assert_eq!(&body.as_bytes()[e.start..e.end], &*session.raw(i));
         }
         assert_eq!(c.consumed, body.len());
         assert!(c.unterminated);

@@ -247,7 +247,7 @@ impl ContributionCache {
     /// The kept contribution of entry `i`, if it is still that entry's.
     pub fn get(&self, session: &Session, i: usize) -> Option<Contribution> {
         let &(h, len, c) = self.entries.get(i)?.as_ref()?;
-        (len as usize == session.raw(i).len() && h == id_hash(session.id(i))).then_some(c)
+        (len as usize == session.raw_len(i) && h == id_hash(session.id(i))).then_some(c)
     }
     /// Reads the missing entries of `path`, `step` at a time, until done or `budget` is spent
     /// (at least one step). True when every entry of the path is kept.
@@ -260,7 +260,7 @@ impl ContributionCache {
         let mut done = 0;
         for chunk in missing.chunks(step.max(1)) {
             for (&i, c) in chunk.iter().zip(contributions(session, chunk)) {
-                self.entries[i] = Some((id_hash(session.id(i)), session.raw(i).len() as u32, c));
+                self.entries[i] = Some((id_hash(session.id(i)), session.raw_len(i) as u32, c));
             }
             done += chunk.len();
             if t.elapsed() >= budget {
@@ -298,7 +298,7 @@ impl ContributionCache {
         for chunk in missing.chunks(step.max(1)) {
             let idx: Vec<usize> = chunk.iter().map(|&pos| path[pos]).collect();
             for ((&pos, &i), c) in chunk.iter().zip(&idx).zip(contributions(session, &idx)) {
-                self.entries[i] = Some((id_hash(session.id(i)), session.raw(i).len() as u32, c));
+                self.entries[i] = Some((id_hash(session.id(i)), session.raw_len(i) as u32, c));
                 out[pos] = c;
             }
             done += chunk.len();

@@ -157,11 +157,12 @@ fn check_case(jsonl: &Path, exp_path: &Path, errors: &mut Vec<String>, tally: &m
     if session.read_only().is_none() {
         for i in 0..session.len() {
             let e = session.entry(i);
-            if &bytes[e.start as usize..e.end as usize] != session.raw(i) {
+            if bytes[e.start as usize..e.end as usize] != *session.raw(i) {
                 errors.push(format!("{name}: entry {} raw bytes differ from the file", session.id(i)));
             }
             // The line re-serialized with JSON.stringify semantics is the line itself when Pi wrote it.
-            let raw = session.raw(i).strip_suffix(b"\r").unwrap_or(session.raw(i));
+            let line = session.raw(i);
+            let raw = line.strip_suffix(b"\r").unwrap_or(&line);
             if pi_json::to_string(session.value(i)).as_bytes() != raw && !name.starts_with("load-") {
                 errors.push(format!("{name}: entry {} does not re-serialize to its own bytes", session.id(i)));
             }

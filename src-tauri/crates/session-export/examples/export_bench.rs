@@ -19,18 +19,18 @@ fn main() {
     let t = Instant::now();
     let mut n = 0usize;
     for i in 0..session.len() {
-        n += pi_json::parse_bytes(session.raw(i)).map(|_| 1).unwrap_or(0);
+        n += pi_json::parse_bytes(&session.raw(i)).map(|_| 1).unwrap_or(0);
     }
     let parse_ms = ms(t);
     // Every line's bytes through the rules, whatever they hold: the cost of `find` alone.
     let t = Instant::now();
     let mut raw_found = 0usize;
     for i in 0..session.len() {
-        raw_found += secrets::find(&String::from_utf8_lossy(session.raw(i))).len();
+        raw_found += secrets::find(&String::from_utf8_lossy(&session.raw(i))).len();
     }
     let find_all_ms = ms(t);
     let t = Instant::now();
-    let with_keyword = (0..session.len()).filter(|&i| secrets::might_contain_json(session.raw(i))).count();
+    let with_keyword = (0..session.len()).filter(|&i| secrets::might_contain_json(&session.raw(i))).count();
     let prefilter_ms = ms(t);
     let leaf = session.file_leaf();
     let t = Instant::now();

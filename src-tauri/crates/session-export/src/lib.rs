@@ -141,7 +141,10 @@ pub fn export_with(
             // never does, is left out of the outline, not of the export).
             let user = memchr::memmem::Finder::new(b"\"user\"");
             let bash = memchr::memmem::Finder::new(b"\"bashExecution\"");
-            let maybe = |i: usize| user.find(session.raw(i)).is_some() || bash.find(session.raw(i)).is_some();
+            let maybe = |i: usize| {
+                let raw = session.raw(i);
+                user.find(&raw).is_some() || bash.find(&raw).is_some()
+            };
             for (k, seg) in p.segments.iter().enumerate() {
                 let label = segment_label(session, &p, k);
                 out.outline_segment_begin(k, &label, k == 0)?;

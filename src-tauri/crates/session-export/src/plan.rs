@@ -406,8 +406,11 @@ pub(crate) fn parts_of<'a>(session: &'a Session, idx: usize, v: &'a Value) -> (S
         _ => {
             // The line as written, unless secrets were redacted from it: then the redacted copy.
             let raw = session.raw(idx);
-            let body = if pi_json::parse_bytes(raw).ok().as_ref() == Some(v) {
-                String::from_utf8_lossy(raw)
+            let body = if pi_json::parse_bytes(&raw).ok().as_ref() == Some(v) {
+                match raw {
+                    std::borrow::Cow::Borrowed(b) => String::from_utf8_lossy(b),
+                    std::borrow::Cow::Owned(b) => String::from_utf8_lossy(&b).into_owned().into(),
+                }
             } else {
                 pretty(v).into()
             };

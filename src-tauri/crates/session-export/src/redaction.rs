@@ -69,8 +69,8 @@ const NOT_SHOWN: &[&str] = &[
 /// without any of the rules' keywords is only parsed.
 pub(crate) fn entry_value(session: &Session, idx: usize, keep: bool) -> (Value, Vec<SecretFinding>) {
     let raw = session.raw(idx);
-    let mut v = pi_json::parse_bytes(raw).unwrap_or(Value::Null);
-    if keep || !secrets::might_contain_json(raw) {
+    let mut v = pi_json::parse_bytes(&raw).unwrap_or(Value::Null);
+    if keep || !secrets::might_contain_json(&raw) {
         return (v, Vec::new());
     }
     let mut found = Vec::new();

@@ -104,7 +104,7 @@ pub(crate) fn fulltext_of(l: &Loaded) -> FullTextOut {
             analyze::entry_facts(session.kind(i), session.value(i))
         } else {
             // parsed without caching: the DOM of a big file is never kept whole
-            let v = pi_json::parse_bytes(session.raw(i)).unwrap_or(Value::Null);
+            let v = pi_json::parse_bytes(&session.raw(i)).unwrap_or(Value::Null);
             analyze::entry_facts(session.kind(i), &v)
         };
         facts.push(f);

@@ -16,7 +16,12 @@ impl Session {
     pub fn extend_from_file(&mut self, path: &Path) -> Result<Extend, OpenError> {
         use std::io::{Read, Seek, SeekFrom};
         let p = path.display().to_string();
-        if self.stale || self.read_only.is_some() || !self.ends_with_newline() || self.buf.is_empty() {
+        if self.stale
+            || self.buf.changed()
+            || self.read_only.is_some()
+            || !self.ends_with_newline()
+            || self.buf.is_empty()
+        {
             return Ok(Extend::Reload);
         }
         let io = |e: std::io::Error| OpenError::Io { path: p.clone(), source: e };
@@ -31,7 +36,11 @@ impl Session {
         let mut tail = vec![0u8; probe as usize];
         f.seek(SeekFrom::Start(old - probe)).map_err(io)?;
         f.read_exact(&mut tail).map_err(io)?;
-        if tail != self.buf.copy_range((old - probe) as usize, old as usize) {
+        // (Of a big file, these bytes stay in memory after the open: see `bytes`.)
+        let Ok(held) = self.buf.copy_range((old - probe) as usize, old as usize) else {
+            return Ok(Extend::Reload);
+        };
+        if tail != held {
             return Ok(Extend::Reload);
         }
         let mut new = Vec::with_capacity((len - old) as usize);
@@ -51,7 +60,10 @@ impl Session {
         let end = old_len + new_end;
         // The old tail (after `text_end`) now belongs to the last line read, up to its `\n`,
         // and to blank lines, as in a fresh load of the longer file.
-        let tail = self.buf.copy_range(self.text_end, old_len);
+        let Ok(tail) = self.buf.copy_range(self.text_end, old_len) else {
+            self.stale = true;
+            return Ok(Extend::Reload);
+        };
         let tail = &tail[..];
         let first_nl = memchr::memchr(b'\n', tail).unwrap_or(tail.len());
         if tail[..first_nl].iter().any(|b| !matches!(b, b' ' | b'\t' | b'\r')) {
@@ -72,7 +84,8 @@ impl Session {
                     d.line == last_line && matches!(d.kind, DiagnosticKind::Malformed | DiagnosticKind::NulBytes)
                 })
             {
-                let whole = String::from_utf8_lossy(self.buf.slice(d.offset as usize, last_end as usize)).into_owned();
+                let line = self.buf.slice(d.offset as usize, last_end as usize).unwrap_or_default();
+                let whole = String::from_utf8_lossy(&line).into_owned();
                 if let Err(e) = pi_json::scan_line_fast(whole.as_bytes()) {
                     (d.kind, d.message) = whole_line_diag(whole.as_bytes(), &e);
                 }

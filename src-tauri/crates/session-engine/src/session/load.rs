@@ -223,6 +223,14 @@ pub(super) fn whole_line_diag(text: &[u8], e: &pi_json::JsonError) -> (Diagnosti
 impl Session {
     /// Opens a session file, read-only. Rejects what is not a regular file before reading it.
     pub fn open(path: &Path) -> Result<Session, OpenError> {
+        Session::open_leaving_in_file(path, LEFT_IN_FILE_MIN_BYTES)
+    }
+
+    /// [`Session::open`], with files from `min_bytes` on read back from the file after the open
+    /// (for tests of that reading on files smaller than [`LEFT_IN_FILE_MIN_BYTES`]; below
+    /// [`EAGER_PARSE_MAX_BYTES`] a file keeps its bytes whatever `min_bytes` says).
+    #[doc(hidden)]
+    pub fn open_leaving_in_file(path: &Path, min_bytes: usize) -> Result<Session, OpenError> {
         let p = path.display().to_string();
         let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => OpenError::NotFound { path: p.clone() },
@@ -238,20 +246,34 @@ impl Session {
         // A file parsed whole at open on two threads is parsed by the threads that read it
         // (`FileBytes::read_then`), each half as soon as it is read.
         let len = meta.len() as usize;
-        let (buf, parts) = if (PARALLEL_PARSE_MIN_BYTES..=EAGER_PARSE_MAX_BYTES).contains(&len) {
-            FileBytes::read_then(path, first_part, second_part)
+        let io = |e| OpenError::Io { path: p.clone(), source: e };
+        let (buf, file, parts) = if (PARALLEL_PARSE_MIN_BYTES..=EAGER_PARSE_MAX_BYTES).contains(&len) {
+            FileBytes::read_then(path, first_part, second_part).map(|(b, parts)| (b, None, parts)).map_err(io)?
         } else {
-            FileBytes::read(path).map(|b| (b, None))
-        }
-        .map_err(|e| OpenError::Io { path: p, source: e })?;
+            FileBytes::read_keeping_file(path).map(|(b, f)| (b, Some(f), None)).map_err(io)?
+        };
         let parts = parts.and_then(|(a, b)| a.zip(b));
-        Ok(Session::from_file_bytes(
+        let mut session = Session::from_file_bytes(
             buf,
             &mut CounterIds { prefix: 'm', next: 0 },
             PARALLEL_MIN_BYTES,
             PARALLEL_PARSE_MIN_BYTES,
             parts,
-        ))
+        );
+        // A big file's bytes go back to the file once indexed: its entries are parsed on first
+        // use, from the file (the page cache holds the bytes, not the app). Small files, parsed
+        // whole at open, migrated ones (their values are the migration's) and files without a
+        // header (their first line may follow whitespace, not a line end) keep theirs.
+        #[cfg(unix)]
+        if let Some(file) = file {
+            let left = session.buf.len() >= min_bytes.max(EAGER_PARSE_MAX_BYTES + 1);
+            if left && session.header.is_some() && !session.migrated {
+                session.buf.leave_in_file(file);
+            }
+        }
+        #[cfg(not(unix))]
+        drop(file);
+        Ok(session)
     }
 
     /// Loads from bytes. The ids a v1 migration needs are deterministic (`m0000001`, ...), so

@@ -11,11 +11,16 @@
 //!   `timestamp` and `message.role`), and an entry's full JSON is parsed on first use
 //!   ([`Session::value`]) and cached. A line the parser refuses goes to the scan, which decides.
 //!
-//! The original bytes of every line are kept (`Session::raw`), so nothing Arbor does changes key
-//! order, unknown fields or number forms.
+//! The original bytes of every line stay readable (`Session::raw`), so nothing Arbor does changes
+//! key order, unknown fields or number forms. A file of [`LEFT_IN_FILE_MIN_BYTES`] or more gives
+//! its bytes back to the file once indexed and reads them again from it, in blocks, when a line
+//! is asked for; a line that is no longer where
+//! the open indexed it (the file cut or rewritten in place) marks the session changed
+//! ([`Session::changed_on_disk`]), and the live follow then opens the file again.
 //!
-//! The parts: the types and simple queries here; the file's bytes as held (`bytes`: big files in
-//! anonymous memory, read in two halves at once); opening and indexing (`load`), the in-memory
+//! The parts: the types and simple queries here; the file's bytes as held (`bytes`: big files
+//! read into anonymous memory in two halves at once for the open, the biggest then left in the
+//! file); opening and indexing (`load`), the in-memory
 //! v1/v2 → v3 migration (`migrate`), reading appended lines (`extend`), the tree queries
 //! (`tree`), the migration's id sources (`id_source`) and JavaScript's whitespace rules
 //! (`whitespace`).
@@ -52,6 +57,13 @@ pub const PARALLEL_MIN_BYTES: usize = 8 << 20;
 /// there the first query (a click, the context) should not pay for the parse: Pi parses at load,
 /// so a lazy parse made Arbor's context build at 1k entries slower than Pi's (2.5 ms vs 0.5 ms).
 pub const EAGER_PARSE_MAX_BYTES: usize = 8 << 20;
+
+/// Files at least this big give their bytes back to the file after the open, and their lines are
+/// read from it again when asked for (see `bytes`): a session of hundreds of megabytes would
+/// otherwise be held twice over by the app (the engine's copy and the page cache's). Smaller ones
+/// keep them: reading lines back from the page cache made a navigation at 10,000 entries (26 MB)
+/// 1.6–1.7× slower, and the 26 MB held are little next to the window's own memory.
+pub const LEFT_IN_FILE_MIN_BYTES: usize = 64 << 20;
 
 /// The tree's links (built by `tree.rs` on first use): each entry's children, and the roots.
 #[derive(Clone)]
@@ -310,6 +322,7 @@ impl Session {
     pub fn ends_with_newline(&self) -> bool {
         self.ends_with_newline || self.buf.is_empty()
     }
+    /// The file's length as read (at open and by each [`Session::extend_from_file`]).
     pub fn file_len(&self) -> u64 {
         self.buf.len() as u64
     }
@@ -332,15 +345,89 @@ impl Session {
         self.kinds[idx]
     }
     /// The original bytes of the entry's line (without `\n`; a CRLF file keeps its `\r`).
-    pub fn raw(&self, idx: usize) -> &[u8] {
+    ///
+    /// A file of [`LEFT_IN_FILE_MIN_BYTES`] or more has its lines read again from the file (the open gave its bytes back, see
+    /// `bytes`): the read must find the line where the open indexed it, between two line ends
+    /// (or the file's end and its trailing whitespace). When it does not (the file was cut or
+    /// rewritten in place since), the line reads as empty and [`Session::changed_on_disk`] says
+    /// so: the session must be opened again.
+    pub fn raw(&self, idx: usize) -> std::borrow::Cow<'_, [u8]> {
         let e = &self.entries[idx];
-        self.buf.slice(e.start as usize, e.end as usize)
+        let (start, end) = (e.start as usize, e.end as usize);
+        if !self.buf.in_file() {
+            return self.buf.slice(start, end).unwrap_or_default();
+        }
+        match self.read_framed(start, end) {
+            Some(b) => b,
+            None => {
+                self.buf.mark_changed();
+                std::borrow::Cow::Borrowed(&[])
+            }
+        }
+    }
+    /// The line `start..end` read with the byte before and after it, checked to be the line the
+    /// open indexed there: a `\n` before it, and after it a `\n` or (the last line, which Pi
+    /// trims) whitespace or nothing.
+    fn read_framed(&self, start: usize, end: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
+        let from = start.saturating_sub(1);
+        let to = (end + 1).min(self.buf.len());
+        let mut b = self.buf.copy_range(from, to).ok()?;
+        if start > 0 && b.first() != Some(&b'\n') {
+            return None;
+        }
+        if to > end {
+            match b.last() {
+                Some(b'\n') => {}
+                Some(&c) if end >= self.text_end && (c.is_ascii_whitespace() || c == 0x0b || c >= 0x80) => {}
+                _ => return None,
+            }
+            b.pop();
+        }
+        if start > 0 {
+            b.remove(0);
+        }
+        Some(std::borrow::Cow::Owned(b))
+    }
+    /// The length of the entry's line ([`Session::raw`]'s, without reading it).
+    pub fn raw_len(&self, idx: usize) -> usize {
+        let e = &self.entries[idx];
+        (e.end - e.start) as usize
+    }
+    /// Whether the lines of what the open read are read again from the file (a file of
+    /// [`LEFT_IN_FILE_MIN_BYTES`] or more; see
+    /// [`Session::raw`]) rather than held.
+    #[doc(hidden)]
+    pub fn reads_lines_from_file(&self) -> bool {
+        self.buf.in_file()
+    }
+    /// How many reads of the file [`Session::raw`] made since the open (lines read back in
+    /// blocks; 0 for a session that holds its bytes).
+    #[doc(hidden)]
+    pub fn file_reads(&self) -> usize {
+        self.buf.file_reads()
+    }
+    /// A line read again from the file was not the one the open indexed (the file was cut or
+    /// rewritten in place): what this session answers about it is no longer the file's, and
+    /// [`Session::extend_from_file`] asks for a fresh open.
+    pub fn changed_on_disk(&self) -> bool {
+        self.buf.changed()
+    }
+    /// The entry's line parsed. A line read again from the file must hold the id the open
+    /// indexed, else the file changed: `null`, and the session is marked changed. (A line the
+    /// parser refuses, too deep for it, reads as `null` as it did from memory.)
+    fn parse_entry(&self, idx: usize) -> Value {
+        let v = pi_json::parse_bytes(&self.raw(idx)).unwrap_or(Value::Null);
+        if self.buf.in_file() && matches!(v, Value::Obj(_)) && v.str_field("id") != Some(&*self.entries[idx].id) {
+            self.buf.mark_changed();
+            return Value::Null;
+        }
+        v
     }
     /// The entry's full JSON, parsed on first use. A line nested deeper than
     /// [`pi_json::MAX_DEPTH`] (which Pi loads, V8 having no limit) reads as `null` here: its
     /// entry stays in the tree but contributes nothing.
     pub fn value(&self, idx: usize) -> &Value {
-        self.values[idx].get_or_init(|| pi_json::parse_bytes(self.raw(idx)).unwrap_or(Value::Null))
+        self.values[idx].get_or_init(|| self.parse_entry(idx))
     }
     /// Parses the entries of `idxs` that [`Session::value`] has not parsed yet, on two threads
     /// when they are many bytes: what `value` then returns is the same, only the parse of a long
@@ -372,7 +459,7 @@ impl Session {
     pub fn value_transient(&self, idx: usize) -> std::borrow::Cow<'_, Value> {
         match self.values[idx].get() {
             Some(v) => std::borrow::Cow::Borrowed(v),
-            None => std::borrow::Cow::Owned(pi_json::parse_bytes(self.raw(idx)).unwrap_or(Value::Null)),
+            None => std::borrow::Cow::Owned(self.parse_entry(idx)),
         }
     }
     /// `entry.message` of a `message` entry.
@@ -466,7 +553,7 @@ mod tests {
             let parsed = session.values[i].get();
             assert_eq!(parsed.is_some(), asked.contains(&i), "entry {i}");
             if let Some(v) = parsed {
-                assert_eq!(v, &pi_json::parse_bytes(session.raw(i)).unwrap(), "entry {i}");
+                assert_eq!(v, &pi_json::parse_bytes(&session.raw(i)).unwrap(), "entry {i}");
             }
         }
     }
@@ -521,7 +608,7 @@ mod tests {
     }
 
     fn parsed_role(session: &Session, i: usize) -> Option<String> {
-        pi_json::parse_bytes(session.raw(i))
+        pi_json::parse_bytes(&session.raw(i))
             .unwrap()
             .get("message")
             .and_then(|m| m.str_field("role"))

@@ -156,7 +156,7 @@ fn state(session: &Session) -> Vec<(&'static str, String)> {
             "raw lines",
             format!(
                 "{:?}",
-                (0..session.len()).map(|i| String::from_utf8_lossy(session.raw(i)).into_owned()).collect::<Vec<_>>()
+                (0..session.len()).map(|i| String::from_utf8_lossy(&session.raw(i)).into_owned()).collect::<Vec<_>>()
             ),
         ),
         ("context", pi_json::to_string(&ctx_v)),
