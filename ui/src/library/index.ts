@@ -530,6 +530,9 @@ export async function startLibrary(h: LibraryHooks): Promise<void> {
     const synced = new Promise<void>((r) => syncedWaiters.push(r));
     await refresh();
     await synced;
+    // Closed while the first pass ran (a session opened from it, Close, Escape): it stays closed
+    // (it came back over the session opened meanwhile; showPicker lists the sessions anew).
+    if ($("picker").hidden) return;
   }
   const l = await refresh();
   if (!l) return;
