@@ -4,7 +4,10 @@ import { stubGraphDom } from "./graph-dom";
 // The graph asks Rust for its rows through the generated bindings; here they answer at once.
 const asked: [number, number][] = [];
 /** The layout the graph is given: entry `e<n>` at row n + shift, and its markers. */
-const layout = { shift: 0, marks: (_n: number): string[] => ["active"] };
+const layout = { shift: 0, marks: (_n: number): string[] => ["active"], kind: (_n: number): string => "user" };
+/** The entries the summary markers were asked for, one list a call; `markerFacts` answers them. */
+const markerAsks: string[][] = [];
+let markerFacts = false;
 vi.mock("../src/ipc/bindings", () => ({
   commands: {
     graphWindow: (start: number, end: number) => {
@@ -18,15 +21,22 @@ vi.mock("../src/ipc/bindings", () => ({
         forks: [],
         marks: layout.marks(start + i - layout.shift),
         entryId: `e${start + i - layout.shift}`,
-        kind: "user",
+        kind: layout.kind(start + i - layout.shift),
         title: `message ${start + i - layout.shift}`,
+        dropped: null,
+        retained: null,
+        facts: null,
         label: null,
         foldCount: 0,
         span: 0,
       }));
       return Promise.resolve({ status: "ok", data: { start, totalRows: 100_000, lanes: 1, rows } });
     },
-    summaryMarkers: () => Promise.resolve({ status: "ok", data: [] }),
+    summaryMarkers: (ids: string[]) => {
+      markerAsks.push(ids);
+      const data = markerFacts ? ids.map((entryId) => ({ entryId, dropped: 1, retained: 2, facts: 3 })) : [];
+      return Promise.resolve({ status: "ok", data });
+    },
   },
 }));
 
@@ -46,6 +56,9 @@ describe("graph view", () => {
     frames.length = 0;
     layout.shift = 0;
     layout.marks = () => ["active"];
+    layout.kind = () => "user";
+    markerAsks.length = 0;
+    markerFacts = false;
     stubGraphDom(frames);
   });
   afterEach(() => {
@@ -202,6 +215,43 @@ describe("graph view", () => {
     g.reset(100_002, 1);
     frame();
     expect(byId().size).toBe(0);
+  });
+
+  it("gives a new layout's summary rows the marker facts known for them, and keeps their elements", async () => {
+    const root = document.createElement("div");
+    Object.defineProperty(root, "clientHeight", { value: 240 });
+    document.body.appendChild(root);
+    const g = new GraphView(root, { onSelect() {}, onActivate() {}, onParent() {}, onLeaf() {} });
+    layout.kind = (n) => (n === 5 ? "compaction" : "user");
+    markerFacts = true;
+    g.setSession("/s/a.jsonl");
+    g.reset(100_000, 1);
+    const frame = () => frames.splice(0).forEach((f) => f(0));
+    const settle = async () => {
+      frame();
+      for (let i = 0; i < 3; i++) await new Promise((r) => setTimeout(r, 0));
+      frame();
+    };
+    await settle();
+    // The window left the compaction's facts out: they were asked for, and its row redrawn with them.
+    expect(markerAsks).toEqual([["e5"]]);
+    expect(g.rowAt(5)).toMatchObject({ dropped: 1, retained: 2, facts: 3 });
+    const e5 = root.querySelector<HTMLElement>('.g-row[data-entry-id="e5"]')!;
+    // A new layout (Continue) whose rows come without them: the row has them before its first
+    // draw, nothing is asked again, and the entry keeps its element.
+    layout.shift = 1;
+    g.reset(100_001, 1, await answerRows(0, 256, 100_001));
+    expect(g.rowAt(6)).toMatchObject({ entryId: "e5", dropped: 1, retained: 2, facts: 3 });
+    await settle();
+    expect(markerAsks).toEqual([["e5"]]);
+    expect(root.querySelector('.g-row[data-entry-id="e5"]')).toBe(e5);
+    expect(e5.dataset.row).toBe("6");
+    // Another session's rows with the same entry id are not given them.
+    g.setSession("/s/b.jsonl");
+    g.reset(100_001, 1, await answerRows(0, 256, 100_001));
+    expect(g.rowAt(6)).toMatchObject({ entryId: "e5", facts: null });
+    await settle();
+    expect(markerAsks).toEqual([["e5"], ["e5"]]);
   });
 
   it("takes only whole chunks of the rows a new layout came with, and asks for the rest", async () => {

@@ -65,6 +65,12 @@ export class GraphView {
   private spare: HTMLCanvasElement[] = [];
   /** The summary rows loaded, by entry id, for the quality scores that arrive later. */
   private summaryRows = new Map<string, { chunk: number; row: GraphRow }>();
+  /** The marker facts (drop count, retention) of the open session's summaries, by entry id: a
+   *  summary's facts depend on its text and span only, which no layout changes, so the rows of a
+   *  new layout (each Continue) get them at once. Asked for again per layout, they came a moment
+   *  after the Continue's frame and made its summary rows and lanes anew. */
+  private facts = new Map<string, Pick<GraphRow, "dropped" | "retained" | "facts">>();
+  private factsOf: string | null = null;
   /** Bumped when a chunk's rows change in place (marker facts filled in): its lanes are repainted. */
   private chunkVersion = new Map<number, number>();
   /** Canvas colours, read from the theme's CSS variables (again whenever the theme changes). */
@@ -150,6 +156,13 @@ export class GraphView {
   viewRequest(): GraphViewport {
     const v = this.viewport();
     return { top: v.scrollTop / v.rowHeight, height: v.height / v.rowHeight, margin: BAND_MARGIN, chunk: CHUNK };
+  }
+
+  /** The open session's file: the marker facts kept are those of one session. */
+  setSession(path: string): void {
+    if (path === this.factsOf) return;
+    this.factsOf = path;
+    this.facts.clear();
   }
 
   /** A big session's provisional rows (all of them, numbered from 0), with the cursor on
@@ -267,6 +280,8 @@ export class GraphView {
     for (const r of rows) {
       if (r.kind !== "compaction" && r.kind !== "branch_summary") continue;
       this.summaryRows.set(r.entryId, { chunk: c, row: r });
+      if ((r.facts ?? null) === null) Object.assign(r, this.facts.get(r.entryId));
+      else this.facts.set(r.entryId, { dropped: r.dropped, retained: r.retained, facts: r.facts });
       // A score that arrived while the window was on its way.
       if (r.quality === null) r.quality = qualityMark(r.entryId)?.score.score ?? null;
     }
@@ -287,7 +302,10 @@ export class GraphView {
         const byId = new Map(facts.map((f) => [f.entryId, f]));
         for (const r of missing) {
           const f = byId.get(r.entryId);
-          if (f) Object.assign(r, { dropped: f.dropped, retained: f.retained, facts: f.facts });
+          if (!f) continue;
+          const got = { dropped: f.dropped, retained: f.retained, facts: f.facts };
+          Object.assign(r, got);
+          if (this.factsOf !== null) this.facts.set(r.entryId, got);
         }
         missing = missing.filter((r) => !byId.has(r.entryId));
         const chunk = Math.floor(rows[0].row / CHUNK);

@@ -13,5 +13,6 @@ export function showSession(s: OpenedSession, rows?: GraphWindow | null): void {
   $("session-title").title = s.path;
   $("status-leaf").textContent = s.leafId ?? "(none)";
   $("status-info").textContent = `${s.entryCount} entries · ${s.totalRows} rows · ${s.lanes} lanes${s.diagnostics.length ? ` · ${s.diagnostics.length} skipped lines` : ""}`;
+  graph().setSession(s.path);
   graph().reset(s.totalRows, s.lanes, rows);
 }
