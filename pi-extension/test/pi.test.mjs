@@ -357,7 +357,8 @@ describe("Pi with Arbor's extension", () => {
     assert.deepEqual(r.arborLines, []);
     assert.equal(traces(c)[0].outcome, "not-running");
     const serve = await H.startServe(c.sock);
-    assert.match(serve.stderr(), /replaced .*review\.sock, left by a reviewer that is no longer running/);
+    const listening = serve.lines.find((l) => l.event === "listening");
+    assert.match(listening.notes.join("\n"), /replaced .*review\.sock, left by a reviewer that is no longer running/);
     const c2 = newCase();
     c2.sock = c.sock;
     await compactRun(c2);

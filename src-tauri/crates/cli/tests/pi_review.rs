@@ -203,6 +203,8 @@ fn a_live_server_is_not_replaced_and_a_killed_ones_socket_is() {
     assert!(socket.exists(), "SIGKILL leaves the socket file");
     assert_eq!(status(&socket)["reviewer"]["problem"], "a socket file is left, but no reviewer is running");
     let third = Serve::start(&socket, &[]);
+    let notes = third.seen[0]["notes"].to_string();
+    assert!(notes.contains("left by a reviewer that is no longer running"), "{notes}");
     assert_eq!(status(&socket)["reviewer"]["listening"], true);
     third.signal("TERM");
     let (_, _, err) = third.wait();

@@ -305,6 +305,9 @@ fn serve(a: ServeArgs) -> CmdResult {
         "policy": policy.as_str(),
         "timeoutMs": (a.timeout * 1000.0).round() as u64,
         "pid": std::process::id(),
+        // Also in the event, because stderr and stdout are separate pipes: a reader that waits
+        // for this line may see it before the notes printed above.
+        "notes": server.notes(),
     }));
     eprintln!("arbor-cli: {what} on {}; time limit {} s. Ctrl-C stops.", socket.display(), a.timeout);
     let stopped = wait_for_stop();
