@@ -1,4 +1,4 @@
-//! A big file's bytes go back to the file after the open, and its lines are read from there:
+//! A big file is opened in windows, its bytes left in the file, and its lines are read from there:
 //! every answer is the one of the same bytes held in memory, appends are followed as before, and
 //! a file cut or rewritten in place is reported as changed (never a crash), while a file replaced
 //! by another one is still read as it was opened.

@@ -206,3 +206,80 @@ fn an_open_read_and_parsed_in_halves_equals_the_single_pass() {
         }
     }
 }
+
+/// The windowed open of a big file (lines indexed a window at a time, the bytes left in the
+/// file) equals the load of the same bytes, with windows that cut lines, characters and the
+/// trailing whitespace anywhere, on one thread or two: malformed, blank, NUL, not UTF-8, CRLF,
+/// repeated headers and ids, orphans, labels, a name and a torn last line. What it cannot
+/// decide by itself goes to the whole-file open, which gives the same session it always did.
+#[test]
+fn an_open_in_windows_equals_the_load_of_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/p"}"#;
+    let mut text: Vec<u8> = format!("{head}\n").into_bytes();
+    let odd: [&[u8]; 9] = [
+        b"{\"type\":\"message\",\"id\":\"bad\xff\",\"parentId\":\"m1\",\"timestamp\":\"t\",\"message\":{\"role\":\"us\xc3\"}}",
+        b"{\"type\":\"message\",\"id\":",
+        b"   \t ",
+        b"\0\0\0\0",
+        "\u{a0}\u{2028}".as_bytes(),
+        br#"{"type":"session","version":3,"id":"again"}"#,
+        br#"{"type":"label","id":"l","parentId":"m2","timestamp":"t","targetId":"m1","label":"here"}"#,
+        br#"{"type":"session_info","id":"n","parentId":"nowhere","timestamp":"t","name":" named "}"#,
+        b"[1,2]",
+    ];
+    for k in 0..120 {
+        if k % 9 == 4 {
+            text.extend_from_slice(odd[(k / 9) % odd.len()]);
+        } else {
+            let parent = if k == 0 { "null".to_string() } else { format!("\"m{}\"", k % 5) };
+            let body = "é😀".repeat(k % 23) + &"x".repeat(k * 37 % 500);
+            text.extend_from_slice(
+                format!(r#"{{"type":"message","id":"m{}","parentId":{parent},"timestamp":"t","message":{{"role":"user","content":"{body}"}}}}"#, k % 70)
+                    .as_bytes(),
+            );
+        }
+        text.extend_from_slice(if k % 17 == 0 { b"\r\n" } else { b"\n" });
+    }
+    for (name, tail) in [("torn", &b"{\"type\":\"mess"[..]), ("spaces", &b"\n \t\n\n"[..]), ("bare", &b""[..])] {
+        let mut t = text.clone();
+        t.extend_from_slice(tail);
+        let f = dir.path().join(format!("{name}.jsonl"));
+        std::fs::write(&f, &t).unwrap();
+        let loaded = Session::from_bytes(t.clone());
+        assert!(loaded.len() > 80 && loaded.diagnostics().len() > 10, "{name}");
+        for window in [1, 13, 100, 4096, t.len() / 2, t.len() * 2] {
+            for parallel_min in [0, 1000, usize::MAX] {
+                let w = Session::open_in_windows_of(&f, window, parallel_min)
+                    .unwrap_or_else(|| panic!("{name}: window {window} went to the whole-file open"));
+                assert!(w.reads_lines_from_file());
+                fuzz_checks::same_load(&loaded, &w);
+                assert_eq!(
+                    session_engine::context::estimate_context(
+                        &session_engine::context::build_context(&w, w.file_leaf()).agent_messages()
+                    ),
+                    session_engine::context::estimate_context(
+                        &session_engine::context::build_context(&loaded, loaded.file_leaf()).agent_messages()
+                    ),
+                    "{name}"
+                );
+            }
+        }
+    }
+    // Left to the whole-file open: whitespace before the header, an older version, a first
+    // line that is not JSON, trailing whitespace past the kept end, an empty file.
+    let cases: [(&str, Vec<u8>); 5] = [
+        ("leading", [&b" \n"[..], &text].concat()),
+        ("v2", [&br#"{"type":"session","version":2,"id":"s","timestamp":"t","cwd":"/p"}"#[..], b"\n", &text].concat()),
+        ("broken-first", [&b"{\"type\":\n"[..], &text].concat()),
+        ("long-blank-tail", [&text[..], &vec![b' '; 70_000], b"\n"].concat()),
+        ("empty", Vec::new()),
+    ];
+    for (name, t) in cases {
+        let f = dir.path().join(format!("{name}.jsonl"));
+        std::fs::write(&f, &t).unwrap();
+        assert!(Session::open_in_windows_of(&f, 64, 0).is_none(), "{name}");
+        let opened = Session::open_leaving_in_file(&f, 0).unwrap();
+        fuzz_checks::same_load(&Session::from_bytes(t), &opened);
+    }
+}

@@ -18,8 +18,9 @@
 //! held the file twice. Every line lies whole in the base or in the tail: appends are whole
 //! lines after a `\n`.
 //!
-//! After the open of a file of `LEFT_IN_FILE_MIN_BYTES` or more the session no longer holds
-//! those bytes: they go back to the file, read again in blocks (`pread` on the descriptor the
+//! A file of `LEFT_IN_FILE_MIN_BYTES` or more is not held by the session: the open reads it in
+//! windows (`windows`; or, when that open leaves the file to the whole-file one, reads it whole
+//! and gives the bytes back), and its lines are read again in blocks (`pread` on the descriptor the
 //! open read from, the last blocks read kept) when an entry is first parsed or its line asked
 //! for, and the page cache, not the process, holds them. A file cut or
 //! rewritten in place meanwhile gives a short read or a line that is no longer the one indexed:
@@ -170,6 +171,25 @@ impl FileBytes {
         let _ = (base, file);
         false
     }
+
+    /// The first `len` bytes of `file`, left in it from the start (an open that read the file in
+    /// windows and never held it whole); `end` holds its last [`KEPT_END_BYTES`] (or all of it
+    /// when shorter), as [`FileBytes::leave_in_file`] keeps them.
+    #[cfg(unix)]
+    pub(crate) fn left_in(file: std::fs::File, len: usize, end: Vec<u8>) -> FileBytes {
+        debug_assert_eq!(end.len(), len.min(KEPT_END_BYTES));
+        FileBytes::from_base(Base(Inner::File {
+            file,
+            len,
+            end,
+            blocks: Default::default(),
+            reads: Default::default(),
+        }))
+    }
+
+    /// How many of a file's last bytes a base left in the file keeps in memory.
+    #[cfg(unix)]
+    pub(crate) const KEPT_END: usize = KEPT_END_BYTES;
 
     /// Whether the base's bytes are in the file (see [`FileBytes::leave_in_file`]).
     pub(crate) fn in_file(&self) -> bool {

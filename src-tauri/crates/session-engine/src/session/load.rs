@@ -2,6 +2,8 @@
 
 use super::bytes::FileBytes;
 use super::whitespace::{js_trim_end, js_trim_start};
+#[cfg(unix)]
+use super::windows::WINDOW_BYTES;
 use super::*;
 
 /// Files parsed whole at open (up to [`EAGER_PARSE_MAX_BYTES`]) from this size on have their
@@ -15,7 +17,7 @@ pub(crate) const PARALLEL_PARSE_MIN_BYTES: usize = 1 << 20;
 /// second half of a split open, parsed ([`parse_line`]) or validated (`pi_json::scan_line_fast`),
 /// each given the line and where it lies in `buf`; `kib_per_line` guesses the lines' size for the
 /// first allocation.
-fn read_lines<T>(
+pub(super) fn read_lines<T>(
     buf: &[u8],
     from: usize,
     to: usize,
@@ -247,6 +249,14 @@ impl Session {
         // (`FileBytes::read_then`), each half as soon as it is read.
         let len = meta.len() as usize;
         let io = |e| OpenError::Io { path: p.clone(), source: e };
+        // A big file is indexed in windows and never held whole (see `windows`).
+        #[cfg(unix)]
+        if len >= min_bytes.max(EAGER_PARSE_MAX_BYTES + 1) {
+            let file = std::fs::File::open(path).map_err(io)?;
+            if let Ok(s) = Session::open_in_windows(file, len, WINDOW_BYTES, PARALLEL_MIN_BYTES) {
+                return Ok(s);
+            }
+        }
         let (buf, file, parts) = if (PARALLEL_PARSE_MIN_BYTES..=EAGER_PARSE_MAX_BYTES).contains(&len) {
             FileBytes::read_then(path, first_part, second_part).map(|(b, parts)| (b, None, parts)).map_err(io)?
         } else {
@@ -274,6 +284,17 @@ impl Session {
         #[cfg(not(unix))]
         drop(file);
         Ok(session)
+    }
+
+    /// The open of a big file in windows of `window` bytes, each of `parallel_min` bytes or more
+    /// scanned on two threads, on a file of any size (for the tests that compare it with the
+    /// whole-file open); `None` when the whole-file open must take the file.
+    #[doc(hidden)]
+    #[cfg(unix)]
+    pub fn open_in_windows_of(path: &Path, window: usize, parallel_min: usize) -> Option<Session> {
+        let file = std::fs::File::open(path).ok()?;
+        let len = file.metadata().ok()?.len() as usize;
+        Session::open_in_windows(file, len, window, parallel_min).ok()
     }
 
     /// Loads from bytes. The ids a v1 migration needs are deterministic (`m0000001`, ...), so
@@ -344,7 +365,19 @@ impl Session {
         parse_parallel_min: usize,
         parts: Option<(ParsedPart, ParsedPart)>,
     ) -> Session {
-        let mut session = Session {
+        let mut session = Session::with_bytes(buf);
+        session.load(ids, parallel_min, parse_parallel_min, parts);
+        if session.buf.len() <= EAGER_PARSE_MAX_BYTES {
+            for i in 0..session.entries.len() {
+                session.value(i);
+            }
+        }
+        session
+    }
+
+    /// A session with `buf` and nothing loaded yet.
+    pub(super) fn with_bytes(buf: FileBytes) -> Session {
+        Session {
             buf,
             header: None,
             entries: Vec::new(),
@@ -369,14 +402,7 @@ impl Session {
             malformed_lines: Vec::new(),
             ends_with_newline: false,
             children: OnceLock::new(),
-        };
-        session.load(ids, parallel_min, parse_parallel_min, parts);
-        if session.buf.len() <= EAGER_PARSE_MAX_BYTES {
-            for i in 0..session.entries.len() {
-                session.value(i);
-            }
         }
-        session
     }
 
     fn load(
@@ -825,7 +851,7 @@ impl Session {
     }
 
     /// Builds the id index, parents, labels and name; detects duplicates, orphans and cycles.
-    fn finish_index(&mut self) {
+    pub(super) fn finish_index(&mut self) {
         let n = self.entries.len();
         self.by_id.reserve(n);
         let mut dups = Vec::new();

@@ -12,15 +12,15 @@
 //!   ([`Session::value`]) and cached. A line the parser refuses goes to the scan, which decides.
 //!
 //! The original bytes of every line stay readable (`Session::raw`), so nothing Arbor does changes
-//! key order, unknown fields or number forms. A file of [`LEFT_IN_FILE_MIN_BYTES`] or more gives
-//! its bytes back to the file once indexed and reads them again from it, in blocks, when a line
-//! is asked for; a line that is no longer where
+//! key order, unknown fields or number forms. A file of [`LEFT_IN_FILE_MIN_BYTES`] or more is
+//! indexed a window at a time and never held whole, and its lines are read again from the file,
+//! in blocks, when asked for; a line that is no longer where
 //! the open indexed it (the file cut or rewritten in place) marks the session changed
 //! ([`Session::changed_on_disk`]), and the live follow then opens the file again.
 //!
 //! The parts: the types and simple queries here; the file's bytes as held (`bytes`: big files
-//! read into anonymous memory in two halves at once for the open, the biggest then left in the
-//! file); opening and indexing (`load`), the in-memory
+//! read into anonymous memory in two halves at once for the open, the biggest left in the file);
+//! opening and indexing (`load`), the biggest files' open in windows (`windows`), the in-memory
 //! v1/v2 → v3 migration (`migrate`), reading appended lines (`extend`), the tree queries
 //! (`tree`), the migration's id sources (`id_source`) and JavaScript's whitespace rules
 //! (`whitespace`).
@@ -39,6 +39,8 @@ pub(crate) mod load;
 mod migrate;
 mod tree;
 mod whitespace;
+#[cfg(unix)]
+mod windows;
 
 use pi_json::{Field, Value};
 use rustc_hash::FxHashMap;
@@ -58,8 +60,8 @@ pub const PARALLEL_MIN_BYTES: usize = 8 << 20;
 /// so a lazy parse made Arbor's context build at 1k entries slower than Pi's (2.5 ms vs 0.5 ms).
 pub const EAGER_PARSE_MAX_BYTES: usize = 8 << 20;
 
-/// Files at least this big give their bytes back to the file after the open, and their lines are
-/// read from it again when asked for (see `bytes`): a session of hundreds of megabytes would
+/// Files at least this big are opened in windows (see `windows`) and their lines are read from
+/// the file again when asked for (see `bytes`): a session of hundreds of megabytes would
 /// otherwise be held twice over by the app (the engine's copy and the page cache's). Smaller ones
 /// keep them: reading lines back from the page cache made a navigation at 10,000 entries (26 MB)
 /// 1.6–1.7× slower, and the 26 MB held are little next to the window's own memory.
