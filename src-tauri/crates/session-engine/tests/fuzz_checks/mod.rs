@@ -42,6 +42,7 @@ pub fn loader(data: &[u8]) {
     for two in [&two, &split].into_iter().chain(&parts) {
         same_load(&session, two);
     }
+    #[cfg(unix)]
     windowed_opens_agree(&session, data);
     let n = session.len();
     // The tree: each indexed entry once.
