@@ -212,10 +212,24 @@ pub(crate) fn entry_fields_of_value(v: &Value) -> Result<EntryFields<pi_json::St
 
 /// How a malformed whole line (ended by `\n`) is reported, as the loader reports it.
 pub(super) fn whole_line_diag(text: &[u8], e: &pi_json::JsonError) -> (DiagnosticKind, String) {
-    if text.iter().all(|&b| b == 0 || b == b'\r') {
+    bad_line_diag(text, None, e)
+}
+
+/// How a line that is not JSON is reported: only NUL bytes, the file's last line with no line end
+/// after it (`torn_at`: its offset), or malformed.
+pub(super) fn bad_line_diag(line: &[u8], torn_at: Option<usize>, e: &pi_json::JsonError) -> (DiagnosticKind, String) {
+    if line.iter().all(|&b| b == 0 || b == b'\r') {
         (
             DiagnosticKind::NulBytes,
-            format!("{} NUL bytes (a tail left by a power cut?); skipped, file untouched", text.len()),
+            format!("{} NUL bytes (a tail left by a power cut?); skipped, file untouched", line.len()),
+        )
+    } else if let Some(at) = torn_at {
+        (
+            DiagnosticKind::TornTail,
+            format!(
+                "incomplete last line ({} bytes at offset {at}): an append in progress or torn by a crash; skipped, file untouched",
+                line.len()
+            ),
         )
     } else {
         (DiagnosticKind::Malformed, format!("not valid JSON ({e}); skipped, as Pi does"))
@@ -538,25 +552,8 @@ impl Session {
                     Ok(sc) => sc,
                     Err(e) => {
                         self.malformed_lines.push(line_no);
-                        let (kind, msg) = if line.iter().all(|&b| b == 0 || b == b'\r') {
-                            (
-                                DiagnosticKind::NulBytes,
-                                format!(
-                                    "{} NUL bytes (a tail left by a power cut?); skipped, file untouched",
-                                    line.len()
-                                ),
-                            )
-                        } else if is_last && !self.ends_with_newline_at(t1, buf) {
-                            (
-                                DiagnosticKind::TornTail,
-                                format!(
-                                    "incomplete last line ({} bytes at offset {line_start}): an append in progress or torn by a crash; skipped, file untouched",
-                                    line.len()
-                                ),
-                            )
-                        } else {
-                            (DiagnosticKind::Malformed, format!("not valid JSON ({e}); skipped, as Pi does"))
-                        };
+                        let torn = is_last && !self.ends_with_newline_at(t1, buf);
+                        let (kind, msg) = bad_line_diag(line, torn.then_some(line_start), &e);
                         self.diag(line_no, line_start, kind, msg);
                         if nl >= t1 {
                             break;

@@ -14,7 +14,7 @@
 //! base left in the file keeps of its end, and a read that fails or comes up short (a file cut
 //! meanwhile; the whole-file open reports it).
 use super::bytes::FileBytes;
-use super::load::read_lines;
+use super::load::{bad_line_diag, read_lines};
 use super::whitespace::js_trim_end;
 use super::*;
 use std::os::unix::fs::FileExt;
@@ -159,26 +159,8 @@ impl Session {
                     Err(_) if !walk.header_seen => return Err(WholeFile),
                     Err(e) => {
                         self.malformed_lines.push(line_no);
-                        let (kind, msg) = if line.iter().all(|&b| b == 0 || b == b'\r') {
-                            (
-                                DiagnosticKind::NulBytes,
-                                format!(
-                                    "{} NUL bytes (a tail left by a power cut?); skipped, file untouched",
-                                    line.len()
-                                ),
-                            )
-                        } else if is_last && !walk.terminated {
-                            (
-                                DiagnosticKind::TornTail,
-                                format!(
-                                    "incomplete last line ({} bytes at offset {}): an append in progress or torn by a crash; skipped, file untouched",
-                                    line.len(),
-                                    at + line_start
-                                ),
-                            )
-                        } else {
-                            (DiagnosticKind::Malformed, format!("not valid JSON ({e}); skipped, as Pi does"))
-                        };
+                        let torn = is_last && !walk.terminated;
+                        let (kind, msg) = bad_line_diag(line, torn.then_some(at + line_start), &e);
                         self.diag(line_no, at + line_start, kind, msg);
                         if nl >= to {
                             break;
