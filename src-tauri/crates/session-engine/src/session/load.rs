@@ -236,6 +236,19 @@ pub(super) fn bad_line_diag(line: &[u8], torn_at: Option<usize>, e: &pi_json::Js
     }
 }
 
+impl Header {
+    /// The header line's fields (the caller has checked its type and string id).
+    pub(super) fn of_value(v: &Value) -> Header {
+        Header {
+            id: v.str_field("id").unwrap_or_default().to_string(),
+            version: v.num_field("version"),
+            timestamp: v.str_field("timestamp").map(str::to_string),
+            cwd: v.str_field("cwd").map(str::to_string),
+            parent_session: v.str_field("parentSession").map(str::to_string),
+        }
+    }
+}
+
 impl Session {
     /// Opens a session file, read-only. Rejects what is not a regular file before reading it.
     pub fn open(path: &Path) -> Result<Session, OpenError> {
@@ -593,13 +606,7 @@ impl Session {
                     }
                     let version = v.num_field("version");
                     self.version_in_file = version;
-                    self.header = Some(Header {
-                        id: v.str_field("id").unwrap_or_default().to_string(),
-                        version,
-                        timestamp: v.str_field("timestamp").map(str::to_string),
-                        cwd: v.str_field("cwd").map(str::to_string),
-                        parent_session: v.str_field("parentSession").map(str::to_string),
-                    });
+                    self.header = Some(Header::of_value(&v));
                     let ver = version.unwrap_or(1.0);
                     if ver < CURRENT_VERSION as f64 {
                         legacy = true;

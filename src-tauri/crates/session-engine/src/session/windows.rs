@@ -203,13 +203,7 @@ impl Session {
             self.read_only = Some(ReadOnly::Newer { version: pi_json::number_to_string(ver) });
         }
         self.version_in_file = version;
-        self.header = Some(Header {
-            id: v.str_field("id").unwrap_or_default().to_string(),
-            version,
-            timestamp: v.str_field("timestamp").map(str::to_string),
-            cwd: v.str_field("cwd").map(str::to_string),
-            parent_session: v.str_field("parentSession").map(str::to_string),
-        });
+        self.header = Some(Header::of_value(&v));
         Ok(())
     }
 }
