@@ -447,26 +447,33 @@ async function startDunst(display, dir) {
   const conf = path.join(dir, "dunstrc");
   fs.writeFileSync(conf, "[global]\n    follow = none\n[urgency_low]\n    timeout = 0\n[urgency_normal]\n    timeout = 0\n[urgency_critical]\n    timeout = 0\n");
   const env = { ...process.env, DISPLAY: display, XDG_CONFIG_HOME: path.join(dir, "dunst-config") };
-  const p = spawn("dunst", ["-config", conf], { env, detached: true, stdio: ["ignore", "ignore", "pipe"] });
-  let err = "";
-  p.stderr.on("data", (d) => (err += d));
   // Asked of the bus itself: a call to the service before dunst owns its name would start
   // another dunst through D-Bus activation, without the display.
   const owned = () =>
     execFileSync("dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.Notifications"], { encoding: "utf8" }).includes("boolean true");
-  const stop = () => {
-    try {
-      process.kill(-p.pid, "SIGKILL");
-    } catch {
-      /* already gone */
+  let errs = "";
+  // Three tries: once, in a full CI run, dunst exited at once with "Cannot open X11 display" on
+  // the Xvfb display the scenarios before it had just used (alone it started every time since).
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const p = spawn("dunst", ["-config", conf], { env, detached: true, stdio: ["ignore", "ignore", "pipe"] });
+    let err = "";
+    p.stderr.on("data", (d) => (err += d));
+    const stop = () => {
+      try {
+        process.kill(-p.pid, "SIGKILL");
+      } catch {
+        /* already gone */
+      }
+    };
+    for (let i = 0; i < 100 && p.exitCode === null; i++) {
+      if (owned()) return { stop, err: () => err };
+      await sleep(100);
     }
-  };
-  for (let i = 0; i < 100 && p.exitCode === null; i++) {
-    if (owned()) return { stop, err: () => err };
-    await sleep(100);
+    stop();
+    errs += `attempt ${attempt}: ${err}\n`;
+    await sleep(500);
   }
-  stop();
-  throw new Error(`dunst did not take the notification service's name: ${err}`);
+  throw new Error(`dunst did not take the notification service's name:\n${errs}`);
 }
 
 function runs(cmd, args) {
