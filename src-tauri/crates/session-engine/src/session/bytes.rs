@@ -59,7 +59,7 @@ const ROOM: usize = 2 << 20;
 /// 4 KiB held with the file's before it reads an append, so a file rewritten in place is caught
 /// there (the file's own bytes would always match themselves).
 #[cfg(unix)]
-const KEPT_END_BYTES: usize = 64 << 10;
+pub(crate) const KEPT_END_BYTES: usize = 64 << 10;
 /// A base left in the file is read back in aligned blocks of this size (or a line's span, if
 /// longer), and the last [`CACHED_BLOCKS`] blocks read are kept: a context or a walk down a
 /// branch asks for lines that mostly follow each other in the file, and one read per line (a
@@ -150,13 +150,13 @@ impl FileBytes {
     /// Gives the bytes read at open back to `file` (the one they were read from), keeping only
     /// the last [`KEPT_END_BYTES`]: later reads of them go to the file. Only a base in anonymous
     /// memory that no clone shares and with nothing appended is given back (a big file, just
-    /// opened); false when nothing changed.
+    /// opened); anything else stays as it is.
     #[cfg(unix)]
-    pub(crate) fn leave_in_file(&mut self, file: std::fs::File) -> bool {
+    pub(crate) fn leave_in_file(&mut self, file: std::fs::File) {
         if !self.tail.is_empty() {
-            return false;
+            return;
         }
-        let Some(base) = Arc::get_mut(&mut self.base) else { return false };
+        let Some(base) = Arc::get_mut(&mut self.base) else { return };
         #[cfg(target_os = "linux")]
         if let Inner::Mapped { map, len } = &base.0 {
             let len = *len;
@@ -166,10 +166,9 @@ impl FileBytes {
             // while the first context after the open faulted its pages, and that context took
             // 24–29 ms instead of 1.5.
             *base = Base(Inner::File { file, len, end, blocks: Default::default(), reads: Default::default() });
-            return true;
+            return;
         }
         let _ = (base, file);
-        false
     }
 
     /// The first `len` bytes of `file`, left in it from the start (an open that read the file in
@@ -186,10 +185,6 @@ impl FileBytes {
             reads: Default::default(),
         }))
     }
-
-    /// How many of a file's last bytes a base left in the file keeps in memory.
-    #[cfg(unix)]
-    pub(crate) const KEPT_END: usize = KEPT_END_BYTES;
 
     /// Whether the base's bytes are in the file (see [`FileBytes::leave_in_file`]).
     pub(crate) fn in_file(&self) -> bool {

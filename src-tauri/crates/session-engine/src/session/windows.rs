@@ -13,7 +13,7 @@
 //! the walk would reject or migrate (an older version), trailing whitespace longer than what a
 //! base left in the file keeps of its end, and a read that fails or comes up short (a file cut
 //! meanwhile; the whole-file open reports it).
-use super::bytes::FileBytes;
+use super::bytes::{FileBytes, KEPT_END_BYTES};
 use super::load::{bad_line_diag, read_lines};
 use super::whitespace::js_trim_end;
 use super::*;
@@ -45,7 +45,7 @@ impl Session {
     ) -> Result<Session, WholeFile> {
         let window = window.max(1);
         // The end first: the trimmed text's end, and whether a line end follows it.
-        let kept_from = len.saturating_sub(FileBytes::KEPT_END);
+        let kept_from = len.saturating_sub(KEPT_END_BYTES);
         let mut end = vec![0u8; len - kept_from];
         file.read_exact_at(&mut end, kept_from as u64).map_err(|_| WholeFile)?;
         let t1_in_end = js_trim_end(&end, 0);
