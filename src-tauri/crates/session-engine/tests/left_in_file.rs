@@ -44,17 +44,24 @@ fn open(p: &Path) -> Result<Session, session_engine::session::OpenError> {
     Session::open_leaving_in_file(p, EAGER_PARSE_MAX_BYTES + 1)
 }
 
+/// A folder holding `big.jsonl` with [`big_text`]: the folder, the file's path and text, and the
+/// session opened on it.
+fn big_file() -> (tempfile::TempDir, std::path::PathBuf, String, Session) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("big.jsonl");
+    let text = big_text();
+    write(&p, &text);
+    let session = open(&p).unwrap();
+    (dir, p, text, session)
+}
+
 fn write(p: &Path, text: &str) {
     std::fs::write(p, text).unwrap();
 }
 
 #[test]
 fn a_big_file_read_from_disk_answers_as_from_memory() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("big.jsonl");
-    let text = big_text();
-    write(&p, &text);
-    let on_disk = open(&p).unwrap();
+    let (dir, p, text, on_disk) = big_file();
     let in_memory = Session::from_bytes(text.clone().into_bytes());
     assert!(on_disk.reads_lines_from_file(), "a big file's bytes go back to the file");
     assert!(!in_memory.reads_lines_from_file());
@@ -82,11 +89,7 @@ fn a_big_file_read_from_disk_answers_as_from_memory() {
 
 #[test]
 fn appends_to_a_big_file_are_followed() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("big.jsonl");
-    let text = big_text();
-    write(&p, &text);
-    let mut session = open(&p).unwrap();
+    let (_dir, p, _, mut session) = big_file();
     let n = session.len();
     let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
     for k in 0..3 {
@@ -105,11 +108,7 @@ fn appends_to_a_big_file_are_followed() {
 
 #[test]
 fn a_big_file_rewritten_in_place_is_reported_changed() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("big.jsonl");
-    let text = big_text();
-    write(&p, &text);
-    let mut session = open(&p).unwrap();
+    let (dir, p, text, mut session) = big_file();
     // Another program writes over entry 20's id, keeping the length: the line is still framed
     // by line ends, but it is not the entry the open indexed. (Found in a copy held in memory:
     // a read of the file now would keep its block, and the open's bytes would still answer.)
@@ -130,10 +129,7 @@ fn a_big_file_rewritten_in_place_is_reported_changed() {
 
 #[test]
 fn a_big_file_cut_short_is_reported_changed_not_a_crash() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("big.jsonl");
-    write(&p, &big_text());
-    let mut session = open(&p).unwrap();
+    let (_dir, p, _, mut session) = big_file();
     // In the half cut off, and not among the last bytes, which stay in memory (see `bytes`).
     let gone = session.len() * 3 / 4;
     std::fs::OpenOptions::new().write(true).open(&p).unwrap().set_len(session.file_len() / 2).unwrap();
@@ -147,11 +143,7 @@ fn a_big_file_cut_short_is_reported_changed_not_a_crash() {
 
 #[test]
 fn a_big_file_replaced_by_another_is_read_as_opened() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("big.jsonl");
-    let text = big_text();
-    write(&p, &text);
-    let mut session = open(&p).unwrap();
+    let (dir, p, _, mut session) = big_file();
     let before: Vec<Vec<u8>> = (0..session.len()).map(|i| session.raw(i).into_owned()).collect();
     // An editor's save: a new file renamed over the old one.
     let q = dir.path().join("new.jsonl");
@@ -166,10 +158,7 @@ fn a_big_file_replaced_by_another_is_read_as_opened() {
 
 #[test]
 fn lines_that_follow_each_other_are_read_a_block_at_a_time() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("big.jsonl");
-    write(&p, &big_text());
-    let session = open(&p).unwrap();
+    let (_dir, _, _, session) = big_file();
     assert_eq!(session.file_reads(), 0, "the open reads no line back");
     for i in 0..session.len() {
         session.value(i);
