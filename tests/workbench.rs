@@ -121,6 +121,35 @@ fn view_shows_sections_files_span_author_alarm_and_retention() {
     assert_eq!(ipc(summary::view(&e.state, DEMO_LEAF)).kind, ErrorKind::Invalid);
 }
 
+/// Selecting a summary and continuing from it asks for its view twice, at two leaves: the check
+/// (most of the view's cost) is made once and kept, with the graph marker's facts, while what
+/// depends on the leaf is made anew.
+#[test]
+fn a_summary_view_keeps_its_check_for_the_next_view_and_the_graph_marker() {
+    let e = env();
+    open_demo_copy(&e);
+    let facts =
+        |id: &str| e.state.with_open(|o| Ok(o.markers.cached(&o.session, o.session.index_of(id).unwrap()))).unwrap();
+    assert_eq!(facts(C1), None, "nothing checked before the first view");
+    let at_leaf = summary::view(&e.state, C1).unwrap();
+    assert!(!at_leaf.editable, "C1 does not govern the demo's leaf");
+    let f = facts(C1).expect("the view's check gave the graph marker its facts");
+    assert_eq!(
+        (f.dropped, f.mentioned, f.total),
+        (at_leaf.check.dropped.len() as u32, at_leaf.check.retention.mentioned, at_leaf.check.retention.total)
+    );
+    navigate::continue_from(&e.state, C1).unwrap();
+    let at_c1 = summary::view(&e.state, C1).unwrap();
+    assert!(at_c1.editable, "at its own leaf C1 governs the context: {:?}", at_c1.edit_refusal);
+    assert_eq!(at_c1.governing_entry_id.as_deref(), Some(C1));
+    assert_eq!(serde_json::to_value(&at_c1.check).unwrap(), serde_json::to_value(&at_leaf.check).unwrap());
+    // Views of other summaries in between push it out only after a few.
+    for id in [C2, C3, C1, C2, C3] {
+        let v = summary::view(&e.state, id).unwrap();
+        assert_eq!(v.check.entry_id, id);
+    }
+}
+
 #[test]
 fn graph_rows_carry_the_drop_count_and_retention_score() {
     let e = env();

@@ -114,13 +114,15 @@ pub fn warm(state: &AppState, sink: MarkSink, slice: Duration) -> Result<Quality
 
 // ---- commands -----------------------------------------------------------------------------
 
-/// The quality panel of one summary entry, computed off the main thread.
+/// The quality panel of one summary entry, computed off the main thread at background priority:
+/// it fills in after the workbench, and a Continue clicked meanwhile (whose own work and the
+/// webview's painting of it the user waits for) comes first on a machine with two cores.
 #[tauri::command]
 #[specta::specta]
 pub async fn get_summary_quality(state: State<'_, AppState>, entry_id: String) -> IpcResult<SummaryQualityView> {
     let (s, idx, cache) =
         state.with_open(|o| Ok((o.session.snapshot(), summary_idx(o, &entry_id)?, o.quality.clone())))?;
-    tauri::async_runtime::spawn_blocking(move || quality_in(&s, idx, &cache)).await.map_err(|_| {
+    crate::state::background::run_in_background(move || quality_in(&s, idx, &cache)).await.ok_or_else(|| {
         AppError::Refused("judging the summary stopped unexpectedly; select it again to retry".into()).into()
     })
 }

@@ -17,8 +17,8 @@ use crate::state::summarizer::{effective_base_url, env_base_url, Running, Summar
 use crate::view::review::LedgerView;
 use crate::view::summarize::SummaryProgress;
 use crate::view::summary::{
-    diff_view, is_summary, retention_view, sections_of, summary_view, MarkerFactsView, ResummaryView, SummaryDiffView,
-    SummaryView, SummaryWrite,
+    diff_view, is_summary, retention_view, sections_of, summary_view, summary_view_checked, MarkerFactsView,
+    ResummaryView, SummaryDiffView, SummaryView, SummaryWrite,
 };
 use session_engine::session::Extend;
 use session_engine::{time, Session};
@@ -41,10 +41,17 @@ pub(crate) fn summary_idx(o: &OpenSession, entry_id: &str) -> Result<usize, AppE
 
 /// The workbench view of one summary entry, at Arbor's leaf.
 pub fn view(state: &AppState, entry_id: &str) -> Result<SummaryView, AppError> {
-    state.with_open(|o| {
-        let i = summary_idx(o, entry_id)?;
-        Ok(summary_view(&o.session, i, o.leaf))
-    })
+    Ok(view_job(state, entry_id)?())
+}
+
+/// A summary's view, to be made from a snapshot without the session lock (about 9 ms at 100k
+/// entries, most of it the check, which `MarkerCache` keeps for the summaries shown last); what
+/// it is made from is taken under the lock here.
+fn view_job(state: &AppState, entry_id: &str) -> Result<impl FnOnce() -> SummaryView + Send + 'static, AppError> {
+    let t0 = std::time::Instant::now();
+    let (s, i, leaf, markers) =
+        state.with_open(|o| Ok((o.session.snapshot(), summary_idx(o, entry_id)?, o.leaf, o.markers.clone())))?;
+    Ok(move || summary_view_checked(&s, i, leaf, markers.check(&s, i), t0))
 }
 
 /// Section-aware diff of two summary entries (`from` → `to`).
@@ -290,10 +297,14 @@ pub async fn summary_markers(state: State<'_, AppState>, entry_ids: Vec<String>)
 }
 
 /// Sections, files, span, author, history, editability and the check of one summary entry.
+/// Off the main thread: there it held back the webview's other calls, a Continue's answer among
+/// them, while the view was made.
 #[tauri::command]
 #[specta::specta]
-pub fn get_summary_view(state: State<'_, AppState>, entry_id: String) -> IpcResult<SummaryView> {
-    Ok(view(&state, &entry_id)?)
+pub async fn get_summary_view(state: State<'_, AppState>, entry_id: String) -> IpcResult<SummaryView> {
+    tauri::async_runtime::spawn_blocking(view_job(&state, &entry_id)?).await.map_err(|_| {
+        AppError::Refused("showing the summary stopped unexpectedly; select it again to retry".into()).into()
+    })
 }
 
 #[tauri::command]

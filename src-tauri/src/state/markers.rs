@@ -4,7 +4,7 @@
 use super::lock;
 use super::quality::QualityCache;
 use crate::view::graph::{GraphRow, GraphRowKind};
-use crate::view::summary::check_of;
+use crate::view::summary::{check_of, CheckView};
 use session_engine::Session;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -22,7 +22,14 @@ pub struct MarkerFacts {
 #[derive(Debug, Default)]
 pub struct MarkerCache {
     map: Mutex<HashMap<String, MarkerFacts>>,
+    /// The whole checks of the summaries last shown in the workbench, newest last: selecting a
+    /// summary and then continuing from it asks for its view twice (the leaf changed, so its
+    /// editability may have), and the check, most of the view's cost, is the same both times.
+    recent: Mutex<Vec<(String, CheckView)>>,
 }
+
+/// How many whole checks `MarkerCache` keeps (a few KB each).
+const RECENT_CHECKS: usize = 4;
 
 impl MarkerCache {
     pub fn cached(&self, session: &Session, idx: usize) -> Option<MarkerFacts> {
@@ -39,6 +46,25 @@ impl MarkerCache {
             MarkerFacts { dropped: c.dropped.len() as u32, mentioned: c.retention.mentioned, total: c.retention.total };
         lock(&self.map).insert(id.to_string(), f);
         f
+    }
+
+    /// The check of the summary at `idx`, computed once for the last few asked for; its marker
+    /// facts are cached with it.
+    pub fn check(&self, session: &Session, idx: usize) -> CheckView {
+        let id = session.id(idx);
+        if let Some((_, c)) = lock(&self.recent).iter().find(|(k, _)| k == id) {
+            return c.clone();
+        }
+        let c = check_of(session, idx);
+        let f =
+            MarkerFacts { dropped: c.dropped.len() as u32, mentioned: c.retention.mentioned, total: c.retention.total };
+        lock(&self.map).insert(id.to_string(), f);
+        let mut recent = lock(&self.recent);
+        if recent.len() >= RECENT_CHECKS {
+            recent.remove(0);
+        }
+        recent.push((id.to_string(), c.clone()));
+        c
     }
 
     pub fn len(&self) -> usize {

@@ -321,6 +321,18 @@ fn kind_name(session: &Session, idx: usize) -> SummaryKind {
 /// The workbench view of summary entry `idx` at Arbor's leaf `leaf`.
 pub fn summary_view(session: &Session, idx: usize, leaf: Option<usize>) -> SummaryView {
     let t0 = std::time::Instant::now();
+    summary_view_checked(session, idx, leaf, check_of(session, idx), t0)
+}
+
+/// [`summary_view`] with the summary's check already made (kept between calls, see
+/// `MarkerCache::check`); `t0` is when the view was asked for.
+pub fn summary_view_checked(
+    session: &Session,
+    idx: usize,
+    leaf: Option<usize>,
+    check: CheckView,
+    t0: std::time::Instant,
+) -> SummaryView {
     let v = session.value(idx);
     let text = v.str_field("summary").unwrap_or("").to_string();
     let parsed = sm::parse(&text);
@@ -357,7 +369,6 @@ pub fn summary_view(session: &Session, idx: usize, leaf: Option<usize>) -> Summa
                 .to_string(),
         )
     };
-    let check = check_of(session, idx);
     let is_edit = sm::edit_origin(session, idx).is_some();
     let base = sm::diff_base(session, idx);
     let diff_base_note = match (base, session.kind(idx) == Kind::Compaction) {

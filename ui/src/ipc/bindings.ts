@@ -101,7 +101,11 @@ export const commands = {
 	sendMessage: (text: string, budgets: BudgetArgs, onProgress: Channel<SummaryProgress_Deserialize>) => typedError<SendResult_Serialize, IpcError>(__TAURI_INVOKE("send_message", { text, budgets, onProgress })),
 	/**  Stops the running summary or message (within ~100 ms; nothing is appended). False: none ran. */
 	cancelSummary: () => typedError<boolean, IpcError>(__TAURI_INVOKE("cancel_summary")),
-	/**  Sections, files, span, author, history, editability and the check of one summary entry. */
+	/**
+	 *  Sections, files, span, author, history, editability and the check of one summary entry.
+	 *  Off the main thread: there it held back the webview's other calls, a Continue's answer among
+	 *  them, while the view was made.
+	 */
 	getSummaryView: (entryId: string) => typedError<SummaryView_Serialize, IpcError>(__TAURI_INVOKE("get_summary_view", { entryId })),
 	diffSummaries: (fromId: string, toId: string) => typedError<SummaryDiffView_Serialize, IpcError>(__TAURI_INVOKE("diff_summaries", { fromId, toId })),
 	/**
@@ -120,7 +124,11 @@ export const commands = {
 	 *  the rest) on a thread of low priority: the graph's painting and a click's command come first.
 	 */
 	summaryMarkers: (entryIds: string[]) => typedError<MarkerFactsView[], IpcError>(__TAURI_INVOKE("summary_markers", { entryIds })),
-	/**  The quality panel of one summary entry, computed off the main thread. */
+	/**
+	 *  The quality panel of one summary entry, computed off the main thread at background priority:
+	 *  it fills in after the workbench, and a Continue clicked meanwhile (whose own work and the
+	 *  webview's painting of it the user waits for) comes first on a machine with two cores.
+	 */
 	getSummaryQuality: (entryId: string) => typedError<SummaryQualityView_Serialize, IpcError>(__TAURI_INVOKE("get_summary_quality", { entryId })),
 	/**  Judge mode on summary `entry_id` with the Model tab's model; progress on `on_progress`. */
 	judgeSummary: (entryId: string, onProgress: Channel<JudgeProgressView>) => typedError<JudgedView_Serialize, IpcError>(__TAURI_INVOKE("judge_summary", { entryId, onProgress })),

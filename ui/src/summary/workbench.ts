@@ -113,14 +113,18 @@ export class Workbench implements Bench {
 }
 
 let current: Workbench | null = null;
+/** The last workbench asked for: views are made off the app's main thread, so an earlier
+ * request (the same summary before a Continue moved the leaf) can answer after a later one. */
+let asked = 0;
 
 /** Shows the workbench of `entryId` in `host` (replacing the plain summary block). */
 export async function showWorkbench(host: HTMLElement, entryId: string, deps: WorkbenchDeps): Promise<Workbench | null> {
   current?.dispose();
   current = null;
+  const mine = ++asked;
   const v = await call(api.getSummaryView(entryId));
-  // The selection may have moved on while the view was computed.
-  if (host.dataset.entryId !== entryId) return null;
+  // The selection may have moved on while the view was computed, or a newer view been asked for.
+  if (host.dataset.entryId !== entryId || mine !== asked) return null;
   const wb = new Workbench(v, deps);
   current = wb;
   host.querySelector(".blk-summary")?.replaceWith(wb.root);
@@ -130,6 +134,7 @@ export async function showWorkbench(host: HTMLElement, entryId: string, deps: Wo
 
 /** Drops the workbench when something else is selected. */
 export function hideWorkbench(): void {
+  asked++;
   current?.dispose();
   current = null;
 }
