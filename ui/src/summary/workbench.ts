@@ -127,7 +127,8 @@ export async function showWorkbench(host: HTMLElement, entryId: string, deps: Wo
   if (host.dataset.entryId !== entryId || mine !== asked) return null;
   const wb = new Workbench(v, deps);
   current = wb;
-  host.querySelector(".blk-summary")?.replaceWith(wb.root);
+  // The summary's plain block, or the workbench it showed at the leaf before a Continue.
+  (host.querySelector("#workbench") ?? host.querySelector(".blk-summary"))?.replaceWith(wb.root);
   if (!wb.root.isConnected) host.appendChild(wb.root);
   return wb;
 }
