@@ -77,19 +77,6 @@ describe("showWorkbench", () => {
     expect(editButton(h)?.disabled).toBe(false);
   });
 
-  it("replaces the workbench it showed, not beside it", async () => {
-    const h = host("c1");
-    const first = showWorkbench(h, "c1", deps);
-    pending[0].answer(view("c1", false));
-    await first;
-    expect(editButton(h)?.disabled).toBe(true);
-    const again = showWorkbench(h, "c1", deps);
-    pending[1].answer(view("c1", true));
-    await again;
-    expect(h.querySelectorAll("#workbench")).toHaveLength(1);
-    expect(editButton(h)?.disabled).toBe(false);
-  });
-
   it("shows nothing once the selection moved on", async () => {
     const h = host("c1");
     const shown = showWorkbench(h, "c1", deps);

@@ -49,13 +49,11 @@ export async function showSelection(sel: Selection, waitForWorkbench: boolean): 
   store.setSelectedId(entryId);
   const d = sel.detail;
   // The same entry drawn again (Continue from the selected node): only its head changes (it is
-  // the leaf now), so the body, and the page layout of it, are kept. A summary keeps its
-  // workbench (or its plain block, if the workbench has not come yet) until the new workbench
-  // replaces it (its editability changes with the leaf): drawn anew, the body cost the Continue
-  // 17-21 ms of layout on the 100k-entry session, only to be replaced a moment later.
+  // the leaf now), so the body, and the page layout of it, are kept. A summary is drawn anew, as
+  // its workbench replaces part of the body.
   const head = $("detail").querySelector(".detail-head");
   const summary = d.entryType === "compaction" || d.entryType === "branch_summary";
-  if (head && shownDetail?.id === d.id && shownDetail.rawJson === d.rawJson) head.replaceWith(renderDetailHead(d));
+  if (head && !summary && shownDetail?.id === d.id && shownDetail.rawJson === d.rawJson) head.replaceWith(renderDetailHead(d));
   else $("detail").replaceChildren(renderDetail(d));
   shownDetail = d;
   addEntryCopy($("detail"), d, { notify, report });

@@ -127,8 +127,7 @@ export async function showWorkbench(host: HTMLElement, entryId: string, deps: Wo
   if (host.dataset.entryId !== entryId || mine !== asked) return null;
   const wb = new Workbench(v, deps);
   current = wb;
-  // The summary's plain block, or the workbench it showed at the leaf before a Continue.
-  (host.querySelector("#workbench") ?? host.querySelector(".blk-summary"))?.replaceWith(wb.root);
+  host.querySelector(".blk-summary")?.replaceWith(wb.root);
   if (!wb.root.isConnected) host.appendChild(wb.root);
   return wb;
 }
