@@ -281,6 +281,22 @@ async function scenario(display) {
     const badge2 = await s.waitFor("drop badge again", () => s.text(`.g-row[data-entry-id="${C5}"] .b-dropped`));
     check("the drop-alarm badge stays on the compaction that lost a decision", badge2.includes("dropped"), badge2);
     await s.screenshot("workbench-70-graph-after");
+
+    // 9. Continue from a summary that cannot be edited at the leaf: it becomes the leaf and the
+    //    compaction that governs it, so its new workbench (the view asked for last, whatever the
+    //    order the two views answer in) can edit it.
+    await selectRow(s, C1, "workbench of the first compaction again");
+    check("before the Continue, the first compaction cannot be edited", await s.exec(`return document.getElementById("wb-edit-raw").disabled`));
+    await s.exec(`document.getElementById("workbench").dataset.e2eOld = "1"`);
+    await s.click("#btn-continue");
+    const cont = await s.waitFor("Continue from the first compaction", () =>
+      s.exec(`const w = document.querySelectorAll("#workbench"), d = document.getElementById("detail");
+        return (document.body.dataset.continueDone || "").startsWith(arguments[0] + "#") && w.length === 1 && !w[0].dataset.e2eOld
+          ? { leaf: document.getElementById("status-leaf").textContent, id: w[0].dataset.entryId, editable: !document.getElementById("wb-edit-raw").disabled,
+              refusal: !!document.querySelector(".wb-refusal"), badge: !!d.querySelector(".detail-head .b-leaf"), benches: document.querySelectorAll(".workbench").length }
+          : null`, C1), 15_000);
+    check("Continue from a summary makes it the leaf, its head says so, and its new workbench can edit it", cont.leaf === C1 && cont.id === C1 && cont.badge && cont.editable && !cont.refusal && cont.benches === 1, JSON.stringify(cont));
+    await s.screenshot("workbench-71-continue-from-summary");
   } finally {
     await finish(s, driver, dir);
   }

@@ -45,7 +45,7 @@ const view = (entryId: string, editable: boolean): SummaryView => ({
   computeMs: 1,
 });
 
-const deps = { jumpTo: () => {}, afterWrite: async () => {}, notify: () => {}, report: () => {}, bringBack: () => {} };
+const deps = { jumpTo: async () => {}, afterWrite: async () => {}, notify: () => {}, report: () => {}, bringBack: () => {} };
 
 const host = (entryId: string): HTMLElement => {
   const h = document.createElement("div");
