@@ -163,6 +163,12 @@ describe("the quality panel", () => {
     expect(box.querySelector("#wb-forgetting")?.textContent).toContain("2 files re-read");
     expect(box.querySelector("#wb-unsupported")?.textContent).toContain("Wait for the user's next request");
     expect((box.querySelector("#wb-judge") as HTMLButtonElement).disabled).toBe(false);
+    // The probe rows are drawn when their list is first opened.
+    const probes = box.querySelector("#wb-probes") as HTMLDetailsElement;
+    expect(probes.open).toBe(false);
+    expect(probes.querySelectorAll("li")).toHaveLength(0);
+    probes.open = true;
+    probes.dispatchEvent(new Event("toggle"));
     const rows = [...box.querySelectorAll("#wb-probes li")];
     expect(rows.map((r) => r.querySelector(".wb-mark")?.textContent)).toEqual(["✗", "✓"]);
     expect(box.querySelector("img")).toBeNull();

@@ -3,7 +3,7 @@
 // prefix kept apart), the files it read and modified, and its history of edits.
 
 import type { SectionView, SummaryView } from "../ipc";
-import { button, el } from "../dom";
+import { button, el, fillOnOpen } from "../dom";
 import { renderMarkdown } from "../render/markdown";
 import { link } from "./bench";
 import type { Bench } from "./bench";
@@ -76,9 +76,11 @@ export function renderFiles(v: SummaryView): HTMLElement {
     d.id = id;
     d.appendChild(el("summary", undefined, `${title} (${files.length})`));
     const ul = el("ul");
-    for (const f of files) ul.appendChild(el("li", "mono", f));
-    if (!files.length) ul.appendChild(el("li", "muted", "(none)"));
     d.appendChild(ul);
+    fillOnOpen(d, () => {
+      for (const f of files) ul.appendChild(el("li", "mono", f));
+      if (!files.length) ul.appendChild(el("li", "muted", "(none)"));
+    });
     return d;
   };
   box.appendChild(list("Read files", v.readFiles, "wb-read-files"));

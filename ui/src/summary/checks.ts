@@ -3,7 +3,7 @@
 // facts of the summarized span, and whether the summary mentions each, with Bring back… on the
 // entry a fact comes from: the model no longer sees it verbatim once the summary replaced it).
 
-import { button, el } from "../dom";
+import { button, el, fillOnOpen } from "../dom";
 import { link } from "./bench";
 import type { Bench } from "./bench";
 import { addBack, isPlaceholder, scoreLabel } from "./pure";
@@ -56,6 +56,14 @@ export function renderRetention(b: Bench): HTMLElement {
   d.id = "wb-retention";
   d.appendChild(el("summary", undefined, `Retention: ${scoreLabel(r.mentioned, r.total)} of the span mentioned`));
   const ul = el("ul", "wb-factlist");
+  d.appendChild(ul);
+  fillOnOpen(d, () => fillFacts(b, ul));
+  return d;
+}
+
+/** The retention facts' rows, the span's unmentioned first. */
+function fillFacts(b: Bench, ul: HTMLElement): void {
+  const r = b.v.check.retention;
   const sorted = [...r.facts].sort((x, y) => Number(x.mentioned) - Number(y.mentioned));
   for (const f of sorted.slice(0, 300)) {
     const li = el("li", f.mentioned ? "yes" : "no");
@@ -71,6 +79,4 @@ export function renderRetention(b: Bench): HTMLElement {
     ul.appendChild(li);
   }
   if (r.facts.length > 300) ul.appendChild(el("li", "muted", `… and ${r.facts.length - 300} more`));
-  d.appendChild(ul);
-  return d;
 }

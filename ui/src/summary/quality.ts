@@ -7,7 +7,7 @@
 
 import { api, call } from "../ipc";
 import type { SummaryQualityView } from "../ipc";
-import { el } from "../dom";
+import { el, fillOnOpen } from "../dom";
 import { link } from "./bench";
 import { judgeButton } from "./judge";
 import type { Bench } from "./bench";
@@ -117,7 +117,13 @@ function renderProbes(b: Bench, q: SummaryQualityView): HTMLElement {
     return d;
   }
   const ul = el("ul", "wb-factlist wb-probelist");
-  // The unanswered first: they are what the summary lost.
+  d.appendChild(ul);
+  fillOnOpen(d, () => fillProbes(b, q, ul));
+  return d;
+}
+
+/** The probes' rows, the unanswered first: they are what the summary lost. */
+function fillProbes(b: Bench, q: SummaryQualityView, ul: HTMLElement): void {
   const sorted = [...q.probes].sort((x, y) => Number(x.answered) - Number(y.answered));
   for (const p of sorted.slice(0, MAX_PROBES_SHOWN)) {
     const li = el("li", p.answered ? "yes" : "no");
@@ -136,8 +142,6 @@ function renderProbes(b: Bench, q: SummaryQualityView): HTMLElement {
     ul.appendChild(li);
   }
   if (sorted.length > MAX_PROBES_SHOWN) ul.appendChild(el("li", "muted", `… and ${sorted.length - MAX_PROBES_SHOWN} more`));
-  d.appendChild(ul);
-  return d;
 }
 
 /** Probes drawn in the list (a big span asks hundreds of artifact probes; the unanswered, which
