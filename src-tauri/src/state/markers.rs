@@ -37,11 +37,14 @@ impl MarkerCache {
     }
 
     pub fn facts(&self, session: &Session, idx: usize) -> MarkerFacts {
-        let id = session.id(idx);
         if let Some(f) = self.cached(session, idx) {
             return f;
         }
-        let c = check_of(session, idx);
+        self.keep_facts(session.id(idx), &check_of(session, idx))
+    }
+
+    /// Keeps the marker facts of check `c` of summary `id`.
+    fn keep_facts(&self, id: &str, c: &CheckView) -> MarkerFacts {
         let f =
             MarkerFacts { dropped: c.dropped.len() as u32, mentioned: c.retention.mentioned, total: c.retention.total };
         lock(&self.map).insert(id.to_string(), f);
@@ -56,9 +59,7 @@ impl MarkerCache {
             return c.clone();
         }
         let c = check_of(session, idx);
-        let f =
-            MarkerFacts { dropped: c.dropped.len() as u32, mentioned: c.retention.mentioned, total: c.retention.total };
-        lock(&self.map).insert(id.to_string(), f);
+        self.keep_facts(id, &c);
         let mut recent = lock(&self.recent);
         if recent.len() >= RECENT_CHECKS {
             recent.remove(0);
