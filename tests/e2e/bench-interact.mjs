@@ -100,7 +100,7 @@ const timeUntilDone = (s, what, action, entryId) =>
          clearTimeout(timer);
          gObs.disconnect();
          sObs.disconnect();
-         resolve({ ...result, leaf, trace: window.__benchTrace && window.__benchTrace.calls });
+         resolve({ ...result, leaf, at: performance.timeOrigin + t0, trace: window.__benchTrace && window.__benchTrace.calls });
        };
        const obs = new MutationObserver(() => check());
        const check = () => {
@@ -188,7 +188,7 @@ runBench("bench-interact", async (s, sessionPath) => {
     const c = await timeUntilDone(s, "continue", "continue", id);
     if (c.done < 0) throw new Error(`continue from ${id} did not finish: ${await s.text("#notice")}`);
     cont.push(c);
-    if (c.trace) console.error(JSON.stringify({ continue: +c.done.toFixed(1), calls: c.trace }));
+    if (c.trace) console.error(JSON.stringify({ continue: +c.done.toFixed(1), at: +c.at.toFixed(1), calls: c.trace }));
   }
   await s.screenshot("bench-interact-100k");
   return {

@@ -109,9 +109,12 @@ fn trace_lock(
     if let Ok(mut f) = std::fs::OpenOptions::new().append(true).create(true).open(file) {
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         let thread = std::thread::current();
+        // When the lock was let go, in ms since the epoch: the page's `performance.timeOrigin`
+        // plus its own times give the same clock.
+        let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, ms);
         let _ = writeln!(
             f,
-            "{}:{} wait {:.2} hold {:.2} thread {}",
+            "{}:{} wait {:.2} hold {:.2} thread {} at {at:.1}",
             caller.file(),
             caller.line(),
             ms(wait),
@@ -140,7 +143,7 @@ impl AppState {
     /// Run `f` on the open session; the lock is only poisoned if a command panicked, in which
     /// case the data is still consistent (commands mutate only after all fallible steps).
     ///
-    /// `ARBOR_TRACE_LOCK=<file>` appends one line per call (caller, wait and hold in ms, thread):
+    /// `ARBOR_TRACE_LOCK=<file>` appends one line per call (caller, wait and hold in ms, thread, when):
     /// how the interaction benchmarks find what holds the session.
     #[track_caller]
     pub fn with_open<T>(&self, f: impl FnOnce(&mut OpenSession) -> Result<T, AppError>) -> Result<T, AppError> {
