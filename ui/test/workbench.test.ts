@@ -16,7 +16,7 @@ vi.mock("../src/ipc/bindings", () => ({
   },
 }));
 
-const { showWorkbench } = await import("../src/summary/workbench");
+const { holdWorkbenchDuring, showWorkbench } = await import("../src/summary/workbench");
 
 const view = (entryId: string, editable: boolean): SummaryView => ({
   entryId,
@@ -84,5 +84,41 @@ describe("showWorkbench", () => {
     pending[0].answer(view("c1", true));
     expect(await shown).toBeNull();
     expect(h.querySelector("#workbench")).toBeNull();
+  });
+
+  it("holds a view arriving during a Continue, and drops it when the Continue draws its own", async () => {
+    const h = host("c1");
+    const before = showWorkbench(h, "c1", deps);
+    let finish = () => {};
+    const continuing = holdWorkbenchDuring(new Promise<void>((r) => (finish = r)));
+    pending[0].answer(view("c1", false));
+    // Answered, but not drawn while the Continue runs.
+    await new Promise((r) => setTimeout(r, 0));
+    expect(h.querySelector("#workbench")).toBeNull();
+    // The Continue draws the same summary anew (it is the leaf now): its view waits too.
+    const own = showWorkbench(h, "c1", deps);
+    pending[1].answer(view("c1", true));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(h.querySelector("#workbench")).toBeNull();
+    finish();
+    await continuing;
+    expect(await before).toBeNull();
+    expect(await own).not.toBeNull();
+    expect(h.querySelectorAll("#workbench")).toHaveLength(1);
+    expect(editButton(h)?.disabled).toBe(false);
+  });
+
+  it("draws a held view after all when the Continue failed", async () => {
+    const h = host("c1");
+    const shown = showWorkbench(h, "c1", deps);
+    let fail = (_: Error) => {};
+    const continuing = holdWorkbenchDuring(new Promise<void>((_, no) => (fail = no)));
+    pending[0].answer(view("c1", true));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(h.querySelector("#workbench")).toBeNull();
+    fail(new Error("the session changed on disk"));
+    await expect(continuing).rejects.toThrow("changed on disk");
+    expect(await shown).not.toBeNull();
+    expect(h.querySelectorAll("#workbench")).toHaveLength(1);
   });
 });

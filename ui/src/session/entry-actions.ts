@@ -6,12 +6,17 @@ import { $ } from "../dom";
 import { graph } from "../graph/shared";
 import { notify, report } from "../notice";
 import * as store from "../store";
+import { holdWorkbenchDuring } from "../summary/workbench";
 import { budgetArgs, startPreview } from "../views/budgets";
 import { showSession } from "./header";
 import { markDone, select, showSelection } from "./selection";
 
 export async function continueHere(): Promise<void> {
   if (!store.selectedId()) return;
+  await holdWorkbenchDuring(moveHere());
+}
+
+async function moveHere(): Promise<void> {
   try {
     // One round trip: the moved leaf, the new leaf's selection, the budget preview and the new
     // layout's rows the graph's view draws at the new leaf, so that the frame after draws graph,

@@ -116,6 +116,27 @@ let current: Workbench | null = null;
 /** The last workbench asked for: views are made off the app's main thread, so an earlier
  * request (the same summary before a Continue moved the leaf) can answer after a later one. */
 let asked = 0;
+/** A Continue on its way (see [`holdWorkbenchDuring`]). */
+let holding: Promise<void> | null = null;
+
+/** Runs `work` (a Continue) with the workbenches whose views arrive meanwhile held until it is
+ *  over. A Continue draws the selection anew, with a workbench of its own if it is a summary, so
+ *  a view asked for by the selection before it (a summary clicked, then Continue at once) would
+ *  be laid out for nothing, in the middle of the Continue: some 30 ms of text layout that the
+ *  Continue's answer waited behind. Held, it is dropped once the Continue has drawn its own
+ *  selection, or drawn after all if the Continue failed. */
+export async function holdWorkbenchDuring(work: Promise<void>): Promise<void> {
+  const h = work.then(
+    () => {},
+    () => {},
+  );
+  holding = h;
+  try {
+    await work;
+  } finally {
+    if (holding === h) holding = null;
+  }
+}
 
 /** Shows the workbench of `entryId` in `host` (replacing the plain summary block). */
 export async function showWorkbench(host: HTMLElement, entryId: string, deps: WorkbenchDeps): Promise<Workbench | null> {
@@ -123,6 +144,7 @@ export async function showWorkbench(host: HTMLElement, entryId: string, deps: Wo
   current = null;
   const mine = ++asked;
   const v = await call(api.getSummaryView(entryId));
+  while (holding) await holding;
   // The selection may have moved on while the view was computed, or a newer view been asked for.
   if (host.dataset.entryId !== entryId || mine !== asked) return null;
   const wb = new Workbench(v, deps);
