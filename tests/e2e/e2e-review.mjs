@@ -235,7 +235,9 @@ async function timeLimitScenario(display) {
     check("time limit: Pi wrote its own draft through the extension (fromHook true)", lastCompaction(c.file)?.fromHook === true);
     await s.waitFor("dialog closed", () => s.exec(`return document.getElementById("review").hidden`), 10_000).catch(() => null);
     check("time limit: the dialog closes", await s.exec(`return document.getElementById("review").hidden`));
-    check("time limit: the window says Pi wrote its own draft", /time limit passed/i.test((await s.text("#notice")) || ""), await s.text("#notice"));
+    // The window follows Pi's append too; its notice must not hide why Pi wrote its own draft.
+    await s.waitFor("the file's growth noticed", async () => /grew/.test((await s.text("#notice")) || ""), 10_000).catch(() => null);
+    check("time limit: the window says Pi wrote its own draft, and that the file grew", /time limit passed.*grew/i.test((await s.text("#notice")) || ""), await s.text("#notice"));
     await sameInArborAndPi("time limit", c.file);
   } finally {
     await finish(s, c.driver, c.dir);

@@ -7,6 +7,7 @@ import { Channel } from "@tauri-apps/api/core";
 import { api, call } from "../ipc";
 import type { HitStatus, IndexStatus, LibraryHit, LibraryListing, LibraryUiEvent, LibraryUiEvent_Deserialize, OpenedSession, SessionRow, SortKey } from "../ipc";
 import { $, el } from "../dom";
+import type { NoticeKind } from "../notice";
 import * as store from "../store";
 import { formatTime, formatTokens } from "../format";
 import { DATE_FILTERS, SORTS, forgettingFact, formatBytes, hitsText, progressText, sinceMs, snippetParts } from "./pure";
@@ -21,7 +22,7 @@ export interface LibraryHooks {
   jumpTo(entryId: string): Promise<void>;
   /** Pi appended to the open session: redraw its graph and context, keep the selection. */
   onOpenSessionChanged(s: OpenedSession): Promise<void>;
-  notify(text: string, kind?: "info" | "error"): void;
+  notify(text: string, kind?: NoticeKind): void;
   report(e: unknown): void;
   /** True when a session was opened at start (`arbor FILE`): then no picker or demo at start. */
   skipDefault?(): boolean;
@@ -493,7 +494,7 @@ function onEvent(ev: LibraryUiEvent): void {
         const n = ev.newEntries;
         void hooks
           .onOpenSessionChanged(open)
-          .then(() => hooks.notify(`The session file grew${n ? ` by ${n} entr${n === 1 ? "y" : "ies"}` : ""} (Pi's leaf is now ${open.fileLeafId ?? "?"}); graph and context are up to date.`))
+          .then(() => hooks.notify(`The session file grew${n ? ` by ${n} entr${n === 1 ? "y" : "ies"}` : ""} (Pi's leaf is now ${open.fileLeafId ?? "?"}); graph and context are up to date.`, "aside"))
           .catch(hooks.report);
       }
       scheduleRefresh();
