@@ -3,7 +3,7 @@
 // Xvfb and the driver run in their own process groups, which are killed whole at the end
 // (killing only tauri-driver leaves WebKitWebDriver behind with the pipe open).
 
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -32,6 +32,21 @@ process.on("exit", killAll);
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+let xDisplay = null;
+
+/**
+ * The Xvfb screen as a PNG: what the window shows, as a person would see it. WebDriver's own
+ * screenshot waits for WebKit's next "presentation update", which, when the window paints
+ * without OpenGL compositing (the default where there is no GPU), stops coming a few seconds
+ * after the page loads although the window keeps painting: the command then never answers.
+ * ImageMagick's `import` (scripts/setup.sh installs it) reads the X server instead.
+ */
+export function captureDisplay(file) {
+  if (!xDisplay) throw new Error("no Xvfb display to capture (startXvfb first)");
+  const r = spawnSync("import", ["-display", xDisplay, "-window", "root", file], { encoding: "utf8", timeout: 20_000 });
+  if (r.status !== 0) throw new Error(`capturing ${xDisplay} failed: ${r.error || r.stderr}`);
+}
+
 export async function startXvfb() {
   const x = spawn("Xvfb", ["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"], {
     detached: true,
@@ -51,6 +66,7 @@ export async function startXvfb() {
     });
     x.on("exit", (c) => reject(new Error(`Xvfb exited with ${c}`)));
   });
+  xDisplay = display;
   return display;
 }
 
@@ -153,9 +169,8 @@ export class Session {
     throw new Error(`timed out waiting for ${what} (last: ${last})`);
   }
   async screenshot(name) {
-    const b64 = await this.cmd("GET", "/screenshot");
     fs.mkdirSync(ARTIFACTS, { recursive: true });
-    fs.writeFileSync(path.join(ARTIFACTS, `${name}.png`), Buffer.from(b64, "base64"));
+    captureDisplay(path.join(ARTIFACTS, `${name}.png`));
   }
   async end() {
     await fetch(`${this.base}/session/${this.id}`, { method: "DELETE" }).catch(() => {});

@@ -8,7 +8,7 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { Session, check, collectRows, revealRow, runScenarios, scrollRowIntoView, selectOffPathUser, sleep, startDriver, tempEnv, finish } from "./driver.mjs";
+import { Session, captureDisplay, check, collectRows, revealRow, runScenarios, scrollRowIntoView, selectOffPathUser, sleep, startDriver, tempEnv, finish } from "./driver.mjs";
 
 async function demoScenario(display) {
   const { dir, env } = tempEnv("demo");
@@ -27,7 +27,7 @@ async function demoScenario(display) {
     if (process.env.ARBOR_UPDATE_DOCS_IMAGES === "1") {
       const docs = path.join(path.dirname(new URL(import.meta.url).pathname), "..", "..", "docs", "images");
       fs.mkdirSync(docs, { recursive: true });
-      fs.writeFileSync(path.join(docs, "arbor-window.png"), Buffer.from(await s.cmd("GET", "/screenshot"), "base64"));
+      captureDisplay(path.join(docs, "arbor-window.png"));
     }
 
     // 2. Branches and compaction markers are on the graph.
