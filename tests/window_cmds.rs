@@ -1,7 +1,7 @@
 //! Command-level tests of what the window shows beside the graph, without a window: the context
 //! window of the session's model at a node (override > Pi's model table > default, remembered in
-//! Arbor's state file), the one-time keyring notice, and cancelling / resuming the library's index
-//! pass. Included by tests/app.rs.
+//! Arbor's state file), the one-time keyring notice, cancelling / resuming the library's index
+//! pass, and whether the window is composited. Included by tests/app.rs.
 
 use crate::support::{env, Env};
 use arbor_app::commands::keys;
@@ -311,4 +311,25 @@ fn a_session_the_real_pi_wrote_gets_pis_window_threshold_and_quiet_alarms() {
     let v = summary::view(&state, &ids[2]).unwrap();
     assert_eq!((v.author.as_str(), v.author_detail.as_str()), ("pi", "loopback/scripted-13k"));
     assert!(v.check.dropped[0].text.contains("ledger/legacy.py"), "{:?}", v.check.dropped);
+}
+
+/// WebKit's OpenGL compositing is turned off only on a machine with no GPU render node, and
+/// never against the user's own setting of the variable, whatever its value.
+#[test]
+fn compositing_is_turned_off_only_without_a_gpu_and_without_a_users_setting() {
+    use arbor_app::renderer::{compositing_off, has_render_node};
+    use std::ffi::OsStr;
+    assert!(compositing_off(None, false));
+    assert!(!compositing_off(None, true));
+    assert!(!compositing_off(Some(OsStr::new("0")), false));
+    assert!(!compositing_off(Some(OsStr::new("1")), true));
+
+    let dir = tempfile::tempdir().unwrap();
+    let dri = dir.path().join("dri");
+    assert!(!has_render_node(&dri), "no /dev/dri at all: no GPU");
+    std::fs::create_dir(&dri).unwrap();
+    std::fs::write(dri.join("card0"), "").unwrap();
+    assert!(!has_render_node(&dri), "a display card without a render node does not run OpenGL for WebKit");
+    std::fs::write(dri.join("renderD128"), "").unwrap();
+    assert!(has_render_node(&dri));
 }

@@ -3,6 +3,7 @@
 
 pub mod commands;
 pub mod error;
+pub mod renderer;
 pub mod state;
 pub mod view;
 
@@ -108,6 +109,7 @@ pub fn render_bindings() -> String {
 }
 
 pub fn run() {
+    renderer::choose();
     let builder = specta_builder();
     // `arbor FILE.jsonl`: the file to open at start (a relative path is this process's cwd's).
     let startup = std::env::current_dir().ok().and_then(|cwd| commands::launch::file_arg(std::env::args_os(), &cwd));

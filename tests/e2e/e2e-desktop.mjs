@@ -1,6 +1,7 @@
 // End-to-end test of the everyday desktop features in the real window, under Xvfb:
 // themes (switch, remembered across a reload and a restart, dark native dropdowns), Escape closing
-// the picker and dialogs, and "Save as v3 copy" from the read-only banner of a version 1 session.
+// the picker and dialogs, "Save as v3 copy" from the read-only banner of a version 1 session, and
+// the window drawn without OpenGL compositing on a machine with no GPU render node.
 //
 //   ARBOR_BIN=/path/to/arbor node tests/e2e/e2e-desktop.mjs [theme|v3copy]
 //
@@ -8,7 +9,7 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { ROOT, Session, check, finish, runScenarios, sleep, startDriver, tempEnv, waitForDemo } from "./driver.mjs";
+import { ROOT, Session, appMemory, check, finish, runScenarios, sleep, startDriver, tempEnv, waitForDemo } from "./driver.mjs";
 
 const CONF = path.join(ROOT, "src-tauri", "crates", "session-engine", "tests", "fixtures", "conformance");
 
@@ -61,6 +62,14 @@ async function themeScenario(display) {
   let s = await Session.start(driver.base);
   try {
     await waitForDemo(s);
+    // The switch reaches the page's own process, which draws the window.
+    const web = appMemory(driver.pgid).web;
+    const webEnv = web ? fs.readFileSync(`/proc/${web.pid}/environ`, "utf8").split("\0") : [];
+    const noGpu = !(fs.existsSync("/dev/dri") && fs.readdirSync("/dev/dri").some((n) => n.startsWith("renderD")));
+    const own = process.env.WEBKIT_DISABLE_COMPOSITING_MODE;
+    const want = own !== undefined ? own : noGpu ? "1" : undefined;
+    const got = webEnv.find((v) => v.startsWith("WEBKIT_DISABLE_COMPOSITING_MODE="))?.split("=")[1];
+    check(`the web process draws ${want === undefined || want === "0" ? "with" : "without"} OpenGL compositing (no GPU: ${noGpu}; the user's setting: ${own ?? "none"})`, !!web && got === want, `${web?.pid}: ${got}`);
     const mode0 = await s.exec(`return document.getElementById("theme-select").value`);
     check("the theme switch starts on System", mode0 === "system", mode0);
     const sys = await s.exec(`return { t: document.documentElement.dataset.theme, dark: matchMedia("(prefers-color-scheme: dark)").matches }`);
