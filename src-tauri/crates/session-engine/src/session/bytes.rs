@@ -55,6 +55,12 @@ const HALVES_MIN_BYTES: usize = 1 << 20;
 /// moves to a bigger one: one copy).
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const ROOM: usize = 2 << 20;
+/// A transparent huge page (x86-64's and arm64's usual size). A file of [`HALVES_MIN_BYTES`] to
+/// [`MAPPED_MIN_BYTES`] goes to anonymous memory mapped in whole huge pages, which Linux places
+/// on a huge page's boundary, and asks for huge pages over the whole ones its bytes fill (see
+/// [`advise_huge_pages`]).
+#[cfg(target_os = "linux")]
+const HUGE_PAGE: usize = 2 << 20;
 /// The last bytes of a base left in the file stay in memory: the live follow compares the last
 /// 4 KiB held with the file's before it reads an append, so a file rewritten in place is caught
 /// there (the file's own bytes would always match themselves).
@@ -342,7 +348,12 @@ impl Base {
         let len = f.metadata()?.len() as usize;
         #[cfg(target_os = "linux")]
         if len >= POPULATED_MIN_BYTES {
-            if let Some(mut b) = Base::mapped(len + 1) {
+            let mapped = if (HALVES_MIN_BYTES..MAPPED_MIN_BYTES).contains(&len) {
+                Base::mapped_in_huge_pages(len + 1)
+            } else {
+                Base::mapped(len + 1)
+            };
+            if let Some(mut b) = mapped {
                 let read = if len >= MAPPED_MIN_BYTES {
                     b.read_halves(&f, len, first_len(len), false, first, second).map(Some)
                 } else if len >= HALVES_MIN_BYTES {
@@ -370,7 +381,21 @@ impl Base {
     /// Empty anonymous memory for at least `min` bytes, or `None` if the system refuses it.
     #[cfg(target_os = "linux")]
     fn mapped(min: usize) -> Option<Base> {
-        let map = memmap2::MmapOptions::new().len(min + ROOM).map_anon().ok()?;
+        Base::mapped_exactly(min + ROOM)
+    }
+
+    /// [`Base::mapped`] in whole huge pages: recent Linux (6.7 on, here 6.18) then starts the
+    /// mapping on a huge page's boundary (see [`advise_huge_pages`]), and its room is `ROOM`
+    /// or more.
+    #[cfg(target_os = "linux")]
+    fn mapped_in_huge_pages(min: usize) -> Option<Base> {
+        Base::mapped_exactly((min + ROOM).next_multiple_of(HUGE_PAGE))
+    }
+
+    /// Empty anonymous memory of `len` bytes.
+    #[cfg(target_os = "linux")]
+    fn mapped_exactly(len: usize) -> Option<Base> {
+        let map = memmap2::MmapOptions::new().len(len).map_anon().ok()?;
         Some(Base(Inner::Mapped { map, len: 0 }))
     }
 
@@ -391,6 +416,9 @@ impl Base {
     ) -> io::Result<(A, B)> {
         use std::os::unix::fs::FileExt;
         let Inner::Mapped { map, len } = &mut self.0 else { unreachable!("read_halves on a Vec") };
+        if touch {
+            advise_huge_pages(map, n);
+        }
         let (first, second) = map[..n].split_at_mut(h);
         let fault_in = move |half: &mut [u8]| {
             if touch {
@@ -542,6 +570,24 @@ impl From<Vec<u8>> for FileBytes {
     }
 }
 
+/// Asks for transparent huge pages over the whole huge pages of `map` that its first `n` bytes
+/// fill (none below 2 MiB). Faulting a 4 KiB page in costs about 3 µs here, and the halves'
+/// 550 pages of the 1000-entry session (2.25 MB) were about a fifth of its open; one fault of a
+/// huge page takes the place of 512: that open took 4.08 ms against 4.61 ms (median of 100
+/// interleaved rounds, 0.885×; p99 5.75 against 6.72 ms), a 7.2 MB one 12.2 against 13.7 ms.
+/// Only the file's own bytes: the room after them, where appends go, stays in small pages, so
+/// nothing is held beyond the file. Where Linux has no huge pages or finds no free 2 MiB block,
+/// the advice does nothing and the pages come in one by one, as before.
+#[cfg(target_os = "linux")]
+fn advise_huge_pages(map: &memmap2::MmapMut, n: usize) {
+    let at = map.as_ptr() as usize;
+    let first = at.next_multiple_of(HUGE_PAGE) - at;
+    let whole = n.saturating_sub(first) / HUGE_PAGE * HUGE_PAGE;
+    if whole > 0 {
+        let _ = map.advise_range(memmap2::Advice::HugePage, first, whole);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -657,6 +703,57 @@ mod tests {
         let f = std::fs::File::open(&p).unwrap();
         let mut short = Base::mapped(body.len() + 2).unwrap();
         assert_eq!(short.read_populated(&f, body.len() + 1).unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
+    }
+
+    /// The flags of the mapping of this process that holds `addr` (`/proc/self/smaps`): its
+    /// range and its `VmFlags`.
+    #[cfg(target_os = "linux")]
+    fn mapping_at(addr: usize) -> (usize, usize, String) {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut cur: Option<(usize, usize)> = None;
+        for line in smaps.lines() {
+            if let Some(flags) = line.strip_prefix("VmFlags:") {
+                if let Some((a, b)) = cur.filter(|&(a, b)| (a..b).contains(&addr)) {
+                    return (a, b, flags.trim().to_string());
+                }
+            } else if let Some((range, _)) = line.split_once(' ') {
+                if let Some((a, b)) = range.split_once('-') {
+                    if let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) {
+                        cur = Some((a, b));
+                    }
+                }
+            }
+        }
+        panic!("no mapping holds {addr:#x}");
+    }
+
+    /// A file read in halves asks for huge pages over exactly the whole huge pages its bytes
+    /// fill: not before them, not over the room after them (where appends go).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_file_read_in_halves_asks_for_huge_pages_over_its_bytes() {
+        if !Path::new("/sys/kernel/mm/transparent_hugepage/enabled").exists() {
+            eprintln!("no transparent huge pages in this kernel: nothing to check");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("halves.jsonl");
+        let body: Vec<u8> = (0..5 * HUGE_PAGE / 2 + 1_234).map(|i| (i % 239) as u8).collect();
+        std::fs::write(&p, &body).unwrap();
+        let b = FileBytes::read(&p).unwrap();
+        assert_eq!(b.as_read(), &body[..]);
+        let at = b.base.as_ptr() as usize;
+        let first = at.next_multiple_of(HUGE_PAGE);
+        let end = at + body.len();
+        assert!(end - first >= HUGE_PAGE, "a 5 MB file fills at least one whole huge page");
+        let (a, z, flags) = mapping_at(first);
+        assert!(flags.split(' ').any(|f| f == "hg"), "no huge page advice over the bytes: {flags}");
+        assert_eq!((a, z), (first, first + (end - first) / HUGE_PAGE * HUGE_PAGE), "advised range");
+        // Before the first whole huge page (if the mapping does not start on one), and the room.
+        for outside in [at, end].into_iter().filter(|&x| x < first || x >= end) {
+            let (_, _, flags) = mapping_at(outside);
+            assert!(!flags.split(' ').any(|f| f == "hg"), "huge page advice at {outside:#x}: {flags}");
+        }
     }
 
     #[test]
