@@ -348,16 +348,12 @@ impl Base {
         let len = f.metadata()?.len() as usize;
         #[cfg(target_os = "linux")]
         if len >= POPULATED_MIN_BYTES {
-            let mapped = if (HALVES_MIN_BYTES..MAPPED_MIN_BYTES).contains(&len) {
-                Base::mapped_in_huge_pages(len + 1)
-            } else {
-                Base::mapped(len + 1)
-            };
+            // The mid-size band: halves whose pages are written first, in huge pages.
+            let touch = (HALVES_MIN_BYTES..MAPPED_MIN_BYTES).contains(&len);
+            let mapped = if touch { Base::mapped_in_huge_pages(len + 1) } else { Base::mapped(len + 1) };
             if let Some(mut b) = mapped {
-                let read = if len >= MAPPED_MIN_BYTES {
-                    b.read_halves(&f, len, first_len(len), false, first, second).map(Some)
-                } else if len >= HALVES_MIN_BYTES {
-                    b.read_halves(&f, len, first_len(len), true, first, second).map(Some)
+                let read = if len >= HALVES_MIN_BYTES {
+                    b.read_halves(&f, len, first_len(len), touch, first, second).map(Some)
                 } else {
                     b.read_populated(&f, len).map(|()| None)
                 };
